@@ -1,0 +1,917 @@
+"""The Belote rules engine: a whole game as a deterministic state machine.
+
+``State`` is immutable from the outside: :meth:`State.apply` returns a new state and never
+changes the one it is called on. The engine never shuffles: each round starts with
+:meth:`State.deal` and a deck order chosen by the caller (a seed, or the deck protocol).
+
+Two modes share every rule:
+
+* full information (referee, arena, audit, bots' playouts): every hand is known and every
+  action is checked against the rules;
+* partial knowledge (a peer): some cards of other seats are unknown (``None`` in the deck).
+  A play by such a seat is checked as far as it can be (turn, card not seen elsewhere, not
+  contradicting a void the seat showed earlier), and what the play proves about the seat's
+  hand is remembered. The round is audited when the hands are revealed (:mod:`.audit`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import Enum
+from typing import Union
+
+from .announcements import Announcement, announcement_from_cards, find_announcements, scoring_team
+from .cards import CARDS, SUIT_MASKS, Card, cards_of, format_cards
+from .rules import RuleSet
+from .scoring import CAPOT_POINTS, GENERALE_POINTS, RoundScore, score_round
+from .tables import (
+    ABOVE,
+    ALL_TRUMP,
+    LAST_TRICK_BONUS,
+    NO_TRUMP,
+    POINTS,
+    STRENGTH,
+    TRUMP_MASK,
+    parse_trump,
+    trump_letter,
+)
+
+TURNED = -1
+"""Owner code of the classic turned card in :func:`deal_owners`."""
+UNDEALT = -2
+"""Owner code of a classic completion card before the taker is known."""
+
+BID_VALUES = (80, 90, 100, 110, 120, 130, 140, 150, 160, CAPOT_POINTS, GENERALE_POINTS)
+KING, QUEEN = 6, 5
+
+
+class Phase(Enum):
+    """What the game waits for."""
+
+    DEAL = "deal"
+    """A deck order, through :meth:`State.deal`."""
+    TAKE_FIRST = "take-first"
+    """Classic, first turn: take the turned card or pass."""
+    TAKE_SECOND = "take-second"
+    """Classic, second turn: name another suit or pass."""
+    AUCTION = "auction"
+    """Coinche: bid, pass, coinche or surcoinche."""
+    PLAY = "play"
+    """A card from the seat to act."""
+    GAME_OVER = "game-over"
+    """A team reached the target."""
+
+
+class BidKind(Enum):
+    """The kinds of bidding action."""
+
+    PASS = "pass"
+    TAKE = "take"
+    """Classic: take the turned card; its suit is trump."""
+    CHOOSE = "choose"
+    """Classic, second turn: name another suit as trump."""
+    BID = "bid"
+    """Coinche: a value and a trump."""
+    COINCHE = "coinche"
+    SURCOINCHE = "surcoinche"
+
+
+@dataclass(frozen=True, slots=True)
+class Bid:
+    """A bidding action. Build them with the constants and helpers below, or :meth:`parse`."""
+
+    kind: BidKind
+    trump: int = -1
+    """A suit ``0..3``, or ``NO_TRUMP`` / ``ALL_TRUMP``, for CHOOSE and BID."""
+    value: int = 0
+    """80..160, 250 (capot) or 500 (générale), for BID."""
+
+    def __str__(self) -> str:
+        if self.kind is BidKind.CHOOSE:
+            return f"choose {trump_letter(self.trump)}"
+        if self.kind is BidKind.BID:
+            v = {CAPOT_POINTS: "capot", GENERALE_POINTS: "generale"}.get(self.value, self.value)
+            return f"{v} {trump_letter(self.trump)}"
+        return self.kind.value
+
+    @classmethod
+    def parse(cls, text: str) -> Bid:
+        """``pass``, ``take``, ``choose H`` (or ``H``), ``90 H``, ``capot S``, ``coinche``..."""
+        words = text.strip().lower().split()
+        if len(words) == 1 and words[0] in ("pass", "take", "coinche", "surcoinche"):
+            return cls(BidKind(words[0]))
+        try:
+            if len(words) == 1:
+                return cls(BidKind.CHOOSE, parse_trump(words[0]))
+            if len(words) == 2 and words[0] == "choose":
+                return cls(BidKind.CHOOSE, parse_trump(words[1]))
+            if len(words) == 2:
+                named = {"capot": CAPOT_POINTS, "generale": GENERALE_POINTS, "générale": 500}
+                value = named.get(words[0]) or int(words[0])
+                if value in BID_VALUES:
+                    return cls(BidKind.BID, parse_trump(words[1]), value)
+        except ValueError:
+            pass
+        raise ValueError(
+            f"not a bid: {text!r} (try pass, take, H, 90 H, capot S, coinche, surcoinche)"
+        )
+
+
+PASS = Bid(BidKind.PASS)
+TAKE = Bid(BidKind.TAKE)
+COINCHE = Bid(BidKind.COINCHE)
+SURCOINCHE = Bid(BidKind.SURCOINCHE)
+CHOOSE = tuple(Bid(BidKind.CHOOSE, s) for s in range(4))
+BIDS = {(v, t): Bid(BidKind.BID, t, v) for v in BID_VALUES for t in range(6)}
+
+Action = Union[Card, Bid]
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """What a seat with a hidden hand declares with a play.
+
+    With its first card: its announcements. With the first of the king and queen of trump:
+    ``belote`` (it holds the other one too). Peers with a known hand never need one: the
+    engine finds both from the hand.
+    """
+
+    announcements: tuple[Announcement, ...] = ()
+    belote: bool = False
+
+
+NO_CLAIM = Claim()
+
+
+@dataclass(frozen=True, slots=True)
+class Trick:
+    leader: int
+    cards: tuple[Card, ...]
+    winner: int
+    points: int
+    """Card points, plus dix de der on the last trick."""
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "leader": self.leader,
+            "cards": [str(c) for c in self.cards],
+            "winner": self.winner,
+            "points": self.points,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class RoundRecord:
+    """A finished round (or a redeal), kept in :attr:`State.history`."""
+
+    number: int
+    dealer: int
+    start: State
+    """The state just before the deal: the audit replays the round from it."""
+    deck: tuple[Card | None, ...]
+    actions: tuple[tuple[Action, Claim], ...]
+    turned: Card | None
+    trump: int
+    taker: int
+    contract: int
+    multiplier: int
+    tricks: tuple[Trick, ...]
+    declared: tuple[tuple[Announcement, ...], ...]
+    announcements_team: int | None
+    belote: tuple[int, ...]
+    """Seats that declared a belote."""
+    score: RoundScore | None
+    """``None`` for a redeal (everybody passed)."""
+    scores_after: tuple[int, int]
+
+
+class IllegalActionError(ValueError):
+    """An action the rules forbid here, with the action and a short summary of the state."""
+
+    def __init__(self, action: object, state: State, reason: str) -> None:
+        self.action = action
+        self.seat = state.to_act
+        self.reason = reason
+        self.summary = state.summary()
+        super().__init__(f"illegal action {action} by seat {state.to_act}: {reason} [{self.summary}]")
+
+
+def deal_owners(rules: RuleSet, dealer: int, taker: int | None = None) -> tuple[int, ...]:
+    """Who receives each of the 32 deck positions.
+
+    Classic: 3 then 2 cards to each seat from dealer+1, then the turned card (``TURNED``),
+    then, once ``taker`` is known, 2 cards to the taker and 3 to every other seat from
+    dealer+1 (``UNDEALT`` before that). Coinche: 3, 2, 3 from dealer+1.
+    """
+    owners: list[int] = []
+    order = [(dealer + 1 + i) % 4 for i in range(4)]
+    for n in (3, 2):
+        for seat in order:
+            owners += [seat] * n
+    if rules.is_coinche:
+        for seat in order:
+            owners += [seat] * 3
+        return tuple(owners)
+    owners.append(TURNED)
+    if taker is None:
+        return tuple(owners + [UNDEALT] * 11)
+    for seat in order:
+        owners += [seat] * (2 if seat == taker else 3)
+    return tuple(owners)
+
+
+def _popcount(x: int) -> int:
+    return x.bit_count()
+
+
+class State:
+    """A whole game of Belote: game score, dealer, and the round in progress.
+
+    Create one with :meth:`new_game`; read it through its attributes and methods; change it
+    only through :meth:`deal` and :meth:`apply`, which return a new state.
+    """
+
+    __slots__ = (
+        "_cat_cache",
+        "actions",
+        "best",
+        "bids",
+        "declared",
+        "belote",
+        "bidder",
+        "dealer",
+        "deck",
+        "hands",
+        "history",
+        "leader",
+        "multiplier",
+        "number",
+        "passes",
+        "pending",
+        "phase",
+        "played",
+        "rules",
+        "scores",
+        "start",
+        "taker",
+        "to_act",
+        "contract",
+        "trick",
+        "tricks",
+        "team_points",
+        "trump",
+        "turned",
+        "unknown",
+        "voids",
+        "winner",
+    )
+
+    rules: RuleSet
+    phase: Phase
+    dealer: int
+    number: int
+    """Rounds dealt so far in this game, redeals included (the first is 0)."""
+    scores: tuple[int, int]
+    pending: int
+    """The litige pot."""
+    history: tuple[RoundRecord, ...]
+    winner: int | None
+    """The winning team once the game is over."""
+    start: State | None
+    deck: tuple[Card | None, ...]
+    hands: tuple[int, int, int, int]
+    """Known cards of each seat, as masks (all of them in full information)."""
+    unknown: tuple[int, int, int, int]
+    """How many cards of each seat's hand are unknown (0 in full information)."""
+    voids: tuple[int, int, int, int]
+    """Cards each hidden seat has shown it does not hold."""
+    turned: Card | None
+    to_act: int
+    """The seat to act, or -1 when the state waits for a deal or the game is over."""
+    bids: tuple[tuple[int, Bid], ...]
+    passes: int
+    bidder: int
+    trump: int
+    taker: int
+    contract: int
+    multiplier: int
+    leader: int
+    trick: tuple[Card, ...]
+    best: int
+    """Index in ``trick`` of the card winning it so far."""
+    tricks: tuple[Trick, ...]
+    played: int
+    team_points: tuple[int, int]
+    declared: tuple[tuple[Announcement, ...] | None, ...]
+    belote: tuple[int, ...]
+    actions: tuple[tuple[Action, Claim], ...]
+    _cat_cache: tuple[int, ...] | None
+
+    # -- construction -------------------------------------------------------------------
+
+    @classmethod
+    def new_game(cls, rules: RuleSet, scores: tuple[int, int] = (0, 0), pending: int = 0) -> State:
+        """A game waiting for its first deal, dealt by ``rules.first_dealer``."""
+        s = object.__new__(cls)
+        s.rules = rules
+        s.phase = Phase.DEAL
+        s.dealer = rules.first_dealer
+        s.number = 0
+        s.scores = scores
+        s.pending = pending
+        s.history = ()
+        s.winner = None
+        s._reset_round()
+        return s
+
+    def _reset_round(self) -> None:
+        self.start = None
+        self.deck = ()
+        self.hands = (0, 0, 0, 0)
+        self.unknown = (0, 0, 0, 0)
+        self.voids = (0, 0, 0, 0)
+        self.turned = None
+        self.to_act = -1
+        self.bids = ()
+        self.passes = 0
+        self.bidder = -1
+        self.trump = -1
+        self.taker = -1
+        self.contract = 0
+        self.multiplier = 1
+        self.leader = -1
+        self.trick = ()
+        self.best = 0
+        self.tricks = ()
+        self.played = 0
+        self.team_points = (0, 0)
+        self.declared = (None, None, None, None)
+        self.belote = ()
+        self.actions = ()
+        self._cat_cache = None
+
+    def _copy(self) -> State:
+        s = object.__new__(State)
+        s.rules = self.rules
+        s.phase = self.phase
+        s.dealer = self.dealer
+        s.number = self.number
+        s.scores = self.scores
+        s.pending = self.pending
+        s.history = self.history
+        s.winner = self.winner
+        s.start = self.start
+        s.deck = self.deck
+        s.hands = self.hands
+        s.unknown = self.unknown
+        s.voids = self.voids
+        s.turned = self.turned
+        s.to_act = self.to_act
+        s.bids = self.bids
+        s.passes = self.passes
+        s.bidder = self.bidder
+        s.trump = self.trump
+        s.taker = self.taker
+        s.contract = self.contract
+        s.multiplier = self.multiplier
+        s.leader = self.leader
+        s.trick = self.trick
+        s.best = self.best
+        s.tricks = self.tricks
+        s.played = self.played
+        s.team_points = self.team_points
+        s.declared = self.declared
+        s.belote = self.belote
+        s.actions = self.actions
+        s._cat_cache = None
+        return s
+
+    @classmethod
+    def for_play(
+        cls,
+        rules: RuleSet,
+        *,
+        dealer: int,
+        hands: Sequence[Sequence[Card]],
+        trump: int,
+        taker: int,
+        contract: int = 0,
+        multiplier: int = 1,
+        pending: int = 0,
+    ) -> State:
+        """A round set up at the first card, with every hand known (the referee's start)."""
+        s = cls.new_game(rules, pending=pending)
+        s.dealer = dealer
+        masks = []
+        seen = 0
+        for seat, hand in enumerate(hands):
+            m = 0
+            for c in hand:
+                bit = 1 << c
+                if seen & bit:
+                    raise ValueError(f"card {CARDS[c]} appears twice")
+                seen |= bit
+                m |= bit
+            if len(hand) != 8:
+                raise ValueError(f"seat {seat} holds {len(hand)} cards, not 8")
+            masks.append(m)
+        if len(masks) != 4:
+            raise ValueError(f"{len(masks)} hands given, not 4")
+        s.start = s._copy()
+        s.hands = (masks[0], masks[1], masks[2], masks[3])
+        s.trump = trump
+        s.taker = taker
+        s.contract = contract
+        s.multiplier = multiplier
+        s._start_play()
+        return s
+
+    # -- reading ------------------------------------------------------------------------
+
+    @property
+    def is_over(self) -> bool:
+        return self.phase is Phase.GAME_OVER
+
+    def hand(self, seat: int) -> tuple[Card, ...]:
+        """The known cards of ``seat``, in deck order."""
+        return cards_of(self.hands[seat])
+
+    def summary(self) -> str:
+        parts = [f"round {self.number}", self.phase.value, f"dealer {self.dealer}"]
+        if self.trump >= 0:
+            parts.append(f"trump {trump_letter(self.trump)} taker {self.taker}")
+        if self.phase is Phase.PLAY:
+            parts.append(f"trick {len(self.tricks) + 1} led by {self.leader}: {format_cards(self.trick)}")
+        if self.to_act >= 0:
+            parts.append(f"to act {self.to_act}")
+        parts.append(f"score {self.scores[0]}-{self.scores[1]}")
+        return ", ".join(parts)
+
+    def __repr__(self) -> str:
+        return f"<State {self.summary()}>"
+
+    # -- dealing ------------------------------------------------------------------------
+
+    def deal(self, deck: Sequence[Card | None]) -> State:
+        """Start the round from ``deck`` (32 positions, ``None`` for a card this peer cannot see).
+
+        Raises ``IllegalActionError`` outside the deal phase and ``ValueError`` for a deck
+        that is not 32 distinct cards.
+        """
+        if self.phase is not Phase.DEAL:
+            raise IllegalActionError("deal", self, f"no deal expected in phase {self.phase.value}")
+        if len(deck) != 32:
+            raise ValueError(f"a deck has 32 positions, not {len(deck)}")
+        seen = 0
+        for c in deck:
+            if c is not None:
+                if not 0 <= c < 32:
+                    raise ValueError(f"not a card: {c!r}")
+                if seen >> c & 1:
+                    raise ValueError(f"card {CARDS[c]} appears twice in the deck")
+                seen |= 1 << c
+        s = self._copy()
+        s.start = self
+        s.deck = tuple(None if c is None else CARDS[c] for c in deck)
+        hands = [0, 0, 0, 0]
+        unknown = [0, 0, 0, 0]
+        for pos, owner in enumerate(deal_owners(self.rules, self.dealer)):
+            if owner < 0:
+                continue
+            c = s.deck[pos]
+            if c is None:
+                unknown[owner] += 1
+            else:
+                hands[owner] |= 1 << c
+        s.hands = (hands[0], hands[1], hands[2], hands[3])
+        s.unknown = (unknown[0], unknown[1], unknown[2], unknown[3])
+        s.to_act = (self.dealer + 1) % 4
+        if self.rules.is_coinche:
+            s.phase = Phase.AUCTION
+        else:
+            if s.deck[20] is None:
+                raise ValueError("the turned card must be known")
+            s.turned = s.deck[20]
+            s.phase = Phase.TAKE_FIRST
+        return s
+
+    def reveal(self, cards: dict[int, Card]) -> State:
+        """Learn the cards at some deck positions (a peer's own completion cards)."""
+        s = self._copy()
+        deck = list(s.deck)
+        hands = list(s.hands)
+        unknown = list(s.unknown)
+        owners = self._owners()
+        for pos, c in cards.items():
+            if deck[pos] is not None and deck[pos] != c:
+                raise ValueError(f"position {pos} already holds {deck[pos]}")
+            if deck[pos] is None:
+                deck[pos] = CARDS[c]
+                owner = owners[pos]
+                if owner >= 0 and self.phase is not Phase.DEAL:
+                    hands[owner] |= 1 << c
+                    unknown[owner] -= 1
+        s.deck = tuple(deck)
+        s.hands = (hands[0], hands[1], hands[2], hands[3])
+        s.unknown = (unknown[0], unknown[1], unknown[2], unknown[3])
+        return s
+
+    def _owners(self) -> tuple[int, ...]:
+        taker = self.taker if self.phase is Phase.PLAY or self.tricks else None
+        return deal_owners(self.rules, self.dealer, taker)
+
+    # -- legal actions ------------------------------------------------------------------
+
+    def legal_actions(self) -> tuple[Action, ...]:
+        """Every legal action of the seat to act (for a hidden hand: the cards it may hold)."""
+        phase = self.phase
+        if phase is Phase.PLAY:
+            return cards_of(self.legal_mask())
+        if phase is Phase.TAKE_FIRST:
+            return (TAKE, PASS)
+        if phase is Phase.TAKE_SECOND:
+            turned_suit = self.turned >> 3 if self.turned is not None else -1
+            return tuple(CHOOSE[s] for s in range(4) if s != turned_suit) + (PASS,)
+        if phase is Phase.AUCTION:
+            return self._auction_actions()
+        return ()
+
+    def _auction_actions(self) -> tuple[Bid, ...]:
+        seat = self.to_act
+        out: list[Bid] = [PASS]
+        if self.multiplier == 1:
+            trumps = [0, 1, 2, 3]
+            if self.rules.sans_atout:
+                trumps.append(NO_TRUMP)
+            if self.rules.tout_atout:
+                trumps.append(ALL_TRUMP)
+            for v in BID_VALUES:
+                if v > self.contract:
+                    out.extend(BIDS[v, t] for t in trumps)
+            if self.bidder >= 0 and (seat - self.bidder) % 2 == 1:
+                out.append(COINCHE)
+        elif self.multiplier == 2 and (seat - self.bidder) % 2 == 0:
+            out.append(SURCOINCHE)
+        return tuple(out)
+
+    def _categories(self) -> tuple[int, ...]:
+        """The play obligations of the seat to act, strongest first (RULES.md §4).
+
+        The legal cards of a hand are its cards in the first category it meets (all of
+        them if it meets none). The same list tells what an unexpected play proves: the
+        seat holds none of the categories before the one its card is in.
+        """
+        cache = self._cat_cache
+        if cache is not None:
+            return cache
+        trick = self.trick
+        if not trick:
+            cats: tuple[int, ...] = ()
+        else:
+            mode = self.trump
+            rules = self.rules
+            led = trick[0] >> 3
+            follow = SUIT_MASKS[led]
+            top = trick[self.best]
+            if mode == NO_TRUMP:
+                cats = (follow,)
+            elif mode == ALL_TRUMP or mode == led:
+                if rules.must_overtrump_on_trump_lead:
+                    cats = (ABOVE[mode][top], follow)
+                else:
+                    cats = (follow,)
+            elif rules.partner_master_frees and self.best == len(trick) - 2:
+                cats = (follow,)
+            else:
+                trumps = SUIT_MASKS[mode]
+                if top >> 3 == mode:
+                    cats = (follow, ABOVE[mode][top], trumps)
+                else:
+                    cats = (follow, trumps)
+        self._cat_cache = cats
+        return cats
+
+    def legal_mask(self) -> int:
+        """The legal cards of the seat to act as a mask (play phase only)."""
+        hand = self.hands[self.to_act]
+        for cat in self._categories():
+            m = hand & cat
+            if m:
+                return m
+        if self.unknown[self.to_act]:
+            return self._possible(self.to_act)
+        return hand
+
+    def _possible(self, seat: int) -> int:
+        """Cards a hidden seat may hold: not played, not known elsewhere, not a shown void."""
+        others = 0
+        for s in range(4):
+            if s != seat:
+                others |= self.hands[s]
+        return ~(self.played | others | self.voids[seat]) & 0xFFFFFFFF
+
+    # -- applying actions ---------------------------------------------------------------
+
+    def apply(self, action: Action, claim: Claim | None = None) -> State:
+        """The state after ``action`` by the seat to act; raises ``IllegalActionError``.
+
+        ``claim`` is what a hidden seat declares with a play (:class:`Claim`); for a seat
+        whose hand is known the engine computes it, and a given claim must agree.
+        """
+        phase = self.phase
+        if phase is Phase.PLAY:
+            if not isinstance(action, int) or isinstance(action, bool) or not 0 <= action < 32:
+                raise IllegalActionError(action, self, "a card is expected")
+            return self._play(CARDS[action], claim)
+        if isinstance(action, Bid) and phase in (Phase.TAKE_FIRST, Phase.TAKE_SECOND, Phase.AUCTION):
+            if action not in self.legal_actions():
+                raise IllegalActionError(action, self, "not a legal bid now")
+            if claim is not None and claim != NO_CLAIM:
+                raise IllegalActionError(action, self, "claims go with plays")
+            return self._bid(action)
+        raise IllegalActionError(action, self, f"no such action in phase {phase.value}")
+
+    def _bid(self, bid: Bid) -> State:
+        s = self._copy()
+        seat = self.to_act
+        s.bids = self.bids + ((seat, bid),)
+        s.actions = self.actions + ((bid, NO_CLAIM),)
+        s.to_act = (seat + 1) % 4
+        kind = bid.kind
+        if kind is BidKind.TAKE or kind is BidKind.CHOOSE:
+            assert self.turned is not None
+            s.trump = self.turned >> 3 if kind is BidKind.TAKE else bid.trump
+            s.taker = seat
+            s._complete_deal()
+            s._start_play()
+        elif kind is BidKind.PASS:
+            s.passes = self.passes + 1
+            if self.phase is Phase.AUCTION:
+                if self.bidder < 0 and s.passes == 4:
+                    return s._end_round(None)
+                if self.bidder >= 0 and s.passes == 3:
+                    s._start_play()
+            elif s.passes == 4:
+                if self.phase is Phase.TAKE_FIRST:
+                    s.phase = Phase.TAKE_SECOND
+                    s.passes = 0
+                else:
+                    return s._end_round(None)
+        elif kind is BidKind.BID:
+            s.bidder = seat
+            s.taker = seat
+            s.trump = bid.trump
+            s.contract = bid.value
+            s.passes = 0
+        elif kind is BidKind.COINCHE:
+            s.multiplier = 2
+            s.passes = 0
+        else:
+            s.multiplier = 4
+            s._start_play()
+        return s
+
+    def _complete_deal(self) -> None:
+        owners = deal_owners(self.rules, self.dealer, self.taker)
+        hands = list(self.hands)
+        unknown = list(self.unknown)
+        assert self.turned is not None
+        hands[self.taker] |= 1 << self.turned
+        for pos in range(21, 32):
+            c = self.deck[pos]
+            if c is None:
+                unknown[owners[pos]] += 1
+            else:
+                hands[owners[pos]] |= 1 << c
+        self.hands = (hands[0], hands[1], hands[2], hands[3])
+        self.unknown = (unknown[0], unknown[1], unknown[2], unknown[3])
+
+    def _start_play(self) -> None:
+        self.phase = Phase.PLAY
+        self.leader = self.to_act = (self.dealer + 1) % 4
+        self.passes = 0
+
+    def _play(self, c: Card, claim: Claim | None) -> State:
+        seat = self.to_act
+        bit = 1 << c
+        hand = self.hands[seat]
+        hidden = self.unknown[seat]
+        cats = self._categories()
+        if not hidden:
+            if not hand & bit:
+                raise IllegalActionError(c, self, f"seat {seat} does not hold {c}")
+            for cat in cats:
+                m = hand & cat
+                if m:
+                    if not m & bit:
+                        raise IllegalActionError(c, self, f"must play one of {format_cards(cards_of(m))}")
+                    break
+        elif not self._possible(seat) & bit and not hand & bit:
+            why = "already played" if self.played & bit else "seen elsewhere or shown void"
+            raise IllegalActionError(c, self, f"seat {seat} cannot hold {c} ({why})")
+
+        if not hidden:
+            expected = self.claim_for(c)
+            if claim is not None and claim != expected:
+                raise IllegalActionError(c, self, f"the claim does not match the hand ({claim})")
+            claim = expected
+        elif claim is None:
+            claim = NO_CLAIM
+        s = self._copy()
+        # Announcements, with the seat's first card.
+        if not self.tricks and self.declared[seat] is None:
+            s._declare(seat, claim.announcements, hidden)
+        elif claim.announcements:
+            raise IllegalActionError(c, self, "announcements go with the first card")
+        # Belote, with the first of the king and queen of trump.
+        if claim.belote:
+            other_bit = self._belote_partner(c)
+            if not other_bit:
+                raise IllegalActionError(c, self, "belote goes with the first of K and Q of trump")
+            if hidden and not s.hands[seat] & other_bit:
+                if not s._possible(seat) & other_bit:
+                    raise IllegalActionError(c, self, "belote claimed without the other card")
+                s._learn(seat, other_bit)
+            s.belote = self.belote + (seat,)
+
+        if hidden:
+            # What the play proves: none of the stronger obligations could be met.
+            denied = 0
+            for cat in cats:
+                if cat & bit:
+                    break
+                if s.hands[seat] & cat:
+                    raise IllegalActionError(c, self, f"seat {seat} was shown to hold a card it must play")
+                denied |= cat
+            if denied:
+                voids = list(s.voids)
+                voids[seat] |= denied
+                s.voids = (voids[0], voids[1], voids[2], voids[3])
+            if not s.hands[seat] & bit:
+                unknown = list(s.unknown)
+                unknown[seat] -= 1
+                s.unknown = (unknown[0], unknown[1], unknown[2], unknown[3])
+        hands = list(s.hands)
+        hands[seat] &= ~bit
+        s.hands = (hands[0], hands[1], hands[2], hands[3])
+        s.played = self.played | bit
+        s.actions = self.actions + ((c, claim),)
+        trick = self.trick + (c,)
+        strength = STRENGTH[self.trump]
+        top = self.trick[self.best] if self.trick else c
+        if self.trick and (
+            (c >> 3 == top >> 3 and strength[c] > strength[top])
+            or (strength[c] >= 8 and strength[top] < 8)
+        ):
+            s.best = len(self.trick)
+        if len(trick) < 4:
+            s.trick = trick
+            s.to_act = (seat + 1) % 4
+            return s
+        winner = (self.leader + s.best) % 4
+        points = POINTS[self.trump]
+        pts = points[trick[0]] + points[trick[1]] + points[trick[2]] + points[trick[3]]
+        if len(self.tricks) == 7:
+            pts += LAST_TRICK_BONUS
+        s.tricks = self.tricks + (Trick(self.leader, trick, winner, pts),)
+        tp = self.team_points
+        s.team_points = (tp[0] + pts, tp[1]) if winner % 2 == 0 else (tp[0], tp[1] + pts)
+        s.trick = ()
+        s.best = 0
+        s.leader = s.to_act = winner
+        if len(s.tricks) == 8:
+            return s._end_round(s._score())
+        return s
+
+    def _belote_partner(self, c: int) -> int:
+        """The mask of the other belote card if ``c`` is the first of K/Q of trump played."""
+        rank = c & 7
+        if (rank != KING and rank != QUEEN) or (self.trump != c >> 3 and self.trump != ALL_TRUMP):
+            return 0
+        other_bit = 1 << (c ^ (KING ^ QUEEN))
+        return 0 if self.played & other_bit else other_bit
+
+    def claim_for(self, c: int) -> Claim:
+        """What the seat to act declares with card ``c``, from its known hand."""
+        seat = self.to_act
+        anns: tuple[Announcement, ...] = ()
+        if self.rules.announcements and not self.tricks and self.declared[seat] is None:
+            anns = find_announcements(self.hands[seat], self.trump)
+        other_bit = self._belote_partner(c)
+        belote = bool(other_bit and self.hands[seat] & other_bit)
+        if not anns and not belote:
+            return NO_CLAIM
+        return Claim(anns, belote)
+
+    def _learn(self, seat: int, cards: int) -> None:
+        """Cards of a hidden seat become known (a claim shows them)."""
+        hands = list(self.hands)
+        unknown = list(self.unknown)
+        new = cards & ~hands[seat]
+        hands[seat] |= new
+        unknown[seat] -= _popcount(new)
+        if unknown[seat] < 0:
+            raise IllegalActionError("claim", self, f"seat {seat} shows more cards than it holds")
+        self.hands = (hands[0], hands[1], hands[2], hands[3])
+        self.unknown = (unknown[0], unknown[1], unknown[2], unknown[3])
+
+    def _declare(self, seat: int, anns: tuple[Announcement, ...], hidden: int) -> None:
+        if anns and not self.rules.announcements:
+            raise IllegalActionError("claim", self, "announcements are off in this rule set")
+        if hidden:
+            shown = 0
+            for a in anns:
+                try:
+                    real = announcement_from_cards(a.card_list, self.trump)
+                except ValueError as exc:
+                    raise IllegalActionError("claim", self, str(exc)) from None
+                if real != a or shown & a.cards:
+                    raise IllegalActionError("claim", self, f"malformed announcement {a}")
+                shown |= a.cards
+            if shown & ~(self._possible(seat) | self.hands[seat]):
+                raise IllegalActionError("claim", self, "announced cards the seat cannot hold")
+            self._learn(seat, shown)
+        declared = list(self.declared)
+        declared[seat] = anns
+        self.declared = tuple(declared)
+
+    def _announcing_team(self) -> int | None:
+        if not self.rules.announcements:
+            return None
+        return scoring_team(tuple(d or () for d in self.declared), (self.dealer + 1) % 4)
+
+    def _score(self) -> RoundScore:
+        declared = tuple(d or () for d in self.declared)
+        team = self._announcing_team()
+        ann = [0, 0]
+        if team is not None:
+            ann[team] = sum(a.points for s in (team, team + 2) for a in declared[s])
+        bel = [0, 0]
+        for seat in self.belote:
+            bel[seat % 2] += 20
+        return score_round(
+            coinche=self.rules.is_coinche,
+            taker=self.taker,
+            contract=self.contract,
+            multiplier=self.multiplier,
+            trick_points=self.team_points,
+            trick_winners=tuple(t.winner for t in self.tricks),
+            announcements=(ann[0], ann[1]),
+            belote=(bel[0], bel[1]),
+            pending=self.pending,
+        )
+
+    def _end_round(self, score: RoundScore | None) -> State:
+        """Close the round (``score`` None for a redeal) and wait for the next deal."""
+        declared = tuple(d or () for d in self.declared)
+        team = self._announcing_team() if score is not None else None
+        scores = self.scores
+        if score is not None:
+            scores = (scores[0] + score.score[0], scores[1] + score.score[1])
+        assert self.start is not None
+        record = RoundRecord(
+            self.number, self.dealer, self.start, self.deck, self.actions, self.turned,
+            self.trump, self.taker, self.contract, self.multiplier, self.tricks, declared, team,
+            self.belote, score, scores,
+        )  # fmt: skip
+        return self._next_round(record)
+
+    def _next_round(self, record: RoundRecord) -> State:
+        s = self  # always a fresh copy made by the caller
+        s.history = self.history + (record,)
+        s.scores = record.scores_after
+        if record.score is not None:
+            s.pending = record.score.pending
+        s.number = self.number + 1
+        s.dealer = (self.dealer + 1) % 4
+        s._reset_round()
+        target = self.rules.target
+        a, b = s.scores
+        if (a >= target or b >= target) and a != b:
+            s.phase = Phase.GAME_OVER
+            s.winner = 0 if a > b else 1
+        else:
+            s.phase = Phase.DEAL
+        return s
+
+    def replace_round(self, record: RoundRecord) -> State:
+        """This state with its last round's record (and score) replaced (an audit's verdict).
+
+        Only valid between rounds: the game goes on from the corrected score.
+        """
+        if not self.history or self.phase not in (Phase.DEAL, Phase.GAME_OVER):
+            raise ValueError("a round can only be replaced between rounds")
+        previous = self.history[-1]
+        base = previous.start
+        s = base._copy()
+        s.number = previous.number
+        s.dealer = previous.dealer
+        s.start = base
+        return s._next_round(record)
+
+    # -- views --------------------------------------------------------------------------
+
+    @property
+    def last_round(self) -> RoundRecord | None:
+        return self.history[-1] if self.history else None
