@@ -106,10 +106,17 @@ def _choice_key(anns: list[Announcement]) -> tuple[int, tuple[int, int, int, int
 
 def find_announcements(hand: int, trump_mode: int) -> tuple[Announcement, ...]:
     """The announcements that ``hand`` (an 8-card mask) declares, best first."""
-    carres = [r for r in range(8) if CARRE_POINTS[r] and hand & RANK_MASKS[r] == RANK_MASKS[r]]
-    if not carres:
+    # Bit r of ``full`` is set when all four suits hold rank r (7s and 8s make no carré).
+    full = hand & hand >> 8 & hand >> 16 & hand >> 24 & 0xFC
+    if not full:
+        if not (
+            _RUNS[hand & 0xFF] or _RUNS[hand >> 8 & 0xFF] or _RUNS[hand >> 16 & 0xFF]
+            or _RUNS[hand >> 24 & 0xFF]
+        ):  # fmt: skip
+            return ()
         seqs = _sequences(hand, trump_mode)
         return tuple(sorted(seqs, key=lambda a: a.key, reverse=True))
+    carres = [r for r in range(8) if full >> r & 1]
     best: list[Announcement] = []
     best_key = (-1, (0, 0, 0, 0, 0))
     for choice in range(1 << len(carres)):
@@ -130,9 +137,8 @@ def announcement_from_cards(cards: list[Card] | tuple[Card, ...], trump_mode: in
     for c in cards:
         mask |= 1 << c
     ranks = {c & 7 for c in cards}
-    if len(cards) == 4 and len(ranks) == 1 and CARRE_POINTS[cards[0] & 7]:
-        if mask == RANK_MASKS[cards[0] & 7]:
-            return carre(cards[0] & 7)
+    if len(ranks) == 1 and CARRE_POINTS[cards[0] & 7] and mask == RANK_MASKS[cards[0] & 7]:
+        return carre(cards[0] & 7)
     suits = {c >> 3 for c in cards}
     if len(suits) == 1 and len(cards) >= 3:
         suit = cards[0] >> 3
@@ -143,9 +149,7 @@ def announcement_from_cards(cards: list[Card] | tuple[Card, ...], trump_mode: in
     raise ValueError(f"{' '.join(str(CARDS[c]) for c in cards)} is no announcement")
 
 
-def scoring_team(
-    declared: tuple[tuple[Announcement, ...], ...], first_seat: int
-) -> int | None:
+def scoring_team(declared: tuple[tuple[Announcement, ...], ...], first_seat: int) -> int | None:
     """The team whose best announcement wins (RULES.md §5), or ``None`` if nobody has one.
 
     ``declared[seat]`` is the seat's announcements; at equal keys the seat nearer to

@@ -163,9 +163,7 @@ _BYTE_CARDS: tuple[tuple[tuple[Card, ...], ...], ...] = tuple(
 def cards_of(mask: int) -> tuple[Card, ...]:
     """The cards of ``mask`` in deck order (suit S H D C, then rank 7 to A)."""
     b = _BYTE_CARDS
-    return (
-        b[0][mask & 0xFF] + b[1][mask >> 8 & 0xFF] + b[2][mask >> 16 & 0xFF] + b[3][mask >> 24]
-    )
+    return b[0][mask & 0xFF] + b[1][mask >> 8 & 0xFF] + b[2][mask >> 16 & 0xFF] + b[3][mask >> 24]
 
 
 def iter_cards(mask: int) -> Iterator[Card]:

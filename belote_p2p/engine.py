@@ -19,7 +19,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
-from typing import Union
+from functools import lru_cache
+from typing import NamedTuple
 
 from .announcements import Announcement, announcement_from_cards, find_announcements, scoring_team
 from .cards import CARDS, SUIT_MASKS, Card, cards_of, format_cards
@@ -32,7 +33,6 @@ from .tables import (
     NO_TRUMP,
     POINTS,
     STRENGTH,
-    TRUMP_MASK,
     parse_trump,
     trump_letter,
 )
@@ -44,6 +44,13 @@ UNDEALT = -2
 
 BID_VALUES = (80, 90, 100, 110, 120, 130, 140, 150, 160, CAPOT_POINTS, GENERALE_POINTS)
 KING, QUEEN = 6, 5
+BELOTE_CARDS = tuple(
+    sum(
+        1 << (suit * 8 + r) for suit in range(4) for r in (KING, QUEEN) if mode in (suit, ALL_TRUMP)
+    )
+    for mode in range(6)
+)
+"""Per trump mode, the kings and queens of trump (the cards that may carry a belote)."""
 
 
 class Phase(Enum):
@@ -93,7 +100,7 @@ class Bid:
         if self.kind is BidKind.BID:
             v = {CAPOT_POINTS: "capot", GENERALE_POINTS: "generale"}.get(self.value, self.value)
             return f"{v} {trump_letter(self.trump)}"
-        return self.kind.value
+        return str(self.kind.value)
 
     @classmethod
     def parse(cls, text: str) -> Bid:
@@ -125,7 +132,7 @@ SURCOINCHE = Bid(BidKind.SURCOINCHE)
 CHOOSE = tuple(Bid(BidKind.CHOOSE, s) for s in range(4))
 BIDS = {(v, t): Bid(BidKind.BID, t, v) for v in BID_VALUES for t in range(6)}
 
-Action = Union[Card, Bid]
+Action = Card | Bid
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,8 +151,9 @@ class Claim:
 NO_CLAIM = Claim()
 
 
-@dataclass(frozen=True, slots=True)
-class Trick:
+class Trick(NamedTuple):
+    """A finished trick: who led, the four cards in play order, who won, its points."""
+
     leader: int
     cards: tuple[Card, ...]
     winner: int
@@ -179,8 +187,8 @@ class RoundRecord:
     tricks: tuple[Trick, ...]
     declared: tuple[tuple[Announcement, ...], ...]
     announcements_team: int | None
-    belote: tuple[int, ...]
-    """Seats that declared a belote."""
+    belote: tuple[tuple[int, Card], ...]
+    """Each belote declared: the seat and the first of its king and queen played."""
     score: RoundScore | None
     """``None`` for a redeal (everybody passed)."""
     scores_after: tuple[int, int]
@@ -194,9 +202,12 @@ class IllegalActionError(ValueError):
         self.seat = state.to_act
         self.reason = reason
         self.summary = state.summary()
-        super().__init__(f"illegal action {action} by seat {state.to_act}: {reason} [{self.summary}]")
+        super().__init__(
+            f"illegal action {action} by seat {state.to_act}: {reason} [{self.summary}]"
+        )
 
 
+@lru_cache(maxsize=64)
 def deal_owners(rules: RuleSet, dealer: int, taker: int | None = None) -> tuple[int, ...]:
     """Who receives each of the 32 deck positions.
 
@@ -235,13 +246,14 @@ class State:
     __slots__ = (
         "_cat_cache",
         "actions",
-        "best",
-        "bids",
-        "declared",
         "belote",
+        "best",
         "bidder",
+        "bids",
+        "contract",
         "dealer",
         "deck",
+        "declared",
         "hands",
         "history",
         "leader",
@@ -255,11 +267,10 @@ class State:
         "scores",
         "start",
         "taker",
+        "team_points",
         "to_act",
-        "contract",
         "trick",
         "tricks",
-        "team_points",
         "trump",
         "turned",
         "unknown",
@@ -285,7 +296,7 @@ class State:
     unknown: tuple[int, int, int, int]
     """How many cards of each seat's hand are unknown (0 in full information)."""
     voids: tuple[int, int, int, int]
-    """Cards each hidden seat has shown it does not hold."""
+    """Cards each seat has shown it does not hold, by failing to follow, trump or overtrump."""
     turned: Card | None
     to_act: int
     """The seat to act, or -1 when the state waits for a deal or the game is over."""
@@ -304,7 +315,8 @@ class State:
     played: int
     team_points: tuple[int, int]
     declared: tuple[tuple[Announcement, ...] | None, ...]
-    belote: tuple[int, ...]
+    belote: tuple[tuple[int, Card], ...]
+    """Each belote declared: the seat and the first of its king and queen played."""
     actions: tuple[tuple[Action, Claim], ...]
     _cat_cache: tuple[int, ...] | None
 
@@ -442,7 +454,9 @@ class State:
         if self.trump >= 0:
             parts.append(f"trump {trump_letter(self.trump)} taker {self.taker}")
         if self.phase is Phase.PLAY:
-            parts.append(f"trick {len(self.tricks) + 1} led by {self.leader}: {format_cards(self.trick)}")
+            parts.append(
+                f"trick {len(self.tricks) + 1} led by {self.leader}: {format_cards(self.trick)}"
+            )
         if self.to_act >= 0:
             parts.append(f"to act {self.to_act}")
         parts.append(f"score {self.scores[0]}-{self.scores[1]}")
@@ -464,26 +478,29 @@ class State:
         if len(deck) != 32:
             raise ValueError(f"a deck has 32 positions, not {len(deck)}")
         seen = 0
-        for c in deck:
-            if c is not None:
-                if not 0 <= c < 32:
-                    raise ValueError(f"not a card: {c!r}")
-                if seen >> c & 1:
-                    raise ValueError(f"card {CARDS[c]} appears twice in the deck")
-                seen |= 1 << c
-        s = self._copy()
-        s.start = self
-        s.deck = tuple(None if c is None else CARDS[c] for c in deck)
         hands = [0, 0, 0, 0]
         unknown = [0, 0, 0, 0]
-        for pos, owner in enumerate(deal_owners(self.rules, self.dealer)):
-            if owner < 0:
-                continue
-            c = s.deck[pos]
+        cards: list[Card | None] = []
+        for c, owner in zip(deck, deal_owners(self.rules, self.dealer), strict=True):
             if c is None:
-                unknown[owner] += 1
-            else:
-                hands[owner] |= 1 << c
+                if owner >= 0:
+                    unknown[owner] += 1
+                cards.append(None)
+                continue
+            if type(c) is not Card:
+                if not isinstance(c, int) or not 0 <= c < 32:
+                    raise ValueError(f"not a card: {c!r}")
+                c = CARDS[c]
+            bit = 1 << c
+            if seen & bit:
+                raise ValueError(f"card {c} appears twice in the deck")
+            seen |= bit
+            if owner >= 0:
+                hands[owner] |= bit
+            cards.append(c)
+        s = self._copy()
+        s.start = self
+        s.deck = tuple(cards)
         s.hands = (hands[0], hands[1], hands[2], hands[3])
         s.unknown = (unknown[0], unknown[1], unknown[2], unknown[3])
         s.to_act = (self.dealer + 1) % 4
@@ -593,14 +610,24 @@ class State:
         return cats
 
     def legal_mask(self) -> int:
-        """The legal cards of the seat to act as a mask (play phase only)."""
-        hand = self.hands[self.to_act]
+        """The legal cards of the seat to act as a mask (play phase only).
+
+        For a seat whose hand is partly unknown: every card it may legally play.
+        """
+        seat = self.to_act
+        hand = self.hands[seat]
+        if self.unknown[seat]:
+            candidates = self._possible(seat) | hand
+            out = 0
+            for cat in self._categories():
+                if hand & cat:
+                    return out | (candidates & cat)
+                out |= candidates & cat
+            return candidates
         for cat in self._categories():
             m = hand & cat
             if m:
                 return m
-        if self.unknown[self.to_act]:
-            return self._possible(self.to_act)
         return hand
 
     def _possible(self, seat: int) -> int:
@@ -621,10 +648,16 @@ class State:
         """
         phase = self.phase
         if phase is Phase.PLAY:
-            if not isinstance(action, int) or isinstance(action, bool) or not 0 <= action < 32:
-                raise IllegalActionError(action, self, "a card is expected")
-            return self._play(CARDS[action], claim)
-        if isinstance(action, Bid) and phase in (Phase.TAKE_FIRST, Phase.TAKE_SECOND, Phase.AUCTION):
+            if type(action) is not Card:
+                if not isinstance(action, int) or isinstance(action, bool) or not 0 <= action < 32:
+                    raise IllegalActionError(action, self, "a card is expected")
+                action = CARDS[action]
+            return self._play(action, claim)
+        if isinstance(action, Bid) and phase in (
+            Phase.TAKE_FIRST,
+            Phase.TAKE_SECOND,
+            Phase.AUCTION,
+        ):
             if action not in self.legal_actions():
                 raise IllegalActionError(action, self, "not a legal bid now")
             if claim is not None and claim != NO_CLAIM:
@@ -705,14 +738,19 @@ class State:
                 m = hand & cat
                 if m:
                     if not m & bit:
-                        raise IllegalActionError(c, self, f"must play one of {format_cards(cards_of(m))}")
+                        raise IllegalActionError(
+                            c, self, f"must play one of {format_cards(cards_of(m))}"
+                        )
                     break
         elif not self._possible(seat) & bit and not hand & bit:
             why = "already played" if self.played & bit else "seen elsewhere or shown void"
             raise IllegalActionError(c, self, f"seat {seat} cannot hold {c} ({why})")
 
         if not hidden:
-            expected = self.claim_for(c)
+            if self.tricks and not BELOTE_CARDS[self.trump] & bit:
+                expected = NO_CLAIM
+            else:
+                expected = self.claim_for(c)
             if claim is not None and claim != expected:
                 raise IllegalActionError(c, self, f"the claim does not match the hand ({claim})")
             claim = expected
@@ -733,28 +771,30 @@ class State:
                 if not s._possible(seat) & other_bit:
                     raise IllegalActionError(c, self, "belote claimed without the other card")
                 s._learn(seat, other_bit)
-            s.belote = self.belote + (seat,)
+            s.belote = self.belote + ((seat, c),)
 
-        if hidden:
-            # What the play proves: none of the stronger obligations could be met.
-            denied = 0
-            for cat in cats:
-                if cat & bit:
-                    break
-                if s.hands[seat] & cat:
-                    raise IllegalActionError(c, self, f"seat {seat} was shown to hold a card it must play")
-                denied |= cat
-            if denied:
-                voids = list(s.voids)
-                voids[seat] |= denied
-                s.voids = (voids[0], voids[1], voids[2], voids[3])
-            if not s.hands[seat] & bit:
-                unknown = list(s.unknown)
-                unknown[seat] -= 1
-                s.unknown = (unknown[0], unknown[1], unknown[2], unknown[3])
-        hands = list(s.hands)
-        hands[seat] &= ~bit
-        s.hands = (hands[0], hands[1], hands[2], hands[3])
+        # What the play shows everybody: the seat held none of the stronger obligations.
+        denied = 0
+        for cat in cats:
+            if cat & bit:
+                break
+            denied |= cat
+        if denied:
+            if hidden and s.hands[seat] & denied:
+                raise IllegalActionError(
+                    c, self, f"seat {seat} was shown to hold a card it must play"
+                )
+            voids = list(s.voids)
+            voids[seat] |= denied
+            s.voids = (voids[0], voids[1], voids[2], voids[3])
+        if hidden and not s.hands[seat] & bit:
+            unknown = list(s.unknown)
+            unknown[seat] -= 1
+            s.unknown = (unknown[0], unknown[1], unknown[2], unknown[3])
+        # Only the player can hold the card: clearing it everywhere needs no branch.
+        nb = ~bit
+        h = s.hands
+        s.hands = (h[0] & nb, h[1] & nb, h[2] & nb, h[3] & nb)
         s.played = self.played | bit
         s.actions = self.actions + ((c, claim),)
         trick = self.trick + (c,)
@@ -848,7 +888,7 @@ class State:
         if team is not None:
             ann[team] = sum(a.points for s in (team, team + 2) for a in declared[s])
         bel = [0, 0]
-        for seat in self.belote:
+        for seat, _ in self.belote:
             bel[seat % 2] += 20
         return score_round(
             coinche=self.rules.is_coinche,

@@ -85,7 +85,9 @@ def rule_set(name: str, **changes: Any) -> RuleSet:
     try:
         base = RULE_SETS[name]
     except KeyError:
-        raise ValueError(f"unknown variant {name!r}; choose one of {', '.join(RULE_SETS)}") from None
+        raise ValueError(
+            f"unknown variant {name!r}; choose one of {', '.join(RULE_SETS)}"
+        ) from None
     rules = base.with_(**changes) if changes else base
     rules.validate()
     return rules

@@ -1,0 +1,156 @@
+"""What one seat may know of a game: the value bots and people decide from."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .announcements import Announcement
+from .cards import FULL_DECK, Card, cards_of
+from .engine import KING, QUEEN, Action, Bid, Phase, State, Trick
+from .rules import RuleSet
+from .tables import ABOVE, STRENGTH, TRUMP_MASK
+
+
+@dataclass(frozen=True, slots=True)
+class Observation:
+    """A seat's view of the game: its own hand and everything public, nothing more."""
+
+    seat: int
+    rules: RuleSet
+    phase: Phase
+    number: int
+    dealer: int
+    hand: tuple[Card, ...]
+    legal: tuple[Action, ...]
+    """The seat's legal actions now (empty when it is not its turn)."""
+    to_act: int
+    turned: Card | None
+    bids: tuple[tuple[int, Bid], ...]
+    trump: int
+    """Trump suit ``0..3`` (or no-trump / all-trump mode), -1 before it is chosen."""
+    taker: int
+    contract: int
+    multiplier: int
+    leader: int
+    trick: tuple[Card, ...]
+    """Cards on the table in the current trick, in play order from ``leader``."""
+    tricks: tuple[Trick, ...]
+    played: int
+    """Mask of every card played this round (the current trick included)."""
+    declared: tuple[tuple[Announcement, ...] | None, ...]
+    """Announcements each seat declared with its first card (``None``: not yet played)."""
+    belote: tuple[tuple[int, Card], ...]
+    """Each belote announced this round: the seat and the first of its king and queen played."""
+    voids: tuple[int, int, int, int]
+    """Cards each seat has shown it does not hold (masks)."""
+    shown: tuple[int, int, int, int]
+    """Cards each seat is known to hold and has not played (announced, belote, turned)."""
+    scores: tuple[int, int]
+    pending: int
+
+    @property
+    def partner(self) -> int:
+        return (self.seat + 2) % 4
+
+    @property
+    def team(self) -> int:
+        return self.seat % 2
+
+    @property
+    def target(self) -> int:
+        return self.rules.target
+
+    @property
+    def hand_mask(self) -> int:
+        m = 0
+        for c in self.hand:
+            m |= 1 << c
+        return m
+
+    def unseen(self) -> int:
+        """Cards held by the other three seats, as a mask, as far as this seat can tell."""
+        return FULL_DECK & ~(self.played | self.hand_mask)
+
+    def possible(self, seat: int) -> int:
+        """Cards ``seat`` may still hold, given voids and cards known elsewhere."""
+        if seat == self.seat:
+            return self.hand_mask
+        elsewhere = 0
+        for s in range(4):
+            if s != seat:
+                elsewhere |= self.shown[s]
+        return (self.unseen() & ~self.voids[seat] & ~elsewhere) | self.shown[seat]
+
+    def masters(self) -> int:
+        """Unplayed cards that beat every other unplayed card of their suit (masks)."""
+        if self.trump < 0:
+            return 0
+        remaining = FULL_DECK & ~self.played
+        out = 0
+        above = ABOVE[self.trump]
+        for c in cards_of(remaining):
+            if not above[c] & remaining:
+                out |= 1 << c
+        return out
+
+    def trick_winner_so_far(self) -> int | None:
+        """The seat winning the current trick so far, or ``None`` before its first card."""
+        if not self.trick or self.trump < 0:
+            return None
+        strength = STRENGTH[self.trump]
+        best = 0
+        for i in range(1, len(self.trick)):
+            c, top = self.trick[i], self.trick[best]
+            if (c >> 3 == top >> 3 and strength[c] > strength[top]) or (
+                strength[c] >= 8 and strength[top] < 8
+            ):
+                best = i
+        return (self.leader + best) % 4
+
+    def trumps_out(self) -> int:
+        """Trumps not yet played and not in this hand."""
+        if self.trump < 0:
+            return 0
+        return TRUMP_MASK[self.trump] & self.unseen()
+
+
+def observe(state: State, seat: int) -> Observation:
+    """What ``seat`` may know of ``state`` (full or partial knowledge alike)."""
+    shown = [0, 0, 0, 0]
+    for s, anns in enumerate(state.declared):
+        for a in anns or ():
+            shown[s] |= a.cards
+    if state.taker >= 0 and state.turned is not None and state.phase is Phase.PLAY:
+        shown[state.taker] |= 1 << state.turned
+    for s, c in state.belote:
+        # The other card of an announced belote is known to be in that hand.
+        shown[s] |= 1 << (c ^ (KING ^ QUEEN))
+    remaining = ~state.played
+    shown_t = tuple(m & remaining for m in shown)
+    legal = state.legal_actions() if state.to_act == seat else ()
+    return Observation(
+        seat=seat,
+        rules=state.rules,
+        phase=state.phase,
+        number=state.number,
+        dealer=state.dealer,
+        hand=state.hand(seat),
+        legal=legal,
+        to_act=state.to_act,
+        turned=state.turned,
+        bids=state.bids,
+        trump=state.trump,
+        taker=state.taker,
+        contract=state.contract,
+        multiplier=state.multiplier,
+        leader=state.leader,
+        trick=state.trick,
+        tricks=state.tricks,
+        played=state.played,
+        declared=state.declared,
+        belote=state.belote,
+        voids=state.voids,
+        shown=(shown_t[0], shown_t[1], shown_t[2], shown_t[3]),
+        scores=state.scores,
+        pending=state.pending,
+    )
