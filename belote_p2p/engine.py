@@ -193,6 +193,17 @@ class RoundRecord:
     """``None`` for a redeal (everybody passed)."""
     scores_after: tuple[int, int]
 
+    @property
+    def bids(self) -> tuple[tuple[int, Bid], ...]:
+        """The bidding, as (seat, bid) pairs; bidding turns run on from dealer+1."""
+        out = []
+        seat = (self.dealer + 1) % 4
+        for action, _ in self.actions:
+            if isinstance(action, Bid):
+                out.append((seat, action))
+                seat = (seat + 1) % 4
+        return tuple(out)
+
 
 class IllegalActionError(ValueError):
     """An action the rules forbid here, with the action and a short summary of the state."""
@@ -902,20 +913,24 @@ class State:
             pending=self.pending,
         )
 
-    def _end_round(self, score: RoundScore | None) -> State:
-        """Close the round (``score`` None for a redeal) and wait for the next deal."""
+    def round_record(self, score: RoundScore | None = None) -> RoundRecord:
+        """The round in progress as a record (for an audit of an unfinished round)."""
+        if self.start is None:
+            raise ValueError("no round in progress")
         declared = tuple(d or () for d in self.declared)
         team = self._announcing_team() if score is not None else None
         scores = self.scores
         if score is not None:
             scores = (scores[0] + score.score[0], scores[1] + score.score[1])
-        assert self.start is not None
-        record = RoundRecord(
+        return RoundRecord(
             self.number, self.dealer, self.start, self.deck, self.actions, self.turned,
             self.trump, self.taker, self.contract, self.multiplier, self.tricks, declared, team,
             self.belote, score, scores,
         )  # fmt: skip
-        return self._next_round(record)
+
+    def _end_round(self, score: RoundScore | None) -> State:
+        """Close the round (``score`` None for a redeal) and wait for the next deal."""
+        return self._next_round(self.round_record(score))
 
     def _next_round(self, record: RoundRecord) -> State:
         s = self  # always a fresh copy made by the caller

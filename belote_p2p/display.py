@@ -1,0 +1,73 @@
+"""Plain-text accounts of rounds and games, shared by every command that prints a game."""
+
+from __future__ import annotations
+
+from .cards import format_cards
+from .engine import BidKind, RoundRecord, State
+from .tables import trump_letter
+
+TEAM_NAMES = ("Team 0 (seats 0+2)", "Team 1 (seats 1+3)")
+
+
+def contract_text(record: RoundRecord) -> str:
+    trump = trump_letter(record.trump)
+    if record.contract:
+        value = {250: "capot", 500: "generale"}.get(record.contract, str(record.contract))
+        x = {2: " coinched", 4: " surcoinched"}.get(record.multiplier, "")
+        return f"seat {record.taker} bids {value} {trump}{x}"
+    how = "takes" if any(b.kind is BidKind.TAKE for _, b in record.bids) else "chooses"
+    return f"seat {record.taker} {how} {trump} (turned {record.turned})"
+
+
+def format_round(record: RoundRecord, names: tuple[str, ...] | None = None) -> str:
+    """A few lines on one round: contract, announcements, tricks and score."""
+    label = (lambda s: names[s]) if names else (lambda s: f"seat {s}")
+    lines = [f"Round {record.number + 1}, dealer {label(record.dealer)}"]
+    if record.score is None:
+        lines.append("  everybody passed: the next dealer deals again")
+        return "\n".join(lines)
+    lines.append(f"  contract: {contract_text(record)}")
+    for seat, anns in enumerate(record.declared):
+        if anns:
+            scored = " (scores)" if record.announcements_team == seat % 2 else ""
+            shown = ", ".join(str(a) for a in anns)
+            lines.append(f"  {label(seat)} announces {shown}{scored}")
+    for seat, card in record.belote:
+        lines.append(f"  {label(seat)}: belote and rebelote ({card})")
+    for i, t in enumerate(record.tricks):
+        lines.append(
+            f"  trick {i + 1}: {label(t.leader)} leads {format_cards(t.cards)} "
+            f"-> {label(t.winner)} ({t.points})"
+        )
+    sc = record.score
+    extra = ""
+    if sc.generale is not None:
+        extra = f", générale by {label(sc.generale)}"
+    elif sc.capot is not None:
+        extra = f", capot by team {sc.capot}"
+    lines.append(
+        f"  card points {sc.card_points[0]}-{sc.card_points[1]}, totals "
+        f"{sc.totals[0]}-{sc.totals[1]}: {sc.outcome.value}{extra}"
+    )
+    pot = f", litige pot {sc.pending}" if sc.pending else ""
+    lines.append(
+        f"  round score {sc.score[0]}-{sc.score[1]}, game {record.scores_after[0]}-"
+        f"{record.scores_after[1]}{pot}"
+    )
+    return "\n".join(lines)
+
+
+def format_sheet(state: State) -> str:
+    """The score sheet of a game: one line a round, then the result."""
+    lines = ["Score sheet", f"  {'round':>5}  {'team 0':>7}  {'team 1':>7}  {'total':>11}"]
+    for r in state.history:
+        if r.score is None:
+            lines.append(f"  {r.number + 1:>5}  {'redeal':>7}")
+            continue
+        a, b = r.score.score
+        lines.append(
+            f"  {r.number + 1:>5}  {a:>7}  {b:>7}  {r.scores_after[0]:>5}-{r.scores_after[1]:<5}"
+        )
+    if state.winner is not None:
+        lines.append(f"{TEAM_NAMES[state.winner]} wins {state.scores[0]}-{state.scores[1]}")
+    return "\n".join(lines)

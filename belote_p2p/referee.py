@@ -1,0 +1,211 @@
+"""``belote-p2p referee``: score rounds given as JSON Lines, one answer line per input line.
+
+The format is documented in the README and in ``protocol/vectors/referee-*.jsonl``; it is
+how rule disputes are settled and how bot authors check a deal, so it stays exactly so.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Iterable, Iterator
+from typing import Any, TextIO
+
+from .cards import Card, cards_of
+from .engine import IllegalActionError, Phase, State
+from .rules import RULE_SETS
+from .scoring import CAPOT_POINTS, GENERALE_POINTS
+
+KEYS = {
+    "variant",
+    "dealer",
+    "hands",
+    "trump",
+    "taker",
+    "contract",
+    "multiplier",
+    "plays",
+    "pending",
+}
+SUITS = {"S": 0, "H": 1, "D": 2, "C": 3}
+
+
+class RefereeInputError(ValueError):
+    """A malformed input line; the message says what is wrong."""
+
+
+def _seat(data: dict[str, Any], key: str) -> int:
+    value = data.get(key)
+    if type(value) is not int or not 0 <= value < 4:
+        raise RefereeInputError(f"{key!r} must be a seat 0..3, not {value!r}")
+    return value
+
+
+def _card(text: object, where: str) -> Card:
+    if not isinstance(text, str):
+        raise RefereeInputError(f'{where}: a card is a string like "JH", not {text!r}')
+    try:
+        return Card.parse(text)
+    except ValueError as exc:
+        raise RefereeInputError(f"{where}: {exc}") from None
+
+
+def _start(data: dict[str, Any]) -> tuple[State, list[Card]]:
+    unknown = set(data) - KEYS
+    if unknown:
+        raise RefereeInputError(f"unknown field(s): {', '.join(sorted(unknown))}")
+    variant = data.get("variant")
+    if variant not in RULE_SETS:
+        raise RefereeInputError(f"'variant' must be one of {', '.join(RULE_SETS)}, not {variant!r}")
+    rules = RULE_SETS[variant]
+    dealer = _seat(data, "dealer")
+    taker = _seat(data, "taker")
+    trump = data.get("trump")
+    if trump not in SUITS:
+        raise RefereeInputError(f"'trump' must be one of S H D C, not {trump!r}")
+    hands_in = data.get("hands")
+    if not isinstance(hands_in, list) or len(hands_in) != 4:
+        raise RefereeInputError("'hands' must be a list of 4 hands")
+    hands: list[list[Card]] = []
+    seen: set[Card] = set()
+    for seat, hand in enumerate(hands_in):
+        if not isinstance(hand, list) or len(hand) != 8:
+            size = len(hand) if isinstance(hand, list) else "no list"
+            raise RefereeInputError(f"hand of seat {seat} must hold 8 cards, not {size}")
+        cards = [_card(t, f"hand of seat {seat}") for t in hand]
+        for c in cards:
+            if c in seen:
+                raise RefereeInputError(f"card {c} appears twice in the hands")
+            seen.add(c)
+        hands.append(cards)
+    contract, multiplier = 0, 1
+    if rules.is_coinche:
+        raw = data.get("contract")
+        named = {"capot": CAPOT_POINTS, "generale": GENERALE_POINTS}
+        value = named[raw] if isinstance(raw, str) and raw in named else raw
+        if type(value) is not int or not (
+            (80 <= value <= 160 and value % 10 == 0) or value in named.values()
+        ):
+            raise RefereeInputError(
+                f'\'contract\' must be 80..160, "capot" or "generale", not {raw!r}'
+            )
+        contract = value
+        multiplier = data.get("multiplier", 1)
+        if multiplier not in (1, 2, 4) or type(multiplier) is not int:
+            raise RefereeInputError(f"'multiplier' must be 1, 2 or 4, not {multiplier!r}")
+    elif "contract" in data or "multiplier" in data:
+        raise RefereeInputError("'contract' and 'multiplier' are for coinche only")
+    pending = data.get("pending", 0)
+    if type(pending) is not int or pending < 0:
+        raise RefereeInputError(f"'pending' must be a non-negative integer, not {pending!r}")
+    plays_in = data.get("plays", [])
+    if not isinstance(plays_in, list) or len(plays_in) > 32:
+        raise RefereeInputError("'plays' must be a list of at most 32 cards")
+    plays = [_card(t, f"play {i}") for i, t in enumerate(plays_in)]
+    if len(set(plays)) != len(plays):
+        twice = next(c for c in plays if plays.count(c) > 1)
+        raise RefereeInputError(f"card {twice} is played twice")
+    state = State.for_play(
+        rules,
+        dealer=dealer,
+        hands=hands,
+        trump=SUITS[trump],
+        taker=taker,
+        contract=contract,
+        multiplier=multiplier,
+        pending=pending,
+    )
+    return state, plays
+
+
+def _names(cards: Iterable[int]) -> list[str]:
+    return [str(Card(c)) for c in cards]
+
+
+def judge(data: object) -> dict[str, Any]:
+    """The referee's answer for one decoded input line (raises ``RefereeInputError``)."""
+    if not isinstance(data, dict):
+        raise RefereeInputError("a line must be a JSON object")
+    state, plays = _start(data)
+    for index, card in enumerate(plays):
+        seat = state.to_act
+        try:
+            state = state.apply(card)
+        except IllegalActionError:
+            legal = _names(cards_of(state.legal_mask()))
+            return {"illegal": {"index": index, "seat": seat, "card": str(card), "legal": legal}}
+        if state.phase is not Phase.PLAY:
+            break
+    if state.phase is Phase.PLAY:
+        return {
+            "tricks": [t.to_json() for t in state.tricks],
+            "to_play": state.to_act,
+            "legal": _names(cards_of(state.legal_mask())),
+        }
+    record = state.history[-1]
+    score = record.score
+    assert score is not None
+    announcements: list[dict[str, object]] = []
+    team = record.announcements_team
+    if team is not None:
+        for seat in range(4):
+            if seat % 2 == team:
+                announcements += [a.to_json(seat) for a in record.declared[seat]]
+    return {
+        "tricks": [t.to_json() for t in record.tricks],
+        "announcements": announcements,
+        "belote": record.belote[0][0] if record.belote else None,
+        **score.to_json(),
+    }
+
+
+def answer(line: str) -> tuple[dict[str, Any], bool]:
+    """The answer to one input line, and whether the line was malformed."""
+    try:
+        data = json.loads(line)
+    except ValueError as exc:
+        return {"error": f"bad JSON: {exc}"}, True
+    try:
+        return judge(data), False
+    except RefereeInputError as exc:
+        return {"error": str(exc)}, True
+
+
+def run(lines: Iterable[str], out: TextIO) -> int:
+    """Answer every non-blank line; the status is 2 if any line was malformed, else 0."""
+    status = 0
+    for line in lines:
+        result, bad = answer(line) if line.strip() else ({"error": "empty line"}, True)
+        if bad:
+            status = 2
+        out.write(json.dumps(result, separators=(", ", ": ")) + "\n")
+        out.flush()
+    return status
+
+
+def _lines(f: TextIO) -> Iterator[str]:
+    yield from f
+
+
+def command(args: argparse.Namespace) -> int:
+    if args.file in (None, "-"):
+        return run(_lines(sys.stdin), sys.stdout)
+    try:
+        with open(args.file, encoding="utf-8") as f:
+            return run(_lines(f), sys.stdout)
+    except OSError as exc:
+        print(f"belote-p2p referee: cannot read {args.file}: {exc.strerror}", file=sys.stderr)
+        return 2
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "referee",
+        help="score rounds given as JSON Lines",
+        description="Read one round per JSON line (FILE or standard input) and write one "
+        "JSON answer per line: the tricks and score, the next legal cards, the first illegal "
+        "play, or an error. Exit status 2 if any line was malformed.",
+    )
+    p.add_argument("file", nargs="?", metavar="FILE", help="JSON Lines file (default: stdin)")
+    p.set_defaults(func=command)
