@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import random
+
 import pytest
 
 from belote_p2p.cards import CARDS, Card, parse_cards

@@ -24,7 +24,8 @@ from belote_p2p.engine import (
     State,
     deal_owners,
 )
-from belote_p2p.rules import CLASSIC, COINCHE as COINCHE_RULES, rule_set
+from belote_p2p.rules import CLASSIC, rule_set
+from belote_p2p.rules import COINCHE as COINCHE_RULES
 
 DECK = list(CARDS)
 

@@ -7,20 +7,51 @@ from belote_p2p.scoring import Outcome, score_round
 EIGHT_SPLIT = (0, 1, 0, 1, 2, 3, 2, 1)
 
 
-def classic(points: tuple[int, int], taker: int = 0, ann: tuple[int, int] = (0, 0),
-            belote: tuple[int, int] = (0, 0), winners: tuple[int, ...] = EIGHT_SPLIT,
-            pending: int = 0, offender: int | None = None):  # type: ignore[no-untyped-def]
-    return score_round(coinche=False, taker=taker, contract=0, multiplier=1, trick_points=points,
-                       trick_winners=winners, announcements=ann, belote=belote,
-                       pending=pending, offender=offender)
+def classic(
+    points: tuple[int, int],
+    taker: int = 0,
+    ann: tuple[int, int] = (0, 0),
+    belote: tuple[int, int] = (0, 0),
+    winners: tuple[int, ...] = EIGHT_SPLIT,
+    pending: int = 0,
+    offender: int | None = None,
+):  # type: ignore[no-untyped-def]
+    return score_round(
+        coinche=False,
+        taker=taker,
+        contract=0,
+        multiplier=1,
+        trick_points=points,
+        trick_winners=winners,
+        announcements=ann,
+        belote=belote,
+        pending=pending,
+        offender=offender,
+    )
 
 
-def coinche(points: tuple[int, int], contract: int, multiplier: int = 1, taker: int = 0,
-            ann: tuple[int, int] = (0, 0), belote: tuple[int, int] = (0, 0),
-            winners: tuple[int, ...] = EIGHT_SPLIT, offender: int | None = None):  # type: ignore[no-untyped-def]
-    return score_round(coinche=True, taker=taker, contract=contract, multiplier=multiplier,
-                       trick_points=points, trick_winners=winners, announcements=ann,
-                       belote=belote, pending=0, offender=offender)
+def coinche(
+    points: tuple[int, int],
+    contract: int,
+    multiplier: int = 1,
+    taker: int = 0,
+    ann: tuple[int, int] = (0, 0),
+    belote: tuple[int, int] = (0, 0),
+    winners: tuple[int, ...] = EIGHT_SPLIT,
+    offender: int | None = None,
+):  # type: ignore[no-untyped-def]
+    return score_round(
+        coinche=True,
+        taker=taker,
+        contract=contract,
+        multiplier=multiplier,
+        trick_points=points,
+        trick_winners=winners,
+        announcements=ann,
+        belote=belote,
+        pending=0,
+        offender=offender,
+    )
 
 
 def test_made_each_team_scores_its_own() -> None:
