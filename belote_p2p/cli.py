@@ -12,6 +12,8 @@ from collections.abc import Sequence
 COMMAND_MODULES = (
     "belote_p2p.local",
     "belote_p2p.referee",
+    "belote_p2p.bots",
+    "belote_p2p.arena",
 )
 
 

@@ -1,0 +1,484 @@
+"""Bot-vs-bot matches on duplicate boards, in-process, over several processes.
+
+A board is one deal: a deck order and a dealer. It is played at two tables: bot A on seats
+0 and 2 at the first, on seats 1 and 3 at the second, with the same cards; the board score
+is A's net points (A's round score minus B's) summed over both tables, which removes most
+of the luck of the deal.
+
+Everything random derives from ``(seed, board)``: the board's decks and dealer, and each
+bot's generator (``(seed, board, table, seat)``). A board's result therefore does not
+depend on which process played it, and ``--jobs`` changes only the speed.
+
+When everybody passes (twice in classic, once in coinche) the table redeals, as the rules
+say, with the next dealer and the next deck of the board's deck sequence; both tables draw
+from the same sequence, so a table that redeals plays the deck the other table would have
+played after its own redeal. After :data:`MAX_DEALS` deals without a contract the table
+scores 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import random
+import sys
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from typing import Any
+
+from .bots import BotError, FallbackCounts, SafePlayer, load_bots, make_bot
+from .cards import CARDS, Card
+from .engine import Phase, State
+from .hookspecs import Bot, BotInfo
+from .observation import observe
+from .rules import RULE_SETS, RuleSet, rule_set
+
+MAX_DEALS = 16
+Z95 = 1.959963984540054
+
+
+def board_rng(seed: int, board: int) -> random.Random:
+    return random.Random(f"belote-arena:{seed}:{board}")
+
+
+def bot_rng(seed: int, board: int, table: int, seat: int) -> random.Random:
+    return random.Random(f"belote-arena:{seed}:{board}:{table}:{seat}")
+
+
+def board_decks(seed: int, board: int) -> tuple[int, Callable[[], list[Card]]]:
+    """The board's first dealer and a function drawing its successive decks."""
+    rng = board_rng(seed, board)
+    dealer = rng.randrange(4)
+    decks: list[list[Card]] = []
+
+    def deck_at(i: int) -> list[Card]:
+        while len(decks) <= i:
+            d = list(CARDS)
+            rng.shuffle(d)
+            decks.append(d)
+        return decks[i]
+
+    counter = iter(range(MAX_DEALS))
+    return dealer, lambda: deck_at(next(counter))
+
+
+@dataclass(frozen=True, slots=True)
+class TableResult:
+    """One table of a board: A's and B's round scores, and how many deals it took."""
+
+    score_a: int
+    score_b: int
+    deals: int
+    a_took: bool | None
+    """Whether team A held the contract (None when no contract was played)."""
+
+    @property
+    def net(self) -> int:
+        return self.score_a - self.score_b
+
+
+@dataclass(frozen=True, slots=True)
+class BoardResult:
+    board: int
+    tables: tuple[TableResult, TableResult]
+
+    @property
+    def score(self) -> int:
+        return self.tables[0].net + self.tables[1].net
+
+
+@dataclass
+class MatchResult:
+    """The boards of a match between A and B, in board order, and the fallbacks each made."""
+
+    bots: tuple[str, str]
+    variant: str
+    seed: int
+    boards: list[BoardResult]
+    seconds: float = 0.0
+    fallbacks: tuple[FallbackCounts, FallbackCounts] = field(
+        default_factory=lambda: (FallbackCounts(), FallbackCounts())
+    )
+    decision_seconds: tuple[list[float], list[float]] | None = None
+
+    def summary(self) -> dict[str, Any]:
+        scores = [b.score for b in self.boards]
+        n = len(scores)
+        mean = sum(scores) / n if n else 0.0
+        sd = math.sqrt(sum((x - mean) ** 2 for x in scores) / (n - 1)) if n > 1 else 0.0
+        half = Z95 * sd / math.sqrt(n) if n else 0.0
+        rounds = [t for b in self.boards for t in b.tables if t.a_took is not None]
+        round_wins = sum(1.0 if t.net > 0 else 0.5 if t.net == 0 else 0.0 for t in rounds)
+        round_rate = round_wins / len(rounds) if rounds else 0.5
+        board_wins = sum(1.0 if x > 0 else 0.5 if x == 0 else 0.0 for x in scores)
+        board_rate = board_wins / n if n else 0.5
+        out: dict[str, Any] = {
+            "bots": list(self.bots),
+            "variant": self.variant,
+            "seed": self.seed,
+            "boards": n,
+            "points_per_board": round(mean, 3),
+            "sd": round(sd, 3),
+            "ci95": [round(mean - half, 3), round(mean + half, 3)],
+            "round_win_rate": round(round_rate, 4),
+            "board_win_rate": round(board_rate, 4),
+            "elo": round(elo(board_rate), 1),
+            "elo_ci95": [round(elo(x), 1) for x in _rate_interval(board_rate, n)],
+            "seconds": round(self.seconds, 3),
+            "boards_per_second": round(n / self.seconds, 1) if self.seconds else None,
+            "fallbacks": {
+                self.bots[0]: self.fallbacks[0].to_json(),
+                self.bots[1]: self.fallbacks[1].to_json(),
+            },
+        }
+        if self.decision_seconds is not None:
+            for name, times in zip(self.bots, self.decision_seconds, strict=True):
+                if times:
+                    ordered = sorted(times)
+                    out.setdefault("decision_median_s", {})[name] = round(
+                        ordered[len(ordered) // 2], 5
+                    )
+        return out
+
+
+def elo(p: float) -> float:
+    """Elo difference from a win rate (ties counted half), clipped to ±800."""
+    p = min(max(p, 1e-3), 1 - 1e-3)
+    return max(-800.0, min(800.0, 400 * math.log10(p / (1 - p))))
+
+
+def _rate_interval(p: float, n: int) -> tuple[float, float]:
+    if n == 0:
+        return (0.5, 0.5)
+    half = Z95 * math.sqrt(max(p * (1 - p), 0.0) / n)
+    return (max(p - half, 0.0), min(p + half, 1.0))
+
+
+# -- playing ------------------------------------------------------------------------------
+
+
+class _Timed:
+    """Wraps a bot to record how long each of its decisions takes."""
+
+    def __init__(self, bot: Bot, times: list[float]) -> None:
+        self.bot = bot
+        self.times = times
+
+    def decide(self, observation: Any, rng: random.Random) -> Any:
+        t = time.perf_counter()
+        try:
+            return self.bot.decide(observation, rng)
+        finally:
+            self.times.append(time.perf_counter() - t)
+
+
+def play_table(
+    rules: RuleSet,
+    players: Sequence[SafePlayer],
+    rngs: Sequence[random.Random],
+    dealer: int,
+    next_deck: Callable[[], list[Card]],
+) -> tuple[State | None, int]:
+    """Play one deal (redealing after a pass-out) to its end; the state and the deals used."""
+    state = State.new_game(rules.with_(first_dealer=dealer))
+    for seat, player in enumerate(players):
+        player.new_game(state.rules, seat)
+    for deals in range(1, MAX_DEALS + 1):
+        state = state.deal(next_deck())
+        for seat, player in enumerate(players):
+            if player.wants_new_round:
+                player.new_round(observe(state, seat))
+        while state.phase is not Phase.DEAL and state.phase is not Phase.GAME_OVER:
+            seat = state.to_act
+            action = players[seat].decide(observe(state, seat), rngs[seat])
+            state = state.apply(action)
+        if state.history[-1].score is not None:
+            return state, deals
+    return None, MAX_DEALS
+
+
+def play_board(
+    specs: tuple[str, str],
+    rules: RuleSet,
+    seed: int,
+    board: int,
+    bots: dict[str, BotInfo] | None = None,
+    counts: tuple[FallbackCounts, FallbackCounts] | None = None,
+    times: tuple[list[float], list[float]] | None = None,
+) -> BoardResult:
+    """Both tables of one board; fresh bots at each table, so a board stands alone."""
+    dealer, _ = board_decks(seed, board)
+    tables = []
+    for table in (0, 1):
+        _, next_deck = board_decks(seed, board)
+        players = []
+        for seat in range(4):
+            side = (seat + table) % 2  # 0: bot A, 1: bot B
+            bot = make_bot(specs[side], bots)
+            if times is not None:
+                bot = _Timed(bot, times[side])
+            player = SafePlayer(bot, name=specs[side])
+            if counts is not None:
+                player.counts = counts[side]
+            players.append(player)
+        rngs = [bot_rng(seed, board, table, seat) for seat in range(4)]
+        state, deals = play_table(rules, players, rngs, dealer, next_deck)
+        if state is None:
+            tables.append(TableResult(0, 0, deals, None))
+            continue
+        record = state.history[-1]
+        assert record.score is not None
+        team_a = table  # team 0 holds seats 0/2
+        score = record.score.score
+        tables.append(
+            TableResult(score[team_a], score[1 - team_a], deals, record.taker % 2 == team_a)
+        )
+    return BoardResult(board, (tables[0], tables[1]))
+
+
+def _play_chunk(
+    specs: tuple[str, str], variant: str, seed: int, boards: Sequence[int], timed: bool
+) -> tuple[list[BoardResult], tuple[FallbackCounts, FallbackCounts], Any]:
+    bots = load_bots()
+    rules = rule_set(variant)
+    counts = (FallbackCounts(), FallbackCounts())
+    times: tuple[list[float], list[float]] | None = ([], []) if timed else None
+    results = [play_board(specs, rules, seed, b, bots, counts, times) for b in boards]
+    return results, counts, times
+
+
+def _chunks(n: int, jobs: int) -> list[range]:
+    size = max(1, min(200, n // (jobs * 8) or 1))
+    return [range(i, min(i + size, n)) for i in range(0, n, size)]
+
+
+def run_match(
+    specs: tuple[str, str],
+    *,
+    boards: int,
+    variant: str = "classic",
+    seed: int = 0,
+    jobs: int = 1,
+    progress: bool = False,
+    timed: bool = False,
+) -> MatchResult:
+    """Play ``boards`` duplicate boards of A (``specs[0]``) against B over ``jobs`` processes."""
+    rule_set(variant)
+    known = load_bots()
+    for spec in specs:
+        make_bot(spec, known)  # fail early on a bad name or option
+    start = time.perf_counter()
+    results: list[BoardResult] = []
+    counts = (FallbackCounts(), FallbackCounts())
+    times: tuple[list[float], list[float]] | None = ([], []) if timed else None
+    bar = _Progress(boards, f"{specs[0]} vs {specs[1]}") if progress else None
+    chunks = _chunks(boards, jobs)
+    if jobs <= 1:
+        for chunk in chunks:
+            part, c, t = _play_chunk(specs, variant, seed, chunk, timed)
+            _merge(results, counts, times, part, c, t)
+            if bar:
+                bar.advance(len(chunk))
+    else:
+        with ProcessPoolExecutor(max_workers=jobs) as pool:
+            futures = [pool.submit(_play_chunk, specs, variant, seed, ch, timed) for ch in chunks]
+            for future in as_completed(futures):
+                part, c, t = future.result()
+                _merge(results, counts, times, part, c, t)
+                if bar:
+                    bar.advance(len(part))
+    if bar:
+        bar.close()
+    results.sort(key=lambda r: r.board)
+    return MatchResult(specs, variant, seed, results, time.perf_counter() - start, counts, times)
+
+
+def _merge(
+    results: list[BoardResult],
+    counts: tuple[FallbackCounts, FallbackCounts],
+    times: tuple[list[float], list[float]] | None,
+    part: list[BoardResult],
+    c: tuple[FallbackCounts, FallbackCounts],
+    t: tuple[list[float], list[float]] | None,
+) -> None:
+    results.extend(part)
+    counts[0].add(c[0])
+    counts[1].add(c[1])
+    if times is not None and t is not None:
+        times[0].extend(t[0])
+        times[1].extend(t[1])
+
+
+class _Progress:
+    def __init__(self, total: int, label: str) -> None:
+        self.total = max(total, 1)
+        self.done = 0
+        self.label = label
+        self.start = time.perf_counter()
+        self._draw()
+
+    def advance(self, n: int) -> None:
+        self.done += n
+        self._draw()
+
+    def _draw(self) -> None:
+        width = 30
+        filled = width * self.done // self.total
+        rate = self.done / max(time.perf_counter() - self.start, 1e-9)
+        sys.stderr.write(
+            f"\r{self.label} [{'#' * filled}{'.' * (width - filled)}] "
+            f"{self.done}/{self.total} boards {rate:.0f}/s"
+        )
+        sys.stderr.flush()
+
+    def close(self) -> None:
+        sys.stderr.write("\n")
+        sys.stderr.flush()
+
+
+# -- ladder -------------------------------------------------------------------------------
+
+
+def bradley_terry(names: Sequence[str], wins: dict[tuple[str, str], float]) -> dict[str, float]:
+    """Elo ratings (mean 0) fitted to pairwise wins (``wins[a, b]``: a's wins over b)."""
+    strength = dict.fromkeys(names, 1.0)
+    for _ in range(500):
+        new = {}
+        for a in names:
+            won = sum(wins.get((a, b), 0.0) for b in names if b != a) + 0.5
+            denom = 0.0
+            for b in names:
+                if b == a:
+                    continue
+                games = wins.get((a, b), 0.0) + wins.get((b, a), 0.0) + 1.0
+                denom += games / (strength[a] + strength[b])
+            new[a] = won / denom if denom else strength[a]
+        mean_log = sum(math.log(v) for v in new.values()) / len(new)
+        strength = {k: v / math.exp(mean_log) for k, v in new.items()}
+    return {k: 400 * math.log10(v) for k, v in strength.items()}
+
+
+def run_ladder(
+    specs: Sequence[str], *, boards: int, variant: str, seed: int, jobs: int, progress: bool
+) -> dict[str, Any]:
+    matches = []
+    wins: dict[tuple[str, str], float] = {}
+    points: dict[str, list[float]] = {s: [] for s in specs}
+    for i, a in enumerate(specs):
+        for b in specs[i + 1 :]:
+            m = run_match(
+                (a, b), boards=boards, variant=variant, seed=seed, jobs=jobs, progress=progress
+            )
+            s = m.summary()
+            matches.append(s)
+            wins[a, b] = s["board_win_rate"] * s["boards"]
+            wins[b, a] = (1 - s["board_win_rate"]) * s["boards"]
+            points[a].append(s["points_per_board"])
+            points[b].append(-s["points_per_board"])
+    ratings = bradley_terry(list(specs), wins)
+    table = [
+        {
+            "bot": name,
+            "elo": round(ratings[name], 1),
+            "points_per_board": round(sum(points[name]) / max(len(points[name]), 1), 2),
+        }
+        for name in sorted(specs, key=lambda n: -ratings[n])
+    ]
+    return {"ladder": table, "matches": matches}
+
+
+# -- the ``arena`` command ----------------------------------------------------------------
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser(
+        "arena",
+        help="play bots against each other on duplicate boards",
+        description="Duplicate-board match between two bots (or a ladder of several).",
+    )
+    p.add_argument(
+        "--bots", required=True, help="A,B (specs name[:key=value...]); more with --ladder"
+    )
+    p.add_argument("--boards", type=int, default=200, help="boards per match (default 200)")
+    p.add_argument("--variant", default="classic", choices=sorted(RULE_SETS))
+    p.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="processes")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--ladder", action="store_true", help="every bot against every other")
+    p.add_argument("--no-progress", action="store_true")
+    p.set_defaults(func=_cmd_arena)
+
+
+def _cmd_arena(args: argparse.Namespace) -> int:
+    specs = [s.strip() for s in args.bots.split(",") if s.strip()]
+    if args.boards <= 0 or args.jobs <= 0:
+        print("error: --boards and --jobs must be positive", file=sys.stderr)
+        return 2
+    if len(specs) != 2 and not (args.ladder and len(specs) >= 2):
+        print("error: --bots takes two bots (or two or more with --ladder)", file=sys.stderr)
+        return 2
+    progress = not args.no_progress
+    try:
+        if args.ladder:
+            out = run_ladder(
+                specs,
+                boards=args.boards,
+                variant=args.variant,
+                seed=args.seed,
+                jobs=args.jobs,
+                progress=progress,
+            )
+            if args.json:
+                print(json.dumps(out))
+            else:
+                print(format_ladder(out))
+            return 0
+        match = run_match(
+            (specs[0], specs[1]),
+            boards=args.boards,
+            variant=args.variant,
+            seed=args.seed,
+            jobs=args.jobs,
+            progress=progress,
+        )
+    except (BotError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    summary = match.summary()
+    print(json.dumps(summary) if args.json else format_summary(summary))
+    return 0
+
+
+def format_summary(s: dict[str, Any]) -> str:
+    a, b = s["bots"]
+    lo, hi = s["ci95"]
+    elo_lo, elo_hi = s["elo_ci95"]
+    lines = [
+        f"{a} vs {b}, {s['variant']}, {s['boards']} duplicate boards, seed {s['seed']}",
+        f"  points per board ({a}):  {s['points_per_board']:+.1f}  95% CI [{lo:+.1f}, {hi:+.1f}]"
+        f"  (sd {s['sd']:.1f})",
+        f"  round win rate:        {100 * s['round_win_rate']:.1f}%",
+        f"  board win rate:        {100 * s['board_win_rate']:.1f}%",
+        f"  Elo difference:        {s['elo']:+.0f}  [{elo_lo:+.0f}, {elo_hi:+.0f}]",
+        f"  time:                  {s['seconds']:.2f} s ({s['boards_per_second']} boards/s)",
+    ]
+    for name, c in s["fallbacks"].items():
+        if c["illegal"] or c["errors"] or c["timeouts"]:
+            lines.append(
+                f"  fallbacks {name}: {c['illegal']} illegal, {c['errors']} errors, "
+                f"{c['timeouts']} timeouts of {c['decisions']}"
+            )
+    return "\n".join(lines)
+
+
+def format_ladder(out: dict[str, Any]) -> str:
+    lines = [f"{'bot':<24} {'Elo':>7} {'pts/board':>10}"]
+    for row in out["ladder"]:
+        lines.append(f"{row['bot']:<24} {row['elo']:>+7.0f} {row['points_per_board']:>+10.1f}")
+    lines.append("")
+    lines.extend(format_summary(m) for m in out["matches"])
+    return "\n".join(lines)

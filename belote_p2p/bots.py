@@ -1,0 +1,352 @@
+"""Finding installed bots, and calling them safely.
+
+Bots come from pluggy plugins (:mod:`belote_p2p.hookspecs`) announced in the entry-point
+group ``belote_p2p.bots``. :func:`call_bot` runs one decision, in-process (the arena) or in
+a worker thread under a deadline (live tables), and replaces an illegal answer, an
+exception or a timeout by a seeded random legal action, logged and counted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import logging
+import random
+import re
+import threading
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
+from types import ModuleType
+from typing import Any, cast
+
+import pluggy
+
+from . import hookspecs
+from .cards import CARDS, Card
+from .engine import Action, Bid
+from .hookspecs import ENTRY_POINT_GROUP, PROJECT_NAME, Bot, BotInfo
+from .observation import Observation
+from .rules import RuleSet
+
+log = logging.getLogger(__name__)
+
+BUILTIN_MODULE = "belote_bots"
+_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
+
+
+class BotError(Exception):
+    """Bots could not be loaded or found (duplicate or unknown name, bad option)."""
+
+
+# -- discovery ----------------------------------------------------------------------------
+
+
+def make_plugin_manager(*, entry_points: bool = True, builtin: bool = True) -> pluggy.PluginManager:
+    """A plugin manager with the bot hook, the installed plugins and the built-in bots.
+
+    ``builtin`` registers :mod:`belote_bots` directly when no entry point brought it in
+    (running from a source tree that is not installed).
+    """
+    pm = pluggy.PluginManager(PROJECT_NAME)
+    pm.add_hookspecs(hookspecs)
+    if entry_points:
+        pm.load_setuptools_entrypoints(ENTRY_POINT_GROUP)
+    if builtin and pm.get_plugin("builtin") is None:
+        module = _import_builtin()
+        if module is not None and not pm.is_registered(module):
+            pm.register(module, name="builtin")
+    pm.check_pending()
+    return pm
+
+
+def _import_builtin() -> ModuleType | None:
+    try:
+        return importlib.import_module(BUILTIN_MODULE)
+    except ImportError:
+        return None
+
+
+def _packages(pm: pluggy.PluginManager) -> dict[int, str]:
+    """Plugin object id -> the distribution (name and version) that provides it."""
+    out: dict[int, str] = {}
+    for plugin, dist in pm.list_plugin_distinfo():
+        out[id(plugin)] = f"{dist.project_name} {dist.version}"
+    return out
+
+
+def collect_bots(pm: pluggy.PluginManager) -> dict[str, BotInfo]:
+    """Every bot the registered plugins provide, by name; ``BotError`` on a duplicate name."""
+    packages = _packages(pm)
+    bots: dict[str, BotInfo] = {}
+    for impl in pm.hook.belote_bots.get_hookimpls():
+        plugin = impl.plugin
+        package = packages.get(id(plugin)) or pm.get_name(plugin) or impl.plugin_name
+        result = cast("Iterable[object] | None", impl.function())
+        for info in result or ():
+            if not isinstance(info, BotInfo):
+                raise BotError(f"plugin {package} returned {info!r}, not a BotInfo")
+            if not _NAME.match(info.name):
+                raise BotError(f"plugin {package}: bad bot name {info.name!r}")
+            if info.name in bots:
+                raise BotError(
+                    f"two bots named {info.name!r}: from {bots[info.name].package} and {package}"
+                )
+            bots[info.name] = replace(info, package=info.package or package)
+    return bots
+
+
+def load_bots(pm: pluggy.PluginManager | None = None) -> dict[str, BotInfo]:
+    """Installed bots by name (the built-ins included)."""
+    return collect_bots(pm if pm is not None else make_plugin_manager())
+
+
+def get_bot(name: str, bots: dict[str, BotInfo] | None = None) -> BotInfo:
+    """The installed bot called ``name``; ``BotError`` naming the known ones otherwise."""
+    bots = load_bots() if bots is None else bots
+    try:
+        return bots[name]
+    except KeyError:
+        raise BotError(f"no bot named {name!r}; installed: {', '.join(sorted(bots))}") from None
+
+
+def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
+    """``"pimc:iterations=40:seconds=0.5"`` -> ``("pimc", {"iterations": 40, "seconds": 0.5})``.
+
+    Values are read as int, then float, then kept as text.
+    """
+    name, *parts = spec.strip().split(":")
+    options: dict[str, Any] = {}
+    for part in parts:
+        key, sep, text = part.partition("=")
+        if not sep or not key:
+            raise BotError(f"bad option {part!r} in {spec!r} (expected key=value)")
+        value: Any = text
+        for kind in (int, float):
+            try:
+                value = kind(text)
+                break
+            except ValueError:
+                pass
+        options[key.strip()] = value
+    return name, options
+
+
+def make_bot(spec: str, bots: dict[str, BotInfo] | None = None) -> Bot:
+    """A fresh bot from a spec ``name[:key=value...]``."""
+    name, options = parse_spec(spec)
+    info = get_bot(name, bots)
+    try:
+        return info.create(**options)
+    except TypeError as exc:
+        raise BotError(f"bot {name!r} rejects options {options}: {exc}") from None
+
+
+# -- safe calling -------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class FallbackCounts:
+    """How often a bot's answer was replaced, by cause."""
+
+    decisions: int = 0
+    illegal: int = 0
+    errors: int = 0
+    timeouts: int = 0
+
+    @property
+    def fallbacks(self) -> int:
+        return self.illegal + self.errors + self.timeouts
+
+    def add(self, other: FallbackCounts) -> None:
+        self.decisions += other.decisions
+        self.illegal += other.illegal
+        self.errors += other.errors
+        self.timeouts += other.timeouts
+
+    def to_json(self) -> dict[str, int]:
+        return {
+            "decisions": self.decisions,
+            "illegal": self.illegal,
+            "errors": self.errors,
+            "timeouts": self.timeouts,
+        }
+
+
+def legal_answer(answer: object, legal: Iterable[Action]) -> Action | None:
+    """The legal action ``answer`` stands for (a card may come as a plain int), or None."""
+    legal = tuple(legal)
+    if isinstance(answer, bool):
+        return None
+    if isinstance(answer, int):
+        if 0 <= answer < 32 and CARDS[answer] in legal:
+            return CARDS[answer]
+        return None
+    if isinstance(answer, Bid):
+        for action in legal:
+            if action == answer:
+                return action
+    return None
+
+
+def fallback_rng(obs: Observation) -> random.Random:
+    """A generator seeded from the decision point, independent of the bot's own ``rng``."""
+    seed = ((obs.number * 4 + obs.seat) << 40) ^ (obs.played << 6) ^ len(obs.bids)
+    return random.Random(seed)
+
+
+class _Outcome:
+    __slots__ = ("done", "error", "value")
+
+    def __init__(self) -> None:
+        self.done = threading.Event()
+        self.value: object = None
+        self.error: BaseException | None = None
+
+
+def _run(bot: Bot, obs: Observation, rng: random.Random, out: _Outcome) -> None:
+    try:
+        out.value = bot.decide(obs, rng)
+    except BaseException as exc:  # a bot's failure of any kind becomes a fallback
+        out.error = exc
+    finally:
+        out.done.set()
+
+
+def call_bot(
+    bot: Bot,
+    obs: Observation,
+    rng: random.Random,
+    deadline_s: float | None = None,
+    *,
+    counts: FallbackCounts | None = None,
+    fallback: random.Random | None = None,
+    name: str = "bot",
+) -> Action:
+    """Ask ``bot`` for an action; never fails while ``obs.legal`` is not empty.
+
+    With ``deadline_s`` the bot runs in a daemon worker thread; past the deadline its
+    thread is abandoned (its late answer is ignored). Without, it runs in this thread.
+    An illegal answer, an exception or a timeout is replaced by a random legal action drawn
+    from ``fallback`` (default :func:`fallback_rng`), logged as a warning and counted.
+    Usable from trio through ``trio.to_thread.run_sync(call_bot, ..., abandon_on_cancel=True)``.
+    """
+    if not obs.legal:
+        raise ValueError(f"seat {obs.seat} has no legal action to choose from")
+    if counts is not None:
+        counts.decisions += 1
+    if deadline_s is None:
+        # The arena's path: no thread and no event, little more than a plain call.
+        try:
+            answer: object = bot.decide(obs, rng)
+        except Exception as exc:
+            return _fallback(obs, fallback, counts, "errors", f"raised {exc!r}", name)
+    else:
+        out = _Outcome()
+        worker = threading.Thread(
+            target=_run, args=(bot, obs, rng, out), name=f"bot-{name}", daemon=True
+        )
+        worker.start()
+        if not out.done.wait(max(deadline_s, 0.0)):
+            why = f"timed out after {deadline_s:.3f} s"
+            return _fallback(obs, fallback, counts, "timeouts", why, name)
+        if out.error is not None:
+            return _fallback(obs, fallback, counts, "errors", f"raised {out.error!r}", name)
+        answer = out.value
+    if type(answer) is Card and answer in obs.legal:
+        return answer
+    action = legal_answer(answer, obs.legal)
+    if action is None:
+        return _fallback(obs, fallback, counts, "illegal", f"answered illegal {answer!r}", name)
+    return action
+
+
+def _fallback(
+    obs: Observation,
+    rng: random.Random | None,
+    counts: FallbackCounts | None,
+    cause: str,
+    why: str,
+    name: str,
+) -> Action:
+    log.warning("bot %s %s (seat %d); playing a random legal action", name, why, obs.seat)
+    if counts is not None:
+        setattr(counts, cause, getattr(counts, cause) + 1)
+    return (rng or fallback_rng(obs)).choice(obs.legal)
+
+
+@dataclass
+class SafePlayer:
+    """A bot, its name and deadline, its fallback generator and its fallback counts."""
+
+    bot: Bot
+    name: str = "bot"
+    deadline_s: float | None = None
+    fallback: random.Random | None = None
+    counts: FallbackCounts = field(default_factory=FallbackCounts)
+
+    def decide(self, obs: Observation, rng: random.Random) -> Action:
+        return call_bot(
+            self.bot,
+            obs,
+            rng,
+            self.deadline_s,
+            counts=self.counts,
+            fallback=self.fallback,
+            name=self.name,
+        )
+
+    def new_game(self, rules: RuleSet, seat: int) -> None:
+        self._notify("new_game", rules, seat)
+
+    @property
+    def wants_new_round(self) -> bool:
+        return getattr(self.bot, "new_round", None) is not None
+
+    def new_round(self, obs: Observation) -> None:
+        self._notify("new_round", obs)
+
+    def _notify(self, hook: str, *args: object) -> None:
+        method = getattr(self.bot, hook, None)
+        if method is None:
+            return
+        try:
+            method(*args)
+        except Exception as exc:
+            log.warning("bot %s raised %r in %s", self.name, exc, hook)
+            self.counts.errors += 1
+
+
+# -- the ``bots`` command -----------------------------------------------------------------
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser("bots", help="list the installed bots")
+    parser.add_argument("--json", action="store_true", help="print a JSON list")
+    parser.set_defaults(func=_cmd_bots)
+
+
+def _cmd_bots(args: argparse.Namespace) -> int:
+    try:
+        bots = load_bots()
+    except BotError as exc:
+        print(f"error: {exc}")
+        return 1
+    rows = [
+        {
+            "name": b.name,
+            "version": b.version,
+            "package": b.package,
+            "description": b.description.strip().splitlines()[0] if b.description.strip() else "",
+        }
+        for b in sorted(bots.values(), key=lambda b: b.name)
+    ]
+    if args.json:
+        print(json.dumps(rows))
+        return 0
+    widths = {k: max([len(k), *(len(r[k]) for r in rows)]) for k in ("name", "version", "package")}
+    header = "  ".join(k.upper().ljust(widths[k]) for k in widths) + "  DESCRIPTION"
+    print(header)
+    for r in rows:
+        print("  ".join(r[k].ljust(widths[k]) for k in widths) + "  " + r["description"])
+    return 0

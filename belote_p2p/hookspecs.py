@@ -1,0 +1,75 @@
+"""The bot plugin interface: one typed hook, and the values it exchanges.
+
+A plugin is any module or object with functions marked ``@hookimpl``. Installed packages
+announce theirs through the entry-point group ``belote_p2p.bots``; the built-in bots
+(``belote_bots``) load through the same door. A bot is an object with
+``decide(observation, rng) -> action``; it may also have ``new_game(rules, seat)`` and
+``new_round(observation)``, called when a game and each round begin.
+
+Hooks are synchronous (pluggy does not await): a live peer runs ``decide`` in a worker
+thread under a deadline (:func:`belote_p2p.bots.call_bot`).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+
+import pluggy
+
+from .engine import Action
+from .observation import Observation
+from .rules import RuleSet
+
+PROJECT_NAME = "belote_p2p"
+ENTRY_POINT_GROUP = "belote_p2p.bots"
+
+hookspec = pluggy.HookspecMarker(PROJECT_NAME)
+hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
+
+
+@runtime_checkable
+class Bot(Protocol):
+    """A player that answers "your turn" from what its seat may see.
+
+    ``decide`` must return one of ``observation.legal``; every random choice must come
+    from ``rng`` (the arena seeds it from the match seed, the board and the seat).
+    """
+
+    def decide(self, observation: Observation, rng: random.Random) -> Action: ...
+
+
+class GameAware(Protocol):
+    """Optional callbacks a bot may define; the caller looks them up with ``getattr``."""
+
+    def new_game(self, rules: RuleSet, seat: int) -> None: ...
+
+    def new_round(self, observation: Observation) -> None: ...
+
+
+BotFactory = Callable[..., Bot]
+"""Builds a fresh bot; keyword options (``iterations=50``) tune it."""
+
+
+@dataclass(frozen=True, slots=True)
+class BotInfo:
+    """What a plugin says about one bot it provides."""
+
+    name: str
+    """Unique among installed bots: lowercase letters, digits, ``-`` and ``_``."""
+    factory: BotFactory
+    version: str = "0"
+    description: str = ""
+    """One line."""
+    package: str = ""
+    """The distribution that provides it; filled in by :func:`belote_p2p.bots.load_bots`."""
+
+    def create(self, **options: Any) -> Bot:
+        return self.factory(**options)
+
+
+@hookspec
+def belote_bots() -> list[BotInfo]:  # type: ignore[empty-body]
+    """The bots this plugin provides."""

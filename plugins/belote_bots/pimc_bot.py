@@ -1,0 +1,303 @@
+"""The ``pimc`` bot: perfect-information Monte Carlo over hands consistent with the play.
+
+For a card decision it deals the unseen cards to the other seats many times, respecting
+everything observed (how many cards each seat holds, shown voids, cards shown by
+announcements, belote or the turned card), rebuilds each sample as a full-information
+engine state by replaying the round, plays every legal card followed by a fast greedy
+playout of the rest of the round for all four seats, and picks the card with the best
+average round score. Samples whose replay contradicts what was seen (an announcement or a
+belote the seat did not declare) are redrawn. Bidding is the ``rules`` bot's, checked in
+classic against sampled deals.
+
+The budget is a number of samples (reproducible, the default) or a time in seconds.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+
+from belote_p2p.cards import CARDS, FULL_DECK, Card
+from belote_p2p.engine import (
+    CHOOSE,
+    PASS,
+    TAKE,
+    Action,
+    IllegalActionError,
+    Phase,
+    State,
+    deal_owners,
+)
+from belote_p2p.observation import Observation
+from belote_p2p.tables import ABOVE, POINTS, STRENGTH, TRUMP_MASK
+
+from .rules_bot import RulesBot
+
+_REDRAWS = 12
+
+
+def _cards(mask: int) -> list[Card]:
+    out = []
+    while mask:
+        low = mask & -mask
+        out.append(CARDS[low.bit_length() - 1])
+        mask ^= low
+    return out
+
+
+def played_by_seat(obs: Observation) -> list[int]:
+    """The cards each seat played this round (masks)."""
+    out = [0, 0, 0, 0]
+    for trick in obs.tricks:
+        for i, c in enumerate(trick.cards):
+            out[(trick.leader + i) % 4] |= 1 << c
+    for i, c in enumerate(obs.trick):
+        out[(obs.leader + i) % 4] |= 1 << c
+    return out
+
+
+def sample_hands(obs: Observation, rng: random.Random) -> list[int] | None:
+    """Unplayed cards for every seat (masks), consistent with ``obs``; None after a dead end.
+
+    Cards are placed most-constrained first, each on a seat drawn in proportion to the room
+    it has left, so a single pass rarely fails.
+    """
+    me = obs.seat
+    played = played_by_seat(obs)
+    hands = [0, 0, 0, 0]
+    hands[me] = obs.hand_mask
+    room = [0, 0, 0, 0]
+    allowed = [0, 0, 0, 0]
+    pool = obs.unseen()
+    for s in range(4):
+        if s == me:
+            continue
+        shown = obs.shown[s] & pool
+        hands[s] = shown
+        pool &= ~shown
+    for s in range(4):
+        if s == me:
+            continue
+        room[s] = 8 - played[s].bit_count() - hands[s].bit_count()
+        allowed[s] = obs.possible(s)
+    if sum(room) != pool.bit_count() or min(room) < 0:
+        return None
+    cards = _cards(pool)
+    rng.shuffle(cards)
+    options = []
+    for c in cards:
+        bit = 1 << c
+        options.append((sum(1 for s in range(4) if allowed[s] & bit), c))
+    options.sort(key=lambda x: x[0])
+    for _, c in options:
+        bit = 1 << c
+        seats = [s for s in range(4) if room[s] and allowed[s] & bit]
+        if not seats:
+            return None
+        total = sum(room[s] for s in seats)
+        pick = rng.randrange(total)
+        for s in seats:
+            pick -= room[s]
+            if pick < 0:
+                break
+        hands[s] |= bit
+        room[s] -= 1
+    return hands
+
+
+def rebuild(obs: Observation, hands: list[int]) -> State | None:
+    """The full-information state of ``obs`` with these unplayed hands, or None if the
+    replay contradicts what was observed."""
+    played = played_by_seat(obs)
+    full = [_cards(hands[s] | played[s]) for s in range(4)]
+    try:
+        state = State.for_play(
+            obs.rules,
+            dealer=obs.dealer,
+            hands=full,
+            trump=obs.trump,
+            taker=obs.taker,
+            contract=obs.contract,
+            multiplier=obs.multiplier,
+            pending=obs.pending,
+        )
+        for trick in obs.tricks:
+            for c in trick.cards:
+                state = state.apply(c)
+        for c in obs.trick:
+            state = state.apply(c)
+    except (IllegalActionError, ValueError):
+        return None
+    if state.belote != obs.belote:
+        return None
+    for s in range(4):
+        if obs.declared[s] is not None and state.declared[s] != obs.declared[s]:
+            return None
+    return state
+
+
+def greedy_card(state: State) -> Card:
+    """A fast full-information move: cash masters, load a partner's trick, win cheaply."""
+    m = state.legal_mask()
+    if not m & (m - 1):
+        return CARDS[m.bit_length() - 1]
+    trump = state.trump
+    st = STRENGTH[trump]
+    pts = POINTS[trump]
+    above = ABOVE[trump]
+    seat = state.to_act
+    others = FULL_DECK & ~state.played & ~state.hands[seat]
+    trick = state.trick
+    legal = _cards(m)
+    if not trick:
+        best: Card | None = None
+        for c in legal:
+            if not above[c] & others and (best is None or (pts[c], st[c]) > (pts[best], st[best])):
+                best = c
+        if best is not None:
+            return best
+        return min(legal, key=lambda c: (pts[c], st[c]))
+    top = trick[state.best]
+    last = len(trick) == 3
+    if (state.leader + state.best) % 2 == seat % 2:
+        tm = TRUMP_MASK[trump]
+        safe = last or not above[top] & others
+        if safe:
+            plain = [c for c in legal if not tm >> c & 1] or legal
+            return max(plain, key=lambda c: (pts[c], -st[c]))
+        return min(legal, key=lambda c: (pts[c], st[c]))
+    winners = [
+        c for c in legal if (c >> 3 == top >> 3 and st[c] > st[top]) or (st[c] >= 8 and st[top] < 8)
+    ]
+    if winners:
+        if last:
+            return max(winners, key=lambda c: (pts[c] - (st[c] >= 8) * 20, -st[c]))
+        masters = [c for c in winners if not above[c] & others]
+        if masters:
+            return min(masters, key=lambda c: (st[c] >= 8, st[c]))
+        return min(winners, key=lambda c: st[c])
+    return min(legal, key=lambda c: (pts[c], st[c]))
+
+
+def playout(state: State, team: int) -> int:
+    """Finish the round greedily; the round score of ``team`` minus the other team's."""
+    n = len(state.history)
+    while len(state.history) == n:
+        state = state.apply(greedy_card(state))
+    score = state.history[-1].score
+    if score is None:
+        return 0
+    return score.score[team] - score.score[1 - team]
+
+
+class PimcBot:
+    """The ``pimc`` bot; ``iterations`` samples per decision, or ``seconds`` if given."""
+
+    def __init__(
+        self,
+        iterations: int = 24,
+        seconds: float = 0.0,
+        bid_samples: int = 16,
+        take_margin: int = 0,
+    ) -> None:
+        self.iterations = iterations
+        self.seconds = seconds
+        self.bid_samples = bid_samples
+        self.take_margin = take_margin
+        self.rules = RulesBot()
+
+    def decide(self, observation: Observation, rng: random.Random) -> Action:
+        obs = observation
+        if len(obs.legal) == 1:
+            return obs.legal[0]
+        if obs.phase is Phase.PLAY:
+            return self.play(obs, rng)
+        if obs.phase in (Phase.TAKE_FIRST, Phase.TAKE_SECOND) and self.bid_samples > 0:
+            return self.take_or_choose(obs, rng)
+        return self.rules.decide(obs, rng)
+
+    def _budget(self) -> tuple[int, float]:
+        if self.seconds > 0:
+            return 1 << 30, time.perf_counter() + self.seconds
+        return self.iterations, float("inf")
+
+    def play(self, obs: Observation, rng: random.Random) -> Action:
+        legal = [c for c in obs.legal if isinstance(c, int)]
+        preferred = self.rules.play(obs)
+        totals = dict.fromkeys(legal, 0.0)
+        team = obs.team
+        count, stop = self._budget()
+        done = 0
+        for _ in range(count):
+            state = None
+            for _ in range(_REDRAWS):
+                hands = sample_hands(obs, rng)
+                if hands is not None:
+                    state = rebuild(obs, hands)
+                    if state is not None:
+                        break
+            if state is None:
+                continue
+            for c in legal:
+                totals[c] += playout(state.apply(c), team)
+            done += 1
+            if time.perf_counter() > stop:
+                break
+        if not done:
+            return preferred
+        # Ties go to the rules bot's choice: it knows conventions the playouts ignore.
+        return max(legal, key=lambda c: (totals[c], c == preferred))
+
+    # -- classic bidding checked on sampled deals ---------------------------------------
+
+    def take_or_choose(self, obs: Observation, rng: random.Random) -> Action:
+        suggested = self.rules.decide(obs, rng)
+        assert obs.turned is not None
+        turned_suit = obs.turned >> 3
+        if obs.phase is Phase.TAKE_FIRST:
+            options: list[Action] = [TAKE]
+            trumps = [turned_suit]
+        else:
+            trumps = [s for s in range(4) if CHOOSE[s] in obs.legal]
+            options = [CHOOSE[s] for s in trumps]
+        values = [0.0] * len(options)
+        for _ in range(self.bid_samples):
+            deck = self._sample_deck(obs, rng)
+            for i, action in enumerate(options):
+                values[i] += self._contract_value(obs, deck, action)
+        best = max(range(len(options)), key=lambda i: values[i])
+        mean = values[best] / max(self.bid_samples, 1)
+        if mean > self.take_margin:
+            return options[best]
+        if suggested != PASS and mean > self.take_margin - 20:
+            return suggested
+        return PASS
+
+    @staticmethod
+    def _sample_deck(obs: Observation, rng: random.Random) -> list[Card]:
+        """A deck that deals this seat its hand and turns the observed card."""
+        owners = deal_owners(obs.rules, obs.dealer)
+        assert obs.turned is not None
+        rest = _cards(FULL_DECK & ~obs.hand_mask & ~(1 << obs.turned))
+        rng.shuffle(rest)
+        mine = list(obs.hand)
+        deck: list[Card] = []
+        for owner in owners:
+            if owner == obs.seat:
+                deck.append(mine.pop())
+            elif owner == -1:
+                deck.append(obs.turned)
+            else:
+                deck.append(rest.pop())
+        return deck
+
+    @staticmethod
+    def _contract_value(obs: Observation, deck: list[Card], action: Action) -> int:
+        state = State.new_game(obs.rules.with_(first_dealer=obs.dealer)).deal(deck)
+        for _, bid in obs.bids:
+            state = state.apply(bid)
+        state = state.apply(action)
+        return playout(state, obs.team)
+
+
+__all__ = ["PimcBot", "greedy_card", "playout", "rebuild", "sample_hands"]

@@ -1,0 +1,125 @@
+"""The arena: duplicate boards, determinism whatever the job count, summaries and the CLI."""
+
+from __future__ import annotations
+
+import json
+import random
+from typing import ClassVar
+
+import pytest
+
+from belote_p2p import arena
+from belote_p2p.arena import board_decks, bradley_terry, elo, play_board, run_match
+from belote_p2p.bots import collect_bots, make_plugin_manager
+from belote_p2p.cli import main
+from belote_p2p.engine import PASS, Action
+from belote_p2p.hookspecs import BotInfo
+from belote_p2p.observation import Observation
+from belote_p2p.rules import CLASSIC, COINCHE
+
+
+class Recorder:
+    """A random bot that writes down the hand its seat is dealt at each round."""
+
+    log: ClassVar[list[tuple[int, int, int]]] = []  # (bot id, seat, hand)
+
+    def __init__(self, ident: int) -> None:
+        self.ident = ident
+
+    def new_round(self, observation: Observation) -> None:
+        Recorder.log.append((self.ident, observation.seat, observation.hand_mask))
+
+    def decide(self, observation: Observation, rng: random.Random) -> Action:
+        return rng.choice(observation.legal)
+
+
+class Passer:
+    def decide(self, observation: Observation, rng: random.Random) -> Action:
+        return PASS if PASS in observation.legal else observation.legal[0]
+
+
+def test_boards_are_duplicated_with_both_orientations() -> None:
+    bots = collect_bots(make_plugin_manager(entry_points=False))
+    bots["rec-a"] = BotInfo("rec-a", lambda: Recorder(0))
+    bots["rec-b"] = BotInfo("rec-b", lambda: Recorder(1))
+    Recorder.log.clear()
+    result = play_board(("rec-a", "rec-b"), CLASSIC, seed=3, board=5, bots=bots)
+    first: dict[tuple[int, int], int] = {}
+    for ident, seat, hand in Recorder.log:
+        first.setdefault((ident, seat), hand)
+    # Bot A held seats 0 and 2 at the first table, 1 and 3 at the second; every seat saw
+    # the same cards at both tables (the first round's deck).
+    seats_a = {seat for ident, seat in first if ident == 0}
+    seats_b = {seat for ident, seat in first if ident == 1}
+    assert seats_a == seats_b == {0, 1, 2, 3}
+    for seat in range(4):
+        assert first[0, seat] == first[1, seat]
+    a, b = result.tables
+    assert result.score == a.net + b.net
+    assert a.deals >= 1 and b.deals >= 1
+
+
+def test_a_board_where_everybody_passes_redeals_then_scores_zero() -> None:
+    bots = {"pass": BotInfo("pass", Passer)}
+    result = play_board(("pass", "pass"), CLASSIC, seed=0, board=0, bots=bots)
+    assert [t.deals for t in result.tables] == [arena.MAX_DEALS] * 2
+    assert result.score == 0 and all(t.a_took is None for t in result.tables)
+
+
+def test_board_decks_derive_from_seed_and_board() -> None:
+    d1, next1 = board_decks(1, 2)
+    d2, next2 = board_decks(1, 2)
+    assert d1 == d2 and next1() == next2() and next1() == next2()
+    _, other = board_decks(1, 3)
+    _, first = board_decks(1, 2)
+    assert other() != first()
+
+
+@pytest.mark.parametrize("variant", ["classic", "coinche"])
+def test_results_do_not_depend_on_the_job_count(variant: str) -> None:
+    one = run_match(("rules", "random"), boards=6, variant=variant, seed=11, jobs=1)
+    two = run_match(("rules", "random"), boards=6, variant=variant, seed=11, jobs=2)
+    assert [b.board for b in one.boards] == list(range(6))
+    assert one.boards == two.boards
+    s1, s2 = one.summary(), two.summary()
+    for key in ("points_per_board", "ci95", "round_win_rate", "elo"):
+        assert s1[key] == s2[key]
+
+
+def test_summary_statistics() -> None:
+    match = run_match(("rules", "random"), boards=8, variant="classic", seed=2, jobs=1)
+    s = match.summary()
+    assert s["boards"] == 8
+    lo, hi = s["ci95"]
+    assert lo <= s["points_per_board"] <= hi
+    assert 0.0 <= s["round_win_rate"] <= 1.0
+    assert s["fallbacks"]["rules"]["decisions"] > 0
+    assert s["fallbacks"]["rules"]["illegal"] == 0
+
+
+def test_elo_and_bradley_terry() -> None:
+    assert elo(0.5) == 0
+    assert elo(0.6) == pytest.approx(70.4, abs=0.1)
+    assert elo(1.0) == 800
+    ratings = bradley_terry(["a", "b"], {("a", "b"): 60.0, ("b", "a"): 40.0})
+    assert ratings["a"] > 0 > ratings["b"]
+    assert ratings["a"] - ratings["b"] == pytest.approx(elo(60.5 / 101), abs=2)
+
+
+def test_arena_command_prints_json(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["arena", "--bots", "random,random", "--boards", "3", "--jobs", "1", "--json"]
+    assert main([*argv, "--seed", "4"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    for key in ("boards", "points_per_board", "ci95", "round_win_rate", "elo", "seconds"):
+        assert key in out
+    assert out["boards"] == 3
+    assert main(["arena", "--bots", "random,nobody", "--boards", "1", "--no-progress"]) == 2
+
+
+def test_ladder_command(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["arena", "--ladder", "--bots", "random,rules,random:x=1", "--boards", "2"]
+    assert main([*argv, "--jobs", "1", "--no-progress"]) == 2  # a bad option is refused
+    capsys.readouterr()
+    assert main(["arena", "--ladder", "--bots", "random,rules", "--boards", "2", "--jobs", "1",
+                 "--no-progress", "--variant", COINCHE.name]) == 0  # fmt: skip
+    assert "Elo" in capsys.readouterr().out

@@ -1,0 +1,307 @@
+"""Bot plugins: discovery through a plugin manager, safe calling, and the built-in ladder."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import logging
+import random
+import threading
+from pathlib import Path
+
+import pluggy
+import pytest
+
+from belote_p2p import hookspecs
+from belote_p2p.bots import (
+    BotError,
+    FallbackCounts,
+    SafePlayer,
+    call_bot,
+    collect_bots,
+    get_bot,
+    legal_answer,
+    make_bot,
+    make_plugin_manager,
+    parse_spec,
+)
+from belote_p2p.cards import CARDS, FULL_DECK
+from belote_p2p.cli import main
+from belote_p2p.engine import PASS, Bid, Phase, State
+from belote_p2p.hookspecs import BotInfo, hookimpl
+from belote_p2p.observation import Observation, observe
+from belote_p2p.rules import CLASSIC, COINCHE, RuleSet
+
+EXAMPLE = Path(__file__).resolve().parent.parent / "plugins" / "examples" / "belote-bot-example"
+
+
+def dealt(rules: RuleSet, seed: int) -> State:
+    deck = list(CARDS)
+    random.Random(seed).shuffle(deck)
+    return State.new_game(rules).deal(deck)
+
+
+def first_play_state(seed: int = 1) -> State:
+    """A classic round at its first card: seat to act takes, then it is play."""
+    state = dealt(CLASSIC, seed)
+    return state.apply(state.legal_actions()[0])  # TAKE
+
+
+class Fixed:
+    def __init__(self, answer: object) -> None:
+        self.answer = answer
+
+    def decide(self, observation: Observation, rng: random.Random) -> object:
+        return self.answer
+
+
+class Raising:
+    def decide(self, observation: Observation, rng: random.Random) -> object:
+        raise RuntimeError("bug in bot")
+
+
+class Blocking:
+    def __init__(self) -> None:
+        self.release = threading.Event()
+        self.finished = threading.Event()
+
+    def decide(self, observation: Observation, rng: random.Random) -> object:
+        self.release.wait()
+        self.finished.set()
+        return observation.legal[0]
+
+
+class TestPlugin:
+    @hookimpl
+    def belote_bots(self) -> list[BotInfo]:
+        return [BotInfo("fixed-pass", lambda: Fixed(PASS), "1.0", "Always passes.")]
+
+
+class Clash:
+    @hookimpl
+    def belote_bots(self) -> list[BotInfo]:
+        return [BotInfo("random", lambda: Fixed(PASS), "9", "A second 'random'.")]
+
+
+def bare_manager() -> pluggy.PluginManager:
+    pm = pluggy.PluginManager(hookspecs.PROJECT_NAME)
+    pm.add_hookspecs(hookspecs)
+    return pm
+
+
+# -- discovery ----------------------------------------------------------------------------
+
+
+def test_plugin_manager_collects_registered_bots() -> None:
+    pm = bare_manager()
+    pm.register(TestPlugin(), name="test-plugin")
+    pm.check_pending()
+    bots = collect_bots(pm)
+    assert list(bots) == ["fixed-pass"]
+    info = bots["fixed-pass"]
+    assert (info.version, info.package) == ("1.0", "test-plugin")
+    assert get_bot("fixed-pass", bots) is info
+    with pytest.raises(BotError, match="no bot named 'nope'"):
+        get_bot("nope", bots)
+
+
+def test_builtin_ladder_loads_like_any_plugin() -> None:
+    pm = make_plugin_manager(entry_points=False)
+    bots = collect_bots(pm)
+    assert {"random", "rules", "pimc"} <= set(bots)
+    assert all(b.description and b.version for b in bots.values())
+
+
+def test_duplicate_bot_names_are_an_error() -> None:
+    pm = make_plugin_manager(entry_points=False)
+    pm.register(Clash(), name="clash")
+    with pytest.raises(BotError, match="two bots named 'random'"):
+        collect_bots(pm)
+
+
+def test_specs_carry_options() -> None:
+    assert parse_spec("pimc:iterations=8:seconds=0.5:mode=x") == (
+        "pimc",
+        {"iterations": 8, "seconds": 0.5, "mode": "x"},
+    )
+    bots = collect_bots(make_plugin_manager(entry_points=False))
+    bot = make_bot("pimc:iterations=3", bots)
+    assert getattr(bot, "iterations", None) == 3
+    with pytest.raises(BotError, match="rejects options"):
+        make_bot("random:depth=2", bots)
+
+
+def test_bots_command_lists_installed_bots(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["bots", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    names = {r["name"] for r in rows}
+    assert {"random", "rules", "pimc"} <= names
+    assert main(["bots"]) == 0
+    assert "rules" in capsys.readouterr().out
+
+
+# -- safe calling -------------------------------------------------------------------------
+
+
+def test_legal_answer_accepts_plain_ints_and_rejects_the_rest() -> None:
+    obs = observe(first_play_state(), first_play_state().to_act)
+    card = obs.legal[0]
+    assert legal_answer(int(card), obs.legal) is card
+    assert legal_answer(True, obs.legal) is None
+    assert legal_answer("JH", obs.legal) is None
+    assert legal_answer(PASS, obs.legal) is None
+
+
+@pytest.mark.parametrize(
+    ("bot", "cause"),
+    [
+        (Fixed(PASS), "illegal"),
+        (Fixed(99), "illegal"),
+        (Fixed(None), "illegal"),
+        (Raising(), "errors"),
+    ],
+)
+def test_fallback_on_illegal_answer_or_exception(
+    bot: object, cause: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    state = first_play_state()
+    obs = observe(state, state.to_act)
+    counts = FallbackCounts()
+    with caplog.at_level(logging.WARNING, logger="belote_p2p.bots"):
+        a = call_bot(bot, obs, random.Random(0), counts=counts, name="bad")  # type: ignore[arg-type]
+        b = call_bot(bot, obs, random.Random(0), deadline_s=5.0, name="bad")  # type: ignore[arg-type]
+    assert a in obs.legal and b in obs.legal
+    assert a == b  # the fallback is seeded from the decision point
+    assert getattr(counts, cause) == 1 and counts.fallbacks == 1 and counts.decisions == 1
+    assert "bad" in caplog.text
+
+
+def test_fallback_on_timeout_abandons_the_worker(caplog: pytest.LogCaptureFixture) -> None:
+    state = first_play_state()
+    obs = observe(state, state.to_act)
+    bot = Blocking()
+    player = SafePlayer(bot, name="slow", deadline_s=0.02, fallback=random.Random(7))
+    with caplog.at_level(logging.WARNING, logger="belote_p2p.bots"):
+        action = player.decide(obs, random.Random(0))
+    assert action in obs.legal
+    assert player.counts.timeouts == 1 and player.counts.fallbacks == 1
+    assert "timed out" in caplog.text
+    bot.release.set()  # let the abandoned worker finish
+    assert bot.finished.wait(10)
+
+
+def test_a_legal_answer_passes_through_the_worker() -> None:
+    state = first_play_state()
+    obs = observe(state, state.to_act)
+    bot = Blocking()
+    bot.release.set()
+    counts = FallbackCounts()
+    assert call_bot(bot, obs, random.Random(0), 10.0, counts=counts) == obs.legal[0]
+    assert counts.fallbacks == 0 and counts.decisions == 1
+
+
+# -- the ladder plays whole rounds --------------------------------------------------------
+
+
+def play_round(rules: RuleSet, bots: list[object], seed: int) -> State:
+    state = dealt(rules, seed)
+    rngs = [random.Random(seed * 10 + s) for s in range(4)]
+    players = [SafePlayer(b, name=f"seat{s}") for s, b in enumerate(bots)]  # type: ignore[arg-type]
+    for s, p in enumerate(players):
+        p.new_game(rules, s)
+    n = len(state.history)
+    while len(state.history) == n:
+        seat = state.to_act
+        state = state.apply(players[seat].decide(observe(state, seat), rngs[seat]))
+    for p in players:
+        assert p.counts.fallbacks == 0, p.name
+    return state
+
+
+@pytest.mark.parametrize("rules", [CLASSIC, COINCHE], ids=["classic", "coinche"])
+@pytest.mark.parametrize("spec", ["random", "rules", "pimc:iterations=3:bid_samples=2"])
+def test_builtin_bots_play_legal_rounds(rules: RuleSet, spec: str) -> None:
+    bots = collect_bots(make_plugin_manager(entry_points=False))
+    for seed in range(2):
+        seats = [make_bot(spec, bots), make_bot("random", bots)] * 2
+        state = play_round(rules, seats, seed)
+        assert state.phase in (Phase.DEAL, Phase.GAME_OVER)
+
+
+def test_pimc_samples_respect_what_was_observed() -> None:
+    sampling = importlib.import_module("belote_bots.pimc_bot")
+    state = first_play_state(3)
+    rng = random.Random(0)
+    for _ in range(12):  # advance into the round so that voids may appear
+        state = state.apply(rng.choice(state.legal_actions()))
+    seat = state.to_act
+    obs = observe(state, seat)
+    played = sampling.played_by_seat(obs)
+    for _ in range(20):
+        hands = sampling.sample_hands(obs, rng)
+        if hands is None:
+            continue
+        assert hands[seat] == obs.hand_mask
+        union = 0
+        for s in range(4):
+            assert hands[s] & union == 0
+            union |= hands[s]
+            assert hands[s].bit_count() + played[s].bit_count() == 8
+            assert hands[s] & obs.shown[s] == obs.shown[s]
+            if s != seat:
+                assert hands[s] & ~obs.possible(s) == 0
+        assert union | obs.played == FULL_DECK
+
+
+def test_rules_bot_loads_a_partners_master_trick() -> None:
+    rules_bot = importlib.import_module("belote_bots.rules_bot").RulesBot()
+    # Find a position where the partner is winning with the last card to play and the seat
+    # has a choice of plain cards: the bot must throw the most valuable one.
+    rng = random.Random(5)
+    for seed in range(200):
+        state = first_play_state(seed)
+        while state.phase is Phase.PLAY:
+            obs = observe(state, state.to_act)
+            if len(obs.trick) == 3 and obs.trick_winner_so_far() == obs.partner:
+                plain = [c for c in obs.legal if c >> 3 != obs.trump]
+                if len(plain) >= 2 and len(plain) == len(obs.legal):
+                    choice = rules_bot.decide(obs, rng)
+                    from belote_p2p.tables import POINTS
+
+                    best = max(POINTS[obs.trump][c] for c in plain)
+                    master_bonus = 11  # it may keep a master ace back
+                    assert POINTS[obs.trump][choice] >= best - master_bonus
+                    if best >= 10 and POINTS[obs.trump][choice] >= 10:
+                        return
+            state = state.apply(rng.choice(state.legal_actions()))
+    pytest.fail("no position found")
+
+
+# -- the example third-party package ------------------------------------------------------
+
+
+def test_example_package_bot_plays_a_game(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.syspath_prepend(str(EXAMPLE))
+    example = importlib.import_module("belote_bot_example")
+    pm = bare_manager()
+    pm.register(example, name="example")
+    bots = collect_bots(pm)
+    assert list(bots) == ["example-greedy"]
+    for rules in (CLASSIC, COINCHE):
+        state = State.new_game(rules.with_(target=301))
+        rng = random.Random(1)
+        players = [SafePlayer(bots["example-greedy"].create()) for _ in range(4)]
+        for s, p in enumerate(players):
+            p.new_game(rules, s)
+        rounds = 0
+        while state.phase is not Phase.GAME_OVER and rounds < 60:
+            deck = list(CARDS)
+            rng.shuffle(deck)
+            state = state.deal(deck)
+            rounds += 1
+            while state.phase is not Phase.DEAL and state.phase is not Phase.GAME_OVER:
+                seat = state.to_act
+                state = state.apply(players[seat].decide(observe(state, seat), rng))
+        assert all(p.counts.fallbacks == 0 for p in players)
+        assert state.phase is Phase.GAME_OVER
+        assert any(isinstance(a, Bid) for r in state.history for a, _ in r.actions)
