@@ -739,9 +739,37 @@ class State:
     def _play(self, c: Card, claim: Claim | None) -> State:
         seat = self.to_act
         bit = 1 << c
+        cats = self._cat_cache
+        if cats is None:
+            cats = self._categories()
+        if (
+            claim is not None
+            or self.unknown[seat]
+            or not self.tricks
+            or BELOTE_CARDS[self.trump] & bit
+        ):
+            return self._play_with_claims(c, claim, cats)
+        # The common case: a known hand, after the first trick, no belote card.
+        hand = self.hands[seat]
+        if not hand & bit:
+            raise IllegalActionError(c, self, f"seat {seat} does not hold {c}")
+        denied = 0
+        for cat in cats:
+            m = hand & cat
+            if m:
+                if not m & bit:
+                    must = format_cards(cards_of(m))
+                    raise IllegalActionError(c, self, f"must play one of {must}")
+                break
+            denied |= cat
+        return self._copy()._place(seat, c, NO_CLAIM, denied)
+
+    def _play_with_claims(self, c: Card, claim: Claim | None, cats: tuple[int, ...]) -> State:
+        """A play that may carry a claim, or comes from a seat whose hand is hidden."""
+        seat = self.to_act
+        bit = 1 << c
         hand = self.hands[seat]
         hidden = self.unknown[seat]
-        cats = self._categories()
         if not hidden:
             if not hand & bit:
                 raise IllegalActionError(c, self, f"seat {seat} does not hold {c}")
@@ -749,24 +777,19 @@ class State:
                 m = hand & cat
                 if m:
                     if not m & bit:
-                        raise IllegalActionError(
-                            c, self, f"must play one of {format_cards(cards_of(m))}"
-                        )
+                        must = format_cards(cards_of(m))
+                        raise IllegalActionError(c, self, f"must play one of {must}")
                     break
-        elif not self._possible(seat) & bit and not hand & bit:
-            why = "already played" if self.played & bit else "seen elsewhere or shown void"
-            raise IllegalActionError(c, self, f"seat {seat} cannot hold {c} ({why})")
-
-        if not hidden:
-            if self.tricks and not BELOTE_CARDS[self.trump] & bit:
-                expected = NO_CLAIM
-            else:
-                expected = self.claim_for(c)
+            expected = self.claim_for(c)
             if claim is not None and claim != expected:
                 raise IllegalActionError(c, self, f"the claim does not match the hand ({claim})")
             claim = expected
-        elif claim is None:
-            claim = NO_CLAIM
+        else:
+            if not self._possible(seat) & bit and not hand & bit:
+                why = "already played" if self.played & bit else "seen elsewhere or shown void"
+                raise IllegalActionError(c, self, f"seat {seat} cannot hold {c} ({why})")
+            if claim is None:
+                claim = NO_CLAIM
         s = self._copy()
         # Announcements, with the seat's first card.
         if not self.tricks and self.declared[seat] is None:
@@ -783,57 +806,66 @@ class State:
                     raise IllegalActionError(c, self, "belote claimed without the other card")
                 s._learn(seat, other_bit)
             s.belote = self.belote + ((seat, c),)
-
         # What the play shows everybody: the seat held none of the stronger obligations.
         denied = 0
         for cat in cats:
             if cat & bit:
                 break
             denied |= cat
-        if denied:
-            if hidden and s.hands[seat] & denied:
+        if hidden:
+            if s.hands[seat] & denied:
                 raise IllegalActionError(
                     c, self, f"seat {seat} was shown to hold a card it must play"
                 )
-            voids = list(s.voids)
-            voids[seat] |= denied
-            s.voids = (voids[0], voids[1], voids[2], voids[3])
-        if hidden and not s.hands[seat] & bit:
-            unknown = list(s.unknown)
-            unknown[seat] -= 1
-            s.unknown = (unknown[0], unknown[1], unknown[2], unknown[3])
+            if not s.hands[seat] & bit:
+                unknown = list(s.unknown)
+                unknown[seat] -= 1
+                s.unknown = (unknown[0], unknown[1], unknown[2], unknown[3])
+        return s._place(seat, c, claim, denied)
+
+    def _place(self, seat: int, c: Card, claim: Claim, denied: int) -> State:
+        """Put checked card ``c`` on the trick (on a fresh copy) and close the trick if full."""
+        bit = 1 << c
+        if denied:
+            v = self.voids
+            self.voids = v[:seat] + (v[seat] | denied,) + v[seat + 1 :]  # type: ignore[assignment]
         # Only the player can hold the card: clearing it everywhere needs no branch.
         nb = ~bit
-        h = s.hands
-        s.hands = (h[0] & nb, h[1] & nb, h[2] & nb, h[3] & nb)
-        s.played = self.played | bit
-        s.actions = self.actions + ((c, claim),)
-        trick = self.trick + (c,)
+        h = self.hands
+        self.hands = (h[0] & nb, h[1] & nb, h[2] & nb, h[3] & nb)
+        self.played |= bit
+        self.actions = self.actions + ((c, claim),)
+        trick = self.trick
+        if not trick:
+            self.trick = (c,)
+            self.to_act = (seat + 1) % 4
+            return self
         strength = STRENGTH[self.trump]
-        top = self.trick[self.best] if self.trick else c
-        if self.trick and (
-            (c >> 3 == top >> 3 and strength[c] > strength[top])
-            or (strength[c] >= 8 and strength[top] < 8)
-        ):
-            s.best = len(self.trick)
+        top = trick[self.best]
+        sc, st = strength[c], strength[top]
+        if (sc > st and c >> 3 == top >> 3) or (sc >= 8 and st < 8):
+            self.best = len(trick)
+        trick = trick + (c,)
         if len(trick) < 4:
-            s.trick = trick
-            s.to_act = (seat + 1) % 4
-            return s
-        winner = (self.leader + s.best) % 4
+            self.trick = trick
+            self.to_act = (seat + 1) % 4
+            return self
+        leader = self.leader
+        winner = (leader + self.best) % 4
         points = POINTS[self.trump]
         pts = points[trick[0]] + points[trick[1]] + points[trick[2]] + points[trick[3]]
-        if len(self.tricks) == 7:
+        tricks = self.tricks
+        if len(tricks) == 7:
             pts += LAST_TRICK_BONUS
-        s.tricks = self.tricks + (Trick(self.leader, trick, winner, pts),)
+        self.tricks = tricks = tricks + (Trick(leader, trick, winner, pts),)
         tp = self.team_points
-        s.team_points = (tp[0] + pts, tp[1]) if winner % 2 == 0 else (tp[0], tp[1] + pts)
-        s.trick = ()
-        s.best = 0
-        s.leader = s.to_act = winner
-        if len(s.tricks) == 8:
-            return s._end_round(s._score())
-        return s
+        self.team_points = (tp[0] + pts, tp[1]) if winner % 2 == 0 else (tp[0], tp[1] + pts)
+        self.trick = ()
+        self.best = 0
+        self.leader = self.to_act = winner
+        if len(tricks) == 8:
+            return self._end_round(self._score())
+        return self
 
     def _belote_partner(self, c: int) -> int:
         """The mask of the other belote card if ``c`` is the first of K/Q of trump played."""
