@@ -1,0 +1,300 @@
+from __future__ import annotations
+
+import logging
+
+import pytest
+import trio
+import trio.testing
+
+from belote_p2p.identity import Identity
+from belote_p2p.transport import (
+    ConnectionClosed,
+    DialFailed,
+    FramedStream,
+    Mesh,
+    MeshConfig,
+    PeerLost,
+    Received,
+    handshake,
+    open_mesh,
+)
+from belote_p2p.wire import FrameTooLarge, HandshakeError, frame
+
+PLAYERS = [Identity.from_seed(bytes([seat + 1]) * 32) for seat in range(4)]
+ROSTER = [p.public_key_bytes for p in PLAYERS]
+TABLE = bytes(range(16))
+IMPOSTOR = Identity.from_seed(b"\x99" * 32)
+
+
+# ---------------------------------------------------------------------- framed stream
+
+
+async def test_frames_cross_a_stream_in_pieces() -> None:
+    with trio.fail_after(10):
+        raw_send, raw_receive = trio.testing.memory_stream_one_way_pair()
+        receiver = FramedStream(trio.StapledStream(raw_send, raw_receive), receive_size=3)
+        payloads = [b"", b"one", b"two" * 100, bytes(1000)]
+        data = b"".join(frame(p) for p in payloads)
+        for i in range(0, len(data), 7):  # partial frames, split headers
+            await raw_send.send_all(data[i : i + 7])
+        assert [await receiver.receive() for _ in payloads] == payloads
+        await raw_send.aclose()
+        with pytest.raises(ConnectionClosed) as info:
+            await receiver.receive()
+        assert info.value.clean
+
+
+async def test_concurrent_sends_do_not_interleave() -> None:
+    with trio.fail_after(10):
+        left, right = trio.testing.memory_stream_pair()
+        sender, receiver = FramedStream(left), FramedStream(right)
+        payloads = [bytes([i]) * (5000 + i) for i in range(20)]
+        async with trio.open_nursery() as nursery:
+            for p in payloads:
+                nursery.start_soon(sender.send, p)
+            got = [await receiver.receive() for _ in payloads]
+        assert sorted(got) == sorted(payloads)
+
+
+async def test_eof_inside_a_frame_is_unclean() -> None:
+    with trio.fail_after(10):
+        left, right = trio.testing.memory_stream_pair()
+        await left.send_all(frame(b"abcdef")[:-2])
+        await left.aclose()
+        with pytest.raises(ConnectionClosed) as info:
+            await FramedStream(right).receive()
+        assert not info.value.clean
+
+
+async def test_oversize_frame_is_refused_before_its_payload() -> None:
+    with trio.fail_after(10):
+        left, right = trio.testing.memory_stream_pair()
+        receiver = FramedStream(right, max_frame=16)
+        await left.send_all((17).to_bytes(4, "big"))  # the payload never comes
+        with pytest.raises(FrameTooLarge):
+            await receiver.receive()
+
+
+async def test_send_on_a_closed_stream_is_connection_closed() -> None:
+    with trio.fail_after(10):
+        left, _right = trio.testing.memory_stream_pair()
+        conn = FramedStream(left)
+        await conn.aclose()
+        with pytest.raises(ConnectionClosed):
+            await conn.send(b"x")
+
+
+# -------------------------------------------------------------------------- handshake
+
+
+async def test_handshake_over_a_stream() -> None:
+    with trio.fail_after(10):
+        left, right = trio.testing.memory_stream_pair()
+        results: dict[str, int] = {}
+
+        async def side(name: str, conn: FramedStream, seat: int, peer: int | None) -> None:
+            results[name] = await handshake(
+                conn, PLAYERS[seat], TABLE, seat, ROSTER, peer_seat=peer
+            )
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(side, "listener", FramedStream(left), 0, None)
+            nursery.start_soon(side, "dialer", FramedStream(right), 2, 0)
+        assert results == {"listener": 2, "dialer": 0}
+
+
+async def test_handshake_rejects_a_wrong_identity() -> None:
+    with trio.fail_after(10):
+        left, right = trio.testing.memory_stream_pair()
+        fake_roster = [ROSTER[0], IMPOSTOR.public_key_bytes, *ROSTER[2:]]
+        listener_error: list[HandshakeError] = []
+
+        async def listener() -> None:
+            async with FramedStream(left) as conn:
+                with pytest.raises(HandshakeError) as info:
+                    await handshake(conn, PLAYERS[0], TABLE, 0, ROSTER, peer_seat=None)
+                listener_error.append(info.value)
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(listener)
+            with pytest.raises(HandshakeError):
+                await handshake(FramedStream(right), IMPOSTOR, TABLE, 1, fake_roster, peer_seat=0)
+        assert "does not hold seat 1" in str(listener_error[0])
+        assert listener_error[0].sender == IMPOSTOR.public_key_bytes
+
+
+# ------------------------------------------------------------------------------- mesh
+
+
+async def open_listeners(count: int) -> list[trio.SocketListener]:
+    return [(await trio.open_tcp_listeners(0, host="127.0.0.1"))[0] for _ in range(count)]
+
+
+def address_of(listener: trio.SocketListener) -> tuple[str, int]:
+    host, port = listener.socket.getsockname()[:2]
+    return host, port
+
+
+async def test_four_peers_exchange_messages_over_loopback() -> None:
+    with trio.fail_after(10):
+        listeners = await open_listeners(3)
+        addresses = {seat: address_of(listeners[seat]) for seat in range(3)}
+        inbox: dict[int, list[tuple[int, bytes]]] = {seat: [] for seat in range(4)}
+        finished = 0
+        all_finished = trio.Event()
+
+        async def peer(seat: int) -> None:
+            nonlocal finished
+            async with open_mesh(
+                PLAYERS[seat],
+                TABLE,
+                seat,
+                ROSTER,
+                addresses,
+                listeners=listeners[seat : seat + 1] if seat < 3 else None,
+            ) as mesh:
+                assert mesh.peers == frozenset(range(4)) - {seat}
+                assert await mesh.broadcast(b"all from %d" % seat) == frozenset()
+                await mesh.send((seat + 1) % 4, b"next from %d" % seat)
+                while len(inbox[seat]) < 4:
+                    event = await mesh.receive()
+                    assert isinstance(event, Received)
+                    inbox[seat].append((event.seat, event.payload))
+                finished += 1
+                if finished == 4:
+                    all_finished.set()
+                await all_finished.wait()
+
+        async with trio.open_nursery() as nursery:
+            for seat in range(4):
+                nursery.start_soon(peer, seat)
+
+        for seat in range(4):
+            previous = (seat - 1) % 4
+            expected = {(s, b"all from %d" % s) for s in range(4) if s != seat}
+            expected.add((previous, b"next from %d" % previous))
+            assert set(inbox[seat]) == expected
+            # one connection per pair keeps each sender's frames in order
+            from_previous = [p for s, p in inbox[seat] if s == previous]
+            assert from_previous == [b"all from %d" % previous, b"next from %d" % previous]
+
+
+async def test_a_departed_peer_is_reported_and_unreachable() -> None:
+    with trio.fail_after(10):
+        listeners = await open_listeners(3)
+        addresses = {seat: address_of(listeners[seat]) for seat in range(3)}
+        leaving = trio.Event()
+
+        async def peer(seat: int) -> None:
+            async with open_mesh(
+                PLAYERS[seat],
+                TABLE,
+                seat,
+                ROSTER,
+                addresses,
+                listeners=listeners[seat : seat + 1] if seat < 3 else None,
+            ) as mesh:
+                if seat == 3:
+                    return  # closes its three connections
+                event = await mesh.receive()
+                assert isinstance(event, PeerLost)
+                assert event.seat == 3
+                with pytest.raises(ConnectionClosed) as info:
+                    await mesh.send(3, b"anyone there?")
+                assert info.value.seat == 3
+                assert await mesh.broadcast(b"still here") == frozenset({3})
+                leaving.set()
+
+        async with trio.open_nursery() as nursery:
+            for seat in range(4):
+                nursery.start_soon(peer, seat)
+        assert leaving.is_set()
+
+
+async def test_mesh_refuses_an_impostor_then_admits_the_real_peer(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    with trio.fail_after(10), caplog.at_level(logging.WARNING):
+        listeners = await open_listeners(1)
+        mesh = Mesh(PLAYERS[0], TABLE, 0, ROSTER)
+        async with trio.open_nursery() as nursery:
+            await nursery.start(mesh.serve, listeners)
+            fake_roster = [ROSTER[0], IMPOSTOR.public_key_bytes, *ROSTER[2:]]
+            stream = await trio.testing.open_stream_to_socket_listener(listeners[0])
+            async with FramedStream(stream) as conn:
+                with pytest.raises(HandshakeError):
+                    await handshake(conn, IMPOSTOR, TABLE, 1, fake_roster, peer_seat=0)
+            assert mesh.peers == frozenset()
+
+            stream = await trio.testing.open_stream_to_socket_listener(listeners[0])
+            async with FramedStream(stream) as conn:
+                assert await handshake(conn, PLAYERS[1], TABLE, 1, ROSTER, peer_seat=0) == 0
+                await conn.send(b"hello seat 0")
+                assert await mesh.receive() == Received(1, b"hello seat 0")
+                assert mesh.peers == frozenset({1})
+                await mesh.send(1, b"welcome")
+                assert await conn.receive() == b"welcome"
+            assert isinstance(await mesh.receive(), PeerLost)
+            nursery.cancel_scope.cancel()
+        assert "does not hold seat 1" in caplog.text
+
+
+async def test_dialling_nobody_fails_after_bounded_retries() -> None:
+    with trio.fail_after(10):
+        # Bind a port and close it again: nobody listens there now.
+        dead, own = await open_listeners(2)
+        address = address_of(dead)
+        await dead.aclose()
+        config = MeshConfig(dial_attempts=3, dial_backoff=0.001)
+        mesh = Mesh(PLAYERS[1], TABLE, 1, ROSTER, config)
+        with pytest.RaisesGroup(pytest.RaisesExc(DialFailed, match="3 attempts")) as info:
+            await mesh.run({0: address}, listeners=[own])
+        error = info.value.exceptions[0]
+        assert isinstance(error, DialFailed) and error.seat == 0
+        with pytest.raises(ConnectionClosed):
+            await mesh.receive()
+
+
+async def test_a_silent_connection_is_dropped_at_the_handshake_deadline(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    with trio.fail_after(10), caplog.at_level(logging.WARNING):
+        listeners = await open_listeners(1)
+        mesh = Mesh(PLAYERS[0], TABLE, 0, ROSTER, MeshConfig(handshake_timeout=0.05))
+        async with trio.open_nursery() as nursery:
+            await nursery.start(mesh.serve, listeners)
+            async with await trio.testing.open_stream_to_socket_listener(listeners[0]) as s:
+                received = b""
+                while chunk := await s.receive_some():  # the listener's hello, then EOF
+                    received += chunk
+            nursery.cancel_scope.cancel()
+        assert received[:4] == (len(received) - 4).to_bytes(4, "big")
+        assert "no handshake within" in caplog.text
+
+
+async def test_an_oversized_frame_costs_the_peer_its_connection() -> None:
+    with trio.fail_after(10):
+        listeners = await open_listeners(1)
+        mesh = Mesh(PLAYERS[0], TABLE, 0, ROSTER, MeshConfig(max_frame=200))
+        async with trio.open_nursery() as nursery:
+            await nursery.start(mesh.serve, listeners)
+            stream = await trio.testing.open_stream_to_socket_listener(listeners[0])
+            async with FramedStream(stream) as conn:
+                await handshake(conn, PLAYERS[2], TABLE, 2, ROSTER, peer_seat=0)
+                await stream.send_all((201).to_bytes(4, "big"))
+                event = await mesh.receive()
+                assert isinstance(event, PeerLost)
+                assert event.seat == 2 and "exceeds" in event.reason
+                with pytest.raises(ConnectionClosed):
+                    await conn.receive()
+            nursery.cancel_scope.cancel()
+
+
+async def test_a_frame_before_an_oversize_header_is_still_received() -> None:
+    with trio.fail_after(10):
+        left, right = trio.testing.memory_stream_pair()
+        receiver = FramedStream(right, max_frame=16)
+        await left.send_all(frame(b"fine") + (17).to_bytes(4, "big"))
+        assert await receiver.receive() == b"fine"
+        with pytest.raises(FrameTooLarge):
+            await receiver.receive()
