@@ -1,0 +1,572 @@
+"""The table session: one seat's side of a whole game, as a sans-io state machine.
+
+Signed envelopes in (:meth:`TableSession.receive`), signed envelopes and events out
+(:meth:`TableSession.take_outbox`, :meth:`TableSession.take_events`); a local decision goes
+in through :meth:`TableSession.act`. No sockets, no clock: the trio layer
+(:mod:`belote_p2p.peer`) moves bytes, and tests pass envelopes between four sessions.
+
+Order. Envelopes are accepted per sender in sequence (:class:`~belote_p2p.wire.ChainTracker`)
+and processed in causal order: an envelope is processed only after every envelope named in
+its ``seen`` field, so each peer applies the same actions to the same state, whatever order
+the connections deliver them in. A bid or a card is then checked against the engine (turn,
+legality as far as it can be decided, the deck protocol's proof for the card) and against the
+``state`` digest it carries, before it changes anything.
+
+Bodies (all maps with a ``type``; ``protocol/PROTOCOL.md`` §6 is the reference):
+
+* ``table``: ``{digest}``, the sender's signature of the table definition; the game starts
+  when the four are in;
+* ``deck``: ``{round, msg}``, a deck protocol message (:mod:`belote_p2p.deck`);
+* ``bid``: ``{round, bid, state}``, a bid in text form (``"pass"``, ``"90 H"``...);
+* ``play``: ``{round, deck, claim, state}``, the deck protocol's play message (the card's
+  position and the player's decryption share) and the player's claim (announcements with its
+  first card, belote with the first of the trump king and queen);
+* ``done``: ``{scores}``, sent once after the last round's audit.
+
+A message that breaks a rule is a fault of its sender: the session stops, reports
+:class:`PeerFault` with the signed envelope as evidence, and keeps its record.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .announcements import Announcement, announcement_from_cards
+from .audit import AuditReport, audit_round, corrected_record
+from .cards import Card
+from .deck import DeckError, DeckPeer, DeckPhase, PlayMessage, message_from_wire
+from .engine import Action, Bid, Claim, IllegalActionError, Phase, RoundRecord, State
+from .identity import Identity
+from .observation import Observation, observe
+from .rules import RuleSet
+from .wire import (
+    TABLE_ID_SIZE,
+    ZERO_HASH,
+    ChainTracker,
+    Envelope,
+    Equivocation,
+    encode,
+)
+
+TABLE_LABEL = b"belote-p2p/table/v1\x00"
+STATE_LABEL = b"belote-p2p/state/v1\x00"
+MAX_NAME = 32
+MAX_ADDRESS = 255
+
+
+class SessionError(Exception):
+    """The local program misused the session (acting out of turn, an illegal card...)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Seat:
+    name: str
+    key: bytes
+    """Ed25519 public key (32 bytes)."""
+    address: str
+    """``host:port`` where the peer listens for the mesh."""
+
+
+@dataclass(frozen=True, slots=True)
+class TableDefinition:
+    """What every seated peer signs before play: the table id, the rules and the seats."""
+
+    table_id: bytes
+    rules: RuleSet
+    seats: tuple[Seat, ...]
+
+    def to_wire(self) -> dict[str, Any]:
+        return {
+            "version": 1,
+            "table_id": self.table_id,
+            "rules": self.rules.to_dict(),
+            "seats": [{"name": s.name, "key": s.key, "address": s.address} for s in self.seats],
+        }
+
+    @classmethod
+    def from_wire(cls, data: object) -> TableDefinition:
+        """Parse strictly; ``ValueError`` says what is wrong."""
+        if not isinstance(data, dict) or data.get("version") != 1:
+            raise ValueError("a table definition is a map with version 1")
+        table_id = data.get("table_id")
+        if type(table_id) is not bytes or len(table_id) != TABLE_ID_SIZE:
+            raise ValueError(f"table_id must be {TABLE_ID_SIZE} bytes")
+        rules_data = data.get("rules")
+        if not isinstance(rules_data, dict):
+            raise ValueError("rules must be a map")
+        try:
+            rules = RuleSet.from_dict(rules_data)
+        except (TypeError, ValueError, KeyError) as exc:
+            raise ValueError(f"bad rules: {exc}") from None
+        seats_data = data.get("seats")
+        if not isinstance(seats_data, list) or len(seats_data) != 4:
+            raise ValueError("seats must be a list of 4")
+        seats = []
+        for s in seats_data:
+            if not isinstance(s, dict) or set(s) != {"name", "key", "address"}:
+                raise ValueError("a seat is a map of name, key and address")
+            name, key, address = s["name"], s["key"], s["address"]
+            if type(name) is not str or not 0 < len(name) <= MAX_NAME:
+                raise ValueError(f"a seat name is 1..{MAX_NAME} characters")
+            if type(key) is not bytes or len(key) != 32:
+                raise ValueError("a seat key is 32 bytes")
+            if type(address) is not str or len(address) > MAX_ADDRESS:
+                raise ValueError("a seat address is a short string")
+            seats.append(Seat(name, key, address))
+        if len({s.key for s in seats}) != 4:
+            raise ValueError("the four seats need four different keys")
+        return cls(table_id, rules, tuple(seats))
+
+    @property
+    def digest(self) -> bytes:
+        return hashlib.sha256(TABLE_LABEL + encode(self.to_wire())).digest()
+
+    @property
+    def roster(self) -> tuple[bytes, ...]:
+        return tuple(s.key for s in self.seats)
+
+
+# -- events ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class TableReady:
+    """All four peers signed the table definition."""
+
+
+@dataclass(frozen=True, slots=True)
+class RoundDealt:
+    number: int
+    dealer: int
+    hand: tuple[Card, ...]
+    turned: Card | None
+
+
+@dataclass(frozen=True, slots=True)
+class ActionTaken:
+    seat: int
+    action: Action
+    state: State
+    """The state after the action (this peer's view)."""
+
+
+@dataclass(frozen=True, slots=True)
+class DecisionNeeded:
+    """It is this seat's turn: answer with :meth:`TableSession.act`."""
+
+    observation: Observation
+
+
+@dataclass(frozen=True, slots=True)
+class RoundAudited:
+    """A round's secrets were revealed and the round replayed with every hand known."""
+
+    record: RoundRecord
+    """The record as scored after the audit (corrected if the audit found a fault)."""
+    report: AuditReport
+    state: State
+
+
+@dataclass(frozen=True, slots=True)
+class GameOver:
+    state: State
+
+
+@dataclass(frozen=True, slots=True)
+class PeerFault:
+    """A peer broke the protocol or the rules; its signed envelope(s) are the evidence."""
+
+    seat: int
+    reason: str
+    evidence: tuple[bytes, ...]
+
+
+Event = TableReady | RoundDealt | ActionTaken | DecisionNeeded | RoundAudited | GameOver | PeerFault
+
+
+class Fault(Exception):
+    """Raised inside the session when a processed envelope breaks a rule."""
+
+    def __init__(self, seat: int, reason: str, evidence: tuple[bytes, ...] = ()) -> None:
+        super().__init__(f"seat {seat}: {reason}")
+        self.seat = seat
+        self.reason = reason
+        self.evidence = evidence
+
+
+def claim_to_wire(claim: Claim) -> dict[str, Any]:
+    return {
+        "belote": claim.belote,
+        "announcements": [[str(c) for c in a.card_list] for a in claim.announcements],
+    }
+
+
+def claim_from_wire(data: object, trump: int) -> Claim:
+    """Parse a claim; ``ValueError`` if malformed."""
+    if not isinstance(data, dict) or set(data) != {"belote", "announcements"}:
+        raise ValueError("a claim is a map of belote and announcements")
+    belote, anns = data["belote"], data["announcements"]
+    if type(belote) is not bool or not isinstance(anns, list) or len(anns) > 4:
+        raise ValueError("bad claim fields")
+    out: list[Announcement] = []
+    for cards in anns:
+        if not isinstance(cards, list) or not all(isinstance(c, str) for c in cards):
+            raise ValueError("an announcement is a list of cards")
+        out.append(announcement_from_cards([Card.parse(c) for c in cards], trump))
+    return Claim(tuple(out), belote)
+
+
+class TableSession:
+    """One seat's view and conduct of a game (see the module docstring)."""
+
+    def __init__(
+        self,
+        definition: TableDefinition,
+        seat: int,
+        identity: Identity,
+        *,
+        deck_secrets: Mapping[int, tuple[bytes, bytes]] | None = None,
+    ) -> None:
+        if definition.seats[seat].key != identity.public_key_bytes:
+            raise SessionError(f"this identity is not the key of seat {seat}")
+        self.definition = definition
+        self.seat = seat
+        self.identity = identity
+        self.tracker = ChainTracker(definition.table_id, definition.roster)
+        self.state = State.new_game(definition.rules)
+        self.deck: DeckPeer | None = None
+        self._deck_secrets = dict(deck_secrets or {})
+        self._signed: set[int] = set()
+        self._processed: set[bytes] = {ZERO_HASH}
+        self._last_processed = [ZERO_HASH] * 4
+        self._pending: list[Envelope] = []
+        self._outbox: list[Envelope] = []
+        self._events: list[Event] = []
+        self._digest = hashlib.sha256(STATE_LABEL + definition.digest).digest()
+        self._asked: tuple[int, int] | None = None  # (round, action count) already asked
+        self._completed = False  # our classic completion cards are in the engine
+        self._revealed = False
+        self._done: set[int] = set()
+        self.fault: PeerFault | None = None
+        self.started = False
+
+    # -- reading -------------------------------------------------------------------------
+
+    @property
+    def ready(self) -> bool:
+        """All four peers signed the table."""
+        return len(self._signed) == 4
+
+    @property
+    def finished(self) -> bool:
+        """The game is over and audited, and every peer said so (or a fault stopped it)."""
+        return self.fault is not None or len(self._done) == 4
+
+    @property
+    def transcript(self) -> Sequence[Envelope]:
+        return self.tracker.transcript
+
+    def waiting_for(self) -> frozenset[int]:
+        """Seats that owe the next message (for deadlines), ours excluded."""
+        if self.finished:
+            return frozenset()
+        if not self.ready:
+            return frozenset(s for s in range(4) if s not in self._signed and s != self.seat)
+        if self.state.is_over:
+            return frozenset(s for s in range(4) if s not in self._done and s != self.seat)
+        deck_waits = self.deck.waiting_for() if self.deck is not None else frozenset()
+        if deck_waits:
+            return deck_waits
+        if self.state.to_act >= 0 and self.state.to_act != self.seat:
+            return frozenset({self.state.to_act})
+        return frozenset()
+
+    # -- inputs --------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Sign the table definition: the first envelope of this seat."""
+        if self.started:
+            raise SessionError("start() called twice")
+        self.started = True
+        self._send({"type": "table", "digest": self.definition.digest})
+        self._pump()
+
+    def receive(self, data: bytes) -> None:
+        """An envelope from the network. Raises :class:`~belote_p2p.wire.RemoteProtocolError`
+        for bytes that are not a valid envelope of this table (the caller drops the
+        connection that delivered them); a rule broken by a valid envelope becomes a
+        :class:`PeerFault` event instead."""
+        if self.fault is not None:
+            return
+        try:
+            envelope = self.tracker.accept_bytes(data)
+        except Equivocation as exc:
+            assert exc.seat is not None
+            self._blame(Fault(exc.seat, str(exc), exc.evidence))
+            return
+        if envelope is None:
+            return
+        self._pending.append(envelope)
+        self._pump()
+
+    def act(self, action: Action) -> None:
+        """This seat's decision (a bid or a card); raises :class:`SessionError` if illegal."""
+        if self.fault is not None:
+            raise SessionError("the game was stopped by a fault")
+        state = self.state
+        if state.to_act != self.seat or not self._can_decide():
+            raise SessionError("it is not this seat's turn")
+        if action not in state.legal_actions():
+            raise SessionError(f"{action} is not legal now")
+        round_number = state.number
+        if isinstance(action, Bid):
+            body: dict[str, Any] = {
+                "type": "bid", "round": round_number, "bid": str(action), "state": self._digest,
+            }  # fmt: skip
+        else:
+            assert self.deck is not None
+            position = next(p for p, c in self.deck.hand().items() if c == action)
+            play = self.deck.play(position)
+            body = {
+                "type": "play",
+                "round": round_number,
+                "deck": play.to_wire(),
+                "claim": claim_to_wire(state.claim_for(action)),
+                "state": self._digest,
+            }
+        self._send(body)
+        self._pump()
+
+    def take_outbox(self) -> list[bytes]:
+        """Encoded envelopes to send to every other peer, in order."""
+        out, self._outbox = self._outbox, []
+        return [e.encode() for e in out]
+
+    def take_events(self) -> list[Event]:
+        out, self._events = self._events, []
+        return out
+
+    # -- the machinery -------------------------------------------------------------------
+
+    def _send(self, body: dict[str, Any]) -> None:
+        # ``seen`` names what this peer has *processed*, so that a receiver that processes
+        # in causal order never waits on something that waits on this envelope.
+        me = self.seat
+        tracker = self.tracker
+        seen = [tracker.last_hash(me) if s == me else self._last_processed[s] for s in range(4)]
+        envelope = Envelope.create(
+            self.identity, self.definition.table_id, tracker.next_seq(me),
+            tracker.last_hash(me), seen, body,
+        )  # fmt: skip
+        tracker.accept(envelope)
+        self._outbox.append(envelope)
+        self._pending.append(envelope)
+
+    def _blame(self, fault: Fault) -> None:
+        if self.fault is None:
+            self.fault = PeerFault(fault.seat, fault.reason, fault.evidence)
+            self._events.append(self.fault)
+
+    def _pump(self) -> None:
+        """Process every envelope that can be, and take every local step that is due."""
+        try:
+            progress = True
+            while progress and self.fault is None:
+                progress = self._advance()
+                for envelope in list(self._pending):
+                    if self._ready(envelope) and self._process(envelope):
+                        self._pending.remove(envelope)
+                        self._processed.add(envelope.hash)
+                        self._last_processed[self.tracker.seat_of(envelope.sender)] = envelope.hash
+                        progress = True
+        except Fault as fault:
+            self._blame(fault)
+
+    def _ready(self, envelope: Envelope) -> bool:
+        return envelope.prev in self._processed and all(h in self._processed for h in envelope.seen)
+
+    def _current_round(self) -> int:
+        return self.deck.round_number if self.deck is not None else self.state.number
+
+    def _process(self, envelope: Envelope) -> bool:
+        """Apply one envelope; False if it must wait; raise :class:`Fault` if it is wrong."""
+        seat = self.tracker.seat_of(envelope.sender)
+        body = envelope.body
+        evidence = (envelope.encode(),)
+        own = seat == self.seat
+        kind = body.get("type")
+
+        def fault(reason: str) -> Fault:
+            return Fault(seat, reason, evidence)
+
+        if kind == "table":
+            if body.get("digest") != self.definition.digest:
+                raise fault("signed another table definition")
+            if seat in self._signed:
+                raise fault("signed the table twice")
+            self._signed.add(seat)
+            if self.ready:
+                self._events.append(TableReady())
+            return True
+        if not self.ready:
+            return False
+        if kind == "done":
+            if not self.state.is_over or self.deck is not None:
+                return False
+            if body.get("scores") != list(self.state.scores):
+                raise fault(f"ends the game with scores {body.get('scores')}")
+            self._done.add(seat)
+            return True
+        round_number = body.get("round")
+        if type(round_number) is not int:
+            raise fault("a message without a round number")
+        if round_number > self._current_round() or self.deck is None:
+            return False
+        if round_number < self._current_round():
+            raise fault(f"a message for round {round_number}, which is over")
+        if kind == "deck":
+            if own:
+                return True
+            try:
+                self.deck.receive(message_from_wire(body.get("msg"), sender=seat))
+            except DeckError as exc:
+                raise fault(f"deck protocol: {exc}") from None
+            return True
+        if kind not in ("bid", "play"):
+            raise fault(f"unknown message type {kind!r}")
+        if not self._can_decide() or self.state.phase is Phase.DEAL:
+            return False
+        if self.state.to_act != seat:
+            raise fault(f"acted out of turn (seat {self.state.to_act} was to act)")
+        if body.get("state") != self._digest:
+            raise fault("its state digest differs from ours")
+        action: Action
+        claim: Claim | None = None
+        try:
+            if kind == "bid":
+                text = body.get("bid")
+                if not isinstance(text, str):
+                    raise ValueError("a bid is text")
+                action = Bid.parse(text)
+                if self.state.phase is Phase.PLAY:
+                    raise ValueError("a bid during play")
+            else:
+                if self.state.phase is not Phase.PLAY:
+                    raise ValueError("a card during the bidding")
+                play = PlayMessage.from_wire(body.get("deck"), sender=seat)
+                if not own:
+                    self.deck.receive(play)
+                card = self.deck.card_at(play.position)
+                if card is None:
+                    raise ValueError(f"position {play.position} did not open")
+                action = card
+                claim = claim_from_wire(body.get("claim"), self.state.trump)
+                if own:
+                    claim = None  # the engine computes our own claim from our hand
+            self.state = self.state.apply(action, claim)
+        except DeckError as exc:
+            raise fault(f"deck protocol: {exc}") from None
+        except IllegalActionError as exc:
+            raise fault(f"illegal {kind}: {exc.reason}") from None
+        except ValueError as exc:
+            raise fault(f"malformed {kind}: {exc}") from None
+        self._digest = hashlib.sha256(
+            self._digest + encode([round_number, seat, str(action)])
+        ).digest()
+        self._events.append(ActionTaken(seat, action, self.state))
+        return True
+
+    def _can_decide(self) -> bool:
+        """The engine has our cards for the current phase (bids or plays can be applied)."""
+        state = self.state
+        if state.phase in (Phase.DEAL, Phase.GAME_OVER) or self.deck is None:
+            return False
+        if state.number != self.deck.round_number:
+            return False
+        return state.phase is not Phase.PLAY or self._completed
+
+    def _advance(self) -> bool:
+        """Take the local steps that are due; True if anything changed."""
+        if not self.ready or self.fault is not None:
+            return False
+        state = self.state
+        changed = False
+        if self.deck is None:
+            if state.is_over:
+                if self.seat not in self._done:
+                    self._send({"type": "done", "scores": list(state.scores)})
+                    self._events.append(GameOver(state))
+                    return True
+                return False
+            secret_key, seed = self._deck_secrets.get(state.number, (None, None))
+            self.deck = DeckPeer(
+                state.rules, seat=self.seat, dealer=state.dealer,
+                table_id=self.definition.table_id, round_number=state.number,
+                secret_key=secret_key, shuffle_seed=seed,
+            )  # fmt: skip
+            self._completed = self._revealed = False
+            self._send({"type": "deck", "round": state.number, "msg": self.deck.start().to_wire()})
+            changed = True
+        deck = self.deck
+        for msg in deck.next_messages():
+            self._send({"type": "deck", "round": deck.round_number, "msg": msg.to_wire()})
+            changed = True
+        same_round = state.number == deck.round_number
+        if (
+            same_round
+            and state.phase is Phase.DEAL
+            and deck.phase in (DeckPhase.BIDDING, DeckPhase.PLAY)
+        ):
+            self.state = state = state.deal(deck.known_cards())
+            self._events.append(
+                RoundDealt(state.number, state.dealer, state.hand(self.seat), state.turned)
+            )
+            changed = True
+        if same_round and state.phase is Phase.PLAY and not self._completed:
+            if not state.rules.is_coinche and deck.taker is None:
+                msg = deck.set_taker(state.taker)
+                self._send({"type": "deck", "round": deck.round_number, "msg": msg.to_wire()})
+                changed = True
+            if deck.phase is DeckPhase.PLAY:
+                mine = {p: c for p, c in deck.hand().items() if state.deck[p] is None}
+                self.state = state = state.reveal(mine)
+                self._completed = True
+                changed = True
+        if not same_round and not self._revealed:
+            # The engine closed the round (played out or redealt): reveal our secrets.
+            self._revealed = True
+            self._send({"type": "deck", "round": deck.round_number, "msg": deck.reveal().to_wire()})
+            return True
+        if self._revealed and deck.phase is DeckPhase.AUDITABLE:
+            self._audit(deck)
+            return True
+        if (
+            self._can_decide()
+            and state.to_act == self.seat
+            and self._asked != (state.number, len(state.actions))
+        ):
+            self._asked = (state.number, len(state.actions))
+            self._events.append(DecisionNeeded(observe(state, self.seat)))
+        return changed
+
+    def _audit(self, deck: DeckPeer) -> None:
+        try:
+            cards = deck.audit()
+        except DeckError as exc:
+            seat = exc.seat if exc.seat is not None else -1
+            raise Fault(seat, f"deck audit: {exc}") from None
+        record = self.state.history[-1]
+        assert record.number == deck.round_number
+        report = audit_round(record, cards)
+        if report.fault is not None:
+            fixed = corrected_record(record, report)
+            self.state = self.state.replace_round(fixed)
+            record = fixed
+            self._digest = hashlib.sha256(
+                self._digest + encode(["audit", record.number, list(self.state.scores)])
+            ).digest()
+        self._events.append(RoundAudited(record, report, self.state))
+        self.deck = None
