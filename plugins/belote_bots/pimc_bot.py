@@ -198,12 +198,12 @@ class PimcBot:
         iterations: int = 24,
         seconds: float = 0.0,
         bid_samples: int = 16,
-        take_margin: int = 0,
+        bid_margin: int = 40,
     ) -> None:
         self.iterations = iterations
         self.seconds = seconds
         self.bid_samples = bid_samples
-        self.take_margin = take_margin
+        self.bid_margin = bid_margin
         self.rules = RulesBot()
 
     def decide(self, observation: Observation, rng: random.Random) -> Action:
@@ -267,11 +267,14 @@ class PimcBot:
                 values[i] += self._contract_value(obs, deck, action)
         best = max(range(len(options)), key=lambda i: values[i])
         mean = values[best] / max(self.bid_samples, 1)
-        if mean > self.take_margin:
-            return options[best]
-        if suggested != PASS and mean > self.take_margin - 20:
-            return suggested
-        return PASS
+        # The samples overrule the rules bot's bid only when they disagree clearly: greedy
+        # full-information playouts are a noisy judge of a whole contract.
+        if suggested == PASS:
+            return options[best] if mean > self.bid_margin else PASS
+        chosen = options.index(suggested) if suggested in options else best
+        if values[chosen] / max(self.bid_samples, 1) < -self.bid_margin:
+            return PASS
+        return suggested
 
     @staticmethod
     def _sample_deck(obs: Observation, rng: random.Random) -> list[Card]:
