@@ -1,0 +1,1110 @@
+"""The deck protocol: a mental-poker shuffle and deal of the 32 cards, sans-io.
+
+Four peers shuffle and deal one round's deck so that each learns only its own cards, the
+classic turned card and the cards played, with no trusted dealer; at the end of the round
+every peer reveals its secrets and each one re-checks everything (the audit). The scheme is
+Barnett–Smart: ElGamal over the prime-order group of Ed25519 (:mod:`belote_p2p.group`),
+re-masking shuffles, and decryption shares with Chaum–Pedersen proofs.
+``protocol/DECK.md`` is the language-neutral specification (every byte of every message
+and hash); ``protocol/vectors/deck-classic.json`` is a recorded round.
+
+Usage
+-----
+One :class:`DeckPeer` per seat and round. It does no I/O: the table session hands it the
+messages of the other peers and sends what it produces, inside signed envelopes::
+
+    peer = DeckPeer(rules, seat=s, dealer=d, table_id=tid, round_number=n)
+    send(peer.start())                      # KeyMessage
+    for each message m from another seat:   # in the order each sender sent them
+        peer.receive(m)                     # raises a DeckError naming the culprit
+        for out in peer.next_messages():    # shuffles and decryption shares, when due
+            send(out)
+    peer.known_cards()                      # 32 positions, None where unknown to us
+    send(peer.set_taker(t))                 # classic: after the bidding, deals 21..31
+    send(peer.play(position))               # our card at that position
+    peer.card_at(position)                  # after receive(PlayMessage): the card played
+    send(peer.reveal())                     # round over (or aborted): our secrets
+    deck = peer.audit()                     # once every reveal is in: the 32 cards
+
+API
+---
+``DeckPeer(rules, *, seat, dealer, table_id, round_number, secret_key=None, shuffle_seed=None)``
+    ``secret_key`` (32-byte canonical non-zero scalar) and ``shuffle_seed`` (32 bytes) come
+    from :mod:`secrets` unless given; given values make a peer deterministic (tests, vectors).
+``start() -> KeyMessage``
+    Call once; messages received before it are held.
+``receive(msg: DeckMessage) -> None``
+    Accepts messages of the other seats in any interleaving (each sender's own messages in
+    the order it sent them); a message that cannot be used yet is held until it can.
+    Raises a :class:`DeckError` subclass when a message is wrong, naming the seat to blame;
+    the message is then dropped. Any ``DeckError`` ends the round: the session aborts it and,
+    if the peers still cooperate, exchanges reveals and calls :meth:`~DeckPeer.audit`, which
+    names the first culprit (``seat`` is ``None`` only when that takes the audit).
+``next_messages() -> list[DeckMessage]``
+    The messages this peer produced on its own (its shuffle, its decryption shares), once.
+``set_taker(taker: int) -> SharesMessage``
+    Classic only, after the first deal: the completion (positions 21..31) starts.
+``play(position: int) -> PlayMessage``
+    Publishes our share for one of our positions; every peer learns the card.
+``reveal() -> RevealMessage``
+    Our secret key and shuffle seed; allowed once the four shuffles are done. After it,
+    :meth:`~DeckPeer.play` is refused.
+``audit() -> tuple[Card, ...]``
+    Once the four reveals are in: re-derives every shuffle and checks every message kept,
+    then returns the 32 cards in deck order (hand them to the engine's audit).
+``waiting_for() -> frozenset[int]``
+    Seats that owe the next message (for deadlines and abandonment); empty while waiting
+    for the local session (bidding, plays) or when done.
+``hand()``, ``known_cards()``, ``card_at(p)``, ``turned_card()``, ``positions_of(seat)``,
+``owner_of(p)``, ``phase``
+    Read the peer's view.
+
+Message types (frozen dataclasses; ``to_wire()`` gives a msgpack-ready ``dict`` with
+``bytes`` fields, ``from_wire()`` parses strictly and raises :class:`MalformedMessage`):
+:class:`KeyMessage`, :class:`ShuffleMessage`, :class:`SharesMessage`, :class:`PlayMessage`,
+:class:`RevealMessage`; :func:`message_from_wire`, :func:`encode_message` and
+:func:`decode_message` dispatch on the ``type`` field. The session must check that the
+``seat`` field of a message is its envelope's sender (pass ``sender=`` to the parsers).
+
+Errors: :class:`DeckError` (a peer misbehaved: ``seat``, ``reason``) with subclasses
+:class:`MalformedMessage`, :class:`UnexpectedMessage`, :class:`BadPoint`, :class:`BadProof`,
+:class:`BadShuffle`, :class:`CommitmentMismatch`, :class:`WrongOwner`; and
+:class:`DeckUsageError` when the local caller misused the API.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any, ClassVar, TypeAlias
+
+import msgpack  # type: ignore[import-untyped]  # ships no type information
+
+from belote_p2p import group
+from belote_p2p.cards import CARDS, Card
+from belote_p2p.engine import TURNED, deal_owners
+from belote_p2p.group import L, Proof, base_mul, hash_to_point, is_valid_point, mul, u8, u32
+from belote_p2p.rules import RuleSet
+
+SEATS = 4
+DECK_SIZE = 32
+TURNED_POSITION = 20
+"""The classic turned card's deck position."""
+STEP_DEAL = 0
+"""The first deal step: classic positions 0..20 (with the turned card), coinche 0..31."""
+STEP_COMPLETION = 1
+"""Classic only: positions 21..31, once the taker is known."""
+SEED_SIZE = 32
+COMMITMENT_SIZE = 32
+CIPHERTEXT_SIZE = 64
+SHARE_SIZE = 96
+MAX_TABLE_ID_SIZE = 64
+MAX_ROUND = 2**32 - 1
+
+CARD_LABEL = b"card"
+COMMITMENT_LABEL = b"shuffle-commitment"
+PERMUTATION_LABEL = b"shuffle-permutation"
+MASK_LABEL = b"shuffle-mask"
+
+
+# -- errors ------------------------------------------------------------------------------
+
+
+class DeckError(Exception):
+    """A peer sent something the protocol forbids; ``seat`` names it.
+
+    ``seat`` is ``None`` only when the fault is certain but its author can only be named
+    by the audit (a card that does not decrypt although every share is proven).
+    """
+
+    def __init__(self, seat: int | None, reason: str) -> None:
+        super().__init__(f"seat {seat}: {reason}" if seat is not None else reason)
+        self.seat = seat
+        self.reason = reason
+
+
+class MalformedMessage(DeckError):
+    """A message of the wrong shape: unknown type, missing field, wrong type or length."""
+
+
+class UnexpectedMessage(DeckError):
+    """A message that may not come now or again (a second key, a second play...)."""
+
+
+class BadPoint(DeckError):
+    """Bytes that are not a valid point where the protocol needs one."""
+
+
+class BadProof(DeckError):
+    """A proof that does not verify, or a share that does not match the revealed key."""
+
+
+class BadShuffle(DeckError):
+    """A shuffled deck that is not its seed's permutation and re-masking of its input."""
+
+
+class CommitmentMismatch(DeckError):
+    """A revealed secret key or seed that does not match what the peer committed to."""
+
+
+class WrongOwner(DeckError):
+    """A play at a deck position that was not dealt to the player."""
+
+
+class DeckUsageError(Exception):
+    """The local caller misused :class:`DeckPeer` (a call out of order, a bad argument)."""
+
+
+# -- public values -----------------------------------------------------------------------
+
+
+def _card_points() -> tuple[bytes, ...]:
+    points = tuple(hash_to_point(CARD_LABEL, u8(i)) for i in range(DECK_SIZE))
+    assert len(set(points)) == DECK_SIZE and all(is_valid_point(p) for p in points)
+    return points
+
+
+CARD_POINTS: tuple[bytes, ...] = _card_points()
+"""The public point of each card, indexed by card value (hash-to-curve, see DECK.md)."""
+_CARD_OF_POINT: dict[bytes, Card] = {p: CARDS[i] for i, p in enumerate(CARD_POINTS)}
+
+
+def card_of_point(point: bytes) -> Card | None:
+    """The card whose point this is, or ``None``."""
+    return _CARD_OF_POINT.get(point)
+
+
+def shuffle_order(dealer: int) -> tuple[int, ...]:
+    """The seats in shuffling order: from the dealer's left, the dealer last."""
+    return tuple((dealer + 1 + i) % SEATS for i in range(SEATS))
+
+
+def step_positions(rules: RuleSet, step: int) -> range:
+    """The deck positions a deal step opens."""
+    if rules.is_coinche:
+        return range(DECK_SIZE)
+    return range(TURNED_POSITION + 1) if step == STEP_DEAL else range(TURNED_POSITION + 1, 32)
+
+
+def _context(table_id: bytes, round_number: int, seat: int) -> tuple[bytes, ...]:
+    return (table_id, u32(round_number), u8(seat))
+
+
+def shuffle_commitment(table_id: bytes, round_number: int, seat: int, seed: bytes) -> bytes:
+    """The 32-byte commitment to a shuffle seed published with the shuffled deck."""
+    parts = (*_context(table_id, round_number, seat), seed)
+    return group.transcript_hash(COMMITMENT_LABEL, *parts)[:COMMITMENT_SIZE]
+
+
+def shuffle_permutation(
+    table_id: bytes, round_number: int, seat: int, seed: bytes
+) -> tuple[int, ...]:
+    """``perm`` with output position ``j`` taking input position ``perm[j]``.
+
+    Fisher–Yates driven by the SHAKE-256 stream of the seed, one byte per draw, bytes at or
+    above the largest multiple of the range rejected so that every index is uniform.
+    """
+    parts = (*_context(table_id, round_number, seat), seed)
+    xof = hashlib.shake_256(group.framed(PERMUTATION_LABEL, parts))
+    stream = _xof_bytes(xof)
+    perm = list(range(DECK_SIZE))
+    for i in range(DECK_SIZE - 1, 0, -1):
+        n = i + 1
+        limit = 256 - 256 % n
+        while True:
+            b = next(stream)
+            if b < limit:
+                break
+        j = b % n
+        perm[i], perm[j] = perm[j], perm[i]
+    return tuple(perm)
+
+
+def _xof_bytes(xof: Any) -> Iterator[int]:
+    size = 128
+    offset = 0
+    while True:
+        chunk: bytes = xof.digest(size)
+        yield from chunk[offset:]
+        offset = size
+        size *= 2
+
+
+def shuffle_masks(table_id: bytes, round_number: int, seat: int, seed: bytes) -> tuple[int, ...]:
+    """The re-masking scalar of each output position of a shuffle."""
+    ctx = (*_context(table_id, round_number, seat), seed)
+    return tuple(group.hash_to_scalar(MASK_LABEL, *ctx, u8(j)) for j in range(DECK_SIZE))
+
+
+# -- messages ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Ciphertext:
+    """An ElGamal ciphertext ``(r·G, M + r·X)`` of a card point ``M`` under the joint key."""
+
+    c1: bytes
+    c2: bytes
+
+    def to_bytes(self) -> bytes:
+        return self.c1 + self.c2
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> Ciphertext:
+        return cls(data[:32], data[32:])
+
+
+@dataclass(frozen=True, slots=True)
+class DecryptionShare:
+    """``x_i·c1`` for one position, with the Chaum–Pedersen proof (``c || s``) that it is."""
+
+    point: bytes
+    proof: bytes
+
+    def to_bytes(self) -> bytes:
+        return self.point + self.proof
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> DecryptionShare:
+        return cls(data[:32], data[32:])
+
+
+class _Wire:
+    """Strict readers of a wire map, blaming ``seat`` (the sender when known)."""
+
+    __slots__ = ("data", "seat")
+
+    def __init__(self, data: Mapping[str, Any], seat: int | None) -> None:
+        self.data = data
+        self.seat = seat
+
+    def fail(self, reason: str) -> MalformedMessage:
+        return MalformedMessage(self.seat, reason)
+
+    def uint(self, key: str, upper: int) -> int:
+        value = self.data[key]
+        if type(value) is not int or not 0 <= value <= upper:
+            raise self.fail(f"{key!r} must be an integer in 0..{upper}")
+        return value
+
+    def bin(self, key: str, size: int) -> bytes:
+        return self.bin_value(self.data[key], key, size)
+
+    def bin_value(self, value: object, key: str, size: int) -> bytes:
+        if type(value) is not bytes or len(value) != size:
+            raise self.fail(f"{key!r} must be {size} bytes")
+        return value
+
+    def bin_list(self, key: str, size: int, min_count: int, max_count: int) -> list[bytes]:
+        value = self.data[key]
+        if type(value) not in (list, tuple) or not min_count <= len(value) <= max_count:
+            raise self.fail(f"{key!r} must be a list of {min_count}..{max_count} items")
+        return [self.bin_value(v, key, size) for v in value]
+
+
+@dataclass(frozen=True, slots=True)
+class KeyMessage:
+    """A peer's public key share for the round and its Schnorr proof of knowledge."""
+
+    TYPE: ClassVar[str] = "deck.key"
+    FIELDS: ClassVar[frozenset[str]] = frozenset({"type", "seat", "key", "proof"})
+
+    seat: int
+    public_key: bytes
+    proof: bytes
+
+    def to_wire(self) -> dict[str, Any]:
+        return {"type": self.TYPE, "seat": self.seat, "key": self.public_key, "proof": self.proof}
+
+    @classmethod
+    def from_wire(cls, data: object, sender: int | None = None) -> KeyMessage:
+        w = _open_wire(data, cls.TYPE, cls.FIELDS, sender)
+        return cls(_seat_of(w), w.bin("key", 32), w.bin("proof", group.PROOF_SIZE))
+
+
+@dataclass(frozen=True, slots=True)
+class ShuffleMessage:
+    """A peer's shuffled and re-masked deck, with the commitment to its shuffle seed."""
+
+    TYPE: ClassVar[str] = "deck.shuffle"
+    FIELDS: ClassVar[frozenset[str]] = frozenset({"type", "seat", "commitment", "deck"})
+
+    seat: int
+    commitment: bytes
+    deck: tuple[Ciphertext, ...]
+
+    def to_wire(self) -> dict[str, Any]:
+        return {
+            "type": self.TYPE,
+            "seat": self.seat,
+            "commitment": self.commitment,
+            "deck": [c.to_bytes() for c in self.deck],
+        }
+
+    @classmethod
+    def from_wire(cls, data: object, sender: int | None = None) -> ShuffleMessage:
+        w = _open_wire(data, cls.TYPE, cls.FIELDS, sender)
+        seat = _seat_of(w)
+        deck = w.bin_list("deck", CIPHERTEXT_SIZE, DECK_SIZE, DECK_SIZE)
+        return cls(
+            seat,
+            w.bin("commitment", COMMITMENT_SIZE),
+            tuple(Ciphertext.from_bytes(c) for c in deck),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class SharesMessage:
+    """A peer's decryption shares for one deal step.
+
+    One share per position of the step that the sender does not own (the turned card's
+    included), in increasing position order.
+    """
+
+    TYPE: ClassVar[str] = "deck.shares"
+    FIELDS: ClassVar[frozenset[str]] = frozenset({"type", "seat", "step", "shares"})
+
+    seat: int
+    step: int
+    shares: tuple[DecryptionShare, ...]
+
+    def to_wire(self) -> dict[str, Any]:
+        return {
+            "type": self.TYPE,
+            "seat": self.seat,
+            "step": self.step,
+            "shares": [s.to_bytes() for s in self.shares],
+        }
+
+    @classmethod
+    def from_wire(cls, data: object, sender: int | None = None) -> SharesMessage:
+        w = _open_wire(data, cls.TYPE, cls.FIELDS, sender)
+        seat = _seat_of(w)
+        step = w.uint("step", STEP_COMPLETION)
+        shares = w.bin_list("shares", SHARE_SIZE, 1, DECK_SIZE)
+        return cls(seat, step, tuple(DecryptionShare.from_bytes(s) for s in shares))
+
+
+@dataclass(frozen=True, slots=True)
+class PlayMessage:
+    """A card played: its position and the player's own share for it.
+
+    ``share`` is ``None`` exactly for the classic turned card, whose four shares were
+    published at the deal.
+    """
+
+    TYPE: ClassVar[str] = "deck.play"
+    FIELDS: ClassVar[frozenset[str]] = frozenset({"type", "seat", "position", "share"})
+
+    seat: int
+    position: int
+    share: DecryptionShare | None
+
+    def to_wire(self) -> dict[str, Any]:
+        return {
+            "type": self.TYPE,
+            "seat": self.seat,
+            "position": self.position,
+            "share": None if self.share is None else self.share.to_bytes(),
+        }
+
+    @classmethod
+    def from_wire(cls, data: object, sender: int | None = None) -> PlayMessage:
+        w = _open_wire(data, cls.TYPE, cls.FIELDS, sender)
+        seat = _seat_of(w)
+        position = w.uint("position", DECK_SIZE - 1)
+        raw = w.data["share"]
+        share = None if raw is None else DecryptionShare.from_bytes(w.bin("share", SHARE_SIZE))
+        return cls(seat, position, share)
+
+
+@dataclass(frozen=True, slots=True)
+class RevealMessage:
+    """A peer's secret key and shuffle seed, published when the round is over."""
+
+    TYPE: ClassVar[str] = "deck.reveal"
+    FIELDS: ClassVar[frozenset[str]] = frozenset({"type", "seat", "secret_key", "seed"})
+
+    seat: int
+    secret_key: bytes
+    seed: bytes
+
+    def to_wire(self) -> dict[str, Any]:
+        return {
+            "type": self.TYPE,
+            "seat": self.seat,
+            "secret_key": self.secret_key,
+            "seed": self.seed,
+        }
+
+    @classmethod
+    def from_wire(cls, data: object, sender: int | None = None) -> RevealMessage:
+        w = _open_wire(data, cls.TYPE, cls.FIELDS, sender)
+        return cls(_seat_of(w), w.bin("secret_key", 32), w.bin("seed", SEED_SIZE))
+
+
+DeckMessage: TypeAlias = KeyMessage | ShuffleMessage | SharesMessage | PlayMessage | RevealMessage
+_MESSAGE_CLASSES = (KeyMessage, ShuffleMessage, SharesMessage, PlayMessage, RevealMessage)
+MESSAGE_TYPES: dict[str, type[DeckMessage]] = {cls.TYPE: cls for cls in _MESSAGE_CLASSES}
+
+
+def _open_wire(data: object, type_name: str, fields: frozenset[str], sender: int | None) -> _Wire:
+    if sender is not None and (type(sender) is not int or not 0 <= sender < SEATS):
+        raise DeckUsageError(f"not a seat: {sender!r}")
+    if not isinstance(data, Mapping):
+        raise MalformedMessage(sender, "a message is a map")
+    if data.get("type") != type_name:
+        raise MalformedMessage(sender, f"expected a {type_name!r} message")
+    if set(data) != fields:
+        raise MalformedMessage(sender, f"a {type_name!r} message has the fields {sorted(fields)}")
+    return _Wire(data, sender)
+
+
+def _seat_of(w: _Wire) -> int:
+    seat = w.data["seat"]
+    if type(seat) is not int or not 0 <= seat < SEATS:
+        raise w.fail("'seat' must be an integer in 0..3")
+    if w.seat is None:
+        w.seat = seat
+    elif seat != w.seat:
+        raise w.fail(f"message names seat {seat} but was sent by seat {w.seat}")
+    return seat
+
+
+def message_from_wire(data: object, sender: int | None = None) -> DeckMessage:
+    """Parse any deck message from its wire map; ``sender`` (the envelope's) is checked
+    against the ``seat`` field and blamed for a malformed message."""
+    if not isinstance(data, Mapping):
+        raise MalformedMessage(sender, "a message is a map")
+    kind = data.get("type")
+    cls = MESSAGE_TYPES.get(kind) if isinstance(kind, str) else None
+    if cls is None:
+        raise MalformedMessage(sender, f"unknown message type {kind!r}")
+    return cls.from_wire(data, sender)
+
+
+def encode_message(msg: DeckMessage) -> bytes:
+    """The msgpack bytes of a message (for tests and vectors; the session has envelopes)."""
+    packed: bytes = msgpack.packb(msg.to_wire(), use_bin_type=True)
+    return packed
+
+
+def decode_message(raw: bytes, sender: int | None = None) -> DeckMessage:
+    """Parse msgpack bytes into a message; raise :class:`MalformedMessage` on any fault."""
+    try:
+        data = msgpack.unpackb(raw, raw=False, strict_map_key=True, use_list=True)
+    except (ValueError, TypeError, OverflowError) as exc:  # msgpack's errors derive from these
+        raise MalformedMessage(sender, f"not msgpack: {exc}") from None
+    return message_from_wire(data, sender)
+
+
+# -- the peer ----------------------------------------------------------------------------
+
+
+class DeckPhase(Enum):
+    """What the deck protocol of a round waits for."""
+
+    KEYS = "keys"
+    """The four key shares and their proofs."""
+    SHUFFLE = "shuffle"
+    """The four shuffles, one after the other."""
+    DEAL = "deal"
+    """Decryption shares of the first deal step."""
+    BIDDING = "bidding"
+    """Classic: the local session's :meth:`DeckPeer.set_taker`."""
+    COMPLETION = "completion"
+    """Classic: decryption shares of positions 21..31."""
+    PLAY = "play"
+    """Every card dealt; plays come and go."""
+    REVEAL = "reveal"
+    """Some peer revealed its secrets: the round is over, the reveals come in."""
+    AUDITABLE = "auditable"
+    """Every reveal is in: :meth:`DeckPeer.audit` may run."""
+
+
+class DeckPeer:
+    """One seat's side of the deck protocol for one round (see the module docstring)."""
+
+    def __init__(
+        self,
+        rules: RuleSet,
+        *,
+        seat: int,
+        dealer: int,
+        table_id: bytes,
+        round_number: int,
+        secret_key: bytes | None = None,
+        shuffle_seed: bytes | None = None,
+    ) -> None:
+        for name, value in (("seat", seat), ("dealer", dealer)):
+            if type(value) is not int or not 0 <= value < SEATS:
+                raise DeckUsageError(f"{name} must be 0..3, not {value!r}")
+        if not isinstance(table_id, bytes) or not 1 <= len(table_id) <= MAX_TABLE_ID_SIZE:
+            raise DeckUsageError(f"table_id must be 1..{MAX_TABLE_ID_SIZE} bytes")
+        if type(round_number) is not int or not 0 <= round_number <= MAX_ROUND:
+            raise DeckUsageError(f"round_number must be 0..{MAX_ROUND}")
+        self.rules = rules
+        self.seat = seat
+        self.dealer = dealer
+        self.table_id = table_id
+        self.round_number = round_number
+        if secret_key is None:
+            self._x = group.random_scalar()
+        else:
+            try:
+                self._x = group.parse_scalar(secret_key, nonzero=True)
+            except group.InvalidScalar as exc:
+                raise DeckUsageError(f"secret_key: {exc}") from None
+        if shuffle_seed is None:
+            shuffle_seed = secrets.token_bytes(SEED_SIZE)
+        elif not isinstance(shuffle_seed, bytes) or len(shuffle_seed) != SEED_SIZE:
+            raise DeckUsageError(f"shuffle_seed must be {SEED_SIZE} bytes")
+        self._seed = shuffle_seed
+        self._public = base_mul(self._x)
+        self.shuffle_order = shuffle_order(dealer)
+        self.taker: int | None = None
+
+        self._started = False
+        self._revealed = False
+        self._keys: dict[int, bytes] = {}
+        self._joint: bytes | None = None
+        self._decks: list[tuple[Ciphertext, ...]] = []
+        self._commitments: dict[int, bytes] = {}
+        # Published shares by position then seat, ours included; _proven holds the
+        # (seat, position) pairs whose proof this peer checked.
+        self._shares: list[dict[int, bytes]] = [{} for _ in range(DECK_SIZE)]
+        self._proven: set[tuple[int, int]] = set()
+        self._share_steps: set[tuple[int, int]] = set()  # (step, seat) received or sent
+        self._share_messages: dict[tuple[int, int], SharesMessage] = {}  # by (seat, step)
+        self._owners = deal_owners(rules, dealer)
+        self._private: dict[int, bytes] = {}  # our share of our own positions, unpublished
+        self._cards: dict[int, Card] = {}
+        self._played: list[int] = []
+        self._reveals: dict[int, tuple[int, bytes]] = {}
+        self._seen: set[tuple[object, ...]] = set()
+        self._pending: list[DeckMessage] = []
+        self._outbox: list[DeckMessage] = []
+        self._steps_started: set[int] = set()
+
+    # -- reading the view ------------------------------------------------------------------
+
+    @property
+    def public_key(self) -> bytes:
+        """Our key share ``x·G`` for this round."""
+        return self._public
+
+    @property
+    def joint_key(self) -> bytes | None:
+        """The sum of the four key shares, once all four are proven."""
+        return self._joint
+
+    @property
+    def phase(self) -> DeckPhase:
+        if self._reveals or self._revealed:
+            if self._revealed and len(self._reveals) == SEATS - 1:
+                return DeckPhase.AUDITABLE
+            return DeckPhase.REVEAL
+        if self._joint is None:
+            return DeckPhase.KEYS
+        if len(self._decks) < SEATS:
+            return DeckPhase.SHUFFLE
+        if not self._step_complete(STEP_DEAL):
+            return DeckPhase.DEAL
+        if self.rules.is_coinche:
+            return DeckPhase.PLAY
+        if self.taker is None:
+            return DeckPhase.BIDDING
+        if not self._step_complete(STEP_COMPLETION):
+            return DeckPhase.COMPLETION
+        return DeckPhase.PLAY
+
+    def _step_complete(self, step: int) -> bool:
+        return step in self._steps_started and all(
+            (step, s) in self._share_steps for s in range(SEATS)
+        )
+
+    def owner_of(self, position: int) -> int | None:
+        """The seat a position is dealt to; ``None`` while unknown (classic completion
+        before the taker, or the turned card before the taker)."""
+        if not 0 <= position < DECK_SIZE:
+            raise DeckUsageError(f"no deck position {position}")
+        if not self.rules.is_coinche and position == TURNED_POSITION:
+            return self.taker
+        owner = self._owners[position]
+        return owner if owner >= 0 else None
+
+    def positions_of(self, seat: int) -> tuple[int, ...]:
+        """The positions dealt to ``seat`` so far (the taker's include the turned card)."""
+        return tuple(p for p in range(DECK_SIZE) if self.owner_of(p) == seat)
+
+    def card_at(self, position: int) -> Card | None:
+        """The card at a position if this peer knows it (its own, turned or played)."""
+        return self._cards.get(position)
+
+    def known_cards(self) -> tuple[Card | None, ...]:
+        """The 32 positions as this peer sees them; ``None`` where it does not know."""
+        return tuple(self._cards.get(p) for p in range(DECK_SIZE))
+
+    def hand(self) -> dict[int, Card]:
+        """Our cards known so far, by position (played ones included)."""
+        return {p: c for p, c in self._cards.items() if self.owner_of(p) == self.seat}
+
+    def turned_card(self) -> Card | None:
+        """Classic: the face-up card, once its four shares are in."""
+        return None if self.rules.is_coinche else self._cards.get(TURNED_POSITION)
+
+    def played(self) -> tuple[int, ...]:
+        """Positions played so far, in the order the plays were accepted."""
+        return tuple(self._played)
+
+    def waiting_for(self) -> frozenset[int]:
+        """Seats that owe the next message; empty while the local session must act."""
+        others = [s for s in range(SEATS) if s != self.seat]
+        if self._reveals or self._revealed:
+            return frozenset(s for s in others if s not in self._reveals)
+        if self._joint is None:
+            return frozenset(s for s in others if s not in self._keys)
+        if len(self._decks) < SEATS:
+            return frozenset({self.shuffle_order[len(self._decks)]})
+        for step in (STEP_DEAL, STEP_COMPLETION):
+            if step not in self._steps_started:
+                return frozenset()
+            missing = frozenset(s for s in others if (step, s) not in self._share_steps)
+            if missing:
+                return missing
+            if self.rules.is_coinche:
+                break
+        return frozenset()
+
+    def next_messages(self) -> list[DeckMessage]:
+        """Messages this peer produced by itself since the last call (send them all)."""
+        out, self._outbox = self._outbox, []
+        return out
+
+    # -- local actions -------------------------------------------------------------------
+
+    def start(self) -> KeyMessage:
+        """Our key share and its proof: the first message of the round."""
+        if self._started:
+            raise DeckUsageError("start() called twice")
+        self._started = True
+        self._keys[self.seat] = self._public
+        proof = group.prove_key(self._x, self._public, self._ctx(self.seat))
+        self._join_keys(self.seat)
+        return KeyMessage(self.seat, self._public, proof.to_bytes())
+
+    def set_taker(self, taker: int) -> SharesMessage:
+        """Classic: the taker is known; publish our shares of positions 21..31."""
+        if self.rules.is_coinche:
+            raise DeckUsageError("coinche deals every card at once")
+        if type(taker) is not int or not 0 <= taker < SEATS:
+            raise DeckUsageError(f"taker must be 0..3, not {taker!r}")
+        if self.taker is not None:
+            raise DeckUsageError("the taker is already known")
+        if self._revealed or STEP_DEAL not in self._steps_started:
+            raise DeckUsageError("no completion before the first deal step")
+        self.taker = taker
+        self._owners = deal_owners(self.rules, self.dealer, taker)
+        return self._deal_step(STEP_COMPLETION)
+
+    def play(self, position: int) -> PlayMessage:
+        """Play our card at ``position``: publish our share and its proof."""
+        if self._revealed:
+            raise DeckUsageError("no play after our reveal")
+        if type(position) is not int or self.owner_of(position) != self.seat:
+            raise DeckUsageError(f"position {position!r} is not ours")
+        if position in self._played:
+            raise DeckUsageError(f"position {position} was already played")
+        if position not in self._cards:
+            raise DeckUsageError(f"the card at position {position} is not dealt yet")
+        self._played.append(position)
+        if position == TURNED_POSITION and not self.rules.is_coinche:
+            return PlayMessage(self.seat, position, None)
+        share = self._private.pop(position)
+        self._shares[position][self.seat] = share
+        proof = self._prove_share(position, share)
+        return PlayMessage(self.seat, position, DecryptionShare(share, proof))
+
+    def reveal(self) -> RevealMessage:
+        """End the round for us: publish our secret key and shuffle seed."""
+        if len(self._decks) < SEATS:
+            raise DeckUsageError("nothing to reveal before the four shuffles")
+        if self._revealed:
+            raise DeckUsageError("reveal() called twice")
+        self._revealed = True
+        return RevealMessage(self.seat, group.scalar_bytes(self._x), self._seed)
+
+    # -- receiving ------------------------------------------------------------------------
+
+    def receive(self, msg: DeckMessage) -> None:
+        """Take a message of another seat; raise a :class:`DeckError` if it is wrong."""
+        if not isinstance(msg, _MESSAGE_CLASSES):
+            raise DeckUsageError(f"not a deck message: {msg!r}")
+        if msg.seat == self.seat:
+            raise DeckUsageError("a peer does not receive its own messages")
+        self._admit(msg)
+        self._pending.append(msg)
+        self._drain()
+
+    def _admit(self, msg: DeckMessage) -> None:
+        """Checks that need no state the message may be waiting for: duplicates, steps,
+        ownership where it is already known."""
+        slot: tuple[object, ...]
+        if isinstance(msg, SharesMessage):
+            if msg.step == STEP_COMPLETION and self.rules.is_coinche:
+                raise UnexpectedMessage(msg.seat, "coinche has no completion step")
+            slot = ("shares", msg.seat, msg.step)
+        elif isinstance(msg, PlayMessage):
+            owner = self.owner_of(msg.position)
+            if owner is not None and owner != msg.seat:
+                raise WrongOwner(msg.seat, f"position {msg.position} belongs to seat {owner}")
+            slot = ("play", msg.position)
+        else:
+            slot = (type(msg).TYPE, msg.seat)
+        if slot in self._seen:
+            raise UnexpectedMessage(msg.seat, f"a second {type(msg).TYPE!r} message")
+        self._seen.add(slot)
+
+    def _drain(self) -> None:
+        progress = True
+        while progress:
+            progress = False
+            for i, msg in enumerate(self._pending):
+                if self._ready(msg):
+                    del self._pending[i]
+                    self._apply(msg)
+                    progress = True
+                    break
+
+    def _ready(self, msg: DeckMessage) -> bool:
+        if isinstance(msg, KeyMessage):
+            return True
+        if isinstance(msg, ShuffleMessage):
+            done = len(self._decks)
+            return self._joint is not None and done < SEATS and self.shuffle_order[done] == msg.seat
+        if isinstance(msg, SharesMessage):
+            return msg.step in self._steps_started
+        if isinstance(msg, PlayMessage):
+            owner = self.owner_of(msg.position)
+            if owner is None:
+                return False
+            if msg.position == TURNED_POSITION and not self.rules.is_coinche:
+                return TURNED_POSITION in self._cards
+            shares = self._shares[msg.position]
+            return all(s in shares for s in range(SEATS) if s != owner)
+        return len(self._decks) == SEATS
+
+    def _apply(self, msg: DeckMessage) -> None:
+        if isinstance(msg, KeyMessage):
+            self._apply_key(msg)
+        elif isinstance(msg, ShuffleMessage):
+            self._apply_shuffle(msg)
+        elif isinstance(msg, SharesMessage):
+            self._apply_shares(msg)
+        elif isinstance(msg, PlayMessage):
+            self._apply_play(msg)
+        else:
+            self._apply_reveal(msg)
+
+    def _apply_key(self, msg: KeyMessage) -> None:
+        if not is_valid_point(msg.public_key):
+            raise BadPoint(msg.seat, "the key share is not a valid point")
+        proof = self._parse_proof(msg.seat, msg.proof)
+        if not group.verify_key(msg.public_key, proof, self._ctx(msg.seat)):
+            raise BadProof(msg.seat, "the proof of knowledge of the key share does not verify")
+        self._keys[msg.seat] = msg.public_key
+        self._join_keys(msg.seat)
+
+    def _join_keys(self, last: int) -> None:
+        if len(self._keys) == SEATS:
+            joint = self._keys[0]
+            for s in range(1, SEATS):
+                joint = group.add(joint, self._keys[s])
+            if joint == group.IDENTITY:
+                raise BadPoint(last, "the joint key is the identity")
+            self._joint = joint
+            if self.shuffle_order[0] == self.seat:
+                self._shuffle()
+
+    def _apply_shuffle(self, msg: ShuffleMessage) -> None:
+        # Only the next shuffler adds to these points now; the final deck's c1 are checked
+        # by the scalar multiplications of the deal and its c2 when a card is opened; the
+        # audit compares every deck byte for byte with its recomputation.
+        done = len(self._decks)
+        if done + 1 < SEATS and self.shuffle_order[done + 1] == self.seat:
+            for j, ct in enumerate(msg.deck):
+                if not (is_valid_point(ct.c1) and is_valid_point(ct.c2)):
+                    reason = f"shuffled deck position {j} is not a valid ciphertext"
+                    raise BadPoint(msg.seat, reason)
+        self._decks.append(msg.deck)
+        self._commitments[msg.seat] = msg.commitment
+        self._after_shuffle()
+
+    def _after_shuffle(self) -> None:
+        done = len(self._decks)
+        if done == SEATS:
+            self._deal_step(STEP_DEAL)
+        elif self.shuffle_order[done] == self.seat:
+            self._shuffle()
+
+    def _apply_shares(self, msg: SharesMessage) -> None:
+        positions = self._shared_by(msg.seat, msg.step)
+        if len(msg.shares) != len(positions):
+            raise MalformedMessage(
+                msg.seat, f"step {msg.step} needs {len(positions)} shares, not {len(msg.shares)}"
+            )
+        deck = self._decks[-1]
+        key = self._keys[msg.seat]
+        checked: list[tuple[int, bytes]] = []
+        for p, share in zip(positions, msg.shares, strict=True):
+            if self._must_prove(p):
+                self._check_share(msg.seat, p, key, deck[p].c1, share)
+            else:
+                # Checked when the card is played (a wrong share then fails to open a card
+                # and its proof is examined) and at the audit; a malformed proof fails now.
+                self._parse_proof(msg.seat, share.proof)
+            checked.append((p, share.point))
+        for p, point in checked:
+            self._shares[p][msg.seat] = point
+            if self._must_prove(p):
+                self._proven.add((msg.seat, p))
+        self._share_steps.add((msg.step, msg.seat))
+        self._share_messages[(msg.seat, msg.step)] = msg
+        self._open_dealt(msg.step)
+
+    def _apply_play(self, msg: PlayMessage) -> None:
+        p = msg.position
+        owner = self.owner_of(p)
+        if owner != msg.seat:
+            raise WrongOwner(msg.seat, f"position {p} belongs to seat {owner}")
+        if not self.rules.is_coinche and p == TURNED_POSITION:
+            if msg.share is not None:
+                raise MalformedMessage(msg.seat, "the turned card is played without a share")
+            self._played.append(p)
+            return
+        if msg.share is None:
+            raise MalformedMessage(msg.seat, f"the play of position {p} carries no share")
+        ct = self._decks[-1][p]
+        self._check_share(msg.seat, p, self._keys[msg.seat], ct.c1, msg.share)
+        shares = dict(self._shares[p])
+        shares[msg.seat] = msg.share.point
+        self._open(p, shares)
+        self._shares[p][msg.seat] = msg.share.point
+        self._proven.add((msg.seat, p))
+        self._played.append(p)
+
+    def _apply_reveal(self, msg: RevealMessage) -> None:
+        try:
+            x = group.parse_scalar(msg.secret_key, nonzero=True)
+        except group.InvalidScalar as exc:
+            raise MalformedMessage(msg.seat, f"secret key: {exc}") from None
+        if base_mul(x) != self._keys[msg.seat]:
+            raise CommitmentMismatch(msg.seat, "the secret key does not match the key share")
+        expected = shuffle_commitment(self.table_id, self.round_number, msg.seat, msg.seed)
+        if expected != self._commitments[msg.seat]:
+            raise CommitmentMismatch(msg.seat, "the seed does not match the shuffle commitment")
+        self._reveals[msg.seat] = (x, msg.seed)
+
+    # -- the protocol's own steps ----------------------------------------------------------
+
+    def _ctx(self, seat: int) -> tuple[bytes, ...]:
+        return _context(self.table_id, self.round_number, seat)
+
+    def _parse_proof(self, seat: int, data: bytes) -> Proof:
+        try:
+            return Proof.from_bytes(data)
+        except group.InvalidScalar as exc:
+            raise BadProof(seat, f"proof: {exc}") from None
+
+    def _shuffle(self) -> None:
+        assert self._joint is not None
+        joint = self._joint
+        perm = shuffle_permutation(self.table_id, self.round_number, self.seat, self._seed)
+        masks = shuffle_masks(self.table_id, self.round_number, self.seat, self._seed)
+        out: list[Ciphertext] = []
+        if not self._decks:
+            for j in range(DECK_SIZE):
+                r = masks[j]
+                out.append(Ciphertext(base_mul(r), group.add(CARD_POINTS[perm[j]], mul(r, joint))))
+        else:
+            deck = self._decks[-1]
+            for j in range(DECK_SIZE):
+                r = masks[j]
+                ct = deck[perm[j]]
+                out.append(
+                    Ciphertext(group.add(ct.c1, base_mul(r)), group.add(ct.c2, mul(r, joint)))
+                )
+        new_deck = tuple(out)
+        commitment = shuffle_commitment(self.table_id, self.round_number, self.seat, self._seed)
+        self._decks.append(new_deck)
+        self._commitments[self.seat] = commitment
+        self._outbox.append(ShuffleMessage(self.seat, commitment, new_deck))
+        self._after_shuffle()
+
+    def _must_prove(self, position: int) -> bool:
+        """Deal shares we check at once: those of our cards and of the turned card."""
+        return self._step_owner(position) in (self.seat, TURNED)
+
+    def _shared_by(self, seat: int, step: int) -> list[int]:
+        """The positions ``seat`` publishes a share of in ``step``, in order."""
+        return [p for p in step_positions(self.rules, step) if self._step_owner(p) != seat]
+
+    def _step_owner(self, position: int) -> int:
+        """Owner at deal time: the turned card belongs to nobody then (every seat shares)."""
+        if not self.rules.is_coinche and position == TURNED_POSITION:
+            return TURNED
+        owner = self.owner_of(position)
+        assert owner is not None
+        return owner
+
+    def _prove_share(self, position: int, share: bytes) -> bytes:
+        ct = self._decks[-1][position]
+        ctx = (*self._ctx(self.seat), u8(position))
+        return group.prove_share(self._x, self._public, ct.c1, share, ctx).to_bytes()
+
+    def _deal_step(self, step: int) -> SharesMessage:
+        self._steps_started.add(step)
+        deck = self._decks[-1]
+        shares: list[DecryptionShare] = []
+        for p in step_positions(self.rules, step):
+            try:
+                share = mul(self._x, deck[p].c1)
+            except group.InvalidPoint:
+                last = self.shuffle_order[-1]
+                raise BadPoint(last, f"final deck position {p} is not a valid ciphertext") from None
+            if self._step_owner(p) == self.seat:
+                self._private[p] = share
+            else:
+                self._shares[p][self.seat] = share
+                shares.append(DecryptionShare(share, self._prove_share(p, share)))
+        self._share_steps.add((step, self.seat))
+        msg = SharesMessage(self.seat, step, tuple(shares))
+        if step == STEP_DEAL:
+            self._outbox.append(msg)
+        self._drain()
+        self._open_dealt(step)
+        return msg
+
+    def _open_dealt(self, step: int) -> None:
+        """Decrypt the positions of ``step`` we may see once all their shares are in."""
+        for p in step_positions(self.rules, step):
+            if p in self._cards:
+                continue
+            shares = self._shares[p]
+            if not self.rules.is_coinche and p == TURNED_POSITION:
+                if len(shares) < SEATS:
+                    continue
+            elif self._step_owner(p) != self.seat or len(shares) < SEATS - 1:
+                continue
+            else:
+                shares = {**shares, self.seat: self._private[p]}
+            self._open(p, shares)
+
+    def _open(self, position: int, shares: Mapping[int, bytes]) -> None:
+        """Decrypt a position from its four shares and learn its card.
+
+        A result that is no card, or a card already seen elsewhere, is a fault: the shares
+        not yet proven are examined (blaming a bad one), then the final ciphertext's c2
+        (blaming the last shuffler); if all hold, a shuffle is wrong and the audit names it.
+        """
+        ct = self._decks[-1][position]
+        point = ct.c2
+        try:
+            for s in range(SEATS):
+                point = group.sub(point, shares[s])
+        except group.InvalidPoint:
+            card = None
+        else:
+            card = card_of_point(point)
+        if card is not None and all(c != card for c in self._cards.values()):
+            self._cards[position] = card
+            return
+        self._blame_shares(position)
+        if not is_valid_point(ct.c2):
+            last = self.shuffle_order[-1]
+            raise BadPoint(last, f"final deck position {position} is not a valid ciphertext")
+        reason = "does not decrypt to a card" if card is None else f"repeats {card}"
+        raise BadShuffle(None, f"position {position} {reason} although its shares are proven")
+
+    def _check_share(
+        self, seat: int, position: int, key: bytes, c1: bytes, share: DecryptionShare
+    ) -> None:
+        proof = self._parse_proof(seat, share.proof)
+        ctx = (*self._ctx(seat), u8(position))
+        try:
+            ok = group.verify_share(key, c1, share.point, proof, ctx)
+        except group.InvalidPoint:
+            raise BadPoint(
+                seat, f"the share for position {position} is not a valid point"
+            ) from None
+        if not ok:
+            raise BadProof(seat, f"the share proof for position {position} does not verify")
+
+    def _blame_shares(self, position: int) -> None:
+        """A card did not decrypt: check every share of the position not yet proven."""
+        c1 = self._decks[-1][position].c1
+        for seat in range(SEATS):
+            if seat == self.seat or (seat, position) in self._proven:
+                continue
+            share = self._published_share(seat, position)
+            if share is not None:
+                self._check_share(seat, position, self._keys[seat], c1, share)
+
+    def _published_share(self, seat: int, position: int) -> DecryptionShare | None:
+        for step in (STEP_DEAL, STEP_COMPLETION):
+            msg = self._share_messages.get((seat, step))
+            if msg is not None:
+                positions = self._shared_by(seat, step)
+                if position in positions:
+                    return msg.shares[positions.index(position)]
+        return None
+
+    # -- audit ----------------------------------------------------------------------------
+
+    def audit(self) -> tuple[Card, ...]:
+        """Check the whole round from the revealed secrets; return the 32 cards in order.
+
+        Raises the :class:`DeckError` of the first message (in protocol order: shuffles,
+        deal shares, completion shares, plays) that the secrets contradict.
+        """
+        if len(self._reveals) < SEATS - 1 or not self._revealed:
+            raise DeckUsageError("the audit needs the four reveals")
+        secrets_of = {s: x for s, (x, _) in self._reveals.items()}
+        secrets_of[self.seat] = self._x
+        seeds = {s: seed for s, (_, seed) in self._reveals.items()}
+        seeds[self.seat] = self._seed
+        x = sum(secrets_of.values()) % L
+        randomness = [0] * DECK_SIZE
+        cards = list(range(DECK_SIZE))
+        for k, seat in enumerate(self.shuffle_order):
+            perm = shuffle_permutation(self.table_id, self.round_number, seat, seeds[seat])
+            masks = shuffle_masks(self.table_id, self.round_number, seat, seeds[seat])
+            randomness = [(randomness[perm[j]] + masks[j]) % L for j in range(DECK_SIZE)]
+            cards = [cards[perm[j]] for j in range(DECK_SIZE)]
+            if seat == self.seat:
+                continue
+            for j, ct in enumerate(self._decks[k]):
+                r = randomness[j]
+                if ct.c1 != base_mul(r) or ct.c2 != group.add(
+                    CARD_POINTS[cards[j]], base_mul(x * r % L)
+                ):
+                    raise BadShuffle(seat, f"shuffled deck position {j} does not match the seed")
+        final = self._decks[-1]
+        for step in (STEP_DEAL, STEP_COMPLETION):
+            for seat in range(SEATS):
+                msg = self._share_messages.get((seat, step))
+                if msg is None or seat == self.seat:
+                    continue
+                for p, share in zip(self._shared_by(seat, step), msg.shares, strict=True):
+                    if (seat, p) in self._proven:
+                        continue
+                    ctx = (*self._ctx(seat), u8(p))
+                    proof = self._parse_proof(seat, share.proof)
+                    c1 = final[p].c1
+                    x_i, key = secrets_of[seat], self._keys[seat]
+                    if not group.audit_share(x_i, key, c1, randomness[p], share.point, proof, ctx):
+                        raise BadProof(seat, f"the share for position {p} or its proof is wrong")
+        return tuple(CARDS[c] for c in cards)

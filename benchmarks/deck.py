@@ -1,0 +1,233 @@
+"""CPU cost of one whole deal of the deck protocol for four in-process peers.
+
+    python benchmarks/deck.py [--runs N] [--coinche]
+
+Runs a classic round (keys, four shuffles, the deal with the turned card, the completion,
+32 plays, reveals and the audit) ``N`` times with fresh secrets, timing each peer's own
+calls with ``time.process_time``. Prints a per-step and per-peer report, the cost of the
+group operations on this machine (to compare figures across machines), and ends with one
+line of JSON.
+
+A call is charged to the step of the message it consumed or the local action it was,
+except the work of producing one's own shuffle and one's own deal shares, which is timed
+inside the peer and charged to "shuffle" and "deal"/"completion" (receiving the deck
+before one's own shuffle therefore counts its point checks as "shuffle").
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from collections import deque
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from belote_p2p import group
+from belote_p2p.deck import (
+    DeckMessage,
+    DeckPeer,
+    KeyMessage,
+    PlayMessage,
+    RevealMessage,
+    SharesMessage,
+    ShuffleMessage,
+)
+from belote_p2p.rules import CLASSIC, COINCHE, RuleSet
+
+TABLE_ID = b"benchmark-table!"
+STEPS = ("keys", "shuffle", "deal", "completion", "play", "reveal", "audit")
+LABELS: dict[type, str] = {
+    KeyMessage: "keys",
+    ShuffleMessage: "shuffle",
+    SharesMessage: "deal",
+    PlayMessage: "play",
+    RevealMessage: "reveal",
+}
+
+
+_ROUNDS: dict[int, Round] = {}
+
+
+def _timed(method: Callable[..., object], step_of: Callable[..., str]) -> Callable[..., object]:
+    """Wrap a DeckPeer method so that its CPU goes to its own step."""
+
+    def wrapper(peer: DeckPeer, *args: object) -> object:
+        r = _ROUNDS[id(peer)]
+        t0 = time.process_time()
+        try:
+            return method(peer, *args)
+        finally:
+            spent = time.process_time() - t0
+            r.cpu[peer.seat][step_of(*args)] += spent
+            r.charged[peer.seat] += spent
+
+    return wrapper
+
+
+DeckPeer._shuffle = _timed(  # type: ignore[method-assign,assignment]
+    DeckPeer._shuffle, lambda: "shuffle"
+)
+DeckPeer._deal_step = _timed(  # type: ignore[method-assign,assignment]
+    DeckPeer._deal_step, lambda step: "deal" if step == 0 else "completion"
+)
+
+
+class Round:
+    """Four peers and a FIFO broadcast, with per-peer, per-step CPU accounts."""
+
+    def __init__(self, rules: RuleSet, dealer: int, number: int) -> None:
+        self.peers = [
+            DeckPeer(
+                rules, seat=s, dealer=dealer, table_id=b"benchmark-table!", round_number=number
+            )
+            for s in range(4)
+        ]
+        self.cpu = [dict.fromkeys(STEPS, 0.0) for _ in range(4)]
+        self.charged = [0.0] * 4
+        self.queue: deque[DeckMessage] = deque()
+        for p in self.peers:
+            _ROUNDS[id(p)] = self
+
+    def call(self, seat: int, step: str, fn: Callable[[], object]) -> object:
+        self.charged[seat] = 0.0
+        t0 = time.process_time()
+        result = fn()
+        produced = self.peers[seat].next_messages()
+        spent = time.process_time() - t0
+        self.cpu[seat][step] += spent - self.charged[seat]
+        self.queue.extend(produced)
+        return result
+
+    def local(self, seat: int, step: str, fn: Callable[[], DeckMessage]) -> None:
+        msg = self.call(seat, step, fn)
+        assert isinstance(msg, KeyMessage | SharesMessage | PlayMessage | RevealMessage)
+        self.queue.append(msg)
+
+    def pump(self, step: str | None = None) -> None:
+        while self.queue:
+            msg = self.queue.popleft()
+            label = step or LABELS[type(msg)]
+            for peer in self.peers:
+                if peer.seat != msg.seat:
+                    self.call(peer.seat, label, lambda p=peer, m=msg: p.receive(m))  # type: ignore[misc]
+
+    def run(self, taker: int) -> tuple[object, ...]:
+        peers = self.peers
+        for p in peers:
+            self.local(p.seat, "keys", p.start)
+        self.pump()
+        if not peers[0].rules.is_coinche:
+            for p in peers:
+                self.local(p.seat, "completion", lambda p=p: p.set_taker(taker))  # type: ignore[misc]
+            self.pump("completion")
+        owners = [peers[0].owner_of(pos) for pos in range(32)]
+        for pos in range(32):
+            owner = owners[pos]
+            assert owner is not None
+            self.local(owner, "play", lambda o=owner, q=pos: peers[o].play(q))  # type: ignore[misc]
+            self.pump()
+        for p in peers:
+            self.local(p.seat, "reveal", p.reveal)
+        self.pump()
+        decks = [self.call(p.seat, "audit", p.audit) for p in peers]
+        assert all(d == decks[0] for d in decks)
+        return tuple(decks)
+
+
+def primitive_costs() -> dict[str, float]:
+    """Microseconds per group operation on this machine (best of three batches)."""
+    x = group.random_scalar()
+    p = group.base_mul(group.random_scalar())
+    q = group.base_mul(group.random_scalar())
+    ops: dict[str, Callable[[], object]] = {
+        "base_mul": lambda: group.base_mul(x),
+        "mul": lambda: group.mul(x, p),
+        "add": lambda: group.add(p, q),
+        "is_valid_point": lambda: group.is_valid_point(p),
+    }
+    costs = {}
+    for name, fn in ops.items():
+        best = float("inf")
+        for _ in range(3):
+            t0 = time.process_time()
+            for _ in range(300):
+                fn()
+            best = min(best, (time.process_time() - t0) / 300)
+        costs[name] = round(best * 1e6, 1)
+    return costs
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--coinche", action="store_true", help="a coinche round instead")
+    args = parser.parse_args()
+    rules = COINCHE if args.coinche else CLASSIC
+
+    Round(rules, 0, 0).run(taker=1)  # warm-up
+    rounds = []
+    for i in range(args.runs):
+        r = Round(rules, dealer=i % 4, number=i + 1)
+        r.run(taker=(i + 2) % 4)
+        rounds.append(r)
+
+    def ms(v: float) -> float:
+        return round(v * 1000, 1)
+
+    totals = [sum(sum(c.values()) for c in r.cpu) for r in rounds]
+    slowest = [max(sum(c.values()) for c in r.cpu) for r in rounds]
+    median_round = rounds[totals.index(statistics.median_low(totals))]
+
+    print(f"deck protocol, {rules.name} round, {args.runs} runs, four in-process peers")
+    print(
+        f"CPU per run, all peers: median {ms(statistics.median(totals))} ms, "
+        f"min {ms(min(totals))} ms, max {ms(max(totals))} ms"
+    )
+    print(
+        f"CPU per run, slowest peer: median {ms(statistics.median(slowest))} ms, "
+        f"min {ms(min(slowest))} ms"
+    )
+    print()
+    print("median run, ms of CPU by step and peer (seat 0 dealer in run 1, rotating):")
+    print(f"{'step':<12}" + "".join(f"{'seat ' + str(s):>10}" for s in range(4)) + f"{'all':>10}")
+    for step in STEPS:
+        row = [median_round.cpu[s][step] for s in range(4)]
+        print(f"{step:<12}" + "".join(f"{ms(v):>10}" for v in row) + f"{ms(sum(row)):>10}")
+    peer_totals = [sum(c.values()) for c in median_round.cpu]
+    print(
+        f"{'total':<12}"
+        + "".join(f"{ms(v):>10}" for v in peer_totals)
+        + f"{ms(sum(peer_totals)):>10}"
+    )
+    print()
+    costs = primitive_costs()
+    print(
+        "group operations on this machine (µs): " + ", ".join(f"{k} {v}" for k, v in costs.items())
+    )
+    steps_all = {
+        step: ms(statistics.median(sum(r.cpu[s][step] for s in range(4)) for r in rounds))
+        for step in STEPS
+    }
+    print(
+        json.dumps(
+            {
+                "rules": rules.name,
+                "runs": args.runs,
+                "deal_cpu_ms_all_peers": ms(statistics.median(totals)),
+                "deal_cpu_ms_all_peers_min": ms(min(totals)),
+                "deal_cpu_ms_slowest_peer": ms(statistics.median(slowest)),
+                "deal_cpu_ms_slowest_peer_min": ms(min(slowest)),
+                "step_cpu_ms_all_peers": steps_all,
+                "group_op_us": costs,
+            }
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()
