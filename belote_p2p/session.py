@@ -32,12 +32,19 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from .announcements import Announcement, announcement_from_cards
 from .audit import AuditReport, audit_round, corrected_record
 from .cards import Card
-from .deck import DeckError, DeckPeer, DeckPhase, PlayMessage, message_from_wire
+from .deck import (
+    DeckError,
+    DeckMessage,
+    DeckPeer,
+    DeckPhase,
+    PlayMessage,
+    message_from_wire,
+)
 from .engine import Action, Bid, Claim, IllegalActionError, Phase, RoundRecord, State
 from .identity import Identity
 from .observation import Observation, observe
@@ -219,25 +226,47 @@ def claim_from_wire(data: object, trump: int) -> Claim:
     return Claim(tuple(out), belote)
 
 
+class _Deck(Protocol):
+    """What the session uses of a round's deck protocol: a seat's DeckPeer or an observer's."""
+
+    round_number: int
+    taker: int | None
+
+    @property
+    def phase(self) -> DeckPhase: ...
+    def receive(self, msg: DeckMessage) -> None: ...
+    def next_messages(self) -> list[DeckMessage]: ...
+    def known_cards(self) -> tuple[Card | None, ...]: ...
+    def card_at(self, position: int) -> Card | None: ...
+    def waiting_for(self) -> frozenset[int]: ...
+    def audit(self) -> tuple[Card, ...]: ...
+
+
 class TableSession:
-    """One seat's view and conduct of a game (see the module docstring)."""
+    """One seat's view and conduct of a game (see the module docstring).
+
+    With ``seat=None`` (and no identity) the session is an observer: it sends nothing and
+    checks everything it is given, which is how a transcript is verified offline.
+    """
 
     def __init__(
         self,
         definition: TableDefinition,
-        seat: int,
-        identity: Identity,
+        seat: int | None,
+        identity: Identity | None,
         *,
         deck_secrets: Mapping[int, tuple[bytes, bytes]] | None = None,
     ) -> None:
-        if definition.seats[seat].key != identity.public_key_bytes:
+        if seat is not None and (
+            identity is None or definition.seats[seat].key != identity.public_key_bytes
+        ):
             raise SessionError(f"this identity is not the key of seat {seat}")
         self.definition = definition
         self.seat = seat
         self.identity = identity
         self.tracker = ChainTracker(definition.table_id, definition.roster)
         self.state = State.new_game(definition.rules)
-        self.deck: DeckPeer | None = None
+        self.deck: _Deck | None = None
         self._deck_secrets = dict(deck_secrets or {})
         self._signed: set[int] = set()
         self._processed: set[bytes] = {ZERO_HASH}
@@ -291,7 +320,8 @@ class TableSession:
         if self.started:
             raise SessionError("start() called twice")
         self.started = True
-        self._send({"type": "table", "digest": self.definition.digest})
+        if self.seat is not None:
+            self._send({"type": "table", "digest": self.definition.digest})
         self._pump()
 
     def receive(self, data: bytes) -> None:
@@ -316,6 +346,8 @@ class TableSession:
         """This seat's decision (a bid or a card); raises :class:`SessionError` if illegal."""
         if self.fault is not None:
             raise SessionError("the game was stopped by a fault")
+        if self.seat is None:
+            raise SessionError("an observer does not act")
         state = self.state
         if state.to_act != self.seat or not self._can_decide():
             raise SessionError("it is not this seat's turn")
@@ -327,7 +359,7 @@ class TableSession:
                 "type": "bid", "round": round_number, "bid": str(action), "state": self._digest,
             }  # fmt: skip
         else:
-            assert self.deck is not None
+            assert isinstance(self.deck, DeckPeer)
             position = next(p for p, c in self.deck.hand().items() if c == action)
             play = self.deck.play(position)
             body = {
@@ -355,6 +387,7 @@ class TableSession:
         # ``seen`` names what this peer has *processed*, so that a receiver that processes
         # in causal order never waits on something that waits on this envelope.
         me = self.seat
+        assert me is not None and self.identity is not None, "an observer sends nothing"
         tracker = self.tracker
         seen = [tracker.last_hash(me) if s == me else self._last_processed[s] for s in range(4)]
         envelope = Envelope.create(
@@ -493,22 +526,17 @@ class TableSession:
         if not self.ready or self.fault is not None:
             return False
         state = self.state
+        seat = self.seat
         changed = False
         if self.deck is None:
             if state.is_over:
-                if self.seat not in self._done:
+                if seat is not None and seat not in self._done:
                     self._send({"type": "done", "scores": list(state.scores)})
                     self._events.append(GameOver(state))
                     return True
                 return False
-            secret_key, seed = self._deck_secrets.get(state.number, (None, None))
-            self.deck = DeckPeer(
-                state.rules, seat=self.seat, dealer=state.dealer,
-                table_id=self.definition.table_id, round_number=state.number,
-                secret_key=secret_key, shuffle_seed=seed,
-            )  # fmt: skip
+            self.deck = self._new_deck(state)
             self._completed = self._revealed = False
-            self._send({"type": "deck", "round": state.number, "msg": self.deck.start().to_wire()})
             changed = True
         deck = self.deck
         for msg in deck.next_messages():
@@ -521,38 +549,62 @@ class TableSession:
             and deck.phase in (DeckPhase.BIDDING, DeckPhase.PLAY)
         ):
             self.state = state = state.deal(deck.known_cards())
-            self._events.append(
-                RoundDealt(state.number, state.dealer, state.hand(self.seat), state.turned)
-            )
+            hand = state.hand(seat) if seat is not None else ()
+            self._events.append(RoundDealt(state.number, state.dealer, hand, state.turned))
             changed = True
         if same_round and state.phase is Phase.PLAY and not self._completed:
             if not state.rules.is_coinche and deck.taker is None:
-                msg = deck.set_taker(state.taker)
-                self._send({"type": "deck", "round": deck.round_number, "msg": msg.to_wire()})
+                if isinstance(deck, DeckPeer):
+                    msg = deck.set_taker(state.taker)
+                    self._send({"type": "deck", "round": deck.round_number, "msg": msg.to_wire()})
+                else:
+                    deck.set_taker(state.taker)  # type: ignore[attr-defined]
                 changed = True
             if deck.phase is DeckPhase.PLAY:
-                mine = {p: c for p, c in deck.hand().items() if state.deck[p] is None}
-                self.state = state = state.reveal(mine)
+                if isinstance(deck, DeckPeer):
+                    mine = {p: c for p, c in deck.hand().items() if state.deck[p] is None}
+                    self.state = state = state.reveal(mine)
                 self._completed = True
                 changed = True
         if not same_round and not self._revealed:
             # The engine closed the round (played out or redealt): reveal our secrets.
             self._revealed = True
-            self._send({"type": "deck", "round": deck.round_number, "msg": deck.reveal().to_wire()})
+            if isinstance(deck, DeckPeer):
+                msg = deck.reveal()
+                self._send({"type": "deck", "round": deck.round_number, "msg": msg.to_wire()})
             return True
         if self._revealed and deck.phase is DeckPhase.AUDITABLE:
             self._audit(deck)
             return True
         if (
-            self._can_decide()
-            and state.to_act == self.seat
+            seat is not None
+            and self._can_decide()
+            and state.to_act == seat
             and self._asked != (state.number, len(state.actions))
         ):
             self._asked = (state.number, len(state.actions))
-            self._events.append(DecisionNeeded(observe(state, self.seat)))
+            self._events.append(DecisionNeeded(observe(state, seat)))
         return changed
 
-    def _audit(self, deck: DeckPeer) -> None:
+    def _new_deck(self, state: State) -> _Deck:
+        """The deck protocol of the round about to be dealt (a seat sends its key at once)."""
+        table_id = self.definition.table_id
+        if self.seat is None:
+            from .deck import DeckObserver  # type: ignore[attr-defined]
+
+            observer: _Deck = DeckObserver(
+                state.rules, dealer=state.dealer, table_id=table_id, round_number=state.number
+            )
+            return observer
+        secret_key, seed = self._deck_secrets.get(state.number, (None, None))
+        peer = DeckPeer(
+            state.rules, seat=self.seat, dealer=state.dealer, table_id=table_id,
+            round_number=state.number, secret_key=secret_key, shuffle_seed=seed,
+        )  # fmt: skip
+        self._send({"type": "deck", "round": state.number, "msg": peer.start().to_wire()})
+        return peer
+
+    def _audit(self, deck: _Deck) -> None:
         try:
             cards = deck.audit()
         except DeckError as exc:

@@ -1,0 +1,132 @@
+"""``belote-p2p verify FILE`` and ``belote-p2p replay FILE``: a game record, checked alone.
+
+Verification replays the transcript through a table session that holds no seat (an
+observer): every signature and hash chain, the causal order, every deck protocol proof,
+every bid and card through the engine, every shuffle and deal once the round's secrets are
+revealed, and the audit of every round. It prints the final score, or the first fault and
+the seat to blame.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from .display import format_round, format_sheet
+from .engine import State
+from .identity import fingerprint
+from .session import PeerFault, RoundAudited, TableDefinition, TableSession
+from .transcript import TranscriptError, read_transcript
+from .wire import RemoteProtocolError
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """What a transcript proves."""
+
+    definition: TableDefinition
+    state: State
+    """The game as the transcript plays it (up to the fault, if any)."""
+    rounds: tuple[RoundAudited, ...]
+    fault: PeerFault | None
+    """The first rule broken by a validly signed message, with its seat."""
+    corrupt: str | None
+    """A record that is not a valid envelope of this table (damaged file or forgery)."""
+    finished: bool
+    """The game ran to its end and every peer signed the final score."""
+    truncated: bool
+
+    @property
+    def ok(self) -> bool:
+        return self.fault is None and self.corrupt is None and self.finished
+
+    def summary(self) -> str:
+        names = [f"{s.name} [{fingerprint(s.key)}]" for s in self.definition.seats]
+        if self.corrupt is not None:
+            return f"INVALID: {self.corrupt}"
+        if self.fault is not None:
+            who = names[self.fault.seat] if 0 <= self.fault.seat < 4 else "an unknown seat"
+            return f"FAULT by seat {self.fault.seat} ({who}): {self.fault.reason}"
+        a, b = self.state.scores
+        if not self.finished:
+            cut = " (the file ends in a cut record)" if self.truncated else ""
+            return f"INCOMPLETE: the record stops in round {self.state.number + 1} at {a}-{b}{cut}"
+        team = self.state.winner
+        winners = f"team {team} ({names[team]} and {names[team + 2]})" if team is not None else ""
+        return f"OK: {winners} wins {a}-{b} after {len(self.rounds)} rounds"
+
+
+def verify_transcript(path: Path) -> Verdict:
+    """Replay and check a transcript file; raise ``TranscriptError`` if it is not one."""
+    transcript = read_transcript(path)
+    session = TableSession(transcript.definition, None, None)
+    session.start()
+    rounds: list[RoundAudited] = []
+    corrupt = None
+    for index, data in enumerate(transcript.envelopes):
+        try:
+            session.receive(data)
+        except RemoteProtocolError as exc:
+            seat = f" (claims seat {exc.seat})" if exc.seat is not None else ""
+            corrupt = f"record {index + 1} is not a valid envelope of this table{seat}: {exc}"
+            break
+        rounds += [e for e in session.take_events() if isinstance(e, RoundAudited)]
+        if session.fault is not None:
+            break
+    return Verdict(
+        transcript.definition,
+        session.state,
+        tuple(rounds),
+        session.fault,
+        corrupt,
+        session.finished and session.fault is None,
+        transcript.truncated,
+    )
+
+
+def _verify_command(args: argparse.Namespace) -> int:
+    try:
+        verdict = verify_transcript(Path(args.file))
+    except (OSError, TranscriptError) as exc:
+        print(f"belote-p2p verify: {exc}", file=sys.stderr)
+        return 2
+    print(verdict.summary())
+    return 0 if verdict.ok else 1
+
+
+def _replay_command(args: argparse.Namespace) -> int:
+    try:
+        verdict = verify_transcript(Path(args.file))
+    except (OSError, TranscriptError) as exc:
+        print(f"belote-p2p replay: {exc}", file=sys.stderr)
+        return 2
+    names = tuple(f"{s.name} [{fingerprint(s.key)[:9]}]" for s in verdict.definition.seats)
+    rules = verdict.definition.rules
+    print(f"Table {verdict.definition.table_id.hex()}: {rules.name} to {rules.target}")
+    for seat, name in enumerate(names):
+        print(f"  seat {seat}: {name}")
+    for audited in verdict.rounds:
+        print(format_round(audited.record, names))
+        if audited.report.fault is not None:
+            f = audited.report.fault
+            print(f"  audit: {f.kind.value} by {names[f.seat]} ({f.reason}); round rescored")
+    print(format_sheet(verdict.state))
+    print(verdict.summary())
+    return 0 if verdict.ok else 1
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "verify",
+        help="check a game transcript offline",
+        description="Check every signature, hash chain, deck protocol proof, shuffle and "
+        "play of a game transcript; print the final score or the first fault and its seat. "
+        "Exit status 0 if the game verifies to its end, 1 if not, 2 if FILE is no transcript.",
+    )
+    p.add_argument("file", metavar="FILE")
+    p.set_defaults(func=_verify_command)
+    p = sub.add_parser("replay", help="show a recorded game trick by trick")
+    p.add_argument("file", metavar="FILE")
+    p.set_defaults(func=_replay_command)
