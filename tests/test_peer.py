@@ -1,0 +1,169 @@
+"""Four peers play whole games over real loopback TCP, in one process."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+
+import belote_p2p.peer as peer_module
+from belote_p2p.cards import Card
+from belote_p2p.engine import Bid
+from belote_p2p.identity import Identity
+from belote_p2p.peer import BotPlayer, PeerConfig, PeerResult, parse_action, run_peer
+from belote_p2p.rules import RULE_SETS
+from belote_p2p.session import RoundAudited, Seat, TableDefinition
+from belote_p2p.transcript import read_transcript
+from belote_p2p.wire import Envelope
+
+TIMEOUT = 60
+
+
+async def open_listeners() -> list[trio.SocketListener]:
+    return [(await trio.open_tcp_listeners(0, host="127.0.0.1"))[0] for _ in range(4)]
+
+
+def make_table(
+    variant: str, listeners: list[trio.SocketListener], target: int = 151
+) -> tuple[TableDefinition, list[Identity]]:
+    ids = [Identity.from_seed(bytes([9, i]) * 16) for i in range(4)]
+    seats = tuple(
+        Seat(f"p{i}", ids[i].public_key_bytes, f"127.0.0.1:{listeners[i].socket.getsockname()[1]}")
+        for i in range(4)
+    )
+    rules = RULE_SETS[variant].with_(target=target)
+    return TableDefinition(bytes(range(16)), rules, seats), ids
+
+
+async def play_table(
+    variant: str, tmp_path: Path, *, config: PeerConfig | None = None
+) -> tuple[list[PeerResult], list[list[object]]]:
+    listeners = await open_listeners()
+    definition, ids = make_table(variant, listeners)
+    results: list[PeerResult | None] = [None] * 4
+    events: list[list[object]] = [[] for _ in range(4)]
+
+    async def one(seat: int) -> None:
+        results[seat] = await run_peer(
+            definition,
+            seat,
+            ids[seat],
+            BotPlayer("random", seed=seat),
+            transcript=tmp_path / f"seat{seat}.transcript",
+            listeners=[listeners[seat]],
+            on_event=events[seat].append,
+            config=config,
+        )
+
+    with trio.fail_after(TIMEOUT):
+        async with trio.open_nursery() as nursery:
+            for seat in range(4):
+                nursery.start_soon(one, seat)
+    done = [r for r in results if r is not None]
+    assert len(done) == 4
+    return done, events
+
+
+def check_agreement(results: list[PeerResult]) -> None:
+    for r in results:
+        assert r.ok, (r.seat, r.fault, r.error)
+        assert r.state.is_over
+    assert len({r.state.scores for r in results}) == 1
+    contents = []
+    for r in results:
+        transcript = read_transcript(r.transcript)
+        assert not transcript.truncated
+        assert transcript.seat == r.seat
+        assert len(transcript.envelopes) == r.envelopes
+        contents.append({Envelope.decode(e).hash for e in transcript.envelopes})
+    assert all(c == contents[0] for c in contents)
+    dones = [Envelope.decode(e) for e in read_transcript(results[0].transcript).envelopes]
+    scores = [e.body["scores"] for e in dones if e.body["type"] == "done"]
+    assert len(scores) == 4 and all(s == list(results[0].state.scores) for s in scores)
+
+
+@pytest.mark.parametrize("variant", sorted(RULE_SETS))
+async def test_four_peers_play_a_whole_game_over_tcp(variant: str, tmp_path: Path) -> None:
+    results, events = await play_table(variant, tmp_path)
+    check_agreement(results)
+    for seat in range(4):
+        audits = [e for e in events[seat] if isinstance(e, RoundAudited)]
+        assert audits and all(a.report.clean for a in audits)
+
+
+async def test_bad_envelopes_are_dropped_and_the_game_finishes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Seat 3 sends garbage, a forged signature and another table's envelope before each
+    real one for a while; the peers drop them and the honest game still finishes."""
+    real_mesh = peer_module.Mesh
+    intruder = Identity.from_seed(bytes([77]) * 32)
+    bad_frames: list[Callable[[bytes], bytes]] = [
+        lambda good: b"\xc1 not msgpack",
+        lambda good: good[:-1] + bytes([good[-1] ^ 1]),  # the signature no longer verifies
+        lambda good: Envelope.create(
+            intruder, bytes(16), 0, bytes(32), [bytes(32)] * 4, {"type": "table", "digest": b""}
+        ).encode(),
+    ]
+
+    class EvilMesh(real_mesh):  # type: ignore[misc, valid-type]
+        injected = 0
+
+        async def broadcast(self, payload: bytes) -> frozenset[int]:
+            if self.seat == 3 and EvilMesh.injected < 3 * len(bad_frames):
+                await super().broadcast(bad_frames[EvilMesh.injected % len(bad_frames)](payload))
+                EvilMesh.injected += 1
+            result: frozenset[int] = await super().broadcast(payload)
+            return result
+
+    monkeypatch.setattr(peer_module, "Mesh", EvilMesh)
+    results, _ = await play_table("coinche", tmp_path)
+    check_agreement(results)
+    assert EvilMesh.injected == 9
+    for r in results[:3]:
+        assert r.rejected == (0, 0, 0, 9)
+    assert results[3].rejected == (0, 0, 0, 0)
+
+
+async def test_too_many_bad_frames_end_the_game_without_a_crash(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real_mesh = peer_module.Mesh
+
+    class FloodMesh(real_mesh):  # type: ignore[misc, valid-type]
+        async def broadcast(self, payload: bytes) -> frozenset[int]:
+            if self.seat == 3:
+                for _ in range(3):
+                    await super().broadcast(b"junk")
+            result: frozenset[int] = await super().broadcast(payload)
+            return result
+
+    monkeypatch.setattr(peer_module, "Mesh", FloodMesh)
+    results, _ = await play_table("classic", tmp_path, config=PeerConfig(max_rejected=4))
+    assert not any(r.ok for r in results)
+    assert all(r.fault is None for r in results)
+    assert any(r.error and "invalid frames" in r.error for r in results[:3])
+    # What was accepted is still a readable record.
+    for r in results:
+        assert read_transcript(r.transcript).envelopes
+
+
+def test_parse_action_reads_cards_bids_and_numbers() -> None:
+    legal: list[Any] = [Card.parse("JH"), Card.parse("TH"), Card.parse("7S")]
+    assert parse_action("jh", legal) == Card.parse("JH")
+    assert parse_action("10h", legal) == Card.parse("TH")
+    assert parse_action("3", legal) == Card.parse("7S")
+    with pytest.raises(ValueError, match="not legal"):
+        parse_action("AS", legal)
+    with pytest.raises(ValueError, match="number"):
+        parse_action("4", legal)
+    bids = [Bid.parse("pass"), Bid.parse("take"), Bid.parse("choose H"), Bid.parse("90 S")]
+    assert parse_action("take", bids) == Bid.parse("take")
+    assert parse_action("H", bids) == Bid.parse("choose H")
+    assert parse_action("90 s", bids) == Bid.parse("90 S")
+    assert parse_action("PASS", bids) == Bid.parse("pass")
+    with pytest.raises(ValueError, match="neither"):
+        parse_action("bonjour", bids)
