@@ -14,6 +14,7 @@ COMMAND_MODULES = (
     "belote_p2p.referee",
     "belote_p2p.bots",
     "belote_p2p.arena",
+    "belote_p2p.netplay",
 )
 
 

@@ -1,0 +1,530 @@
+"""``belote-p2p host``, ``join`` and ``demo``: whole games between peer processes over TCP.
+
+``host`` opens a table (the lobby, :mod:`belote_p2p.lobby`) and plays seat 0; ``join``
+takes the next free seat of a table; either seat is played by a person at the terminal or by
+a bot (``--bot NAME``). ``host --bots N`` starts N local bot peers, each its own process
+with its own identity. ``demo`` is a whole game between four bot processes on this machine,
+with nothing to set up.
+
+Each peer keeps its identity and its transcripts in its home directory (``--home``, by
+default ``$XDG_DATA_HOME/belote-p2p``, i.e. ``~/.local/share/belote-p2p``):
+``identity.key`` and ``games/<table id>-seat<k>.transcript``.
+
+Every peer ends its output with one line ``RESULT {json}`` (seat, table id, final scores,
+whether the game finished cleanly), which is what ``host --bots`` and ``demo`` read from
+their bot processes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+import trio
+
+from .bots import BotError
+from .cards import Card, format_cards
+from .display import format_round, format_sheet
+from .identity import Identity, IdentityError, fingerprint
+from .lobby import (
+    DEFAULT_PORT,
+    DEFAULT_WAIT,
+    JoinRequest,
+    Lobby,
+    LobbyError,
+    check_name,
+    format_address,
+    host_lobby,
+    join_table,
+    parse_address,
+)
+from .peer import BotPlayer, PeerError, PeerResult, Player, TerminalPlayer, run_peer
+from .rules import RULE_SETS, RuleSet, rule_set
+from .session import (
+    ActionTaken,
+    DecisionNeeded,
+    Event,
+    GameOver,
+    PeerFault,
+    RoundAudited,
+    RoundDealt,
+    TableDefinition,
+    TableReady,
+)
+
+APP_NAME = "belote-p2p"
+RESULT_PREFIX = "RESULT "
+BOT_PROCESS_GRACE = 60.0
+"""Seconds the host waits for its bot processes once its own game is over."""
+
+
+def default_home() -> Path:
+    """``$XDG_DATA_HOME/belote-p2p``, else ``~/.local/share/belote-p2p``."""
+    base = os.environ.get("XDG_DATA_HOME")
+    root = Path(base) if base else Path.home() / ".local" / "share"
+    return root / APP_NAME
+
+
+def transcript_path(home: Path, definition: TableDefinition, seat: int) -> Path:
+    return home / "games" / f"{definition.table_id.hex()}-seat{seat}.transcript"
+
+
+def guess_lan_ip() -> str:
+    """The address this machine would use to reach the internet (no packet is sent)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        try:
+            s.connect(("192.0.2.1", 9))
+            ip: str = s.getsockname()[0]
+        except OSError:
+            return "127.0.0.1"
+    return ip
+
+
+# -- output -------------------------------------------------------------------------------
+
+
+@dataclass
+class Printer:
+    """Prints a seat's game as it goes: rounds after their audit, the sheet at the end, and
+    (``verbose``, for a person playing) the deal and every bid and card."""
+
+    definition: TableDefinition
+    seat: int
+    verbose: bool = False
+    quiet: bool = False
+    out: IO[str] = sys.stdout
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(s.name for s in self.definition.seats)
+
+    def say(self, text: str) -> None:
+        if not self.quiet:
+            print(text, file=self.out, flush=True)
+
+    def __call__(self, event: Event) -> None:
+        names = self.names
+        if isinstance(event, TableReady):
+            self.say("All four peers signed the table. Dealing.")
+        elif isinstance(event, RoundDealt) and self.verbose:
+            turned = f", turned card {event.turned}" if event.turned is not None else ""
+            hand = format_cards(sorted(event.hand, key=int))
+            self.say(
+                f"Round {event.number + 1}, dealer {names[event.dealer]}{turned}\n"
+                f"  your hand: {hand}"
+            )
+        elif isinstance(event, ActionTaken) and self.verbose:
+            what = "plays" if isinstance(event.action, Card) else "bids"
+            self.say(f"  {names[event.seat]} {what} {event.action}")
+        elif isinstance(event, RoundAudited):
+            self.say(format_round(event.record, names))
+            if event.report.fault is not None:
+                f = event.report.fault
+                self.say(f"  audit: {names[f.seat]} {f.kind.value}: {f.reason} ({f.action})")
+        elif isinstance(event, GameOver):
+            self.say(format_sheet(event.state))
+        elif isinstance(event, PeerFault):
+            who = names[event.seat] if 0 <= event.seat < 4 else "?"
+            self.say(f"Seat {event.seat} ({who}) broke the protocol: {event.reason}")
+        elif isinstance(event, DecisionNeeded):
+            pass
+
+
+class TimingLog:
+    """``--timing-log DIR``: one JSON line per table event with its wall-clock time, for
+    ``benchmarks/p2p_game.py`` (the clock is shared by processes on one machine)."""
+
+    def __init__(self, directory: Path, seat: int) -> None:
+        directory.mkdir(parents=True, exist_ok=True)
+        self._file = open(directory / f"seat{seat}.jsonl", "w")  # noqa: SIM115
+        self._actions = 0
+
+    def __call__(self, event: Event) -> None:
+        now = time.time()
+        row: dict[str, Any] | None = None
+        if isinstance(event, TableReady):
+            row = {"kind": "ready"}
+        elif isinstance(event, ActionTaken):
+            row = {
+                "kind": "action",
+                "index": self._actions,
+                "seat": event.seat,
+                "card": isinstance(event.action, Card),
+            }
+            self._actions += 1
+        elif isinstance(event, RoundAudited):
+            row = {"kind": "audited", "round": event.record.number}
+        elif isinstance(event, GameOver):
+            row = {"kind": "over"}
+        if row is not None:
+            row["t"] = now
+            self._file.write(json.dumps(row) + "\n")
+
+    def close(self) -> None:
+        self._file.close()
+
+
+def both(*callbacks: Callable[[Event], None]) -> Callable[[Event], None]:
+    def call(event: Event) -> None:
+        for callback in callbacks:
+            callback(event)
+
+    return call
+
+
+def print_roster(definition: TableDefinition, seat: int) -> None:
+    rules = definition.rules
+    print(f"Table {definition.table_id.hex()}: {rules.name} to {rules.target}", flush=True)
+    for i, s in enumerate(definition.seats):
+        you = "  (you)" if i == seat else ""
+        print(f"  seat {i}, team {i % 2}: {s.name} [{fingerprint(s.key)}] at {s.address}{you}")
+
+
+def result_line(result: PeerResult, definition: TableDefinition) -> str:
+    data = {
+        "seat": result.seat,
+        "table": definition.table_id.hex(),
+        "scores": list(result.state.scores),
+        "ok": result.ok,
+        "error": result.error
+        or (result.fault and f"seat {result.fault.seat}: {result.fault.reason}"),
+        "transcript": str(result.transcript),
+    }
+    return RESULT_PREFIX + json.dumps(data)
+
+
+def parse_result(output: str) -> dict[str, Any] | None:
+    """The ``RESULT`` line of a peer's output, or None."""
+    for line in reversed(output.splitlines()):
+        if line.startswith(RESULT_PREFIX):
+            try:
+                data = json.loads(line[len(RESULT_PREFIX) :])
+            except ValueError:
+                return None
+            return data if isinstance(data, dict) else None
+    return None
+
+
+# -- playing a seat -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SeatOptions:
+    name: str
+    home: Path
+    bot: str | None
+    seed: int | None
+    bind: str
+    quiet: bool
+    timing_log: Path | None
+    bot_deadline: float
+
+
+def make_player(options: SeatOptions) -> Player:
+    if options.bot is None:
+        return TerminalPlayer()
+    return BotPlayer(options.bot, deadline=options.bot_deadline, seed=options.seed)
+
+
+async def play_seat(
+    definition: TableDefinition,
+    seat: int,
+    identity: Identity,
+    player: Player,
+    listeners: Sequence[trio.SocketListener],
+    options: SeatOptions,
+) -> PeerResult:
+    if not options.quiet:
+        print_roster(definition, seat)
+    printer = Printer(definition, seat, verbose=options.bot is None, quiet=options.quiet)
+    timing = TimingLog(options.timing_log, seat) if options.timing_log else None
+    callback = both(printer, timing) if timing else printer
+    try:
+        result = await run_peer(
+            definition,
+            seat,
+            identity,
+            player,
+            transcript=transcript_path(options.home, definition, seat),
+            listeners=listeners,
+            on_event=callback,
+        )
+    finally:
+        if timing is not None:
+            timing.close()
+    if not options.quiet:
+        if result.error:
+            print(f"The game stopped: {result.error}", flush=True)
+        print(f"Transcript: {result.transcript}", flush=True)
+    print(result_line(result, definition), flush=True)
+    return result
+
+
+async def _open_listener(bind: str, port: int) -> trio.SocketListener:
+    listeners = await trio.open_tcp_listeners(port, host=bind)
+    for extra in listeners[1:]:
+        await extra.aclose()
+    return listeners[0]
+
+
+def _port(listener: trio.SocketListener) -> int:
+    port: int = listener.socket.getsockname()[1]
+    return port
+
+
+@dataclass
+class BotProcess:
+    number: int
+    command: list[str]
+    status: int | None = None
+    output: str = ""
+
+    @property
+    def result(self) -> dict[str, Any] | None:
+        return parse_result(self.output)
+
+
+async def run_bot_process(proc: BotProcess) -> None:
+    completed = await trio.run_process(
+        proc.command, capture_stdout=True, stderr=None, check=False, stdin=subprocess.DEVNULL
+    )
+    proc.status = completed.returncode
+    proc.output = completed.stdout.decode("utf-8", "replace")
+
+
+def bot_command(k: int, lobby: str, options: SeatOptions, bot: str) -> list[str]:
+    cmd = [sys.executable, "-m", "belote_p2p", "join", lobby, "--bot", bot]
+    cmd += ["--name", f"Bot{k}", "--home", str(options.home / "bots" / str(k))]
+    cmd += ["--bind", options.bind, "--quiet", "--bot-deadline", str(options.bot_deadline)]
+    if options.seed is not None:
+        cmd += ["--seed", str(options.seed + k)]
+    if options.timing_log is not None:
+        cmd += ["--timing-log", str(options.timing_log)]
+    return cmd
+
+
+async def host_game(options: SeatOptions, rules: RuleSet, port: int, bots: int) -> int:
+    """Host a table, optionally with ``bots`` local bot processes; the exit status."""
+    identity = Identity.load_or_create(options.home)
+    player = make_player(options)
+    mesh_listener = await _open_listener(options.bind, 0)
+    lobby_listener = await _open_listener(options.bind, port)
+    lobby_port = _port(lobby_listener)
+    lobby = Lobby(JoinRequest(options.name, identity.public_key_bytes, _port(mesh_listener)), rules)
+    any_address = options.bind in ("0.0.0.0", "::", "")
+    shown_ip = guess_lan_ip() if any_address else options.bind
+    shown = format_address(shown_ip, lobby_port)
+
+    def say(text: str) -> None:
+        if not options.quiet:
+            print(text, flush=True)
+
+    say(f"Hosting table {lobby.table_id.hex()} ({rules.name} to {rules.target}) as "
+        f"{options.name} [{identity.fingerprint}]")  # fmt: skip
+    say(f"Lobby listening on {shown}")
+    say(f"Others join with:  belote-p2p join {shown} --name Bob")
+
+    def joined(seat: int, request: JoinRequest) -> None:
+        say(f"  {request.name} [{fingerprint(request.key)}] joined: seat {seat}")
+
+    local = "127.0.0.1" if any_address else options.bind
+    bot = options.bot or "rules"
+    procs = [
+        BotProcess(k, bot_command(k, format_address(local, lobby_port), options, bot))
+        for k in range(1, bots + 1)
+    ]
+    result: PeerResult | None = None
+    async with trio.open_nursery() as nursery:
+        for proc in procs:
+            nursery.start_soon(run_bot_process, proc)
+        try:
+            definition = await host_lobby(lobby, [lobby_listener], on_join=joined)
+            result = await play_seat(definition, 0, identity, player, [mesh_listener], options)
+        except (LobbyError, PeerError) as exc:
+            print(f"error: {exc}", file=sys.stderr, flush=True)
+            nursery.cancel_scope.cancel()
+        nursery.cancel_scope.deadline = trio.current_time() + BOT_PROCESS_GRACE
+    if result is None:
+        return 1
+    status = 0 if result.ok else 1
+    for proc in procs:
+        if proc.status != 0:
+            print(f"error: bot process {proc.number} exited with {proc.status}", file=sys.stderr)
+            status = 1
+    if procs:
+        status = max(status, check_agreement(result, [p.result for p in procs], options.quiet))
+    return status
+
+
+def check_agreement(
+    result: PeerResult, others: Sequence[dict[str, Any] | None], quiet: bool
+) -> int:
+    """1 unless every bot process reported the host's final scores."""
+    ours = list(result.state.scores)
+    scores = [ours] + [r.get("scores") if r else None for r in others]
+    if all(s == ours for s in scores) and all(r and r.get("ok") for r in others):
+        if not quiet:
+            print(f"All {len(scores)} peers agree: final scores {ours[0]}-{ours[1]}", flush=True)
+        return 0
+    print(f"error: the peers' final scores differ: {scores}", file=sys.stderr, flush=True)
+    return 1
+
+
+async def join_game(options: SeatOptions, address: str) -> int:
+    try:
+        host, port = parse_address(address, DEFAULT_PORT)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    identity = Identity.load_or_create(options.home)
+    player = make_player(options)
+    mesh_listener = await _open_listener(options.bind, 0)
+    if not options.quiet:
+        print(f"Joining {format_address(host, port)} as {options.name} [{identity.fingerprint}]",
+              flush=True)  # fmt: skip
+    try:
+        definition, seat = await join_table(
+            host, port, options.name, identity.public_key_bytes, _port(mesh_listener),
+            wait=DEFAULT_WAIT,
+        )  # fmt: skip
+        result = await play_seat(definition, seat, identity, player, [mesh_listener], options)
+    except (LobbyError, PeerError) as exc:
+        print(f"error: {exc}", file=sys.stderr, flush=True)
+        return 1
+    return 0 if result.ok else 1
+
+
+# -- the commands -------------------------------------------------------------------------
+
+
+def _options(args: argparse.Namespace, home: Path | None = None) -> SeatOptions:
+    return SeatOptions(
+        name=check_name(args.name),
+        home=home or (Path(args.home) if args.home else default_home()),
+        bot=args.bot,
+        seed=args.seed,
+        bind=args.bind,
+        quiet=args.quiet,
+        timing_log=Path(args.timing_log) if args.timing_log else None,
+        bot_deadline=args.bot_deadline,
+    )
+
+
+def _run(main: Callable[[], Any]) -> int:
+    """Run a trio main, turning the usual set-up errors into a message and status 2."""
+    try:
+        status: int = trio.run(main)
+    except (BotError, IdentityError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    return status
+
+
+def cmd_host(args: argparse.Namespace) -> int:
+    try:
+        options = _options(args)
+        rules = rule_set(args.variant, target=args.target)
+    except Exception as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if not 0 <= args.bots <= 3:
+        print("error: --bots is 0 to 3", file=sys.stderr)
+        return 2
+    return _run(lambda: host_game(options, rules, args.port, args.bots))
+
+
+def cmd_join(args: argparse.Namespace) -> int:
+    try:
+        options = _options(args)
+    except Exception as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return _run(lambda: join_game(options, args.address))
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    try:
+        rules = rule_set(args.variant, target=args.target)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    with tempfile.TemporaryDirectory(prefix="belote-p2p-demo-") as tmp:
+        options = SeatOptions(
+            name="Bot0",
+            home=Path(tmp),
+            bot=args.bot,
+            seed=args.seed,
+            bind="127.0.0.1",
+            quiet=False,
+            timing_log=None,
+            bot_deadline=args.bot_deadline,
+        )
+        print(f"Demo: four {args.bot} bots, four processes, one table on 127.0.0.1", flush=True)
+        return _run(lambda: host_game(options, rules, 0, 3))
+
+
+def _common(p: argparse.ArgumentParser, *, seat: bool = True) -> None:
+    p.add_argument("--bot", metavar="NAME", help="play with this bot (NAME[:key=value...])")
+    p.add_argument("--seed", type=int, help="seed of the bots' choices (the deal stays secret)")
+    p.add_argument(
+        "--bot-deadline", type=float, default=10.0, metavar="S", help="seconds per bot decision"
+    )
+    if not seat:
+        return
+    p.add_argument("--name", required=True, help="the name shown to the other players")
+    p.add_argument("--home", metavar="DIR", help=f"identity and transcripts ({default_home()})")
+    p.add_argument("--bind", default="0.0.0.0", metavar="IP", help="address to listen on (0.0.0.0)")
+    p.add_argument("--quiet", action="store_true", help="print only the RESULT line")
+    p.add_argument("--timing-log", metavar="DIR", help=argparse.SUPPRESS)
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    variants = sorted(RULE_SETS)
+    host = sub.add_parser(
+        "host",
+        help="open a table and play seat 0",
+        description="Open a table: wait for three players to join, then play seat 0 "
+        "(at the terminal, or with --bot). --bots N starts N local bot peer processes.",
+    )
+    host.add_argument("--port", type=int, default=DEFAULT_PORT, help="lobby port (0: any)")
+    host.add_argument("--variant", choices=variants, default="classic")
+    host.add_argument("--target", type=int, default=501, help="score that wins the game")
+    host.add_argument("--bots", type=int, default=0, metavar="N", help="start N bot peers")
+    _common(host)
+    host.set_defaults(func=cmd_host)
+
+    join = sub.add_parser(
+        "join",
+        help="join a table",
+        description="Join the table hosted at HOST:PORT and play the seat it gives "
+        "(at the terminal, or with --bot).",
+    )
+    join.add_argument(
+        "address", metavar="HOST:PORT", help=f"the host's lobby (port {DEFAULT_PORT})"
+    )
+    _common(join)
+    join.set_defaults(func=cmd_join)
+
+    demo = sub.add_parser(
+        "demo",
+        help="four bot processes play a game on this machine",
+        description="Start four bot peers as four processes on 127.0.0.1, play a whole game "
+        "over TCP and print it; exit 0 if every process did and the final scores agree.",
+    )
+    demo.add_argument("--variant", choices=variants, default="classic")
+    demo.add_argument("--target", type=int, default=501, help="score that wins the game")
+    _common(demo, seat=False)
+    demo.set_defaults(func=cmd_demo, bot="rules")

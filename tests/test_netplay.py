@@ -1,0 +1,194 @@
+"""The lobby over loopback TCP, and ``belote-p2p demo`` as real processes."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from functools import partial
+from pathlib import Path
+
+import pytest
+import trio
+
+from belote_p2p.identity import Identity
+from belote_p2p.lobby import (
+    JoinRefused,
+    JoinRequest,
+    Lobby,
+    LobbyError,
+    error_message,
+    host_lobby,
+    join_table,
+    parse_address,
+    parse_answer,
+    table_message,
+)
+from belote_p2p.netplay import parse_result
+from belote_p2p.rules import rule_set
+from belote_p2p.transport import FramedStream
+from belote_p2p.wire import decode, encode
+
+ROOT = Path(__file__).resolve().parents[1]
+KEYS = [Identity.from_seed(bytes([5, i]) * 16).public_key_bytes for i in range(6)]
+RULES = rule_set("coinche", target=301)
+
+
+def new_lobby() -> Lobby:
+    return Lobby(JoinRequest("Host", KEYS[0], 5000), RULES)
+
+
+async def lobby_listener() -> tuple[trio.SocketListener, int]:
+    listener = (await trio.open_tcp_listeners(0, host="127.0.0.1"))[0]
+    return listener, listener.socket.getsockname()[1]
+
+
+async def raw_request(port: int, payload: bytes) -> object:
+    """Send one frame to the lobby; the host's answer, decoded."""
+    stream = await trio.open_tcp_stream("127.0.0.1", port)
+    async with FramedStream(stream) as conn:
+        await conn.send(payload)
+        return decode(await conn.receive())
+
+
+async def test_four_peers_get_the_same_table_from_the_lobby() -> None:
+    listener, port = await lobby_listener()
+    lobby = new_lobby()
+    got: dict[int, object] = {}
+    with trio.fail_after(10):
+        async with trio.open_nursery() as nursery:
+
+            async def host() -> None:
+                got[0] = await host_lobby(lobby, [listener])
+
+            async def join(i: int) -> None:
+                got[i] = await join_table("127.0.0.1", port, f"P{i}", KEYS[i], 6000 + i)
+
+            nursery.start_soon(host)
+            for i in (1, 2, 3):
+                nursery.start_soon(join, i)
+    definition = got[0]
+    assert all(got[i] == (definition, got[i][1]) for i in (1, 2, 3))  # type: ignore[index]
+    assert sorted(got[i][1] for i in (1, 2, 3)) == [1, 2, 3]  # type: ignore[index]
+    assert definition.rules == RULES  # type: ignore[attr-defined]
+    seats = definition.seats  # type: ignore[attr-defined]
+    assert seats[0].key == KEYS[0] and seats[0].address == "127.0.0.1:5000"
+    for i in (1, 2, 3):
+        seat = got[i][1]  # type: ignore[index]
+        assert seats[seat].key == KEYS[i]
+        assert seats[seat].address == f"127.0.0.1:{6000 + i}"
+    assert len(definition.table_id) == 16  # type: ignore[attr-defined]
+
+
+async def test_the_lobby_refuses_duplicate_keys_and_malformed_requests() -> None:
+    listener, port = await lobby_listener()
+    lobby = new_lobby()
+    seated = trio.Event()
+    with trio.fail_after(10):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(
+                partial(host_lobby, lobby, [listener], on_join=lambda seat, req: seated.set())
+            )
+            # The host's own key, then a key already waiting at the table.
+            with pytest.raises(JoinRefused, match="already at the table"):
+                await join_table("127.0.0.1", port, "Thief", KEYS[0], 6000)
+            nursery.start_soon(join_table, "127.0.0.1", port, "P1", KEYS[1], 6001)
+            await seated.wait()
+            with pytest.raises(JoinRefused, match="already at the table"):
+                await join_table("127.0.0.1", port, "Twin", KEYS[1], 6002)
+            # Not msgpack, not canonical, not a join, missing a field, a bad key.
+            for payload in (
+                b"\xc1\xc1",
+                b"\xd1\x00\x01",
+                encode({"type": "hello"}),
+                encode({"type": "join", "name": "X", "key": KEYS[4]}),
+                encode({"type": "join", "name": "X", "key": b"short", "port": 1}),
+                encode({"type": "join", "name": "", "key": KEYS[4], "port": 1}),
+                encode({"type": "join", "name": "X", "key": KEYS[4], "port": 70000}),
+            ):
+                answer = await raw_request(port, payload)
+                assert isinstance(answer, dict) and answer["type"] == "error", payload
+            assert [r.key for r in lobby.joined] == [KEYS[1]]
+            nursery.start_soon(join_table, "127.0.0.1", port, "P2", KEYS[2], 6002)
+            nursery.start_soon(join_table, "127.0.0.1", port, "P3", KEYS[3], 6003)
+
+
+def test_a_fifth_player_is_refused() -> None:
+    lobby = new_lobby()
+    for i in (1, 2, 3):
+        assert lobby.join(JoinRequest(f"P{i}", KEYS[i], 6000 + i), "10.0.0.9", "10.0.0.1") == i
+    assert lobby.full
+    with pytest.raises(JoinRefused, match="full"):
+        lobby.join(JoinRequest("P4", KEYS[4], 6004), "10.0.0.9", "10.0.0.1")
+    definition = lobby.definition()
+    assert [s.address for s in definition.seats] == [
+        "10.0.0.1:5000",
+        "10.0.0.9:6001",
+        "10.0.0.9:6002",
+        "10.0.0.9:6003",
+    ]
+
+
+def test_a_joiner_on_the_host_machine_gets_the_lan_address() -> None:
+    lobby = new_lobby()
+    lobby.join(JoinRequest("Local", KEYS[1], 6001), "127.0.0.1", "127.0.0.1")
+    lobby.join(JoinRequest("Far", KEYS[2], 6002), "192.168.1.7", "192.168.1.2")
+    lobby.join(JoinRequest("Also", KEYS[3], 6003), "::1", "::1")
+    addresses = [s.address for s in lobby.definition().seats]
+    assert addresses == [
+        "192.168.1.2:5000",
+        "192.168.1.2:6001",
+        "192.168.1.7:6002",
+        "192.168.1.2:6003",
+    ]
+
+
+def test_a_joiner_checks_the_table_it_is_given() -> None:
+    lobby = new_lobby()
+    for i in (1, 2, 3):
+        lobby.join(JoinRequest(f"P{i}", KEYS[i], 6000 + i), "10.0.0.9", "10.0.0.1")
+    message = table_message(lobby.definition())
+    assert parse_answer(message, KEYS[2], 6002)[1] == 2
+    with pytest.raises(LobbyError, match="does not seat our key"):
+        parse_answer(message, KEYS[5], 6002)
+    with pytest.raises(LobbyError, match="port"):
+        parse_answer(message, KEYS[2], 7777)
+    with pytest.raises(LobbyError, match="host's seat"):
+        parse_answer(message, KEYS[0], 5000)
+    with pytest.raises(JoinRefused, match="nope"):
+        parse_answer(error_message("nope"), KEYS[2], 6002)
+    with pytest.raises(LobbyError):
+        parse_answer(b"\xc1", KEYS[2], 6002)
+
+
+def test_addresses() -> None:
+    assert parse_address("10.0.0.2:7777") == ("10.0.0.2", 7777)
+    assert parse_address("[::1]:80") == ("::1", 80)
+    assert parse_address("example.org", 7777) == ("example.org", 7777)
+    assert parse_address("::1", 7777) == ("::1", 7777)
+    with pytest.raises(ValueError):
+        parse_address("host:notaport")
+    with pytest.raises(ValueError):
+        parse_address("host")
+
+
+async def test_demo_runs_four_processes_to_an_agreed_end(tmp_path: Path) -> None:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(
+        [str(ROOT), str(ROOT / "plugins"), env.get("PYTHONPATH", "")]
+    )
+    with trio.fail_after(50):
+        done = await trio.run_process(
+            [sys.executable, "-m", "belote_p2p", "demo", "--target", "151", "--bot", "random",
+             "--seed", "11"],
+            capture_stdout=True, capture_stderr=True, check=False, env=env, cwd=tmp_path,
+            stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+    out = done.stdout.decode()
+    assert done.returncode == 0, out + done.stderr.decode()
+    result = parse_result(out)
+    assert result is not None and result["ok"]
+    scores = result["scores"]
+    assert max(scores) >= 151
+    assert f"All 4 peers agree: final scores {scores[0]}-{scores[1]}" in out
+    assert "Score sheet" in out and "Round 1" in out
