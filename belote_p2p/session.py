@@ -21,7 +21,15 @@ Bodies (all maps with a ``type``; ``protocol/PROTOCOL.md`` §6 is the reference)
 * ``play``: ``{round, deck, claim, state}``, the deck protocol's play message (the card's
   position and the player's decryption share) and the player's claim (announcements with its
   first card, belote with the first of the trump king and queen);
-* ``done``: ``{scores}``, sent once after the last round's audit.
+* ``done``: ``{scores}``, sent once after the last round's audit;
+* ``abandon``: ``{seat}``, the sender declares that ``seat`` left the game: a seat may resign
+  itself, or the three others sign that it stayed silent past its grace period. The game
+  ends, recorded as abandoned by that seat.
+
+Crash and resume: a seat's round secrets come from a :class:`SecretStore`, which keeps them
+(on disk, in the peer) before they are first used; :meth:`TableSession.resume` rebuilds a
+session from its transcript and that store, re-deriving its own envelopes and checking them
+against the recorded ones, so that it signs nothing it did not sign before.
 
 A message that breaks a rule is a fault of its sender: the session stops, reports
 :class:`PeerFault` with the signed envelope as evidence, and keeps its record.
@@ -30,8 +38,9 @@ A message that breaks a rule is a fault of its sender: the session stops, report
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from secrets import token_bytes
 from typing import Any, Protocol
 
 from .announcements import Announcement, announcement_from_cards
@@ -43,9 +52,11 @@ from .deck import (
     DeckPeer,
     DeckPhase,
     PlayMessage,
+    SharesMessage,
     message_from_wire,
 )
 from .engine import Action, Bid, Claim, IllegalActionError, Phase, RoundRecord, State
+from .group import random_scalar, scalar_bytes
 from .identity import Identity
 from .observation import Observation, observe
 from .rules import RuleSet
@@ -55,6 +66,7 @@ from .wire import (
     ChainTracker,
     Envelope,
     Equivocation,
+    decode,
     encode,
 )
 
@@ -191,9 +203,6 @@ class PeerFault:
     evidence: tuple[bytes, ...]
 
 
-Event = TableReady | RoundDealt | ActionTaken | DecisionNeeded | RoundAudited | GameOver | PeerFault
-
-
 class Fault(Exception):
     """Raised inside the session when a processed envelope breaks a rule."""
 
@@ -226,6 +235,46 @@ def claim_from_wire(data: object, trump: int) -> Claim:
     return Claim(tuple(out), belote)
 
 
+class SecretStore(Protocol):
+    """Where a seat keeps each round's deck secrets before their first use."""
+
+    def load(self, round_number: int) -> tuple[bytes, bytes] | None: ...
+    def save(self, round_number: int, secret_key: bytes, shuffle_seed: bytes) -> None: ...
+
+
+class MemorySecrets:
+    """A :class:`SecretStore` in memory (tests; a peer that never resumes)."""
+
+    def __init__(self) -> None:
+        self.rounds: dict[int, tuple[bytes, bytes]] = {}
+
+    def load(self, round_number: int) -> tuple[bytes, bytes] | None:
+        return self.rounds.get(round_number)
+
+    def save(self, round_number: int, secret_key: bytes, shuffle_seed: bytes) -> None:
+        self.rounds[round_number] = (secret_key, shuffle_seed)
+
+
+@dataclass(frozen=True, slots=True)
+class GameAbandoned:
+    """The game ended because ``seat`` left it (resigned, or silent past its grace)."""
+
+    seat: int
+    state: State
+
+
+Event = (
+    TableReady
+    | RoundDealt
+    | ActionTaken
+    | DecisionNeeded
+    | RoundAudited
+    | GameOver
+    | GameAbandoned
+    | PeerFault
+)
+
+
 class _Deck(Protocol):
     """What the session uses of a round's deck protocol: a seat's DeckPeer or an observer's."""
 
@@ -240,6 +289,7 @@ class _Deck(Protocol):
     def card_at(self, position: int) -> Card | None: ...
     def waiting_for(self) -> frozenset[int]: ...
     def audit(self) -> tuple[Card, ...]: ...
+    def set_taker(self, taker: int) -> object: ...
 
 
 class TableSession:
@@ -255,7 +305,7 @@ class TableSession:
         seat: int | None,
         identity: Identity | None,
         *,
-        deck_secrets: Mapping[int, tuple[bytes, bytes]] | None = None,
+        secrets: SecretStore | None = None,
     ) -> None:
         if seat is not None and (
             identity is None or definition.seats[seat].key != identity.public_key_bytes
@@ -267,7 +317,10 @@ class TableSession:
         self.tracker = ChainTracker(definition.table_id, definition.roster)
         self.state = State.new_game(definition.rules)
         self.deck: _Deck | None = None
-        self._deck_secrets = dict(deck_secrets or {})
+        self.secrets: SecretStore = secrets if secrets is not None else MemorySecrets()
+        self._recorded: dict[int, Envelope] = {}  # our own envelopes from a transcript, by seq
+        self._abandon_votes: dict[int, set[int]] = {}
+        self.abandoned: int | None = None
         self._signed: set[int] = set()
         self._processed: set[bytes] = {ZERO_HASH}
         self._last_processed = [ZERO_HASH] * 4
@@ -292,7 +345,7 @@ class TableSession:
     @property
     def finished(self) -> bool:
         """The game is over and audited, and every peer said so (or a fault stopped it)."""
-        return self.fault is not None or len(self._done) == 4
+        return self.fault is not None or self.abandoned is not None or len(self._done) == 4
 
     @property
     def transcript(self) -> Sequence[Envelope]:
@@ -372,6 +425,49 @@ class TableSession:
         self._send(body)
         self._pump()
 
+    def abandon(self, seat: int) -> None:
+        """Sign that ``seat`` left the game: ourselves (resign), or a seat silent past its
+        grace period (the game ends once the three other seats signed it)."""
+        if self.seat is None:
+            raise SessionError("an observer does not act")
+        if self.finished:
+            return
+        self._send({"type": "abandon", "seat": seat})
+        self._pump()
+
+    @classmethod
+    def resume(
+        cls,
+        definition: TableDefinition,
+        seat: int,
+        identity: Identity,
+        envelopes: Iterable[bytes],
+        secrets: SecretStore,
+    ) -> TableSession:
+        """Rebuild a seat's session after a crash from its transcript and its secrets.
+
+        Our own recorded envelopes are re-derived and must match; everything the others
+        sent is processed again. The outbox then holds every envelope of ours, to be sent
+        again (peers ignore the ones they have).
+        """
+        session = cls(definition, seat, identity, secrets=secrets)
+        others = []
+        for data in envelopes:
+            envelope = Envelope.decode(data)
+            if envelope.sender == identity.public_key_bytes:
+                session._recorded[envelope.seq] = envelope
+            else:
+                others.append(data)
+        session.start()
+        for data in others:
+            session.receive(data)
+        if session._recorded:
+            raise SessionError(
+                f"cannot resume: {len(session._recorded)} recorded envelope(s) of ours were "
+                "not derived again"
+            )
+        return session
+
     def take_outbox(self) -> list[bytes]:
         """Encoded envelopes to send to every other peer, in order."""
         out, self._outbox = self._outbox, []
@@ -390,10 +486,20 @@ class TableSession:
         assert me is not None and self.identity is not None, "an observer sends nothing"
         tracker = self.tracker
         seen = [tracker.last_hash(me) if s == me else self._last_processed[s] for s in range(4)]
-        envelope = Envelope.create(
-            self.identity, self.definition.table_id, tracker.next_seq(me),
-            tracker.last_hash(me), seen, body,
-        )  # fmt: skip
+        recorded = self._recorded.pop(tracker.next_seq(me), None)
+        if recorded is not None:
+            # Resuming: we signed this envelope before the crash; it must say the same.
+            if recorded.body != decode(encode(body)):
+                raise SessionError(
+                    f"cannot resume: our envelope {recorded.seq} in the transcript differs "
+                    f"from what the session derives now ({recorded.type})"
+                )
+            envelope = recorded
+        else:
+            envelope = Envelope.create(
+                self.identity, self.definition.table_id, tracker.next_seq(me),
+                tracker.last_hash(me), seen, body,
+            )  # fmt: skip
         tracker.accept(envelope)
         self._outbox.append(envelope)
         self._pending.append(envelope)
@@ -446,6 +552,16 @@ class TableSession:
             return True
         if not self.ready:
             return False
+        if kind == "abandon":
+            gone = body.get("seat")
+            if type(gone) is not int or not 0 <= gone < 4:
+                raise fault("abandons no seat")
+            votes = self._abandon_votes.setdefault(gone, set())
+            votes.add(seat)
+            if gone == seat or len(votes - {gone}) == 3:
+                self.abandoned = gone
+                self._events.append(GameAbandoned(gone, self.state))
+            return True
         if kind == "done":
             if not self.state.is_over or self.deck is not None:
                 return False
@@ -554,11 +670,11 @@ class TableSession:
             changed = True
         if same_round and state.phase is Phase.PLAY and not self._completed:
             if not state.rules.is_coinche and deck.taker is None:
-                if isinstance(deck, DeckPeer):
-                    msg = deck.set_taker(state.taker)
-                    self._send({"type": "deck", "round": deck.round_number, "msg": msg.to_wire()})
-                else:
-                    deck.set_taker(state.taker)  # type: ignore[attr-defined]
+                shares = deck.set_taker(state.taker)
+                if isinstance(shares, SharesMessage):
+                    self._send(
+                        {"type": "deck", "round": deck.round_number, "msg": shares.to_wire()}
+                    )
                 changed = True
             if deck.phase is DeckPhase.PLAY:
                 if isinstance(deck, DeckPeer):
@@ -583,20 +699,37 @@ class TableSession:
             and self._asked != (state.number, len(state.actions))
         ):
             self._asked = (state.number, len(state.actions))
+            recorded = self._recorded.get(self.tracker.next_seq(seat))
+            if recorded is not None and recorded.type in ("bid", "play"):
+                self.act(self._recorded_action(recorded))
+                return True
             self._events.append(DecisionNeeded(observe(state, seat)))
         return changed
+
+    def _recorded_action(self, envelope: Envelope) -> Action:
+        """The bid or card of one of our own recorded envelopes (when resuming)."""
+        body = envelope.body
+        if body["type"] == "bid":
+            return Bid.parse(body["bid"])
+        assert isinstance(self.deck, DeckPeer)
+        card = self.deck.hand()[PlayMessage.from_wire(body["deck"]).position]
+        return card
 
     def _new_deck(self, state: State) -> _Deck:
         """The deck protocol of the round about to be dealt (a seat sends its key at once)."""
         table_id = self.definition.table_id
         if self.seat is None:
-            from .deck import DeckObserver  # type: ignore[attr-defined]
+            from .deck import DeckObserver
 
             observer: _Deck = DeckObserver(
                 state.rules, dealer=state.dealer, table_id=table_id, round_number=state.number
             )
             return observer
-        secret_key, seed = self._deck_secrets.get(state.number, (None, None))
+        kept = self.secrets.load(state.number)
+        if kept is None:
+            kept = (scalar_bytes(random_scalar()), token_bytes(32))
+            self.secrets.save(state.number, *kept)
+        secret_key, seed = kept
         peer = DeckPeer(
             state.rules, seat=self.seat, dealer=state.dealer, table_id=table_id,
             round_number=state.number, secret_key=secret_key, shuffle_seed=seed,

@@ -7,14 +7,18 @@ from collections import deque
 
 import pytest
 
+from belote_p2p.group import scalar_bytes
 from belote_p2p.identity import Identity
 from belote_p2p.rules import RULE_SETS
 from belote_p2p.session import (
     DecisionNeeded,
+    GameAbandoned,
     GameOver,
+    MemorySecrets,
     PeerFault,
     RoundAudited,
     Seat,
+    SessionError,
     TableDefinition,
     TableSession,
 )
@@ -87,3 +91,117 @@ def test_four_sessions_play_a_whole_game(variant: str) -> None:
     sets = [{e.hash for e in s.transcript} for s in sessions]
     assert all(x == sets[0] for x in sets)
     assert not any(isinstance(e, PeerFault) for evs in net.events for e in evs)
+
+
+class SeededSecrets(MemorySecrets):
+    """Deck secrets derived from a seed, so that two runs deal the same cards."""
+
+    def __init__(self, seed: int, seat: int) -> None:
+        super().__init__()
+        self.seed, self.seat = seed, seat
+
+    def load(self, round_number: int) -> tuple[bytes, bytes] | None:
+        got = super().load(round_number)
+        if got is None:
+            rng = random.Random(f"{self.seed}/{self.seat}/{round_number}")
+            key = scalar_bytes(rng.randrange(1, 2**250))
+            got = (key, rng.randbytes(32))
+            self.save(round_number, *got)
+        return got
+
+
+def play_with_crash(
+    crash_at: int | None, variant: str = "classic"
+) -> tuple[list[TableSession], Net]:
+    definition, ids = make_table(variant, target=201)
+    stores = [SeededSecrets(5, i) for i in range(4)]
+    sessions = [TableSession(definition, i, ids[i], secrets=stores[i]) for i in range(4)]
+    net = Net(sessions, random.Random(3))
+    for seat in range(4):
+        sessions[seat].start()
+        net.flush(seat)
+    steps = 0
+    while not all(s.finished for s in sessions):
+        if steps == crash_at:
+            # Seat 2 dies: what was in flight to it is lost; it restarts from its own record.
+            recorded = [e.encode() for e in sessions[2].transcript]
+            for other in range(4):
+                if other != 2:
+                    net.queues[other, 2].clear()
+            sessions[2] = TableSession.resume(definition, 2, ids[2], recorded, stores[2])
+            net.sessions = sessions
+            net.flush(2)
+            # On reconnection the others send what they have; duplicates are ignored.
+            for other in range(4):
+                if other != 2:
+                    for e in sessions[other].transcript:
+                        net.queues[other, 2].append(e.encode())
+        busy = [k for k, q in net.queues.items() if q]
+        assert busy, "deadlock"
+        a, b = net.rng.choice(busy)
+        sessions[b].receive(net.queues[a, b].popleft())
+        net.flush(b)
+        steps += 1
+    return sessions, net
+
+
+@pytest.mark.parametrize("crash_at", [40, 300, 900])
+def test_a_crashed_peer_resumes_and_the_game_ends_as_without_the_crash(crash_at: int) -> None:
+    clean, _ = play_with_crash(None)
+    crashed, _ = play_with_crash(crash_at)
+    assert all(s.fault is None for s in crashed)
+    assert [s.state.scores for s in crashed] == [clean[0].state.scores] * 4
+    moves = [[r.actions for r in s.state.history] for s in (clean[0], crashed[2])]
+    assert moves[0] == moves[1]
+
+
+def test_resume_refuses_a_transcript_it_did_not_write() -> None:
+    definition, ids = make_table("classic")
+    sessions = [TableSession(definition, i, ids[i]) for i in range(4)]
+    net = Net(sessions, random.Random(1))
+    for seat in range(4):
+        sessions[seat].start()
+        net.flush(seat)
+    for _ in range(60):
+        busy = [k for k, q in net.queues.items() if q]
+        a, b = net.rng.choice(busy)
+        sessions[b].receive(net.queues[a, b].popleft())
+        net.flush(b)
+    recorded = [e.encode() for e in sessions[1].transcript]
+    with pytest.raises(SessionError, match="cannot resume"):
+        TableSession.resume(definition, 1, ids[1], recorded, MemorySecrets())
+
+
+def test_resignation_and_abandonment_end_the_game() -> None:
+    definition, ids = make_table("coinche")
+    sessions = [TableSession(definition, i, ids[i]) for i in range(4)]
+    net = Net(sessions, random.Random(2))
+    for seat in range(4):
+        sessions[seat].start()
+        net.flush(seat)
+    sessions[3].abandon(3)  # seat 3 resigns
+    net.flush(3)
+    while not all(s.finished for s in sessions):
+        a, b = net.rng.choice([k for k, q in net.queues.items() if q])
+        sessions[b].receive(net.queues[a, b].popleft())
+        net.flush(b)
+    assert all(s.abandoned == 3 for s in sessions)
+    assert all(any(isinstance(e, GameAbandoned) for e in evs) for evs in net.events)
+    # The others must be three to declare a silent seat gone.
+    sessions = [TableSession(definition, i, ids[i]) for i in range(4)]
+    for s in sessions:
+        s.start()
+    outs = {i: sessions[i].take_outbox() for i in range(4)}
+    for i in range(4):
+        for j in range(4):
+            if i != j:
+                for data in outs[j]:
+                    sessions[i].receive(data)
+    sessions[0].abandon(1)
+    sessions[2].abandon(1)
+    votes = sessions[0].take_outbox() + sessions[2].take_outbox()
+    for data in votes:
+        sessions[3].receive(data)
+    assert sessions[3].abandoned is None
+    sessions[3].abandon(1)
+    assert sessions[3].abandoned == 1
