@@ -34,7 +34,7 @@ import trio
 
 from .bots import FallbackCounts, SafePlayer, make_bot
 from .cards import Card, format_cards
-from .engine import Action, Bid, State
+from .engine import Action, Bid, Phase, State
 from .identity import Identity
 from .lobby import parse_address
 from .observation import Observation, observe
@@ -49,6 +49,7 @@ from .session import (
     TableDefinition,
     TableSession,
 )
+from .tables import trump_letter
 from .transcript import TranscriptWriter
 from .transport import AnyListener, ConnectionClosed, Mesh, MeshConfig, PeerLost, Received
 from .wire import SEATS, RemoteProtocolError
@@ -144,6 +145,9 @@ def describe_choice(observation: Observation) -> str:
     """The prompt for a person: the hand and the numbered legal actions."""
     o = observation
     lines = [f"Your hand: {format_cards(sorted(o.hand, key=int))}"]
+    if o.phase is Phase.PLAY:
+        contract = f" at {o.contract}" if o.contract else ""
+        lines.append(f"Trump: {trump_letter(o.trump)}{contract}, taken by seat {o.taker}")
     if o.trick:
         lines.append(f"On the table: {format_cards(o.trick)}")
     options = "  ".join(f"{i}) {a}" for i, a in enumerate(o.legal, 1))

@@ -1,0 +1,193 @@
+"""A whole game between four bot peer processes on loopback, timed.
+
+    python benchmarks/p2p_game.py [--variant V] [--target 501] [--bot random] [--seed S]
+
+Runs ``belote-p2p host --bots 3`` (four processes, four identities, the real lobby, mesh
+and deck protocol) with the peers' hidden ``--timing-log`` option: each peer writes a
+wall-clock time for every table event (the clock is shared by the processes of one
+machine). Reports:
+
+* time per round, deal included: from the end of the previous round's audit (or from the
+  table being signed) to the end of this round's audit, as seat 0 sees it;
+* messages (signed envelopes) and bytes per round: each envelope goes to three peers, so the
+  bytes sent on the wire are three times its framed size;
+* card to all verified: from the moment a player's own session has played a card to the
+  moment the last of the three other peers has checked it (signature, chain, the deck
+  protocol's decryption proof, legality) and applied it; likewise for bids.
+
+Prints a readable report and, as its last line, one JSON object with every figure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+for extra in (ROOT, ROOT / "plugins"):
+    if str(extra) not in sys.path:
+        sys.path.insert(0, str(extra))
+
+from belote_p2p.transcript import read_transcript  # noqa: E402
+from belote_p2p.wire import Envelope  # noqa: E402
+
+
+def run_game(home: Path, timing: Path, args: argparse.Namespace) -> tuple[float, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(
+        p for p in (str(ROOT), str(ROOT / "plugins"), env.get("PYTHONPATH", "")) if p
+    )
+    cmd = [sys.executable, "-m", "belote_p2p", "host", "--name", "Bench", "--bot", args.bot,
+           "--bots", "3", "--port", "0", "--bind", "127.0.0.1", "--home", str(home),
+           "--variant", args.variant, "--target", str(args.target), "--quiet",
+           "--timing-log", str(timing), "--seed", str(args.seed)]  # fmt: skip
+    start = time.perf_counter()
+    done = subprocess.run(
+        cmd, env=env, capture_output=True, text=True, timeout=args.timeout, check=False
+    )
+    elapsed = time.perf_counter() - start
+    if done.returncode != 0:
+        sys.stderr.write(done.stdout + done.stderr)
+        raise SystemExit(f"the game failed (exit status {done.returncode})")
+    return elapsed, done.stdout
+
+
+def load_timing(timing: Path) -> list[list[dict[str, Any]]]:
+    rows = []
+    for seat in range(4):
+        lines = (timing / f"seat{seat}.jsonl").read_text().splitlines()
+        rows.append([json.loads(line) for line in lines])
+    return rows
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def summarise(values: list[float]) -> dict[str, float]:
+    """Milliseconds: median, 90th percentile and max."""
+    return {
+        "median_ms": round(1000 * statistics.median(values), 3),
+        "p90_ms": round(1000 * percentile(values, 0.9), 3),
+        "max_ms": round(1000 * max(values), 3),
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--variant", default="classic")
+    parser.add_argument("--target", type=int, default=501)
+    parser.add_argument("--bot", default="random")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--timeout", type=float, default=600.0)
+    args = parser.parse_args()
+
+    # Other work on the machine shares the cores with the four peers: say how much there was.
+    load_before = [round(x, 2) for x in os.getloadavg()]
+    with tempfile.TemporaryDirectory(prefix="belote-p2p-bench-") as tmp:
+        home, timing = Path(tmp) / "home", Path(tmp) / "timing"
+        print(f"== four {args.bot} peer processes, {args.variant} to {args.target}", flush=True)
+        elapsed, _ = run_game(home, timing, args)
+        rows = load_timing(timing)
+        transcripts = sorted(home.glob("games/*.transcript"))
+        assert len(transcripts) == 1, transcripts
+        envelopes = [Envelope.decode(e) for e in read_transcript(transcripts[0]).envelopes]
+
+    # Rounds, from seat 0's clock.
+    ours = rows[0]
+    ready = next(r["t"] for r in ours if r["kind"] == "ready")
+    audited = [r["t"] for r in ours if r["kind"] == "audited"]
+    over = next(r["t"] for r in ours if r["kind"] == "over")
+    bounds = [ready, *audited]
+    round_times = [b - a for a, b in itertools.pairwise(bounds)]
+
+    # Card (and bid) to all verified: the actor's own event, then the last of the others.
+    seen: dict[int, dict[int, float]] = defaultdict(dict)
+    kinds: dict[int, tuple[int, bool]] = {}
+    for seat, seat_rows in enumerate(rows):
+        for r in seat_rows:
+            if r["kind"] == "action":
+                seen[r["index"]][seat] = r["t"]
+                kinds[r["index"]] = (r["seat"], r["card"])
+    card_lat, bid_lat = [], []
+    for index, times in seen.items():
+        actor, is_card = kinds[index]
+        if len(times) != 4:
+            continue
+        lag = max(t for s, t in times.items() if s != actor) - times[actor]
+        (card_lat if is_card else bid_lat).append(lag)
+
+    # Messages and bytes per round, from the record.
+    per_round: dict[int, list[int]] = defaultdict(list)
+    other = 0
+    for e in envelopes:
+        number = e.body.get("round")
+        if isinstance(number, int):
+            per_round[number].append(len(e.encode()))
+        else:
+            other += 1
+    messages = [len(v) for v in per_round.values()]
+    wire_bytes = [3 * sum(4 + n for n in v) for v in per_round.values()]
+
+    rounds = summarise(round_times)
+    cards = summarise(card_lat)
+    bids = summarise(bid_lat) if bid_lat else None
+    print(f"  load average before/after: {load_before[0]:.2f} / {os.getloadavg()[0]:.2f} "
+          f"on {os.cpu_count()} cores")  # fmt: skip
+    print(f"  rounds played: {len(round_times)} (redeals included), game {over - ready:.2f} s "
+          f"from the signed table to game over; {elapsed:.2f} s for the whole command")  # fmt: skip
+    print(f"  time per round (deal, bidding, play, reveal, audit): median "
+          f"{rounds['median_ms']:.0f} ms, p90 {rounds['p90_ms']:.0f} ms, max "
+          f"{rounds['max_ms']:.0f} ms")  # fmt: skip
+    print(f"  messages per round: median {statistics.median(messages):.0f}, max {max(messages)}"
+          f" (+{other} table/done messages per game)")  # fmt: skip
+    print(
+        f"  bytes sent per round (all peers, framed): median "
+        f"{statistics.median(wire_bytes) / 1024:.1f} KiB, max {max(wire_bytes) / 1024:.1f} KiB"
+    )
+    print(
+        f"  card played -> verified by all three others: median {cards['median_ms']:.2f} ms, "
+        f"p90 {cards['p90_ms']:.2f} ms, max {cards['max_ms']:.2f} ms ({len(card_lat)} cards)"
+    )
+    if bids:
+        print(f"  bid -> verified by all: median {bids['median_ms']:.2f} ms, max "
+              f"{bids['max_ms']:.2f} ms ({len(bid_lat)} bids)")  # fmt: skip
+    figures = {
+        "variant": args.variant,
+        "target": args.target,
+        "bot": args.bot,
+        "cpus": os.cpu_count(),
+        "load_before": load_before,
+        "load_after": [round(x, 2) for x in os.getloadavg()],
+        "rounds": len(round_times),
+        "game_s": round(over - ready, 3),
+        "command_s": round(elapsed, 3),
+        "round": rounds,
+        "messages_per_round_median": statistics.median(messages),
+        "messages_per_round_max": max(messages),
+        "wire_bytes_per_round_median": statistics.median(wire_bytes),
+        "wire_bytes_per_round_max": max(wire_bytes),
+        "card_to_all_verified": cards,
+        "bid_to_all_verified": bids,
+        "bars": {
+            "round_median_under_400ms": rounds["median_ms"] < 400,
+            "card_verified_median_under_5ms": cards["median_ms"] < 5,
+        },
+    }
+    print(json.dumps(figures))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
