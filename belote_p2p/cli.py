@@ -12,9 +12,12 @@ from collections.abc import Sequence
 COMMAND_MODULES = (
     "belote_p2p.local",
     "belote_p2p.referee",
+    "belote_p2p.verify",
     "belote_p2p.bots",
     "belote_p2p.arena",
     "belote_p2p.netplay",
+    "belote_p2p.discovery",
+    "belote_p2p.profile",
 )
 
 

@@ -9,14 +9,15 @@ from .tables import trump_letter
 TEAM_NAMES = ("Team 0 (seats 0+2)", "Team 1 (seats 1+3)")
 
 
-def contract_text(record: RoundRecord) -> str:
+def contract_text(record: RoundRecord, taker: str | None = None) -> str:
     trump = trump_letter(record.trump)
+    who = taker or f"seat {record.taker}"
     if record.contract:
         value = {250: "capot", 500: "generale"}.get(record.contract, str(record.contract))
         x = {2: " coinched", 4: " surcoinched"}.get(record.multiplier, "")
-        return f"seat {record.taker} bids {value} {trump}{x}"
+        return f"{who} bids {value} {trump}{x}"
     how = "takes" if any(b.kind is BidKind.TAKE for _, b in record.bids) else "chooses"
-    return f"seat {record.taker} {how} {trump} (turned {record.turned})"
+    return f"{who} {how} {trump} (turned {record.turned})"
 
 
 def format_round(record: RoundRecord, names: tuple[str, ...] | None = None) -> str:
@@ -26,7 +27,7 @@ def format_round(record: RoundRecord, names: tuple[str, ...] | None = None) -> s
     if record.score is None:
         lines.append("  everybody passed: the next dealer deals again")
         return "\n".join(lines)
-    lines.append(f"  contract: {contract_text(record)}")
+    lines.append(f"  contract: {contract_text(record, label(record.taker))}")
     for seat, anns in enumerate(record.declared):
         if anns:
             scored = " (scores)" if record.announcements_team == seat % 2 else ""

@@ -69,8 +69,12 @@ def verify_transcript(path: Path) -> Verdict:
         try:
             session.receive(data)
         except RemoteProtocolError as exc:
-            seat = f" (claims seat {exc.seat})" if exc.seat is not None else ""
-            corrupt = f"record {index + 1} is not a valid envelope of this table{seat}: {exc}"
+            roster = transcript.definition.roster
+            seat = exc.seat if exc.seat is not None else None
+            if seat is None and exc.sender in roster:
+                seat = roster.index(exc.sender)
+            who = f" (sent as seat {seat})" if seat is not None else ""
+            corrupt = f"record {index + 1} is not a valid envelope of this table{who}: {exc}"
             break
         rounds += [e for e in session.take_events() if isinstance(e, RoundAudited)]
         if session.fault is not None:
