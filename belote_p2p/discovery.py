@@ -1,0 +1,389 @@
+"""LAN discovery: a host with free seats announces its table by UDP; ``tables`` lists them.
+
+While its lobby has free seats a host sends a *beacon* every second (:func:`send_beacons`);
+a player who wants a table listens for a few seconds (:func:`discover`), and ``join`` with
+no address offers the tables heard (:func:`choose_table`).
+
+A beacon is one UDP datagram holding one canonical msgpack map (:mod:`belote_p2p.wire`)::
+
+    {"magic": "belote-p2p/beacon", "version": 1, "name": host name, "variant": rule set,
+     "target": score to reach, "free": free seats 0..3, "port": lobby TCP port,
+     "table": table id (16 bytes)}
+
+The host's IP address is not in the beacon: the listener takes it from the datagram's
+source, which is the address that reaches the host from where the listener is. Parsing is
+strict (exact keys, types, ranges, printable names, at most :data:`MAX_BEACON_SIZE` bytes)
+and anything else on the port is ignored: a beacon is a hint to look at a table, not a
+promise, and the lobby handshake checks everything that matters.
+
+Default address: UDP broadcast to ``255.255.255.255`` port ``7778``
+(:data:`DEFAULT_GROUP`, :data:`DEFAULT_BEACON_PORT`). Broadcast needs no group membership
+and no multicast routing, and home and office Wi-Fi access points pass it where many drop
+or rate-limit multicast; its reach is the local link, which is what a LAN table wants.
+A multicast group (``--group 239.255.42.99``, an organisation-local address) works too:
+the listener joins it and the sender sends with TTL 1. Any other address is unicast, which
+is how the tests run on ``127.0.0.1``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import ipaddress
+import logging
+import socket
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import IO, Any
+
+import trio
+
+from .wire import TABLE_ID_SIZE, WireError, decode, encode
+
+logger = logging.getLogger(__name__)
+
+BEACON_MAGIC = "belote-p2p/beacon"
+BEACON_VERSION = 1
+BEACON_KEYS = frozenset({"magic", "version", "name", "variant", "target", "free", "port", "table"})
+MAX_BEACON_SIZE = 512
+"""Largest datagram read as a beacon; a real one is about 110 bytes."""
+MAX_NAME = 32
+MAX_VARIANT = 32
+MAX_TARGET = 100_000
+MAX_FREE = 3
+
+DEFAULT_GROUP = "255.255.255.255"
+DEFAULT_BEACON_PORT = 7778
+MULTICAST_GROUP = "239.255.42.99"
+"""The suggested multicast group, for networks where broadcast is filtered."""
+DEFAULT_INTERVAL = 1.0
+"""Seconds between two beacons."""
+DEFAULT_LISTEN = 3.0
+"""Seconds ``tables`` listens: enough to hear every host at least twice."""
+
+
+class BeaconError(ValueError):
+    """A datagram that is not a beacon; ``data`` holds its bytes."""
+
+    def __init__(self, message: str, data: bytes) -> None:
+        super().__init__(message)
+        self.data = data
+
+
+@dataclass(frozen=True, slots=True)
+class Beacon:
+    """What a host announces about its table."""
+
+    name: str
+    """The host's player name."""
+    variant: str
+    """The rule set's name (``classic``, ``coinche``...)."""
+    target: int
+    free: int
+    """Seats still free (0 says the table just filled: listeners forget it)."""
+    port: int
+    """The host's lobby TCP port."""
+    table_id: bytes
+
+    def __post_init__(self) -> None:
+        _check_name(self.name, "name", MAX_NAME)
+        _check_name(self.variant, "variant", MAX_VARIANT)
+        _check_int(self.target, "target", 1, MAX_TARGET)
+        _check_int(self.free, "free", 0, MAX_FREE)
+        _check_int(self.port, "port", 1, 65535)
+        if type(self.table_id) is not bytes or len(self.table_id) != TABLE_ID_SIZE:
+            raise ValueError(f"table_id must be {TABLE_ID_SIZE} bytes")
+
+    def to_wire(self) -> dict[str, Any]:
+        return {
+            "magic": BEACON_MAGIC,
+            "version": BEACON_VERSION,
+            "name": self.name,
+            "variant": self.variant,
+            "target": self.target,
+            "free": self.free,
+            "port": self.port,
+            "table": self.table_id,
+        }
+
+
+def _check_name(value: object, what: str, limit: int) -> None:
+    # Names end up on a terminal: no control characters, no escape sequences.
+    if type(value) is not str or not 0 < len(value) <= limit or not value.isprintable():
+        raise ValueError(f"{what} must be 1..{limit} printable characters")
+
+
+def _check_int(value: object, what: str, low: int, high: int) -> None:
+    if type(value) is not int or not low <= value <= high:
+        raise ValueError(f"{what} must be an integer in {low}..{high}")
+
+
+def encode_beacon(beacon: Beacon) -> bytes:
+    return encode(beacon.to_wire())
+
+
+def decode_beacon(data: bytes) -> Beacon:
+    """Parse one datagram strictly; raise :class:`BeaconError` if it is not a beacon."""
+    if len(data) > MAX_BEACON_SIZE:
+        raise BeaconError(f"datagram of {len(data)} bytes is larger than a beacon", data)
+    try:
+        value = decode(data)
+    except WireError as exc:
+        raise BeaconError(str(exc), data) from None
+    if not isinstance(value, dict) or set(value) != BEACON_KEYS:
+        raise BeaconError("not a beacon map", data)
+    if value["magic"] != BEACON_MAGIC or value["version"] != BEACON_VERSION:
+        raise BeaconError("not a version 1 belote-p2p beacon", data)
+    try:
+        return Beacon(
+            value["name"],
+            value["variant"],
+            value["target"],
+            value["free"],
+            value["port"],
+            value["table"],
+        )
+    except ValueError as exc:
+        raise BeaconError(str(exc), data) from None
+
+
+@dataclass(frozen=True, slots=True)
+class TableAd:
+    """A table heard on the network: the latest beacon and where it came from."""
+
+    beacon: Beacon
+    host: str
+    """The IP address the beacon came from: the host's, as seen from here."""
+    seen: float
+    """When it was heard (``trio.current_time()``)."""
+
+    @property
+    def address(self) -> str:
+        """``host:port`` of the lobby, as ``join`` takes it."""
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"{host}:{self.beacon.port}"
+
+    @property
+    def table_id(self) -> bytes:
+        return self.beacon.table_id
+
+
+class TableDirectory:
+    """The tables heard so far, one per table id, each as its latest beacon (no I/O)."""
+
+    def __init__(self) -> None:
+        self._ads: dict[bytes, TableAd] = {}
+        self.ignored = 0
+        """Datagrams that were not beacons."""
+
+    def receive(self, data: bytes, host: str, now: float) -> TableAd | None:
+        """Take one datagram from ``host``; return the ad it made, or None if ignored."""
+        try:
+            beacon = decode_beacon(data)
+        except BeaconError as exc:
+            self.ignored += 1
+            logger.debug("ignored a datagram from %s: %s", host, exc)
+            return None
+        ad = TableAd(beacon, host, now)
+        self._ads[beacon.table_id] = ad
+        return ad
+
+    def ads(self) -> list[TableAd]:
+        """Open tables (at least one free seat), in the order they were first heard."""
+        return [ad for ad in self._ads.values() if ad.beacon.free > 0]
+
+
+# -- sockets --------------------------------------------------------------------------------
+
+
+def _is_multicast(ip: str) -> bool:
+    return ipaddress.IPv4Address(ip).is_multicast
+
+
+def _udp_socket() -> trio.socket.SocketType:
+    return trio.socket.socket(trio.socket.AF_INET, trio.socket.SOCK_DGRAM)
+
+
+async def open_listener(address: tuple[str, int]) -> trio.socket.SocketType:
+    """A UDP socket that receives the beacons sent to ``address`` (group or IP, port).
+
+    A loopback address is bound as is (port 0 picks a free port: read it back with
+    ``getsockname``); any other is bound on all interfaces, several listeners on one
+    machine sharing the port, and a multicast group is joined.
+    """
+    group, port = address
+    ipaddress.IPv4Address(group)  # an IPv4 address, or ValueError
+    sock = _udp_socket()
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if hasattr(socket, "SO_REUSEPORT"):
+            with contextlib.suppress(OSError):  # declared but refused by some kernels
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+        local = group if ipaddress.IPv4Address(group).is_loopback else ""
+        await sock.bind((local, port))
+        if _is_multicast(group):
+            membership = socket.inet_aton(group) + socket.inet_aton("0.0.0.0")
+            sock.setsockopt(socket.IPPROTO_IP, socket.IP_ADD_MEMBERSHIP, membership)
+    except BaseException:
+        sock.close()
+        raise
+    return sock
+
+
+async def listen(
+    sock: trio.socket.SocketType, duration: float, directory: TableDirectory | None = None
+) -> list[TableAd]:
+    """Read beacons from ``sock`` for ``duration`` seconds; return the open tables."""
+    directory = TableDirectory() if directory is None else directory
+    with trio.move_on_after(duration):
+        while True:
+            # One byte more than a beacon: a longer datagram is seen, and refused, as long.
+            data, source = await sock.recvfrom(MAX_BEACON_SIZE + 1)
+            directory.receive(data, source[0], trio.current_time())
+    return directory.ads()
+
+
+async def discover(
+    *,
+    address: tuple[str, int] = (DEFAULT_GROUP, DEFAULT_BEACON_PORT),
+    duration: float = DEFAULT_LISTEN,
+    task_status: trio.TaskStatus[tuple[str, int]] = trio.TASK_STATUS_IGNORED,
+) -> list[TableAd]:
+    """Listen for beacons on ``address`` for ``duration`` seconds; return the open tables,
+    one per table id (its latest beacon), the sender's IP as the host.
+
+    Started with ``nursery.start``, it reports the bound address once it listens.
+    """
+    sock = await open_listener(address)
+    with sock:
+        task_status.started(sock.getsockname())
+        return await listen(sock, duration)
+
+
+async def send_beacons(
+    beacon_fn: Callable[[], Beacon | None],
+    *,
+    address: tuple[str, int] = (DEFAULT_GROUP, DEFAULT_BEACON_PORT),
+    interval: float = DEFAULT_INTERVAL,
+    task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    """Send ``beacon_fn()`` to ``address`` every ``interval`` seconds, until cancelled.
+
+    ``beacon_fn`` is asked each time, so the beacon follows the lobby (free seats); it
+    returns None to skip a beacon. A failed send (no network yet, say) is logged and the
+    next one tried: announcing a table must never break hosting it.
+    """
+    sock = _udp_socket()
+    with sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_BROADCAST, 1)
+        if _is_multicast(address[0]):
+            sock.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_TTL, 1)
+        task_status.started()
+        warned = False
+        while True:
+            beacon = beacon_fn()
+            if beacon is not None:
+                try:
+                    await sock.sendto(encode_beacon(beacon), address)
+                except OSError as exc:
+                    if not warned:
+                        logger.warning("cannot send the table's beacon to %s: %s", address, exc)
+                        warned = True
+            await trio.sleep(interval)
+
+
+# -- the prompt and the command -------------------------------------------------------------
+
+
+def format_ads(ads: Sequence[TableAd]) -> str:
+    """A numbered table of ads, one line each."""
+    rows = [("#", "host", "variant", "target", "free", "address")]
+    rows += [
+        (str(i), ad.beacon.name, ad.beacon.variant, str(ad.beacon.target), str(ad.beacon.free),
+         ad.address)
+        for i, ad in enumerate(ads, 1)
+    ]  # fmt: skip
+    widths = [max(len(row[c]) for row in rows) for c in range(len(rows[0]))]
+    return "\n".join(
+        "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
+        for row in rows
+    )
+
+
+def choose_table(
+    ads: Sequence[TableAd],
+    *,
+    ask: Callable[[str], str] = input,
+    out: IO[str] | None = None,
+) -> TableAd | None:
+    """Show ``ads`` as a numbered list and ask for one; None if there is none, or the
+    person answers nothing (or ``q``, or closes the input)."""
+    out = sys.stdout if out is None else out
+    if not ads:
+        print("No open table was heard on the network.", file=out)
+        return None
+    print(format_ads(ads), file=out, flush=True)
+    while True:
+        try:
+            answer = ask(f"Table to join (1-{len(ads)}, Enter to give up): ").strip()
+        except EOFError:
+            return None
+        if answer in ("", "q", "quit"):
+            return None
+        if answer.isdigit() and 1 <= int(answer) <= len(ads):
+            return ads[int(answer) - 1]
+        print(f"Answer a number from 1 to {len(ads)}.", file=out, flush=True)
+
+
+def _tables_command(args: argparse.Namespace) -> int:
+    try:
+        ipaddress.IPv4Address(args.group)
+    except ValueError:
+        print(f"belote-p2p tables: --group {args.group!r} is not an IPv4 address", file=sys.stderr)
+        return 2
+    if not 0 < args.port < 65536 or args.seconds <= 0:
+        print("belote-p2p tables: --port is 1..65535 and --seconds positive", file=sys.stderr)
+        return 2
+    address = (args.group, args.port)
+    try:
+        ads = trio.run(_discover_for, address, args.seconds)
+    except OSError as exc:
+        print(
+            f"belote-p2p tables: cannot listen on {args.group}:{args.port}: {exc}", file=sys.stderr
+        )
+        return 2
+    if not ads:
+        print(f"No open table heard on {args.group}:{args.port} in {args.seconds:g} s.")
+        return 1
+    print(format_ads(ads))
+    return 0
+
+
+async def _discover_for(address: tuple[str, int], duration: float) -> list[TableAd]:
+    return await discover(address=address, duration=duration)
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "tables",
+        help="list the open tables on the local network",
+        description="Listen for the beacons that hosts with free seats send on the local "
+        f"network and list their tables (host, variant, free seats, lobby address). By default "
+        f"beacons are UDP broadcasts to {DEFAULT_GROUP} port {DEFAULT_BEACON_PORT}; give "
+        f"--group {MULTICAST_GROUP} (or another) where the hosts use multicast. Exit status 0 "
+        "if a table was heard, 1 if none, 2 on a usage or socket error.",
+    )
+    p.add_argument(
+        "--seconds", type=float, default=DEFAULT_LISTEN, metavar="S",
+        help=f"how long to listen ({DEFAULT_LISTEN:g})",
+    )  # fmt: skip
+    p.add_argument(
+        "--port", type=int, default=DEFAULT_BEACON_PORT, metavar="P",
+        help=f"UDP port of the beacons ({DEFAULT_BEACON_PORT})",
+    )  # fmt: skip
+    p.add_argument(
+        "--group", default=DEFAULT_GROUP, metavar="G",
+        help=f"broadcast or multicast address ({DEFAULT_GROUP})",
+    )  # fmt: skip
+    p.set_defaults(func=_tables_command)
