@@ -54,6 +54,7 @@ from .session import (
     ActionTaken,
     DecisionNeeded,
     Event,
+    GameAbandoned,
     GameOver,
     PeerFault,
     RoundAudited,
@@ -133,6 +134,9 @@ class Printer:
                 self.say(f"  audit: {names[f.seat]} {f.kind.value}: {f.reason} ({f.action})")
         elif isinstance(event, GameOver):
             self.say(format_sheet(event.state))
+        elif isinstance(event, GameAbandoned):
+            self.say(f"The game is abandoned: {names[event.seat]} (seat {event.seat}) left it.")
+            self.say(format_sheet(event.state))
         elif isinstance(event, PeerFault):
             who = names[event.seat] if 0 <= event.seat < 4 else "?"
             self.say(f"Seat {event.seat} ({who}) broke the protocol: {event.reason}")
@@ -196,6 +200,7 @@ def result_line(result: PeerResult, definition: TableDefinition) -> str:
         "table": definition.table_id.hex(),
         "scores": list(result.state.scores),
         "ok": result.ok,
+        "abandoned": result.abandoned,
         "error": result.error
         or (result.fault and f"seat {result.fault.seat}: {result.fault.reason}"),
         "transcript": str(result.transcript),

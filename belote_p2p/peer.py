@@ -9,12 +9,14 @@ session's "your turn" through a :class:`Player`: a bot in a worker thread under 
 Failure policy. Bytes that are not a valid envelope of this table
 (:class:`~belote_p2p.wire.RemoteProtocolError`) are logged, counted and dropped: the mesh is
 authenticated, so they come from a seated peer, and dropping them never lets them into the
-record. A peer that sends more than :attr:`PeerConfig.max_rejected` of them, a peer that
-stays silent past :attr:`PeerConfig.peer_timeout` while the game waits on it, or a lost
-connection to a peer that has not finished, ends the game for this seat with
-:attr:`PeerResult.error` set; a rule broken by a valid envelope ends it with
+record; more than :attr:`PeerConfig.max_rejected` of them from one peer ends the game for this
+seat with :attr:`PeerResult.error`. A seat whose connection is lost, or that stays silent past
+:attr:`PeerConfig.peer_timeout` while the game waits on it, is signed as gone (the session's
+``abandon``); the game ends, abandoned by that seat, when the three others have signed it, and
+with :attr:`PeerResult.error` if they do not within another timeout. If our own player fails
+(a closed terminal) we resign. A rule broken by a valid envelope ends the game with
 :attr:`PeerResult.fault` (the session's :class:`~belote_p2p.session.PeerFault`). The
-transcript keeps everything accepted up to then.
+transcript keeps everything accepted up to the end.
 """
 
 from __future__ import annotations
@@ -209,6 +211,8 @@ class PeerResult:
     finished: bool
     """The game was played out and all four peers ended it with the same scores."""
     fault: PeerFault | None
+    abandoned: int | None
+    """The seat that left the game (resigned, vanished or went silent), if one did."""
     error: str | None
     """Why the game stopped early, when no peer broke a rule (timeout, lost peer...)."""
     transcript: Path
@@ -223,7 +227,7 @@ class PeerResult:
 
     @property
     def ok(self) -> bool:
-        return self.finished and self.fault is None and self.error is None
+        return self.finished
 
 
 @dataclass(frozen=True, slots=True)
@@ -296,8 +300,12 @@ async def run_peer(
     return PeerResult(
         seat=seat,
         state=session.state,
-        finished=session.finished and session.fault is None and driver.error is None,
+        finished=session.finished
+        and session.fault is None
+        and session.abandoned is None
+        and driver.error is None,
         fault=session.fault,
+        abandoned=session.abandoned,
         error=driver.error,
         transcript=transcript,
         envelopes=driver.written,
@@ -336,6 +344,10 @@ class _Driver:
         self.error: str | None = None
         self.written = 0
         self.done_from: set[int] = set()
+        self.voted: set[int] = set()
+        self.lost: set[int] = set()
+        """Seats we signed as gone."""
+        self._deciding = False
         self._inputs_in, self._inputs_out = trio.open_memory_channel[_Input](math.inf)
         self._send_in, self._send_out = trio.open_memory_channel[bytes](math.inf)
         self._nursery: trio.Nursery | None = None
@@ -352,13 +364,25 @@ class _Driver:
             self._step()
             while not session.finished and self.error is None:
                 waiting = session.waiting_for()
-                timeout = self.config.peer_timeout if waiting else math.inf
+                # Only our own player may take its time (a person thinks): every other wait
+                # is on the peers, and has a deadline.
+                timeout = math.inf if self._deciding and not waiting else self.config.peer_timeout
                 with trio.move_on_after(timeout):
                     item = await self._inputs_out.receive()
                     self._handle(item)
                     self._step()
                     continue
-                seats = ", ".join(str(s) for s in sorted(waiting))
+                silent = sorted(waiting - self.voted)
+                if silent and session.ready:
+                    # Sign that they left; the game ends when the three others have.
+                    logger.warning(
+                        "seat %d: seat(s) %s silent for %.0f s", self.seat, silent, timeout
+                    )
+                    for gone in silent:
+                        self._vote(gone)
+                    self._step()
+                    continue
+                seats = ", ".join(str(s) for s in sorted(waiting)) or "?"
                 self.error = f"no message from seat {seats} for {timeout:.0f} s"
             # Our last envelopes (the ``done`` above all) must reach the peers before we close.
             self._send_in.close()
@@ -381,15 +405,34 @@ class _Driver:
                 if count > self.config.max_rejected:
                     self.error = f"seat {item.seat} sent {count} invalid frames"
         elif isinstance(item, PeerLost):
-            if item.seat not in self.done_from:
-                self.error = f"lost the connection to seat {item.seat}: {item.reason}"
+            if item.seat in self.done_from or session.finished:
+                return
+            logger.warning("seat %d lost seat %d: %s", self.seat, item.seat, item.reason)
+            self.lost.add(item.seat)
+            if not session.ready or len(self.lost) > 1:
+                # Without the table signed, or with two seats gone, the game cannot end well.
+                seats = ", ".join(str(s) for s in sorted(self.lost))
+                self.error = f"lost the connection to seat {seats}: {item.reason}"
+            else:
+                # The mesh does not reconnect: the seat has left. The game ends as abandoned
+                # by it once the other two seats sign the same (or times out if they do not).
+                self._vote(item.seat)
         elif isinstance(item, _Decided):
+            self._deciding = False
             try:
                 session.act(item.action)
             except SessionError as exc:
                 logger.warning("seat %d: our decision was not taken: %s", self.seat, exc)
         else:
+            self._deciding = False
             self.error = f"the player failed: {item.error!r}"
+            if session.ready:
+                self._vote(self.seat)  # resign, so that the others need not wait for us
+
+    def _vote(self, seat: int) -> None:
+        if seat not in self.voted:
+            self.voted.add(seat)
+            self.session.abandon(seat)
 
     def _step(self) -> None:
         """Record, send and report whatever the session produced."""
@@ -411,6 +454,7 @@ class _Driver:
                 self.player.round_dealt(observe(session.state, self.seat))
             elif isinstance(event, DecisionNeeded):
                 assert self._nursery is not None
+                self._deciding = True
                 self._nursery.start_soon(self._decide, event.observation)
 
     async def _decide(self, observation: Observation) -> None:

@@ -39,7 +39,11 @@ def make_table(
 
 
 async def play_table(
-    variant: str, tmp_path: Path, *, config: PeerConfig | None = None
+    variant: str,
+    tmp_path: Path,
+    *,
+    config: PeerConfig | None = None,
+    players: dict[int, Any] | None = None,
 ) -> tuple[list[PeerResult], list[list[object]]]:
     listeners = await open_listeners()
     definition, ids = make_table(variant, listeners)
@@ -51,7 +55,7 @@ async def play_table(
             definition,
             seat,
             ids[seat],
-            BotPlayer("random", seed=seat),
+            (players or {}).get(seat) or BotPlayer("random", seed=seat),
             transcript=tmp_path / f"seat{seat}.transcript",
             listeners=[listeners[seat]],
             on_event=events[seat].append,
@@ -149,6 +153,76 @@ async def test_too_many_bad_frames_end_the_game_without_a_crash(
     # What was accepted is still a readable record.
     for r in results:
         assert read_transcript(r.transcript).envelopes
+
+
+class FailingPlayer(BotPlayer):
+    """Plays its first few decisions, then fails as a closed terminal does."""
+
+    def __init__(self, decisions: int) -> None:
+        super().__init__("random", seed=5)
+        self.left = decisions
+
+    async def decide(self, observation: Any) -> Any:
+        self.left -= 1
+        if self.left < 0:
+            raise EOFError("the terminal closed")
+        return await super().decide(observation)
+
+
+async def test_a_failed_player_resigns_and_the_game_ends_abandoned(tmp_path: Path) -> None:
+    results, _ = await play_table("classic", tmp_path, players={2: FailingPlayer(6)})
+    assert all(r.abandoned == 2 for r in results), [(r.abandoned, r.error) for r in results]
+    assert not any(r.ok for r in results)
+    assert "EOFError" in (results[2].error or "")
+    assert all(r.error is None and r.fault is None for r in (results[0], results[1], results[3]))
+    contents = [{Envelope.decode(e).hash for e in read_transcript(r.transcript).envelopes}
+                for r in results]  # fmt: skip
+    assert all(c == contents[0] for c in contents)
+
+
+async def test_a_lost_peer_is_signed_gone_by_the_three_others(tmp_path: Path) -> None:
+    """Seat 1 crashes mid-game (its player's failure is not caught): the mesh loses it, and
+    the other three sign that it left."""
+
+    class Crash(Exception):
+        pass
+
+    class CrashingPlayer(FailingPlayer):
+        """Its fourth decision crashes the driver itself (see ``crash_through``)."""
+
+    listeners = await open_listeners()
+    definition, ids = make_table("coinche", listeners)
+    results: dict[int, PeerResult] = {}
+
+    async def one(seat: int) -> None:
+        player = CrashingPlayer(3) if seat == 1 else BotPlayer("random", seed=seat)
+        try:
+            results[seat] = await run_peer(
+                definition, seat, ids[seat], player,
+                transcript=tmp_path / f"seat{seat}.transcript", listeners=[listeners[seat]],
+            )  # fmt: skip
+        except BaseException:
+            results[seat] = None  # type: ignore[assignment]
+
+    monkey = peer_module._Driver._decide
+
+    async def crash_through(self: Any, observation: Any) -> None:
+        if isinstance(self.player, CrashingPlayer) and self.player.left == 0:
+            raise Crash  # escapes run_peer, as a bug would: the process would die
+        await monkey(self, observation)
+
+    peer_module._Driver._decide = crash_through  # type: ignore[method-assign]
+    try:
+        with trio.fail_after(TIMEOUT):
+            async with trio.open_nursery() as nursery:
+                for seat in range(4):
+                    nursery.start_soon(one, seat)
+    finally:
+        peer_module._Driver._decide = monkey  # type: ignore[method-assign]
+    assert results[1] is None
+    for seat in (0, 2, 3):
+        assert results[seat].abandoned == 1, results[seat]
+        assert results[seat].error is None
 
 
 def test_parse_action_reads_cards_bids_and_numbers() -> None:
