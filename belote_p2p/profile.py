@@ -1,0 +1,807 @@
+"""Experience, levels, challenges and the ranking of the players this peer has met.
+
+Everything here is computed from **verified** transcripts only (:mod:`belote_p2p.verify`):
+a record that does not verify to its end is refused, so nobody earns experience for a game
+the transcript does not prove.
+
+Experience (RULES.md §11), per seat and game:
+
+* 15 XP for playing the game to its end, 25 more for winning it;
+* 2 XP per round won: the seat's team made its contract, or beat the takers' contract (a
+  litige is nobody's round, a redeal is no round);
+* 1 XP per trick the seat took itself (the partner's tricks are the partner's).
+
+An unfinished game gives nothing. A game *abandoned by seat S* (see
+:func:`score_game`'s ``abandoned_by``, the hook the session's abandonment record feeds)
+gives seat S nothing and the other three their XP for the rounds and tricks played, plus
+the 15 for staying to the end.
+
+Levels follow a published curve: level *n* needs ``25·n·(n+1)`` XP in all (that is
+``50·n·(n+1)/2``: 50 XP for level 1, 150 for level 2, 300 for level 3, 500 for level 4...;
+going from level *n* to *n+1* costs ``50·(n+1)``). A newcomer is level 0.
+
+Challenges ("retos") award extra XP and coins, once per player (:data:`CHALLENGES`): make a
+capot, win a game holding belote in its last round, win three games in a row, make a
+coinche contract of 140 or more. Coins come only from challenges.
+
+The database is ``<home>/profile.sqlite3`` (``--home``, by default ``$XDG_DATA_HOME/belote-p2p``,
+i.e. ``~/.local/share/belote-p2p``), with the tables ``players`` (fingerprint, public key,
+last name seen), ``games`` (table id, date, variant, result, transcript path), ``game_seats``
+(each seat's player, statistics and XP in a game), ``xp`` (every award, with its reason)
+and ``challenges`` (who completed which, in which game). Importing is idempotent by table
+id: the four transcripts of one game (one per seat) count once.
+
+The pure part (:func:`score_game`, :func:`game_result`, :func:`level_for_xp`,
+:func:`challenges_in_game`, :func:`rank_players`) knows nothing of SQLite; the rest
+stores and reads its results.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import math
+import os
+import sqlite3
+import sys
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from enum import Enum
+from pathlib import Path
+from typing import Protocol
+
+from .cards import Card
+from .engine import Trick
+from .identity import KEY_FILE_NAME, Identity, IdentityError, fingerprint
+from .scoring import Outcome, RoundScore
+from .transcript import TranscriptError
+from .verify import Verdict, verify_transcript
+
+APP_NAME = "belote-p2p"
+DB_FILE_NAME = "profile.sqlite3"
+SCHEMA_VERSION = 1
+
+XP_GAME_FINISHED = 15
+XP_GAME_WON = 25
+XP_ROUND_WON = 2
+XP_TRICK_WON = 1
+
+BIG_COINCHE = 140
+"""The smallest coinche contract that counts for the coinche challenge."""
+
+LEVEL_STEP = 50
+"""Level n needs ``LEVEL_STEP * n * (n + 1) / 2`` XP."""
+
+LEVEL_CURVE = (
+    f"level n needs {LEVEL_STEP}·n·(n+1)/2 XP: "
+    + ", ".join(f"{n}: {LEVEL_STEP * n * (n + 1) // 2}" for n in range(1, 6))
+    + "..."
+)
+
+
+# -- levels ---------------------------------------------------------------------------------
+
+
+def xp_for_level(level: int) -> int:
+    """The XP a player needs in all to be ``level``."""
+    if level < 0:
+        raise ValueError(f"no level {level}")
+    return LEVEL_STEP * level * (level + 1) // 2
+
+
+def level_for_xp(xp: int) -> int:
+    """The level ``xp`` reaches: the largest n with ``xp_for_level(n) <= xp``."""
+    if xp <= 0:
+        return 0
+    # Solve 25·n·(n+1) <= xp, then correct the integer square root's rounding.
+    n = (math.isqrt(1 + 8 * xp // LEVEL_STEP) - 1) // 2
+    while xp_for_level(n + 1) <= xp:
+        n += 1
+    while n > 0 and xp_for_level(n) > xp:
+        n -= 1
+    return n
+
+
+# -- challenges -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Challenge:
+    """A feat that awards ``xp`` and ``coins`` the first time a player achieves it."""
+
+    id: str
+    title: str
+    xp: int
+    coins: int
+
+
+CAPOT = Challenge("capot", "Make a capot (your team takes all eight tricks)", 50, 20)
+BELOTE_FINISH = Challenge("belote-finish", "Win a game holding belote in its last round", 30, 10)
+THREE_WINS = Challenge("three-wins", "Win three games in a row", 75, 30)
+COINCHE_140 = Challenge("coinche-140", "Make a coinche contract of 140 or more", 40, 15)
+CHALLENGES: dict[str, Challenge] = {
+    c.id: c for c in (CAPOT, BELOTE_FINISH, THREE_WINS, COINCHE_140)
+}
+STREAK = 3
+
+
+# -- scoring a game -------------------------------------------------------------------------
+
+
+class PlayedRound(Protocol):
+    """What XP needs of a round: :class:`belote_p2p.engine.RoundRecord` is one."""
+
+    @property
+    def taker(self) -> int: ...
+    @property
+    def contract(self) -> int: ...
+    @property
+    def tricks(self) -> tuple[Trick, ...]: ...
+    @property
+    def belote(self) -> tuple[tuple[int, Card], ...]: ...
+    @property
+    def score(self) -> RoundScore | None: ...
+
+
+def round_winner(played: PlayedRound) -> int | None:
+    """The team that won the round: the takers if they made it, the defence if they failed;
+    None for a litige or a redeal."""
+    score = played.score
+    if score is None or score.outcome is Outcome.LITIGE:
+        return None
+    takers = played.taker % 2
+    return takers if score.outcome is Outcome.MADE else 1 - takers
+
+
+@dataclass(frozen=True, slots=True)
+class SeatRecord:
+    """One seat's part in one game, and the XP it earned."""
+
+    seat: int
+    finished: bool
+    """The seat played the game to its end (it did not abandon it)."""
+    won: bool
+    rounds_won: int
+    tricks_won: int
+    contracts_made: int
+    """Rounds this seat took and made."""
+    contracts_failed: int
+    """Rounds this seat took and failed (a litige is neither made nor failed)."""
+    capots: int
+    """Rounds in which this seat's team took all eight tricks."""
+    belotes: int
+    """Belotes this seat declared."""
+    belote_in_last_round: bool
+    big_coinche: int
+    """Coinche contracts of 140 or more this seat took and made."""
+    abandoned: bool = False
+
+    @property
+    def xp_awards(self) -> tuple[tuple[str, int], ...]:
+        """The XP earned, by reason (``finished``, ``won``, ``rounds``, ``tricks``)."""
+        if self.abandoned or not self.finished:
+            return ()
+        awards = [
+            ("finished", XP_GAME_FINISHED),
+            ("won", XP_GAME_WON if self.won else 0),
+            ("rounds", XP_ROUND_WON * self.rounds_won),
+            ("tricks", XP_TRICK_WON * self.tricks_won),
+        ]
+        return tuple((reason, xp) for reason, xp in awards if xp)
+
+    @property
+    def xp(self) -> int:
+        return sum(xp for _, xp in self.xp_awards)
+
+
+def score_game(
+    rounds: Sequence[PlayedRound],
+    *,
+    coinche: bool,
+    winner: int | None,
+    abandoned_by: int | None = None,
+) -> tuple[SeatRecord, ...]:
+    """Each seat's record of a game that ended: ``winner`` is the winning team (or None).
+
+    ``abandoned_by`` is the hook for abandonments: that seat earns nothing, the others
+    earn their XP as if the game had ended there (the winner, if any, is the caller's
+    decision).
+    """
+    if abandoned_by is not None and not 0 <= abandoned_by < 4:
+        raise ValueError(f"no seat {abandoned_by}")
+    scored = [r for r in rounds if r.score is not None]
+    last = scored[-1] if scored else None
+    out = []
+    for seat in range(4):
+        team = seat % 2
+        took = [r for r in scored if r.taker == seat]
+        made = [r for r in took if round_winner(r) == team]
+        # A litige is neither made nor failed: the takers' points wait in the pot.
+        failed = [r for r in took if round_winner(r) == 1 - team]
+        out.append(
+            SeatRecord(
+                seat=seat,
+                finished=abandoned_by != seat,
+                won=winner == team and abandoned_by != seat,
+                rounds_won=sum(round_winner(r) == team for r in scored),
+                tricks_won=sum(t.winner == seat for r in scored for t in r.tricks),
+                contracts_made=len(made),
+                contracts_failed=len(failed),
+                capots=sum(r.score is not None and r.score.capot == team for r in scored),
+                belotes=sum(s == seat for r in scored for s, _ in r.belote),
+                belote_in_last_round=last is not None and any(s == seat for s, _ in last.belote),
+                big_coinche=sum(coinche and r.contract >= BIG_COINCHE for r in made),
+                abandoned=abandoned_by == seat,
+            )
+        )
+    return tuple(out)
+
+
+def challenges_in_game(record: SeatRecord) -> tuple[Challenge, ...]:
+    """The challenges one game completes for a seat (three wins in a row needs the
+    player's history: :func:`has_streak`)."""
+    if record.abandoned or not record.finished:
+        return ()
+    done = []
+    if record.capots:
+        done.append(CAPOT)
+    if record.won and record.belote_in_last_round:
+        done.append(BELOTE_FINISH)
+    if record.big_coinche:
+        done.append(COINCHE_140)
+    return tuple(done)
+
+
+def has_streak(results: Sequence[bool], length: int = STREAK) -> bool:
+    """Whether ``results`` (won or not, in the order played) hold ``length`` wins in a row."""
+    run = 0
+    for won in results:
+        run = run + 1 if won else 0
+        if run >= length:
+            return True
+    return False
+
+
+class NotVerified(ValueError):
+    """The transcript does not prove a whole game; ``reason`` says why."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass(frozen=True, slots=True)
+class Player:
+    key: bytes
+    name: str
+
+    @property
+    def fingerprint(self) -> str:
+        return fingerprint(self.key)
+
+
+@dataclass(frozen=True, slots=True)
+class GameResult:
+    """What a verified game gives each seat."""
+
+    table_id: bytes
+    variant: str
+    target: int
+    scores: tuple[int, int]
+    winner: int | None
+    rounds: int
+    """Rounds played and scored (redeals are not rounds)."""
+    players: tuple[Player, ...]
+    seats: tuple[SeatRecord, ...]
+    abandoned_by: int | None = None
+
+    @property
+    def description(self) -> str:
+        a, b = self.scores
+        if self.abandoned_by is not None:
+            return f"abandoned by seat {self.abandoned_by} at {a}-{b}"
+        if self.winner is None:
+            return f"ended at {a}-{b}"
+        return f"team {self.winner} won {a}-{b}"
+
+
+def game_result(verdict: Verdict, *, abandoned_by: int | None = None) -> GameResult:
+    """Score a verified game; raise :class:`NotVerified` unless the transcript proves a
+    whole game (or, with ``abandoned_by``, a game that seat abandoned)."""
+    if not verdict.ok:
+        raise NotVerified(verdict.summary())
+    state = verdict.state
+    if abandoned_by is None and not state.is_over:
+        raise NotVerified("the game did not reach its end")
+    definition = verdict.definition
+    rules = definition.rules
+    return GameResult(
+        table_id=definition.table_id,
+        variant=rules.name,
+        target=rules.target,
+        scores=state.scores,
+        winner=state.winner,
+        rounds=sum(r.score is not None for r in state.history),
+        players=tuple(Player(s.key, s.name) for s in definition.seats),
+        seats=score_game(
+            state.history,
+            coinche=rules.is_coinche,
+            winner=state.winner,
+            abandoned_by=abandoned_by,
+        ),
+        abandoned_by=abandoned_by,
+    )
+
+
+def _verdict_abandoned_by(verdict: Verdict) -> int | None:
+    # The hook for the robustness work: once a Verdict names the seat that abandoned the
+    # game (``abandoned``), that seat earns nothing and the others their XP.
+    seat = getattr(verdict, "abandoned", None)
+    return seat if type(seat) is int and 0 <= seat < 4 else None
+
+
+# -- statistics and ranking -----------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerStats:
+    """A player's profile as this peer knows it."""
+
+    fingerprint: str
+    name: str
+    xp: int
+    coins: int
+    games: int
+    wins: int
+    contracts_made: int
+    contracts_failed: int
+    """Rounds this seat took and failed (a litige is neither made nor failed)."""
+    capots: int
+    belotes: int
+    challenges: tuple[tuple[str, str], ...] = ()
+    """(challenge id, date) of each challenge completed."""
+
+    @property
+    def level(self) -> int:
+        return level_for_xp(self.xp)
+
+    @property
+    def win_rate(self) -> float:
+        return self.wins / self.games if self.games else 0.0
+
+
+def rank_players(players: Sequence[PlayerStats]) -> list[tuple[int, PlayerStats]]:
+    """The leaderboard: by XP, then wins, then win rate; equal XP and wins share a rank."""
+    order = sorted(
+        players, key=lambda p: (-p.xp, -p.wins, -p.win_rate, p.name.casefold(), p.fingerprint)
+    )
+    out: list[tuple[int, PlayerStats]] = []
+    for i, p in enumerate(order):
+        tied = out and (out[-1][1].xp, out[-1][1].wins) == (p.xp, p.wins)
+        out.append((out[-1][0] if tied else i + 1, p))
+    return out
+
+
+# -- the database ---------------------------------------------------------------------------
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS players (
+    fingerprint TEXT PRIMARY KEY,
+    public_key BLOB NOT NULL UNIQUE,
+    name TEXT NOT NULL,          -- the last name seen
+    last_seen TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS games (
+    id INTEGER PRIMARY KEY,
+    table_id TEXT NOT NULL UNIQUE,   -- hex
+    date TEXT NOT NULL,              -- when the transcript was last written, UTC ISO 8601
+    variant TEXT NOT NULL,
+    target INTEGER NOT NULL,
+    result TEXT NOT NULL,
+    winner INTEGER,                  -- team 0 or 1, NULL if none
+    score0 INTEGER NOT NULL,
+    score1 INTEGER NOT NULL,
+    rounds INTEGER NOT NULL,
+    abandoned_by INTEGER,
+    transcript TEXT NOT NULL,
+    imported TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS game_seats (
+    game INTEGER NOT NULL REFERENCES games(id),
+    seat INTEGER NOT NULL,
+    player TEXT NOT NULL REFERENCES players(fingerprint),
+    name TEXT NOT NULL,
+    xp INTEGER NOT NULL,
+    finished INTEGER NOT NULL,
+    won INTEGER NOT NULL,
+    rounds_won INTEGER NOT NULL,
+    tricks_won INTEGER NOT NULL,
+    contracts_made INTEGER NOT NULL,
+    contracts_failed INTEGER NOT NULL,
+    capots INTEGER NOT NULL,
+    belotes INTEGER NOT NULL,
+    PRIMARY KEY (game, seat)
+);
+CREATE TABLE IF NOT EXISTS xp (
+    id INTEGER PRIMARY KEY,
+    player TEXT NOT NULL REFERENCES players(fingerprint),
+    game INTEGER REFERENCES games(id),
+    reason TEXT NOT NULL,            -- finished, won, rounds, tricks, challenge:<id>
+    xp INTEGER NOT NULL,
+    coins INTEGER NOT NULL DEFAULT 0,
+    date TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS challenges (
+    player TEXT NOT NULL REFERENCES players(fingerprint),
+    challenge TEXT NOT NULL,
+    game INTEGER NOT NULL REFERENCES games(id),
+    date TEXT NOT NULL,
+    PRIMARY KEY (player, challenge)
+);
+CREATE INDEX IF NOT EXISTS game_seats_player ON game_seats(player);
+CREATE INDEX IF NOT EXISTS xp_player ON xp(player);
+"""
+
+
+class ProfileError(Exception):
+    """The profile database is not one this version can read."""
+
+
+def default_home() -> Path:
+    """``$XDG_DATA_HOME/belote-p2p``, else ``~/.local/share/belote-p2p`` (as ``host``)."""
+    base = os.environ.get("XDG_DATA_HOME")
+    root = Path(base) if base else Path.home() / ".local" / "share"
+    return root / APP_NAME
+
+
+def db_path(home: Path) -> Path:
+    return home / DB_FILE_NAME
+
+
+@contextlib.contextmanager
+def open_db(path: Path) -> Iterator[sqlite3.Connection]:
+    """The profile database at ``path``, created on first use; closed on exit."""
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    # Autocommit mode: transactions are opened explicitly (BEGIN IMMEDIATE), so that two
+    # imports of one game (the peer's and a manual one) cannot both insert it.
+    conn = sqlite3.connect(path, isolation_level=None, timeout=10.0)
+    try:
+        conn.execute("PRAGMA foreign_keys = ON")
+        (version,) = conn.execute("PRAGMA user_version").fetchone()
+        if version not in (0, SCHEMA_VERSION):
+            raise ProfileError(f"{path}: schema version {version}, expected {SCHEMA_VERSION}")
+        if version == 0:
+            conn.executescript(_SCHEMA + f"PRAGMA user_version = {SCHEMA_VERSION};")
+        yield conn
+    finally:
+        conn.close()
+
+
+class ImportStatus(Enum):
+    """What importing a transcript did."""
+
+    IMPORTED = "imported"
+    """A new game: its XP and challenges are recorded."""
+    ALREADY = "already imported"
+    """This table's game is in the database already (from this or another seat's file)."""
+    REFUSED = "refused"
+    """The transcript does not prove a whole game: nothing is recorded."""
+
+
+@dataclass(frozen=True, slots=True)
+class ImportResult:
+    status: ImportStatus
+    reason: str
+    """Why it was refused, or a one-line description of the game."""
+    result: GameResult | None = None
+    awards: tuple[tuple[str, Challenge], ...] = ()
+    """(player fingerprint, challenge) completed by this game."""
+
+    @property
+    def ok(self) -> bool:
+        return self.status is not ImportStatus.REFUSED
+
+
+def record_game(db: Path, transcript: Path) -> ImportResult:
+    """Verify ``transcript`` and record its game in the database ``db``.
+
+    The peer calls this after each game; ``belote-p2p import`` calls it for a file.
+    Never raises for a bad transcript (it is REFUSED, with the verifier's reason).
+    """
+    try:
+        verdict = verify_transcript(transcript)
+    except (OSError, TranscriptError) as exc:
+        return ImportResult(ImportStatus.REFUSED, str(exc))
+    try:
+        mtime = transcript.stat().st_mtime
+    except OSError as exc:
+        return ImportResult(ImportStatus.REFUSED, str(exc))
+    date = datetime.fromtimestamp(mtime, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return record_verdict(
+        db, verdict, transcript=transcript, date=date, abandoned_by=_verdict_abandoned_by(verdict)
+    )
+
+
+def record_verdict(
+    db: Path,
+    verdict: Verdict,
+    *,
+    transcript: Path,
+    date: str,
+    abandoned_by: int | None = None,
+) -> ImportResult:
+    """Record the game ``verdict`` proves (played on ``date``, UTC ISO 8601)."""
+    try:
+        result = game_result(verdict, abandoned_by=abandoned_by)
+    except NotVerified as exc:
+        return ImportResult(ImportStatus.REFUSED, exc.reason)
+    with open_db(db) as conn:
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            outcome = _insert_game(conn, result, str(transcript), date)
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+    return outcome
+
+
+def _now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _insert_game(
+    conn: sqlite3.Connection, result: GameResult, transcript: str, date: str
+) -> ImportResult:
+    table_hex = result.table_id.hex()
+    if conn.execute("SELECT 1 FROM games WHERE table_id = ?", (table_hex,)).fetchone():
+        return ImportResult(ImportStatus.ALREADY, f"table {table_hex} is already recorded", result)
+    cur = conn.execute(
+        "INSERT INTO games (table_id, date, variant, target, result, winner, score0, score1,"
+        " rounds, abandoned_by, transcript, imported) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+        (
+            table_hex, date, result.variant, result.target, result.description, result.winner,
+            result.scores[0], result.scores[1], result.rounds, result.abandoned_by, transcript,
+            _now(),
+        ),
+    )  # fmt: skip
+    game = cur.lastrowid
+    awards: list[tuple[str, Challenge]] = []
+    for player, record in zip(result.players, result.seats, strict=True):
+        fp = player.fingerprint
+        conn.execute(
+            "INSERT INTO players (fingerprint, public_key, name, last_seen) VALUES (?,?,?,?)"
+            " ON CONFLICT (fingerprint) DO UPDATE SET name = excluded.name,"
+            " last_seen = excluded.last_seen WHERE excluded.last_seen >= players.last_seen",
+            (fp, player.key, player.name, date),
+        )
+        conn.execute(
+            "INSERT INTO game_seats VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (
+                game, record.seat, fp, player.name, record.xp, record.finished, record.won,
+                record.rounds_won, record.tricks_won, record.contracts_made,
+                record.contracts_failed, record.capots, record.belotes,
+            ),
+        )  # fmt: skip
+        for reason, xp in record.xp_awards:
+            conn.execute(
+                "INSERT INTO xp (player, game, reason, xp, date) VALUES (?,?,?,?,?)",
+                (fp, game, reason, xp, date),
+            )
+        done = list(challenges_in_game(record))
+        if not record.abandoned and record.finished and _has_streak(conn, fp):
+            done.append(THREE_WINS)
+        for challenge in done:
+            inserted = conn.execute(
+                "INSERT OR IGNORE INTO challenges (player, challenge, game, date) VALUES (?,?,?,?)",
+                (fp, challenge.id, game, date),
+            ).rowcount
+            if inserted:
+                conn.execute(
+                    "INSERT INTO xp (player, game, reason, xp, coins, date) VALUES (?,?,?,?,?,?)",
+                    (fp, game, f"challenge:{challenge.id}", challenge.xp, challenge.coins, date),
+                )
+                awards.append((fp, challenge))
+    return ImportResult(ImportStatus.IMPORTED, result.description, result, tuple(awards))
+
+
+def _has_streak(conn: sqlite3.Connection, fp: str) -> bool:
+    rows = conn.execute(
+        "SELECT gs.won FROM game_seats gs JOIN games g ON g.id = gs.game"
+        " WHERE gs.player = ? ORDER BY g.date, g.id",
+        (fp,),
+    ).fetchall()
+    return has_streak([bool(won) for (won,) in rows])
+
+
+_STATS_QUERY = """
+SELECT p.fingerprint, p.name,
+       COALESCE((SELECT SUM(xp) FROM xp WHERE xp.player = p.fingerprint), 0),
+       COALESCE((SELECT SUM(coins) FROM xp WHERE xp.player = p.fingerprint), 0),
+       COUNT(gs.game), COALESCE(SUM(gs.won), 0),
+       COALESCE(SUM(gs.contracts_made), 0), COALESCE(SUM(gs.contracts_failed), 0),
+       COALESCE(SUM(gs.capots), 0), COALESCE(SUM(gs.belotes), 0)
+FROM players p LEFT JOIN game_seats gs ON gs.player = p.fingerprint
+"""
+
+
+def all_players(conn: sqlite3.Connection) -> list[PlayerStats]:
+    """Every player in the database, with their totals."""
+    rows = conn.execute(_STATS_QUERY + " GROUP BY p.fingerprint").fetchall()
+    done: dict[str, list[tuple[str, str]]] = {}
+    for fp, challenge, date in conn.execute(
+        "SELECT player, challenge, date FROM challenges ORDER BY date, challenge"
+    ):
+        done.setdefault(fp, []).append((challenge, date))
+    return [
+        PlayerStats(
+            fingerprint=fp, name=name, xp=xp, coins=coins, games=games, wins=wins,
+            contracts_made=made, contracts_failed=failed, capots=capots, belotes=belotes,
+            challenges=tuple(done.get(fp, ())),
+        )
+        for fp, name, xp, coins, games, wins, made, failed, capots, belotes in rows
+    ]  # fmt: skip
+
+
+def find_players(conn: sqlite3.Connection, who: str) -> list[PlayerStats]:
+    """The players ``who`` names: a fingerprint (or its start, dashes optional), else a
+    name (case-insensitive)."""
+    players = all_players(conn)
+    wanted = who.strip().lower().replace("-", "")
+    if len(wanted) >= 4 and all(c in "0123456789abcdef" for c in wanted):
+        by_print = [p for p in players if p.fingerprint.replace("-", "").startswith(wanted)]
+        if by_print:
+            return by_print
+    return [p for p in players if p.name.casefold() == who.strip().casefold()]
+
+
+# -- the commands ---------------------------------------------------------------------------
+
+
+def format_profile(p: PlayerStats) -> str:
+    level = p.level
+    lines = [
+        f"{p.name} [{p.fingerprint}]",
+        f"  level {level}: {p.xp} XP (level {level + 1} at {xp_for_level(level + 1)} XP)",
+        f"  games {p.games}, won {p.wins} ({p.win_rate:.0%})",
+        f"  contracts made {p.contracts_made}, failed {p.contracts_failed}",
+        f"  capots {p.capots}, belotes {p.belotes}",
+        f"  coins {p.coins}",
+        "  challenges:",
+    ]
+    done = dict(p.challenges)
+    for c in CHALLENGES.values():
+        mark = f"done {done[c.id][:10]}" if c.id in done else "open"
+        lines.append(f"    [{mark}] {c.title} (+{c.xp} XP, +{c.coins} coins)")
+    return "\n".join(lines)
+
+
+def format_ranking(ranked: Sequence[tuple[int, PlayerStats]]) -> str:
+    rows = [("rank", "name", "fingerprint", "level", "XP", "games", "win rate")]
+    rows += [
+        (str(rank), p.name, p.fingerprint, str(p.level), str(p.xp), str(p.games),
+         f"{p.win_rate:.0%}")
+        for rank, p in ranked
+    ]  # fmt: skip
+    widths = [max(len(r[c]) for r in rows) for c in range(len(rows[0]))]
+    return "\n".join(
+        "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
+        for row in rows
+    )
+
+
+def _home(args: argparse.Namespace) -> Path:
+    return Path(args.home) if args.home else default_home()
+
+
+def _import_command(args: argparse.Namespace) -> int:
+    db = db_path(_home(args))
+    status = 0
+    for name in args.files:
+        try:
+            outcome = record_game(db, Path(name))
+        except (sqlite3.Error, ProfileError) as exc:
+            print(f"belote-p2p import: {db}: {exc}", file=sys.stderr)
+            return 2
+        print(f"{name}: {outcome.status.value}: {outcome.reason}")
+        if outcome.status is ImportStatus.IMPORTED and outcome.result is not None:
+            for player, record in zip(outcome.result.players, outcome.result.seats, strict=True):
+                print(f"  {player.name} [{player.fingerprint}]: +{record.xp} XP")
+            for fp, challenge in outcome.awards:
+                print(f"  challenge for [{fp}]: {challenge.title} (+{challenge.xp} XP)")
+        if not outcome.ok:
+            status = 1
+    return status
+
+
+def _own_fingerprint(home: Path) -> str | None:
+    if not (home / KEY_FILE_NAME).exists():
+        return None
+    return Identity.load_or_create(home).fingerprint
+
+
+def _profile_command(args: argparse.Namespace) -> int:
+    home = _home(args)
+    try:
+        who = args.who if args.who is not None else _own_fingerprint(home)
+    except (OSError, IdentityError) as exc:
+        print(f"belote-p2p profile: {exc}", file=sys.stderr)
+        return 2
+    if who is None:
+        print(f"belote-p2p profile: no identity in {home}; name a player", file=sys.stderr)
+        return 2
+    try:
+        with open_db(db_path(home)) as conn:
+            found = find_players(conn, who)
+    except (sqlite3.Error, ProfileError) as exc:
+        print(f"belote-p2p profile: {exc}", file=sys.stderr)
+        return 2
+    if not found:
+        print(f"No player {who!r} in {db_path(home)}: no game with them is recorded.")
+        return 1
+    if len(found) > 1:
+        print(f"{len(found)} players match {who!r}; name one by fingerprint:")
+        for p in found:
+            print(f"  {p.name} [{p.fingerprint}]")
+        return 1
+    print(format_profile(found[0]))
+    return 0
+
+
+def _ranking_command(args: argparse.Namespace) -> int:
+    home = _home(args)
+    try:
+        with open_db(db_path(home)) as conn:
+            players = all_players(conn)
+    except (sqlite3.Error, ProfileError) as exc:
+        print(f"belote-p2p ranking: {exc}", file=sys.stderr)
+        return 2
+    if not players:
+        print(f"No game recorded in {db_path(home)} yet.")
+        return 0
+    print(format_ranking(rank_players(players)))
+    return 0
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    xp_rules = (
+        f"XP from verified games only: {XP_GAME_FINISHED} for playing a game to its end, "
+        f"{XP_GAME_WON} for winning it, {XP_ROUND_WON} per round your team wins (made its "
+        f"contract or beat the takers'), {XP_TRICK_WON} per trick you take; challenges "
+        f"award extra XP and coins once. Levels: {LEVEL_CURVE}"
+    )
+    home_help = f"data directory ({default_home()}); the database is <home>/{DB_FILE_NAME}"
+
+    p = sub.add_parser(
+        "import",
+        help="verify game transcripts and record their XP",
+        description="Verify each transcript and record its game: XP, statistics and "
+        "challenges for the four players. A transcript that does not verify to the end of "
+        "the game is refused with the reason. A game is recorded once, whichever seat's "
+        "transcript brings it. Exit status 0 if every file was recorded (or was already), "
+        f"1 if one was refused. {xp_rules}",
+    )
+    p.add_argument("files", nargs="+", metavar="FILE")
+    p.add_argument("--home", metavar="DIR", help=home_help)
+    p.set_defaults(func=_import_command)
+
+    p = sub.add_parser(
+        "profile",
+        help="a player's level, XP, games and challenges",
+        description="Show a player's level, XP, games, wins, contracts made and failed, "
+        "capots, belotes, challenges and coins. WHO is a name or a fingerprint (or its "
+        f"start); without it, this peer's own identity. {xp_rules}",
+    )
+    p.add_argument("who", nargs="?", metavar="NAME|FINGERPRINT")
+    p.add_argument("--home", metavar="DIR", help=home_help)
+    p.set_defaults(func=_profile_command)
+
+    p = sub.add_parser(
+        "ranking",
+        help="the leaderboard of the players met",
+        description="Rank every player this peer has played with or imported, by XP "
+        f"(then wins and win rate). {xp_rules}",
+    )
+    p.add_argument("--home", metavar="DIR", help=home_help)
+    p.set_defaults(func=_ranking_command)

@@ -1,0 +1,441 @@
+"""Experience, levels, challenges and ranking: the XP rules on hand-built rounds, the
+database on hand-built verdicts, and real transcripts of four in-memory sessions."""
+
+from __future__ import annotations
+
+import random
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from belote_p2p import cli
+from belote_p2p import deck as deck_module
+from belote_p2p.cards import parse_cards
+from belote_p2p.engine import Trick
+from belote_p2p.identity import Identity
+from belote_p2p.profile import (
+    BELOTE_FINISH,
+    CAPOT,
+    COINCHE_140,
+    THREE_WINS,
+    ImportStatus,
+    NotVerified,
+    PlayerStats,
+    all_players,
+    challenges_in_game,
+    find_players,
+    game_result,
+    has_streak,
+    level_for_xp,
+    open_db,
+    rank_players,
+    record_game,
+    record_verdict,
+    score_game,
+    xp_for_level,
+)
+from belote_p2p.rules import RULE_SETS
+from belote_p2p.scoring import Outcome, RoundScore
+from belote_p2p.session import Seat, TableDefinition
+from belote_p2p.verify import Verdict, verify_transcript
+
+KING_OF_HEARTS = parse_cards(["KH"])[0]
+
+# -- hand-built rounds -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Round:
+    taker: int
+    contract: int
+    tricks: tuple[Trick, ...]
+    belote: tuple[tuple[int, object], ...]
+    score: RoundScore | None
+
+
+def played(
+    taker: int,
+    outcome: Outcome | None,
+    winners: list[int],
+    *,
+    contract: int = 80,
+    belote: tuple[int, ...] = (),
+) -> Round:
+    """A round ``taker`` took, scored ``outcome`` (None: a redeal), tricks won by ``winners``."""
+    tricks = tuple(Trick(w, (), w, 10) for w in winners)
+    teams = {w % 2 for w in winners}
+    capot = teams.pop() if len(winners) == 8 and len(teams) == 1 else None
+    score = (
+        None
+        if outcome is None
+        else RoundScore((0, 0), (0, 0), (0, 0), (0, 0), outcome, (0, 0), 0, capot)
+    )
+    return Round(taker, contract, tricks, tuple((s, KING_OF_HEARTS) for s in belote), score)
+
+
+def test_a_made_contract_wins_the_round_for_the_takers() -> None:
+    # Seat 1 takes and makes it; seat 3 (its partner) and seat 0 take tricks too.
+    r = played(1, Outcome.MADE, [1, 1, 3, 0, 1, 3, 2, 1])
+    seats = score_game([r], coinche=False, winner=1)
+    assert [s.rounds_won for s in seats] == [0, 1, 0, 1]
+    assert [s.tricks_won for s in seats] == [1, 4, 1, 2]
+    assert [(s.contracts_made, s.contracts_failed) for s in seats] == [
+        (0, 0),
+        (1, 0),
+        (0, 0),
+        (0, 0),
+    ]
+    # 15 for the end, 25 for the win, 2 for the round, 1 per own trick.
+    assert [s.xp for s in seats] == [15 + 1, 15 + 25 + 2 + 4, 15 + 1, 15 + 25 + 2 + 2]
+
+
+def test_a_failed_contract_is_the_defences_round() -> None:
+    r = played(2, Outcome.FAILED, [0, 1, 1, 3, 2, 1, 3, 0])
+    seats = score_game([r], coinche=False, winner=None)
+    assert [s.rounds_won for s in seats] == [0, 1, 0, 1]
+    assert seats[2].contracts_failed == 1 and seats[2].contracts_made == 0
+    assert [s.xp for s in seats] == [15 + 2, 15 + 2 + 3, 15 + 1, 15 + 2 + 2]
+
+
+def test_a_litige_is_nobodys_round_and_a_redeal_no_round() -> None:
+    litige = played(0, Outcome.LITIGE, [0, 1, 2, 3, 0, 1, 2, 3])
+    redeal = played(3, None, [])
+    seats = score_game([redeal, litige, redeal], coinche=False, winner=None)
+    assert [s.rounds_won for s in seats] == [0, 0, 0, 0]
+    assert [s.tricks_won for s in seats] == [2, 2, 2, 2]
+    assert [s.contracts_made + s.contracts_failed for s in seats] == [0, 0, 0, 0]
+    assert all(s.xp == 15 + 2 for s in seats)
+
+
+def test_a_capot_counts_for_the_team_and_completes_the_challenge() -> None:
+    capot = played(0, Outcome.MADE, [0, 2, 0, 0, 2, 2, 0, 0])
+    seats = score_game([capot], coinche=False, winner=0)
+    assert [s.capots for s in seats] == [1, 0, 1, 0]
+    assert [s.tricks_won for s in seats] == [5, 0, 3, 0]
+    assert seats[0].xp == 15 + 25 + 2 + 5
+    assert challenges_in_game(seats[0]) == (CAPOT,)
+    assert challenges_in_game(seats[2]) == (CAPOT,)
+    assert challenges_in_game(seats[1]) == ()
+
+
+def test_belote_in_the_last_round_and_a_big_coinche() -> None:
+    first = played(1, Outcome.MADE, [1] * 4 + [0] * 4, contract=160, belote=(1,))
+    last = played(2, Outcome.MADE, [2] * 5 + [1] * 3, contract=100, belote=(2,))
+    seats = score_game([first, last], coinche=True, winner=0)
+    assert [s.belotes for s in seats] == [0, 1, 1, 0]
+    assert [s.belote_in_last_round for s in seats] == [False, False, True, False]
+    assert [s.big_coinche for s in seats] == [0, 1, 0, 0]
+    assert challenges_in_game(seats[2]) == (BELOTE_FINISH,)
+    # Seat 1 made a 160 but its belote was not in the last round, and it lost the game.
+    assert challenges_in_game(seats[1]) == (COINCHE_140,)
+    # In classic the same contract values mean nothing.
+    classic = score_game([first, last], coinche=False, winner=0)
+    assert challenges_in_game(classic[1]) == ()
+
+
+def test_an_abandoning_seat_earns_nothing_and_the_others_their_xp() -> None:
+    r = played(0, Outcome.MADE, [0, 1, 2, 3, 0, 0, 2, 1])
+    seats = score_game([r], coinche=False, winner=None, abandoned_by=1)
+    assert seats[1].xp == 0 and seats[1].xp_awards == () and seats[1].abandoned
+    assert [s.xp for s in seats] == [15 + 2 + 3, 0, 15 + 2 + 2, 15 + 1]
+    with pytest.raises(ValueError):
+        score_game([r], coinche=False, winner=None, abandoned_by=4)
+
+
+def test_the_level_curve() -> None:
+    assert [xp_for_level(n) for n in range(6)] == [0, 50, 150, 300, 500, 750]
+    assert [level_for_xp(x) for x in (0, 1, 49, 50, 149, 150, 299, 300, 500)] == [
+        0, 0, 0, 1, 1, 2, 2, 3, 4,
+    ]  # fmt: skip
+    for n in range(1, 300):
+        assert level_for_xp(xp_for_level(n)) == n
+        assert level_for_xp(xp_for_level(n) - 1) == n - 1
+
+
+def test_three_wins_in_a_row() -> None:
+    assert has_streak([True, True, True])
+    assert has_streak([False, True, True, False, True, True, True])
+    assert not has_streak([True, True, False, True, True])
+    assert not has_streak([])
+
+
+# -- hand-built verdicts in the database -----------------------------------------------------
+
+IDS = [Identity.from_seed(bytes([40 + i]) * 32) for i in range(4)]
+NAMES = ["Ana", "Bo", "Cy", "Di"]
+
+
+def verdict(
+    table: int,
+    rounds: list[Round],
+    winner: int | None,
+    *,
+    variant: str = "classic",
+    ok: bool = True,
+    over: bool = True,
+    names: list[str] = NAMES,
+) -> Verdict:
+    seats = tuple(Seat(names[i], IDS[i].public_key_bytes, f"10.0.0.{i}:7000") for i in range(4))
+    definition = TableDefinition(bytes([table]) * 16, RULE_SETS[variant], seats)
+    scores = (501, 200) if winner == 0 else (200, 501)
+    state = SimpleNamespace(history=tuple(rounds), winner=winner, scores=scores, is_over=over)
+    return Verdict(definition, state, (), None, None if ok else "record 3 is damaged", ok, False)  # type: ignore[arg-type]
+
+
+def won_by(team: int, capot: bool = False) -> list[Round]:
+    winners = [team] * 8 if capot else [team, team + 2, 1 - team, team, team, 3 - team, 0, 1]
+    return [played(team, Outcome.MADE, winners)]
+
+
+def record(db: Path, v: Verdict, date: str) -> object:
+    return record_verdict(db, v, transcript=Path(f"/games/{date}.transcript"), date=date)
+
+
+def stats(db: Path) -> dict[str, PlayerStats]:
+    with open_db(db) as conn:
+        return {p.name: p for p in all_players(conn)}
+
+
+def test_game_result_refuses_what_does_not_verify() -> None:
+    with pytest.raises(NotVerified, match="damaged"):
+        game_result(verdict(1, won_by(0), 0, ok=False))
+    with pytest.raises(NotVerified, match="did not reach its end"):
+        game_result(verdict(1, won_by(0), None, over=False))
+    result = game_result(verdict(1, won_by(0), None, over=False), abandoned_by=3)
+    assert result.abandoned_by == 3 and result.seats[3].xp == 0
+    assert result.description.startswith("abandoned by seat 3")
+
+
+def test_import_is_idempotent_by_table_id(tmp_path: Path) -> None:
+    db = tmp_path / "profile.sqlite3"
+    first = record_verdict(db, verdict(1, won_by(0), 0), transcript=Path("a"), date="2026-01-01")
+    assert first.status is ImportStatus.IMPORTED and first.ok
+    before = stats(db)
+    # The same game again, from another seat's file: nothing changes.
+    again = record_verdict(db, verdict(1, won_by(0), 0), transcript=Path("b"), date="2026-01-02")
+    assert again.status is ImportStatus.ALREADY and again.ok
+    assert stats(db) == before
+    assert before["Ana"].games == 1 and before["Ana"].wins == 1
+    assert before["Ana"].xp == first.result.seats[0].xp  # type: ignore[union-attr]
+    with open_db(db) as conn:
+        assert conn.execute("SELECT COUNT(*) FROM games").fetchone() == (1,)
+        assert conn.execute("SELECT transcript FROM games").fetchone() == ("a",)
+
+
+def test_a_refused_verdict_records_nothing(tmp_path: Path) -> None:
+    db = tmp_path / "profile.sqlite3"
+    outcome = record_verdict(db, verdict(1, won_by(0), 0, ok=False), transcript=Path("a"), date="x")
+    assert outcome.status is ImportStatus.REFUSED and not outcome.ok
+    assert "damaged" in outcome.reason
+    assert not db.exists() or stats(db) == {}
+
+
+def test_challenges_are_awarded_once(tmp_path: Path) -> None:
+    db = tmp_path / "profile.sqlite3"
+    capot = record_verdict(db, verdict(1, won_by(0, capot=True), 0), transcript=Path("a"), date="1")
+    assert sorted((fp, c.id) for fp, c in capot.awards) == sorted(
+        [(IDS[0].fingerprint, "capot"), (IDS[2].fingerprint, "capot")]
+    )
+    after_first = stats(db)["Ana"]
+    assert after_first.coins == CAPOT.coins
+    assert after_first.xp == capot.result.seats[0].xp + CAPOT.xp  # type: ignore[union-attr]
+    # A second capot earns the game's XP, and no second award.
+    second = record_verdict(
+        db, verdict(2, won_by(0, capot=True), 0), transcript=Path("b"), date="2"
+    )
+    assert second.awards == ()
+    ana = stats(db)["Ana"]
+    assert ana.coins == CAPOT.coins
+    assert ana.xp == after_first.xp + second.result.seats[0].xp  # type: ignore[union-attr]
+    assert [c for c, _ in ana.challenges] == ["capot"]
+    assert ana.capots == 2
+
+
+def test_three_wins_in_a_row_is_awarded_on_the_third(tmp_path: Path) -> None:
+    db = tmp_path / "profile.sqlite3"
+    results = [0, 0, 1, 0, 0, 0, 0]  # the winning team of each game
+    awards = []
+    for i, team in enumerate(results):
+        outcome = record(db, verdict(10 + i, won_by(team), team), f"2026-02-0{i + 1}")
+        awards.append(sorted(c.id for _, c in outcome.awards))  # type: ignore[attr-defined]
+    assert awards == [[], [], [], [], [], ["three-wins", "three-wins"], []]
+    ana, bo = stats(db)["Ana"], stats(db)["Bo"]
+    assert [c for c, _ in ana.challenges] == ["three-wins"]
+    assert ana.coins == THREE_WINS.coins and bo.coins == 0
+    assert (ana.games, ana.wins, bo.wins) == (7, 6, 1)
+
+
+def test_players_keep_their_latest_name_and_are_found_by_name_or_fingerprint(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "profile.sqlite3"
+    record(db, verdict(1, won_by(0), 0, names=["Ana", "Bo", "Cy", "Di"]), "2026-03-02")
+    record(db, verdict(2, won_by(0), 0, names=["Old", "Bo", "Cy", "Di"]), "2026-03-01")
+    record(db, verdict(3, won_by(0), 0, names=["Anna", "Bo", "Cy", "Di"]), "2026-03-03")
+    with open_db(db) as conn:
+        [anna] = find_players(conn, "anna")
+        assert anna.fingerprint == IDS[0].fingerprint and anna.games == 3
+        assert find_players(conn, IDS[0].fingerprint) == [anna]
+        assert find_players(conn, IDS[0].fingerprint[:9]) == [anna]
+        assert find_players(conn, "Old") == []
+
+
+# -- ranking ---------------------------------------------------------------------------------
+
+
+def player(name: str, xp: int, games: int, wins: int) -> PlayerStats:
+    return PlayerStats(f"fp-{name}", name, xp, 0, games, wins, 0, 0, 0, 0)
+
+
+def test_the_ranking_order() -> None:
+    ranked = rank_players(
+        [
+            player("low", 10, 1, 0),
+            player("tie-b", 300, 6, 3),
+            player("top", 900, 20, 12),
+            player("tie-a", 300, 4, 3),
+            player("fewer-wins", 300, 3, 2),
+            player("new", 0, 0, 0),
+        ]
+    )
+    assert [(rank, p.name) for rank, p in ranked] == [
+        (1, "top"),
+        (2, "tie-a"),  # same XP and wins as tie-b, a better win rate: same rank, listed first
+        (2, "tie-b"),
+        (4, "fewer-wins"),
+        (5, "low"),
+        (6, "new"),
+    ]
+
+
+def test_the_ranking_from_the_database(tmp_path: Path) -> None:
+    db = tmp_path / "profile.sqlite3"
+    for i, team in enumerate([0, 0, 1]):
+        record(db, verdict(20 + i, won_by(team), team), f"2026-04-0{i + 1}")
+    with open_db(db) as conn:
+        ranked = rank_players(all_players(conn))
+    names = [p.name for _, p in ranked]
+    assert set(names[:2]) == {"Ana", "Cy"} and set(names[2:]) == {"Bo", "Di"}
+    xps = [p.xp for _, p in ranked]
+    assert xps == sorted(xps, reverse=True)
+
+
+def test_a_newer_schema_is_refused(tmp_path: Path) -> None:
+    db = tmp_path / "profile.sqlite3"
+    with sqlite3.connect(db) as conn:
+        conn.execute("PRAGMA user_version = 99")
+    with pytest.raises(Exception, match="schema version 99"), open_db(db):
+        pass
+
+
+# -- real transcripts ------------------------------------------------------------------------
+
+needs_observer = pytest.mark.skipif(
+    not hasattr(deck_module, "DeckObserver"),
+    reason="verifying a transcript needs belote_p2p.deck.DeckObserver, which has not landed",
+)
+
+
+@pytest.fixture(scope="module")
+def transcripts(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    from test_session import Net, make_table
+
+    from belote_p2p.session import TableSession
+    from belote_p2p.transcript import TranscriptWriter
+
+    definition, ids = make_table("coinche", target=301, seed=5)
+    sessions = [TableSession(definition, i, ids[i]) for i in range(4)]
+    Net(sessions, random.Random(11)).run()
+    folder = tmp_path_factory.mktemp("games")
+    paths = []
+    for seat, session in enumerate(sessions):
+        path = folder / f"seat{seat}.transcript"
+        with TranscriptWriter(path, definition, seat) as w:
+            for envelope in session.transcript:
+                w.append(envelope.encode())
+        paths.append(path)
+    return paths
+
+
+@needs_observer
+def test_a_real_game_imports_once(transcripts: list[Path], tmp_path: Path) -> None:
+    db = tmp_path / "profile.sqlite3"
+    first = record_game(db, transcripts[0])
+    assert first.status is ImportStatus.IMPORTED, first.reason
+    assert first.result is not None
+    assert sum(s.won for s in first.result.seats) == 2
+    assert all(s.xp >= 15 for s in first.result.seats)
+    assert sum(s.tricks_won for s in first.result.seats) == 8 * first.result.rounds
+    for path in transcripts:
+        assert record_game(db, path).status is ImportStatus.ALREADY
+    assert sum(p.games for p in stats(db).values()) == 4
+
+
+@needs_observer
+def test_a_tampered_transcript_is_refused(transcripts: list[Path], tmp_path: Path) -> None:
+    data = bytearray(transcripts[2].read_bytes())
+    data[-5] ^= 0x01  # inside the last envelope
+    bad = tmp_path / "tampered.transcript"
+    bad.write_bytes(bytes(data))
+    verdict = verify_transcript(bad)
+    assert not verdict.ok
+    db = tmp_path / "profile.sqlite3"
+    outcome = record_game(db, bad)
+    assert outcome.status is ImportStatus.REFUSED
+    assert outcome.reason == verdict.summary()
+    assert not db.exists() or stats(db) == {}
+
+
+def test_a_file_that_is_no_transcript_is_refused(tmp_path: Path) -> None:
+    junk = tmp_path / "junk.transcript"
+    junk.write_bytes(b"\x00\x00\x00\x02hi")
+    assert record_game(tmp_path / "db", junk).status is ImportStatus.REFUSED
+    assert record_game(tmp_path / "db", tmp_path / "missing").status is ImportStatus.REFUSED
+
+
+# -- the commands ----------------------------------------------------------------------------
+
+
+@needs_observer
+def test_import_profile_and_ranking_commands(
+    transcripts: list[Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    home = str(tmp_path / "home")
+    assert cli.main(["import", "--home", home, str(transcripts[0]), str(transcripts[1])]) == 0
+    out = capsys.readouterr().out
+    assert "imported" in out and "already imported" in out
+    assert cli.main(["ranking", "--home", home]) == 0
+    table = capsys.readouterr().out.splitlines()
+    assert table[0].split()[:3] == ["rank", "name", "fingerprint"] and len(table) == 5
+    assert cli.main(["profile", "--home", home, "p0"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("p0 [") and "level" in out and "challenges:" in out
+    assert cli.main(["profile", "--home", home, "nobody"]) == 1
+    capsys.readouterr()
+    bad = tmp_path / "bad.transcript"
+    bad.write_bytes(transcripts[0].read_bytes()[:-3])
+    assert cli.main(["import", "--home", home, str(bad)]) == 1
+    assert "refused: INCOMPLETE" in capsys.readouterr().out
+
+
+def test_profile_without_a_name_is_this_peers_identity(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    home = tmp_path / "home"
+    assert cli.main(["profile", "--home", str(home)]) == 2
+    me = Identity.load_or_create(home)
+    assert cli.main(["ranking", "--home", str(home)]) == 0
+    assert "No game recorded" in capsys.readouterr().out
+    db = home / "profile.sqlite3"
+    ids = [me, *IDS[1:]]
+    seats = tuple(Seat(NAMES[i], ids[i].public_key_bytes, "h:1") for i in range(4))
+    v = verdict(1, won_by(0), 0)
+    v = Verdict(TableDefinition(v.definition.table_id, v.definition.rules, seats), *(
+        v.state, v.rounds, v.fault, v.corrupt, v.finished, v.truncated
+    ))  # fmt: skip
+    record_verdict(db, v, transcript=Path("t"), date="2026-05-01")
+    assert cli.main(["profile", "--home", str(home)]) == 0
+    assert capsys.readouterr().out.startswith(f"Ana [{me.fingerprint}]")
