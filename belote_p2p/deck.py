@@ -26,6 +26,17 @@ messages of the other peers and sends what it produces, inside signed envelopes:
     send(peer.reveal())                     # round over (or aborted): our secrets
     deck = peer.audit()                     # once every reveal is in: the 32 cards
 
+One :class:`DeckObserver` per round for someone who holds no seat (``belote-p2p verify``
+replaying a transcript): it is handed the messages of all four seats, sends nothing, checks
+every proof at once and audits the round once the four reveals are in::
+
+    observer = DeckObserver(rules, dealer=d, table_id=tid, round_number=n)
+    for each message m of any seat:         # in the order each sender sent them
+        observer.receive(m)                 # raises a DeckError naming the culprit
+    observer.set_taker(t)                   # classic: when the bidding names the taker
+    observer.card_at(position)              # the turned card, the cards played
+    deck = observer.audit()                 # once the four reveals are in: the 32 cards
+
 API
 ---
 ``DeckPeer(rules, *, seat, dealer, table_id, round_number, secret_key=None, shuffle_seed=None)``
@@ -55,9 +66,23 @@ API
 ``waiting_for() -> frozenset[int]``
     Seats that owe the next message (for deadlines and abandonment); empty while waiting
     for the local session (bidding, plays) or when done.
-``hand()``, ``known_cards()``, ``card_at(p)``, ``turned_card()``, ``positions_of(seat)``,
-``owner_of(p)``, ``phase``
+``hand()``, ``known_cards()``, ``card_at(p)``, ``turned_card()``, ``played()``,
+``positions_of(seat)``, ``owner_of(p)``, ``phase``
     Read the peer's view.
+
+``DeckObserver(rules, *, dealer, table_id, round_number)``
+    The same view without a seat (``seat`` is ``None``; no ``hand()``, ``start()``,
+    ``play()`` or ``reveal()``). ``receive()`` takes the messages of all four seats, held
+    as a peer holds them, and verifies at once everything public: key proofs, the points of
+    every shuffled deck, every decryption share of every position and seat (a peer checks
+    only those of its own cards and of the turned card until a card is played), plays and
+    their owner. ``set_taker(taker)`` returns nothing (classic; allowed once the four
+    shuffles are in) and may raise the :class:`DeckError` of a message it releases.
+    ``next_messages()`` is always empty. ``phase`` and ``waiting_for()`` mean what they
+    mean for a peer, over the four seats: ``AUDITABLE`` once the four reveals are in.
+    ``known_cards()`` never holds more than the turned card and the cards played. A reveal
+    is checked against its key share and commitment on receipt (``CommitmentMismatch``);
+    ``audit()`` re-derives all four shuffles and returns the 32 cards in deck order.
 
 Message types (frozen dataclasses; ``to_wire()`` gives a msgpack-ready ``dict`` with
 ``bytes`` fields, ``from_wire()`` parses strictly and raises :class:`MalformedMessage`):
@@ -76,6 +101,7 @@ from __future__ import annotations
 
 import hashlib
 import secrets
+from abc import ABC, abstractmethod
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from enum import Enum
@@ -525,21 +551,28 @@ class DeckPhase(Enum):
     """Every reveal is in: :meth:`DeckPeer.audit` may run."""
 
 
-class DeckPeer:
-    """One seat's side of the deck protocol for one round (see the module docstring)."""
+class _DeckRound(ABC):
+    """The public side of one round's deck: what every participant sees and checks.
+
+    It holds the messages received, verifies them, opens the cards whose shares are all
+    public and runs the audit. :class:`DeckPeer` adds a seat's secrets and the messages they
+    produce; :class:`DeckObserver` holds no seat and checks every proof of every seat.
+    """
+
+    seat: int | None
 
     def __init__(
         self,
         rules: RuleSet,
         *,
-        seat: int,
+        seat: int | None,
         dealer: int,
         table_id: bytes,
         round_number: int,
-        secret_key: bytes | None = None,
-        shuffle_seed: bytes | None = None,
     ) -> None:
         for name, value in (("seat", seat), ("dealer", dealer)):
+            if name == "seat" and value is None:
+                continue
             if type(value) is not int or not 0 <= value < SEATS:
                 raise DeckUsageError(f"{name} must be 0..3, not {value!r}")
         if not isinstance(table_id, bytes) or not 1 <= len(table_id) <= MAX_TABLE_ID_SIZE:
@@ -551,50 +584,59 @@ class DeckPeer:
         self.dealer = dealer
         self.table_id = table_id
         self.round_number = round_number
-        if secret_key is None:
-            self._x = group.random_scalar()
-        else:
-            try:
-                self._x = group.parse_scalar(secret_key, nonzero=True)
-            except group.InvalidScalar as exc:
-                raise DeckUsageError(f"secret_key: {exc}") from None
-        if shuffle_seed is None:
-            shuffle_seed = secrets.token_bytes(SEED_SIZE)
-        elif not isinstance(shuffle_seed, bytes) or len(shuffle_seed) != SEED_SIZE:
-            raise DeckUsageError(f"shuffle_seed must be {SEED_SIZE} bytes")
-        self._seed = shuffle_seed
-        self._public = base_mul(self._x)
         self.shuffle_order = shuffle_order(dealer)
         self.taker: int | None = None
 
-        self._started = False
-        self._revealed = False
+        self._revealed = False  # DeckPeer: our own reveal is out
         self._keys: dict[int, bytes] = {}
         self._joint: bytes | None = None
         self._decks: list[tuple[Ciphertext, ...]] = []
         self._commitments: dict[int, bytes] = {}
-        # Published shares by position then seat, ours included; _proven holds the
-        # (seat, position) pairs whose proof this peer checked.
+        # Published shares by position then seat, a peer's own included; _proven holds the
+        # (seat, position) pairs whose proof was checked.
         self._shares: list[dict[int, bytes]] = [{} for _ in range(DECK_SIZE)]
         self._proven: set[tuple[int, int]] = set()
         self._share_steps: set[tuple[int, int]] = set()  # (step, seat) received or sent
         self._share_messages: dict[tuple[int, int], SharesMessage] = {}  # by (seat, step)
         self._owners = deal_owners(rules, dealer)
-        self._private: dict[int, bytes] = {}  # our share of our own positions, unpublished
+        # DeckPeer: its share of its own positions, unpublished (an observer has none).
+        self._private: dict[int, bytes] = {}
         self._cards: dict[int, Card] = {}
         self._played: list[int] = []
         self._reveals: dict[int, tuple[int, bytes]] = {}
         self._seen: set[tuple[object, ...]] = set()
         self._pending: list[DeckMessage] = []
         self._outbox: list[DeckMessage] = []
+        # Deal steps whose final deck is in and, for a peer, whose shares it published.
         self._steps_started: set[int] = set()
 
-    # -- reading the view ------------------------------------------------------------------
+    # -- what differs between a peer and an observer ---------------------------------------
 
-    @property
-    def public_key(self) -> bytes:
-        """Our key share ``x·G`` for this round."""
-        return self._public
+    @abstractmethod
+    def _reveals_complete(self) -> bool:
+        """Every reveal is in (a peer's own included)."""
+
+    @abstractmethod
+    def _keys_joined(self) -> None:
+        """The joint key was just formed."""
+
+    @abstractmethod
+    def _checks_deck(self, index: int) -> bool:
+        """Whether the points of the ``index``-th shuffled deck are checked on receipt."""
+
+    @abstractmethod
+    def _after_shuffle(self) -> None:
+        """A shuffled deck was just added."""
+
+    @abstractmethod
+    def _must_prove(self, position: int) -> bool:
+        """Whether a deal share of ``position`` is verified on receipt."""
+
+    def _secrets(self) -> dict[int, tuple[int, bytes]]:
+        """Every seat's secret key and seed, for the audit."""
+        return dict(self._reveals)
+
+    # -- reading the view ------------------------------------------------------------------
 
     @property
     def joint_key(self) -> bytes | None:
@@ -604,7 +646,7 @@ class DeckPeer:
     @property
     def phase(self) -> DeckPhase:
         if self._reveals or self._revealed:
-            if self._revealed and len(self._reveals) == SEATS - 1:
+            if self._reveals_complete():
                 return DeckPhase.AUDITABLE
             return DeckPhase.REVEAL
         if self._joint is None:
@@ -641,16 +683,12 @@ class DeckPeer:
         return tuple(p for p in range(DECK_SIZE) if self.owner_of(p) == seat)
 
     def card_at(self, position: int) -> Card | None:
-        """The card at a position if this peer knows it (its own, turned or played)."""
+        """The card at a position if this view knows it (a peer's own, turned or played)."""
         return self._cards.get(position)
 
     def known_cards(self) -> tuple[Card | None, ...]:
-        """The 32 positions as this peer sees them; ``None`` where it does not know."""
+        """The 32 positions as this view sees them; ``None`` where it does not know."""
         return tuple(self._cards.get(p) for p in range(DECK_SIZE))
-
-    def hand(self) -> dict[int, Card]:
-        """Our cards known so far, by position (played ones included)."""
-        return {p: c for p, c in self._cards.items() if self.owner_of(p) == self.seat}
 
     def turned_card(self) -> Card | None:
         """Classic: the face-up card, once its four shares are in."""
@@ -661,7 +699,8 @@ class DeckPeer:
         return tuple(self._played)
 
     def waiting_for(self) -> frozenset[int]:
-        """Seats that owe the next message; empty while the local session must act."""
+        """Seats that owe the next message; empty while the session must act (bidding,
+        plays) or when done."""
         others = [s for s in range(SEATS) if s != self.seat]
         if self._reveals or self._revealed:
             return frozenset(s for s in others if s not in self._reveals)
@@ -680,24 +719,13 @@ class DeckPeer:
         return frozenset()
 
     def next_messages(self) -> list[DeckMessage]:
-        """Messages this peer produced by itself since the last call (send them all)."""
+        """Messages produced since the last call (send them all); always empty for an
+        observer."""
         out, self._outbox = self._outbox, []
         return out
 
-    # -- local actions -------------------------------------------------------------------
-
-    def start(self) -> KeyMessage:
-        """Our key share and its proof: the first message of the round."""
-        if self._started:
-            raise DeckUsageError("start() called twice")
-        self._started = True
-        self._keys[self.seat] = self._public
-        proof = group.prove_key(self._x, self._public, self._ctx(self.seat))
-        self._join_keys(self.seat)
-        return KeyMessage(self.seat, self._public, proof.to_bytes())
-
-    def set_taker(self, taker: int) -> SharesMessage:
-        """Classic: the taker is known; publish our shares of positions 21..31."""
+    def _check_taker(self, taker: int) -> None:
+        """The checks of ``set_taker``; on success, the completion's owners are known."""
         if self.rules.is_coinche:
             raise DeckUsageError("coinche deals every card at once")
         if type(taker) is not int or not 0 <= taker < SEATS:
@@ -708,41 +736,16 @@ class DeckPeer:
             raise DeckUsageError("no completion before the first deal step")
         self.taker = taker
         self._owners = deal_owners(self.rules, self.dealer, taker)
-        return self._deal_step(STEP_COMPLETION)
-
-    def play(self, position: int) -> PlayMessage:
-        """Play our card at ``position``: publish our share and its proof."""
-        if self._revealed:
-            raise DeckUsageError("no play after our reveal")
-        if type(position) is not int or self.owner_of(position) != self.seat:
-            raise DeckUsageError(f"position {position!r} is not ours")
-        if position in self._played:
-            raise DeckUsageError(f"position {position} was already played")
-        if position not in self._cards:
-            raise DeckUsageError(f"the card at position {position} is not dealt yet")
-        self._played.append(position)
-        if position == TURNED_POSITION and not self.rules.is_coinche:
-            return PlayMessage(self.seat, position, None)
-        share = self._private.pop(position)
-        self._shares[position][self.seat] = share
-        proof = self._prove_share(position, share)
-        return PlayMessage(self.seat, position, DecryptionShare(share, proof))
-
-    def reveal(self) -> RevealMessage:
-        """End the round for us: publish our secret key and shuffle seed."""
-        if len(self._decks) < SEATS:
-            raise DeckUsageError("nothing to reveal before the four shuffles")
-        if self._revealed:
-            raise DeckUsageError("reveal() called twice")
-        self._revealed = True
-        return RevealMessage(self.seat, group.scalar_bytes(self._x), self._seed)
 
     # -- receiving ------------------------------------------------------------------------
 
     def receive(self, msg: DeckMessage) -> None:
-        """Take a message of another seat; raise a :class:`DeckError` if it is wrong."""
+        """Take a message (of another seat, for a peer); raise a :class:`DeckError` if it
+        is wrong."""
         if not isinstance(msg, _MESSAGE_CLASSES):
             raise DeckUsageError(f"not a deck message: {msg!r}")
+        if type(msg.seat) is not int or not 0 <= msg.seat < SEATS:
+            raise DeckUsageError(f"not a seat: {msg.seat!r}")
         if msg.seat == self.seat:
             raise DeckUsageError("a peer does not receive its own messages")
         self._admit(msg)
@@ -826,15 +829,14 @@ class DeckPeer:
             if joint == group.IDENTITY:
                 raise BadPoint(last, "the joint key is the identity")
             self._joint = joint
-            if self.shuffle_order[0] == self.seat:
-                self._shuffle()
+            self._keys_joined()
 
     def _apply_shuffle(self, msg: ShuffleMessage) -> None:
-        # Only the next shuffler adds to these points now; the final deck's c1 are checked
-        # by the scalar multiplications of the deal and its c2 when a card is opened; the
-        # audit compares every deck byte for byte with its recomputation.
-        done = len(self._decks)
-        if done + 1 < SEATS and self.shuffle_order[done + 1] == self.seat:
+        # A peer checks the points of the deck it shuffles next; the final deck's c1 are
+        # checked by the scalar multiplications of the deal and its c2 when a card is
+        # opened. An observer checks every deck. The audit compares every deck byte for
+        # byte with its recomputation.
+        if self._checks_deck(len(self._decks)):
             for j, ct in enumerate(msg.deck):
                 if not (is_valid_point(ct.c1) and is_valid_point(ct.c2)):
                     reason = f"shuffled deck position {j} is not a valid ciphertext"
@@ -842,13 +844,6 @@ class DeckPeer:
         self._decks.append(msg.deck)
         self._commitments[msg.seat] = msg.commitment
         self._after_shuffle()
-
-    def _after_shuffle(self) -> None:
-        done = len(self._decks)
-        if done == SEATS:
-            self._deal_step(STEP_DEAL)
-        elif self.shuffle_order[done] == self.seat:
-            self._shuffle()
 
     def _apply_shares(self, msg: SharesMessage) -> None:
         positions = self._shared_by(msg.seat, msg.step)
@@ -908,7 +903,7 @@ class DeckPeer:
             raise CommitmentMismatch(msg.seat, "the seed does not match the shuffle commitment")
         self._reveals[msg.seat] = (x, msg.seed)
 
-    # -- the protocol's own steps ----------------------------------------------------------
+    # -- checks ---------------------------------------------------------------------------
 
     def _ctx(self, seat: int) -> tuple[bytes, ...]:
         return _context(self.table_id, self.round_number, seat)
@@ -918,35 +913,6 @@ class DeckPeer:
             return Proof.from_bytes(data)
         except group.InvalidScalar as exc:
             raise BadProof(seat, f"proof: {exc}") from None
-
-    def _shuffle(self) -> None:
-        assert self._joint is not None
-        joint = self._joint
-        perm = shuffle_permutation(self.table_id, self.round_number, self.seat, self._seed)
-        masks = shuffle_masks(self.table_id, self.round_number, self.seat, self._seed)
-        out: list[Ciphertext] = []
-        if not self._decks:
-            for j in range(DECK_SIZE):
-                r = masks[j]
-                out.append(Ciphertext(base_mul(r), group.add(CARD_POINTS[perm[j]], mul(r, joint))))
-        else:
-            deck = self._decks[-1]
-            for j in range(DECK_SIZE):
-                r = masks[j]
-                ct = deck[perm[j]]
-                out.append(
-                    Ciphertext(group.add(ct.c1, base_mul(r)), group.add(ct.c2, mul(r, joint)))
-                )
-        new_deck = tuple(out)
-        commitment = shuffle_commitment(self.table_id, self.round_number, self.seat, self._seed)
-        self._decks.append(new_deck)
-        self._commitments[self.seat] = commitment
-        self._outbox.append(ShuffleMessage(self.seat, commitment, new_deck))
-        self._after_shuffle()
-
-    def _must_prove(self, position: int) -> bool:
-        """Deal shares we check at once: those of our cards and of the turned card."""
-        return self._step_owner(position) in (self.seat, TURNED)
 
     def _shared_by(self, seat: int, step: int) -> list[int]:
         """The positions ``seat`` publishes a share of in ``step``, in order."""
@@ -960,36 +926,9 @@ class DeckPeer:
         assert owner is not None
         return owner
 
-    def _prove_share(self, position: int, share: bytes) -> bytes:
-        ct = self._decks[-1][position]
-        ctx = (*self._ctx(self.seat), u8(position))
-        return group.prove_share(self._x, self._public, ct.c1, share, ctx).to_bytes()
-
-    def _deal_step(self, step: int) -> SharesMessage:
-        self._steps_started.add(step)
-        deck = self._decks[-1]
-        shares: list[DecryptionShare] = []
-        for p in step_positions(self.rules, step):
-            try:
-                share = mul(self._x, deck[p].c1)
-            except group.InvalidPoint:
-                last = self.shuffle_order[-1]
-                raise BadPoint(last, f"final deck position {p} is not a valid ciphertext") from None
-            if self._step_owner(p) == self.seat:
-                self._private[p] = share
-            else:
-                self._shares[p][self.seat] = share
-                shares.append(DecryptionShare(share, self._prove_share(p, share)))
-        self._share_steps.add((step, self.seat))
-        msg = SharesMessage(self.seat, step, tuple(shares))
-        if step == STEP_DEAL:
-            self._outbox.append(msg)
-        self._drain()
-        self._open_dealt(step)
-        return msg
-
     def _open_dealt(self, step: int) -> None:
-        """Decrypt the positions of ``step`` we may see once all their shares are in."""
+        """Decrypt the positions of ``step`` we may see once all their shares are in: the
+        turned card, and a peer's own positions (an observer's seat owns none)."""
         for p in step_positions(self.rules, step):
             if p in self._cards:
                 continue
@@ -1000,7 +939,7 @@ class DeckPeer:
             elif self._step_owner(p) != self.seat or len(shares) < SEATS - 1:
                 continue
             else:
-                shares = {**shares, self.seat: self._private[p]}
+                shares = {**shares, self._step_owner(p): self._private[p]}
             self._open(p, shares)
 
     def _open(self, position: int, shares: Mapping[int, bytes]) -> None:
@@ -1070,12 +1009,11 @@ class DeckPeer:
         Raises the :class:`DeckError` of the first message (in protocol order: shuffles,
         deal shares, completion shares, plays) that the secrets contradict.
         """
-        if len(self._reveals) < SEATS - 1 or not self._revealed:
+        if not self._reveals_complete():
             raise DeckUsageError("the audit needs the four reveals")
-        secrets_of = {s: x for s, (x, _) in self._reveals.items()}
-        secrets_of[self.seat] = self._x
-        seeds = {s: seed for s, (_, seed) in self._reveals.items()}
-        seeds[self.seat] = self._seed
+        revealed = self._secrets()
+        secrets_of = {s: x for s, (x, _) in revealed.items()}
+        seeds = {s: seed for s, (_, seed) in revealed.items()}
         x = sum(secrets_of.values()) % L
         randomness = [0] * DECK_SIZE
         cards = list(range(DECK_SIZE))
@@ -1108,3 +1046,224 @@ class DeckPeer:
                     if not group.audit_share(x_i, key, c1, randomness[p], share.point, proof, ctx):
                         raise BadProof(seat, f"the share for position {p} or its proof is wrong")
         return tuple(CARDS[c] for c in cards)
+
+
+class DeckPeer(_DeckRound):
+    """One seat's side of the deck protocol for one round (see the module docstring)."""
+
+    seat: int
+
+    def __init__(
+        self,
+        rules: RuleSet,
+        *,
+        seat: int,
+        dealer: int,
+        table_id: bytes,
+        round_number: int,
+        secret_key: bytes | None = None,
+        shuffle_seed: bytes | None = None,
+    ) -> None:
+        if seat is None:
+            raise DeckUsageError("seat must be 0..3, not None")
+        super().__init__(
+            rules, seat=seat, dealer=dealer, table_id=table_id, round_number=round_number
+        )
+        if secret_key is None:
+            self._x = group.random_scalar()
+        else:
+            try:
+                self._x = group.parse_scalar(secret_key, nonzero=True)
+            except group.InvalidScalar as exc:
+                raise DeckUsageError(f"secret_key: {exc}") from None
+        if shuffle_seed is None:
+            shuffle_seed = secrets.token_bytes(SEED_SIZE)
+        elif not isinstance(shuffle_seed, bytes) or len(shuffle_seed) != SEED_SIZE:
+            raise DeckUsageError(f"shuffle_seed must be {SEED_SIZE} bytes")
+        self._seed = shuffle_seed
+        self._public = base_mul(self._x)
+        self._started = False
+
+    # -- reading the view ------------------------------------------------------------------
+
+    @property
+    def public_key(self) -> bytes:
+        """Our key share ``x·G`` for this round."""
+        return self._public
+
+    def hand(self) -> dict[int, Card]:
+        """Our cards known so far, by position (played ones included)."""
+        return {p: c for p, c in self._cards.items() if self.owner_of(p) == self.seat}
+
+    # -- local actions -------------------------------------------------------------------
+
+    def start(self) -> KeyMessage:
+        """Our key share and its proof: the first message of the round."""
+        if self._started:
+            raise DeckUsageError("start() called twice")
+        self._started = True
+        self._keys[self.seat] = self._public
+        proof = group.prove_key(self._x, self._public, self._ctx(self.seat))
+        self._join_keys(self.seat)
+        return KeyMessage(self.seat, self._public, proof.to_bytes())
+
+    def set_taker(self, taker: int) -> SharesMessage:
+        """Classic: the taker is known; publish our shares of positions 21..31."""
+        self._check_taker(taker)
+        return self._deal_step(STEP_COMPLETION)
+
+    def play(self, position: int) -> PlayMessage:
+        """Play our card at ``position``: publish our share and its proof."""
+        if self._revealed:
+            raise DeckUsageError("no play after our reveal")
+        if type(position) is not int or self.owner_of(position) != self.seat:
+            raise DeckUsageError(f"position {position!r} is not ours")
+        if position in self._played:
+            raise DeckUsageError(f"position {position} was already played")
+        if position not in self._cards:
+            raise DeckUsageError(f"the card at position {position} is not dealt yet")
+        self._played.append(position)
+        if position == TURNED_POSITION and not self.rules.is_coinche:
+            return PlayMessage(self.seat, position, None)
+        share = self._private.pop(position)
+        self._shares[position][self.seat] = share
+        proof = self._prove_share(position, share)
+        return PlayMessage(self.seat, position, DecryptionShare(share, proof))
+
+    def reveal(self) -> RevealMessage:
+        """End the round for us: publish our secret key and shuffle seed."""
+        if len(self._decks) < SEATS:
+            raise DeckUsageError("nothing to reveal before the four shuffles")
+        if self._revealed:
+            raise DeckUsageError("reveal() called twice")
+        self._revealed = True
+        return RevealMessage(self.seat, group.scalar_bytes(self._x), self._seed)
+
+    # -- the protocol's own steps ----------------------------------------------------------
+
+    def _reveals_complete(self) -> bool:
+        return self._revealed and len(self._reveals) == SEATS - 1
+
+    def _secrets(self) -> dict[int, tuple[int, bytes]]:
+        return {**self._reveals, self.seat: (self._x, self._seed)}
+
+    def _keys_joined(self) -> None:
+        if self.shuffle_order[0] == self.seat:
+            self._shuffle()
+
+    def _checks_deck(self, index: int) -> bool:
+        return index + 1 < SEATS and self.shuffle_order[index + 1] == self.seat
+
+    def _after_shuffle(self) -> None:
+        done = len(self._decks)
+        if done == SEATS:
+            self._deal_step(STEP_DEAL)
+        elif self.shuffle_order[done] == self.seat:
+            self._shuffle()
+
+    def _must_prove(self, position: int) -> bool:
+        """Deal shares we check at once: those of our cards and of the turned card."""
+        return self._step_owner(position) in (self.seat, TURNED)
+
+    def _shuffle(self) -> None:
+        assert self._joint is not None
+        joint = self._joint
+        perm = shuffle_permutation(self.table_id, self.round_number, self.seat, self._seed)
+        masks = shuffle_masks(self.table_id, self.round_number, self.seat, self._seed)
+        out: list[Ciphertext] = []
+        if not self._decks:
+            for j in range(DECK_SIZE):
+                r = masks[j]
+                out.append(Ciphertext(base_mul(r), group.add(CARD_POINTS[perm[j]], mul(r, joint))))
+        else:
+            deck = self._decks[-1]
+            for j in range(DECK_SIZE):
+                r = masks[j]
+                ct = deck[perm[j]]
+                out.append(
+                    Ciphertext(group.add(ct.c1, base_mul(r)), group.add(ct.c2, mul(r, joint)))
+                )
+        new_deck = tuple(out)
+        commitment = shuffle_commitment(self.table_id, self.round_number, self.seat, self._seed)
+        self._decks.append(new_deck)
+        self._commitments[self.seat] = commitment
+        self._outbox.append(ShuffleMessage(self.seat, commitment, new_deck))
+        self._after_shuffle()
+
+    def _prove_share(self, position: int, share: bytes) -> bytes:
+        ct = self._decks[-1][position]
+        ctx = (*self._ctx(self.seat), u8(position))
+        return group.prove_share(self._x, self._public, ct.c1, share, ctx).to_bytes()
+
+    def _deal_step(self, step: int) -> SharesMessage:
+        self._steps_started.add(step)
+        deck = self._decks[-1]
+        shares: list[DecryptionShare] = []
+        for p in step_positions(self.rules, step):
+            try:
+                share = mul(self._x, deck[p].c1)
+            except group.InvalidPoint:
+                last = self.shuffle_order[-1]
+                raise BadPoint(last, f"final deck position {p} is not a valid ciphertext") from None
+            if self._step_owner(p) == self.seat:
+                self._private[p] = share
+            else:
+                self._shares[p][self.seat] = share
+                shares.append(DecryptionShare(share, self._prove_share(p, share)))
+        self._share_steps.add((step, self.seat))
+        msg = SharesMessage(self.seat, step, tuple(shares))
+        if step == STEP_DEAL:
+            self._outbox.append(msg)
+        self._drain()
+        self._open_dealt(step)
+        return msg
+
+
+class DeckObserver(_DeckRound):
+    """A round's deck seen by someone who holds no seat (``seat`` is ``None``).
+
+    It receives the messages of all four seats, verifies every proof as soon as it can
+    (key proofs, every decryption share of every position, plays), learns the turned card
+    and the cards played, and audits the round once the four reveals are in. It sends
+    nothing. See the module docstring.
+    """
+
+    seat: None
+
+    def __init__(self, rules: RuleSet, *, dealer: int, table_id: bytes, round_number: int) -> None:
+        super().__init__(
+            rules, seat=None, dealer=dealer, table_id=table_id, round_number=round_number
+        )
+
+    def set_taker(self, taker: int) -> None:
+        """Classic: the bidding named the taker; the completion shares may come in.
+
+        Allowed once the four shuffles are in; a held message that this makes usable is
+        checked now, so a :class:`DeckError` may be raised.
+        """
+        self._check_taker(taker)
+        self._steps_started.add(STEP_COMPLETION)
+        self._drain()
+
+    def _ready(self, msg: DeckMessage) -> bool:
+        if isinstance(msg, PlayMessage):
+            owner = self.owner_of(msg.position)
+            if owner is not None and owner != msg.seat:
+                return True  # held until the taker was known: refused now (WrongOwner)
+        return super()._ready(msg)
+
+    def _reveals_complete(self) -> bool:
+        return len(self._reveals) == SEATS
+
+    def _keys_joined(self) -> None:
+        pass
+
+    def _checks_deck(self, index: int) -> bool:
+        return True
+
+    def _after_shuffle(self) -> None:
+        if len(self._decks) == SEATS:
+            self._steps_started.add(STEP_DEAL)
+
+    def _must_prove(self, position: int) -> bool:
+        return True

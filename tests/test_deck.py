@@ -33,6 +33,7 @@ from belote_p2p.deck import (
     CommitmentMismatch,
     DeckError,
     DeckMessage,
+    DeckObserver,
     DeckPeer,
     DeckPhase,
     DeckUsageError,
@@ -634,6 +635,254 @@ def test_any_corrupted_byte_is_caught_with_a_typed_error(
     sender = events[index][1]
     with pytest.raises(DeckError) as err:
         replay(events, observer, corrupt=(index, byte, delta))
+    if isinstance(err.value, MalformedMessage):
+        assert err.value.seat == sender
+
+
+# -- observers ---------------------------------------------------------------------------
+
+
+def new_observer(rules: RuleSet = CLASSIC, dealer: int = 0) -> DeckObserver:
+    return DeckObserver(rules, dealer=dealer, table_id=TABLE_ID, round_number=1)
+
+
+def observe(
+    events: list[tuple[Any, ...]], rules: RuleSet = CLASSIC, dealer: int = 0
+) -> DeckObserver:
+    """Feed an observer every message of a recorded round (``DeckMessage`` objects or
+    msgpack bytes), telling it the taker when the first seat learns it."""
+    observer = new_observer(rules, dealer)
+    for event in events:
+        if event[0] == "message":
+            msg = event[2]
+            observer.receive(decode_message(msg, event[1]) if isinstance(msg, bytes) else msg)
+        elif event[0] == "set_taker" and observer.taker is None:
+            observer.set_taker(event[2])
+    return observer
+
+
+@functools.cache
+def coinche_round() -> Table:
+    return run_round(COINCHE, dealer=2)
+
+
+@pytest.mark.parametrize(("rules", "dealer"), [(CLASSIC, 0), (COINCHE, 2)])
+def test_an_observer_checks_a_whole_round_and_audits_it(rules: RuleSet, dealer: int) -> None:
+    table = classic_round() if rules is CLASSIC else coinche_round()
+    observer = new_observer(rules, dealer)
+    assert observer.seat is None and observer.phase is DeckPhase.KEYS
+    assert observer.waiting_for() == {0, 1, 2, 3}
+    turned = set() if rules.is_coinche else {TURNED_POSITION}
+    before_plays = DeckPhase.PLAY if rules.is_coinche else DeckPhase.BIDDING
+    phases = []
+    for event in table.events:
+        if event[0] == "message":
+            msg = event[2]
+            if isinstance(msg, RevealMessage) and observer.phase is DeckPhase.PLAY:
+                # Before the reveal it knows the turned card and the cards played, no more.
+                known = {p for p, c in enumerate(observer.known_cards()) if c is not None}
+                assert known == turned | set(observer.played()) and len(known) == 32
+            observer.receive(msg)
+            assert observer.next_messages() == []
+        elif event[0] == "set_taker" and observer.taker is None:
+            assert observer.phase is before_plays and observer.waiting_for() == frozenset()
+            known = {p for p, c in enumerate(observer.known_cards()) if c is not None}
+            assert known == turned
+            observer.set_taker(event[2])
+        elif event[0] == "play" and not observer.played():
+            assert observer.phase is DeckPhase.PLAY
+            assert {p for p, c in enumerate(observer.known_cards()) if c is not None} == turned
+        if not phases or phases[-1] is not observer.phase:
+            phases.append(observer.phase)
+    expected = [DeckPhase.KEYS, DeckPhase.SHUFFLE, DeckPhase.DEAL, before_plays]
+    if not rules.is_coinche:
+        expected += [DeckPhase.COMPLETION, DeckPhase.PLAY]
+    assert phases == [*expected, DeckPhase.REVEAL, DeckPhase.AUDITABLE]
+    assert observer.waiting_for() == frozenset()
+    deck = audited(table)
+    assert observer.audit() == deck
+    assert observer.known_cards() == deck and observer.played() == table.peers[0].played()
+    owners = deal_owners(rules, dealer, None if rules.is_coinche else 1)
+    for seat in range(SEATS):
+        mine = {p for p, o in enumerate(owners) if o == seat}
+        if seat == observer.taker:
+            mine.add(TURNED_POSITION)
+        assert observer.positions_of(seat) == tuple(sorted(mine))
+        assert {observer.owner_of(p) for p in mine} == {seat}
+
+
+def test_an_observer_audits_a_round_everybody_passed() -> None:
+    table = Table(CLASSIC, dealer=3)
+    table.deal(taker=None)
+    table.reveal_all()
+    observer = observe(table.events, CLASSIC, 3)
+    assert observer.taker is None and observer.turned_card() is not None
+    assert observer.known_cards() == tuple(
+        observer.turned_card() if p == TURNED_POSITION else None for p in range(32)
+    )
+    assert observer.audit() == audited(table)
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(order=st.randoms(use_true_random=False))
+def test_an_observer_accepts_any_interleaving(order: Any) -> None:
+    # Each sender's messages in order, the senders interleaved at random; the taker is told
+    # as soon as the four shuffles are in, before or after any deal share.
+    queues = [[m for m in messages_of(classic_round()) if m.seat == s] for s in range(SEATS)]
+    observer = new_observer()
+    while any(queues):
+        queue = order.choice([q for q in queues if q])
+        observer.receive(queue.pop(0))
+        if observer.taker is None and observer.phase not in (DeckPhase.KEYS, DeckPhase.SHUFFLE):
+            observer.set_taker(1)
+    assert observer.phase is DeckPhase.AUDITABLE
+    assert observer.audit() == audited(classic_round())
+
+
+def test_an_observer_is_told_the_taker_once_and_in_classic_only() -> None:
+    observer = new_observer()
+    with pytest.raises(DeckUsageError):
+        observer.set_taker(1)  # before the deal
+    with pytest.raises(DeckUsageError):
+        new_observer(COINCHE).set_taker(1)
+    with pytest.raises(DeckUsageError):
+        observer.audit()
+    with pytest.raises(DeckUsageError):
+        DeckObserver(CLASSIC, dealer=4, table_id=TABLE_ID, round_number=1)
+    observer = observe(classic_round().events)
+    with pytest.raises(DeckUsageError):
+        observer.set_taker(2)
+
+
+def message_index(
+    events: list[tuple[Any, ...]], kind: type, seat: int | None = None, step: int = 0
+) -> int:
+    """The index of the first recorded message of ``kind`` (from ``seat``; shares of
+    ``step``)."""
+    return next(
+        i
+        for i, e in enumerate(events)
+        if e[0] == "message"
+        and isinstance(e[2], kind)
+        and seat in (None, e[1])
+        and (not isinstance(e[2], SharesMessage) or e[2].step == step)
+    )
+
+
+def spoil_share(msg: SharesMessage, index: int) -> SharesMessage:
+    shares = list(msg.shares)
+    bad = group.add(shares[index].point, group.base_mul(1))
+    shares[index] = DecryptionShare(bad, shares[index].proof)
+    return dataclasses.replace(msg, shares=tuple(shares))
+
+
+@pytest.mark.parametrize("sender", range(SEATS))
+def test_an_observer_checks_every_deal_share_of_every_seat(sender: int) -> None:
+    # A spoiled share of a card of each other seat (which only that owner checks at the
+    # deal, so a colluding owner would let it pass) and of the turned card.
+    owners = deal_owners(CLASSIC, 0)
+    events = classic_round().events
+    index = message_index(events, SharesMessage, sender)
+    msg = events[index][2]
+    positions = [p for p in range(TURNED_POSITION + 1) if owners[p] != sender]
+    targets = [next(p for p in positions if owners[p] == o) for o in range(SEATS) if o != sender]
+    for target in [*targets, TURNED_POSITION]:
+        spoiled = [*events[:index], ("message", sender, spoil_share(msg, positions.index(target)))]
+        with pytest.raises(BadProof) as err:
+            observe(spoiled)
+        assert err.value.seat == sender and f"position {target} " in err.value.reason
+
+
+def test_an_observer_checks_completion_shares_and_plays() -> None:
+    events = classic_round().events
+    index = message_index(events, SharesMessage, 3, step=1)
+    spoiled = [*events[:index], ("message", 3, spoil_share(events[index][2], 0))]
+    with pytest.raises(BadProof) as err:
+        observe(spoiled)
+    assert err.value.seat == 3
+    index = message_index(events, PlayMessage)
+    play = events[index][2]
+    forged = dataclasses.replace(
+        play,
+        share=DecryptionShare(group.add(play.share.point, group.base_mul(1)), play.share.proof),
+    )
+    with pytest.raises(BadProof) as err:
+        observe([*events[:index], ("message", play.seat, forged)])
+    assert err.value.seat == play.seat
+
+
+def forged_play(observer: DeckObserver, seat: int, position: int) -> PlayMessage:
+    """A play of ``position`` by ``seat`` with a genuine share and proof of ``seat``'s key."""
+    c1 = observer._decks[-1][position].c1
+    x = group.parse_scalar(secret_key(seat))
+    share = group.mul(x, c1)
+    ctx = (TABLE_ID, group.u32(1), group.u8(seat), group.u8(position))
+    proof = group.prove_share(x, group.base_mul(x), c1, share, ctx).to_bytes()
+    return PlayMessage(seat, position, DecryptionShare(share, proof))
+
+
+def test_an_observer_refuses_a_play_at_a_position_the_player_does_not_own() -> None:
+    events = classic_round().events
+    first_play = next(i for i, e in enumerate(events) if e[0] == "play")
+    observer = observe(events[:first_play])
+    assert observer.phase is DeckPhase.PLAY
+    owners = deal_owners(CLASSIC, 0, 1)
+    theirs = next(p for p in range(32) if owners[p] == 3)
+    with pytest.raises(WrongOwner) as err:
+        observer.receive(forged_play(observer, 2, theirs))
+    assert err.value.seat == 2
+    with pytest.raises(WrongOwner) as err:
+        observer.receive(PlayMessage(0, TURNED_POSITION, None))  # the taker's alone
+    assert err.value.seat == 0
+    # A play of a completion card before the taker is known is held, then refused.
+    before_taker = next(i for i, e in enumerate(events) if e[0] == "set_taker")
+    observer = observe(events[:before_taker])
+    late = next(p for p in range(TURNED_POSITION + 1, 32) if owners[p] == 3)
+    observer.receive(forged_play(observer, 2, late))
+    with pytest.raises(WrongOwner) as err:
+        observer.set_taker(1)
+    assert err.value.seat == 2
+
+
+def test_an_observer_checks_the_reveals_and_names_a_cheating_shuffler_at_the_audit() -> None:
+    events = classic_round().events
+    reveal = events[message_index(events, RevealMessage, 2)][2]
+    wrong = dataclasses.replace(reveal, seed=shuffle_seed(2, b"other"))
+    tampered = [("message", 2, wrong) if e[-1] is reveal else e for e in events]
+    with pytest.raises(CommitmentMismatch) as err:
+        observe(tampered)
+    assert err.value.seat == 2
+    # A shuffle that is not its seed's passes every check made on receipt; the audit of
+    # every shuffle (the observer has none of its own to skip) names its author.
+    cheater = shuffle_order(0)[1]
+
+    def swap(msg: ShuffleMessage) -> DeckMessage:
+        deck = list(msg.deck)
+        deck[3], deck[30] = deck[30], deck[3]
+        return dataclasses.replace(msg, deck=tuple(deck))
+
+    table = Table(tamper=replace_from(cheater, ShuffleMessage, swap), strict=False)
+    table.deal(taker=None)
+    table.reveal_all()
+    observer = observe(table.events)
+    assert observer.phase is DeckPhase.AUDITABLE
+    with pytest.raises(BadShuffle) as err:
+        observer.audit()
+    assert err.value.seat == cheater
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(pick=st.integers(0, 10**6), byte=st.integers(0, 10**6), delta=st.integers(1, 255))
+def test_an_observer_catches_any_corrupted_byte(pick: int, byte: int, delta: int) -> None:
+    events = list(recorded_events())
+    candidates = [i for i, e in enumerate(events) if e[0] == "message"]
+    index = candidates[pick % len(candidates)]
+    sender = events[index][1]
+    raw = bytearray(events[index][2])
+    raw[byte % len(raw)] = (raw[byte % len(raw)] + delta) % 256
+    events[index] = ("message", sender, bytes(raw))
+    with pytest.raises(DeckError) as err:
+        observe(events).audit()
     if isinstance(err.value, MalformedMessage):
         assert err.value.seat == sender
 
