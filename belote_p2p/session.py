@@ -670,7 +670,11 @@ class TableSession:
             changed = True
         if same_round and state.phase is Phase.PLAY and not self._completed:
             if not state.rules.is_coinche and deck.taker is None:
-                shares = deck.set_taker(state.taker)
+                try:
+                    shares = deck.set_taker(state.taker)
+                except DeckError as exc:  # an observer refuses a held play here
+                    seat_at_fault = exc.seat if exc.seat is not None else -1
+                    raise Fault(seat_at_fault, f"deck protocol: {exc}") from None
                 if isinstance(shares, SharesMessage):
                     self._send(
                         {"type": "deck", "round": deck.round_number, "msg": shares.to_wire()}
