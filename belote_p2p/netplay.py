@@ -467,9 +467,11 @@ def cmd_demo(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     with tempfile.TemporaryDirectory(prefix="belote-p2p-demo-") as tmp:
+        # Without --home the identities and transcripts go with the temporary directory.
+        home = Path(args.home) if args.home else Path(tmp)
         options = SeatOptions(
             name="Bot0",
-            home=Path(tmp),
+            home=home,
             bot=args.bot,
             seed=args.seed,
             bind="127.0.0.1",
@@ -531,5 +533,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     demo.add_argument("--variant", choices=variants, default="classic")
     demo.add_argument("--target", type=int, default=501, help="score that wins the game")
+    demo.add_argument("--home", metavar="DIR", help="keep identities and transcripts here")
     _common(demo, seat=False)
     demo.set_defaults(func=cmd_demo, bot="rules")
