@@ -439,3 +439,19 @@ def test_profile_without_a_name_is_this_peers_identity(
     record_verdict(db, v, transcript=Path("t"), date="2026-05-01")
     assert cli.main(["profile", "--home", str(home)]) == 0
     assert capsys.readouterr().out.startswith(f"Ana [{me.fingerprint}]")
+
+
+def test_an_abandoned_game_gives_the_leaver_nothing(tmp_path: Path) -> None:
+    from belote_p2p.profile import _verdict_abandoned_by
+
+    db = tmp_path / "profile.sqlite3"
+    v = verdict(7, won_by(0), None, over=False)
+    assert _verdict_abandoned_by(v) is None  # until a Verdict names the seat that left
+    assert record(db, v, "2026-06-01").status is ImportStatus.REFUSED  # type: ignore[attr-defined]
+    outcome = record_verdict(db, v, transcript=Path("t"), date="2026-06-01", abandoned_by=3)
+    assert outcome.status is ImportStatus.IMPORTED
+    players = stats(db)
+    assert players["Di"].xp == 0 and players["Di"].games == 1 and players["Di"].wins == 0
+    assert all(players[n].xp >= 15 for n in ("Ana", "Bo", "Cy"))
+    with open_db(db) as conn:
+        assert conn.execute("SELECT abandoned_by, winner FROM games").fetchone() == (3, None)
