@@ -23,7 +23,7 @@ from functools import lru_cache
 from typing import NamedTuple
 
 from .announcements import Announcement, announcement_from_cards, find_announcements, scoring_team
-from .cards import CARDS, SUIT_MASKS, Card, cards_of, format_cards
+from .cards import CARDS, SUIT_MASKS, Card, cards_of, format_cards, mask_of
 from .rules import RuleSet
 from .scoring import CAPOT_POINTS, GENERALE_POINTS, RoundScore, score_round
 from .tables import (
@@ -426,21 +426,13 @@ class State:
         """A round set up at the first card, with every hand known (the referee's start)."""
         s = cls.new_game(rules, pending=pending)
         s.dealer = dealer
-        masks = []
-        seen = 0
+        if len(hands) != 4:
+            raise ValueError(f"{len(hands)} hands given, not 4")
         for seat, hand in enumerate(hands):
-            m = 0
-            for c in hand:
-                bit = 1 << c
-                if seen & bit:
-                    raise ValueError(f"card {CARDS[c]} appears twice")
-                seen |= bit
-                m |= bit
             if len(hand) != 8:
                 raise ValueError(f"seat {seat} holds {len(hand)} cards, not 8")
-            masks.append(m)
-        if len(masks) != 4:
-            raise ValueError(f"{len(masks)} hands given, not 4")
+        masks = [mask_of(hand) for hand in hands]
+        mask_of(c for hand in hands for c in hand)  # raises if a card appears twice
         s.start = s._copy()
         s.hands = (masks[0], masks[1], masks[2], masks[3])
         s.trump = trump
@@ -750,7 +742,14 @@ class State:
         ):
             return self._play_with_claims(c, claim, cats)
         # The common case: a known hand, after the first trick, no belote card.
+        denied = self._check_known(c, cats)
+        return self._copy()._place(seat, c, NO_CLAIM, denied)
+
+    def _check_known(self, c: Card, cats: tuple[int, ...]) -> int:
+        """Check a card from a known hand; return the obligations the play shows unmet."""
+        seat = self.to_act
         hand = self.hands[seat]
+        bit = 1 << c
         if not hand & bit:
             raise IllegalActionError(c, self, f"seat {seat} does not hold {c}")
         denied = 0
@@ -762,7 +761,7 @@ class State:
                     raise IllegalActionError(c, self, f"must play one of {must}")
                 break
             denied |= cat
-        return self._copy()._place(seat, c, NO_CLAIM, denied)
+        return denied
 
     def _play_with_claims(self, c: Card, claim: Claim | None, cats: tuple[int, ...]) -> State:
         """A play that may carry a claim, or comes from a seat whose hand is hidden."""
@@ -771,15 +770,7 @@ class State:
         hand = self.hands[seat]
         hidden = self.unknown[seat]
         if not hidden:
-            if not hand & bit:
-                raise IllegalActionError(c, self, f"seat {seat} does not hold {c}")
-            for cat in cats:
-                m = hand & cat
-                if m:
-                    if not m & bit:
-                        must = format_cards(cards_of(m))
-                        raise IllegalActionError(c, self, f"must play one of {must}")
-                    break
+            self._check_known(c, cats)
             expected = self.claim_for(c)
             if claim is not None and claim != expected:
                 raise IllegalActionError(c, self, f"the claim does not match the hand ({claim})")

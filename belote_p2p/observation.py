@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from .announcements import Announcement
 from .cards import FULL_DECK, Card, cards_of
@@ -11,9 +11,11 @@ from .rules import RuleSet
 from .tables import ABOVE, STRENGTH, TRUMP_MASK
 
 
-@dataclass(frozen=True, slots=True)
-class Observation:
-    """A seat's view of the game: its own hand and everything public, nothing more."""
+class Observation(NamedTuple):
+    """A seat's view of the game: its own hand and everything public, nothing more.
+
+    An immutable value (a named tuple: cheap to build, since bots get one per decision).
+    """
 
     seat: int
     rules: RuleSet
@@ -116,41 +118,45 @@ class Observation:
 
 def observe(state: State, seat: int) -> Observation:
     """What ``seat`` may know of ``state`` (full or partial knowledge alike)."""
-    shown = [0, 0, 0, 0]
-    for s, anns in enumerate(state.declared):
-        for a in anns or ():
-            shown[s] |= a.cards
-    if state.taker >= 0 and state.turned is not None and state.phase is Phase.PLAY:
-        shown[state.taker] |= 1 << state.turned
-    for s, c in state.belote:
-        # The other card of an announced belote is known to be in that hand.
-        shown[s] |= 1 << (c ^ (KING ^ QUEEN))
-    remaining = ~state.played
-    shown_t = tuple(m & remaining for m in shown)
-    legal = state.legal_actions() if state.to_act == seat else ()
+    declared = state.declared
+    shown = (0, 0, 0, 0)
+    if state.belote or any(declared) or state.taker >= 0:
+        known = [0, 0, 0, 0]
+        for s, anns in enumerate(declared):
+            for a in anns or ():
+                known[s] |= a.cards
+        if state.taker >= 0 and state.turned is not None and state.phase is Phase.PLAY:
+            known[state.taker] |= 1 << state.turned
+        for s, c in state.belote:
+            # The other card of an announced belote is known to be in that hand.
+            known[s] |= 1 << (c ^ (KING ^ QUEEN))
+        remaining = ~state.played
+        shown = (
+            known[0] & remaining, known[1] & remaining, known[2] & remaining, known[3] & remaining,
+        )  # fmt: skip
     return Observation(
-        seat=seat,
-        rules=state.rules,
-        phase=state.phase,
-        number=state.number,
-        dealer=state.dealer,
-        hand=state.hand(seat),
-        legal=legal,
-        to_act=state.to_act,
-        turned=state.turned,
-        bids=state.bids,
-        trump=state.trump,
-        taker=state.taker,
-        contract=state.contract,
-        multiplier=state.multiplier,
-        leader=state.leader,
-        trick=state.trick,
-        tricks=state.tricks,
-        played=state.played,
-        declared=state.declared,
-        belote=state.belote,
-        voids=state.voids,
-        shown=(shown_t[0], shown_t[1], shown_t[2], shown_t[3]),
-        scores=state.scores,
-        pending=state.pending,
+        seat,
+        state.rules,
+        state.phase,
+        state.number,
+        state.dealer,
+        state.hand(seat),
+        state.legal_actions() if state.to_act == seat else (),
+        state.to_act,
+        state.turned,
+        state.bids,
+        state.trump,
+        state.taker,
+        state.contract,
+        state.multiplier,
+        state.leader,
+        state.trick,
+        state.tricks,
+        state.played,
+        declared,
+        state.belote,
+        state.voids,
+        shown,
+        state.scores,
+        state.pending,
     )
