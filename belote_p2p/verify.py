@@ -37,10 +37,17 @@ class Verdict:
     finished: bool
     """The game ran to its end and every peer signed the final score."""
     truncated: bool
+    abandoned: int | None = None
+    """The seat that left the game (it resigned, or the three others signed its absence)."""
 
     @property
     def ok(self) -> bool:
-        return self.fault is None and self.corrupt is None and self.finished
+        """The record is valid and complete: a finished game, or a properly abandoned one."""
+        return (
+            self.fault is None
+            and self.corrupt is None
+            and (self.finished or self.abandoned is not None)
+        )
 
     def summary(self) -> str:
         names = [f"{s.name} [{fingerprint(s.key)}]" for s in self.definition.seats]
@@ -50,6 +57,11 @@ class Verdict:
             who = names[self.fault.seat] if 0 <= self.fault.seat < 4 else "an unknown seat"
             return f"FAULT by seat {self.fault.seat} ({who}): {self.fault.reason}"
         a, b = self.state.scores
+        if self.abandoned is not None:
+            return (
+                f"ABANDONED by seat {self.abandoned} ({names[self.abandoned]}) in round "
+                f"{self.state.number + 1} at {a}-{b}"
+            )
         if not self.finished:
             cut = " (the file ends in a cut record)" if self.truncated else ""
             return f"INCOMPLETE: the record stops in round {self.state.number + 1} at {a}-{b}{cut}"
@@ -85,8 +97,9 @@ def verify_transcript(path: Path) -> Verdict:
         tuple(rounds),
         session.fault,
         corrupt,
-        session.finished and session.fault is None,
+        session.finished and session.fault is None and session.abandoned is None,
         transcript.truncated,
+        session.abandoned,
     )
 
 
