@@ -63,14 +63,22 @@ from .rules import RuleSet
 from .wire import (
     TABLE_ID_SIZE,
     ZERO_HASH,
+    BrokenChain,
     ChainTracker,
     Envelope,
     Equivocation,
+    MalformedMessage,
+    RemoteProtocolError,
     decode,
     encode,
 )
 
 TABLE_LABEL = b"belote-p2p/table/v1\x00"
+SYNC_TYPE = "sync"
+MAX_EARLY = 256
+"""Envelopes held per sender while an earlier one is missing."""
+MAX_WANT = 64
+MAX_SYNC_REPLY = 4096
 STATE_LABEL = b"belote-p2p/state/v1\x00"
 MAX_NAME = 32
 MAX_ADDRESS = 255
@@ -235,6 +243,32 @@ def claim_from_wire(data: object, trump: int) -> Claim:
     return Claim(tuple(out), belote)
 
 
+def parse_sync(data: bytes) -> tuple[list[int], list[bytes]] | None:
+    """``(have, want)`` if ``data`` is a sync request, ``None`` if it looks like an envelope.
+
+    A sync request is the canonical map ``{"type": "sync", "have": [4 ints], "want":
+    [hashes]}``, unsigned: it only asks for signed envelopes. Raises
+    :class:`~belote_p2p.wire.MalformedMessage` for a malformed one.
+    """
+    if not data or data[0] != 0x83:  # a map of three entries; an envelope has seven
+        return None
+    value = decode(data)
+    if not isinstance(value, dict) or value.get("type") != SYNC_TYPE:
+        return None
+    have, want = value.get("have"), value.get("want")
+    if (
+        set(value) != {"type", "have", "want"}
+        or not isinstance(have, list)
+        or len(have) != 4
+        or any(type(n) is not int or n < 0 for n in have)
+        or not isinstance(want, list)
+        or len(want) > MAX_WANT
+        or any(type(h) is not bytes or len(h) != 32 for h in want)
+    ):
+        raise MalformedMessage("malformed sync request", evidence=(bytes(data),))
+    return have, want
+
+
 class SecretStore(Protocol):
     """Where a seat keeps each round's deck secrets before their first use."""
 
@@ -323,6 +357,8 @@ class TableSession:
         self.abandoned: int | None = None
         self._signed: set[int] = set()
         self._processed: set[bytes] = {ZERO_HASH}
+        self._by_hash: dict[bytes, Envelope] = {}
+        self._early: dict[int, dict[int, Envelope]] = {}
         self._last_processed = [ZERO_HASH] * 4
         self._pending: list[Envelope] = []
         self._outbox: list[Envelope] = []
@@ -377,23 +413,93 @@ class TableSession:
             self._send({"type": "table", "digest": self.definition.digest})
         self._pump()
 
-    def receive(self, data: bytes) -> None:
-        """An envelope from the network. Raises :class:`~belote_p2p.wire.RemoteProtocolError`
-        for bytes that are not a valid envelope of this table (the caller drops the
-        connection that delivered them); a rule broken by a valid envelope becomes a
-        :class:`PeerFault` event instead."""
-        if self.fault is not None:
+    def receive(self, data: bytes) -> list[bytes]:
+        """A frame from the network: an envelope, or a sync request.
+
+        Returns the frames to send back to the peer that sent it (the envelopes a sync
+        request asks for; nothing for an envelope). Raises
+        :class:`~belote_p2p.wire.RemoteProtocolError` for bytes that are neither (the
+        caller counts them against the connection that delivered them); a rule broken by
+        a validly signed envelope becomes a :class:`PeerFault` event instead.
+        """
+        request = parse_sync(data)
+        if request is not None:
+            return self._answer_sync(*request)
+        envelope = Envelope.decode(data)
+        if self.fault is None:
+            self._accept(envelope)
+            self._pump()
+        return []
+
+    def _accept(self, envelope: Envelope) -> None:
+        """Accept ``envelope`` into its sender's chain, holding it if it comes early."""
+        seat = self.tracker.seat_of(envelope.sender)
+        expected = self.tracker.next_seq(seat)
+        if envelope.seq > expected:
+            # Relayed or resent envelopes may overtake each other: hold a bounded few.
+            early = self._early.setdefault(seat, {})
+            if len(early) < MAX_EARLY or envelope.seq in early:
+                early[envelope.seq] = envelope
             return
         try:
-            envelope = self.tracker.accept_bytes(data)
-        except Equivocation as exc:
+            accepted = self.tracker.accept(envelope)
+        except (Equivocation, BrokenChain) as exc:
+            # Both envelopes carry the sender's valid signature: it signed two histories.
             assert exc.seat is not None
-            self._blame(Fault(exc.seat, str(exc), exc.evidence))
+            self._blame(Fault(exc.seat, f"equivocation: {exc}", exc.evidence))
             return
-        if envelope is None:
+        if accepted is None:
             return
-        self._pending.append(envelope)
-        self._pump()
+        self._by_hash[accepted.hash] = accepted
+        self._pending.append(accepted)
+        if accepted.type == "fault":
+            self._replay_evidence(accepted)
+        following = self._early.get(seat, {}).pop(accepted.seq + 1, None)
+        if following is not None:
+            self._accept(following)
+
+    def _replay_evidence(self, envelope: Envelope) -> None:
+        """Take in the evidence of another peer's fault report, as if it had come to us.
+
+        Nothing of the accuser is trusted: the evidence is signed by the accused, and this
+        peer finds the fault itself (an equivocation at once; a bad message when it is
+        processed in causal order) or finds nothing.
+        """
+        evidence = envelope.body.get("evidence")
+        if not isinstance(evidence, list):
+            return
+        for data in evidence[:4]:
+            if type(data) is not bytes:
+                continue
+            try:
+                piece = Envelope.decode(data)
+                if piece.table == self.definition.table_id:
+                    self._accept(piece)
+            except RemoteProtocolError:
+                continue
+            if self.fault is not None:
+                return
+
+    def sync_request(self) -> bytes:
+        """A request for what this peer lacks: send it to each peer on (re)connection and
+        whenever the game seems stuck; peers answer with envelopes (:meth:`receive`)."""
+        want: list[bytes] = []
+        for envelope in self._pending:
+            for h in envelope.seen:
+                if h not in self._by_hash and h != ZERO_HASH and h not in want:
+                    want.append(h)
+        have = [self.tracker.next_seq(s) for s in range(4)]
+        return encode({"type": SYNC_TYPE, "have": have, "want": want[:MAX_WANT]})
+
+    def _answer_sync(self, have: list[int], want: list[bytes]) -> list[bytes]:
+        out: list[bytes] = []
+        for seat in range(4):
+            out += [e.encode() for e in self.tracker.chain(seat)[have[seat] :]]
+        for h in want:
+            found = self._by_hash.get(h)
+            if found is not None:
+                out.append(found.encode())
+        return out[:MAX_SYNC_REPLY]
 
     def act(self, action: Action) -> None:
         """This seat's decision (a bid or a card); raises :class:`SessionError` if illegal."""
@@ -501,6 +607,7 @@ class TableSession:
                 tracker.last_hash(me), seen, body,
             )  # fmt: skip
         tracker.accept(envelope)
+        self._by_hash[envelope.hash] = envelope
         self._outbox.append(envelope)
         self._pending.append(envelope)
 
@@ -508,6 +615,9 @@ class TableSession:
         if self.fault is None:
             self.fault = PeerFault(fault.seat, fault.reason, fault.evidence)
             self._events.append(self.fault)
+            if self.seat is not None and fault.evidence:
+                # Tell the others: the evidence proves itself to whoever replays it.
+                self._send({"type": "fault", "seat": fault.seat, "evidence": list(fault.evidence)})
 
     def _pump(self) -> None:
         """Process every envelope that can be, and take every local step that is due."""
@@ -552,6 +662,8 @@ class TableSession:
             return True
         if not self.ready:
             return False
+        if kind == "fault":
+            return True  # its evidence was taken in when it was accepted
         if kind == "abandon":
             gone = body.get("seat")
             if type(gone) is not int or not 0 <= gone < 4:

@@ -22,6 +22,7 @@ from belote_p2p.session import (
     TableDefinition,
     TableSession,
 )
+from belote_p2p.wire import ZERO_HASH, Envelope
 
 
 def make_table(
@@ -55,17 +56,34 @@ class Net:
                 s.act(self.bots[seat].choice(event.observation.legal))
                 self.flush(seat)
 
-    def run(self, limit: int = 200_000) -> None:
+    def sync(self) -> None:
+        """Every peer asks every other for what it lacks (as on a reconnection)."""
+        for a in range(4):
+            for b in range(4):
+                if a != b and not self.sessions[a].finished:
+                    self.queues[a, b].append(self.sessions[a].sync_request())
+
+    def deliver(self, a: int, b: int) -> None:
+        replies = self.sessions[b].receive(self.queues[a, b].popleft())
+        self.queues[b, a].extend(replies)
+        self.flush(b)
+
+    def run(self, limit: int = 200_000, honest: tuple[int, ...] = (0, 1, 2, 3)) -> None:
         for seat in range(4):
             self.sessions[seat].start()
             self.flush(seat)
         steps = 0
-        while not all(s.finished for s in self.sessions):
+        synced = False
+        while not all(self.sessions[i].finished for i in honest):
             busy = [k for k, q in self.queues.items() if q]
-            assert busy, "deadlock: nothing in flight and the game is not over"
+            if not busy:
+                assert not synced, "deadlock: nothing in flight even after a sync"
+                self.sync()
+                synced = True
+                continue
+            synced = False
             a, b = self.rng.choice(busy)
-            self.sessions[b].receive(self.queues[a, b].popleft())
-            self.flush(b)
+            self.deliver(a, b)
             steps += 1
             assert steps < limit
 
@@ -205,3 +223,47 @@ def test_resignation_and_abandonment_end_the_game() -> None:
     assert sessions[3].abandoned is None
     sessions[3].abandon(1)
     assert sessions[3].abandoned == 1
+
+
+def test_equivocation_is_caught_through_sync_with_the_same_verdict_everywhere() -> None:
+    """Seat 3 signs two different envelopes at one seq, one for seats 0-1, one for seat 2."""
+    definition, ids = make_table("classic")
+    sessions = [TableSession(definition, i, ids[i]) for i in range(4)]
+    net = Net(sessions, random.Random(5))
+    cheat = {"done": False}
+    original_flush = net.flush
+
+    def flush(seat: int) -> None:
+        if seat != 3 or cheat["done"]:
+            original_flush(seat)
+            return
+        s = sessions[3]
+        out = s.take_outbox()
+        for data in out:
+            e = Envelope.decode(data)
+            if e.type == "deck" and e.seq >= 3 and not cheat["done"]:
+                twin = Envelope.create(
+                    ids[3], definition.table_id, e.seq, e.prev,
+                    [e.prev if i == 3 else ZERO_HASH for i in range(4)], e.body,
+                )  # fmt: skip
+                assert twin.hash != e.hash
+                net.queues[3, 0].append(data)
+                net.queues[3, 1].append(data)
+                net.queues[3, 2].append(twin.encode())
+                cheat["done"] = True
+            else:
+                for other in range(3):
+                    net.queues[3, other].append(data)
+        for event in s.take_events():
+            net.events[3].append(event)
+            if isinstance(event, DecisionNeeded):
+                s.act(net.bots[3].choice(event.observation.legal))
+                flush(3)
+
+    net.flush = flush  # type: ignore[method-assign]
+    net.run(honest=(0, 1, 2))
+    assert cheat["done"]
+    for seat in range(3):
+        fault = sessions[seat].fault
+        assert fault is not None and fault.seat == 3, fault
+        assert "equivocation" in fault.reason and len(fault.evidence) == 2
