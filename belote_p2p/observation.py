@@ -119,14 +119,17 @@ class Observation(NamedTuple):
 def observe(state: State, seat: int) -> Observation:
     """What ``seat`` may know of ``state`` (full or partial knowledge alike)."""
     declared = state.declared
-    shown = (0, 0, 0, 0)
-    if state.belote or any(declared) or state.taker >= 0:
+    taker = state.taker
+    turned_bit = 0
+    if state.turned is not None and taker >= 0 and state.phase is Phase.PLAY:
+        turned_bit = 1 << state.turned
+    if state.belote or any(declared):
         known = [0, 0, 0, 0]
         for s, anns in enumerate(declared):
             for a in anns or ():
                 known[s] |= a.cards
-        if state.taker >= 0 and state.turned is not None and state.phase is Phase.PLAY:
-            known[state.taker] |= 1 << state.turned
+        if turned_bit:
+            known[taker] |= turned_bit
         for s, c in state.belote:
             # The other card of an announced belote is known to be in that hand.
             known[s] |= 1 << (c ^ (KING ^ QUEEN))
@@ -134,6 +137,11 @@ def observe(state: State, seat: int) -> Observation:
         shown = (
             known[0] & remaining, known[1] & remaining, known[2] & remaining, known[3] & remaining,
         )  # fmt: skip
+    elif turned_bit and not turned_bit & state.played:
+        t = turned_bit
+        shown = (t * (taker == 0), t * (taker == 1), t * (taker == 2), t * (taker == 3))
+    else:
+        shown = (0, 0, 0, 0)
     return Observation(
         seat,
         state.rules,
