@@ -1,0 +1,846 @@
+"""Misbehaving peers: a reusable harness for tests of faults, blame and evidence.
+
+Four :class:`~belote_p2p.session.TableSession` objects play over in-memory connections, one
+byte stream per ordered pair of seats, delivered in a seeded random interleaving. Every
+stream goes through a :class:`~belote_p2p.wire.FrameDecoder`, so a frame that is too large
+or cut short breaks its connection as it would over TCP. A receiver treats what the session
+refuses as :mod:`belote_p2p.peer` does: a :class:`~belote_p2p.wire.RemoteProtocolError` is
+counted against the connection that delivered it, and a lost connection makes the receiver
+sign the seat gone (``abandon``).
+
+A cheater is an honest session with a :class:`Cheat` in front of it: the cheat sees every
+envelope the session emits and decides what goes on each connection (rewritten, re-signed
+with the cheater's own :class:`~belote_p2p.identity.Identity`, dropped, duplicated, sent
+differently to different peers, or replaced by raw bytes); it may also take the seat's
+decisions and patch the seat's deck protocol (a shuffle that does not follow its seed, a
+false reveal). One subclass per cheat.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from belote_p2p.audit import Fault as AuditFault
+from belote_p2p.cards import CARDS, Card, cards_of
+from belote_p2p.deck import (
+    DeckPeer,
+    PlayMessage,
+    RevealMessage,
+    ShuffleMessage,
+    shuffle_commitment,
+)
+from belote_p2p.engine import KING, QUEEN, Action, Claim, IllegalActionError, Phase, State
+from belote_p2p.group import scalar_bytes
+from belote_p2p.identity import Identity
+from belote_p2p.observation import Observation, observe
+from belote_p2p.rules import RULE_SETS
+from belote_p2p.session import (
+    DecisionNeeded,
+    Event,
+    GameAbandoned,
+    MemorySecrets,
+    PeerFault,
+    RoundAudited,
+    Seat,
+    TableDefinition,
+    TableSession,
+    claim_to_wire,
+)
+from belote_p2p.transcript import TranscriptWriter
+from belote_p2p.verify import Verdict, verify_transcript
+from belote_p2p.wire import (
+    DEFAULT_MAX_FRAME,
+    Envelope,
+    FrameDecoder,
+    FrameTooLarge,
+    RemoteProtocolError,
+    frame,
+)
+
+SEATS = 4
+TABLE_ID = bytes(range(16))
+
+
+def make_table(
+    variant: str = "coinche", target: int = 101, seed: int = 0
+) -> tuple[TableDefinition, list[Identity]]:
+    ids = [Identity.from_seed(bytes([seed, i]) * 16) for i in range(SEATS)]
+    seats = tuple(
+        Seat(f"p{i}", ids[i].public_key_bytes, f"127.0.0.1:{7000 + i}") for i in range(SEATS)
+    )
+    rules = RULE_SETS[variant].with_(target=target)
+    return TableDefinition(TABLE_ID, rules, seats), ids
+
+
+class SeededSecrets(MemorySecrets):
+    """Deck secrets derived from a seed, so that a test deals the same cards every run."""
+
+    def __init__(self, seed: int, seat: int) -> None:
+        super().__init__()
+        self.seed, self.seat = seed, seat
+
+    def load(self, round_number: int) -> tuple[bytes, bytes] | None:
+        got = super().load(round_number)
+        if got is None:
+            rng = random.Random(f"{self.seed}/{self.seat}/{round_number}")
+            got = (scalar_bytes(rng.randrange(1, 2**250)), rng.randbytes(32))
+            self.save(round_number, *got)
+        return got
+
+
+@dataclass(frozen=True, slots=True)
+class Rejection:
+    """Bytes a receiver refused, counted against the connection that delivered them."""
+
+    receiver: int
+    connection: int
+    error: RemoteProtocolError
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """How one honest seat saw the end: the same shape on every honest seat is the test."""
+
+    kind: str
+    """``fault`` (a PeerFault), ``audit`` (a round audit found a fault and the round was
+    rescored), ``abandoned``, ``finished`` or ``stalled``."""
+    seat: int | None
+
+
+# -- the cheats --------------------------------------------------------------------------
+
+
+class Cheat:
+    """An honest peer. Subclasses override what they need."""
+
+    def __init__(self, seat: int = 3) -> None:
+        self.seat = seat
+        self.sent = 0
+        """Envelopes the seat's session emitted so far."""
+        self.done = False
+        """The cheat was carried out."""
+
+    def setup(self, table: Table) -> None:
+        """Called once the sessions exist, before any is started."""
+
+    def route(self, table: Table, envelope: Envelope) -> dict[int, list[bytes]]:
+        """The raw chunks to write on each connection for one emitted envelope."""
+        return {dst: [frame(envelope.encode())] for dst in table.others(self.seat)}
+
+    def decide(self, table: Table, observation: Observation) -> bool:
+        """Take this decision ourselves; False lets the table's bot decide honestly."""
+        return False
+
+    def reply(self, table: Table, dst: int, frames: list[bytes]) -> list[bytes]:
+        """What to answer ``dst``'s sync request with (the session's answer by default)."""
+        return frames
+
+    def poll(self, table: Table) -> None:
+        """Called whenever the seat's session has moved (after its output was routed)."""
+
+
+def sign_next(session: TableSession, body: dict[str, Any]) -> Envelope:
+    """Have ``session`` sign ``body`` as its next envelope, as if the engine had wanted it:
+    the envelope enters its own chain and outbox and is processed like any other."""
+    session._send(body)
+    session._pump()
+    return session.tracker.chain(session.seat if session.seat is not None else 0)[-1]
+
+
+def resign(
+    identity: Identity, envelope: Envelope, body: dict[str, Any], *, prev: bytes | None = None
+) -> Envelope:
+    """``envelope`` with another body (and optionally another ``prev``), validly signed."""
+    prev = envelope.prev if prev is None else prev
+    seen = list(envelope.seen)
+    seat = seen.index(envelope.prev) if envelope.prev in seen else None
+    if seat is not None:
+        seen[seat] = prev
+    return Envelope.create(identity, envelope.table, envelope.seq, prev, seen, body)
+
+
+def flip_bit(data: bytes, index: int) -> bytes:
+    return data[:index] + bytes([data[index] ^ 1]) + data[index + 1 :]
+
+
+class ForgedSignature(Cheat):
+    """Before its ``at``-th envelope, sends a copy whose signature does not verify."""
+
+    def __init__(self, at: int = 6, seat: int = 3) -> None:
+        super().__init__(seat)
+        self.at = at
+
+    def route(self, table: Table, envelope: Envelope) -> dict[int, list[bytes]]:
+        out = super().route(table, envelope)
+        if self.sent == self.at:
+            self.done = True
+            forged = flip_bit(envelope.encode(), len(envelope.encode()) - 1)
+            for chunks in out.values():
+                chunks.insert(0, frame(forged))
+        return out
+
+
+class Garbage(Cheat):
+    """Before its ``at``-th envelope, sends frames that are not envelopes: bytes that are
+    not msgpack, a non-canonical re-encoding of the real envelope, a map of the wrong
+    shape, the envelope cut short inside its frame, and an envelope for another table."""
+
+    def __init__(self, at: int = 6, seat: int = 3) -> None:
+        super().__init__(seat)
+        self.at = at
+        self.count = 0
+
+    def frames(self, table: Table, envelope: Envelope) -> list[bytes]:
+        raw = envelope.encode()
+        identity = table.ids[self.seat]
+        other_table = Envelope.create(
+            identity, bytes(16), 0, bytes(32), [bytes(32)] * 4, {"type": "table", "digest": b""}
+        ).encode()
+        return [
+            b"\xc1 not msgpack",
+            b"",
+            raw[:1] + b"\xd0\x00" + raw[2:],  # an int in a non-shortest form (not canonical)
+            b"\x81\xa4type\xa5hello",
+            raw[: len(raw) // 2],
+            raw + b"\x00",
+            other_table,
+        ]
+
+    def route(self, table: Table, envelope: Envelope) -> dict[int, list[bytes]]:
+        out = super().route(table, envelope)
+        if self.sent == self.at:
+            self.done = True
+            bad = [frame(b) for b in self.frames(table, envelope)]
+            self.count = len(bad)
+            for chunks in out.values():
+                chunks[:0] = bad
+        return out
+
+
+class OversizedFrame(Cheat):
+    """At its ``at``-th envelope, writes a frame header announcing more than the limit."""
+
+    def __init__(self, at: int = 6, seat: int = 3) -> None:
+        super().__init__(seat)
+        self.at = at
+
+    def route(self, table: Table, envelope: Envelope) -> dict[int, list[bytes]]:
+        if self.sent < self.at:
+            return super().route(table, envelope)
+        if not self.done:
+            self.done = True
+            header = (DEFAULT_MAX_FRAME + 1).to_bytes(4, "big")
+            return {dst: [header + envelope.encode()] for dst in table.others(self.seat)}
+        return {}
+
+
+class CutFrame(Cheat):
+    """At its ``at``-th envelope, writes half a frame and closes its connections."""
+
+    def __init__(self, at: int = 6, seat: int = 3) -> None:
+        super().__init__(seat)
+        self.at = at
+
+    def route(self, table: Table, envelope: Envelope) -> dict[int, list[bytes]]:
+        if self.sent < self.at:
+            return super().route(table, envelope)
+        if not self.done:
+            self.done = True
+            data = frame(envelope.encode())
+            for dst in table.others(self.seat):
+                table.write(self.seat, dst, data[: len(data) // 2])
+                table.close(self.seat, dst)
+        return {}
+
+
+class OutOfTurn(Cheat):
+    """During the first bidding, signs a valid bid when another seat (not the one after it)
+    is to act, with the right state digest."""
+
+    def poll(self, table: Table) -> None:
+        session = table.sessions[self.seat]
+        state = session.state
+        if (
+            not self.done
+            and session.ready
+            and state.phase in (Phase.AUCTION, Phase.TAKE_FIRST, Phase.TAKE_SECOND)
+            and state.to_act not in (self.seat, (self.seat + 1) % 4)
+        ):
+            self.done = True
+            body = {"type": "bid", "round": state.number, "bid": "pass", "state": session._digest}
+            sign_next(session, body)
+
+
+class Replay(Cheat):
+    """Re-sends envelopes already sent: its own first one and another seat's (exact copies,
+    which the chains ignore), then its first bid's body signed again at a new seq."""
+
+    def __init__(self, resign_body: bool, seat: int = 3) -> None:
+        super().__init__(seat)
+        self.resign_body = resign_body
+        self.replayed: list[bytes] = []
+
+    def route(self, table: Table, envelope: Envelope) -> dict[int, list[bytes]]:
+        out = super().route(table, envelope)
+        session = table.sessions[self.seat]
+        if envelope.type == "bid" and not self.done:
+            self.done = True
+            first = session.tracker.chain(self.seat)[0].encode()
+            other = session.tracker.chain((self.seat + 1) % 4)[0].encode()
+            self.replayed = [first, other, envelope.encode()]
+            for chunks in out.values():
+                chunks += [frame(d) for d in self.replayed]
+            if self.resign_body:
+                table.after(lambda: sign_next(session, dict(envelope.body)))
+        return out
+
+
+class Equivocate(Cheat):
+    """Signs two different bids at one seq: one to ``victim``, the other to the others."""
+
+    def __init__(self, victim: int = 0, seat: int = 3) -> None:
+        super().__init__(seat)
+        self.victim = victim
+        self.pair: tuple[Envelope, Envelope] | None = None
+
+    def route(self, table: Table, envelope: Envelope) -> dict[int, list[bytes]]:
+        out = super().route(table, envelope)
+        if envelope.type == "bid" and not self.done:
+            self.done = True
+            body = dict(envelope.body)
+            body["bid"] = "pass" if body["bid"] != "pass" else "80 H"
+            twin = resign(table.ids[self.seat], envelope, body)
+            self.pair = (envelope, twin)
+            out[self.victim] = [frame(twin.encode())]
+        return out
+
+
+class ForeignCard(Cheat):
+    """Plays a position dealt to another seat (``share=False``), or one of its own positions
+    with the decryption share of another of its cards (``share=True``)."""
+
+    def __init__(self, forge_share: bool, seat: int = 3) -> None:
+        super().__init__(seat)
+        self.forge_share = forge_share
+
+    def decide(self, table: Table, observation: Observation) -> bool:
+        session = table.sessions[self.seat]
+        deck = session.deck
+        if self.done or observation.phase is not Phase.PLAY or not isinstance(deck, DeckPeer):
+            return False
+        state = session.state
+        mine = {c: p for p, c in deck.hand().items() if p not in deck.played()}
+        legal = [c for c in observation.legal if isinstance(c, Card)]
+        if self.forge_share:
+            spare = [p for c, p in mine.items() if c not in legal]
+            if not spare:
+                return False
+            card = legal[0]
+            wrong = deck.play(spare[0])  # a valid share, of another position
+            play = PlayMessage(self.seat, mine[card], wrong.share)
+            claim = state.claim_for(card)
+        else:
+            theirs = [p for p in range(32) if deck.owner_of(p) not in (None, self.seat)]
+            play = PlayMessage(self.seat, theirs[0], deck.play(mine[legal[0]]).share)
+            claim = Claim()
+        self.done = True
+        sign_next(
+            session,
+            {
+                "type": "play",
+                "round": state.number,
+                "deck": play.to_wire(),
+                "claim": claim_to_wire(claim),
+                "state": session._digest,
+            },
+        )
+        return True
+
+
+def public_view(state: State, seat: int) -> State:
+    """``state`` as the other seats see it: ``seat``'s hand hidden but what it showed."""
+    shown = observe(state, seat).shown[seat]
+    s = state._copy()
+    hands = list(s.hands)
+    unknown = list(s.unknown)
+    unknown[seat] = len(cards_of(hands[seat] & ~shown))
+    hands[seat] &= shown
+    s.hands = (hands[0], hands[1], hands[2], hands[3])  # type: ignore[assignment]
+    s.unknown = (unknown[0], unknown[1], unknown[2], unknown[3])  # type: ignore[assignment]
+    return s
+
+
+def play_hidden(table: Table, seat: int, card: Card, claim: Claim) -> None:
+    """Play ``card`` with ``claim`` through the seat's session as the others will apply it
+    (its own engine would refuse a card or claim the rules forbid), then give the engine
+    back the rest of its hand."""
+    session = table.sessions[seat]
+    deck = session.deck
+    assert isinstance(deck, DeckPeer)
+    real = session.state
+    position = next(p for p, c in deck.hand().items() if c == card)
+    public = public_view(real, seat)
+    after = public.apply(card, claim)
+    body = {
+        "type": "play",
+        "round": real.number,
+        "deck": deck.play(position).to_wire(),
+        "claim": claim_to_wire(claim),
+        "state": session._digest,
+    }
+    # The session applies its own card without a claim: let it apply ours to the public view.
+    session.state = _Presented(public, card, claim, after)  # type: ignore[assignment]
+    sign_next(session, body)
+    state = session.state
+    hands = list(state.hands)
+    unknown = list(state.unknown)
+    hands[seat] = real.hands[seat] & ~(1 << card)
+    unknown[seat] = 0
+    fixed = state._copy()
+    fixed.hands = (hands[0], hands[1], hands[2], hands[3])  # type: ignore[assignment]
+    fixed.unknown = (unknown[0], unknown[1], unknown[2], unknown[3])  # type: ignore[assignment]
+    session.state = fixed
+
+
+class _Presented:
+    """A state stand-in whose next ``apply`` is the one the cheat prepared."""
+
+    def __init__(self, state: State, card: Card, claim: Claim, after: State) -> None:
+        self._state, self._card, self._after = state, card, after
+
+    def apply(self, action: Action, claim: Claim | None = None) -> State:
+        assert action == self._card
+        return self._after
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._state, name)
+
+
+class Revoke(Cheat):
+    """Plays a card the rules forbid it (it holds one it must play), where nobody can tell
+    yet: the public view of its hand allows the card."""
+
+    def decide(self, table: Table, observation: Observation) -> bool:
+        session = table.sessions[self.seat]
+        state = session.state
+        if self.done or observation.phase is not Phase.PLAY or not state.tricks:
+            return False
+        hand = state.hands[self.seat]
+        public = public_view(state, self.seat)
+        forbidden = hand & public.legal_mask() & ~state.legal_mask()
+        for card in cards_of(forbidden):
+            if card & 7 in (KING, QUEEN):
+                continue  # no belote question
+            try:
+                public.apply(card, Claim())
+            except IllegalActionError:
+                continue
+            self.done = True
+            self.card = card
+            play_hidden(table, self.seat, card, Claim())
+            return True
+        return False
+
+
+class FalseClaim(Cheat):
+    """Claims a belote it does not hold (``belote=True``: with a king or queen of trump
+    when the other is elsewhere), or with its first card a tierce it does not hold."""
+
+    def __init__(self, belote: bool, seat: int = 3) -> None:
+        super().__init__(seat)
+        self.belote = belote
+
+    def decide(self, table: Table, observation: Observation) -> bool:
+        session = table.sessions[self.seat]
+        state = session.state
+        if self.done or observation.phase is not Phase.PLAY:
+            return False
+        hand = state.hands[self.seat]
+        legal = [c for c in observation.legal if isinstance(c, Card)]
+        public = public_view(state, self.seat)
+        for card in legal:
+            claim = self._claim(state, card, hand)
+            if claim is None:
+                continue
+            try:
+                public.apply(card, claim)
+            except IllegalActionError:
+                continue
+            self.done = True
+            self.claim = claim
+            play_hidden(table, self.seat, card, claim)
+            return True
+        return False
+
+    def _claim(self, state: State, card: Card, hand: int) -> Claim | None:
+        honest = state.claim_for(card)
+        if self.belote:
+            if card & 7 not in (KING, QUEEN) or card >> 3 != state.trump or honest.belote:
+                return None
+            return Claim(honest.announcements, True)
+        if state.tricks or honest.announcements or not state.rules.announcements:
+            return None
+        from belote_p2p.announcements import announcement_from_cards
+
+        suit = card >> 3
+        for low in range(6):
+            cards = [CARDS[suit * 8 + low + i] for i in range(3)]
+            if card in cards and not all(hand >> c & 1 for c in cards):
+                try:
+                    return Claim((announcement_from_cards(cards, state.trump),), honest.belote)
+                except ValueError:
+                    continue
+        return None
+
+
+class _DeckPatch(Cheat):
+    """Patches the seat's deck protocol of round ``round_number`` as it is made."""
+
+    round_number = 0
+
+    def setup(self, table: Table) -> None:
+        session = table.sessions[self.seat]
+        make = session._new_deck
+
+        def new_deck(state: State) -> Any:
+            deck = make(state)
+            if isinstance(deck, DeckPeer) and deck.round_number == self.round_number:
+                self.patch(deck)
+            return deck
+
+        session._new_deck = new_deck  # type: ignore[method-assign]
+
+    def patch(self, deck: DeckPeer) -> None:
+        raise NotImplementedError
+
+
+class BadShuffle(_DeckPatch):
+    """Shuffles with a permutation of another seed than the one it commits to."""
+
+    def patch(self, deck: DeckPeer) -> None:
+        real_seed = deck._seed
+        shuffle = deck._shuffle
+
+        def stacked() -> None:
+            deck._seed = bytes(32)
+            outbox = len(deck._outbox)
+            try:
+                shuffle()
+            finally:
+                deck._seed = real_seed
+            commitment = shuffle_commitment(deck.table_id, deck.round_number, deck.seat, real_seed)
+            deck._commitments[deck.seat] = commitment
+            for i, msg in enumerate(deck._outbox[outbox:], outbox):
+                if isinstance(msg, ShuffleMessage):
+                    deck._outbox[i] = ShuffleMessage(msg.seat, commitment, msg.deck)
+            self.done = True
+
+        deck._shuffle = stacked  # type: ignore[method-assign]
+
+
+class WrongReveal(_DeckPatch):
+    """Reveals a seed that does not match its shuffle commitment."""
+
+    def patch(self, deck: DeckPeer) -> None:
+        reveal = deck.reveal
+
+        def lie() -> RevealMessage:
+            msg = reveal()
+            self.done = True
+            return RevealMessage(msg.seat, msg.secret_key, bytes(32))
+
+        deck.reveal = lie  # type: ignore[method-assign]
+
+
+class Silence(Cheat):
+    """Sends nothing from its ``at``-th envelope on (``at=None``: from its first reveal)."""
+
+    def __init__(self, at: int | None = None, seat: int = 3) -> None:
+        super().__init__(seat)
+        self.at = at
+
+    def route(self, table: Table, envelope: Envelope) -> dict[int, list[bytes]]:
+        if self.at is None and envelope.type == "deck":
+            if envelope.body["msg"].get("type") == "deck.reveal":
+                self.done = True
+        elif self.at is not None and self.sent >= self.at:
+            self.done = True
+        if self.done:
+            return {}
+        return super().route(table, envelope)
+
+    def reply(self, table: Table, dst: int, frames: list[bytes]) -> list[bytes]:
+        return [] if self.done else frames
+
+
+# -- the table ----------------------------------------------------------------------------
+
+
+@dataclass
+class Table:
+    """Four sessions, per-connection byte streams, a seeded delivery order."""
+
+    cheat: Cheat | None = None
+    variant: str = "coinche"
+    target: int = 101
+    seed: int = 0
+    deal_seed: int = 5
+    definition: TableDefinition = field(init=False)
+    ids: list[Identity] = field(init=False)
+    sessions: list[TableSession] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.definition, self.ids = make_table(self.variant, self.target)
+        self.sessions = [
+            TableSession(self.definition, s, self.ids[s], secrets=SeededSecrets(self.deal_seed, s))
+            for s in range(SEATS)
+        ]
+        self.rng = random.Random(self.seed)
+        self.bots = [random.Random(self.rng.random()) for _ in range(SEATS)]
+        self.streams = {(a, b): deque[bytes]() for a in range(SEATS) for b in self.others(a)}
+        self.decoders = {k: FrameDecoder() for k in self.streams}
+        self.closed: set[tuple[int, int]] = set()
+        self.events: list[list[Event]] = [[] for _ in range(SEATS)]
+        self.rejections: list[Rejection] = []
+        self.lost: list[tuple[int, int, str]] = []
+        self._later: list[Callable[[], object]] = []
+        self.delivered = 0
+        if self.cheat is not None:
+            self.cheat.setup(self)
+
+    @staticmethod
+    def others(seat: int) -> list[int]:
+        return [s for s in range(SEATS) if s != seat]
+
+    @property
+    def honest(self) -> list[int]:
+        bad = self.cheat.seat if self.cheat is not None else None
+        return [s for s in range(SEATS) if s != bad]
+
+    # -- moving bytes ---------------------------------------------------------------------
+
+    def write(self, src: int, dst: int, chunk: bytes) -> None:
+        if (src, dst) not in self.closed:
+            self.streams[src, dst].append(chunk)
+
+    def close(self, src: int, dst: int) -> None:
+        """End the stream ``src`` -> ``dst`` (once what is in flight is read) and the reverse
+        stream at once, as a closed TCP connection does."""
+        if (src, dst) in self.closed:
+            return
+        self.streams[src, dst].append(b"")  # end of stream marker
+        self.closed.add((src, dst))
+        self.closed.add((dst, src))
+        self.streams[dst, src].clear()
+
+    def after(self, action: Callable[[], object]) -> None:
+        """Run ``action`` once the current flush is done (a cheat's second thought)."""
+        self._later.append(action)
+
+    def flush(self, seat: int) -> None:
+        session = self.sessions[seat]
+        cheat = self.cheat if self.cheat is not None and self.cheat.seat == seat else None
+        while True:
+            outbox = session.take_outbox()
+            for data in outbox:
+                envelope = Envelope.decode(data)
+                if cheat is None:
+                    for dst in self.others(seat):
+                        self.write(seat, dst, frame(data))
+                else:
+                    for dst, chunks in cheat.route(self, envelope).items():
+                        for chunk in chunks:
+                            self.write(seat, dst, chunk)
+                    cheat.sent += 1
+            events = session.take_events()
+            for event in events:
+                self.events[seat].append(event)
+                if not isinstance(event, DecisionNeeded) or session.finished:
+                    continue
+                if cheat is None or not cheat.decide(self, event.observation):
+                    self._decide_honestly(seat)
+            later, self._later = self._later, []
+            for action in later:
+                action()
+            if cheat is not None and (outbox or events):
+                cheat.poll(self)
+            if not outbox and not events and not later:
+                return
+
+    def _decide_honestly(self, seat: int) -> None:
+        session = self.sessions[seat]
+        state = session.state
+        if state.to_act != seat or session.finished:
+            return
+        legal = state.legal_actions()
+        session.act(self.bots[seat].choice(legal))
+
+    def _lose(self, receiver: int, seat: int, reason: str) -> None:
+        """``receiver`` lost its connection to ``seat``: sign it gone, as a peer does."""
+        self.lost.append((receiver, seat, reason))
+        session = self.sessions[receiver]
+        if session.ready and not session.finished and receiver in self.honest:
+            session.abandon(seat)
+            self.flush(receiver)
+
+    def deliver_one(self) -> bool:
+        busy = [k for k, q in self.streams.items() if q]
+        if not busy:
+            return False
+        src, dst = self.rng.choice(busy)
+        chunk = self.streams[src, dst].popleft()
+        decoder = self.decoders[src, dst]
+        if chunk == b"":
+            if decoder.buffered:
+                self._lose(dst, src, "the connection closed inside a frame")
+            else:
+                self._lose(dst, src, "the connection closed")
+            return True
+        try:
+            frames = decoder.feed(chunk)
+        except FrameTooLarge as exc:
+            self.close(dst, src)
+            self._lose(dst, src, str(exc))
+            return True
+        for data in frames:
+            self.receive(dst, src, data)
+        return True
+
+    def receive(self, dst: int, src: int, data: bytes) -> None:
+        session = self.sessions[dst]
+        try:
+            replies: object = session.receive(data)
+        except RemoteProtocolError as exc:
+            self.rejections.append(Rejection(dst, src, exc))
+            replies = None
+        self.delivered += 1
+        if isinstance(replies, list) and replies:
+            if self.cheat is not None and self.cheat.seat == dst:
+                replies = self.cheat.reply(self, src, replies)
+            for reply in replies:
+                self.write(dst, src, frame(reply))
+        self.flush(dst)
+
+    def _sync(self) -> bool:
+        """Each unfinished honest peer asks the others what it lacks (if sessions can)."""
+        asked = False
+        for seat in self.honest:
+            session = self.sessions[seat]
+            request = getattr(session, "sync_request", None)
+            if request is None or session.finished:
+                continue
+            for dst in self.others(seat):
+                if (seat, dst) not in self.closed:
+                    self.write(seat, dst, frame(request()))
+                    asked = True
+        return asked
+
+    def start(self) -> None:
+        for seat in range(SEATS):
+            self.sessions[seat].start()
+            self.flush(seat)
+
+    def run(self, limit: int = 400_000, sync_rounds: int = 3) -> None:
+        """Deliver until every honest seat is finished or nothing moves any more (asking
+        for what is missing a few times first, when the sessions can)."""
+        if not self.sessions[0].started:
+            self.start()
+        steps = 0
+        syncs = 0
+        while not all(self.sessions[s].finished for s in self.honest):
+            steps += 1
+            assert steps < limit, "the game does not end"
+            if self.deliver_one():
+                continue
+            before = self._progress()
+            if syncs >= sync_rounds or not self._sync():
+                return
+            syncs += 1
+            while self.deliver_one():
+                steps += 1
+            if self._progress() == before:
+                return
+            syncs = 0
+
+    def _progress(self) -> tuple[int, int]:
+        return (
+            sum(len(s.transcript) for s in self.sessions),
+            sum(len(e) for e in self.events),
+        )
+
+    # -- reading the result ---------------------------------------------------------------
+
+    def faults(self, seat: int) -> list[PeerFault]:
+        return [e for e in self.events[seat] if isinstance(e, PeerFault)]
+
+    def audit_faults(self, seat: int) -> list[AuditFault]:
+        return [
+            e.report.fault
+            for e in self.events[seat]
+            if isinstance(e, RoundAudited) and e.report.fault is not None
+        ]
+
+    def outcome(self, seat: int) -> Outcome:
+        session = self.sessions[seat]
+        if session.fault is not None:
+            return Outcome("fault", session.fault.seat)
+        audits = self.audit_faults(seat)
+        if audits:
+            return Outcome("audit", audits[0].seat)
+        if session.abandoned is not None:
+            return Outcome("abandoned", session.abandoned)
+        if session.finished:
+            return Outcome("finished", None)
+        return Outcome("stalled", None)
+
+    def outcomes(self) -> list[Outcome]:
+        return [self.outcome(s) for s in self.honest]
+
+    def rejected(self, receiver: int) -> list[int]:
+        counts = [0] * SEATS
+        for r in self.rejections:
+            if r.receiver == receiver:
+                counts[r.connection] += 1
+        return counts
+
+    def abandoned_events(self, seat: int) -> list[GameAbandoned]:
+        return [e for e in self.events[seat] if isinstance(e, GameAbandoned)]
+
+    def write_transcript(self, seat: int, directory: Path) -> Path:
+        path = directory / f"seat{seat}.transcript"
+        with TranscriptWriter(path, self.definition, seat) as writer:
+            for envelope in self.sessions[seat].transcript:
+                writer.append(envelope.encode())
+        return path
+
+    def verdicts(self, directory: Path) -> dict[int, Verdict]:
+        return {s: verify_transcript(self.write_transcript(s, directory)) for s in self.honest}
+
+
+def verdict_outcome(verdict: Verdict) -> Outcome:
+    """What a verified transcript says, in the terms of :class:`Outcome`."""
+    if verdict.fault is not None:
+        return Outcome("fault", verdict.fault.seat)
+    faulty = [r.report.fault for r in verdict.rounds if r.report.fault is not None]
+    if faulty:
+        return Outcome("audit", faulty[0].seat)
+    if verdict.abandoned is not None:
+        return Outcome("abandoned", verdict.abandoned)
+    if verdict.finished:
+        return Outcome("finished", None)
+    return Outcome("stalled", None)
+
+
+def signed_by(evidence: tuple[bytes, ...], identity: Identity) -> list[Envelope]:
+    """The pieces of ``evidence`` that are valid envelopes signed by ``identity``."""
+    out = []
+    for data in evidence:
+        envelope = Envelope.decode(data)
+        if envelope.sender == identity.public_key_bytes:
+            out.append(envelope)
+    return out
