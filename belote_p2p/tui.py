@@ -1196,13 +1196,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--demo-host", action="store_true", required=True)
     parser.add_argument("--variant", choices=sorted(RULE_SETS), default="classic")
     parser.add_argument("--target", type=int, default=501)
+    parser.add_argument("--first-dealer", type=int, default=0, choices=range(4), metavar="SEAT")
     parser.add_argument("--home", required=True, help="identities and transcripts")
     parser.add_argument("--seed", type=int, help="seed of the bots' choices")
     parser.add_argument("--bot", default="rules", help="the bots' name (rules)")
     parser.add_argument("--name", default="You")
     parser.add_argument("--plain", action="store_true", help="plain lines, no colour")
     args = parser.parse_args(argv)
-    rules = rule_set(args.variant, target=args.target)
+    rules = rule_set(args.variant, target=args.target, first_dealer=args.first_dealer)
     return trio.run(
         lambda: demo_host(
             home=Path(args.home),
