@@ -531,14 +531,16 @@ def test_plain_mode_prints_one_fact_a_line() -> None:
 
 async def test_tui_player_answers_from_a_worker_thread_and_resigns() -> None:
     o = playing(lambda o: True)
-    ui, _ = ui_for([str(o.legal[0])])
+    ui, out = ui_for([str(o.legal[0])])
     player = TuiPlayer(ui, turn_seconds=60)
     with trio.fail_after(10):
         assert await player.decide(o) == o.legal[0]
+    assert re.search(r"Your card \((60|59) s left\)> ", out.getvalue())
+    assert re.search(r"Your turn \((60|59) s left\): play a card", out.getvalue())
     ui, out = ui_for(["quit", "y"])
     with trio.fail_after(10), pytest.raises(Resigned):
         await TuiPlayer(ui).decide(o)
-    assert "Your card (60 s left)> " not in out.getvalue()
+    assert "Your card> Resign and leave the game? Type yes to confirm> " in out.getvalue()
 
 
 def test_to_plain() -> None:
