@@ -528,7 +528,7 @@ class TableView:
             return self._over(event.state)
         if isinstance(event, GameAbandoned):
             self.scores = event.state.scores
-            self.sheet = _sheet(event.state)
+            self.sheet = format_sheet(event.state)
             self.ended = f"The game is abandoned: {self.name(event.seat)} left it."
             self.to_act = -1
             self.legal = ()
@@ -677,7 +677,7 @@ class TableView:
 
     def _over(self, state: State) -> list[Notice]:
         self.scores = state.scores
-        self.sheet = _sheet(state)
+        self.sheet = format_sheet(state)
         self.to_act = -1
         self.legal = ()
         me = self.seat % 2
@@ -736,37 +736,37 @@ class TableView:
             head += f" · round {self.number + 1} · dealer {self.name(self.dealer)}"
         return head
 
-    def contract_line(self, *, symbols: bool = True) -> str:
+    def contract_line(self) -> str:
         if self.phase is None:
             return "Waiting for the deal." if self.ready else "Waiting for the peers."
-        turned = card_text(self.turned, symbols=symbols) if self.turned is not None else None
+        turned = card_text(self.turned) if self.turned is not None else None
         if self.phase is Phase.PLAY:
-            text = f"Contract: {self._contract_words_now(symbols)}"
+            text = f"Contract: {self._contract_words_now()}"
             if turned and not self.rules.is_coinche:
                 text += f" (turned {turned})"
             return text
         if self.phase is Phase.AUCTION:
             if self.taker >= 0 and self.contract:
-                return f"Best bid: {self._contract_words_now(symbols)}"
+                return f"Best bid: {self._contract_words_now()}"
             return "Auction: no bid yet"
         if self.phase in (Phase.TAKE_FIRST, Phase.TAKE_SECOND):
             turn = "first" if self.phase is Phase.TAKE_FIRST else "second"
             return f"Turned card: {turned} ({turn} turn)"
         return "Round over"
 
-    def _contract_words_now(self, symbols: bool) -> str:
+    def _contract_words_now(self) -> str:
         taker = self.name(self.taker)
-        trump = trump_text(self.trump, symbols=symbols)
+        trump = trump_text(self.trump)
         if self.contract:
             value = {250: "capot", 500: "generale"}.get(self.contract, str(self.contract))
             x = {2: " ×2 coinched", 4: " ×4 surcoinched"}.get(self.multiplier, "")
             return f"{taker} {value} {trump}{x}"
         return f"{taker}, trump {trump}"
 
-    def bids_line(self, width: int, *, symbols: bool = True) -> str:
+    def bids_line(self, width: int) -> str:
         if not self.bids:
             return "Bids: none yet"
-        parts = [f"{self.name(s)} {bid_text(b, symbols=symbols)}" for s, b in self.bids]
+        parts = [f"{self.name(s)} {bid_text(b)}" for s, b in self.bids]
         text = "Bids: " + " · ".join(parts)
         while len(text) > width and len(parts) > 1:
             parts.pop(0)
@@ -1009,10 +1009,6 @@ class TableView:
 
 def _other_belote_card(c: Card) -> int:
     return int(c) ^ (KING ^ QUEEN)
-
-
-def _sheet(state: State) -> str:
-    return format_sheet(state)
 
 
 # -- the terminal -------------------------------------------------------------------------
