@@ -1,0 +1,286 @@
+"""Garbage at a session: random and mutated frames are refused with typed errors, change
+nothing, cost bounded memory, and the honest game still completes. Then the same over
+loopback TCP against live peers."""
+
+from __future__ import annotations
+
+import random
+import time
+import tracemalloc
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import msgpack  # type: ignore[import-untyped]
+import pytest
+import trio
+from cheaters import Table
+
+import belote_p2p.peer as peer_module
+from belote_p2p.identity import Identity
+from belote_p2p.peer import BotPlayer, PeerConfig, PeerResult, run_peer
+from belote_p2p.rules import RULE_SETS
+from belote_p2p.session import PeerFault, Seat, TableDefinition, TableSession
+from belote_p2p.transcript import read_transcript
+from belote_p2p.transport import FramedStream, handshake
+from belote_p2p.verify import verify_transcript
+from belote_p2p.wire import RemoteProtocolError, encode
+
+FRAMES = 100_000
+TRACED = 10_000
+TIME_BUDGET = 20.0
+MEMORY_BUDGET = 4 << 20
+
+
+def random_value(rng: random.Random, depth: int = 0) -> object:
+    kind = rng.randrange(9 if depth < 3 else 6)
+    if kind == 0:
+        return rng.randrange(-(2**63), 2**64)
+    if kind == 1:
+        return rng.randbytes(rng.choice((0, 16, 32, 64, rng.randrange(200))))
+    if kind == 2:
+        return "".join(chr(rng.randrange(32, 0x2FF)) for _ in range(rng.randrange(12)))
+    if kind == 3:
+        return rng.choice((None, True, False))
+    if kind == 4:
+        return rng.random()  # floats are outside the data model
+    if kind == 5:
+        return rng.choice(("type", "sync", "body", "seq", "play", "deck"))
+    if kind == 6:
+        return [random_value(rng, depth + 1) for _ in range(rng.randrange(6))]
+    keys = ["type", "sender", "table", "seq", "prev", "seen", "body", "sig", "have", "want"]
+    return {rng.choice(keys): random_value(rng, depth + 1) for _ in range(rng.randrange(8))}
+
+
+def wrong_types(rng: random.Random, envelope: dict[str, object]) -> bytes:
+    """A real envelope with one field of the wrong type or size, canonically encoded."""
+    fields = dict(envelope)
+    key = rng.choice(sorted(fields))
+    fields[key] = random_value(rng, 1)
+    try:
+        return bytes(encode(fields))
+    except Exception:
+        packed: bytes = msgpack.packb(fields, use_bin_type=True)
+        return packed
+
+
+def mutations(seeds: list[bytes], rng: random.Random) -> Iterator[bytes]:
+    """Endless frames derived from real envelopes, plus random bytes and values."""
+    decoded = [msgpack.unpackb(s, raw=False) for s in seeds]
+
+    def flip(data: bytes) -> bytes:
+        b = bytearray(data)
+        for _ in range(rng.randrange(1, 4)):
+            i = rng.randrange(len(b))
+            b[i] ^= 1 << rng.randrange(8)
+        return bytes(b)
+
+    def truncate(data: bytes) -> bytes:
+        return data[: rng.randrange(len(data))]
+
+    def splice(data: bytes) -> bytes:
+        other = rng.choice(seeds)
+        return data[: rng.randrange(len(data))] + other[rng.randrange(len(other)) :]
+
+    def extend(data: bytes) -> bytes:
+        return data + rng.randbytes(rng.randrange(1, 9))
+
+    def byte_set(data: bytes) -> bytes:
+        i = rng.randrange(len(data))
+        return data[:i] + bytes([rng.choice((0x00, 0xC0, 0xC1, 0xFF, 0x7F, 0x80))]) + data[i + 1 :]
+
+    def random_bytes(_: bytes) -> bytes:
+        return rng.randbytes(rng.choice((0, 1, 2, 7, 64, rng.randrange(1, 2000))))
+
+    def value(_: bytes) -> bytes:
+        packed: bytes = msgpack.packb(random_value(rng), use_bin_type=True)
+        return packed
+
+    def typed(_: bytes) -> bytes:
+        return wrong_types(rng, rng.choice(decoded))
+
+    ops: list[Callable[[bytes], bytes]] = [
+        flip, flip, flip, truncate, splice, extend, byte_set, random_bytes, value, typed, typed,
+    ]  # fmt: skip
+    while True:
+        yield rng.choice(ops)(rng.choice(seeds))
+
+
+def snapshot(session: TableSession) -> tuple[object, ...]:
+    return (
+        session.state,
+        session._digest,
+        len(session.transcript),
+        tuple(session.tracker.next_seq(s) for s in range(4)),
+        session.fault,
+        len(session._pending),
+        len(session._processed),
+        sum(len(e) for e in session._early.values()),
+    )
+
+
+def test_a_session_survives_a_hundred_thousand_bad_frames() -> None:
+    t = Table(None, variant="coinche", target=151, seed=4)
+    t.start()
+    for _ in range(120):  # into the first round: table signed, deck dealt, bidding on
+        assert t.deliver_one()
+    target = t.sessions[0]
+    seeds = [e.encode() for e in target.transcript]
+    assert len(seeds) > 8
+    before = snapshot(target)
+    errors: dict[str, int] = {}
+    faults = 0
+    frames = mutations(seeds, random.Random(2024))
+
+    def throw(count: int) -> None:
+        nonlocal faults
+        for _ in range(count):
+            data = next(frames)
+            try:
+                target.receive(data)
+            except RemoteProtocolError as exc:
+                errors[type(exc).__name__] = errors.get(type(exc).__name__, 0) + 1
+            for event in target.take_events():
+                assert isinstance(event, PeerFault), event
+                faults += 1
+            assert not target.take_outbox()
+
+    start = time.perf_counter()
+    throw(FRAMES - TRACED)
+    elapsed = time.perf_counter() - start
+    # tracemalloc slows everything down several times: watch the last stretch only (what a
+    # session keeps of garbage would show as a steady growth there).
+    tracemalloc.start()
+    base = tracemalloc.get_traced_memory()[0]
+    throw(TRACED)
+    current, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert elapsed < TIME_BUDGET, f"{FRAMES - TRACED} frames took {elapsed:.1f} s"
+    assert peak - base < MEMORY_BUDGET, f"peak memory grew by {peak - base} bytes"
+    assert current - base < MEMORY_BUDGET // 8, f"{current - base} bytes kept"
+    assert faults == 0  # a mutation cannot carry a valid signature
+    assert snapshot(target) == before
+    assert sum(errors.values()) > FRAMES * 0.9, errors
+    assert {"MalformedMessage", "BadSignature"} <= set(errors), errors
+    # The honest game goes on from there, the fuzzed peer included.
+    t.run()
+    assert all(s.finished and s.fault is None for s in t.sessions)
+    assert len({s.state.scores for s in t.sessions}) == 1
+
+
+# -- over loopback TCP ----------------------------------------------------------------------
+
+TIMEOUT = 60
+CHEATER = 3
+
+
+async def open_table(target: int = 151) -> tuple[TableDefinition, list[Identity], list[object]]:
+    listeners = [(await trio.open_tcp_listeners(0, host="127.0.0.1"))[0] for _ in range(4)]
+    ids = [Identity.from_seed(bytes([41, i]) * 16) for i in range(4)]
+    seats = tuple(
+        Seat(f"p{i}", ids[i].public_key_bytes, f"127.0.0.1:{listeners[i].socket.getsockname()[1]}")
+        for i in range(4)
+    )
+    rules = RULE_SETS["coinche"].with_(target=target)
+    return TableDefinition(bytes(range(16)), rules, seats), ids, list(listeners)
+
+
+async def test_a_peer_shrugs_off_thousands_of_bad_frames_over_tcp(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Seat 3 plays honestly but sends 3000 mutated frames along the way; with a high
+    tolerance the other peers drop them all and the game completes."""
+    real_mesh = peer_module.Mesh
+    rng = random.Random(7)
+    seeds: list[bytes] = []
+    per_envelope = 250
+
+    class NoisyMesh(real_mesh):  # type: ignore[misc, valid-type]
+        sent_garbage = 0
+
+        async def broadcast(self, payload: bytes) -> frozenset[int]:
+            if self.seat == CHEATER and NoisyMesh.sent_garbage < 3000:
+                seeds.append(payload)
+                frames = mutations(seeds, rng)
+                for _ in range(per_envelope):
+                    await super().broadcast(next(frames))
+                NoisyMesh.sent_garbage += per_envelope
+            result: frozenset[int] = await super().broadcast(payload)
+            return result
+
+    monkeypatch.setattr(peer_module, "Mesh", NoisyMesh)
+    definition, ids, listeners = await open_table()
+    results: list[PeerResult | None] = [None] * 4
+    config = PeerConfig(max_rejected=100_000, peer_timeout=20)
+
+    async def one(seat: int) -> None:
+        results[seat] = await run_peer(
+            definition, seat, ids[seat], BotPlayer("random", seed=seat),
+            transcript=tmp_path / f"seat{seat}.transcript",
+            listeners=[listeners[seat]],  # type: ignore[list-item]
+            config=config,
+        )  # fmt: skip
+
+    with trio.fail_after(TIMEOUT):
+        async with trio.open_nursery() as nursery:
+            for seat in range(4):
+                nursery.start_soon(one, seat)
+    assert NoisyMesh.sent_garbage >= 3000
+    for r in results:
+        assert r is not None and r.ok, r
+        assert verify_transcript(r.transcript).ok
+    for r in results[:3]:
+        assert r is not None
+        assert r.rejected[:3] == (0, 0, 0)
+        assert r.rejected[3] >= 2900  # a mutation may be an exact duplicate, which is ignored
+
+
+async def test_a_flooding_connection_is_cut_off(tmp_path: Path) -> None:
+    """An impostor holding seat 3's key completes the handshake with seats 0..2 and floods
+    them with garbage; each peer counts the bad frames, gives up past ``max_rejected``,
+    closes the connection, and returns normally."""
+    definition, ids, listeners = await open_table()
+    results: list[PeerResult | None] = [None] * 3
+    sent = [0, 0, 0]
+    closed = [False, False, False]
+    config = PeerConfig(max_rejected=50, connect_timeout=20, peer_timeout=20)
+
+    async def one(seat: int) -> None:
+        results[seat] = await run_peer(
+            definition, seat, ids[seat], BotPlayer("random", seed=seat),
+            transcript=tmp_path / f"seat{seat}.transcript",
+            listeners=[listeners[seat]],  # type: ignore[list-item]
+            config=config,
+        )  # fmt: skip
+
+    async def flood(peer: int) -> None:
+        host, port = definition.seats[peer].address.split(":")
+        stream = await trio.open_tcp_stream(host, int(port))
+        conn = FramedStream(stream)
+        await handshake(
+            conn, ids[CHEATER], definition.table_id, CHEATER, definition.roster, peer_seat=peer
+        )
+        rng = random.Random(peer)
+        try:
+            for _ in range(3000):
+                await conn.send(rng.randbytes(rng.randrange(1, 300)))
+                sent[peer] += 1
+            while True:  # the peer must close on us
+                await conn.receive()
+        except Exception:
+            closed[peer] = True
+        finally:
+            await conn.aclose()
+
+    await listeners[CHEATER].aclose()  # type: ignore[attr-defined]
+    with trio.fail_after(TIMEOUT):
+        async with trio.open_nursery() as nursery:
+            for seat in range(3):
+                nursery.start_soon(one, seat)
+            for peer in range(3):
+                nursery.start_soon(flood, peer)
+    assert all(closed)
+    for r in results:
+        assert r is not None and not r.ok
+        assert r.error is not None and "invalid frames" in r.error, r.error
+        assert r.rejected[CHEATER] == config.max_rejected + 1
+        assert read_transcript(r.transcript).envelopes
