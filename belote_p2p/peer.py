@@ -10,18 +10,31 @@ Failure policy. Bytes that are not a valid envelope of this table
 (:class:`~belote_p2p.wire.RemoteProtocolError`) are logged, counted and dropped: the mesh is
 authenticated, so they come from a seated peer, and dropping them never lets them into the
 record; more than :attr:`PeerConfig.max_rejected` of them from one peer ends the game for this
-seat with :attr:`PeerResult.error`. A seat whose connection is lost, or that stays silent past
-:attr:`PeerConfig.peer_timeout` while the game waits on it, is signed as gone (the session's
-``abandon``); the game ends, abandoned by that seat, when the three others have signed it, and
-with :attr:`PeerResult.error` if they do not within another timeout. If our own player fails
-(a closed terminal) we resign. A rule broken by a valid envelope ends the game with
-:attr:`PeerResult.fault` (the session's :class:`~belote_p2p.session.PeerFault`). The
-transcript keeps everything accepted up to the end.
+seat with :attr:`PeerResult.error`. A rule broken by a valid envelope ends the game with
+:attr:`PeerResult.fault` (the session's :class:`~belote_p2p.session.PeerFault`). If our own
+player fails (a closed terminal) we resign.
+
+Time. Every seat that owes the next message has a deadline (:class:`PeerConfig`: a decision,
+a protocol step); past it, the wait is reported (a log line, and :class:`PeerStatus` to
+``on_status`` with the seconds left), and after a further grace period we sign the seat gone
+(the session's ``abandon``): the game ends, abandoned by that seat, once the three others
+have signed it, and with :attr:`PeerResult.error` if they have not within another grace
+period. A lost connection is not a departure: the mesh reconnects (the higher seat dials
+again), both sides send a sync request (``TableSession.sync_request``) and answer the
+other's, and only silence past the deadline and grace counts. When the game makes no
+progress for :attr:`PeerConfig.sync_interval`, we ask every peer for what we may lack.
+
+Crash and resume. Each round's deck secrets are kept on disk before their first use
+(:class:`~belote_p2p.secretstore.FileSecrets`), and each envelope is in the transcript (of
+our own, fsynced) before it leaves. A peer restarted on a transcript that holds envelopes
+resumes the game from it (``TableSession.resume``): it listens again at its address, the
+mesh reconnects, it sends its envelopes again and asks for what it missed.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import logging
 import math
 import random
@@ -41,19 +54,29 @@ from .identity import Identity
 from .lobby import parse_address
 from .observation import Observation, observe
 from .rules import RuleSet
+from .secretstore import FileSecrets
 from .session import (
     DecisionNeeded,
     Event,
     PeerFault,
     RoundAudited,
     RoundDealt,
+    SecretStore,
     SessionError,
     TableDefinition,
     TableSession,
 )
 from .tables import trump_letter
-from .transcript import TranscriptWriter
-from .transport import AnyListener, ConnectionClosed, Mesh, MeshConfig, PeerLost, Received
+from .transcript import TranscriptError, TranscriptWriter, read_transcript
+from .transport import (
+    AnyListener,
+    ConnectionClosed,
+    Mesh,
+    MeshConfig,
+    PeerConnected,
+    PeerLost,
+    Received,
+)
 from .wire import SEATS, RemoteProtocolError
 
 logger = logging.getLogger(__name__)
@@ -195,12 +218,79 @@ class TerminalPlayer:
 class PeerConfig:
     connect_timeout: float = 60.0
     """Seconds for the three peers to be connected and authenticated."""
+    person_deadline: float = 60.0
+    """Seconds a seat has for a decision (a bid or a card)."""
+    bot_deadline: float = 10.0
+    """The decision deadline of the seats in :attr:`bot_seats`."""
+    bot_seats: frozenset[int] = frozenset()
+    """Seats known to be bots. The table definition does not say which seats are bots, so
+    every peer gives every seat :attr:`person_deadline` unless told otherwise."""
+    step_deadline: float = 10.0
+    """Seconds a seat has for a protocol step that needs no decision (its deck messages,
+    its signature of the table, its final ``done``)."""
+    grace: float = 120.0
+    """Seconds after its deadline before the others sign a silent seat gone."""
+    sync_interval: float = 2.0
+    """Seconds without progress before we ask the peers for what we may lack."""
+    status_interval: float = 1.0
+    """Seconds between two :class:`PeerStatus` reports while the game waits."""
+    report_interval: float = 10.0
+    """Seconds between two log lines about the same overdue seat."""
     peer_timeout: float = 600.0
-    """Seconds a peer the game waits on may stay silent (people think; bots do not)."""
+    """Seconds without progress, while nobody owes us anything, before giving up."""
     flush_timeout: float = 10.0
     """Seconds to hand our last envelopes to the peers before closing."""
     max_rejected: int = 16
     """Invalid frames tolerated from one peer before giving up on the game."""
+    durable: bool = True
+    """fsync the transcript before any envelope of ours leaves (a power cut must not make
+    us sign, after a resume, something other than what the peers already have)."""
+
+    def decision_deadline(self, seat: int) -> float:
+        return self.bot_deadline if seat in self.bot_seats else self.person_deadline
+
+
+@dataclass(frozen=True, slots=True)
+class SeatWait:
+    """One seat the game waits on, as this peer sees it."""
+
+    seat: int
+    name: str
+    decision: bool
+    """It owes a decision (a bid or a card), rather than a protocol step."""
+    connected: bool
+    waited: float
+    """Seconds since it owes the message."""
+    deadline_in: float
+    """Seconds left before its deadline (negative once past)."""
+    abandon_in: float
+    """Seconds left before the other seats sign it gone (its deadline plus the grace)."""
+
+    @property
+    def overdue(self) -> bool:
+        return self.deadline_in <= 0
+
+    def describe(self) -> str:
+        what = "a decision" if self.decision else "a protocol step"
+        left = max(0, math.ceil(self.abandon_in))
+        link = "" if self.connected else ", disconnected"
+        if self.overdue:
+            return f"waiting for seat {self.seat} ({self.name}{link}): {left} s left"
+        return f"waiting for seat {self.seat} ({self.name}{link}): {what}"
+
+
+@dataclass(frozen=True, slots=True)
+class PeerStatus:
+    """What the game waits on, for a countdown in the user interface (``on_status``)."""
+
+    waiting_for: tuple[SeatWait, ...]
+    """The seats owing the next message, ours included while our player decides."""
+    disconnected: frozenset[int]
+    """Seats whose connection is down (the mesh is reconnecting)."""
+
+    @property
+    def overdue(self) -> tuple[SeatWait, ...]:
+        return tuple(w for w in self.waiting_for if w.overdue)
 
 
 @dataclass(frozen=True, slots=True)
@@ -224,6 +314,10 @@ class PeerResult:
     """Their bytes (each counted once)."""
     rejected: tuple[int, ...] = (0, 0, 0, 0)
     """Invalid frames received, by seat."""
+    resumed: bool = False
+    """The game went on from a transcript written before (a restart after a crash)."""
+    reconnections: int = 0
+    """Connections that came back after being lost."""
 
     @property
     def ok(self) -> bool:
@@ -241,7 +335,7 @@ class _PlayerFailed:
     error: BaseException
 
 
-_Input: TypeAlias = Received | PeerLost | _Decided | _PlayerFailed
+_Input: TypeAlias = Received | PeerLost | PeerConnected | _Decided | _PlayerFailed
 
 
 @dataclass
@@ -249,6 +343,42 @@ class _Counters:
     sent: int = 0
     sent_bytes: int = 0
     rejected: list[int] = field(default_factory=lambda: [0] * SEATS)
+    reconnections: int = 0
+
+
+def open_session(
+    definition: TableDefinition,
+    seat: int,
+    identity: Identity,
+    transcript: Path,
+    secrets: SecretStore,
+) -> tuple[TableSession, tuple[bytes, ...]]:
+    """The seat's session and the envelopes already in ``transcript``: a new session, or,
+    if the transcript holds envelopes of this table and seat, the one they and ``secrets``
+    rebuild (a resume after a crash).
+
+    Raises :class:`PeerError` if the transcript is another table's or cannot be resumed.
+    """
+    if not (transcript.exists() and transcript.stat().st_size > 0):
+        return TableSession(definition, seat, identity, secrets=secrets), ()
+    try:
+        record = read_transcript(transcript)
+    except TranscriptError as exc:
+        raise PeerError(f"cannot resume from {transcript}: {exc}") from exc
+    if record.definition != definition or record.seat != seat:
+        raise PeerError(f"{transcript} is the transcript of another table or seat")
+    if not record.envelopes:
+        return TableSession(definition, seat, identity, secrets=secrets), ()
+    try:
+        session = TableSession.resume(definition, seat, identity, record.envelopes, secrets)
+    except (SessionError, RemoteProtocolError) as exc:
+        raise PeerError(f"cannot resume from {transcript}: {exc}") from exc
+    return session, record.envelopes
+
+
+def default_secrets(transcript: Path, definition: TableDefinition, seat: int) -> FileSecrets:
+    """The secrets file of a transcript kept in ``<home>/games/``: ``<home>/secrets/``."""
+    return FileSecrets(transcript.parent.parent / "secrets", definition.table_id, seat)
 
 
 async def run_peer(
@@ -260,18 +390,30 @@ async def run_peer(
     transcript: Path,
     listeners: Sequence[AnyListener] | None = None,
     on_event: Callable[[Event], None] | None = None,
+    on_status: Callable[[PeerStatus], None] | None = None,
     mesh_config: MeshConfig | None = None,
     config: PeerConfig | None = None,
+    secrets: SecretStore | None = None,
 ) -> PeerResult:
     """Play ``seat`` of the table ``definition`` to the end; see the module docstring.
 
+    If ``transcript`` already holds envelopes of this table and seat, the game is resumed
+    from them (and from ``secrets``): our envelopes are sent again and the peers asked for
+    what we missed. ``secrets`` keeps each round's deck secrets before their first use
+    (default: a :class:`~belote_p2p.secretstore.FileSecrets` in the ``secrets`` folder
+    beside the transcript's folder, i.e. ``<home>/secrets/``).
+
     ``listeners`` are our mesh listeners when already open (the lobby opens them first, to
     announce their port); otherwise we listen at our seat's address. ``on_event`` sees
-    every session event as it happens (for printing). Raises :class:`PeerError` if the mesh
-    does not open; every later failure is in the result.
+    every session event as it happens (for printing), ``on_status`` what the game waits
+    on, about every second while it waits. Raises :class:`PeerError` if the mesh does not
+    open or the transcript cannot be resumed; every later failure is in the result.
     """
     config = config or PeerConfig()
-    session = TableSession(definition, seat, identity)
+    if secrets is None:
+        secrets = default_secrets(transcript, definition, seat)
+    session, recorded = open_session(definition, seat, identity, transcript, secrets)
+    resumed = bool(recorded)
     addresses = {s: parse_address(definition.seats[s].address) for s in range(SEATS)}
     if seat == SEATS - 1 and listeners:
         # The last seat only dials; the listener the lobby made it open is not needed.
@@ -281,7 +423,7 @@ async def run_peer(
     mesh = Mesh(identity, definition.table_id, seat, definition.roster, mesh_config)
     failure: BaseException | None = None
     with TranscriptWriter(transcript, definition, seat) as writer:
-        driver = _Driver(session, seat, player, writer, config, on_event)
+        driver = _Driver(session, seat, player, writer, config, on_event, on_status, recorded)
         async with trio.open_nursery() as nursery:
             try:
                 with trio.fail_after(config.connect_timeout):
@@ -312,6 +454,8 @@ async def run_peer(
         sent=c.sent,
         sent_bytes=c.sent_bytes,
         rejected=tuple(c.rejected),
+        resumed=resumed,
+        reconnections=c.reconnections,
     )
 
 
@@ -325,6 +469,8 @@ def _explain(exc: BaseException) -> str:
 
 
 class _Driver:
+    """Moves one seat's session: inputs in, envelopes out, and the clock (deadlines)."""
+
     def __init__(
         self,
         session: TableSession,
@@ -333,6 +479,8 @@ class _Driver:
         writer: TranscriptWriter,
         config: PeerConfig,
         on_event: Callable[[Event], None] | None,
+        on_status: Callable[[PeerStatus], None] | None = None,
+        recorded: Sequence[bytes] = (),
     ) -> None:
         self.session = session
         self.seat = seat
@@ -340,61 +488,68 @@ class _Driver:
         self.writer = writer
         self.config = config
         self.on_event = on_event
+        self.on_status = on_status
         self.counters = _Counters()
         self.error: str | None = None
-        self.written = 0
         self.done_from: set[int] = set()
-        self.voted: set[int] = set()
-        self.lost: set[int] = set()
-        """Seats we signed as gone."""
-        self._deciding = False
+        self.voted: dict[int, float] = {}
+        """Seats we signed as gone, and when."""
+        self.disconnected: set[int] = set()
+        self._resuming = bool(recorded)
+        # What is already in the transcript file (a resumed session accepts it all again).
+        self._on_disk = {hashlib.sha256(data).digest() for data in recorded}
+        self.written = len(recorded)
+        self._index = 0
+        self._deciding_since: float | None = None
+        self._replies: list[tuple[int, bytes]] = []
+        # The clock: when each seat started owing its current message, and of what kind.
+        self._owes: dict[int, tuple[bool, float]] = {}
+        self._seqs = [0] * SEATS
+        self._length = -1
+        self._last_progress = 0.0
+        self._last_sync = -math.inf
+        self._last_status = -math.inf
+        self._last_report: dict[int, float] = {}
+        self._status_key: object = None
         self._inputs_in, self._inputs_out = trio.open_memory_channel[_Input](math.inf)
-        self._send_in, self._send_out = trio.open_memory_channel[bytes](math.inf)
+        self._send_in, self._send_out = trio.open_memory_channel[tuple[int | None, bytes]](math.inf)
         self._nursery: trio.Nursery | None = None
 
     async def play(self, mesh: Mesh) -> None:
         session = self.session
+        self._last_progress = trio.current_time()
         async with trio.open_nursery() as nursery:
             self._nursery = nursery
             sender_done = trio.Event()
             nursery.start_soon(self._sender, mesh, sender_done)
             nursery.start_soon(self._reader, mesh)
             self.player.start(session.definition.rules, self.seat)
-            session.start()
+            if not session.started:
+                session.start()
             self._step()
             while not session.finished and self.error is None:
-                waiting = session.waiting_for()
-                # Only our own player may take its time (a person thinks): every other wait
-                # is on the peers, and has a deadline.
-                timeout = math.inf if self._deciding and not waiting else self.config.peer_timeout
-                with trio.move_on_after(timeout):
+                with trio.move_on_after(self._tick()):
                     item = await self._inputs_out.receive()
                     self._handle(item)
                     self._step()
-                    continue
-                silent = sorted(waiting - self.voted)
-                if silent and session.ready:
-                    # Sign that they left; the game ends when the three others have.
-                    logger.warning(
-                        "seat %d: seat(s) %s silent for %.0f s", self.seat, silent, timeout
-                    )
-                    for gone in silent:
-                        self._vote(gone)
-                    self._step()
-                    continue
-                seats = ", ".join(str(s) for s in sorted(waiting)) or "?"
-                self.error = f"no message from seat {seats} for {timeout:.0f} s"
+                self._clock(trio.current_time())
+                self._step()
             # Our last envelopes (the ``done`` above all) must reach the peers before we close.
             self._send_in.close()
             with trio.move_on_after(self.config.flush_timeout):
                 await sender_done.wait()
             nursery.cancel_scope.cancel()
 
+    def _tick(self) -> float:
+        return min(self.config.status_interval, self.config.sync_interval)
+
+    # -- inputs ---------------------------------------------------------------------------
+
     def _handle(self, item: _Input) -> None:
         session = self.session
         if isinstance(item, Received):
             try:
-                session.receive(item.payload)
+                replies = session.receive(item.payload)
             except RemoteProtocolError as exc:
                 self.counters.rejected[item.seat] += 1
                 count = self.counters.rejected[item.seat]
@@ -404,58 +559,184 @@ class _Driver:
                 )  # fmt: skip
                 if count > self.config.max_rejected:
                     self.error = f"seat {item.seat} sent {count} invalid frames"
+                return
+            self._replies += [(item.seat, reply) for reply in replies]
+        elif isinstance(item, PeerConnected):
+            if item.seat in self.disconnected or item.reconnected:
+                self.counters.reconnections += 1
+                logger.warning("seat %d: seat %d is back", self.seat, item.seat)
+            self.disconnected.discard(item.seat)
+            # Whatever either side missed meanwhile comes back through sync requests.
+            self._replies.append((item.seat, session.sync_request()))
         elif isinstance(item, PeerLost):
             if item.seat in self.done_from or session.finished:
                 return
-            logger.warning("seat %d lost seat %d: %s", self.seat, item.seat, item.reason)
-            self.lost.add(item.seat)
-            if not session.ready or len(self.lost) > 1:
-                # Without the table signed, or with two seats gone, the game cannot end well.
-                seats = ", ".join(str(s) for s in sorted(self.lost))
-                self.error = f"lost the connection to seat {seats}: {item.reason}"
-            else:
-                # The mesh does not reconnect: the seat has left. The game ends as abandoned
-                # by it once the other two seats sign the same (or times out if they do not).
-                self._vote(item.seat)
+            self.disconnected.add(item.seat)
+            logger.warning(
+                "seat %d lost the connection to seat %d (%s); waiting for it to reconnect",
+                self.seat, item.seat, item.reason,
+            )  # fmt: skip
         elif isinstance(item, _Decided):
-            self._deciding = False
+            self._deciding_since = None
             try:
                 session.act(item.action)
             except SessionError as exc:
                 logger.warning("seat %d: our decision was not taken: %s", self.seat, exc)
         else:
-            self._deciding = False
+            self._deciding_since = None
             self.error = f"the player failed: {item.error!r}"
             if session.ready:
                 self._vote(self.seat)  # resign, so that the others need not wait for us
 
     def _vote(self, seat: int) -> None:
         if seat not in self.voted:
-            self.voted.add(seat)
+            self.voted[seat] = trio.current_time()
             self.session.abandon(seat)
 
+    # -- the clock ------------------------------------------------------------------------
+
+    def _owed(self) -> dict[int, bool]:
+        """The seats owing the next message (ours while our player decides), each with
+        True if what it owes is a decision."""
+        session = self.session
+        waiting = session.waiting_for()
+        deck_waits = session.deck.waiting_for() if session.deck is not None else frozenset()
+        state = session.state
+        decision_phase = session.ready and not state.is_over and not deck_waits
+        owed = {s: decision_phase and s == state.to_act for s in waiting if s != self.seat}
+        if self._deciding_since is not None:
+            owed[self.seat] = True
+        return owed
+
+    def _clock(self, now: float) -> None:
+        """Deadlines, sync requests and status reports, as of ``now``."""
+        session = self.session
+        if session.finished or self.error is not None:
+            return
+        config = self.config
+        tracker = session.tracker
+        if len(session.transcript) != self._length:
+            self._length = len(session.transcript)
+            self._last_progress = now
+        sent = [tracker.next_seq(s) for s in range(SEATS)]
+        owed = self._owed()
+        for s in list(self._owes):
+            if s not in owed:
+                del self._owes[s]
+        for s, decision in owed.items():
+            kept = self._owes.get(s)
+            if s == self.seat and self._deciding_since is not None:
+                self._owes[s] = (True, self._deciding_since)
+            elif kept is None or kept[0] != decision or sent[s] != self._seqs[s]:
+                # It owes something new (it sent a message, or the wait changed kind).
+                self._owes[s] = (decision, now)
+        self._seqs = sent
+        waits = []
+        for s, (decision, since) in sorted(self._owes.items()):
+            deadline = config.decision_deadline(s) if decision else config.step_deadline
+            waits.append(
+                SeatWait(
+                    seat=s,
+                    name=session.definition.seats[s].name,
+                    decision=decision,
+                    connected=s == self.seat or s not in self.disconnected,
+                    waited=now - since,
+                    deadline_in=since + deadline - now,
+                    abandon_in=since + deadline + config.grace - now,
+                )
+            )
+        self._report(now, waits)
+        for wait in waits:
+            if wait.seat == self.seat or wait.abandon_in > 0:
+                continue
+            if not session.ready:
+                self.error = f"seat {wait.seat} did not sign the table in {wait.waited:.0f} s"
+                return
+            if wait.seat not in self.voted:
+                logger.warning(
+                    "seat %d: seat %d (%s) silent for %.0f s: signing that it left",
+                    self.seat, wait.seat, wait.name, wait.waited,
+                )  # fmt: skip
+                self._vote(wait.seat)
+        for gone, when in self.voted.items():
+            if gone != self.seat and now - when >= config.grace:
+                self.error = (
+                    f"seat {gone} is silent, and the other seats did not sign that it left "
+                    f"within {config.grace:.0f} s"
+                )
+                return
+        stalled = now - self._last_progress
+        if stalled >= config.sync_interval and now - self._last_sync >= config.sync_interval:
+            # No progress for a while: ask every peer for what we may lack.
+            self._last_sync = now
+            request = session.sync_request()
+            self._replies += [(s, request) for s in range(SEATS) if s != self.seat]
+        if not waits and stalled >= config.peer_timeout:
+            self.error = f"the game made no progress for {stalled:.0f} s"
+
+    def _report(self, now: float, waits: list[SeatWait]) -> None:
+        for wait in waits:
+            if not wait.overdue or wait.seat == self.seat:
+                self._last_report.pop(wait.seat, None)
+                continue
+            last = self._last_report.get(wait.seat)
+            if last is None or now - last >= self.config.report_interval:
+                self._last_report[wait.seat] = now
+                logger.warning("seat %d: %s", self.seat, wait.describe())
+        if self.on_status is None:
+            return
+        key = (tuple((w.seat, w.decision) for w in waits), frozenset(self.disconnected))
+        if key != self._status_key or now - self._last_status >= self.config.status_interval:
+            self._status_key = key
+            self._last_status = now
+            self.on_status(PeerStatus(tuple(waits), frozenset(self.disconnected)))
+
+    # -- outputs --------------------------------------------------------------------------
+
     def _step(self) -> None:
-        """Record, send and report whatever the session produced."""
+        """Record, send and report whatever the session produced.
+
+        Every envelope is in the transcript file (flushed, and fsynced if it is ours)
+        before anything leaves for the peers."""
         session = self.session
         transcript = session.transcript
-        for envelope in transcript[self.written :]:
-            self.writer.append(envelope.encode())
+        ours = False
+        for envelope in transcript[self._index :]:
+            sender = session.tracker.seat_of(envelope.sender)
             if envelope.body.get("type") == "done":
-                self.done_from.add(session.tracker.seat_of(envelope.sender))
-        self.written = len(transcript)
+                self.done_from.add(sender)
+            if envelope.hash in self._on_disk:
+                continue
+            self.writer.append(envelope.encode())
+            self.written += 1
+            ours = ours or sender == self.seat
+        self._index = len(transcript)
+        if ours and self.config.durable:
+            self.writer.sync()
         for payload in session.take_outbox():
-            self._send_in.send_nowait(payload)
+            self._send_in.send_nowait((None, payload))
+        for target, payload in self._replies:
+            self._send_in.send_nowait((target, payload))
+        self._replies.clear()
+        dealt = False
         for event in session.take_events():
             if isinstance(event, RoundAudited):
                 self.writer.sync()
             if self.on_event is not None:
                 self.on_event(event)
             if isinstance(event, RoundDealt):
-                self.player.round_dealt(observe(session.state, self.seat))
+                dealt = True
+                if not self._resuming:
+                    self.player.round_dealt(observe(session.state, self.seat))
             elif isinstance(event, DecisionNeeded):
                 assert self._nursery is not None
-                self._deciding = True
+                self._deciding_since = trio.current_time()
                 self._nursery.start_soon(self._decide, event.observation)
+        if self._resuming:
+            # The replay of a resumed game dealt every round again: only the last matters.
+            self._resuming = False
+            if dealt and session.state.phase not in (Phase.DEAL, Phase.GAME_OVER):
+                self.player.round_dealt(observe(session.state, self.seat))
 
     async def _decide(self, observation: Observation) -> None:
         try:
@@ -475,8 +756,12 @@ class _Driver:
 
     async def _sender(self, mesh: Mesh, done: trio.Event) -> None:
         async with self._send_out:
-            async for payload in self._send_out:
-                await mesh.broadcast(payload)
-                self.counters.sent += 1
-                self.counters.sent_bytes += len(payload)
+            async for target, payload in self._send_out:
+                if target is None:
+                    await mesh.broadcast(payload)
+                    self.counters.sent += 1
+                    self.counters.sent_bytes += len(payload)
+                else:
+                    with contextlib.suppress(ConnectionClosed):
+                        await mesh.send(target, payload)
         done.set()

@@ -6,6 +6,14 @@ payloads between authenticated seats; decoding envelopes is the table session's 
 
 Each pair of seats shares exactly one TCP connection, dialled by the higher seat to
 the lower seat's listener; seat 0 only listens and seat 3 only dials.
+
+Reconnection. A connection that breaks is dialled again by the higher seat, with backoff,
+for as long as the mesh runs; the lower seat keeps accepting. A new connection passes the
+same authenticated handshake as the first and replaces whatever connection the seat had (a
+restarted peer may reach us before we notice that its old connection is dead). The mesh
+reports :class:`PeerConnected` for every authenticated connection and :class:`PeerLost`
+when one ends; what was lost in between is the table session's business (its sync
+requests).
 """
 
 from __future__ import annotations
@@ -148,13 +156,23 @@ class Received:
 
 @dataclass(frozen=True, slots=True)
 class PeerLost:
-    """The connection to ``seat`` ended; it is not reopened."""
+    """The connection to ``seat`` ended. The higher of the two seats dials again; a
+    :class:`PeerConnected` follows if the peer comes back."""
 
     seat: int
     reason: str
 
 
-MeshEvent: TypeAlias = Received | PeerLost
+@dataclass(frozen=True, slots=True)
+class PeerConnected:
+    """A connection to ``seat`` was authenticated (the first one, or a reconnection)."""
+
+    seat: int
+    reconnected: bool
+    """The seat had been connected before."""
+
+
+MeshEvent: TypeAlias = Received | PeerLost | PeerConnected
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,10 +181,14 @@ class MeshConfig:
     handshake_timeout: float = 5.0
     """Seconds for the whole hello handshake of one connection."""
     dial_attempts: int = 10
-    """Connection attempts per lower seat before :class:`DialFailed`."""
+    """Connection attempts per lower seat before :class:`DialFailed` (the first connection
+    only: once connected, a lost seat is dialled again until the mesh closes)."""
     dial_backoff: float = 0.05
     """Seconds before the second attempt; doubles after each failure."""
     dial_max_backoff: float = 2.0
+    send_timeout: float = 30.0
+    """Seconds one frame may take to leave; a connection stuck longer is dropped (and, being
+    lost, dialled again)."""
     event_buffer: int = 64
     """Events held for the consumer before the readers stop reading (backpressure)."""
 
@@ -176,7 +198,8 @@ class Mesh:
 
     Start :meth:`run` with ``nursery.start`` (it returns once all three peers are
     connected and authenticated) or use :func:`open_mesh`. Then :meth:`receive` yields
-    :class:`Received` and :class:`PeerLost` events from every peer in arrival order.
+    :class:`PeerConnected`, :class:`Received` and :class:`PeerLost` events from every peer
+    in arrival order.
     """
 
     def __init__(
@@ -197,6 +220,7 @@ class Mesh:
         self.roster = tuple(roster)
         self.config = config or MeshConfig()
         self._peers: dict[int, FramedStream] = {}
+        self._ever: set[int] = set()
         self._all_connected = trio.Event()
         self._cancel_scope: trio.CancelScope | None = None
         self._closed = False
@@ -221,8 +245,9 @@ class Mesh:
         ``addresses`` maps seats to ``(host, port)``; those of the lower seats are
         dialled, and our own is where we listen unless ``listeners`` are given. Signals
         ``task_status`` once all three peers are authenticated, then runs until
-        cancelled or :meth:`close`; a failed dial or handshake with a lower seat is
-        raised, a bad incoming connection only refused.
+        cancelled or :meth:`close`. Until a lower seat was first connected, a failed dial
+        or handshake with it is raised; later ones are retried. A bad incoming connection
+        is only refused.
         """
         try:
             async with trio.open_nursery() as nursery:
@@ -261,15 +286,34 @@ class Mesh:
             raise ConnectionClosed("the mesh is closed") from None
 
     async def send(self, seat: int, payload: bytes) -> None:
-        """Send one payload to ``seat``; raise :class:`ConnectionClosed` if it is gone."""
+        """Send one payload to ``seat``; raise :class:`ConnectionClosed` if it is gone.
+
+        A send stuck past :attr:`MeshConfig.send_timeout` (a peer that stopped reading)
+        drops the connection and raises :class:`ConnectionClosed`.
+        """
         conn = self._peers.get(seat)
         if conn is None:
             raise ConnectionClosed(f"no connection to seat {seat}", seat=seat)
         try:
-            await conn.send(payload)
+            with trio.move_on_after(self.config.send_timeout) as scope:
+                await conn.send(payload)
         except ConnectionClosed as exc:
             exc.seat = seat
             raise
+        if scope.cancelled_caught:
+            await self._drop(seat, conn)
+            raise ConnectionClosed(f"seat {seat} stopped reading", seat=seat, clean=False)
+
+    async def drop(self, seat: int) -> None:
+        """Close the connection to ``seat`` (its loss is reported as any other; the higher
+        seat dials again)."""
+        conn = self._peers.get(seat)
+        if conn is not None:
+            await self._drop(seat, conn)
+
+    async def _drop(self, seat: int, conn: FramedStream) -> None:
+        with suppress(trio.BrokenResourceError, trio.ClosedResourceError):
+            await conn.aclose()
 
     async def broadcast(self, payload: bytes) -> frozenset[int]:
         """Send ``payload`` to every other seat at once; return the seats not reached.
@@ -309,23 +353,36 @@ class Mesh:
             logger.warning("seat %d refused a connection: %s", self.seat, exc)
 
     async def _dial(self, peer: int, address: Address) -> None:
+        """Connect to the lower seat ``peer``, and connect again whenever it is lost."""
         host, port = address
         delay = self.config.dial_backoff
-        for attempt in range(1, self.config.dial_attempts + 1):
+        failures = 0
+        while True:
             try:
                 stream: trio.abc.Stream = await trio.open_tcp_stream(host, port)
             except OSError as exc:
-                if attempt == self.config.dial_attempts:
+                failures += 1
+                if peer not in self._ever and failures >= self.config.dial_attempts:
                     raise DialFailed(
-                        f"seat {peer} at {host}:{port}: {attempt} attempts, last: {exc}",
+                        f"seat {peer} at {host}:{port}: {failures} attempts, last: {exc}",
                         seat=peer,
                     ) from exc
                 logger.info("seat %d: dialling seat %d failed (%s); retrying", self.seat, peer, exc)
-                await trio.sleep(delay)
-                delay = min(delay * 2, self.config.dial_max_backoff)
             else:
-                break
-        await self._connection(stream, peer_seat=peer)
+                try:
+                    await self._connection(stream, peer_seat=peer)
+                except HandshakeError as exc:
+                    if peer not in self._ever:
+                        raise
+                    failures += 1
+                    logger.warning("seat %d: reconnecting to seat %d: %s", self.seat, peer, exc)
+                else:
+                    # The connection was up, and ended: dial again, from the shortest delay.
+                    failures = 0
+                    delay = self.config.dial_backoff
+            await trio.sleep(delay)
+            if failures:
+                delay = min(delay * 2, self.config.dial_max_backoff)
 
     async def _connection(self, stream: trio.abc.Stream, *, peer_seat: int | None) -> None:
         """Authenticate a fresh connection, then read it until it ends."""
@@ -338,15 +395,28 @@ class Mesh:
                     )
             except trio.TooSlowError:
                 raise HandshakeError(f"no handshake within {timeout} s", seat=peer_seat) from None
-            if seat in self._peers:
-                raise HandshakeError(f"seat {seat} is already connected", seat=seat)
+            old = self._peers.get(seat)
+            if old is not None:
+                # Only the seat's key could pass the handshake: the peer came back before we
+                # noticed that its old connection was dead. The new one wins.
+                logger.info("seat %d: seat %d reconnected; closing its old connection",
+                            self.seat, seat)  # fmt: skip
+                await self._drop(seat, old)
             self._peers[seat] = conn
+            reconnected = seat in self._ever
+            self._ever.add(seat)
             if len(self._peers) == SEATS - 1:
                 self._all_connected.set()
+            with suppress(trio.BrokenResourceError, trio.ClosedResourceError):
+                await self._event_in.send(PeerConnected(seat, reconnected))
             try:
                 reason = await self._read(seat, conn)
             finally:
-                del self._peers[seat]
+                current = self._peers.get(seat) is conn
+                if current:
+                    del self._peers[seat]
+        if not current:
+            return  # replaced by a newer connection: the seat is not lost
         logger.info("seat %d lost seat %d: %s", self.seat, seat, reason)
         with suppress(trio.BrokenResourceError, trio.ClosedResourceError):
             await self._event_in.send(PeerLost(seat, reason))

@@ -2,21 +2,31 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 import trio
+import trio.testing
 
 import belote_p2p.peer as peer_module
 from belote_p2p.cards import Card
 from belote_p2p.engine import Bid
 from belote_p2p.identity import Identity
-from belote_p2p.peer import BotPlayer, PeerConfig, PeerResult, parse_action, run_peer
+from belote_p2p.peer import (
+    BotPlayer,
+    PeerConfig,
+    PeerResult,
+    PeerStatus,
+    parse_action,
+    run_peer,
+)
 from belote_p2p.rules import RULE_SETS
-from belote_p2p.session import RoundAudited, Seat, TableDefinition
+from belote_p2p.session import ActionTaken, RoundAudited, Seat, TableDefinition
 from belote_p2p.transcript import read_transcript
+from belote_p2p.verify import verify_transcript
 from belote_p2p.wire import Envelope
 
 TIMEOUT = 60
@@ -44,6 +54,9 @@ async def play_table(
     *,
     config: PeerConfig | None = None,
     players: dict[int, Any] | None = None,
+    on_status: list[list[PeerStatus]] | None = None,
+    watch: dict[int, Callable[[object], None]] | None = None,
+    timeout: float = TIMEOUT,
 ) -> tuple[list[PeerResult], list[list[object]]]:
     listeners = await open_listeners()
     definition, ids = make_table(variant, listeners)
@@ -51,6 +64,11 @@ async def play_table(
     events: list[list[object]] = [[] for _ in range(4)]
 
     async def one(seat: int) -> None:
+        def on_event(event: object) -> None:
+            events[seat].append(event)
+            if watch and seat in watch:
+                watch[seat](event)
+
         results[seat] = await run_peer(
             definition,
             seat,
@@ -58,11 +76,12 @@ async def play_table(
             (players or {}).get(seat) or BotPlayer("random", seed=seat),
             transcript=tmp_path / f"seat{seat}.transcript",
             listeners=[listeners[seat]],
-            on_event=events[seat].append,
+            on_event=on_event,
+            on_status=on_status[seat].append if on_status is not None else None,
             config=config,
         )
 
-    with trio.fail_after(TIMEOUT):
+    with trio.fail_after(timeout):
         async with trio.open_nursery() as nursery:
             for seat in range(4):
                 nursery.start_soon(one, seat)
@@ -146,7 +165,9 @@ async def test_too_many_bad_frames_end_the_game_without_a_crash(
             return result
 
     monkeypatch.setattr(peer_module, "Mesh", FloodMesh)
-    results, _ = await play_table("classic", tmp_path, config=PeerConfig(max_rejected=4))
+    # Seat 3, left alone, waits for the others to come back, then gives up.
+    quick = PeerConfig(max_rejected=4, step_deadline=0.5, person_deadline=0.5, grace=0.5)
+    results, _ = await play_table("classic", tmp_path, config=quick)
     assert not any(r.ok for r in results)
     assert all(r.fault is None for r in results)
     assert any(r.error and "invalid frames" in r.error for r in results[:3])
@@ -180,9 +201,23 @@ async def test_a_failed_player_resigns_and_the_game_ends_abandoned(tmp_path: Pat
     assert all(c == contents[0] for c in contents)
 
 
-async def test_a_lost_peer_is_signed_gone_by_the_three_others(tmp_path: Path) -> None:
-    """Seat 1 crashes mid-game (its player's failure is not caught): the mesh loses it, and
-    the other three sign that it left."""
+@pytest.fixture
+def clock() -> trio.testing.MockClock:
+    """Virtual time that jumps ahead whenever every task has waited 10 ms of real time: a
+    silence of minutes passes in a moment, while the loopback traffic (microseconds) and the
+    bots' threads keep their order."""
+    return trio.testing.MockClock(autojump_threshold=0.01)
+
+
+QUICK = PeerConfig(person_deadline=20.0, step_deadline=10.0, grace=30.0, sync_interval=2.0)
+
+
+async def test_a_lost_peer_is_waited_for_then_signed_gone(
+    tmp_path: Path, clock: trio.testing.MockClock
+) -> None:
+    """Seat 1 crashes mid-game (its player's failure is not caught) and never comes back:
+    the others wait for it to reconnect, report it overdue, and after the grace period the
+    three of them sign that it left."""
 
     class Crash(Exception):
         pass
@@ -192,7 +227,8 @@ async def test_a_lost_peer_is_signed_gone_by_the_three_others(tmp_path: Path) ->
 
     listeners = await open_listeners()
     definition, ids = make_table("coinche", listeners)
-    results: dict[int, PeerResult] = {}
+    results: dict[int, PeerResult | None] = {}
+    statuses: list[PeerStatus] = []
 
     async def one(seat: int) -> None:
         player = CrashingPlayer(3) if seat == 1 else BotPlayer("random", seed=seat)
@@ -200,9 +236,10 @@ async def test_a_lost_peer_is_signed_gone_by_the_three_others(tmp_path: Path) ->
             results[seat] = await run_peer(
                 definition, seat, ids[seat], player,
                 transcript=tmp_path / f"seat{seat}.transcript", listeners=[listeners[seat]],
+                config=QUICK, on_status=statuses.append if seat == 0 else None,
             )  # fmt: skip
         except BaseException:
-            results[seat] = None  # type: ignore[assignment]
+            results[seat] = None
 
     monkey = peer_module._Driver._decide
 
@@ -213,7 +250,7 @@ async def test_a_lost_peer_is_signed_gone_by_the_three_others(tmp_path: Path) ->
 
     peer_module._Driver._decide = crash_through  # type: ignore[method-assign]
     try:
-        with trio.fail_after(TIMEOUT):
+        with trio.fail_after(TIMEOUT * 10):  # virtual seconds
             async with trio.open_nursery() as nursery:
                 for seat in range(4):
                     nursery.start_soon(one, seat)
@@ -221,8 +258,102 @@ async def test_a_lost_peer_is_signed_gone_by_the_three_others(tmp_path: Path) ->
         peer_module._Driver._decide = monkey  # type: ignore[method-assign]
     assert results[1] is None
     for seat in (0, 2, 3):
-        assert results[seat].abandoned == 1, results[seat]
-        assert results[seat].error is None
+        result = results[seat]
+        assert result is not None and result.abandoned == 1, result
+        assert result.error is None
+        verdict = verify_transcript(result.transcript)
+        assert verdict.ok and verdict.abandoned == 1
+        assert verdict.summary().startswith("ABANDONED by seat 1")
+    waits = [w for st in statuses for w in st.waiting_for if w.seat == 1]
+    assert any(1 in st.disconnected for st in statuses)
+    overdue = [w for w in waits if w.overdue]
+    assert overdue and "p1, disconnected): " in overdue[0].describe()
+    assert min(w.abandon_in for w in waits) <= 1.0
+    assert max(w.abandon_in for w in overdue) <= QUICK.grace + 1.0
+
+
+class SilentPlayer(BotPlayer):
+    """Plays its first few decisions, then never answers (a person gone for coffee)."""
+
+    def __init__(self, decisions: int) -> None:
+        super().__init__("random", seed=8)
+        self.left = decisions
+
+    async def decide(self, observation: Any) -> Any:
+        self.left -= 1
+        if self.left < 0:
+            await trio.sleep_forever()
+        return await super().decide(observation)
+
+
+async def test_a_silent_seat_is_reported_then_abandoned_after_the_grace(
+    tmp_path: Path, clock: trio.testing.MockClock, caplog: pytest.LogCaptureFixture
+) -> None:
+    statuses: list[list[PeerStatus]] = [[] for _ in range(4)]
+    started = trio.current_time()
+    with caplog.at_level(logging.WARNING, logger="belote_p2p.peer"):
+        results, _ = await play_table(
+            "classic", tmp_path, config=QUICK, players={2: SilentPlayer(5)},
+            on_status=statuses, timeout=TIMEOUT * 10,
+        )  # fmt: skip
+    elapsed = trio.current_time() - started
+    assert all(r.abandoned == 2 for r in results), [(r.abandoned, r.error) for r in results]
+    assert all(r.error is None and r.fault is None for r in results)
+    # Deadline then grace: the others signed it gone once both had passed, not before.
+    assert QUICK.person_deadline + QUICK.grace <= elapsed < QUICK.person_deadline + QUICK.grace + 60
+    for seat in (0, 1, 3):
+        overdue = [w for st in statuses[seat] for w in st.overdue]
+        assert overdue and all(w.seat == 2 and w.decision and w.connected for w in overdue)
+        assert any(w.describe().startswith("waiting for seat 2 (p2): ") for w in overdue)
+    # Seat 2 sees its own countdown while it "thinks".
+    assert any(w.seat == 2 for st in statuses[2] for w in st.waiting_for)
+    assert "waiting for seat 2 (p2): 30 s left" in caplog.text
+    assert "signing that it left" in caplog.text
+    for r in results:
+        verdict = verify_transcript(r.transcript)
+        assert verdict.ok and verdict.abandoned == 2, verdict.summary()
+        assert verdict.summary().startswith("ABANDONED by seat 2")
+
+
+async def test_dropped_connections_come_back_and_the_game_completes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The test cuts TCP connections mid-game (0-2 in the first round, 1-3 and 0-3 later):
+    the higher seat dials again, both sides sync, and the game ends as usual."""
+    meshes: dict[int, Any] = {}
+    real_mesh = peer_module.Mesh
+
+    class RecordedMesh(real_mesh):  # type: ignore[misc, valid-type]
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            meshes[self.seat] = self
+
+    monkeypatch.setattr(peer_module, "Mesh", RecordedMesh)
+    cut_points = {4: (0, 2), 12: (3, 1), 25: (0, 3)}  # after N actions seen by seat 0
+    cuts: trio.MemorySendChannel[tuple[int, int]]
+    cuts, cut_orders = trio.open_memory_channel[tuple[int, int]](10)
+    actions = 0
+
+    def watch(event: object) -> None:
+        nonlocal actions
+        if isinstance(event, ActionTaken):
+            actions += 1
+            if actions in cut_points:
+                cuts.send_nowait(cut_points[actions])
+
+    async def cutter() -> None:
+        async for a, b in cut_orders:
+            await meshes[a].drop(b)
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(cutter)
+        results, _ = await play_table("classic", tmp_path, watch={0: watch})
+        nursery.cancel_scope.cancel()
+    check_agreement(results)
+    assert actions > max(cut_points)
+    assert sum(r.reconnections for r in results) >= 2 * len(cut_points)
+    for r in results:
+        assert verify_transcript(r.transcript).ok
 
 
 def test_parse_action_reads_cards_bids_and_numbers() -> None:

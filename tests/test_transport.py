@@ -13,6 +13,8 @@ from belote_p2p.transport import (
     FramedStream,
     Mesh,
     MeshConfig,
+    MeshEvent,
+    PeerConnected,
     PeerLost,
     Received,
     handshake,
@@ -126,6 +128,14 @@ async def test_handshake_rejects_a_wrong_identity() -> None:
 # ------------------------------------------------------------------------------- mesh
 
 
+async def next_event(mesh: Mesh) -> MeshEvent:
+    """The next event that is not a (re)connection."""
+    while True:
+        event = await mesh.receive()
+        if not isinstance(event, PeerConnected):
+            return event
+
+
 async def open_listeners(count: int) -> list[trio.SocketListener]:
     return [(await trio.open_tcp_listeners(0, host="127.0.0.1"))[0] for _ in range(count)]
 
@@ -157,7 +167,7 @@ async def test_four_peers_exchange_messages_over_loopback() -> None:
                 assert await mesh.broadcast(b"all from %d" % seat) == frozenset()
                 await mesh.send((seat + 1) % 4, b"next from %d" % seat)
                 while len(inbox[seat]) < 4:
-                    event = await mesh.receive()
+                    event = await next_event(mesh)
                     assert isinstance(event, Received)
                     inbox[seat].append((event.seat, event.payload))
                 finished += 1
@@ -196,7 +206,7 @@ async def test_a_departed_peer_is_reported_and_unreachable() -> None:
             ) as mesh:
                 if seat == 3:
                     return  # closes its three connections
-                event = await mesh.receive()
+                event = await next_event(mesh)
                 assert isinstance(event, PeerLost)
                 assert event.seat == 3
                 with pytest.raises(ConnectionClosed) as info:
@@ -230,6 +240,7 @@ async def test_mesh_refuses_an_impostor_then_admits_the_real_peer(
             async with FramedStream(stream) as conn:
                 assert await handshake(conn, PLAYERS[1], TABLE, 1, ROSTER, peer_seat=0) == 0
                 await conn.send(b"hello seat 0")
+                assert await mesh.receive() == PeerConnected(1, reconnected=False)
                 assert await mesh.receive() == Received(1, b"hello seat 0")
                 assert mesh.peers == frozenset({1})
                 await mesh.send(1, b"welcome")
@@ -282,7 +293,7 @@ async def test_an_oversized_frame_costs_the_peer_its_connection() -> None:
             async with FramedStream(stream) as conn:
                 await handshake(conn, PLAYERS[2], TABLE, 2, ROSTER, peer_seat=0)
                 await stream.send_all((201).to_bytes(4, "big"))
-                event = await mesh.receive()
+                event = await next_event(mesh)
                 assert isinstance(event, PeerLost)
                 assert event.seat == 2 and "exceeds" in event.reason
                 with pytest.raises(ConnectionClosed):
@@ -298,3 +309,67 @@ async def test_a_frame_before_an_oversize_header_is_still_received() -> None:
         assert await receiver.receive() == b"fine"
         with pytest.raises(FrameTooLarge):
             await receiver.receive()
+
+
+async def test_a_dropped_connection_is_dialled_again_by_the_higher_seat() -> None:
+    with trio.fail_after(10):
+        listeners = await open_listeners(3)
+        addresses = {seat: address_of(listeners[seat]) for seat in range(3)}
+        config = MeshConfig(dial_backoff=0.01)
+        seen: dict[int, list[MeshEvent]] = {0: [], 2: []}
+        done = trio.Event()
+
+        async def peer(seat: int) -> None:
+            async with open_mesh(
+                PLAYERS[seat], TABLE, seat, ROSTER, addresses,
+                listeners=listeners[seat : seat + 1] if seat < 3 else None, config=config,
+            ) as mesh:  # fmt: skip
+                if seat == 0:
+                    await mesh.drop(2)
+                if seat in (0, 2):
+                    other = 2 - seat
+                    while True:
+                        event = await mesh.receive()
+                        if event.seat != other:
+                            continue
+                        seen[seat].append(event)
+                        if isinstance(event, PeerConnected) and event.reconnected:
+                            break
+                    await mesh.send(other, b"again from %d" % seat)
+                    event = await next_event(mesh)
+                    while event.seat != other:
+                        event = await next_event(mesh)
+                    assert event == Received(other, b"again from %d" % other)
+                    done.set()
+                await done.wait()
+
+        async with trio.open_nursery() as nursery:
+            for seat in range(4):
+                nursery.start_soon(peer, seat)
+        for seat in (0, 2):
+            kinds = [type(e) for e in seen[seat]]
+            assert kinds == [PeerConnected, PeerLost, PeerConnected], seen[seat]
+
+
+async def test_a_new_authenticated_connection_replaces_the_old_one() -> None:
+    with trio.fail_after(10):
+        listeners = await open_listeners(1)
+        mesh = Mesh(PLAYERS[0], TABLE, 0, ROSTER)
+        async with trio.open_nursery() as nursery:
+            await nursery.start(mesh.serve, listeners)
+            first = FramedStream(await trio.testing.open_stream_to_socket_listener(listeners[0]))
+            await handshake(first, PLAYERS[1], TABLE, 1, ROSTER, peer_seat=0)
+            assert await mesh.receive() == PeerConnected(1, reconnected=False)
+            second = FramedStream(await trio.testing.open_stream_to_socket_listener(listeners[0]))
+            await handshake(second, PLAYERS[1], TABLE, 1, ROSTER, peer_seat=0)
+            assert await mesh.receive() == PeerConnected(1, reconnected=True)
+            with pytest.raises(ConnectionClosed):
+                await first.receive()  # the old connection was closed
+            await mesh.send(1, b"to the new one")
+            assert await second.receive() == b"to the new one"
+            await second.send(b"from the new one")
+            # The old connection's end is not a lost peer: the next event is the frame.
+            assert await mesh.receive() == Received(1, b"from the new one")
+            await first.aclose()
+            await second.aclose()
+            nursery.cancel_scope.cancel()
