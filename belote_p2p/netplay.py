@@ -6,9 +6,18 @@ a bot (``--bot NAME``). ``host --bots N`` starts N local bot peers, each its own
 with its own identity. ``demo`` is a whole game between four bot processes on this machine,
 with nothing to set up.
 
-Each peer keeps its identity and its transcripts in its home directory (``--home``, by
-default ``$XDG_DATA_HOME/belote-p2p``, i.e. ``~/.local/share/belote-p2p``):
-``identity.key`` and ``games/<table id>-seat<k>.transcript``.
+Each peer keeps its identity, its transcripts and its deck secrets in its home directory
+(``--home``, by default ``$XDG_DATA_HOME/belote-p2p``, i.e. ``~/.local/share/belote-p2p``):
+``identity.key``, ``games/<table id>-seat<k>.transcript`` and
+``secrets/<table id>-seat<k>.secrets``.
+
+``resume [TRANSCRIPT]`` continues a game after a crash: it reads the table and our seat from
+the transcript (by default the one unfinished game of this identity in its home), listens
+again at our seat's address, reconnects to the others and plays on. ``host`` and ``join``
+only mention an unfinished game; they never resume one by themselves.
+
+Deadlines (``--person-deadline``, ``--grace``) are each peer's own policy; every peer starts
+with the same defaults, and ``host --bots`` gives its bot processes its own values.
 
 Every peer ends its output with one line ``RESULT {json}`` (seat, table id, final scores,
 whether the game finished cleanly), which is what ``host --bots`` and ``demo`` read from
@@ -26,7 +35,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
@@ -48,8 +57,18 @@ from .lobby import (
     join_table,
     parse_address,
 )
-from .peer import BotPlayer, PeerError, PeerResult, Player, TerminalPlayer, run_peer
+from .peer import (
+    BotPlayer,
+    PeerConfig,
+    PeerError,
+    PeerResult,
+    PeerStatus,
+    Player,
+    TerminalPlayer,
+    run_peer,
+)
 from .rules import RULE_SETS, RuleSet, rule_set
+from .secretstore import FileSecrets, SecretStoreError
 from .session import (
     ActionTaken,
     DecisionNeeded,
@@ -62,6 +81,8 @@ from .session import (
     TableDefinition,
     TableReady,
 )
+from .transcript import Transcript, TranscriptError, read_transcript
+from .wire import WireError, decode
 
 APP_NAME = "belote-p2p"
 RESULT_PREFIX = "RESULT "
@@ -78,6 +99,58 @@ def default_home() -> Path:
 
 def transcript_path(home: Path, definition: TableDefinition, seat: int) -> Path:
     return home / "games" / f"{definition.table_id.hex()}-seat{seat}.transcript"
+
+
+def secret_store(home: Path, definition: TableDefinition, seat: int) -> FileSecrets:
+    return FileSecrets(home / "secrets", definition.table_id, seat)
+
+
+def game_ended(envelopes: Sequence[bytes], roster: Sequence[bytes]) -> bool:
+    """The record ends the game: four ``done``, a fault report, a resignation, or three
+    seats signing that a fourth left. (A quick look at the bodies, not a verification.)"""
+    done: set[bytes] = set()
+    votes: dict[int, set[bytes]] = {}
+    for data in envelopes:
+        try:
+            envelope: Any = decode(data)
+        except (WireError, ValueError):
+            continue
+        body = envelope.get("body") if isinstance(envelope, dict) else None
+        sender = envelope.get("sender") if isinstance(envelope, dict) else None
+        if not isinstance(body, dict) or not isinstance(sender, bytes):
+            continue
+        kind, gone = body.get("type"), body.get("seat")
+        if kind == "done":
+            done.add(sender)
+        elif kind == "fault":
+            return True
+        elif kind == "abandon" and type(gone) is int and 0 <= gone < len(roster):
+            if sender == roster[gone]:
+                return True  # a resignation
+            votes.setdefault(gone, set()).add(sender)
+    return len(done) == 4 or any(len(v) >= 3 for v in votes.values())
+
+
+def unfinished_games(home: Path, identity: Identity) -> list[Transcript]:
+    """Transcripts in ``home`` of games of this identity that did not end."""
+    found = []
+    for path in sorted((home / "games").glob("*.transcript")):
+        try:
+            transcript = read_transcript(path)
+        except (OSError, TranscriptError):
+            continue
+        key = transcript.definition.seats[transcript.seat].key
+        ended = game_ended(transcript.envelopes, transcript.definition.roster)
+        if key == identity.public_key_bytes and not ended:
+            found.append(transcript)
+    return found
+
+
+def mention_unfinished(home: Path, identity: Identity) -> None:
+    for transcript in unfinished_games(home, identity):
+        table = transcript.definition.table_id.hex()
+        note = f"note: the game at table {table} (seat {transcript.seat}) did not end; "
+        print(note + f"`belote-p2p resume --home {home}` continues it", file=sys.stderr)
 
 
 def guess_lan_ip() -> str:
@@ -104,6 +177,7 @@ class Printer:
     verbose: bool = False
     quiet: bool = False
     out: IO[str] = sys.stdout
+    _shown: dict[int, float] = field(default_factory=dict)
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -142,6 +216,19 @@ class Printer:
             self.say(f"Seat {event.seat} ({who}) broke the protocol: {event.reason}")
         elif isinstance(event, DecisionNeeded):
             pass
+
+    def status(self, status: PeerStatus, *, every: float = 10.0) -> None:
+        """A countdown line for each overdue seat: when it becomes overdue, then every
+        ``every`` seconds."""
+        shown = self._shown
+        for wait in status.overdue:
+            last = shown.get(wait.seat)
+            if wait.seat != self.seat and (last is None or last - wait.abandon_in >= every):
+                shown[wait.seat] = wait.abandon_in
+                self.say(wait.describe())
+        for seat in list(shown):
+            if seat not in {w.seat for w in status.overdue}:
+                del shown[seat]
 
 
 class TimingLog:
@@ -233,6 +320,17 @@ class SeatOptions:
     quiet: bool
     timing_log: Path | None
     bot_deadline: float
+    person_deadline: float = 60.0
+    grace: float = 120.0
+
+    def peer_config(self, seat: int) -> PeerConfig:
+        bots = frozenset({seat}) if self.bot is not None else frozenset()
+        return PeerConfig(
+            person_deadline=self.person_deadline,
+            bot_deadline=self.bot_deadline,
+            bot_seats=bots,
+            grace=self.grace,
+        )
 
 
 def make_player(options: SeatOptions) -> Player:
@@ -248,6 +346,8 @@ async def play_seat(
     player: Player,
     listeners: Sequence[trio.SocketListener],
     options: SeatOptions,
+    *,
+    transcript: Path | None = None,
 ) -> PeerResult:
     if not options.quiet:
         print_roster(definition, seat)
@@ -260,9 +360,12 @@ async def play_seat(
             seat,
             identity,
             player,
-            transcript=transcript_path(options.home, definition, seat),
+            transcript=transcript or transcript_path(options.home, definition, seat),
             listeners=listeners,
             on_event=callback,
+            on_status=None if options.quiet else printer.status,
+            config=options.peer_config(seat),
+            secrets=secret_store(options.home, definition, seat),
         )
     finally:
         if timing is not None:
@@ -311,6 +414,7 @@ def bot_command(k: int, lobby: str, options: SeatOptions, bot: str) -> list[str]
     cmd = [sys.executable, "-m", "belote_p2p", "join", lobby, "--bot", bot]
     cmd += ["--name", f"Bot{k}", "--home", str(options.home / "bots" / str(k))]
     cmd += ["--bind", options.bind, "--quiet", "--bot-deadline", str(options.bot_deadline)]
+    cmd += ["--person-deadline", str(options.person_deadline), "--grace", str(options.grace)]
     if options.seed is not None:
         cmd += ["--seed", str(options.seed + k)]
     if options.timing_log is not None:
@@ -321,6 +425,7 @@ def bot_command(k: int, lobby: str, options: SeatOptions, bot: str) -> list[str]
 async def host_game(options: SeatOptions, rules: RuleSet, port: int, bots: int) -> int:
     """Host a table, optionally with ``bots`` local bot processes; the exit status."""
     identity = Identity.load_or_create(options.home)
+    mention_unfinished(options.home, identity)
     player = make_player(options)
     mesh_listener = await _open_listener(options.bind, 0)
     lobby_listener = await _open_listener(options.bind, port)
@@ -392,6 +497,7 @@ async def join_game(options: SeatOptions, address: str) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     identity = Identity.load_or_create(options.home)
+    mention_unfinished(options.home, identity)
     player = make_player(options)
     mesh_listener = await _open_listener(options.bind, 0)
     if not options.quiet:
@@ -409,12 +515,61 @@ async def join_game(options: SeatOptions, address: str) -> int:
     return 0 if result.ok else 1
 
 
+async def resume_game(options: SeatOptions, path: Path | None) -> int:
+    """Go on with the game of ``path`` (default: the one unfinished game in the home)."""
+    identity = Identity.load_or_create(options.home)
+    if path is None:
+        games = unfinished_games(options.home, identity)
+        if not games:
+            print(f"error: no unfinished game in {options.home / 'games'}", file=sys.stderr)
+            return 2
+        if len(games) > 1:
+            print("error: several unfinished games; name one:", file=sys.stderr)
+            for game in games:
+                name = transcript_path(options.home, game.definition, game.seat)
+                print(f"  belote-p2p resume {name}", file=sys.stderr)
+            return 2
+        game = games[0]
+        path = transcript_path(options.home, game.definition, game.seat)
+    else:
+        try:
+            game = read_transcript(path)
+        except (OSError, TranscriptError) as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+    definition, seat = game.definition, game.seat
+    if definition.seats[seat].key != identity.public_key_bytes:
+        print(f"error: {path} is seat {seat}'s, whose key is not {options.home}'s identity",
+              file=sys.stderr)  # fmt: skip
+        return 2
+    if game_ended(game.envelopes, definition.roster):
+        print(f"error: the game of {path} is over", file=sys.stderr)
+        return 2
+    if not options.quiet:
+        print(f"Resuming table {definition.table_id.hex()}, seat {seat}, from {path} "
+              f"({len(game.envelopes)} envelopes)", flush=True)  # fmt: skip
+    player = make_player(options)
+    listeners = []
+    if seat < 3:
+        # The others know us at the address of the table definition: listen there again.
+        _, port = parse_address(definition.seats[seat].address)
+        listeners.append(await _open_listener(options.bind, port))
+    try:
+        result = await play_seat(
+            definition, seat, identity, player, listeners, options, transcript=path
+        )
+    except (PeerError, SecretStoreError) as exc:
+        print(f"error: {exc}", file=sys.stderr, flush=True)
+        return 1
+    return 0 if result.ok else 1
+
+
 # -- the commands -------------------------------------------------------------------------
 
 
 def _options(args: argparse.Namespace, home: Path | None = None) -> SeatOptions:
     return SeatOptions(
-        name=check_name(args.name),
+        name=check_name(args.name) if args.name is not None else "",  # resume: the table's
         home=home or (Path(args.home) if args.home else default_home()),
         bot=args.bot,
         seed=args.seed,
@@ -422,6 +577,8 @@ def _options(args: argparse.Namespace, home: Path | None = None) -> SeatOptions:
         quiet=args.quiet,
         timing_log=Path(args.timing_log) if args.timing_log else None,
         bot_deadline=args.bot_deadline,
+        person_deadline=args.person_deadline,
+        grace=args.grace,
     )
 
 
@@ -460,6 +617,16 @@ def cmd_join(args: argparse.Namespace) -> int:
     return _run(lambda: join_game(options, args.address))
 
 
+def cmd_resume(args: argparse.Namespace) -> int:
+    try:
+        options = _options(args)
+    except Exception as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    path = Path(args.transcript) if args.transcript else None
+    return _run(lambda: resume_game(options, path))
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     try:
         rules = rule_set(args.variant, target=args.target)
@@ -478,20 +645,30 @@ def cmd_demo(args: argparse.Namespace) -> int:
             quiet=False,
             timing_log=None,
             bot_deadline=args.bot_deadline,
+            person_deadline=args.person_deadline,
+            grace=args.grace,
         )
         print(f"Demo: four {args.bot} bots, four processes, one table on 127.0.0.1", flush=True)
         return _run(lambda: host_game(options, rules, 0, 3))
 
 
-def _common(p: argparse.ArgumentParser, *, seat: bool = True) -> None:
+def _common(p: argparse.ArgumentParser, *, seat: bool = True, name: bool = True) -> None:
     p.add_argument("--bot", metavar="NAME", help="play with this bot (NAME[:key=value...])")
     p.add_argument("--seed", type=int, help="seed of the bots' choices (the deal stays secret)")
     p.add_argument(
         "--bot-deadline", type=float, default=10.0, metavar="S", help="seconds per bot decision"
     )
+    p.add_argument(
+        "--person-deadline", type=float, default=60.0, metavar="S",
+        help="seconds a seat has for a decision before it is reported late (60)",
+    )  # fmt: skip
+    p.add_argument(
+        "--grace", type=float, default=120.0, metavar="S",
+        help="seconds after its deadline before a silent seat is signed gone (120)",
+    )  # fmt: skip
     if not seat:
         return
-    p.add_argument("--name", required=True, help="the name shown to the other players")
+    p.add_argument("--name", required=name, help="the name shown to the other players")
     p.add_argument("--home", metavar="DIR", help=f"identity and transcripts ({default_home()})")
     p.add_argument("--bind", default="0.0.0.0", metavar="IP", help="address to listen on (0.0.0.0)")
     p.add_argument("--quiet", action="store_true", help="print only the RESULT line")
@@ -524,6 +701,20 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     _common(join)
     join.set_defaults(func=cmd_join)
+
+    resume = sub.add_parser(
+        "resume",
+        help="go on with a game after a crash",
+        description="Resume this identity's unfinished game after a crash or a restart: the "
+        "table and seat come from the transcript (default: the one unfinished game in "
+        "--home), the peer listens again at its address, reconnects and plays on. Give the "
+        "same --home and player (--bot) as before.",
+    )
+    resume.add_argument(
+        "transcript", nargs="?", metavar="TRANSCRIPT", help="the game's transcript file"
+    )
+    _common(resume, name=False)
+    resume.set_defaults(func=cmd_resume)
 
     demo = sub.add_parser(
         "demo",

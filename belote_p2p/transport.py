@@ -396,13 +396,13 @@ class Mesh:
             except trio.TooSlowError:
                 raise HandshakeError(f"no handshake within {timeout} s", seat=peer_seat) from None
             old = self._peers.get(seat)
+            self._peers[seat] = conn  # before closing the old one: its reader must see this
             if old is not None:
                 # Only the seat's key could pass the handshake: the peer came back before we
                 # noticed that its old connection was dead. The new one wins.
                 logger.info("seat %d: seat %d reconnected; closing its old connection",
                             self.seat, seat)  # fmt: skip
                 await self._drop(seat, old)
-            self._peers[seat] = conn
             reconnected = seat in self._ever
             self._ever.add(seat)
             if len(self._peers) == SEATS - 1:

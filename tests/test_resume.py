@@ -1,0 +1,200 @@
+"""Crash and resume: the deck secrets on disk, a peer killed and restarted in-process, and a
+peer process killed with SIGKILL mid-round and restarted with ``belote-p2p resume``."""
+
+from __future__ import annotations
+
+import os
+import signal
+import stat
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+from test_peer import check_agreement, make_table, open_listeners
+
+from belote_p2p.netplay import game_ended, parse_result
+from belote_p2p.peer import BotPlayer, PeerResult, run_peer
+from belote_p2p.secretstore import FileSecrets, SecretStoreError, secrets_path
+from belote_p2p.session import ActionTaken
+from belote_p2p.transcript import read_transcript
+from belote_p2p.verify import verify_transcript
+from belote_p2p.wire import Envelope
+
+ROOT = Path(__file__).resolve().parents[1]
+TABLE = bytes(range(16))
+
+
+def test_file_secrets_are_kept_private_and_survive_a_restart(tmp_path: Path) -> None:
+    store = FileSecrets(tmp_path / "secrets", TABLE, 2)
+    assert store.load(0) is None
+    store.save(0, b"k" * 32, b"s" * 32)
+    store.save(1, b"K" * 32, b"S" * 32)
+    path = secrets_path(tmp_path / "secrets", TABLE, 2)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert stat.S_IMODE((tmp_path / "secrets").stat().st_mode) == 0o700
+    assert not list((tmp_path / "secrets").glob("*.tmp"))
+    again = FileSecrets(tmp_path / "secrets", TABLE, 2)
+    assert again.load(0) == (b"k" * 32, b"s" * 32)
+    assert again.load(1) == (b"K" * 32, b"S" * 32)
+    assert again.load(2) is None
+    # Another seat's or table's file is not ours; a damaged one is refused.
+    path.rename(secrets_path(tmp_path / "secrets", TABLE, 3))
+    with pytest.raises(SecretStoreError, match="not the secrets file"):
+        FileSecrets(tmp_path / "secrets", TABLE, 3)
+    path.write_bytes(b"\xc1")
+    with pytest.raises(SecretStoreError):
+        FileSecrets(tmp_path / "secrets", TABLE, 2)
+
+
+async def test_a_peer_killed_in_process_resumes_and_the_game_finishes(tmp_path: Path) -> None:
+    """Seat 1's nursery is cancelled after the tenth action (the process dies, as far as the
+    table can tell); run_peer on the same transcript resumes it on the same port."""
+    listeners = await open_listeners()
+    definition, ids = make_table("classic", listeners)
+    transcripts = [tmp_path / "games" / f"seat{s}.transcript" for s in range(4)]
+    results: dict[int, PeerResult] = {}
+    kill = trio.CancelScope()
+    actions = 0
+
+    def watch(event: object) -> None:
+        nonlocal actions
+        if isinstance(event, ActionTaken):
+            actions += 1
+            if actions == 10:
+                kill.cancel()
+
+    async def one(seat: int) -> None:
+        player = BotPlayer("random", seed=seat)
+        if seat != 1:
+            results[seat] = await run_peer(
+                definition, seat, ids[seat], player,
+                transcript=transcripts[seat], listeners=[listeners[seat]],
+            )  # fmt: skip
+            return
+        with kill:
+            await run_peer(
+                definition, 1, ids[1], player,
+                transcript=transcripts[1], listeners=[listeners[1]], on_event=watch,
+            )  # fmt: skip
+        assert kill.cancelled_caught
+        before = read_transcript(transcripts[1]).envelopes
+        assert not game_ended(before, definition.roster)
+        # Restarted: a new player, the same transcript and secrets (<home>/secrets).
+        results[1] = await run_peer(
+            definition, 1, ids[1], BotPlayer("random", seed=101), transcript=transcripts[1]
+        )
+        after = read_transcript(transcripts[1]).envelopes
+        assert after[: len(before)] == before  # the record was only appended to
+
+    with trio.fail_after(60):
+        async with trio.open_nursery() as nursery:
+            for seat in range(4):
+                nursery.start_soon(one, seat)
+    assert results[1].resumed and not results[0].resumed
+    ordered = [results[s] for s in range(4)]
+    check_agreement(ordered)
+    for r in ordered:
+        verdict = verify_transcript(r.transcript)
+        assert verdict.ok and verdict.finished, verdict.summary()
+        assert verdict.state.scores == r.state.scores
+    secrets = secrets_path(tmp_path / "secrets", definition.table_id, 1)
+    assert stat.S_IMODE(secrets.stat().st_mode) == 0o600
+
+
+# -- real processes -------------------------------------------------------------------------
+
+
+def cli(*args: str | Path) -> list[str]:
+    return [sys.executable, "-m", "belote_p2p", *(str(a) for a in args)]
+
+
+class Process:
+    """A peer process whose output is read as it comes."""
+
+    def __init__(self, name: str, process: trio.Process) -> None:
+        self.name = name
+        self.process = process
+        self.output = ""
+        self.line_seen = trio.Event()
+        self.wanted = ""
+
+    async def pump(self) -> None:
+        assert self.process.stdout is not None
+        async for chunk in self.process.stdout:
+            self.output += chunk.decode("utf-8", "replace")
+            if self.wanted and self.wanted in self.output:
+                self.line_seen.set()
+
+
+async def start(nursery: trio.Nursery, name: str, args: list[str], tmp: Path) -> Process:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(ROOT / "plugins")])
+    log = open(tmp / f"{name}.stderr", "ab")  # noqa: SIM115  (closed with the test's tmp)
+    process = await trio.lowlevel.open_process(
+        args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=log, env=env, cwd=tmp
+    )
+    proc = Process(name, process)
+    nursery.start_soon(proc.pump)
+    return proc
+
+
+async def wait_for_play(transcript_dir: Path) -> None:
+    """Until a transcript in ``transcript_dir`` holds a bid: the first round is under way."""
+    while True:
+        for path in transcript_dir.glob("*.transcript"):
+            for data in read_transcript(path).envelopes:
+                if Envelope.decode(data).type in ("bid", "play"):
+                    return
+        await trio.sleep(0.02)
+
+
+async def test_a_peer_process_killed_mid_round_restarts_and_the_game_finishes(
+    tmp_path: Path,
+) -> None:
+    homes = [tmp_path / f"home{k}" for k in range(4)]
+    common = ["--bot", "random", "--bind", "127.0.0.1", "--quiet"]
+    procs: list[Process] = []
+    with trio.fail_after(50):
+        async with trio.open_nursery() as nursery:
+            host = await start(
+                nursery, "host",
+                cli("host", "--port", "0", "--bind", "127.0.0.1", "--bot", "random", "--seed",
+                    "1", "--target", "301", "--name", "Host", "--home", homes[0]),
+                tmp_path,
+            )  # fmt: skip
+            host.wanted = "Others join with"
+            await host.line_seen.wait()
+            lobby = host.output.split("Lobby listening on ")[1].split()[0]
+            procs.append(host)
+            for k in (1, 2, 3):
+                args = cli("join", lobby, "--name", f"P{k}", "--home", homes[k], "--seed", k)
+                procs.append(await start(nursery, f"join{k}", args + common, tmp_path))
+            victim = procs[2]
+            await wait_for_play(homes[2] / "games")
+            victim.process.send_signal(signal.SIGKILL)
+            assert await victim.process.wait() == -signal.SIGKILL
+            args = cli("resume", "--home", homes[2], "--seed", "99", *common)
+            procs[2] = await start(nursery, "resumed2", args, tmp_path)
+            for proc in procs:
+                await proc.process.wait()
+    statuses = {p.name: p.process.returncode for p in procs}
+    stderr = {p.name: (tmp_path / f"{p.name}.stderr").read_text() for p in procs}
+    assert all(code == 0 for code in statuses.values()), (statuses, stderr)
+    results: list[dict[str, Any]] = []
+    for proc in procs[1:]:
+        result = parse_result(proc.output)
+        assert result is not None and result["ok"], proc.output
+        results.append(result)
+    assert len({tuple(r["scores"]) for r in results}) == 1
+    assert max(results[0]["scores"]) >= 301
+    assert len({r["seat"] for r in results}) == 3
+    transcripts = [Path(r["transcript"]) for r in results]
+    transcripts += list((homes[0] / "games").glob("*.transcript"))
+    assert len(transcripts) == 4
+    for path in transcripts:
+        verdict = verify_transcript(path)
+        assert verdict.ok and verdict.finished, (path, verdict.summary())
+        assert list(verdict.state.scores) == results[0]["scores"]
