@@ -643,11 +643,18 @@ class State:
 
     # -- applying actions ---------------------------------------------------------------
 
-    def apply(self, action: Action, claim: Claim | None = None) -> State:
+    def apply(self, action: Action, claim: Claim | None = None, *, proven: bool = False) -> State:
         """The state after ``action`` by the seat to act; raises ``IllegalActionError``.
 
         ``claim`` is what a hidden seat declares with a play (:class:`Claim`); for a seat
         whose hand is known the engine computes it, and a given claim must agree.
+
+        ``proven``: the card of a hidden seat comes with a proof that the seat holds it (the
+        deck protocol's). Then what contradicts a void the seat showed, or a card a claim
+        placed elsewhere, proves a revoke or a false claim rather than an impossible card:
+        the play is accepted and left to the round audit (RULES.md §10), and claims are
+        checked against what every peer knows, never against this peer's own hand, so that
+        every peer reaches the same verdict.
         """
         phase = self.phase
         if phase is Phase.PLAY:
@@ -655,6 +662,8 @@ class State:
                 if not isinstance(action, int) or isinstance(action, bool) or not 0 <= action < 32:
                     raise IllegalActionError(action, self, "a card is expected")
                 action = CARDS[action]
+            if proven and self.unknown[self.to_act]:
+                return self._play_with_claims(action, claim, self._categories(), proven=True)
             return self._play(action, claim)
         if isinstance(action, Bid) and phase in (
             Phase.TAKE_FIRST,
@@ -763,7 +772,9 @@ class State:
             denied |= cat
         return denied
 
-    def _play_with_claims(self, c: Card, claim: Claim | None, cats: tuple[int, ...]) -> State:
+    def _play_with_claims(
+        self, c: Card, claim: Claim | None, cats: tuple[int, ...], *, proven: bool = False
+    ) -> State:
         """A play that may carry a claim, or comes from a seat whose hand is hidden."""
         seat = self.to_act
         bit = 1 << c
@@ -776,15 +787,20 @@ class State:
                 raise IllegalActionError(c, self, f"the claim does not match the hand ({claim})")
             claim = expected
         else:
-            if not self._possible(seat) & bit and not hand & bit:
-                why = "already played" if self.played & bit else "seen elsewhere or shown void"
-                raise IllegalActionError(c, self, f"seat {seat} cannot hold {c} ({why})")
+            if self.played & bit:
+                raise IllegalActionError(c, self, f"{c} was already played")
+            if not proven and not self._possible(seat) & bit and not hand & bit:
+                raise IllegalActionError(
+                    c, self, f"seat {seat} cannot hold {c} (seen elsewhere or shown void)"
+                )
             if claim is None:
                 claim = NO_CLAIM
         s = self._copy()
+        if proven:
+            s._disown(seat, bit)
         # Announcements, with the seat's first card.
         if not self.tricks and self.declared[seat] is None:
-            s._declare(seat, claim.announcements, hidden)
+            s._declare(seat, claim.announcements, hidden, proven)
         elif claim.announcements:
             raise IllegalActionError(c, self, "announcements go with the first card")
         # Belote, with the first of the king and queen of trump.
@@ -793,9 +809,12 @@ class State:
             if not other_bit:
                 raise IllegalActionError(c, self, "belote goes with the first of K and Q of trump")
             if hidden and not s.hands[seat] & other_bit:
-                if not s._possible(seat) & other_bit:
+                if proven:
+                    s._learn(seat, other_bit & ~s._private(seat) & ~s._public_elsewhere(seat))
+                elif not s._possible(seat) & other_bit:
                     raise IllegalActionError(c, self, "belote claimed without the other card")
-                s._learn(seat, other_bit)
+                else:
+                    s._learn(seat, other_bit)
             s.belote = self.belote + ((seat, c),)
         # What the play shows everybody: the seat held none of the stronger obligations.
         denied = 0
@@ -804,7 +823,7 @@ class State:
                 break
             denied |= cat
         if hidden:
-            if s.hands[seat] & denied:
+            if s.hands[seat] & denied and not proven:
                 raise IllegalActionError(
                     c, self, f"seat {seat} was shown to hold a card it must play"
                 )
@@ -890,7 +909,30 @@ class State:
         self.hands = (hands[0], hands[1], hands[2], hands[3])
         self.unknown = (unknown[0], unknown[1], unknown[2], unknown[3])
 
-    def _declare(self, seat: int, anns: tuple[Announcement, ...], hidden: int) -> None:
+    def _private(self, seat: int) -> int:
+        """Cards this peer knows in other seats' hands by private means: the hands it sees
+        whole (its own). What a hidden seat is known to hold was shown to everybody."""
+        private = 0
+        for other in range(4):
+            if other != seat and not self.unknown[other]:
+                private |= self.hands[other]
+        return private
+
+    def _disown(self, seat: int, bit: int) -> None:
+        """A proven card of ``seat`` that a claim had placed in another hidden hand: that
+        claim was false (the audit will say so); the other seat holds one unknown card more."""
+        for other in range(4):
+            if other != seat and self.unknown[other] and self.hands[other] & bit:
+                hands = list(self.hands)
+                unknown = list(self.unknown)
+                hands[other] &= ~bit
+                unknown[other] += 1
+                self.hands = (hands[0], hands[1], hands[2], hands[3])
+                self.unknown = (unknown[0], unknown[1], unknown[2], unknown[3])
+
+    def _declare(
+        self, seat: int, anns: tuple[Announcement, ...], hidden: int, proven: bool = False
+    ) -> None:
         if anns and not self.rules.announcements:
             raise IllegalActionError("claim", self, "announcements are off in this rule set")
         if hidden:
@@ -903,12 +945,26 @@ class State:
                 if real != a or shown & a.cards:
                     raise IllegalActionError("claim", self, f"malformed announcement {a}")
                 shown |= a.cards
-            if shown & ~(self._possible(seat) | self.hands[seat]):
-                raise IllegalActionError("claim", self, "announced cards the seat cannot hold")
-            self._learn(seat, shown)
+            if proven:
+                # Against what everybody knows only: a card already played.
+                if shown & self.played:
+                    raise IllegalActionError("claim", self, "announced a card already played")
+                self._learn(seat, shown & ~self._private(seat) & ~self._public_elsewhere(seat))
+            else:
+                if shown & ~(self._possible(seat) | self.hands[seat]):
+                    raise IllegalActionError("claim", self, "announced cards the seat cannot hold")
+                self._learn(seat, shown)
         declared = list(self.declared)
         declared[seat] = anns
         self.declared = tuple(declared)
+
+    def _public_elsewhere(self, seat: int) -> int:
+        """Cards other hidden seats are publicly known to hold."""
+        out = 0
+        for other in range(4):
+            if other != seat and self.unknown[other]:
+                out |= self.hands[other]
+        return out
 
     def _announcing_team(self) -> int | None:
         if not self.rules.announcements:

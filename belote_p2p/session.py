@@ -52,6 +52,7 @@ from .deck import (
     DeckPeer,
     DeckPhase,
     PlayMessage,
+    RevealMessage,
     SharesMessage,
     message_from_wire,
 )
@@ -367,6 +368,8 @@ class TableSession:
         self._asked: tuple[int, int] | None = None  # (round, action count) already asked
         self._completed = False  # our classic completion cards are in the engine
         self._revealed = False
+        self._aborted: str | None = None  # the round stopped for its audit
+        self._early_revealer: tuple[int, bytes] | None = None
         self._done: set[int] = set()
         self.fault: PeerFault | None = None
         self.started = False
@@ -393,11 +396,11 @@ class TableSession:
             return frozenset()
         if not self.ready:
             return frozenset(s for s in range(4) if s not in self._signed and s != self.seat)
-        if self.state.is_over:
-            return frozenset(s for s in range(4) if s not in self._done and s != self.seat)
         deck_waits = self.deck.waiting_for() if self.deck is not None else frozenset()
         if deck_waits:
             return deck_waits
+        if self.state.is_over:
+            return frozenset(s for s in range(4) if s not in self._done and s != self.seat)
         if self.state.to_act >= 0 and self.state.to_act != self.seat:
             return frozenset({self.state.to_act})
         return frozenset()
@@ -692,9 +695,17 @@ class TableSession:
             if own:
                 return True
             try:
-                self.deck.receive(message_from_wire(body.get("msg"), sender=seat))
+                msg = message_from_wire(body.get("msg"), sender=seat)
+                if (
+                    isinstance(msg, RevealMessage)
+                    and self._early_revealer is None
+                    and not self._revealed
+                    and self.state.number == self.deck.round_number
+                ):
+                    self._early_revealer = (seat, envelope.encode())
+                self.deck.receive(msg)
             except DeckError as exc:
-                raise fault(f"deck protocol: {exc}") from None
+                self._deck_fault(exc, seat, evidence)
             return True
         if kind not in ("bid", "play"):
             raise fault(f"unknown message type {kind!r}")
@@ -727,9 +738,10 @@ class TableSession:
                 claim = claim_from_wire(body.get("claim"), self.state.trump)
                 if own:
                     claim = None  # the engine computes our own claim from our hand
-            self.state = self.state.apply(action, claim)
+            self.state = self.state.apply(action, claim, proven=kind == "play")
         except DeckError as exc:
-            raise fault(f"deck protocol: {exc}") from None
+            self._deck_fault(exc, seat, evidence)
+            return True
         except IllegalActionError as exc:
             raise fault(f"illegal {kind}: {exc.reason}") from None
         except ValueError as exc:
@@ -740,10 +752,25 @@ class TableSession:
         self._events.append(ActionTaken(seat, action, self.state))
         return True
 
+    def _deck_fault(self, exc: DeckError, sender: int, evidence: tuple[bytes, ...]) -> None:
+        """Blame the seat the deck protocol names; if it names none yet (a card that does
+        not open although every share is proven), stop the round and let the audit of the
+        revealed secrets name the shuffler."""
+        if exc.seat is None:
+            self._aborted = f"deck protocol: {exc}"
+            return
+        if exc.seat != sender:
+            # Found while handling another seat's message: the culprit's own envelopes of
+            # this round are the evidence.
+            evidence = self._round_envelopes(exc.seat)
+        raise Fault(exc.seat, f"deck protocol: {exc}", evidence)
+
     def _can_decide(self) -> bool:
         """The engine has our cards for the current phase (bids or plays can be applied)."""
         state = self.state
         if state.phase in (Phase.DEAL, Phase.GAME_OVER) or self.deck is None:
+            return False
+        if self._aborted is not None or self._revealed:
             return False
         if state.number != self.deck.round_number:
             return False
@@ -765,6 +792,8 @@ class TableSession:
                 return False
             self.deck = self._new_deck(state)
             self._completed = self._revealed = False
+            self._aborted = None
+            self._early_revealer = None
             changed = True
         deck = self.deck
         for msg in deck.next_messages():
@@ -798,14 +827,20 @@ class TableSession:
                     self.state = state = state.reveal(mine)
                 self._completed = True
                 changed = True
-        if not same_round and not self._revealed:
-            # The engine closed the round (played out or redealt): reveal our secrets.
+        interrupted = self._aborted is not None or (
+            deck.phase is DeckPhase.REVEAL and self._early_revealer is not None
+        )
+        if (not same_round or interrupted) and not self._revealed:
+            # The engine closed the round (played out or redealt), or the round cannot go on:
+            # reveal our secrets so that everyone can audit the deal.
             self._revealed = True
             if isinstance(deck, DeckPeer):
                 msg = deck.reveal()
                 self._send({"type": "deck", "round": deck.round_number, "msg": msg.to_wire()})
             return True
         if self._revealed and deck.phase is DeckPhase.AUDITABLE:
+            if same_round:
+                self._audit_interrupted(deck)
             self._audit(deck)
             return True
         if (
@@ -853,12 +888,37 @@ class TableSession:
         self._send({"type": "deck", "round": state.number, "msg": peer.start().to_wire()})
         return peer
 
+    def _round_envelopes(self, seat: int) -> tuple[bytes, ...]:
+        """The deck envelopes ``seat`` signed in the current round: the evidence of a bad
+        shuffle or share, which anyone can audit again with the revealed secrets."""
+        round_number = self._current_round()
+        return tuple(
+            e.encode()
+            for e in self.tracker.chain(seat)
+            if e.type == "deck" and e.body.get("round") == round_number
+        )
+
+    def _audit_fault(self, exc: DeckError) -> Fault:
+        if exc.seat is None:
+            return Fault(-1, f"deck audit: {exc}")
+        return Fault(exc.seat, f"deck audit: {exc}", self._round_envelopes(exc.seat))
+
+    def _audit_interrupted(self, deck: _Deck) -> None:
+        """Audit a round stopped before its end; always ends in a fault."""
+        try:
+            deck.audit()
+        except DeckError as exc:
+            raise self._audit_fault(exc) from None
+        if self._early_revealer is not None:
+            seat, envelope = self._early_revealer
+            raise Fault(seat, "revealed its secrets before the round ended", (envelope,))
+        raise Fault(-1, f"round stopped ({self._aborted}); the audit names nobody")
+
     def _audit(self, deck: _Deck) -> None:
         try:
             cards = deck.audit()
         except DeckError as exc:
-            seat = exc.seat if exc.seat is not None else -1
-            raise Fault(seat, f"deck audit: {exc}") from None
+            raise self._audit_fault(exc) from None
         record = self.state.history[-1]
         assert record.number == deck.round_number
         report = audit_round(record, cards)

@@ -413,7 +413,7 @@ class _Presented:
     def __init__(self, state: State, card: Card, claim: Claim, after: State) -> None:
         self._state, self._card, self._after = state, card, after
 
-    def apply(self, action: Action, claim: Claim | None = None) -> State:
+    def apply(self, action: Action, claim: Claim | None = None, *, proven: bool = False) -> State:
         assert action == self._card
         return self._after
 

@@ -78,8 +78,11 @@ def test_the_view_knows_only_own_and_public_cards() -> None:
     with pytest.raises(IllegalActionError, match="cannot hold"):
         t.view.apply(mine)
     if t.view.played:
-        with pytest.raises(IllegalActionError, match="cannot hold"):
+        with pytest.raises(IllegalActionError, match="already played"):
             t.view.apply(cards_of(t.view.played)[0])
+        # Even with a proof of ownership (the deck protocol's), a played card stays played.
+        with pytest.raises(IllegalActionError, match="already played"):
+            t.view.apply(cards_of(t.view.played)[0], proven=True)
 
 
 def _injected_revoke(seed: int) -> tuple[Table, int, int] | None:
