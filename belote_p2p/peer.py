@@ -240,6 +240,9 @@ class PeerConfig:
     """Seconds without progress, while nobody owes us anything, before giving up."""
     flush_timeout: float = 10.0
     """Seconds to hand our last envelopes to the peers before closing."""
+    linger: float = 60.0
+    """Seconds a finished peer keeps answering (reconnections, sync requests) while a peer
+    has not yet said ``bye``, i.e. may still miss our ``done``."""
     max_rejected: int = 16
     """Invalid frames tolerated from one peer before giving up on the game."""
     durable: bool = True
@@ -534,6 +537,14 @@ class _Driver:
                     self._step()
                 self._clock(trio.current_time())
                 self._step()
+            # Finished: stay reachable until every peer has said it holds the whole game, so
+            # that one that lost our ``done`` on a dropped connection can still get it.
+            with trio.move_on_after(self.config.linger):
+                while not session.closed and self.error is None:
+                    with trio.move_on_after(self.config.sync_interval):
+                        item = await self._inputs_out.receive()
+                        self._handle(item)
+                    self._step()
             # Our last envelopes (the ``done`` above all) must reach the peers before we close.
             self._send_in.close()
             with trio.move_on_after(self.config.flush_timeout):

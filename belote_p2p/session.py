@@ -22,6 +22,8 @@ Bodies (all maps with a ``type``; ``protocol/PROTOCOL.md`` §6 is the reference)
   position and the player's decryption share) and the player's claim (announcements with its
   first card, belote with the first of the trump king and queen);
 * ``done``: ``{scores}``, sent once after the last round's audit;
+* ``bye``: ``{}``, sent once a peer holds the four ``done``: a peer may close its
+  connections when it holds the four ``bye`` (everyone has everything);
 * ``abandon``: ``{seat}``, the sender declares that ``seat`` left the game: a seat may resign
   itself, or the three others sign that it stayed silent past its grace period. The game
   ends, recorded as abandoned by that seat.
@@ -371,6 +373,7 @@ class TableSession:
         self._aborted: str | None = None  # the round stopped for its audit
         self._early_revealer: tuple[int, bytes] | None = None
         self._done: set[int] = set()
+        self._bye: set[int] = set()
         self.fault: PeerFault | None = None
         self.started = False
 
@@ -380,6 +383,14 @@ class TableSession:
     def ready(self) -> bool:
         """All four peers signed the table."""
         return len(self._signed) == 4
+
+    @property
+    def closed(self) -> bool:
+        """Every peer said ``bye``: each holds the whole game, so connections may close.
+        A game stopped by a fault or an abandonment is closed at once."""
+        if self.fault is not None or self.abandoned is not None:
+            return True
+        return len(self._bye) == 4 or (self.seat is None and len(self._done) == 4)
 
     @property
     def finished(self) -> bool:
@@ -677,6 +688,11 @@ class TableSession:
                 self.abandoned = gone
                 self._events.append(GameAbandoned(gone, self.state))
             return True
+        if kind == "bye":
+            if len(self._done) < 4:
+                return False
+            self._bye.add(seat)
+            return True
         if kind == "done":
             if not self.state.is_over or self.deck is not None:
                 return False
@@ -788,6 +804,10 @@ class TableSession:
                 if seat is not None and seat not in self._done:
                     self._send({"type": "done", "scores": list(state.scores)})
                     self._events.append(GameOver(state))
+                    return True
+                if seat is not None and len(self._done) == 4 and seat not in self._bye:
+                    self._bye.add(seat)
+                    self._send({"type": "bye"})
                     return True
                 return False
             self.deck = self._new_deck(state)

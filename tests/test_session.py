@@ -60,7 +60,7 @@ class Net:
         """Every peer asks every other for what it lacks (as on a reconnection)."""
         for a in range(4):
             for b in range(4):
-                if a != b and not self.sessions[a].finished:
+                if a != b and not self.sessions[a].closed:
                     self.queues[a, b].append(self.sessions[a].sync_request())
 
     def deliver(self, a: int, b: int) -> None:
@@ -74,7 +74,7 @@ class Net:
             self.flush(seat)
         steps = 0
         synced = False
-        while not all(self.sessions[i].finished for i in honest):
+        while not all(self.sessions[i].closed for i in honest):
             busy = [k for k, q in self.queues.items() if q]
             if not busy:
                 assert not synced, "deadlock: nothing in flight even after a sync"
