@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import random
-import sys
 
 from .cards import CARDS, Card
 from .display import format_round, format_sheet
@@ -52,6 +51,3 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--target", type=int, default=501, help="score that wins the game")
     p.set_defaults(func=command)
 
-
-if __name__ == "__main__":
-    sys.exit(command(argparse.Namespace(variant="classic", target=501, seed=None)))
