@@ -8,7 +8,7 @@ from .announcements import Announcement
 from .cards import FULL_DECK, Card, cards_of
 from .engine import KING, QUEEN, Action, Bid, Phase, State, Trick
 from .rules import RuleSet
-from .tables import ABOVE, STRENGTH, TRUMP_MASK
+from .tables import ABOVE, TRUMP_MASK, winning_index
 
 
 class Observation(NamedTuple):
@@ -99,14 +99,7 @@ class Observation(NamedTuple):
         """The seat winning the current trick so far, or ``None`` before its first card."""
         if not self.trick or self.trump < 0:
             return None
-        strength = STRENGTH[self.trump]
-        best = 0
-        for i in range(1, len(self.trick)):
-            c, top = self.trick[i], self.trick[best]
-            if (c >> 3 == top >> 3 and strength[c] > strength[top]) or (
-                strength[c] >= 8 and strength[top] < 8
-            ):
-                best = i
+        best = winning_index(self.trick, self.trump)
         return (self.leader + best) % 4
 
     def trumps_out(self) -> int:

@@ -7,6 +7,8 @@ trump, with its own point scale). RULES.md §2 and §9.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 NO_TRUMP = 4
 ALL_TRUMP = 5
 TRUMP_MODES = (0, 1, 2, 3, NO_TRUMP, ALL_TRUMP)
@@ -67,6 +69,21 @@ TRUMP_MASK: tuple[int, ...] = tuple(
     (0xFFFFFFFF if m == ALL_TRUMP else 0 if m == NO_TRUMP else 0xFF << (8 * m)) for m in TRUMP_MODES
 )
 """Mask of the trump cards under each mode."""
+
+
+def winning_index(cards: Sequence[int], mode: int) -> int:
+    """The index in ``cards`` (a trick, or a trick so far, in play order) of the card that
+    wins it: the highest trump, else the highest card of the suit led."""
+    strength = STRENGTH[mode]
+    best = 0
+    for i in range(1, len(cards)):
+        c, top = cards[i], cards[best]
+        if (c >> 3 == top >> 3 and strength[c] > strength[top]) or (
+            strength[c] >= 8 and strength[top] < 8
+        ):
+            best = i
+    return best
+
 
 DECK_POINTS: tuple[int, ...] = tuple(sum(POINTS[m]) for m in TRUMP_MODES)
 """Card points in the deck: 152 with a trump suit, 120 sans-atout, 152 tout-atout."""

@@ -10,6 +10,7 @@ from conftest import cards, random_deck
 from belote_p2p.cards import Card
 from belote_p2p.engine import IllegalActionError, Phase, State
 from belote_p2p.rules import CLASSIC, CLASSIC_NO_ANNOUNCEMENTS, RuleSet
+from belote_p2p.tables import winning_index
 
 PLAIN = "789JQKTA"
 TRUMP = "78QKTA9J"
@@ -182,3 +183,14 @@ def test_engine_agrees_with_plain_rules(seed: int) -> None:
         expected = _reference_legal(hand, list(s.trick), s.trump)
         assert set(s.legal_actions()) == expected
         s = s.apply(rng.choice(s.legal_actions()))
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_trick_winners_agree_with_the_shared_helper(seed: int) -> None:
+    rng = random.Random(seed)
+    s = State.new_game(CLASSIC).deal(random_deck(rng))
+    while s.phase not in (Phase.DEAL, Phase.GAME_OVER):
+        s = s.apply(rng.choice(s.legal_actions()))
+    record = s.history[-1]
+    for t in record.tricks:
+        assert t.winner == (t.leader + winning_index(t.cards, record.trump)) % 4
