@@ -1,10 +1,21 @@
 """``belote-p2p host``, ``join`` and ``demo``: whole games between peer processes over TCP.
 
 ``host`` opens a table (the lobby, :mod:`belote_p2p.lobby`) and plays seat 0; ``join``
-takes the next free seat of a table; either seat is played by a person at the terminal or by
-a bot (``--bot NAME``). ``host --bots N`` starts N local bot peers, each its own process
-with its own identity. ``demo`` is a whole game between four bot processes on this machine,
-with nothing to set up.
+takes the next free seat of a table; either seat is played by a person at the terminal
+(the table of :mod:`belote_p2p.tui`; ``--plain`` for plain lines without colour, for screen
+readers and logs) or by a bot (``--bot NAME``). ``host --bots N`` starts N local bot peers,
+each its own process with its own identity. ``demo`` is a whole game between four bot
+processes on this machine, with nothing to set up.
+
+LAN discovery (:mod:`belote_p2p.discovery`): while its lobby has seats free for others,
+``host`` sends a UDP beacon every second (``--no-beacon`` to stay unannounced,
+``--beacon-address`` to send elsewhere than the broadcast default); ``join`` without an
+address listens for beacons for a few seconds and offers the tables it heard.
+
+Experience: after a game that finished, or ended abandoned, each peer (the bots of
+``host --bots`` included, in their own homes) records it in its profile database,
+``<home>/profile.sqlite3`` (:func:`belote_p2p.profile.record_game`), and prints one line:
+the XP it gave and the level reached, or why the record was refused.
 
 Each peer keeps its identity, its transcripts and its deck secrets in its home directory
 (``--home``, by default ``$XDG_DATA_HOME/belote-p2p``, i.e. ``~/.local/share/belote-p2p``):
@@ -20,16 +31,21 @@ Deadlines (``--person-deadline``, ``--grace``) are each peer's own policy; every
 with the same defaults, and ``host --bots`` gives its bot processes its own values.
 
 Every peer ends its output with one line ``RESULT {json}`` (seat, table id, final scores,
-whether the game finished cleanly), which is what ``host --bots`` and ``demo`` read from
-their bot processes.
+whether the game finished cleanly, whether our seat resigned, the XP recorded), which is
+what ``host --bots`` and ``demo`` read from their bot processes. A person who resigns
+(``quit``, then ``yes``) ends the game abandoned by their seat; that is not a failure: the
+exit status is 0 and the RESULT line says ``"resigned": true``.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import ipaddress
 import json
 import os
 import socket
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -43,6 +59,17 @@ import trio
 
 from .bots import BotError
 from .cards import Card, format_cards
+from .discovery import (
+    DEFAULT_BEACON_PORT,
+    DEFAULT_GROUP,
+    DEFAULT_LISTEN,
+    Beacon,
+    TableAd,
+    choose_table,
+    discover,
+    encode_beacon,
+    send_beacons,
+)
 from .display import format_round, format_sheet
 from .identity import Identity, IdentityError, fingerprint
 from .lobby import (
@@ -64,9 +91,9 @@ from .peer import (
     PeerResult,
     PeerStatus,
     Player,
-    TerminalPlayer,
     run_peer,
 )
+from .profile import ImportStatus, ProfileError, db_path, level_for_xp, open_db, record_game
 from .rules import RULE_SETS, RuleSet, rule_set
 from .secretstore import FileSecrets, SecretStoreError
 from .session import (
@@ -82,6 +109,7 @@ from .session import (
     TableReady,
 )
 from .transcript import Transcript, TranscriptError, read_transcript
+from .tui import TableView, TerminalUI, TuiPlayer
 from .wire import WireError, decode
 
 APP_NAME = "belote-p2p"
@@ -281,16 +309,18 @@ def print_roster(definition: TableDefinition, seat: int) -> None:
         print(f"  seat {i}, team {i % 2}: {s.name} [{fingerprint(s.key)}] at {s.address}{you}")
 
 
-def result_line(result: PeerResult, definition: TableDefinition) -> str:
+def result_line(result: PeerResult, definition: TableDefinition, *, xp: int | None = None) -> str:
     data = {
         "seat": result.seat,
         "table": definition.table_id.hex(),
         "scores": list(result.state.scores),
         "ok": result.ok,
         "abandoned": result.abandoned,
+        "resigned": result.resigned,
         "error": result.error
         or (result.fault and f"seat {result.fault.seat}: {result.fault.reason}"),
         "transcript": str(result.transcript),
+        "xp": xp,
     }
     return RESULT_PREFIX + json.dumps(data)
 
@@ -322,6 +352,8 @@ class SeatOptions:
     bot_deadline: float
     person_deadline: float = 60.0
     grace: float = 120.0
+    plain: bool = False
+    """A person's seat in plain lines, without the frame or colours."""
 
     def peer_config(self, seat: int) -> PeerConfig:
         bots = frozenset({seat}) if self.bot is not None else frozenset()
@@ -333,27 +365,104 @@ class SeatOptions:
         )
 
 
-def make_player(options: SeatOptions) -> Player:
+def make_bot(options: SeatOptions) -> Player | None:
+    """The seat's bot (``--bot``), or None for a person at the terminal (whose player is
+    made once the table is known: :func:`terminal_player`). Raises ``BotError`` early for
+    an unknown bot."""
     if options.bot is None:
-        return TerminalPlayer()
+        return None
     return BotPlayer(options.bot, deadline=options.bot_deadline, seed=options.seed)
+
+
+class Countdown:
+    """``on_status`` for the terminal table: the deadline of the seat being waited on, as a
+    ``time.monotonic()`` instant in the view (drawn as a countdown with the next frame),
+    and one line when a seat becomes overdue."""
+
+    def __init__(self, ui: TerminalUI, seat: int, config: PeerConfig) -> None:
+        self.ui = ui
+        self.seat = seat
+        self.config = config
+        self._overdue: set[int] = set()
+
+    def on_event(self, event: Event) -> None:
+        if isinstance(event, ActionTaken):
+            # The next seat's wait starts now: a fresh countdown for the frame drawn next.
+            nxt = event.state.to_act
+            if nxt != self.seat and 0 <= nxt < 4 and not event.state.is_over:
+                deadline = time.monotonic() + self.config.decision_deadline(nxt)
+                self.ui.view.set_deadline(nxt, deadline)
+        self.ui.on_event(event)
+
+    def on_status(self, status: PeerStatus) -> None:
+        now = time.monotonic()
+        for wait in status.waiting_for:
+            if wait.seat == self.seat or not wait.decision:
+                continue
+            left = wait.deadline_in if wait.deadline_in > 0 else wait.abandon_in
+            self.ui.view.set_deadline(wait.seat, now + left)
+        overdue = {w.seat for w in status.overdue if w.seat != self.seat}
+        for wait in status.overdue:
+            if wait.seat in overdue - self._overdue:
+                self.ui.say(wait.describe())
+        self._overdue = overdue
+
+
+def terminal_player(
+    definition: TableDefinition, seat: int, options: SeatOptions
+) -> tuple[Player, Countdown]:
+    """A person at this terminal: the table view's player and its event/status callbacks."""
+    ui = TerminalUI(TableView.from_definition(definition, seat), plain=options.plain)
+    player = TuiPlayer(ui, turn_seconds=options.person_deadline)
+    return player, Countdown(ui, seat, options.peer_config(seat))
+
+
+def record_experience(home: Path, result: PeerResult, key: bytes) -> tuple[int | None, str]:
+    """Record the game of ``result`` in ``<home>/profile.sqlite3``: the XP it gave our
+    seat (None if nothing was recorded) and one line to print."""
+    db = db_path(home)
+    try:
+        outcome = record_game(db, result.transcript)
+        if outcome.status is ImportStatus.REFUSED:
+            return None, f"No experience recorded: {outcome.reason}"
+        if outcome.status is ImportStatus.ALREADY or outcome.result is None:
+            return None, f"Experience: {outcome.reason}"
+        me = fingerprint(key)
+        xp = outcome.result.seats[result.seat].xp
+        xp += sum(challenge.xp for who, challenge in outcome.awards if who == me)
+        with open_db(db) as conn:
+            (total,) = conn.execute(
+                "SELECT COALESCE(SUM(xp), 0) FROM xp WHERE player = ?", (me,)
+            ).fetchone()
+    except (sqlite3.Error, ProfileError, OSError) as exc:
+        return None, f"No experience recorded: {db}: {exc}"
+    return xp, f"+{xp} XP, level {level_for_xp(int(total))}"
 
 
 async def play_seat(
     definition: TableDefinition,
     seat: int,
     identity: Identity,
-    player: Player,
+    player: Player | None,
     listeners: Sequence[trio.SocketListener],
     options: SeatOptions,
     *,
     transcript: Path | None = None,
 ) -> PeerResult:
+    """Play ``seat`` with ``player`` (None: a person, through the terminal table), record
+    the experience, and print the ``RESULT`` line."""
     if not options.quiet:
         print_roster(definition, seat)
-    printer = Printer(definition, seat, verbose=options.bot is None, quiet=options.quiet)
+    on_event: Callable[[Event], None]
+    on_status: Callable[[PeerStatus], None] | None
+    if player is None:
+        player, countdown = terminal_player(definition, seat, options)
+        on_event, on_status = countdown.on_event, countdown.on_status
+    else:
+        printer = Printer(definition, seat, quiet=options.quiet)
+        on_event, on_status = printer, None if options.quiet else printer.status
     timing = TimingLog(options.timing_log, seat) if options.timing_log else None
-    callback = both(printer, timing) if timing else printer
+    callback = both(on_event, timing) if timing else on_event
     try:
         result = await run_peer(
             definition,
@@ -363,7 +472,7 @@ async def play_seat(
             transcript=transcript or transcript_path(options.home, definition, seat),
             listeners=listeners,
             on_event=callback,
-            on_status=None if options.quiet else printer.status,
+            on_status=on_status,
             config=options.peer_config(seat),
             secrets=secret_store(options.home, definition, seat),
         )
@@ -371,11 +480,25 @@ async def play_seat(
         if timing is not None:
             timing.close()
     if not options.quiet:
-        if result.error:
+        if result.resigned:
+            print("You resigned: the game ends, abandoned by your seat.", flush=True)
+        elif result.error:
             print(f"The game stopped: {result.error}", flush=True)
         print(f"Transcript: {result.transcript}", flush=True)
-    print(result_line(result, definition), flush=True)
+    xp: int | None = None
+    if result.finished or result.abandoned is not None:
+        xp, line = await trio.to_thread.run_sync(
+            record_experience, options.home, result, identity.public_key_bytes
+        )
+        if not options.quiet:
+            print(line, flush=True)
+    print(result_line(result, definition, xp=xp), flush=True)
     return result
+
+
+def exit_status(result: PeerResult) -> int:
+    """0 for a game played out, or left by our own choice (a resignation); else 1."""
+    return 0 if result.ok or result.resigned else 1
 
 
 async def _open_listener(bind: str, port: int) -> trio.SocketListener:
@@ -396,6 +519,9 @@ class BotProcess:
     command: list[str]
     status: int | None = None
     output: str = ""
+    hold_log: bool = False
+    """Keep the process's log (stderr) off our terminal, where a person plays the
+    terminal table; it is shown only if the process fails."""
 
     @property
     def result(self) -> dict[str, Any] | None:
@@ -404,10 +530,14 @@ class BotProcess:
 
 async def run_bot_process(proc: BotProcess) -> None:
     completed = await trio.run_process(
-        proc.command, capture_stdout=True, stderr=None, check=False, stdin=subprocess.DEVNULL
-    )
+        proc.command, capture_stdout=True, capture_stderr=proc.hold_log, check=False,
+        stdin=subprocess.DEVNULL,
+    )  # fmt: skip
     proc.status = completed.returncode
     proc.output = completed.stdout.decode("utf-8", "replace")
+    if proc.hold_log and completed.returncode != 0 and completed.stderr:
+        tail = completed.stderr.decode("utf-8", "replace").splitlines()[-20:]
+        print("\n".join(f"bot process {proc.number}: {line}" for line in tail), file=sys.stderr)
 
 
 def bot_command(k: int, lobby: str, options: SeatOptions, bot: str) -> list[str]:
@@ -422,11 +552,35 @@ def bot_command(k: int, lobby: str, options: SeatOptions, bot: str) -> list[str]
     return cmd
 
 
-async def host_game(options: SeatOptions, rules: RuleSet, port: int, bots: int) -> int:
-    """Host a table, optionally with ``bots`` local bot processes; the exit status."""
+BeaconAddress = tuple[str, int]
+DEFAULT_BEACON_ADDRESS: BeaconAddress = (DEFAULT_GROUP, DEFAULT_BEACON_PORT)
+
+
+async def send_last_beacon(beacon: Beacon, address: BeaconAddress) -> None:
+    """One beacon (the table is full: ``free`` 0, so that listeners forget the table);
+    a failure is ignored, as every beacon's."""
+    with contextlib.suppress(OSError):
+        sock = trio.socket.socket(trio.socket.AF_INET, trio.socket.SOCK_DGRAM)
+        with sock:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_BROADCAST, 1)
+            await sock.sendto(encode_beacon(beacon), address)
+
+
+async def host_game(
+    options: SeatOptions,
+    rules: RuleSet,
+    port: int,
+    bots: int,
+    *,
+    beacon: BeaconAddress | None = None,
+) -> int:
+    """Host a table, optionally with ``bots`` local bot processes; the exit status.
+
+    ``beacon``: where to announce the table (:func:`~belote_p2p.discovery.send_beacons`)
+    while seats are free for others (None: not announced)."""
     identity = Identity.load_or_create(options.home)
     mention_unfinished(options.home, identity)
-    player = make_player(options)
+    player = make_bot(options)
     mesh_listener = await _open_listener(options.bind, 0)
     lobby_listener = await _open_listener(options.bind, port)
     lobby_port = _port(lobby_listener)
@@ -450,15 +604,46 @@ async def host_game(options: SeatOptions, rules: RuleSet, port: int, bots: int) 
     local = "127.0.0.1" if any_address else options.bind
     bot = options.bot or "rules"
     procs = [
-        BotProcess(k, bot_command(k, format_address(local, lobby_port), options, bot))
+        BotProcess(
+            k,
+            bot_command(k, format_address(local, lobby_port), options, bot),
+            hold_log=player is None,
+        )
         for k in range(1, bots + 1)
     ]
+
+    def table_beacon(free: int) -> Beacon | None:
+        try:
+            return Beacon(options.name, rules.name, rules.target, free, lobby_port, lobby.table_id)
+        except ValueError:  # a name a beacon cannot carry: the table is not announced
+            return None
+
+    def open_seats() -> Beacon | None:
+        # Seats for others: the bot processes' seats are not (they may not have joined yet).
+        free = min(3 - len(lobby.joined), 3 - bots)
+        return table_beacon(free) if free > 0 else None
+
+    beacon_scope = trio.CancelScope()
+
+    async def announce(address: BeaconAddress) -> None:
+        with beacon_scope:
+            await send_beacons(open_seats, address=address)
+
     result: PeerResult | None = None
     async with trio.open_nursery() as nursery:
         for proc in procs:
             nursery.start_soon(run_bot_process, proc)
+        if beacon is not None and bots < 3:
+            say(f"Announcing the table on the local network ({format_address(*beacon)})")
+            nursery.start_soon(announce, beacon)
         try:
-            definition = await host_lobby(lobby, [lobby_listener], on_join=joined)
+            try:
+                definition = await host_lobby(lobby, [lobby_listener], on_join=joined)
+            finally:
+                beacon_scope.cancel()
+            last = table_beacon(0)
+            if beacon is not None and bots < 3 and last is not None:
+                await send_last_beacon(last, beacon)
             result = await play_seat(definition, 0, identity, player, [mesh_listener], options)
         except (LobbyError, PeerError) as exc:
             print(f"error: {exc}", file=sys.stderr, flush=True)
@@ -466,7 +651,9 @@ async def host_game(options: SeatOptions, rules: RuleSet, port: int, bots: int) 
         nursery.cancel_scope.deadline = trio.current_time() + BOT_PROCESS_GRACE
     if result is None:
         return 1
-    status = 0 if result.ok else 1
+    status = exit_status(result)
+    if result.resigned:
+        return status  # the bots saw the game abandoned: nothing to compare
     for proc in procs:
         if proc.status != 0:
             print(f"error: bot process {proc.number} exited with {proc.status}", file=sys.stderr)
@@ -490,7 +677,53 @@ def check_agreement(
     return 1
 
 
-async def join_game(options: SeatOptions, address: str) -> int:
+async def find_table(
+    options: SeatOptions,
+    beacon: BeaconAddress,
+    listen: float,
+    ask: Callable[[str], str],
+) -> str | None:
+    """Listen for beacons for ``listen`` seconds and let the person choose a table: its
+    lobby address, or None (after saying why)."""
+    if not options.quiet:
+        print(f"Listening for tables on the local network ({format_address(*beacon)}, "
+              f"{listen:g} s)...", flush=True)  # fmt: skip
+    try:
+        ads = await discover(address=beacon, duration=listen)
+    except OSError as exc:
+        print(f"error: cannot listen for tables on {format_address(*beacon)}: {exc}",
+              file=sys.stderr)  # fmt: skip
+        return None
+    if not ads:
+        print(f"No open table was heard on the network in {listen:g} s; give the host's "
+              "HOST:PORT.", file=sys.stderr)  # fmt: skip
+        return None
+
+    def choose() -> TableAd | None:
+        return choose_table(ads, ask=ask)
+
+    ad = await trio.to_thread.run_sync(choose, abandon_on_cancel=True)
+    if ad is None:
+        print("No table chosen.", file=sys.stderr)
+        return None
+    return ad.address
+
+
+async def join_game(
+    options: SeatOptions,
+    address: str | None,
+    *,
+    beacon: BeaconAddress = DEFAULT_BEACON_ADDRESS,
+    listen: float = DEFAULT_LISTEN,
+    ask: Callable[[str], str] = input,
+) -> int:
+    """Join the table at ``address``, or (None) one heard on the network (beacons at
+    ``beacon``, for ``listen`` seconds) that the person chooses (``ask``); the exit status."""
+    player = make_bot(options)
+    if address is None:
+        address = await find_table(options, beacon, listen, ask)
+        if address is None:
+            return 2
     try:
         host, port = parse_address(address, DEFAULT_PORT)
     except ValueError as exc:
@@ -498,7 +731,6 @@ async def join_game(options: SeatOptions, address: str) -> int:
         return 2
     identity = Identity.load_or_create(options.home)
     mention_unfinished(options.home, identity)
-    player = make_player(options)
     mesh_listener = await _open_listener(options.bind, 0)
     if not options.quiet:
         print(f"Joining {format_address(host, port)} as {options.name} [{identity.fingerprint}]",
@@ -512,7 +744,7 @@ async def join_game(options: SeatOptions, address: str) -> int:
     except (LobbyError, PeerError) as exc:
         print(f"error: {exc}", file=sys.stderr, flush=True)
         return 1
-    return 0 if result.ok else 1
+    return exit_status(result)
 
 
 async def resume_game(options: SeatOptions, path: Path | None) -> int:
@@ -548,7 +780,7 @@ async def resume_game(options: SeatOptions, path: Path | None) -> int:
     if not options.quiet:
         print(f"Resuming table {definition.table_id.hex()}, seat {seat}, from {path} "
               f"({len(game.envelopes)} envelopes)", flush=True)  # fmt: skip
-    player = make_player(options)
+    player = make_bot(options)
     listeners = []
     if seat < 3:
         # The others know us at the address of the table definition: listen there again.
@@ -561,7 +793,7 @@ async def resume_game(options: SeatOptions, path: Path | None) -> int:
     except (PeerError, SecretStoreError) as exc:
         print(f"error: {exc}", file=sys.stderr, flush=True)
         return 1
-    return 0 if result.ok else 1
+    return exit_status(result)
 
 
 # -- the commands -------------------------------------------------------------------------
@@ -579,7 +811,15 @@ def _options(args: argparse.Namespace, home: Path | None = None) -> SeatOptions:
         bot_deadline=args.bot_deadline,
         person_deadline=args.person_deadline,
         grace=args.grace,
+        plain=args.plain,
     )
+
+
+def beacon_address(text: str) -> BeaconAddress:
+    """``IP[:PORT]`` (an IPv4 broadcast, multicast or unicast address; port 7778)."""
+    host, port = parse_address(text, DEFAULT_BEACON_PORT)
+    ipaddress.IPv4Address(host)  # ValueError if not
+    return host, port
 
 
 def _run(main: Callable[[], Any]) -> int:
@@ -598,23 +838,28 @@ def _run(main: Callable[[], Any]) -> int:
 def cmd_host(args: argparse.Namespace) -> int:
     try:
         options = _options(args)
-        rules = rule_set(args.variant, target=args.target)
+        rules = rule_set(args.variant, target=args.target, first_dealer=args.first_dealer)
+        beacon = beacon_address(args.beacon_address) if args.beacon else None
     except Exception as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     if not 0 <= args.bots <= 3:
         print("error: --bots is 0 to 3", file=sys.stderr)
         return 2
-    return _run(lambda: host_game(options, rules, args.port, args.bots))
+    return _run(lambda: host_game(options, rules, args.port, args.bots, beacon=beacon))
 
 
 def cmd_join(args: argparse.Namespace) -> int:
     try:
         options = _options(args)
+        beacon = beacon_address(args.beacon_address)
     except Exception as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    return _run(lambda: join_game(options, args.address))
+    if args.listen <= 0:
+        print("error: --listen is a positive number of seconds", file=sys.stderr)
+        return 2
+    return _run(lambda: join_game(options, args.address, beacon=beacon, listen=args.listen))
 
 
 def cmd_resume(args: argparse.Namespace) -> int:
@@ -672,7 +917,13 @@ def _common(p: argparse.ArgumentParser, *, seat: bool = True, name: bool = True)
     p.add_argument("--home", metavar="DIR", help=f"identity and transcripts ({default_home()})")
     p.add_argument("--bind", default="0.0.0.0", metavar="IP", help="address to listen on (0.0.0.0)")
     p.add_argument("--quiet", action="store_true", help="print only the RESULT line")
+    p.add_argument(
+        "--plain", action="store_true", help="plain lines, no colour (screen readers, logs)"
+    )
     p.add_argument("--timing-log", metavar="DIR", help=argparse.SUPPRESS)
+
+
+_DEFAULT_BEACON_TEXT = format_address(*DEFAULT_BEACON_ADDRESS)
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -687,6 +938,16 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     host.add_argument("--variant", choices=variants, default="classic")
     host.add_argument("--target", type=int, default=501, help="score that wins the game")
     host.add_argument("--bots", type=int, default=0, metavar="N", help="start N bot peers")
+    host.add_argument(
+        "--first-dealer", type=int, default=0, choices=range(4), metavar="SEAT",
+        help="the seat that deals the first round (0)",
+    )  # fmt: skip
+    host.add_argument(
+        "--beacon", action=argparse.BooleanOptionalAction, default=True,
+        help="announce the table on the local network while seats are free (on)",
+    )  # fmt: skip
+    host.add_argument("--beacon-address", default=_DEFAULT_BEACON_TEXT, metavar="IP[:PORT]",
+                      help=f"where the beacons go ({_DEFAULT_BEACON_TEXT})")  # fmt: skip
     _common(host)
     host.set_defaults(func=cmd_host)
 
@@ -694,11 +955,19 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "join",
         help="join a table",
         description="Join the table hosted at HOST:PORT and play the seat it gives "
-        "(at the terminal, or with --bot).",
+        "(at the terminal, or with --bot). Without HOST:PORT, listen for the tables announced "
+        "on the local network and choose one (exit status 2 if none is heard).",
     )
     join.add_argument(
-        "address", metavar="HOST:PORT", help=f"the host's lobby (port {DEFAULT_PORT})"
-    )
+        "address", nargs="?", metavar="HOST:PORT",
+        help=f"the host's lobby (port {DEFAULT_PORT}); none: find a table on the network",
+    )  # fmt: skip
+    join.add_argument("--beacon-address", default=_DEFAULT_BEACON_TEXT, metavar="IP[:PORT]",
+                      help=f"where to listen for tables ({_DEFAULT_BEACON_TEXT})")  # fmt: skip
+    join.add_argument(
+        "--listen", type=float, default=DEFAULT_LISTEN, metavar="S",
+        help=f"seconds to listen for tables ({DEFAULT_LISTEN:g})",
+    )  # fmt: skip
     _common(join)
     join.set_defaults(func=cmd_join)
 

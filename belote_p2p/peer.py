@@ -12,7 +12,9 @@ authenticated, so they come from a seated peer, and dropping them never lets the
 record; more than :attr:`PeerConfig.max_rejected` of them from one peer ends the game for this
 seat with :attr:`PeerResult.error`. A rule broken by a valid envelope ends the game with
 :attr:`PeerResult.fault` (the session's :class:`~belote_p2p.session.PeerFault`). If our own
-player fails (a closed terminal) we resign.
+player fails (a closed terminal) we resign, with :attr:`PeerResult.error`; a person who
+chose to leave (the terminal UI's :class:`~belote_p2p.tui.Resigned`) resigns too, but that
+is no error: :attr:`PeerResult.resigned`.
 
 Time. Every seat that owes the next message has a deadline (:class:`PeerConfig`: a decision,
 a protocol step); past it, the wait is reported (a log line, and :class:`PeerStatus` to
@@ -77,6 +79,7 @@ from .transport import (
     PeerLost,
     Received,
 )
+from .tui import Resigned
 from .wire import SEATS, RemoteProtocolError
 
 logger = logging.getLogger(__name__)
@@ -321,6 +324,9 @@ class PeerResult:
     """The game went on from a transcript written before (a restart after a crash)."""
     reconnections: int = 0
     """Connections that came back after being lost."""
+    resigned: bool = False
+    """Our player chose to leave the game (the game is abandoned by our seat; not an
+    error)."""
 
     @property
     def ok(self) -> bool:
@@ -459,6 +465,7 @@ async def run_peer(
         rejected=tuple(c.rejected),
         resumed=resumed,
         reconnections=c.reconnections,
+        resigned=driver.resigned,
     )
 
 
@@ -494,6 +501,8 @@ class _Driver:
         self.on_status = on_status
         self.counters = _Counters()
         self.error: str | None = None
+        self.resigned = False
+        """Our player resigned (a person's choice, not an error)."""
         self.done_from: set[int] = set()
         self.voted: dict[int, float] = {}
         """Seats we signed as gone, and when."""
@@ -595,7 +604,11 @@ class _Driver:
                 logger.warning("seat %d: our decision was not taken: %s", self.seat, exc)
         else:
             self._deciding_since = None
-            self.error = f"the player failed: {item.error!r}"
+            if isinstance(item.error, Resigned) and session.ready:
+                logger.info("seat %d: our player resigned", self.seat)
+                self.resigned = True
+            else:
+                self.error = f"the player failed: {item.error!r}"
             if session.ready:
                 self._vote(self.seat)  # resign, so that the others need not wait for us
 

@@ -20,22 +20,19 @@ on a dumb terminal (rich drops the colours there); the screen is cleared first o
 console is a real terminal. A countdown is shown as its value when the frame is drawn and in
 each prompt; nothing redraws on a timer.
 
-``python -m belote_p2p.tui --demo-host`` is a preview and the end-to-end test harness: it hosts
-a table with three local bot processes and plays seat 0 in this terminal, with the existing
-lobby and peer functions, until ``host``/``join`` use this module themselves.
+``belote-p2p host``, ``join`` and ``resume`` (:mod:`belote_p2p.netplay`) play a person's seat
+through this module (``--plain`` for the plain lines); ``host --bots 3`` is the quickest way
+to try it.
 """
 
 from __future__ import annotations
 
-import argparse
-import sys
 import threading
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import Enum
-from pathlib import Path
 
 import trio
 from rich import box
@@ -1130,87 +1127,3 @@ class TuiPlayer:
         if isinstance(answer, Resign):
             raise Resigned("the player resigned")
         return answer
-
-
-# -- the preview / test harness ---------------------------------------------------------
-
-
-async def demo_host(
-    *, home: Path, rules: RuleSet, plain: bool, seed: int | None, bot: str, name: str
-) -> int:
-    """Host a table on 127.0.0.1 with three local bot processes; seat 0 is played in this
-    terminal. Prints netplay's ``RESULT`` line at the end; the exit status."""
-    from .identity import Identity
-    from .lobby import JoinRequest, Lobby, format_address, host_lobby
-    from .netplay import (
-        BOT_PROCESS_GRACE,
-        BotProcess,
-        SeatOptions,
-        _open_listener,
-        _port,
-        bot_command,
-        check_agreement,
-        result_line,
-        run_bot_process,
-        transcript_path,
-    )
-    from .peer import PeerResult, run_peer
-
-    options = SeatOptions(name=name, home=home, bot=None, seed=seed, bind="127.0.0.1",
-                          quiet=True, timing_log=None, bot_deadline=10.0)  # fmt: skip
-    identity = Identity.load_or_create(home)
-    mesh_listener = await _open_listener("127.0.0.1", 0)
-    lobby_listener = await _open_listener("127.0.0.1", 0)
-    lobby = Lobby(JoinRequest(name, identity.public_key_bytes, _port(mesh_listener)), rules)
-    address = format_address("127.0.0.1", _port(lobby_listener))
-    procs = [BotProcess(k, bot_command(k, address, options, bot)) for k in (1, 2, 3)]
-    result: PeerResult | None = None
-    async with trio.open_nursery() as nursery:
-        for proc in procs:
-            nursery.start_soon(run_bot_process, proc)
-        definition = await host_lobby(lobby, [lobby_listener])
-        ui = TerminalUI(TableView.from_definition(definition, 0), plain=plain)
-        result = await run_peer(
-            definition, 0, identity, TuiPlayer(ui),
-            transcript=transcript_path(home, definition, 0), listeners=[mesh_listener],
-            on_event=ui.on_event,
-        )  # fmt: skip
-        nursery.cancel_scope.deadline = trio.current_time() + BOT_PROCESS_GRACE
-    print(result_line(result, definition), flush=True)
-    status = 0 if result.ok else 1
-    return max(status, check_agreement(result, [p.result for p in procs], quiet=True))
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    from .rules import RULE_SETS, rule_set
-
-    parser = argparse.ArgumentParser(
-        prog="python -m belote_p2p.tui",
-        description="Preview of the terminal table (and the end-to-end test harness): "
-        "--demo-host plays seat 0 here against three local bot processes.",
-    )
-    parser.add_argument("--demo-host", action="store_true", required=True)
-    parser.add_argument("--variant", choices=sorted(RULE_SETS), default="classic")
-    parser.add_argument("--target", type=int, default=501)
-    parser.add_argument("--first-dealer", type=int, default=0, choices=range(4), metavar="SEAT")
-    parser.add_argument("--home", required=True, help="identities and transcripts")
-    parser.add_argument("--seed", type=int, help="seed of the bots' choices")
-    parser.add_argument("--bot", default="rules", help="the bots' name (rules)")
-    parser.add_argument("--name", default="You")
-    parser.add_argument("--plain", action="store_true", help="plain lines, no colour")
-    args = parser.parse_args(argv)
-    rules = rule_set(args.variant, target=args.target, first_dealer=args.first_dealer)
-    return trio.run(
-        lambda: demo_host(
-            home=Path(args.home),
-            rules=rules,
-            plain=args.plain,
-            seed=args.seed,
-            bot=args.bot,
-            name=args.name,
-        )
-    )
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -621,8 +621,8 @@ def test_a_person_plays_a_whole_game_through_a_pseudo_terminal(tmp_path: Path) -
     env.pop("NO_COLOR", None)
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(ROOT / "plugins")])
     # Seat 3 deals first, so that the person bids first.
-    argv = [sys.executable, "-m", "belote_p2p.tui", "--demo-host", "--target", "101"]
-    argv += ["--first-dealer", "3"]
+    argv = [sys.executable, "-m", "belote_p2p", "host", "--bots", "3", "--target", "101"]
+    argv += ["--first-dealer", "3", "--port", "0", "--bind", "127.0.0.1", "--no-beacon"]
     argv += ["--home", str(tmp_path / "home"), "--seed", "7", "--name", "Ann"]
     term = Terminal(argv, env, tmp_path)
     try:
@@ -639,7 +639,8 @@ def test_a_person_plays_a_whole_game_through_a_pseudo_terminal(tmp_path: Path) -
             assert "Belote classic to 101 · round " in screen
             assert "Us (You+" in screen and "target 101" in screen
             if found.group(1) == "bid":
-                assert "▶ Your turn: " in screen and "Bids: " in screen
+                assert re.search(r"▶ Your turn(?: \(\d+ s left\))?: ", screen), screen
+                assert "Bids: " in screen
                 if bids == 0:
                     # Just dealt: the turned card, the five cards, nobody has spoken.
                     assert "round 1 · dealer Bot" in screen and "Turned card: " in screen
@@ -653,7 +654,7 @@ def test_a_person_plays_a_whole_game_through_a_pseudo_terminal(tmp_path: Path) -
                     term.expect(r"Resign and leave the game\? Type yes to confirm> ")
                     term.send("no")
                     term.expect("Not resigning: the game goes on.")
-                    term.expect(r"Your bid> ")
+                    term.expect(r"Your bid(?: \(\d+ s left\))?> ")
                 bids += 1
                 term.send("pass")
                 continue
@@ -676,7 +677,7 @@ def test_a_person_plays_a_whole_game_through_a_pseudo_terminal(tmp_path: Path) -
                 term.expect(r"Type a card \(JH, jh, 10h, T♥\) or its number in your hand")
                 term.send("last")
                 term.expect(r"No trick yet\.|Last trick: ")
-                term.expect(r"Your card> ")
+                term.expect(r"Your card(?: \(\d+ s left\))?> ")
             number, rank, suit = legal[plays % len(legal)]
             # Alternate the number and the card's name (lower case, 10 for a ten).
             term.send(number if plays % 2 else (rank + "SHDC"["♠♥♦♣".index(suit)]).lower())
