@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import os
+import re
+import socket
 import subprocess
 import sys
 from functools import partial
@@ -11,7 +14,7 @@ from pathlib import Path
 import pytest
 import trio
 
-from belote_p2p.identity import Identity
+from belote_p2p.identity import Identity, fingerprint
 from belote_p2p.lobby import (
     JoinRefused,
     JoinRequest,
@@ -24,7 +27,8 @@ from belote_p2p.lobby import (
     parse_answer,
     table_message,
 )
-from belote_p2p.netplay import parse_result
+from belote_p2p.netplay import SeatOptions, host_game, join_game, parse_result
+from belote_p2p.profile import all_players, db_path, find_players, open_db
 from belote_p2p.rules import rule_set
 from belote_p2p.transport import FramedStream
 from belote_p2p.wire import decode, encode
@@ -216,3 +220,88 @@ def test_game_ended_reads_the_bodies_of_a_record() -> None:
     assert game_ended(votes, roster) and not game_ended(votes[:2], roster)
     assert game_ended([env(1, {"type": "abandon", "seat": 1})], roster)  # resigned
     assert game_ended([env(2, {"type": "fault", "seat": 1, "evidence": []})], roster)
+
+
+# -- LAN discovery and experience ---------------------------------------------------------
+
+
+def free_udp_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+    return port
+
+
+def seat_options(home: Path, name: str, seed: int) -> SeatOptions:
+    return SeatOptions(
+        name=name, home=home, bot="random", seed=seed, bind="127.0.0.1", quiet=False,
+        timing_log=None, bot_deadline=10.0,
+    )  # fmt: skip
+
+
+async def test_join_finds_a_beaconing_host_and_every_peer_records_its_xp(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The host's two bot processes find the package wherever the tests run from.
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(ROOT), str(ROOT / "plugins")]))
+    beacon = ("127.0.0.1", free_udp_port())
+    rules = rule_set("classic", target=101)
+    host_home, joiner_home = tmp_path / "host", tmp_path / "joiner"
+    statuses: dict[str, int] = {}
+    asked: list[str] = []
+
+    def ask(prompt: str) -> str:
+        asked.append(prompt)
+        return "1"
+
+    async def host() -> None:
+        options = seat_options(host_home, "Hostess", 1)
+        statuses["host"] = await host_game(options, rules, 0, 2, beacon=beacon)
+
+    async def join() -> None:
+        options = seat_options(joiner_home, "Finder", 2)
+        statuses["join"] = await join_game(options, None, beacon=beacon, ask=ask)
+
+    with trio.fail_after(90):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(host)
+            nursery.start_soon(join)
+    out = capsys.readouterr().out
+    assert statuses == {"host": 0, "join": 0}, out
+    # The joiner heard the table (one, with the one seat the bots leave free) and chose it.
+    assert asked == ["Table to join (1-1, Enter to give up): "]
+    assert re.search(r"1\s+Hostess\s+classic\s+101\s+1\s+127\.0\.0\.1:\d+", out), out
+    assert "All 3 peers agree" in out  # the host and its two bot processes
+    assert len(re.findall(r"^\+\d+ XP, level \d+$", out, re.MULTILINE)) == 2, out
+    results = [json.loads(line[len("RESULT ") :]) for line in out.splitlines()
+               if line.startswith("RESULT ")]  # fmt: skip
+    assert len(results) == 2 and all(r["ok"] and r["xp"] >= 15 for r in results)
+    # The host's profile holds the game and its XP; so do the joiner's and each bot's.
+    host_key = Identity.load_or_create(host_home).public_key_bytes
+    for home in (host_home, joiner_home, host_home / "bots" / "1", host_home / "bots" / "2"):
+        with open_db(db_path(home)) as conn:
+            assert [p.games for p in all_players(conn)] == [1, 1, 1, 1], home
+            host_stats = find_players(conn, fingerprint(host_key))
+        assert len(host_stats) == 1 and host_stats[0].xp >= 15
+    by_seat = {r["seat"]: r["xp"] for r in results}
+    assert host_stats[0].xp == by_seat[0]
+
+
+async def test_join_without_an_address_says_when_no_table_is_heard(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    beacon = ("127.0.0.1", free_udp_port())
+    options = seat_options(tmp_path, "Alone", 1)
+    with trio.fail_after(10):
+        status = await join_game(options, None, beacon=beacon, listen=0.3, ask=lambda _: "1")
+    assert status == 2
+    assert "No open table was heard" in capsys.readouterr().err
+
+
+def test_join_and_host_flags(tmp_path: Path) -> None:
+    from belote_p2p.cli import main
+
+    assert main(["join", "--home", str(tmp_path), "--bot", "random", "--name", "J",
+                 "--beacon-address", "not-an-ip:7778"]) == 2  # fmt: skip
+    assert main(["host", "--home", str(tmp_path), "--name", "H", "--bots", "3",
+                 "--beacon-address", "host.example"]) == 2  # fmt: skip

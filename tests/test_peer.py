@@ -26,6 +26,7 @@ from belote_p2p.peer import (
 from belote_p2p.rules import RULE_SETS
 from belote_p2p.session import ActionTaken, RoundAudited, Seat, TableDefinition
 from belote_p2p.transcript import read_transcript
+from belote_p2p.tui import Resigned
 from belote_p2p.verify import verify_transcript
 from belote_p2p.wire import Envelope
 
@@ -199,6 +200,30 @@ async def test_a_failed_player_resigns_and_the_game_ends_abandoned(tmp_path: Pat
     contents = [{Envelope.decode(e).hash for e in read_transcript(r.transcript).envelopes}
                 for r in results]  # fmt: skip
     assert all(c == contents[0] for c in contents)
+
+
+class ResigningPlayer(BotPlayer):
+    """Plays its first few decisions, then resigns as a person does (quit, yes)."""
+
+    def __init__(self, decisions: int) -> None:
+        super().__init__("random", seed=5)
+        self.left = decisions
+
+    async def decide(self, observation: Any) -> Any:
+        self.left -= 1
+        if self.left < 0:
+            raise Resigned("the player resigned")
+        return await super().decide(observation)
+
+
+async def test_a_resignation_ends_the_game_abandoned_without_an_error(tmp_path: Path) -> None:
+    results, _ = await play_table("classic", tmp_path, players={1: ResigningPlayer(5)})
+    assert all(r.abandoned == 1 for r in results), [(r.abandoned, r.error) for r in results]
+    assert results[1].resigned and results[1].error is None and not results[1].ok
+    assert not any(r.resigned for r in (results[0], results[2], results[3]))
+    assert all(r.error is None and r.fault is None for r in results)
+    verdict = verify_transcript(results[0].transcript)
+    assert verdict.ok and verdict.abandoned == 1
 
 
 @pytest.fixture

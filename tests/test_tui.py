@@ -691,3 +691,30 @@ def test_a_person_plays_a_whole_game_through_a_pseudo_terminal(tmp_path: Path) -
         assert term.proc.wait(timeout=30) == 0
     finally:
         term.close()
+
+
+def test_a_person_resigns_in_plain_mode_and_the_host_exits_0(tmp_path: Path) -> None:
+    env = dict(os.environ, TERM="xterm-256color", COLUMNS="80", LINES="24")
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(ROOT / "plugins")])
+    home = tmp_path / "home"
+    argv = [sys.executable, "-m", "belote_p2p", "host", "--bots", "3", "--target", "101"]
+    argv += ["--first-dealer", "3", "--port", "0", "--bind", "127.0.0.1", "--no-beacon"]
+    argv += ["--home", str(home), "--seed", "7", "--name", "Ann", "--plain"]
+    term = Terminal(argv, env, tmp_path)
+    try:
+        term.expect(PROMPT)
+        before = term.text(term.raw)
+        assert "\x1b[" not in term.raw, "plain mode prints no escape sequences"
+        assert "Hand: 1 " in before and "Legal now: " in before and "Score: us 0, them 0." in before
+        term.send("quit")
+        term.expect(r"Resign and leave the game\? Type yes to confirm> ")
+        term.send("yes")
+        result = term.expect(r"RESULT (\{.*\})").group(1)
+        assert '"resigned": true' in result and '"abandoned": 0' in result
+        assert '"error": null' in result
+        final = term.text(term.raw)
+        assert "You resigned: the game ends, abandoned by your seat." in final
+        assert re.search(r"^\+0 XP, level 0$", final, re.MULTILINE), final[-2000:]
+        assert term.proc.wait(timeout=30) == 0
+    finally:
+        term.close()
