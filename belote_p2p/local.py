@@ -50,4 +50,3 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--variant", choices=sorted(RULE_SETS), default="classic")
     p.add_argument("--target", type=int, default=501, help="score that wins the game")
     p.set_defaults(func=command)
-
