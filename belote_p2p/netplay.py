@@ -58,7 +58,7 @@ from typing import IO, Any
 import trio
 
 from .bots import BotError
-from .cards import Card, format_cards
+from .cards import Card
 from .discovery import (
     DEFAULT_BEACON_PORT,
     DEFAULT_GROUP,
@@ -104,7 +104,6 @@ from .session import (
     GameOver,
     PeerFault,
     RoundAudited,
-    RoundDealt,
     TableDefinition,
     TableReady,
 )
@@ -197,12 +196,11 @@ def guess_lan_ip() -> str:
 
 @dataclass
 class Printer:
-    """Prints a seat's game as it goes: rounds after their audit, the sheet at the end, and
-    (``verbose``, for a person playing) the deal and every bid and card."""
+    """Prints a bot seat's game as it goes: rounds after their audit, the sheet at the end
+    (a person's seat has the terminal UI, :mod:`belote_p2p.tui`)."""
 
     definition: TableDefinition
     seat: int
-    verbose: bool = False
     quiet: bool = False
     out: IO[str] = sys.stdout
     _shown: dict[int, float] = field(default_factory=dict)
@@ -219,16 +217,6 @@ class Printer:
         names = self.names
         if isinstance(event, TableReady):
             self.say("All four peers signed the table. Dealing.")
-        elif isinstance(event, RoundDealt) and self.verbose:
-            turned = f", turned card {event.turned}" if event.turned is not None else ""
-            hand = format_cards(sorted(event.hand, key=int))
-            self.say(
-                f"Round {event.number + 1}, dealer {names[event.dealer]}{turned}\n"
-                f"  your hand: {hand}"
-            )
-        elif isinstance(event, ActionTaken) and self.verbose:
-            what = "plays" if isinstance(event.action, Card) else "bids"
-            self.say(f"  {names[event.seat]} {what} {event.action}")
         elif isinstance(event, RoundAudited):
             self.say(format_round(event.record, names))
             if event.report.fault is not None:

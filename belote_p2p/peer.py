@@ -4,7 +4,7 @@
 the session, broadcasts every envelope the session emits, records every envelope the session
 accepted in the transcript (its own included, in acceptance order), and answers the
 session's "your turn" through a :class:`Player`: a bot in a worker thread under a deadline
-(:class:`BotPlayer`) or a person at the terminal (:class:`TerminalPlayer`).
+(:class:`BotPlayer`) or a person at the terminal (:class:`~belote_p2p.tui.TuiPlayer`).
 
 Failure policy. Bytes that are not a valid envelope of this table
 (:class:`~belote_p2p.wire.RemoteProtocolError`) are logged, counted and dropped: the mesh is
@@ -40,7 +40,6 @@ import hashlib
 import logging
 import math
 import random
-import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
@@ -50,8 +49,7 @@ from typing import Protocol, TypeAlias
 import trio
 
 from .bots import FallbackCounts, SafePlayer, make_bot
-from .cards import Card, format_cards
-from .engine import Action, Bid, Phase, State
+from .engine import Action, Phase, State
 from .identity import Identity
 from .lobby import parse_address
 from .observation import Observation, observe
@@ -68,7 +66,6 @@ from .session import (
     TableDefinition,
     TableSession,
 )
-from .tables import trump_letter
 from .transcript import TranscriptError, TranscriptWriter, read_transcript
 from .transport import (
     AnyListener,
@@ -141,77 +138,6 @@ class BotPlayer:
             return await trio.to_thread.run_sync(decide, abandon_on_cancel=True)
         self.safe.counts.timeouts += 1
         return self._fallback.choice(observation.legal)
-
-
-def parse_action(text: str, legal: Sequence[Action]) -> Action:
-    """What a person typed, as one of ``legal``: its number in the list (from 1), a card
-    (``JH``, ``jh``, ``10h``) or a bid (``pass``, ``take``, ``H``, ``90 H``, ``coinche``).
-    Raises ``ValueError`` saying why it is not a legal action."""
-    text = text.strip()
-    if not text:
-        raise ValueError("type an action")
-    if text.isdigit():
-        index = int(text)
-        if 1 <= index <= len(legal):
-            return legal[index - 1]
-        raise ValueError(f"choose a number from 1 to {len(legal)}")
-    candidates: list[Action] = []
-    with contextlib.suppress(ValueError):
-        candidates.append(Card.parse(text))
-    with contextlib.suppress(ValueError):
-        candidates.append(Bid.parse(text))
-    if not candidates:
-        raise ValueError(f"{text!r} is neither a card nor a bid")
-    for action in candidates:
-        for option in legal:
-            if type(option) is type(action) and option == action:
-                return option
-    raise ValueError(f"{text!r} is not legal now")
-
-
-def describe_choice(observation: Observation) -> str:
-    """The prompt for a person: the hand and the numbered legal actions."""
-    o = observation
-    lines = [f"Your hand: {format_cards(sorted(o.hand, key=int))}"]
-    if o.phase is Phase.PLAY:
-        contract = f" at {o.contract}" if o.contract else ""
-        lines.append(f"Trump: {trump_letter(o.trump)}{contract}, taken by seat {o.taker}")
-    if o.trick:
-        lines.append(f"On the table: {format_cards(o.trick)}")
-    options = "  ".join(f"{i}) {a}" for i, a in enumerate(o.legal, 1))
-    lines.append(f"Legal: {options}")
-    return "\n".join(lines)
-
-
-class TerminalPlayer:
-    """A person at this terminal: a plain line prompt for each decision."""
-
-    def __init__(
-        self,
-        *,
-        read_line: Callable[[], str] | None = None,
-        write: Callable[[str], None] | None = None,
-    ) -> None:
-        self._read_line = read_line or sys.stdin.readline
-        self._write = write or partial(print, flush=True)
-
-    def start(self, rules: RuleSet, seat: int) -> None:
-        self._write(f"You play seat {seat} ({rules.name} to {rules.target}).")
-
-    def round_dealt(self, observation: Observation) -> None:
-        pass
-
-    async def decide(self, observation: Observation) -> Action:
-        self._write(describe_choice(observation))
-        while True:
-            self._write("Your choice> ")
-            line = await trio.to_thread.run_sync(self._read_line, abandon_on_cancel=True)
-            if not line:
-                raise EOFError("the terminal closed")
-            try:
-                return parse_action(line, observation.legal)
-            except ValueError as exc:
-                self._write(f"  {exc}")
 
 
 # -- the driver ---------------------------------------------------------------------------

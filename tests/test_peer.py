@@ -12,15 +12,12 @@ import trio
 import trio.testing
 
 import belote_p2p.peer as peer_module
-from belote_p2p.cards import Card
-from belote_p2p.engine import Bid
 from belote_p2p.identity import Identity
 from belote_p2p.peer import (
     BotPlayer,
     PeerConfig,
     PeerResult,
     PeerStatus,
-    parse_action,
     run_peer,
 )
 from belote_p2p.rules import RULE_SETS
@@ -379,21 +376,3 @@ async def test_dropped_connections_come_back_and_the_game_completes(
     assert sum(r.reconnections for r in results) >= 2 * len(cut_points)
     for r in results:
         assert verify_transcript(r.transcript).ok
-
-
-def test_parse_action_reads_cards_bids_and_numbers() -> None:
-    legal: list[Any] = [Card.parse("JH"), Card.parse("TH"), Card.parse("7S")]
-    assert parse_action("jh", legal) == Card.parse("JH")
-    assert parse_action("10h", legal) == Card.parse("TH")
-    assert parse_action("3", legal) == Card.parse("7S")
-    with pytest.raises(ValueError, match="not legal"):
-        parse_action("AS", legal)
-    with pytest.raises(ValueError, match="number"):
-        parse_action("4", legal)
-    bids = [Bid.parse("pass"), Bid.parse("take"), Bid.parse("choose H"), Bid.parse("90 S")]
-    assert parse_action("take", bids) == Bid.parse("take")
-    assert parse_action("H", bids) == Bid.parse("choose H")
-    assert parse_action("90 s", bids) == Bid.parse("90 S")
-    assert parse_action("PASS", bids) == Bid.parse("pass")
-    with pytest.raises(ValueError, match="neither"):
-        parse_action("bonjour", bids)
