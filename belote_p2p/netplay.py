@@ -882,7 +882,14 @@ def cmd_demo(args: argparse.Namespace) -> int:
             grace=args.grace,
         )
         print(f"Demo: four {args.bot} bots, four processes, one table on 127.0.0.1", flush=True)
-        return _run(lambda: host_game(options, rules, 0, 3))
+        status = _run(lambda: host_game(options, rules, 0, 3))
+        if not args.home:
+            print(
+                "(The demo's identities, transcripts and profiles were in a temporary folder;"
+                " run `belote-p2p demo --home DIR` to keep them.)",
+                flush=True,
+            )
+        return status
 
 
 def _common(p: argparse.ArgumentParser, *, seat: bool = True, name: bool = True) -> None:
