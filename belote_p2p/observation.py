@@ -135,29 +135,37 @@ def observe(state: State, seat: int) -> Observation:
         shown = (t * (taker == 0), t * (taker == 1), t * (taker == 2), t * (taker == 3))
     else:
         shown = (0, 0, 0, 0)
-    return Observation(
-        seat,
-        state.rules,
-        state.phase,
-        state.number,
-        state.dealer,
-        state.hand(seat),
-        state.legal_actions() if state.to_act == seat else (),
-        state.to_act,
-        state.turned,
-        state.bids,
-        state.trump,
-        state.taker,
-        state.contract,
-        state.multiplier,
-        state.leader,
-        state.trick,
-        state.tricks,
-        state.played,
-        declared,
-        state.belote,
-        state.voids,
-        shown,
-        state.scores,
-        state.pending,
+    return _make(
+        Observation,
+        (
+            seat,
+            state.rules,
+            state.phase,
+            state.number,
+            state.dealer,
+            state.hand(seat),
+            state.legal_actions() if state.to_act == seat else (),
+            state.to_act,
+            state.turned,
+            state.bids,
+            state.trump,
+            state.taker,
+            state.contract,
+            state.multiplier,
+            state.leader,
+            state.trick,
+            state.tricks,
+            state.played,
+            declared,
+            state.belote,
+            state.voids,
+            shown,
+            state.scores,
+            state.pending,
+        ),
     )
+
+
+# The named tuple's own constructor is Python code with 24 arguments; bots get one
+# observation per decision, so build it as the plain tuple it is.
+_make = tuple.__new__
