@@ -8,6 +8,7 @@ import logging
 import random
 import threading
 from pathlib import Path
+from typing import Any
 
 import pluggy
 import pytest
@@ -25,12 +26,13 @@ from belote_p2p.bots import (
     make_plugin_manager,
     parse_spec,
 )
-from belote_p2p.cards import CARDS, FULL_DECK
+from belote_p2p.cards import CARDS, FULL_DECK, Suit, card
 from belote_p2p.cli import main
-from belote_p2p.engine import PASS, Bid, Phase, State
+from belote_p2p.engine import BIDS, PASS, Bid, BidKind, Phase, State, deal_owners
 from belote_p2p.hookspecs import BotInfo, hookimpl
 from belote_p2p.observation import Observation, observe
 from belote_p2p.rules import CLASSIC, COINCHE, RuleSet
+from belote_p2p.scoring import CAPOT_POINTS, score_round
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "plugins" / "examples" / "belote-bot-example"
 
@@ -275,6 +277,82 @@ def test_rules_bot_loads_a_partners_master_trick() -> None:
                         return
             state = state.apply(rng.choice(state.legal_actions()))
     pytest.fail("no position found")
+
+
+def coinche_opening(first: list[str], seed: int = 0) -> State:
+    """A coinche deal whose first bidder (dealer + 1) holds ``first``; the rest shuffled."""
+    mine = [card(t) for t in first]
+    rest = [c for c in CARDS if c not in mine]
+    random.Random(seed).shuffle(rest)
+    owners = deal_owners(COINCHE, 0)
+    deck = [mine.pop() if owner == 1 else rest.pop() for owner in owners]
+    state = State.new_game(COINCHE.with_(first_dealer=0)).deal(deck)
+    assert state.phase is Phase.AUCTION and state.to_act == 1
+    return state
+
+
+def pimc_bidding_over(suggestion: Bid) -> Any:
+    """A ``pimc`` bot whose ``rules`` prior always answers ``suggestion`` in the auction."""
+    module = importlib.import_module("belote_bots.pimc_bot")
+    rules_module = importlib.import_module("belote_bots.rules_bot")
+
+    class Prior(rules_module.RulesBot):  # type: ignore[misc]
+        def auction(self, obs: Observation) -> Bid:
+            return suggestion if suggestion in obs.legal else PASS
+
+    bot = module.PimcBot(auction_samples=24)
+    bot.rules = Prior()
+    return bot
+
+
+def test_pimc_coinche_bid_comes_from_the_samples() -> None:
+    # A strong heart hand: the rules prior passes, the sampled contracts say hearts.
+    strong = coinche_opening(["JH", "9H", "AH", "TH", "KH", "QH", "AS", "AC"])
+    obs = observe(strong, 1)
+    bot = pimc_bidding_over(PASS)
+    bid = bot.decide(obs, random.Random(3))
+    assert isinstance(bid, Bid) and bid.kind is BidKind.BID and bid.trump == Suit.HEARTS
+    assert bid.value >= 100 and bid in obs.legal
+    assert bot.decide(obs, random.Random(3)) == bid  # deterministic given the rng
+    # A hopeless hand: the rules prior opens 80 spades, the samples say pass.
+    weak = coinche_opening(["7S", "8H", "7D", "8D", "7C", "8C", "QC", "9D"])
+    obs = observe(weak, 1)
+    assert pimc_bidding_over(BIDS[80, Suit.SPADES]).decide(obs, random.Random(3)) == PASS
+    # With no samples the rules prior stands.
+    module = importlib.import_module("belote_bots.pimc_bot")
+    bot = module.PimcBot(auction_samples=0)
+    assert bot.decide(obs, random.Random(3)) == bot.rules.decide(obs, random.Random(3))
+
+
+def test_pimc_coinche_auctions_stay_legal() -> None:
+    module = importlib.import_module("belote_bots.pimc_bot")
+    bot = module.PimcBot(auction_samples=8)
+    bids = 0
+    for seed in range(12):
+        state = dealt(COINCHE, seed)
+        rng = random.Random(seed)
+        while state.phase is Phase.AUCTION:
+            obs = observe(state, state.to_act)
+            action = bot.decide(obs, rng)
+            assert action in obs.legal
+            bids += isinstance(action, Bid) and action.kind is BidKind.BID
+            state = state.apply(action)
+    assert bids > 0
+
+
+def test_contract_net_follows_the_coinche_scoring() -> None:
+    module = importlib.import_module("belote_bots.pimc_bot")
+    made = score_round(
+        coinche=True, taker=1, contract=80, multiplier=1, trick_points=(52, 110),
+        trick_winners=(1, 0, 1, 3, 3, 1, 2, 3), announcements=(0, 20), belote=(20, 0),
+        pending=0,
+    )  # fmt: skip
+    # Team 1 totals 130 against 72: a 120 contract is made, 130 too, 140 fails.
+    assert module.contract_net(made, 1, 120) == 120 + 130 - 72
+    assert module.contract_net(made, 1, 130) == 130 + 130 - 72
+    assert module.contract_net(made, 1, 140) == 0 - (160 + 140 + 20 + 20)
+    assert module.contract_net(made, 0, 80) == 20 - (160 + 80 + 20 + 0)
+    assert module.contract_net(made, 1, CAPOT_POINTS) < 0
 
 
 # -- the example third-party package ------------------------------------------------------

@@ -19,21 +19,27 @@ import time
 
 from belote_p2p.cards import CARDS, FULL_DECK, Card
 from belote_p2p.engine import (
+    BIDS,
     CHOOSE,
     PASS,
     TAKE,
     Action,
+    Bid,
+    BidKind,
     IllegalActionError,
     Phase,
     State,
     deal_owners,
 )
 from belote_p2p.observation import Observation
+from belote_p2p.scoring import CAPOT_POINTS, COINCHE_FAILED_BASE, RoundScore
 from belote_p2p.tables import ABOVE, POINTS, STRENGTH, TRUMP_MASK
 
 from .rules_bot import RulesBot
 
 _REDRAWS = 12
+JACK, NINE, ACE = 4, 2, 7
+_VALUES = (80, 90, 100, 110, 120, 130, 140, 150, 160)
 
 
 def _cards(mask: int) -> list[Card]:
@@ -179,15 +185,34 @@ def greedy_card(state: State) -> Card:
     return min(legal, key=lambda c: (pts[c], st[c]))
 
 
-def playout(state: State, team: int) -> int:
-    """Finish the round greedily; the round score of ``team`` minus the other team's."""
+def finish(state: State) -> RoundScore | None:
+    """Finish the round greedily; its score (None if it ended without one)."""
     n = len(state.history)
     while len(state.history) == n:
         state = state.apply(greedy_card(state))
-    score = state.history[-1].score
+    return state.history[-1].score
+
+
+def playout(state: State, team: int) -> int:
+    """Finish the round greedily; the round score of ``team`` minus the other team's."""
+    score = finish(state)
     if score is None:
         return 0
     return score.score[team] - score.score[1 - team]
+
+
+def contract_net(score: RoundScore, team: int, value: int) -> int:
+    """What ``team`` would net (its score minus the other's) holding an undoubled coinche
+    contract of ``value`` in a round that ended as ``score`` (RULES.md §9)."""
+    us, them = score.totals[team], score.totals[1 - team]
+    if value == CAPOT_POINTS:
+        made = score.capot == team
+    else:
+        made = us >= value and us > them
+    if made:
+        return value + us - them
+    shown = score.announcements[0] + score.announcements[1]
+    return score.belote[team] - (COINCHE_FAILED_BASE + value + shown + score.belote[1 - team])
 
 
 class PimcBot:
@@ -199,11 +224,21 @@ class PimcBot:
         seconds: float = 0.0,
         bid_samples: int = 16,
         bid_margin: int = 40,
+        auction_samples: int = 24,
+        auction_margin: int = 40,
+        auction_success: float = 0.6,
+        capot_success: float = 0.9,
+        auction_oversample: int = 4,
     ) -> None:
         self.iterations = iterations
         self.seconds = seconds
         self.bid_samples = bid_samples
         self.bid_margin = bid_margin
+        self.auction_samples = auction_samples
+        self.auction_margin = auction_margin
+        self.auction_success = auction_success
+        self.capot_success = capot_success
+        self.auction_oversample = auction_oversample
         self.rules = RulesBot()
 
     def decide(self, observation: Observation, rng: random.Random) -> Action:
@@ -214,6 +249,8 @@ class PimcBot:
             return self.play(obs, rng)
         if obs.phase in (Phase.TAKE_FIRST, Phase.TAKE_SECOND) and self.bid_samples > 0:
             return self.take_or_choose(obs, rng)
+        if obs.phase is Phase.AUCTION and self.auction_samples > 0:
+            return self.auction(obs, rng)
         return self.rules.decide(obs, rng)
 
     def _budget(self) -> tuple[int, float]:
@@ -302,5 +339,136 @@ class PimcBot:
         state = state.apply(action)
         return playout(state, obs.team)
 
+    # -- coinche auction: contracts valued on sampled deals -----------------------------
 
-__all__ = ["PimcBot", "greedy_card", "playout", "rebuild", "sample_hands"]
+    def auction(self, obs: Observation, rng: random.Random) -> Action:
+        """A coinche bid: the ``rules`` bid unless the samples clearly prefer another one.
+
+        Every sample deals the unseen cards uniformly (the bids of the others are not used)
+        and is played out greedily once per trump suit; the same playout values a contract
+        of that suit for either side, since the greedy policy ignores who took. A contract's
+        value is its mean net score over the samples; passing is worth 0 with no contract
+        yet, or the current contract's value for the side that holds it.
+        """
+        suggested = self.rules.decide(obs, rng)
+        if obs.multiplier != 1 or not isinstance(suggested, Bid):
+            return suggested
+        if suggested.kind is not BidKind.PASS and suggested.kind is not BidKind.BID:
+            return suggested  # coinche: the rules bot's defensive judgement
+        if obs.contract >= CAPOT_POINTS or (obs.taker >= 0 and not 0 <= obs.trump < 4):
+            return suggested
+        candidates = [
+            (a.value, a.trump)
+            for a in obs.legal
+            if isinstance(a, Bid)
+            and a.kind is BidKind.BID
+            and 0 <= a.trump < 4
+            and (a.value in _VALUES or a.value == CAPOT_POINTS)
+        ]
+        if not candidates:
+            return suggested
+        rounds = self._sample_rounds(obs, rng)
+        if not rounds:
+            return suggested
+        team = obs.team
+        n = len(rounds)
+
+        def value_of(value: int, trump: int, side: int) -> tuple[float, float]:
+            nets = [contract_net(r[trump], side, value) for r in rounds]
+            made = sum(1 for x in nets if x > 0)
+            return sum(nets) / n, made / n
+
+        if obs.taker < 0:
+            pass_value = 0.0
+        elif obs.taker % 2 == team:
+            pass_value = value_of(obs.contract, obs.trump, team)[0]
+        else:
+            pass_value = -value_of(obs.contract, obs.trump, 1 - team)[0]
+        best: tuple[int, int] | None = None
+        best_value = float("-inf")
+        for value, trump in candidates:
+            mean, success = value_of(value, trump, team)
+            needed = self.capot_success if value == CAPOT_POINTS else self.auction_success
+            if success >= needed and mean > best_value:
+                best, best_value = (value, trump), mean
+        margin = self.auction_margin
+        if suggested.kind is BidKind.BID and (suggested.value, suggested.trump) in candidates:
+            rules_value = value_of(suggested.value, suggested.trump, team)[0]
+        else:
+            rules_value = pass_value
+        if best is not None and best_value > max(rules_value, pass_value) + margin:
+            return BIDS[best]
+        if suggested.kind is BidKind.BID and rules_value < pass_value - margin:
+            return PASS
+        return suggested
+
+    def _sample_deals(self, obs: Observation, rng: random.Random) -> list[list[int]]:
+        """Deals consistent with this hand; when others have spoken, the ones (of a few
+        times more drawn) that best fit their bids and passes as the ``rules`` bot reads a
+        hand."""
+        spoken = any(seat != obs.seat for seat, _ in obs.bids)
+        draws = self.auction_samples * (self.auction_oversample if spoken else 1)
+        deals: list[list[int]] = []
+        for _ in range(draws):
+            for _ in range(_REDRAWS):
+                hands = sample_hands(obs, rng)
+                if hands is not None:
+                    deals.append(hands)
+                    break
+        if not spoken:
+            return deals
+        ranked = sorted(range(len(deals)), key=lambda i: (self._misfit(obs, deals[i]), i))
+        return [deals[i] for i in ranked[: self.auction_samples]]
+
+    def _misfit(self, obs: Observation, hands: list[int]) -> int:
+        """How far a deal's hands fall short of the bids and passes the others made."""
+        short = 0
+        contract, holder, trump = 0, -1, -1
+        estimate = self.rules.estimate
+        for seat, bid in obs.bids:
+            hand = hands[seat]
+            if seat != obs.seat:
+                if bid.kind is BidKind.BID and 0 <= bid.trump < 4:
+                    if holder >= 0 and (holder - seat) % 2 == 0 and bid.trump == trump:
+                        support = sum(1 for r in (JACK, NINE) if hand >> (trump * 8 + r) & 1)
+                        support += sum(
+                            1 for t in range(4) if t != trump and hand >> (t * 8 + ACE) & 1
+                        )
+                        short += max(0, bid.value - contract - 10 * support)
+                    else:
+                        short += max(0, bid.value - estimate(hand, bid.trump))
+                elif bid.kind is BidKind.PASS and holder < 0:
+                    best = max(estimate(hand, t) for t in range(4))
+                    short += max(0, best - 79)
+            if bid.kind is BidKind.BID:
+                contract, holder, trump = bid.value, seat, bid.trump
+        return short
+
+    def _sample_rounds(self, obs: Observation, rng: random.Random) -> list[list[RoundScore]]:
+        """For each sampled deal, the greedy playout's score with each suit as trump."""
+        out: list[list[RoundScore]] = []
+        for hands in self._sample_deals(obs, rng):
+            full = [_cards(h) for h in hands]
+            scores: list[RoundScore] = []
+            for trump in range(4):
+                state = State.for_play(
+                    obs.rules, dealer=obs.dealer, hands=full, trump=trump, taker=obs.seat
+                )
+                score = finish(state)
+                if score is None:
+                    break
+                scores.append(score)
+            if len(scores) == 4:
+                out.append(scores)
+        return out
+
+
+__all__ = [
+    "PimcBot",
+    "contract_net",
+    "finish",
+    "greedy_card",
+    "playout",
+    "rebuild",
+    "sample_hands",
+]
