@@ -174,22 +174,26 @@ async def test_too_many_bad_frames_end_the_game_without_a_crash(
         assert read_transcript(r.transcript).envelopes
 
 
-class FailingPlayer(BotPlayer):
-    """Plays its first few decisions, then fails as a closed terminal does."""
+class StoppingPlayer(BotPlayer):
+    """Plays its first few decisions, then raises ``error`` (a closed terminal, or a person
+    who resigns)."""
 
-    def __init__(self, decisions: int) -> None:
+    def __init__(self, decisions: int, error: Exception) -> None:
         super().__init__("random", seed=5)
         self.left = decisions
+        self.error = error
 
     async def decide(self, observation: Any) -> Any:
         self.left -= 1
         if self.left < 0:
-            raise EOFError("the terminal closed")
+            raise self.error
         return await super().decide(observation)
 
 
 async def test_a_failed_player_resigns_and_the_game_ends_abandoned(tmp_path: Path) -> None:
-    results, _ = await play_table("classic", tmp_path, players={2: FailingPlayer(6)})
+    results, _ = await play_table(
+        "classic", tmp_path, players={2: StoppingPlayer(6, EOFError("the terminal closed"))}
+    )
     assert all(r.abandoned == 2 for r in results), [(r.abandoned, r.error) for r in results]
     assert not any(r.ok for r in results)
     assert "EOFError" in (results[2].error or "")
@@ -199,22 +203,10 @@ async def test_a_failed_player_resigns_and_the_game_ends_abandoned(tmp_path: Pat
     assert all(c == contents[0] for c in contents)
 
 
-class ResigningPlayer(BotPlayer):
-    """Plays its first few decisions, then resigns as a person does (quit, yes)."""
-
-    def __init__(self, decisions: int) -> None:
-        super().__init__("random", seed=5)
-        self.left = decisions
-
-    async def decide(self, observation: Any) -> Any:
-        self.left -= 1
-        if self.left < 0:
-            raise Resigned("the player resigned")
-        return await super().decide(observation)
-
-
 async def test_a_resignation_ends_the_game_abandoned_without_an_error(tmp_path: Path) -> None:
-    results, _ = await play_table("classic", tmp_path, players={1: ResigningPlayer(5)})
+    results, _ = await play_table(
+        "classic", tmp_path, players={1: StoppingPlayer(5, Resigned("the player resigned"))}
+    )
     assert all(r.abandoned == 1 for r in results), [(r.abandoned, r.error) for r in results]
     assert results[1].resigned and results[1].error is None and not results[1].ok
     assert not any(r.resigned for r in (results[0], results[2], results[3]))
@@ -244,8 +236,11 @@ async def test_a_lost_peer_is_waited_for_then_signed_gone(
     class Crash(Exception):
         pass
 
-    class CrashingPlayer(FailingPlayer):
+    class CrashingPlayer(StoppingPlayer):
         """Its fourth decision crashes the driver itself (see ``crash_through``)."""
+
+        def __init__(self, decisions: int) -> None:
+            super().__init__(decisions, EOFError("the terminal closed"))
 
     listeners = await open_listeners()
     definition, ids = make_table("coinche", listeners)
