@@ -65,6 +65,7 @@ from .session import (
     SessionError,
     TableDefinition,
     TableSession,
+    parse_sync,
 )
 from .transcript import TranscriptError, TranscriptWriter, read_transcript
 from .transport import (
@@ -160,6 +161,9 @@ class PeerConfig:
     grace: float = 120.0
     """Seconds after its deadline before the others sign a silent seat gone."""
     sync_interval: float = 2.0
+    sync_answer_interval: float = 0.5
+    """Seconds between two sync requests of one peer that we answer: an answer can be the
+    whole transcript, so a peer that keeps asking gets the rest ignored."""
     """Seconds without progress before we ask the peers for what we may lack."""
     status_interval: float = 1.0
     """Seconds between two :class:`PeerStatus` reports while the game waits."""
@@ -250,6 +254,8 @@ class PeerResult:
     """The game went on from a transcript written before (a restart after a crash)."""
     reconnections: int = 0
     """Connections that came back after being lost."""
+    sync_ignored: int = 0
+    """Sync requests ignored because the same peer asked again too soon."""
     resigned: bool = False
     """Our player chose to leave the game (the game is abandoned by our seat; not an
     error)."""
@@ -279,6 +285,7 @@ class _Counters:
     sent_bytes: int = 0
     rejected: list[int] = field(default_factory=lambda: [0] * SEATS)
     reconnections: int = 0
+    sync_ignored: int = 0
 
 
 def open_session(
@@ -391,6 +398,7 @@ async def run_peer(
         rejected=tuple(c.rejected),
         resumed=resumed,
         reconnections=c.reconnections,
+        sync_ignored=c.sync_ignored,
         resigned=driver.resigned,
     )
 
@@ -440,6 +448,7 @@ class _Driver:
         self._index = 0
         self._deciding_since: float | None = None
         self._replies: list[tuple[int, bytes]] = []
+        self._sync_answered: dict[int, float] = {}
         # The clock: when each seat started owing its current message, and of what kind.
         self._owes: dict[int, tuple[bool, float]] = {}
         self._seqs = [0] * SEATS
@@ -494,6 +503,9 @@ class _Driver:
     def _handle(self, item: _Input) -> None:
         session = self.session
         if isinstance(item, Received):
+            if self._too_soon_for_sync(item):
+                self.counters.sync_ignored += 1
+                return
             try:
                 replies = session.receive(item.payload)
             except RemoteProtocolError as exc:
@@ -537,6 +549,21 @@ class _Driver:
                 self.error = f"the player failed: {item.error!r}"
             if session.ready:
                 self._vote(self.seat)  # resign, so that the others need not wait for us
+
+    def _too_soon_for_sync(self, item: Received) -> bool:
+        """A sync request from a peer we answered a moment ago (a flood of them)."""
+        try:
+            is_sync = parse_sync(item.payload) is not None
+        except RemoteProtocolError:
+            return False  # malformed: ``receive`` refuses and counts it
+        if not is_sync:
+            return False
+        now = trio.current_time()
+        last = self._sync_answered.get(item.seat)
+        if last is not None and now - last < self.config.sync_answer_interval:
+            return True
+        self._sync_answered[item.seat] = now
+        return False
 
     def _vote(self, seat: int) -> None:
         if seat not in self.voted:

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 import trio
 import trio.testing
+from test_session import make_table as make_session_table
 
 import belote_p2p.peer as peer_module
 from belote_p2p.identity import Identity
@@ -21,8 +22,9 @@ from belote_p2p.peer import (
     run_peer,
 )
 from belote_p2p.rules import RULE_SETS
-from belote_p2p.session import ActionTaken, RoundAudited, Seat, TableDefinition
-from belote_p2p.transcript import read_transcript
+from belote_p2p.session import ActionTaken, RoundAudited, Seat, TableDefinition, TableSession
+from belote_p2p.transcript import TranscriptWriter, read_transcript
+from belote_p2p.transport import Received
 from belote_p2p.tui import Resigned
 from belote_p2p.verify import verify_transcript
 from belote_p2p.wire import Envelope
@@ -371,3 +373,25 @@ async def test_dropped_connections_come_back_and_the_game_completes(
     assert sum(r.reconnections for r in results) >= 2 * len(cut_points)
     for r in results:
         assert verify_transcript(r.transcript).ok
+
+
+async def test_a_peer_that_keeps_asking_to_sync_is_answered_once_in_a_while(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    """An answer can be the whole transcript: sync requests from one peer are answered at
+    most every ``sync_answer_interval`` seconds; other frames are not affected."""
+    definition, ids = make_session_table("classic")
+    session = TableSession(definition, 0, ids[0])
+    other = TableSession(definition, 1, ids[1])
+    with TranscriptWriter(tmp_path / "t", definition, 0) as writer:
+        config = PeerConfig(sync_answer_interval=0.5)
+        driver = peer_module._Driver(session, 0, None, writer, config, None, None, [])  # type: ignore[arg-type]
+        request = other.sync_request()
+        assert not driver._too_soon_for_sync(Received(1, request))
+        assert driver._too_soon_for_sync(Received(1, request))
+        assert not driver._too_soon_for_sync(Received(2, request))  # another peer
+        other.start()
+        envelope = other.take_outbox()[0]
+        assert not driver._too_soon_for_sync(Received(1, envelope))  # not a sync request
+        autojump_clock.jump(0.6)
+        assert not driver._too_soon_for_sync(Received(1, request))
