@@ -635,11 +635,13 @@ class State:
 
     def _possible(self, seat: int) -> int:
         """Cards a hidden seat may hold: not played, not known elsewhere, not a shown void."""
-        others = 0
-        for s in range(4):
-            if s != seat:
-                others |= self.hands[s]
-        return ~(self.played | others | self.voids[seat]) & 0xFFFFFFFF
+        return ~(self.played | self._elsewhere(seat) | self.voids[seat]) & 0xFFFFFFFF
+
+    def _elsewhere(self, seat: int) -> int:
+        """Cards this peer knows in the other seats' hands (privately for the hands it sees
+        whole, its own; publicly for what hidden seats showed)."""
+        h = self.hands
+        return (h[0] | h[1] | h[2] | h[3]) & ~h[seat]
 
     # -- applying actions ---------------------------------------------------------------
 
@@ -810,7 +812,7 @@ class State:
                 raise IllegalActionError(c, self, "belote goes with the first of K and Q of trump")
             if hidden and not s.hands[seat] & other_bit:
                 if proven:
-                    s._learn(seat, other_bit & ~s._private(seat) & ~s._public_elsewhere(seat))
+                    s._learn(seat, other_bit & ~s._elsewhere(seat))
                 elif not s._possible(seat) & other_bit:
                     raise IllegalActionError(c, self, "belote claimed without the other card")
                 else:
@@ -909,15 +911,6 @@ class State:
         self.hands = (hands[0], hands[1], hands[2], hands[3])
         self.unknown = (unknown[0], unknown[1], unknown[2], unknown[3])
 
-    def _private(self, seat: int) -> int:
-        """Cards this peer knows in other seats' hands by private means: the hands it sees
-        whole (its own). What a hidden seat is known to hold was shown to everybody."""
-        private = 0
-        for other in range(4):
-            if other != seat and not self.unknown[other]:
-                private |= self.hands[other]
-        return private
-
     def _disown(self, seat: int, bit: int) -> None:
         """A proven card of ``seat`` that a claim had placed in another hidden hand: that
         claim was false (the audit will say so); the other seat holds one unknown card more."""
@@ -949,7 +942,7 @@ class State:
                 # Against what everybody knows only: a card already played.
                 if shown & self.played:
                     raise IllegalActionError("claim", self, "announced a card already played")
-                self._learn(seat, shown & ~self._private(seat) & ~self._public_elsewhere(seat))
+                self._learn(seat, shown & ~self._elsewhere(seat))
             else:
                 if shown & ~(self._possible(seat) | self.hands[seat]):
                     raise IllegalActionError("claim", self, "announced cards the seat cannot hold")
@@ -957,14 +950,6 @@ class State:
         declared = list(self.declared)
         declared[seat] = anns
         self.declared = tuple(declared)
-
-    def _public_elsewhere(self, seat: int) -> int:
-        """Cards other hidden seats are publicly known to hold."""
-        out = 0
-        for other in range(4):
-            if other != seat and self.unknown[other]:
-                out |= self.hands[other]
-        return out
 
     def _announcing_team(self) -> int | None:
         if not self.rules.announcements:

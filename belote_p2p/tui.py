@@ -61,7 +61,7 @@ from .session import (
     TableDefinition,
     TableReady,
 )
-from .tables import ALL_TRUMP, NO_TRUMP, STRENGTH, TRUMP_LETTERS
+from .tables import ALL_TRUMP, NO_TRUMP, STRENGTH, TRUMP_LETTERS, winning_index
 
 SEATS = 4
 WIDTH = 80
@@ -691,15 +691,7 @@ class TableView:
         """The seat winning the trick on the table, or None."""
         if not self.trick or self.trump < 0:
             return None
-        strength = STRENGTH[self.trump]
-        best = 0
-        for i in range(1, len(self.trick)):
-            c, top = self.trick[i], self.trick[best]
-            if (c >> 3 == top >> 3 and strength[c] > strength[top]) or (
-                strength[c] >= 8 and strength[top] < 8
-            ):
-                best = i
-        return (self.leader + best) % SEATS
+        return (self.leader + winning_index(self.trick, self.trump)) % SEATS
 
     def trick_cards(self) -> dict[int, Card]:
         return {(self.leader + i) % SEATS: c for i, c in enumerate(self.trick)}
