@@ -7,21 +7,29 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-# Each module named here has ``register(subparsers)``, which adds its sub-command(s) and sets
-# ``func`` (taking the parsed arguments, returning the exit status) as the parser default.
-COMMAND_MODULES = (
-    "belote_p2p.local",
-    "belote_p2p.referee",
-    "belote_p2p.verify",
-    "belote_p2p.bots",
-    "belote_p2p.arena",
-    "belote_p2p.netplay",
-    "belote_p2p.discovery",
-    "belote_p2p.profile",
-)
+# Each module named here has ``register(subparsers)``, which adds the sub-commands listed with
+# it and sets ``func`` (taking the parsed arguments, returning the exit status) as the parser
+# default. Only the module of the command given is imported: ``referee`` need not load trio,
+# rich and the network stack (tests/test_cli.py checks that the lists stay true).
+COMMANDS: dict[str, tuple[str, ...]] = {
+    "belote_p2p.local": ("play",),
+    "belote_p2p.referee": ("referee",),
+    "belote_p2p.verify": ("verify", "replay"),
+    "belote_p2p.bots": ("bots",),
+    "belote_p2p.arena": ("arena",),
+    "belote_p2p.netplay": ("host", "join", "resume", "demo"),
+    "belote_p2p.discovery": ("tables",),
+    "belote_p2p.profile": ("import", "profile", "ranking"),
+}
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _command_of(argv: Sequence[str]) -> str | None:
+    """The sub-command named in ``argv`` (its first word that is not an option)."""
+    return next((a for a in argv if not a.startswith("-")), None)
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser; with ``command``, only that command's module is loaded (if it is one)."""
     from . import __version__
 
     parser = argparse.ArgumentParser(
@@ -30,13 +38,16 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"belote-p2p {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
-    for name in COMMAND_MODULES:
+    modules = [m for m, names in COMMANDS.items() if command in names] or list(COMMANDS)
+    for name in modules:
         importlib.import_module(name).register(sub)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    if argv is None:
+        argv = sys.argv[1:]
+    parser = build_parser(_command_of(argv))
     args = parser.parse_args(argv)
     try:
         status: int = args.func(args)
