@@ -5,8 +5,8 @@ The core (cards, rules, engine, audit) is pure and deterministic; see ``engine.S
 
 from __future__ import annotations
 
-from .cards import CARDS, Card, Rank, Suit
-from .engine import (
+from belote_p2p.game.cards import CARDS, Card, Rank, Suit
+from belote_p2p.game.engine import (
     COINCHE,
     PASS,
     SURCOINCHE,
@@ -18,7 +18,7 @@ from .engine import (
     Phase,
     State,
 )
-from .rules import RuleSet, Variant, rule_set
+from belote_p2p.game.rules import RuleSet, Variant, rule_set
 
 __version__ = "0.1.0"
 

@@ -1,5 +1,5 @@
 import sys
 
-from .cli import main
+from belote_p2p.app.cli import main
 
 sys.exit(main())

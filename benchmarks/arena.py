@@ -21,7 +21,7 @@ for extra in (ROOT, ROOT / "plugins"):
     if str(extra) not in sys.path:
         sys.path.insert(0, str(extra))
 
-from belote_p2p.arena import format_summary, run_match  # noqa: E402
+from belote_p2p.players.arena import format_summary, run_match  # noqa: E402
 
 
 def measure(

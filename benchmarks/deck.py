@@ -27,8 +27,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from belote_p2p import group
-from belote_p2p.deck import (
+from belote_p2p.game.rules import CLASSIC, COINCHE, RuleSet
+from belote_p2p.protocol import group
+from belote_p2p.protocol.deck import (
     DeckMessage,
     DeckPeer,
     KeyMessage,
@@ -37,7 +38,6 @@ from belote_p2p.deck import (
     SharesMessage,
     ShuffleMessage,
 )
-from belote_p2p.rules import CLASSIC, COINCHE, RuleSet
 
 TABLE_ID = b"benchmark-table!"
 STEPS = ("keys", "shuffle", "deal", "completion", "play", "reveal", "audit")

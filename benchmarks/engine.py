@@ -19,9 +19,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from belote_p2p.cards import CARDS
-from belote_p2p.engine import Phase, State
-from belote_p2p.rules import RULE_SETS
+from belote_p2p.game.cards import CARDS
+from belote_p2p.game.engine import Phase, State
+from belote_p2p.game.rules import RULE_SETS
 
 
 def rounds(variant: str, seconds: float, seed: int) -> tuple[int, int, float]:

@@ -3,7 +3,7 @@
     python benchmarks/soak.py [--tables 25] [--target 501] [--procs N] [--drop-every 2.0]
                               [--variant classic] [--seed S] [--timeout 900]
 
-Every peer is a real :func:`belote_p2p.peer.run_peer` (TCP mesh, handshake, signed envelopes,
+Every peer is a real :func:`belote_p2p.net.peer.run_peer` (TCP mesh, handshake, signed envelopes,
 the deck protocol, transcripts on disk, fsync) with a random bot. The tables are spread over
 ``--procs`` processes (default: one per core, at most one per table), each running its
 tables concurrently in one trio loop: the work is CPU-bound (Ed25519 and the deck protocol's
@@ -17,7 +17,7 @@ connections (``Mesh.drop``) every ``--drop-every`` seconds on average (0: no dro
 that the game survives is a fault survived; a table that does not finish is reported.
 
 Records: after the games, every transcript is verified offline
-(:func:`belote_p2p.verify.verify_transcript`); a transcript that does not verify as a
+(:func:`belote_p2p.protocol.verify.verify_transcript`); a transcript that does not verify as a
 finished game, or holds fewer audited rounds than the peer played, is a record lost (it must
 be 0). Memory: the peak resident set of each process divided by the peers it ran (an upper
 bound per peer: the interpreter and libraries are counted in it).
@@ -48,13 +48,13 @@ for extra in (ROOT, ROOT / "plugins"):
 
 import trio  # noqa: E402
 
-import belote_p2p.peer as peer_module  # noqa: E402
-from belote_p2p.identity import Identity  # noqa: E402
-from belote_p2p.peer import BotPlayer, PeerConfig, PeerResult, run_peer  # noqa: E402
-from belote_p2p.rules import RULE_SETS  # noqa: E402
-from belote_p2p.session import Seat, TableDefinition  # noqa: E402
-from belote_p2p.transport import Mesh  # noqa: E402
-from belote_p2p.verify import verify_transcript  # noqa: E402
+import belote_p2p.net.peer as peer_module  # noqa: E402
+from belote_p2p.game.rules import RULE_SETS  # noqa: E402
+from belote_p2p.net.peer import BotPlayer, PeerConfig, PeerResult, run_peer  # noqa: E402
+from belote_p2p.net.transport import Mesh  # noqa: E402
+from belote_p2p.protocol.identity import Identity  # noqa: E402
+from belote_p2p.protocol.session import Seat, TableDefinition  # noqa: E402
+from belote_p2p.protocol.verify import verify_transcript  # noqa: E402
 
 
 @dataclass

@@ -1,16 +1,16 @@
 """Misbehaving peers: a reusable harness for tests of faults, blame and evidence.
 
-Four :class:`~belote_p2p.session.TableSession` objects play over in-memory connections, one
+Four :class:`~belote_p2p.protocol.session.TableSession` objects play over in-memory connections, one
 byte stream per ordered pair of seats, delivered in a seeded random interleaving. Every
-stream goes through a :class:`~belote_p2p.wire.FrameDecoder`, so a frame that is too large
+stream goes through a :class:`~belote_p2p.protocol.wire.FrameDecoder`, so a frame that is too large
 or cut short breaks its connection as it would over TCP. A receiver treats what the session
-refuses as :mod:`belote_p2p.peer` does: a :class:`~belote_p2p.wire.RemoteProtocolError` is
-counted against the connection that delivered it, and a lost connection makes the receiver
-sign the seat gone (``abandon``).
+refuses as :mod:`belote_p2p.net.peer` does: a
+:class:`~belote_p2p.protocol.wire.RemoteProtocolError` is counted against the connection that
+delivered it, and a lost connection makes the receiver sign the seat gone (``abandon``).
 
 A cheater is an honest session with a :class:`Cheat` in front of it: the cheat sees every
 envelope the session emits and decides what goes on each connection (rewritten, re-signed
-with the cheater's own :class:`~belote_p2p.identity.Identity`, dropped, duplicated, sent
+with the cheater's own :class:`~belote_p2p.protocol.identity.Identity`, dropped, duplicated, sent
 differently to different peers, or replaced by raw bytes); it may also take the seat's
 decisions and patch the seat's deck protocol (a shuffle that does not follow its seed, a
 false reveal). One subclass per cheat.
@@ -25,21 +25,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from belote_p2p.audit import Fault as AuditFault
-from belote_p2p.cards import CARDS, Card, cards_of
-from belote_p2p.deck import (
+from belote_p2p.game.audit import Fault as AuditFault
+from belote_p2p.game.cards import CARDS, Card, cards_of
+from belote_p2p.game.engine import KING, QUEEN, Action, Claim, IllegalActionError, Phase, State
+from belote_p2p.game.observation import Observation, observe
+from belote_p2p.game.rules import RULE_SETS
+from belote_p2p.protocol.deck import (
     DeckPeer,
     PlayMessage,
     RevealMessage,
     ShuffleMessage,
     shuffle_commitment,
 )
-from belote_p2p.engine import KING, QUEEN, Action, Claim, IllegalActionError, Phase, State
-from belote_p2p.group import scalar_bytes
-from belote_p2p.identity import Identity
-from belote_p2p.observation import Observation, observe
-from belote_p2p.rules import RULE_SETS
-from belote_p2p.session import (
+from belote_p2p.protocol.group import scalar_bytes
+from belote_p2p.protocol.identity import Identity
+from belote_p2p.protocol.session import (
     DecisionNeeded,
     Event,
     GameAbandoned,
@@ -51,9 +51,9 @@ from belote_p2p.session import (
     TableSession,
     claim_to_wire,
 )
-from belote_p2p.transcript import TranscriptWriter
-from belote_p2p.verify import Verdict, verify_transcript
-from belote_p2p.wire import (
+from belote_p2p.protocol.transcript import TranscriptWriter
+from belote_p2p.protocol.verify import Verdict, verify_transcript
+from belote_p2p.protocol.wire import (
     DEFAULT_MAX_FRAME,
     Envelope,
     FrameDecoder,
@@ -485,7 +485,7 @@ class FalseClaim(Cheat):
             return Claim(honest.announcements, True)
         if state.tricks or honest.announcements or not state.rules.announcements:
             return None
-        from belote_p2p.announcements import announcement_from_cards
+        from belote_p2p.game.announcements import announcement_from_cards
 
         suit = card >> 3
         for low in range(6):

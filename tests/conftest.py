@@ -4,8 +4,8 @@ import random
 
 import pytest
 
-from belote_p2p.cards import CARDS, Card, parse_cards
-from belote_p2p.engine import Phase, State
+from belote_p2p.game.cards import CARDS, Card, parse_cards
+from belote_p2p.game.engine import Phase, State
 
 
 def cards(text: str) -> tuple[Card, ...]:

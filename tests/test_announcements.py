@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from conftest import cards
 
-from belote_p2p.announcements import Kind, find_announcements, scoring_team
-from belote_p2p.cards import mask_of
+from belote_p2p.game.announcements import Kind, find_announcements, scoring_team
+from belote_p2p.game.cards import mask_of
 
 
 def anns(hand: str, trump: int = 0) -> list[tuple[str, str, int]]:

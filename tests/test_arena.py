@@ -8,14 +8,14 @@ from typing import ClassVar
 
 import pytest
 
-from belote_p2p import arena
-from belote_p2p.arena import board_decks, bradley_terry, elo, play_board, run_match
-from belote_p2p.bots import collect_bots, make_plugin_manager
-from belote_p2p.cli import main
-from belote_p2p.engine import PASS, Action
-from belote_p2p.hookspecs import BotInfo
-from belote_p2p.observation import Observation
-from belote_p2p.rules import CLASSIC, COINCHE
+from belote_p2p.app.cli import main
+from belote_p2p.game.engine import PASS, Action
+from belote_p2p.game.observation import Observation
+from belote_p2p.game.rules import CLASSIC, COINCHE
+from belote_p2p.players import arena
+from belote_p2p.players.arena import board_decks, bradley_terry, elo, play_board, run_match
+from belote_p2p.players.bots import collect_bots, make_plugin_manager
+from belote_p2p.players.hookspecs import BotInfo
 
 
 class Recorder:

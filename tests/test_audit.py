@@ -7,10 +7,10 @@ import random
 import pytest
 from conftest import random_deck
 
-from belote_p2p.audit import FaultKind, audit_round, corrected_record
-from belote_p2p.cards import Card, cards_of
-from belote_p2p.engine import Claim, IllegalActionError, Phase, State, deal_owners
-from belote_p2p.rules import CLASSIC, COINCHE, RuleSet
+from belote_p2p.game.audit import FaultKind, audit_round, corrected_record
+from belote_p2p.game.cards import Card, cards_of
+from belote_p2p.game.engine import Claim, IllegalActionError, Phase, State, deal_owners
+from belote_p2p.game.rules import CLASSIC, COINCHE, RuleSet
 
 
 class Table:

@@ -13,8 +13,14 @@ from typing import Any
 import pluggy
 import pytest
 
-from belote_p2p import hookspecs
-from belote_p2p.bots import (
+from belote_p2p.app.cli import main
+from belote_p2p.game.cards import CARDS, FULL_DECK, Suit, card
+from belote_p2p.game.engine import BIDS, PASS, Bid, BidKind, Phase, State, deal_owners
+from belote_p2p.game.observation import Observation, observe
+from belote_p2p.game.rules import CLASSIC, COINCHE, RuleSet
+from belote_p2p.game.scoring import CAPOT_POINTS, score_round
+from belote_p2p.players import hookspecs
+from belote_p2p.players.bots import (
     BotError,
     FallbackCounts,
     SafePlayer,
@@ -26,13 +32,7 @@ from belote_p2p.bots import (
     make_plugin_manager,
     parse_spec,
 )
-from belote_p2p.cards import CARDS, FULL_DECK, Suit, card
-from belote_p2p.cli import main
-from belote_p2p.engine import BIDS, PASS, Bid, BidKind, Phase, State, deal_owners
-from belote_p2p.hookspecs import BotInfo, hookimpl
-from belote_p2p.observation import Observation, observe
-from belote_p2p.rules import CLASSIC, COINCHE, RuleSet
-from belote_p2p.scoring import CAPOT_POINTS, score_round
+from belote_p2p.players.hookspecs import BotInfo, hookimpl
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "plugins" / "examples" / "belote-bot-example"
 
@@ -169,7 +169,7 @@ def test_fallback_on_illegal_answer_or_exception(
     state = first_play_state()
     obs = observe(state, state.to_act)
     counts = FallbackCounts()
-    with caplog.at_level(logging.WARNING, logger="belote_p2p.bots"):
+    with caplog.at_level(logging.WARNING, logger="belote_p2p.players.bots"):
         a = call_bot(bot, obs, random.Random(0), counts=counts, name="bad")  # type: ignore[arg-type]
         b = call_bot(bot, obs, random.Random(0), deadline_s=5.0, name="bad")  # type: ignore[arg-type]
     assert a in obs.legal and b in obs.legal
@@ -183,7 +183,7 @@ def test_fallback_on_timeout_abandons_the_worker(caplog: pytest.LogCaptureFixtur
     obs = observe(state, state.to_act)
     bot = Blocking()
     player = SafePlayer(bot, name="slow", deadline_s=0.02, fallback=random.Random(7))
-    with caplog.at_level(logging.WARNING, logger="belote_p2p.bots"):
+    with caplog.at_level(logging.WARNING, logger="belote_p2p.players.bots"):
         action = player.decide(obs, random.Random(0))
     assert action in obs.legal
     assert player.counts.timeouts == 1 and player.counts.fallbacks == 1
@@ -268,7 +268,7 @@ def test_rules_bot_loads_a_partners_master_trick() -> None:
                 plain = [c for c in obs.legal if c >> 3 != obs.trump]
                 if len(plain) >= 2 and len(plain) == len(obs.legal):
                     choice = rules_bot.decide(obs, rng)
-                    from belote_p2p.tables import POINTS
+                    from belote_p2p.game.tables import POINTS
 
                     best = max(POINTS[obs.trump][c] for c in plain)
                     master_bonus = 11  # it may keep a master ace back

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from belote_p2p.cards import CARDS, Card, Rank, Suit, cards_of, mask_of
+from belote_p2p.game.cards import CARDS, Card, Rank, Suit, cards_of, mask_of
 
 
 def test_text_round_trip() -> None:

@@ -2,7 +2,7 @@
 every honest peer, and the same verdict again from each honest peer's transcript.
 
 The in-memory tests are deterministic (seeded delivery, seeded deals, no clock); two cheats
-are also played over loopback TCP with :func:`~belote_p2p.peer.run_peer`.
+are also played over loopback TCP with :func:`~belote_p2p.net.peer.run_peer`.
 """
 
 from __future__ import annotations
@@ -35,16 +35,16 @@ from cheaters import (
     verdict_outcome,
 )
 
-import belote_p2p.peer as peer_module
-import belote_p2p.session as session_module
-from belote_p2p.deck import DeckPeer, RevealMessage
-from belote_p2p.identity import Identity
-from belote_p2p.peer import BotPlayer, PeerConfig, PeerResult, run_peer
-from belote_p2p.rules import RULE_SETS
-from belote_p2p.session import Seat, TableDefinition
-from belote_p2p.transcript import read_transcript
-from belote_p2p.verify import verify_transcript
-from belote_p2p.wire import (
+import belote_p2p.net.peer as peer_module
+import belote_p2p.protocol.session as session_module
+from belote_p2p.game.rules import RULE_SETS
+from belote_p2p.net.peer import BotPlayer, PeerConfig, PeerResult, run_peer
+from belote_p2p.protocol.deck import DeckPeer, RevealMessage
+from belote_p2p.protocol.identity import Identity
+from belote_p2p.protocol.session import Seat, TableDefinition
+from belote_p2p.protocol.transcript import read_transcript
+from belote_p2p.protocol.verify import verify_transcript
+from belote_p2p.protocol.wire import (
     BadSignature,
     Envelope,
     MalformedMessage,

@@ -7,7 +7,7 @@ import importlib
 
 import pytest
 
-from belote_p2p import cli
+from belote_p2p.app import cli
 
 
 @pytest.mark.parametrize("module", sorted(cli.COMMANDS))

@@ -20,9 +20,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from belote_p2p import group
-from belote_p2p.cards import Card
-from belote_p2p.deck import (
+from belote_p2p.game.cards import Card
+from belote_p2p.game.engine import deal_owners
+from belote_p2p.game.rules import CLASSIC, COINCHE, RuleSet
+from belote_p2p.protocol import group
+from belote_p2p.protocol.deck import (
     CARD_POINTS,
     SEATS,
     TURNED_POSITION,
@@ -54,9 +56,7 @@ from belote_p2p.deck import (
     shuffle_order,
     shuffle_permutation,
 )
-from belote_p2p.engine import deal_owners
-from belote_p2p.group import L
-from belote_p2p.rules import CLASSIC, COINCHE, RuleSet
+from belote_p2p.protocol.group import L
 
 TABLE_ID = b"deck-test-table!"
 VECTOR = Path(__file__).resolve().parent.parent / "protocol" / "vectors" / "deck-classic.json"

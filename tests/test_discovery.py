@@ -12,8 +12,8 @@ import trio
 from hypothesis import given
 from hypothesis import strategies as st
 
-from belote_p2p import cli
-from belote_p2p.discovery import (
+from belote_p2p.app import cli
+from belote_p2p.net.discovery import (
     MAX_BEACON_SIZE,
     Beacon,
     BeaconError,
@@ -27,7 +27,7 @@ from belote_p2p.discovery import (
     open_listener,
     send_beacons,
 )
-from belote_p2p.wire import encode
+from belote_p2p.protocol.wire import encode
 
 TABLE = bytes(range(16))
 OTHER = bytes(range(16, 32))
@@ -257,7 +257,7 @@ def free_udp_port() -> int:
 def test_tables_command_lists_what_it_hears(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from belote_p2p import discovery
+    from belote_p2p.net import discovery
 
     async def heard(address: tuple[str, int], duration: float) -> list[TableAd]:
         assert address == ("239.255.42.99", 7000) and duration == 2.0

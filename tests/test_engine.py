@@ -7,8 +7,8 @@ import random
 import pytest
 from conftest import play_round, random_deck
 
-from belote_p2p.cards import CARDS, cards_of
-from belote_p2p.engine import (
+from belote_p2p.game.cards import CARDS, cards_of
+from belote_p2p.game.engine import (
     BIDS,
     CHOOSE,
     COINCHE,
@@ -24,8 +24,8 @@ from belote_p2p.engine import (
     State,
     deal_owners,
 )
-from belote_p2p.rules import CLASSIC, rule_set
-from belote_p2p.rules import COINCHE as COINCHE_RULES
+from belote_p2p.game.rules import CLASSIC, rule_set
+from belote_p2p.game.rules import COINCHE as COINCHE_RULES
 
 DECK = list(CARDS)
 

@@ -15,15 +15,15 @@ import pytest
 import trio
 from cheaters import Table
 
-import belote_p2p.peer as peer_module
-from belote_p2p.identity import Identity
-from belote_p2p.peer import BotPlayer, PeerConfig, PeerResult, run_peer
-from belote_p2p.rules import RULE_SETS
-from belote_p2p.session import PeerFault, Seat, TableDefinition, TableSession
-from belote_p2p.transcript import read_transcript
-from belote_p2p.transport import FramedStream, handshake
-from belote_p2p.verify import verify_transcript
-from belote_p2p.wire import RemoteProtocolError, encode
+import belote_p2p.net.peer as peer_module
+from belote_p2p.game.rules import RULE_SETS
+from belote_p2p.net.peer import BotPlayer, PeerConfig, PeerResult, run_peer
+from belote_p2p.net.transport import FramedStream, handshake
+from belote_p2p.protocol.identity import Identity
+from belote_p2p.protocol.session import PeerFault, Seat, TableDefinition, TableSession
+from belote_p2p.protocol.transcript import read_transcript
+from belote_p2p.protocol.verify import verify_transcript
+from belote_p2p.protocol.wire import RemoteProtocolError, encode
 
 FRAMES = 100_000
 TRACED = 10_000

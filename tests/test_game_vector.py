@@ -12,9 +12,9 @@ from pathlib import Path
 
 from test_session import Net, SeededSecrets, make_table
 
-from belote_p2p.session import TableSession
-from belote_p2p.transcript import TranscriptWriter, read_transcript
-from belote_p2p.verify import verify_transcript
+from belote_p2p.protocol.session import TableSession
+from belote_p2p.protocol.transcript import TranscriptWriter, read_transcript
+from belote_p2p.protocol.verify import verify_transcript
 
 VECTOR = Path(__file__).resolve().parent.parent / "protocol" / "vectors" / "game-classic.transcript"
 

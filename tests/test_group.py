@@ -2,9 +2,9 @@ from __future__ import annotations
 
 import pytest
 
-from belote_p2p import group
-from belote_p2p.deck import CARD_POINTS
-from belote_p2p.group import L, Proof
+from belote_p2p.protocol import group
+from belote_p2p.protocol.deck import CARD_POINTS
+from belote_p2p.protocol.group import L, Proof
 
 CTX = (b"table", group.u32(3), group.u8(1))
 SMALL_ORDER = (2**255 - 20).to_bytes(32, "little")  # (0, -1), of order 2

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from belote_p2p.identity import KEY_FILE_NAME, Identity, IdentityError, fingerprint, verify
+from belote_p2p.protocol.identity import KEY_FILE_NAME, Identity, IdentityError, fingerprint, verify
 
 
 def test_load_or_create_creates_a_private_key_file_then_loads_it(tmp_path: Path) -> None:

@@ -14,8 +14,10 @@ from pathlib import Path
 import pytest
 import trio
 
-from belote_p2p.identity import Identity, fingerprint
-from belote_p2p.lobby import (
+from belote_p2p.app.netplay import SeatOptions, host_game, join_game, parse_result
+from belote_p2p.app.profile import all_players, db_path, find_players, open_db
+from belote_p2p.game.rules import rule_set
+from belote_p2p.net.lobby import (
     JoinRefused,
     JoinRequest,
     Lobby,
@@ -27,11 +29,9 @@ from belote_p2p.lobby import (
     parse_answer,
     table_message,
 )
-from belote_p2p.netplay import SeatOptions, host_game, join_game, parse_result
-from belote_p2p.profile import all_players, db_path, find_players, open_db
-from belote_p2p.rules import rule_set
-from belote_p2p.transport import FramedStream
-from belote_p2p.wire import decode, encode
+from belote_p2p.net.transport import FramedStream
+from belote_p2p.protocol.identity import Identity, fingerprint
+from belote_p2p.protocol.wire import decode, encode
 
 ROOT = Path(__file__).resolve().parents[1]
 KEYS = [Identity.from_seed(bytes([5, i]) * 16).public_key_bytes for i in range(6)]
@@ -199,14 +199,14 @@ async def test_demo_runs_four_processes_to_an_agreed_end(tmp_path: Path) -> None
 
 
 def test_resume_without_an_unfinished_game_says_so(tmp_path: Path) -> None:
-    from belote_p2p.cli import main
+    from belote_p2p.app.cli import main
 
     assert main(["resume", "--home", str(tmp_path), "--bot", "random"]) == 2
 
 
 def test_game_ended_reads_the_bodies_of_a_record() -> None:
-    from belote_p2p.netplay import game_ended
-    from belote_p2p.wire import Envelope
+    from belote_p2p.app.netplay import game_ended
+    from belote_p2p.protocol.wire import Envelope
 
     ids = [Identity.from_seed(bytes([6, i]) * 16) for i in range(4)]
 
@@ -299,7 +299,7 @@ async def test_join_without_an_address_says_when_no_table_is_heard(
 
 
 def test_join_and_host_flags(tmp_path: Path) -> None:
-    from belote_p2p.cli import main
+    from belote_p2p.app.cli import main
 
     assert main(["join", "--home", str(tmp_path), "--bot", "random", "--name", "J",
                  "--beacon-address", "not-an-ip:7778"]) == 2  # fmt: skip

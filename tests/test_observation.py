@@ -6,10 +6,10 @@ import random
 
 from conftest import random_deck
 
-from belote_p2p.cards import FULL_DECK, cards_of
-from belote_p2p.engine import TAKE, Phase, State
-from belote_p2p.observation import observe
-from belote_p2p.rules import CLASSIC
+from belote_p2p.game.cards import FULL_DECK, cards_of
+from belote_p2p.game.engine import TAKE, Phase, State
+from belote_p2p.game.observation import observe
+from belote_p2p.game.rules import CLASSIC
 
 
 def played_state(seed: int, plays: int) -> State:

@@ -12,22 +12,28 @@ import trio
 import trio.testing
 from test_session import make_table as make_session_table
 
-import belote_p2p.peer as peer_module
-from belote_p2p.identity import Identity
-from belote_p2p.peer import (
+import belote_p2p.net.peer as peer_module
+from belote_p2p.app.tui import Resigned
+from belote_p2p.game.rules import RULE_SETS
+from belote_p2p.net.peer import (
     BotPlayer,
     PeerConfig,
     PeerResult,
     PeerStatus,
     run_peer,
 )
-from belote_p2p.rules import RULE_SETS
-from belote_p2p.session import ActionTaken, RoundAudited, Seat, TableDefinition, TableSession
-from belote_p2p.transcript import TranscriptWriter, read_transcript
-from belote_p2p.transport import Received
-from belote_p2p.tui import Resigned
-from belote_p2p.verify import verify_transcript
-from belote_p2p.wire import Envelope
+from belote_p2p.net.transport import Received
+from belote_p2p.protocol.identity import Identity
+from belote_p2p.protocol.session import (
+    ActionTaken,
+    RoundAudited,
+    Seat,
+    TableDefinition,
+    TableSession,
+)
+from belote_p2p.protocol.transcript import TranscriptWriter, read_transcript
+from belote_p2p.protocol.verify import verify_transcript
+from belote_p2p.protocol.wire import Envelope
 
 TIMEOUT = 60
 
@@ -310,7 +316,7 @@ async def test_a_silent_seat_is_reported_then_abandoned_after_the_grace(
 ) -> None:
     statuses: list[list[PeerStatus]] = [[] for _ in range(4)]
     started = trio.current_time()
-    with caplog.at_level(logging.WARNING, logger="belote_p2p.peer"):
+    with caplog.at_level(logging.WARNING, logger="belote_p2p.net.peer"):
         results, _ = await play_table(
             "classic", tmp_path, config=QUICK, players={2: SilentPlayer(5)},
             on_status=statuses, timeout=TIMEOUT * 10,

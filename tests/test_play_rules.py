@@ -7,10 +7,10 @@ import random
 import pytest
 from conftest import cards, random_deck
 
-from belote_p2p.cards import Card
-from belote_p2p.engine import IllegalActionError, Phase, State
-from belote_p2p.rules import CLASSIC, CLASSIC_NO_ANNOUNCEMENTS, RuleSet
-from belote_p2p.tables import winning_index
+from belote_p2p.game.cards import Card
+from belote_p2p.game.engine import IllegalActionError, Phase, State
+from belote_p2p.game.rules import CLASSIC, CLASSIC_NO_ANNOUNCEMENTS, RuleSet
+from belote_p2p.game.tables import winning_index
 
 PLAIN = "789JQKTA"
 TRUMP = "78QKTA9J"

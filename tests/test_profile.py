@@ -11,12 +11,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from belote_p2p import cli
-from belote_p2p import deck as deck_module
-from belote_p2p.cards import parse_cards
-from belote_p2p.engine import Trick
-from belote_p2p.identity import Identity
-from belote_p2p.profile import (
+from belote_p2p.app import cli
+from belote_p2p.app.profile import (
     BELOTE_FINISH,
     CAPOT,
     COINCHE_140,
@@ -37,10 +33,14 @@ from belote_p2p.profile import (
     score_game,
     xp_for_level,
 )
-from belote_p2p.rules import RULE_SETS
-from belote_p2p.scoring import Outcome, RoundScore
-from belote_p2p.session import Seat, TableDefinition
-from belote_p2p.verify import Verdict, verify_transcript
+from belote_p2p.game.cards import parse_cards
+from belote_p2p.game.engine import Trick
+from belote_p2p.game.rules import RULE_SETS
+from belote_p2p.game.scoring import Outcome, RoundScore
+from belote_p2p.protocol import deck as deck_module
+from belote_p2p.protocol.identity import Identity
+from belote_p2p.protocol.session import Seat, TableDefinition
+from belote_p2p.protocol.verify import Verdict, verify_transcript
 
 KING_OF_HEARTS = parse_cards(["KH"])[0]
 
@@ -335,7 +335,7 @@ def test_a_newer_schema_is_refused(tmp_path: Path) -> None:
 
 needs_observer = pytest.mark.skipif(
     not hasattr(deck_module, "DeckObserver"),
-    reason="verifying a transcript needs belote_p2p.deck.DeckObserver, which has not landed",
+    reason="verifying a transcript needs belote_p2p.protocol.deck.DeckObserver",
 )
 
 
@@ -343,8 +343,8 @@ needs_observer = pytest.mark.skipif(
 def transcripts(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
     from test_session import Net, make_table
 
-    from belote_p2p.session import TableSession
-    from belote_p2p.transcript import TranscriptWriter
+    from belote_p2p.protocol.session import TableSession
+    from belote_p2p.protocol.transcript import TranscriptWriter
 
     definition, ids = make_table("coinche", target=301, seed=5)
     sessions = [TableSession(definition, i, ids[i]) for i in range(4)]
@@ -443,7 +443,7 @@ def test_profile_without_a_name_is_this_peers_identity(
 
 
 def test_an_abandoned_game_gives_the_leaver_nothing(tmp_path: Path) -> None:
-    from belote_p2p.profile import _verdict_abandoned_by
+    from belote_p2p.app.profile import _verdict_abandoned_by
 
     db = tmp_path / "profile.sqlite3"
     v = verdict(7, won_by(0), None, over=False)

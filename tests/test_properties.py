@@ -8,10 +8,10 @@ from conftest import random_deck
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from belote_p2p.audit import FaultKind, audit_round
-from belote_p2p.cards import cards_of
-from belote_p2p.engine import IllegalActionError, Phase, State, deal_owners
-from belote_p2p.rules import RULE_SETS
+from belote_p2p.game.audit import FaultKind, audit_round
+from belote_p2p.game.cards import cards_of
+from belote_p2p.game.engine import IllegalActionError, Phase, State, deal_owners
+from belote_p2p.game.rules import RULE_SETS
 
 variants = st.sampled_from(sorted(RULE_SETS))
 seeds = st.integers(0, 2**32 - 1)

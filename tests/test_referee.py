@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from belote_p2p import referee
+from belote_p2p.app import referee
 
 VECTORS = Path(__file__).parent.parent / "protocol" / "vectors"
 

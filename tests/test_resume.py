@@ -15,13 +15,13 @@ import pytest
 import trio
 from test_peer import check_agreement, make_table, open_listeners
 
-from belote_p2p.netplay import game_ended, parse_result
-from belote_p2p.peer import BotPlayer, PeerResult, run_peer
-from belote_p2p.secretstore import FileSecrets, SecretStoreError, secrets_path
-from belote_p2p.session import ActionTaken
-from belote_p2p.transcript import read_transcript
-from belote_p2p.verify import verify_transcript
-from belote_p2p.wire import Envelope
+from belote_p2p.app.netplay import game_ended, parse_result
+from belote_p2p.net.peer import BotPlayer, PeerResult, run_peer
+from belote_p2p.protocol.secretstore import FileSecrets, SecretStoreError, secrets_path
+from belote_p2p.protocol.session import ActionTaken
+from belote_p2p.protocol.transcript import read_transcript
+from belote_p2p.protocol.verify import verify_transcript
+from belote_p2p.protocol.wire import Envelope
 
 ROOT = Path(__file__).resolve().parents[1]
 TABLE = bytes(range(16))

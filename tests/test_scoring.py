@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from belote_p2p.scoring import Outcome, score_round
+from belote_p2p.game.scoring import Outcome, score_round
 
 EIGHT_SPLIT = (0, 1, 0, 1, 2, 3, 2, 1)
 

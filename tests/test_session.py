@@ -7,10 +7,10 @@ from collections import deque
 
 import pytest
 
-from belote_p2p.group import scalar_bytes
-from belote_p2p.identity import Identity
-from belote_p2p.rules import RULE_SETS
-from belote_p2p.session import (
+from belote_p2p.game.rules import RULE_SETS
+from belote_p2p.protocol.group import scalar_bytes
+from belote_p2p.protocol.identity import Identity
+from belote_p2p.protocol.session import (
     DecisionNeeded,
     GameAbandoned,
     GameOver,
@@ -22,7 +22,7 @@ from belote_p2p.session import (
     TableDefinition,
     TableSession,
 )
-from belote_p2p.wire import ZERO_HASH, Envelope
+from belote_p2p.protocol.wire import ZERO_HASH, Envelope
 
 
 def make_table(

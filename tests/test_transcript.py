@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 from test_session import make_table
 
-from belote_p2p.transcript import TranscriptError, TranscriptWriter, read_transcript
+from belote_p2p.protocol.transcript import TranscriptError, TranscriptWriter, read_transcript
 
 
 def test_write_read_and_truncated_tail(tmp_path: Path) -> None:

@@ -6,8 +6,7 @@ import pytest
 import trio
 import trio.testing
 
-from belote_p2p.identity import Identity
-from belote_p2p.transport import (
+from belote_p2p.net.transport import (
     ConnectionClosed,
     DialFailed,
     FramedStream,
@@ -20,7 +19,8 @@ from belote_p2p.transport import (
     handshake,
     open_mesh,
 )
-from belote_p2p.wire import FrameTooLarge, HandshakeError, frame
+from belote_p2p.protocol.identity import Identity
+from belote_p2p.protocol.wire import FrameTooLarge, HandshakeError, frame
 
 PLAYERS = [Identity.from_seed(bytes([seat + 1]) * 32) for seat in range(4)]
 ROSTER = [p.public_key_bytes for p in PLAYERS]

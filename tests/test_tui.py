@@ -24,23 +24,7 @@ import pytest
 import trio
 from rich.console import Console
 
-from belote_p2p.audit import audit_round
-from belote_p2p.cards import CARDS, Card, card
-from belote_p2p.engine import COINCHE, PASS, SURCOINCHE, TAKE, Action, Bid, BidKind, Phase, State
-from belote_p2p.observation import Observation, observe
-from belote_p2p.rules import RuleSet, rule_set
-from belote_p2p.scoring import Outcome, RoundScore
-from belote_p2p.session import (
-    ActionTaken,
-    DecisionNeeded,
-    Event,
-    GameAbandoned,
-    GameOver,
-    RoundAudited,
-    RoundDealt,
-    TableReady,
-)
-from belote_p2p.tui import (
+from belote_p2p.app.tui import (
     Command,
     CommandKind,
     InputError,
@@ -54,6 +38,32 @@ from belote_p2p.tui import (
     parse_input,
     prompt_action,
     to_plain,
+)
+from belote_p2p.game.audit import audit_round
+from belote_p2p.game.cards import CARDS, Card, card
+from belote_p2p.game.engine import (
+    COINCHE,
+    PASS,
+    SURCOINCHE,
+    TAKE,
+    Action,
+    Bid,
+    BidKind,
+    Phase,
+    State,
+)
+from belote_p2p.game.observation import Observation, observe
+from belote_p2p.game.rules import RuleSet, rule_set
+from belote_p2p.game.scoring import Outcome, RoundScore
+from belote_p2p.protocol.session import (
+    ActionTaken,
+    DecisionNeeded,
+    Event,
+    GameAbandoned,
+    GameOver,
+    RoundAudited,
+    RoundDealt,
+    TableReady,
 )
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from test_session import Net, make_table
 
-from belote_p2p.session import TableSession
-from belote_p2p.transcript import TranscriptError, TranscriptWriter
-from belote_p2p.verify import verify_transcript
-from belote_p2p.wire import Envelope
+from belote_p2p.protocol.session import TableSession
+from belote_p2p.protocol.transcript import TranscriptError, TranscriptWriter
+from belote_p2p.protocol.verify import verify_transcript
+from belote_p2p.protocol.wire import Envelope
 
 
 @pytest.fixture(scope="module")

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from belote_p2p.identity import Identity, verify
-from belote_p2p.wire import (
+from belote_p2p.protocol.identity import Identity, verify
+from belote_p2p.protocol.wire import (
     ENVELOPE_LABEL,
     MAX_DEPTH,
     ZERO_HASH,

@@ -17,8 +17,8 @@ from __future__ import annotations
 import random
 import time
 
-from belote_p2p.cards import CARDS, FULL_DECK, Card
-from belote_p2p.engine import (
+from belote_p2p.game.cards import CARDS, FULL_DECK, Card
+from belote_p2p.game.engine import (
     BIDS,
     CHOOSE,
     PASS,
@@ -31,9 +31,9 @@ from belote_p2p.engine import (
     State,
     deal_owners,
 )
-from belote_p2p.observation import Observation
-from belote_p2p.scoring import CAPOT_POINTS, COINCHE_FAILED_BASE, RoundScore
-from belote_p2p.tables import ABOVE, POINTS, STRENGTH, TRUMP_MASK
+from belote_p2p.game.observation import Observation
+from belote_p2p.game.scoring import CAPOT_POINTS, COINCHE_FAILED_BASE, RoundScore
+from belote_p2p.game.tables import ABOVE, POINTS, STRENGTH, TRUMP_MASK
 
 from .rules_bot import RulesBot
 

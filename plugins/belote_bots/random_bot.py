@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import random
 
-from belote_p2p.engine import Action
-from belote_p2p.observation import Observation
+from belote_p2p.game.engine import Action
+from belote_p2p.game.observation import Observation
 
 
 class RandomBot:

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import random
 
-from belote_p2p.announcements import find_announcements
-from belote_p2p.cards import CARDS, SUIT_MASKS, Card
-from belote_p2p.engine import (
+from belote_p2p.game.announcements import find_announcements
+from belote_p2p.game.cards import CARDS, SUIT_MASKS, Card
+from belote_p2p.game.engine import (
     BIDS,
     CHOOSE,
     COINCHE,
@@ -22,8 +22,8 @@ from belote_p2p.engine import (
     BidKind,
     Phase,
 )
-from belote_p2p.observation import Observation
-from belote_p2p.tables import ABOVE, ALL_TRUMP, NO_TRUMP, POINTS, STRENGTH, TRUMP_MASK
+from belote_p2p.game.observation import Observation
+from belote_p2p.game.tables import ABOVE, ALL_TRUMP, NO_TRUMP, POINTS, STRENGTH, TRUMP_MASK
 
 SEVEN, EIGHT, NINE, TEN, JACK, QUEEN, KING, ACE = range(8)
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import random
 
-from belote_p2p.engine import PASS, TAKE, Action, Bid, Phase
-from belote_p2p.hookspecs import BotInfo, hookimpl
-from belote_p2p.observation import Observation
-from belote_p2p.tables import POINTS
+from belote_p2p.game.engine import PASS, TAKE, Action, Bid, Phase
+from belote_p2p.game.observation import Observation
+from belote_p2p.game.tables import POINTS
+from belote_p2p.players.hookspecs import BotInfo, hookimpl
 
 __version__ = "0.1.0"
 

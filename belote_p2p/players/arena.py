@@ -30,12 +30,13 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from typing import Any
 
+from belote_p2p.game.cards import CARDS, Card
+from belote_p2p.game.engine import Phase, State
+from belote_p2p.game.observation import observe
+from belote_p2p.game.rules import RULE_SETS, RuleSet, rule_set
+
 from .bots import BotError, FallbackCounts, SafePlayer, load_bots, make_bot
-from .cards import CARDS, Card
-from .engine import Phase, State
 from .hookspecs import Bot, BotInfo
-from .observation import observe
-from .rules import RULE_SETS, RuleSet, rule_set
 
 MAX_DEALS = 16
 Z95 = 1.959963984540054

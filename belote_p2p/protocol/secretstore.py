@@ -1,7 +1,7 @@
 """A seat's deck secrets on disk, so that a crashed peer can resume its game.
 
-The table session (:class:`~belote_p2p.session.TableSession`) asks its
-:class:`~belote_p2p.session.SecretStore` to keep each round's secret key and shuffle seed
+The table session (:class:`~belote_p2p.protocol.session.TableSession`) asks its
+:class:`~belote_p2p.protocol.session.SecretStore` to keep each round's secret key and shuffle seed
 *before* it first uses them: a peer that signed a shuffle and then died must find the same
 secrets when it restarts, or it could never open its cards nor reveal its seed, and the table
 would be stuck. :class:`FileSecrets` keeps them in one file per table and seat,
@@ -36,7 +36,8 @@ def secrets_path(directory: Path, table_id: bytes, seat: int) -> Path:
 
 
 class FileSecrets:
-    """A :class:`~belote_p2p.session.SecretStore` in ``directory`` (see the module docstring)."""
+    """A :class:`~belote_p2p.protocol.session.SecretStore` in ``directory`` (see the module
+    docstring)."""
 
     def __init__(self, directory: Path, table_id: bytes, seat: int) -> None:
         self.directory = directory

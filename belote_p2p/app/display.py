@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from .cards import format_cards
-from .engine import BidKind, RoundRecord, State
-from .tables import trump_letter
+from belote_p2p.game.cards import format_cards
+from belote_p2p.game.engine import BidKind, RoundRecord, State
+from belote_p2p.game.tables import trump_letter
 
 TEAM_NAMES = ("Team 0 (seats 0+2)", "Team 1 (seats 1+3)")
 

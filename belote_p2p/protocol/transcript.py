@@ -5,7 +5,7 @@ bytes. The first frame is a header, a canonical msgpack map::
 
     {"type": "belote-p2p/transcript", "version": 1, "seat": s, "definition": {...}}
 
-(``definition`` as :meth:`belote_p2p.session.TableDefinition.to_wire`; ``seat`` is the
+(``definition`` as :meth:`belote_p2p.protocol.session.TableDefinition.to_wire`; ``seat`` is the
 writer's seat). Every following frame is one signed envelope, exactly as received or sent,
 in the order the writer accepted them. The file is only ever appended to; a frame cut short
 by a crash or a power cut is reported by :func:`read_transcript`, and everything before it

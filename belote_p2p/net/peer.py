@@ -1,19 +1,20 @@
-"""One seat of a live game: a :class:`~belote_p2p.session.TableSession` driven over the mesh.
+"""One seat of a live game: a :class:`~belote_p2p.protocol.session.TableSession` driven over
+the mesh.
 
 :func:`run_peer` opens the TCP mesh to the three other seats, feeds every frame they send to
 the session, broadcasts every envelope the session emits, records every envelope the session
 accepted in the transcript (its own included, in acceptance order), and answers the
 session's "your turn" through a :class:`Player`: a bot in a worker thread under a deadline
-(:class:`BotPlayer`) or a person at the terminal (:class:`~belote_p2p.tui.TuiPlayer`).
+(:class:`BotPlayer`) or a person at the terminal (:class:`~belote_p2p.app.tui.TuiPlayer`).
 
 Failure policy. Bytes that are not a valid envelope of this table
-(:class:`~belote_p2p.wire.RemoteProtocolError`) are logged, counted and dropped: the mesh is
-authenticated, so they come from a seated peer, and dropping them never lets them into the
+(:class:`~belote_p2p.protocol.wire.RemoteProtocolError`) are logged, counted and dropped: the
+mesh is authenticated, so they come from a seated peer, and dropping them never lets them into the
 record; more than :attr:`PeerConfig.max_rejected` of them from one peer ends the game for this
 seat with :attr:`PeerResult.error`. A rule broken by a valid envelope ends the game with
-:attr:`PeerResult.fault` (the session's :class:`~belote_p2p.session.PeerFault`). If our own
+:attr:`PeerResult.fault` (the session's :class:`~belote_p2p.protocol.session.PeerFault`). If our own
 player fails (a closed terminal) we resign, with :attr:`PeerResult.error`; a person who
-chose to leave (the terminal UI's :class:`~belote_p2p.tui.Resigned`) resigns too, but that
+chose to leave (the terminal UI's :class:`~belote_p2p.app.tui.Resigned`) resigns too, but that
 is no error: :attr:`PeerResult.resigned`.
 
 Time. Every seat that owes the next message has a deadline (:class:`PeerConfig`: a decision,
@@ -27,7 +28,7 @@ other's, and only silence past the deadline and grace counts. When the game make
 progress for :attr:`PeerConfig.sync_interval`, we ask every peer for what we may lack.
 
 Crash and resume. Each round's deck secrets are kept on disk before their first use
-(:class:`~belote_p2p.secretstore.FileSecrets`), and each envelope is in the transcript (of
+(:class:`~belote_p2p.protocol.secretstore.FileSecrets`), and each envelope is in the transcript (of
 our own, fsynced) before it leaves. A peer restarted on a transcript that holds envelopes
 resumes the game from it (``TableSession.resume``): it listens again at its address, the
 mesh reconnects, it sends its envelopes again and asks for what it missed.
@@ -48,14 +49,14 @@ from typing import Protocol, TypeAlias
 
 import trio
 
-from .bots import FallbackCounts, SafePlayer, make_bot
-from .engine import Action, Phase, State
-from .identity import Identity
-from .lobby import parse_address
-from .observation import Observation, observe
-from .rules import RuleSet
-from .secretstore import FileSecrets
-from .session import (
+from belote_p2p.app.tui import Resigned
+from belote_p2p.game.engine import Action, Phase, State
+from belote_p2p.game.observation import Observation, observe
+from belote_p2p.game.rules import RuleSet
+from belote_p2p.players.bots import FallbackCounts, SafePlayer, make_bot
+from belote_p2p.protocol.identity import Identity
+from belote_p2p.protocol.secretstore import FileSecrets
+from belote_p2p.protocol.session import (
     DecisionNeeded,
     Event,
     PeerFault,
@@ -67,7 +68,10 @@ from .session import (
     TableSession,
     parse_sync,
 )
-from .transcript import TranscriptError, TranscriptWriter, read_transcript
+from belote_p2p.protocol.transcript import TranscriptError, TranscriptWriter, read_transcript
+from belote_p2p.protocol.wire import SEATS, RemoteProtocolError
+
+from .lobby import parse_address
 from .transport import (
     AnyListener,
     ConnectionClosed,
@@ -77,8 +81,6 @@ from .transport import (
     PeerLost,
     Received,
 )
-from .tui import Resigned
-from .wire import SEATS, RemoteProtocolError
 
 logger = logging.getLogger(__name__)
 
@@ -108,7 +110,7 @@ class BotPlayer:
     """A bot (``name[:key=value...]``), called in a worker thread under a deadline.
 
     An illegal answer, an exception or a timeout becomes a seeded random legal action
-    (:func:`belote_p2p.bots.call_bot`), counted in :attr:`counts`.
+    (:func:`belote_p2p.players.bots.call_bot`), counted in :attr:`counts`.
     """
 
     def __init__(self, spec: str, *, deadline: float = 10.0, seed: int | None = None) -> None:
@@ -342,7 +344,7 @@ async def run_peer(
     If ``transcript`` already holds envelopes of this table and seat, the game is resumed
     from them (and from ``secrets``): our envelopes are sent again and the peers asked for
     what we missed. ``secrets`` keeps each round's deck secrets before their first use
-    (default: a :class:`~belote_p2p.secretstore.FileSecrets` in the ``secrets`` folder
+    (default: a :class:`~belote_p2p.protocol.secretstore.FileSecrets` in the ``secrets`` folder
     beside the transcript's folder, i.e. ``<home>/secrets/``).
 
     ``listeners`` are our mesh listeners when already open (the lobby opens them first, to

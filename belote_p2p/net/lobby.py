@@ -35,11 +35,10 @@ from typing import Any
 
 import trio
 
-from .identity import fingerprint
-from .rules import RuleSet
-from .session import MAX_NAME, Seat, TableDefinition
-from .transport import ConnectionClosed, FramedStream
-from .wire import (
+from belote_p2p.game.rules import RuleSet
+from belote_p2p.protocol.identity import fingerprint
+from belote_p2p.protocol.session import MAX_NAME, Seat, TableDefinition
+from belote_p2p.protocol.wire import (
     KEY_SIZE,
     SEATS,
     TABLE_ID_SIZE,
@@ -48,6 +47,8 @@ from .wire import (
     decode,
     encode,
 )
+
+from .transport import ConnectionClosed, FramedStream
 
 logger = logging.getLogger(__name__)
 

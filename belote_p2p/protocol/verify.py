@@ -14,8 +14,9 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from .display import format_round, format_sheet
-from .engine import State
+from belote_p2p.app.display import format_round, format_sheet
+from belote_p2p.game.engine import State
+
 from .identity import fingerprint
 from .session import PeerFault, RoundAudited, TableDefinition, TableSession
 from .transcript import TranscriptError, read_transcript

@@ -12,10 +12,10 @@ import sys
 from collections.abc import Iterable, Iterator
 from typing import Any, TextIO
 
-from .cards import Card, cards_of
-from .engine import IllegalActionError, Phase, State
-from .rules import RULE_SETS
-from .scoring import CAPOT_POINTS, GENERALE_POINTS
+from belote_p2p.game.cards import Card, cards_of
+from belote_p2p.game.engine import IllegalActionError, Phase, State
+from belote_p2p.game.rules import RULE_SETS
+from belote_p2p.game.scoring import CAPOT_POINTS, GENERALE_POINTS
 
 KEYS = {
     "variant",

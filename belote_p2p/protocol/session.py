@@ -3,20 +3,21 @@
 Signed envelopes in (:meth:`TableSession.receive`), signed envelopes and events out
 (:meth:`TableSession.take_outbox`, :meth:`TableSession.take_events`); a local decision goes
 in through :meth:`TableSession.act`. No sockets, no clock: the trio layer
-(:mod:`belote_p2p.peer`) moves bytes, and tests pass envelopes between four sessions.
+(:mod:`belote_p2p.net.peer`) moves bytes, and tests pass envelopes between four sessions.
 
-Order. Envelopes are accepted per sender in sequence (:class:`~belote_p2p.wire.ChainTracker`)
-and processed in causal order: an envelope is processed only after every envelope named in
-its ``seen`` field, so each peer applies the same actions to the same state, whatever order
-the connections deliver them in. A bid or a card is then checked against the engine (turn,
-legality as far as it can be decided, the deck protocol's proof for the card) and against the
-``state`` digest it carries, before it changes anything.
+Order. Envelopes are accepted per sender in sequence
+(:class:`~belote_p2p.protocol.wire.ChainTracker`) and processed in causal order: an envelope
+is processed only after every envelope named in its ``seen`` field, so each peer applies the
+same actions to the same state, whatever order the connections deliver them in. A bid or a
+card is then checked against the engine (turn, legality as far as it can be decided, the
+deck protocol's proof for the card) and against the ``state`` digest it carries, before it
+changes anything.
 
 Bodies (all maps with a ``type``; ``protocol/PROTOCOL.md`` §6 is the reference):
 
 * ``table``: ``{digest}``, the sender's signature of the table definition; the game starts
   when the four are in;
-* ``deck``: ``{round, msg}``, a deck protocol message (:mod:`belote_p2p.deck`);
+* ``deck``: ``{round, msg}``, a deck protocol message (:mod:`belote_p2p.protocol.deck`);
 * ``bid``: ``{round, bid, state}``, a bid in text form (``"pass"``, ``"90 H"``...);
 * ``play``: ``{round, deck, claim, state}``, the deck protocol's play message (the card's
   position and the player's decryption share) and the player's claim (announcements with its
@@ -45,9 +46,13 @@ from dataclasses import dataclass
 from secrets import token_bytes
 from typing import Any, Protocol
 
-from .announcements import Announcement, announcement_from_cards
-from .audit import AuditReport, audit_round, corrected_record
-from .cards import Card
+from belote_p2p.game.announcements import Announcement, announcement_from_cards
+from belote_p2p.game.audit import AuditReport, audit_round, corrected_record
+from belote_p2p.game.cards import Card
+from belote_p2p.game.engine import Action, Bid, Claim, IllegalActionError, Phase, RoundRecord, State
+from belote_p2p.game.observation import Observation, observe
+from belote_p2p.game.rules import RuleSet
+
 from .deck import (
     DeckError,
     DeckMessage,
@@ -58,11 +63,8 @@ from .deck import (
     SharesMessage,
     message_from_wire,
 )
-from .engine import Action, Bid, Claim, IllegalActionError, Phase, RoundRecord, State
 from .group import random_scalar, scalar_bytes
 from .identity import Identity
-from .observation import Observation, observe
-from .rules import RuleSet
 from .wire import (
     TABLE_ID_SIZE,
     ZERO_HASH,
@@ -251,7 +253,7 @@ def parse_sync(data: bytes) -> tuple[list[int], list[bytes]] | None:
 
     A sync request is the canonical map ``{"type": "sync", "have": [4 ints], "want":
     [hashes]}``, unsigned: it only asks for signed envelopes. Raises
-    :class:`~belote_p2p.wire.MalformedMessage` for a malformed one.
+    :class:`~belote_p2p.protocol.wire.MalformedMessage` for a malformed one.
     """
     if not data or data[0] != 0x83:  # a map of three entries; an envelope has seven
         return None
@@ -432,7 +434,7 @@ class TableSession:
 
         Returns the frames to send back to the peer that sent it (the envelopes a sync
         request asks for; nothing for an envelope). Raises
-        :class:`~belote_p2p.wire.RemoteProtocolError` for bytes that are neither (the
+        :class:`~belote_p2p.protocol.wire.RemoteProtocolError` for bytes that are neither (the
         caller counts them against the connection that delivered them); a rule broken by
         a validly signed envelope becomes a :class:`PeerFault` event instead.
         """

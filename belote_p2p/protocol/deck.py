@@ -3,7 +3,7 @@
 Four peers shuffle and deal one round's deck so that each learns only its own cards, the
 classic turned card and the cards played, with no trusted dealer; at the end of the round
 every peer reveals its secrets and each one re-checks everything (the audit). The scheme is
-Barnett–Smart: ElGamal over the prime-order group of Ed25519 (:mod:`belote_p2p.group`),
+Barnett–Smart: ElGamal over the prime-order group of Ed25519 (:mod:`belote_p2p.protocol.group`),
 re-masking shuffles, and decryption shares with Chaum–Pedersen proofs.
 ``protocol/DECK.md`` is the language-neutral specification (every byte of every message
 and hash); ``protocol/vectors/deck-classic.json`` is a recorded round.
@@ -109,11 +109,12 @@ from typing import Any, ClassVar, TypeAlias
 
 import msgpack  # type: ignore[import-untyped]  # ships no type information
 
-from belote_p2p import group
-from belote_p2p.cards import CARDS, Card
-from belote_p2p.engine import TURNED, deal_owners
-from belote_p2p.group import L, Proof, base_mul, hash_to_point, is_valid_point, mul, u8, u32
-from belote_p2p.rules import RuleSet
+from belote_p2p.game.cards import CARDS, Card
+from belote_p2p.game.engine import TURNED, deal_owners
+from belote_p2p.game.rules import RuleSet
+
+from . import group
+from .group import L, Proof, base_mul, hash_to_point, is_valid_point, mul, u8, u32
 
 SEATS = 4
 DECK_SIZE = 32

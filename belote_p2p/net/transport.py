@@ -1,7 +1,7 @@
 """The trio transport: length-prefixed frames over a stream, and the full TCP mesh.
 
 Thin on purpose: framing and the hello handshake are the sans-io code of
-:mod:`belote_p2p.wire`; this module only moves their bytes. The mesh carries opaque
+:mod:`belote_p2p.protocol.wire`; this module only moves their bytes. The mesh carries opaque
 payloads between authenticated seats; decoding envelopes is the table session's job.
 
 Each pair of seats shares exactly one TCP connection, dialled by the higher seat to
@@ -28,8 +28,8 @@ from typing import TypeAlias
 
 import trio
 
-from belote_p2p.identity import Identity
-from belote_p2p.wire import (
+from belote_p2p.protocol.identity import Identity
+from belote_p2p.protocol.wire import (
     DEFAULT_MAX_FRAME,
     SEATS,
     FrameDecoder,
@@ -101,7 +101,7 @@ class FramedStream(trio.abc.AsyncResource):
         """The next frame's payload.
 
         Raises :class:`ConnectionClosed` at end of stream, and
-        :class:`~belote_p2p.wire.FrameTooLarge` when the peer announces an oversized frame.
+        :class:`~belote_p2p.protocol.wire.FrameTooLarge` when the peer announces an oversized frame.
         """
         while not self._pending:
             if self._decoder.error is not None:
@@ -132,7 +132,7 @@ async def handshake(
     *,
     peer_seat: int | None,
 ) -> int:
-    """Run the hello handshake (see :class:`~belote_p2p.wire.Handshake`) on ``conn``.
+    """Run the hello handshake (see :class:`~belote_p2p.protocol.wire.Handshake`) on ``conn``.
 
     Returns the peer's authenticated seat; raises :class:`HandshakeError`, also when the
     peer hangs up half way. The caller puts a deadline around it.

@@ -6,13 +6,13 @@ Four parts, each usable on its own:
   seat may know and draws it as one 80x24 frame (:meth:`TableView.render`, a rich
   renderable) or as plain lines, one fact a line, for screen readers and logs
   (:meth:`TableView.plain_lines`).
-* :func:`parse_input`, pure: what a person typed, as an :data:`~belote_p2p.engine.Action`
+* :func:`parse_input`, pure: what a person typed, as an :data:`~belote_p2p.game.engine.Action`
   or a :class:`Command`, or an :class:`InputError` that says what was wrong and what is legal
   now; :func:`prompt_action` asks until it gets an answer, through an ``ask`` callable.
 * :class:`TerminalUI`: a view and a rich :class:`~rich.console.Console`; its
   :meth:`~TerminalUI.on_event` redraws after every event and :meth:`~TerminalUI.decide`
   (called from a worker thread) prompts for the seat's decision.
-* :class:`TuiPlayer`: a :class:`~belote_p2p.peer.Player` that answers through a
+* :class:`TuiPlayer`: a :class:`~belote_p2p.net.peer.Player` that answers through a
   :class:`TerminalUI`.
 
 The frame is printed, never drawn on an alternate screen, so it works over SSH, in a log and
@@ -20,7 +20,7 @@ on a dumb terminal (rich drops the colours there); the screen is cleared first o
 console is a real terminal. A countdown is shown as its value when the frame is drawn and in
 each prompt; nothing redraws on a timer.
 
-``belote-p2p host``, ``join`` and ``resume`` (:mod:`belote_p2p.netplay`) play a person's seat
+``belote-p2p host``, ``join`` and ``resume`` (:mod:`belote_p2p.app.netplay`) play a person's seat
 through this module (``--plain`` for the plain lines); ``host --bots 3`` is the quickest way
 to try it.
 """
@@ -41,15 +41,25 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from .announcements import Announcement
-from .cards import RANK_LETTERS, SUIT_LETTERS, SUIT_SYMBOLS, Card
-from .display import format_sheet
-from .engine import KING, QUEEN, Action, Bid, BidKind, Phase, RoundRecord, State, Trick
-from .identity import fingerprint
-from .observation import Observation, observe
-from .rules import RuleSet
-from .scoring import Outcome
-from .session import (
+from belote_p2p.game.announcements import Announcement
+from belote_p2p.game.cards import RANK_LETTERS, SUIT_LETTERS, SUIT_SYMBOLS, Card
+from belote_p2p.game.engine import (
+    KING,
+    QUEEN,
+    Action,
+    Bid,
+    BidKind,
+    Phase,
+    RoundRecord,
+    State,
+    Trick,
+)
+from belote_p2p.game.observation import Observation, observe
+from belote_p2p.game.rules import RuleSet
+from belote_p2p.game.scoring import Outcome
+from belote_p2p.game.tables import ALL_TRUMP, NO_TRUMP, STRENGTH, TRUMP_LETTERS, winning_index
+from belote_p2p.protocol.identity import fingerprint
+from belote_p2p.protocol.session import (
     ActionTaken,
     DecisionNeeded,
     Event,
@@ -61,7 +71,8 @@ from .session import (
     TableDefinition,
     TableReady,
 )
-from .tables import ALL_TRUMP, NO_TRUMP, STRENGTH, TRUMP_LETTERS, winning_index
+
+from .display import format_sheet
 
 SEATS = 4
 WIDTH = 80
@@ -1094,7 +1105,7 @@ class TerminalUI:
 
 
 class TuiPlayer:
-    """A :class:`~belote_p2p.peer.Player` answered by a person through a :class:`TerminalUI`.
+    """A :class:`~belote_p2p.net.peer.Player` answered by a person through a :class:`TerminalUI`.
 
     ``turn_seconds``: the time a person has for a decision, shown as a countdown (None:
     no countdown). A resignation raises :class:`Resigned`, which the peer treats as a failed

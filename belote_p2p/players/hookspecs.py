@@ -7,7 +7,7 @@ announce theirs through the entry-point group ``belote_p2p.bots``; the built-in 
 ``new_round(observation)``, called when a game and each round begin.
 
 Hooks are synchronous (pluggy does not await): a live peer runs ``decide`` in a worker
-thread under a deadline (:func:`belote_p2p.bots.call_bot`).
+thread under a deadline (:func:`belote_p2p.players.bots.call_bot`).
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ from typing import Any, Protocol, runtime_checkable
 
 import pluggy
 
-from .engine import Action
-from .observation import Observation
-from .rules import RuleSet
+from belote_p2p.game.engine import Action
+from belote_p2p.game.observation import Observation
+from belote_p2p.game.rules import RuleSet
 
 PROJECT_NAME = "belote_p2p"
 ENTRY_POINT_GROUP = "belote_p2p.bots"
@@ -64,7 +64,7 @@ class BotInfo:
     description: str = ""
     """One line."""
     package: str = ""
-    """The distribution that provides it; filled in by :func:`belote_p2p.bots.load_bots`."""
+    """The distribution that provides it; filled in by :func:`belote_p2p.players.bots.load_bots`."""
 
     def create(self, **options: Any) -> Bot:
         return self.factory(**options)

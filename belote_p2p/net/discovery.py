@@ -4,7 +4,7 @@ While its lobby has free seats a host sends a *beacon* every second (:func:`send
 a player who wants a table listens for a few seconds (:func:`discover`), and ``join`` with
 no address offers the tables heard (:func:`choose_table`).
 
-A beacon is one UDP datagram holding one canonical msgpack map (:mod:`belote_p2p.wire`)::
+A beacon is one UDP datagram holding one canonical msgpack map (:mod:`belote_p2p.protocol.wire`)::
 
     {"magic": "belote-p2p/beacon", "version": 1, "name": host name, "variant": rule set,
      "target": score to reach, "free": free seats 0..3, "port": lobby TCP port,
@@ -39,7 +39,7 @@ from typing import IO, Any
 
 import trio
 
-from .wire import TABLE_ID_SIZE, WireError, decode, encode
+from belote_p2p.protocol.wire import TABLE_ID_SIZE, WireError, decode, encode
 
 logger = logging.getLogger(__name__)
 

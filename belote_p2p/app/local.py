@@ -5,10 +5,11 @@ from __future__ import annotations
 import argparse
 import random
 
-from .cards import CARDS, Card
+from belote_p2p.game.cards import CARDS, Card
+from belote_p2p.game.engine import Phase, State
+from belote_p2p.game.rules import RULE_SETS, RuleSet, rule_set
+
 from .display import format_round, format_sheet
-from .engine import Phase, State
-from .rules import RULE_SETS, RuleSet, rule_set
 
 
 def shuffled_deck(rng: random.Random) -> list[Card]:

@@ -12,14 +12,14 @@ from collections.abc import Sequence
 # default. Only the module of the command given is imported: ``referee`` need not load trio,
 # rich and the network stack (tests/test_cli.py checks that the lists stay true).
 COMMANDS: dict[str, tuple[str, ...]] = {
-    "belote_p2p.local": ("play",),
-    "belote_p2p.referee": ("referee",),
-    "belote_p2p.verify": ("verify", "replay"),
-    "belote_p2p.bots": ("bots",),
-    "belote_p2p.arena": ("arena",),
-    "belote_p2p.netplay": ("host", "join", "resume", "demo"),
-    "belote_p2p.discovery": ("tables",),
-    "belote_p2p.profile": ("import", "profile", "ranking"),
+    "belote_p2p.app.local": ("play",),
+    "belote_p2p.app.referee": ("referee",),
+    "belote_p2p.protocol.verify": ("verify", "replay"),
+    "belote_p2p.players.bots": ("bots",),
+    "belote_p2p.players.arena": ("arena",),
+    "belote_p2p.app.netplay": ("host", "join", "resume", "demo"),
+    "belote_p2p.net.discovery": ("tables",),
+    "belote_p2p.app.profile": ("import", "profile", "ranking"),
 }
 
 
@@ -30,7 +30,7 @@ def _command_of(argv: Sequence[str]) -> str | None:
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The parser; with ``command``, only that command's module is loaded (if it is one)."""
-    from . import __version__
+    from belote_p2p import __version__
 
     parser = argparse.ArgumentParser(
         prog="belote-p2p", description="Peer-to-peer Belote with no server, and bots as plugins."

@@ -1,6 +1,6 @@
 """Experience, levels, challenges and the ranking of the players this peer has met.
 
-Everything here is computed from **verified** transcripts only (:mod:`belote_p2p.verify`):
+Everything here is computed from **verified** transcripts only (:mod:`belote_p2p.protocol.verify`):
 a record that does not verify to its end is refused, so nobody earns experience for a game
 the transcript does not prove.
 
@@ -51,12 +51,12 @@ from enum import Enum
 from pathlib import Path
 from typing import Protocol
 
-from .cards import Card
-from .engine import Trick
-from .identity import KEY_FILE_NAME, Identity, IdentityError, fingerprint
-from .scoring import Outcome, RoundScore
-from .transcript import TranscriptError
-from .verify import Verdict, verify_transcript
+from belote_p2p.game.cards import Card
+from belote_p2p.game.engine import Trick
+from belote_p2p.game.scoring import Outcome, RoundScore
+from belote_p2p.protocol.identity import KEY_FILE_NAME, Identity, IdentityError, fingerprint
+from belote_p2p.protocol.transcript import TranscriptError
+from belote_p2p.protocol.verify import Verdict, verify_transcript
 
 APP_NAME = "belote-p2p"
 DB_FILE_NAME = "profile.sqlite3"
@@ -130,7 +130,7 @@ STREAK = 3
 
 
 class PlayedRound(Protocol):
-    """What XP needs of a round: :class:`belote_p2p.engine.RoundRecord` is one."""
+    """What XP needs of a round: :class:`belote_p2p.game.engine.RoundRecord` is one."""
 
     @property
     def taker(self) -> int: ...

@@ -18,7 +18,7 @@ from typing import Any
 
 import msgpack  # type: ignore[import-untyped]  # ships no type information
 
-from belote_p2p.identity import PUBLIC_KEY_SIZE, SIGNATURE_SIZE, Identity, fingerprint, verify
+from .identity import PUBLIC_KEY_SIZE, SIGNATURE_SIZE, Identity, fingerprint, verify
 
 ENVELOPE_LABEL = b"belote-p2p/envelope/v1\x00"
 HELLO_LABEL = b"belote-p2p/hello/v1\x00"

@@ -1,7 +1,7 @@
 """The prime-order group of Ed25519, domain-separated hashing and the two proofs of the deck.
 
-Everything the deck protocol (:mod:`belote_p2p.deck`) needs from cryptography lives here, on
-top of libsodium through ``nacl.bindings``:
+Everything the deck protocol (:mod:`belote_p2p.protocol.deck`) needs from cryptography lives
+here, on top of libsodium through ``nacl.bindings``:
 
 * points are 32-byte compressed Edwards encodings, as libsodium writes them;
 * scalars are Python ints in ``0..L-1`` (``L`` the prime order of the group), encoded as

@@ -1,20 +1,20 @@
 """``belote-p2p host``, ``join`` and ``demo``: whole games between peer processes over TCP.
 
-``host`` opens a table (the lobby, :mod:`belote_p2p.lobby`) and plays seat 0; ``join``
+``host`` opens a table (the lobby, :mod:`belote_p2p.net.lobby`) and plays seat 0; ``join``
 takes the next free seat of a table; either seat is played by a person at the terminal
-(the table of :mod:`belote_p2p.tui`; ``--plain`` for plain lines without colour, for screen
+(the table of :mod:`belote_p2p.app.tui`; ``--plain`` for plain lines without colour, for screen
 readers and logs) or by a bot (``--bot NAME``). ``host --bots N`` starts N local bot peers,
 each its own process with its own identity. ``demo`` is a whole game between four bot
 processes on this machine, with nothing to set up.
 
-LAN discovery (:mod:`belote_p2p.discovery`): while its lobby has seats free for others,
+LAN discovery (:mod:`belote_p2p.net.discovery`): while its lobby has seats free for others,
 ``host`` sends a UDP beacon every second (``--no-beacon`` to stay unannounced,
 ``--beacon-address`` to send elsewhere than the broadcast default); ``join`` without an
 address listens for beacons for a few seconds and offers the tables it heard.
 
 Experience: after a game that finished, or ended abandoned, each peer (the bots of
 ``host --bots`` included, in their own homes) records it in its profile database,
-``<home>/profile.sqlite3`` (:func:`belote_p2p.profile.record_game`), and prints one line:
+``<home>/profile.sqlite3`` (:func:`belote_p2p.app.profile.record_game`), and prints one line:
 the XP it gave and the level reached, or why the record was refused.
 
 Each peer keeps its identity, its transcripts and its deck secrets in its home directory
@@ -57,9 +57,9 @@ from typing import IO, Any
 
 import trio
 
-from .bots import BotError
-from .cards import Card
-from .discovery import (
+from belote_p2p.game.cards import Card
+from belote_p2p.game.rules import RULE_SETS, RuleSet, rule_set
+from belote_p2p.net.discovery import (
     DEFAULT_BEACON_PORT,
     DEFAULT_GROUP,
     DEFAULT_LISTEN,
@@ -70,9 +70,7 @@ from .discovery import (
     encode_beacon,
     send_beacons,
 )
-from .display import format_round, format_sheet
-from .identity import Identity, IdentityError, fingerprint
-from .lobby import (
+from belote_p2p.net.lobby import (
     DEFAULT_PORT,
     DEFAULT_WAIT,
     JoinRequest,
@@ -84,7 +82,7 @@ from .lobby import (
     join_table,
     parse_address,
 )
-from .peer import (
+from belote_p2p.net.peer import (
     BotPlayer,
     PeerConfig,
     PeerError,
@@ -93,10 +91,10 @@ from .peer import (
     Player,
     run_peer,
 )
-from .profile import ImportStatus, ProfileError, db_path, level_for_xp, open_db, record_game
-from .rules import RULE_SETS, RuleSet, rule_set
-from .secretstore import FileSecrets, SecretStoreError
-from .session import (
+from belote_p2p.players.bots import BotError
+from belote_p2p.protocol.identity import Identity, IdentityError, fingerprint
+from belote_p2p.protocol.secretstore import FileSecrets, SecretStoreError
+from belote_p2p.protocol.session import (
     ActionTaken,
     DecisionNeeded,
     Event,
@@ -107,9 +105,12 @@ from .session import (
     TableDefinition,
     TableReady,
 )
-from .transcript import Transcript, TranscriptError, read_transcript
+from belote_p2p.protocol.transcript import Transcript, TranscriptError, read_transcript
+from belote_p2p.protocol.wire import WireError, decode
+
+from .display import format_round, format_sheet
+from .profile import ImportStatus, ProfileError, db_path, level_for_xp, open_db, record_game
 from .tui import TableView, TerminalUI, TuiPlayer
-from .wire import WireError, decode
 
 APP_NAME = "belote-p2p"
 RESULT_PREFIX = "RESULT "
@@ -197,7 +198,7 @@ def guess_lan_ip() -> str:
 @dataclass
 class Printer:
     """Prints a bot seat's game as it goes: rounds after their audit, the sheet at the end
-    (a person's seat has the terminal UI, :mod:`belote_p2p.tui`)."""
+    (a person's seat has the terminal UI, :mod:`belote_p2p.app.tui`)."""
 
     definition: TableDefinition
     seat: int
@@ -564,7 +565,7 @@ async def host_game(
 ) -> int:
     """Host a table, optionally with ``bots`` local bot processes; the exit status.
 
-    ``beacon``: where to announce the table (:func:`~belote_p2p.discovery.send_beacons`)
+    ``beacon``: where to announce the table (:func:`~belote_p2p.net.discovery.send_beacons`)
     while seats are free for others (None: not announced)."""
     identity = Identity.load_or_create(options.home)
     mention_unfinished(options.home, identity)

@@ -1,6 +1,6 @@
 """Finding installed bots, and calling them safely.
 
-Bots come from pluggy plugins (:mod:`belote_p2p.hookspecs`) announced in the entry-point
+Bots come from pluggy plugins (:mod:`belote_p2p.players.hookspecs`) announced in the entry-point
 group ``belote_p2p.bots``. :func:`call_bot` runs one decision, in-process (the arena) or in
 a worker thread under a deadline (live tables), and replaces an illegal answer, an
 exception or a timeout by a seeded random legal action, logged and counted.
@@ -22,12 +22,13 @@ from typing import Any, cast
 
 import pluggy
 
+from belote_p2p.game.cards import CARDS, Card
+from belote_p2p.game.engine import Action, Bid
+from belote_p2p.game.observation import Observation
+from belote_p2p.game.rules import RuleSet
+
 from . import hookspecs
-from .cards import CARDS, Card
-from .engine import Action, Bid
 from .hookspecs import ENTRY_POINT_GROUP, PROJECT_NAME, Bot, BotInfo
-from .observation import Observation
-from .rules import RuleSet
 
 log = logging.getLogger(__name__)
 
