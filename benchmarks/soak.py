@@ -53,7 +53,7 @@ from belote_p2p.game.rules import RULE_SETS  # noqa: E402
 from belote_p2p.net.peer import BotPlayer, PeerConfig, PeerResult, run_peer  # noqa: E402
 from belote_p2p.net.transport import Mesh  # noqa: E402
 from belote_p2p.protocol.identity import Identity  # noqa: E402
-from belote_p2p.protocol.session import Seat, TableDefinition  # noqa: E402
+from belote_p2p.protocol.table import Seat, TableDefinition  # noqa: E402
 from belote_p2p.protocol.verify import verify_transcript  # noqa: E402
 
 

@@ -46,11 +46,10 @@ from belote_p2p.protocol.session import (
     MemorySecrets,
     PeerFault,
     RoundAudited,
-    Seat,
-    TableDefinition,
     TableSession,
     claim_to_wire,
 )
+from belote_p2p.protocol.table import Seat, TableDefinition
 from belote_p2p.protocol.transcript import TranscriptWriter
 from belote_p2p.protocol.verify import Verdict, verify_transcript
 from belote_p2p.protocol.wire import (

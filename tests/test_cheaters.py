@@ -41,7 +41,7 @@ from belote_p2p.game.rules import RULE_SETS
 from belote_p2p.net.peer import BotPlayer, PeerConfig, PeerResult, run_peer
 from belote_p2p.protocol.deck import DeckPeer, RevealMessage
 from belote_p2p.protocol.identity import Identity
-from belote_p2p.protocol.session import Seat, TableDefinition
+from belote_p2p.protocol.table import Seat, TableDefinition
 from belote_p2p.protocol.transcript import read_transcript
 from belote_p2p.protocol.verify import verify_transcript
 from belote_p2p.protocol.wire import (

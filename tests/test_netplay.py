@@ -17,6 +17,7 @@ import trio
 from belote_p2p.app.netplay import SeatOptions, host_game, join_game, parse_result
 from belote_p2p.app.profile import all_players, db_path, find_players, open_db
 from belote_p2p.game.rules import rule_set
+from belote_p2p.net.address import parse_address
 from belote_p2p.net.lobby import (
     JoinRefused,
     JoinRequest,
@@ -25,7 +26,6 @@ from belote_p2p.net.lobby import (
     error_message,
     host_lobby,
     join_table,
-    parse_address,
     parse_answer,
     table_message,
 )

@@ -24,13 +24,8 @@ from belote_p2p.net.peer import (
 )
 from belote_p2p.net.transport import Received
 from belote_p2p.protocol.identity import Identity
-from belote_p2p.protocol.session import (
-    ActionTaken,
-    RoundAudited,
-    Seat,
-    TableDefinition,
-    TableSession,
-)
+from belote_p2p.protocol.session import ActionTaken, RoundAudited, TableSession
+from belote_p2p.protocol.table import Seat, TableDefinition
 from belote_p2p.protocol.transcript import TranscriptWriter, read_transcript
 from belote_p2p.protocol.verify import verify_transcript
 from belote_p2p.protocol.wire import Envelope

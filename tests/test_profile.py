@@ -39,7 +39,7 @@ from belote_p2p.game.rules import RULE_SETS
 from belote_p2p.game.scoring import Outcome, RoundScore
 from belote_p2p.protocol import deck as deck_module
 from belote_p2p.protocol.identity import Identity
-from belote_p2p.protocol.session import Seat, TableDefinition
+from belote_p2p.protocol.table import Seat, TableDefinition
 from belote_p2p.protocol.verify import Verdict, verify_transcript
 
 KING_OF_HEARTS = parse_cards(["KH"])[0]

@@ -17,11 +17,10 @@ from belote_p2p.protocol.session import (
     MemorySecrets,
     PeerFault,
     RoundAudited,
-    Seat,
     SessionError,
-    TableDefinition,
     TableSession,
 )
+from belote_p2p.protocol.table import Seat, TableDefinition
 from belote_p2p.protocol.wire import ZERO_HASH, Envelope
 
 

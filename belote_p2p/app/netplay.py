@@ -59,6 +59,13 @@ import trio
 
 from belote_p2p.game.cards import Card
 from belote_p2p.game.rules import RULE_SETS, RuleSet, rule_set
+from belote_p2p.net.address import (
+    format_address,
+    guess_lan_ip,
+    listener_port,
+    open_listener,
+    parse_address,
+)
 from belote_p2p.net.discovery import (
     DEFAULT_BEACON_PORT,
     DEFAULT_GROUP,
@@ -77,10 +84,8 @@ from belote_p2p.net.lobby import (
     Lobby,
     LobbyError,
     check_name,
-    format_address,
     host_lobby,
     join_table,
-    parse_address,
 )
 from belote_p2p.net.peer import (
     BotPlayer,
@@ -102,9 +107,9 @@ from belote_p2p.protocol.session import (
     GameOver,
     PeerFault,
     RoundAudited,
-    TableDefinition,
     TableReady,
 )
+from belote_p2p.protocol.table import TableDefinition
 from belote_p2p.protocol.transcript import Transcript, TranscriptError, read_transcript
 from belote_p2p.protocol.wire import WireError, decode
 
@@ -179,17 +184,6 @@ def mention_unfinished(home: Path, identity: Identity) -> None:
         table = transcript.definition.table_id.hex()
         note = f"note: the game at table {table} (seat {transcript.seat}) did not end; "
         print(note + f"`belote-p2p resume --home {home}` continues it", file=sys.stderr)
-
-
-def guess_lan_ip() -> str:
-    """The address this machine would use to reach the internet (no packet is sent)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-        try:
-            s.connect(("192.0.2.1", 9))
-            ip: str = s.getsockname()[0]
-        except OSError:
-            return "127.0.0.1"
-    return ip
 
 
 # -- output -------------------------------------------------------------------------------
@@ -490,18 +484,6 @@ def exit_status(result: PeerResult) -> int:
     return 0 if result.ok or result.resigned else 1
 
 
-async def _open_listener(bind: str, port: int) -> trio.SocketListener:
-    listeners = await trio.open_tcp_listeners(port, host=bind)
-    for extra in listeners[1:]:
-        await extra.aclose()
-    return listeners[0]
-
-
-def _port(listener: trio.SocketListener) -> int:
-    port: int = listener.socket.getsockname()[1]
-    return port
-
-
 @dataclass
 class BotProcess:
     number: int
@@ -570,10 +552,12 @@ async def host_game(
     identity = Identity.load_or_create(options.home)
     mention_unfinished(options.home, identity)
     player = make_bot(options)
-    mesh_listener = await _open_listener(options.bind, 0)
-    lobby_listener = await _open_listener(options.bind, port)
-    lobby_port = _port(lobby_listener)
-    lobby = Lobby(JoinRequest(options.name, identity.public_key_bytes, _port(mesh_listener)), rules)
+    mesh_listener = await open_listener(options.bind, 0)
+    lobby_listener = await open_listener(options.bind, port)
+    lobby_port = listener_port(lobby_listener)
+    lobby = Lobby(
+        JoinRequest(options.name, identity.public_key_bytes, listener_port(mesh_listener)), rules
+    )
     any_address = options.bind in ("0.0.0.0", "::", "")
     shown_ip = guess_lan_ip() if any_address else options.bind
     shown = format_address(shown_ip, lobby_port)
@@ -720,13 +704,13 @@ async def join_game(
         return 2
     identity = Identity.load_or_create(options.home)
     mention_unfinished(options.home, identity)
-    mesh_listener = await _open_listener(options.bind, 0)
+    mesh_listener = await open_listener(options.bind, 0)
     if not options.quiet:
         print(f"Joining {format_address(host, port)} as {options.name} [{identity.fingerprint}]",
               flush=True)  # fmt: skip
     try:
         definition, seat = await join_table(
-            host, port, options.name, identity.public_key_bytes, _port(mesh_listener),
+            host, port, options.name, identity.public_key_bytes, listener_port(mesh_listener),
             wait=DEFAULT_WAIT,
         )  # fmt: skip
         result = await play_seat(definition, seat, identity, player, [mesh_listener], options)
@@ -774,7 +758,7 @@ async def resume_game(options: SeatOptions, path: Path | None) -> int:
     if seat < 3:
         # The others know us at the address of the table definition: listen there again.
         _, port = parse_address(definition.seats[seat].address)
-        listeners.append(await _open_listener(options.bind, port))
+        listeners.append(await open_listener(options.bind, port))
     try:
         result = await play_seat(
             definition, seat, identity, player, listeners, options, transcript=path

@@ -68,9 +68,9 @@ from belote_p2p.protocol.session import (
     PeerFault,
     RoundAudited,
     RoundDealt,
-    TableDefinition,
     TableReady,
 )
+from belote_p2p.protocol.table import TableDefinition
 
 from .display import format_sheet
 

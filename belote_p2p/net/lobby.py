@@ -26,7 +26,6 @@ move its bytes over trio.
 from __future__ import annotations
 
 import contextlib
-import ipaddress
 import logging
 import secrets
 from collections.abc import Awaitable, Callable, Sequence
@@ -37,7 +36,7 @@ import trio
 
 from belote_p2p.game.rules import RuleSet
 from belote_p2p.protocol.identity import fingerprint
-from belote_p2p.protocol.session import MAX_NAME, Seat, TableDefinition
+from belote_p2p.protocol.table import MAX_NAME, Seat, TableDefinition
 from belote_p2p.protocol.wire import (
     KEY_SIZE,
     SEATS,
@@ -48,6 +47,7 @@ from belote_p2p.protocol.wire import (
     encode,
 )
 
+from .address import format_address, is_loopback, parse_address
 from .transport import ConnectionClosed, FramedStream
 
 logger = logging.getLogger(__name__)
@@ -103,40 +103,6 @@ def check_name(name: object) -> str:
     if type(name) is not str or not 0 < len(name) <= MAX_NAME or not name.isprintable():
         raise JoinRefused(f"a name is 1..{MAX_NAME} printable characters")
     return name
-
-
-def format_address(host: str, port: int) -> str:
-    """``host:port``, with an IPv6 host in brackets."""
-    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
-
-
-def parse_address(text: str, default_port: int | None = None) -> tuple[str, int]:
-    """``"10.0.0.2:7777"``, ``"[::1]:7777"`` or (with ``default_port``) ``"host"``."""
-    text = text.strip()
-    host, sep, port_text = text.rpartition(":")
-    if text.startswith("[") and "]" in text:
-        host, _, rest = text[1:].partition("]")
-        sep, port_text = (":", rest[1:]) if rest.startswith(":") else ("", "")
-    elif not sep or ":" in host:
-        host, sep, port_text = text, "", ""
-    if not sep:
-        if default_port is None:
-            raise ValueError(f"not host:port: {text!r}")
-        return host, default_port
-    try:
-        port = int(port_text)
-    except ValueError:
-        raise ValueError(f"bad port in {text!r}") from None
-    if not host or not 0 < port < 65536:
-        raise ValueError(f"not host:port: {text!r}")
-    return host, port
-
-
-def _is_loopback(ip: str) -> bool:
-    try:
-        return ipaddress.ip_address(ip).is_loopback
-    except ValueError:
-        return False
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,14 +162,14 @@ class Lobby:
         """The table, once three joiners are in."""
         if not self.full:
             raise JoinRefused("the table is not complete")
-        remote = [j for j in self._joined if not _is_loopback(j.ip)]
+        remote = [j for j in self._joined if not is_loopback(j.ip)]
         # A joiner on the host's machine came in over loopback; peers elsewhere reach it, as
         # they reach the host, at the host's address on their own connections.
         lan_ip = remote[0].local_ip if remote else None
         host_ip = lan_ip or self._joined[0].local_ip
 
         def address(ip: str, port: int) -> str:
-            if lan_ip is not None and _is_loopback(ip):
+            if lan_ip is not None and is_loopback(ip):
                 ip = lan_ip
             return format_address(ip, port)
 

@@ -64,14 +64,14 @@ from belote_p2p.protocol.session import (
     RoundDealt,
     SecretStore,
     SessionError,
-    TableDefinition,
     TableSession,
     parse_sync,
 )
+from belote_p2p.protocol.table import TableDefinition
 from belote_p2p.protocol.transcript import TranscriptError, TranscriptWriter, read_transcript
 from belote_p2p.protocol.wire import SEATS, RemoteProtocolError
 
-from .lobby import parse_address
+from .address import parse_address
 from .transport import (
     AnyListener,
     ConnectionClosed,

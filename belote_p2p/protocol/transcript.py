@@ -21,7 +21,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO, Any
 
-from .session import TableDefinition
+from .table import TableDefinition
 from .wire import MAX_MESSAGE_SIZE, WireError, decode, encode
 
 HEADER_TYPE = "belote-p2p/transcript"

@@ -18,7 +18,8 @@ from belote_p2p.app.display import format_round, format_sheet
 from belote_p2p.game.engine import State
 
 from .identity import fingerprint
-from .session import PeerFault, RoundAudited, TableDefinition, TableSession
+from .session import PeerFault, RoundAudited, TableSession
+from .table import TableDefinition
 from .transcript import TranscriptError, read_transcript
 from .wire import RemoteProtocolError
 

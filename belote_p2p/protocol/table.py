@@ -1,0 +1,87 @@
+"""The table definition: what every seated peer signs before play (id, rules, seats).
+
+It is the root of a game's record: the transcript starts with it, every envelope names its
+table id, and its digest is the first thing each seat signs (``protocol/PROTOCOL.md`` §5).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import Any
+
+from belote_p2p.game.rules import RuleSet
+
+from .wire import TABLE_ID_SIZE, encode
+
+TABLE_LABEL = b"belote-p2p/table/v1\x00"
+MAX_NAME = 32
+MAX_ADDRESS = 255
+
+
+@dataclass(frozen=True, slots=True)
+class Seat:
+    name: str
+    key: bytes
+    """Ed25519 public key (32 bytes)."""
+    address: str
+    """``host:port`` where the peer listens for the mesh."""
+
+
+@dataclass(frozen=True, slots=True)
+class TableDefinition:
+    """What every seated peer signs before play: the table id, the rules and the seats."""
+
+    table_id: bytes
+    rules: RuleSet
+    seats: tuple[Seat, ...]
+
+    def to_wire(self) -> dict[str, Any]:
+        return {
+            "version": 1,
+            "table_id": self.table_id,
+            "rules": self.rules.to_dict(),
+            "seats": [{"name": s.name, "key": s.key, "address": s.address} for s in self.seats],
+        }
+
+    @classmethod
+    def from_wire(cls, data: object) -> TableDefinition:
+        """Parse strictly; ``ValueError`` says what is wrong."""
+        if not isinstance(data, dict) or data.get("version") != 1:
+            raise ValueError("a table definition is a map with version 1")
+        table_id = data.get("table_id")
+        if type(table_id) is not bytes or len(table_id) != TABLE_ID_SIZE:
+            raise ValueError(f"table_id must be {TABLE_ID_SIZE} bytes")
+        rules_data = data.get("rules")
+        if not isinstance(rules_data, dict):
+            raise ValueError("rules must be a map")
+        try:
+            rules = RuleSet.from_dict(rules_data)
+        except (TypeError, ValueError, KeyError) as exc:
+            raise ValueError(f"bad rules: {exc}") from None
+        seats_data = data.get("seats")
+        if not isinstance(seats_data, list) or len(seats_data) != 4:
+            raise ValueError("seats must be a list of 4")
+        seats = []
+        for s in seats_data:
+            if not isinstance(s, dict) or set(s) != {"name", "key", "address"}:
+                raise ValueError("a seat is a map of name, key and address")
+            name, key, address = s["name"], s["key"], s["address"]
+            if type(name) is not str or not 0 < len(name) <= MAX_NAME:
+                raise ValueError(f"a seat name is 1..{MAX_NAME} characters")
+            if type(key) is not bytes or len(key) != 32:
+                raise ValueError("a seat key is 32 bytes")
+            if type(address) is not str or len(address) > MAX_ADDRESS:
+                raise ValueError("a seat address is a short string")
+            seats.append(Seat(name, key, address))
+        if len({s.key for s in seats}) != 4:
+            raise ValueError("the four seats need four different keys")
+        return cls(table_id, rules, tuple(seats))
+
+    @property
+    def digest(self) -> bytes:
+        return hashlib.sha256(TABLE_LABEL + encode(self.to_wire())).digest()
+
+    @property
+    def roster(self) -> tuple[bytes, ...]:
+        return tuple(s.key for s in self.seats)
