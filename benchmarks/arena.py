@@ -21,14 +21,21 @@ for extra in (ROOT, ROOT / "plugins"):
     if str(extra) not in sys.path:
         sys.path.insert(0, str(extra))
 
-from belote_p2p.players.arena import format_summary, run_match  # noqa: E402
+from belote_p2p.app.botcmds import ProgressBar, format_summary
+from belote_p2p.players.arena import run_match
 
 
 def measure(
     specs: tuple[str, str], boards: int, variant: str, seed: int, jobs: int, timed: bool = False
 ) -> dict[str, Any]:
     match = run_match(
-        specs, boards=boards, variant=variant, seed=seed, jobs=jobs, progress=True, timed=timed
+        specs,
+        boards=boards,
+        variant=variant,
+        seed=seed,
+        jobs=jobs,
+        progress=ProgressBar(),
+        timed=timed,
     )
     summary = match.summary()
     print(format_summary(summary), flush=True)

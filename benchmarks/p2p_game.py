@@ -38,8 +38,8 @@ for extra in (ROOT, ROOT / "plugins"):
     if str(extra) not in sys.path:
         sys.path.insert(0, str(extra))
 
-from belote_p2p.protocol.transcript import read_transcript  # noqa: E402
-from belote_p2p.protocol.wire import Envelope  # noqa: E402
+from belote_p2p.protocol.transcript import read_transcript
+from belote_p2p.protocol.wire import Envelope
 
 
 def run_game(home: Path, timing: Path, args: argparse.Namespace) -> tuple[float, str]:

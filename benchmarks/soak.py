@@ -46,15 +46,17 @@ for extra in (ROOT, ROOT / "plugins"):
     if str(extra) not in sys.path:
         sys.path.insert(0, str(extra))
 
-import trio  # noqa: E402
+import trio
 
-import belote_p2p.net.peer as peer_module  # noqa: E402
-from belote_p2p.game.rules import RULE_SETS  # noqa: E402
-from belote_p2p.net.peer import BotPlayer, PeerConfig, PeerResult, run_peer  # noqa: E402
-from belote_p2p.net.transport import Mesh  # noqa: E402
-from belote_p2p.protocol.identity import Identity  # noqa: E402
-from belote_p2p.protocol.table import Seat, TableDefinition  # noqa: E402
-from belote_p2p.protocol.verify import verify_transcript  # noqa: E402
+import belote_p2p.net.peer as peer_module
+from belote_p2p.game.rules import RULE_SETS
+from belote_p2p.net.peer import PeerConfig, PeerResult, run_peer
+from belote_p2p.net.transport import Mesh
+from belote_p2p.players.player import BotPlayer
+from belote_p2p.protocol.identity import Identity
+from belote_p2p.protocol.secretstore import FileSecrets
+from belote_p2p.protocol.table import Seat, TableDefinition
+from belote_p2p.protocol.verify import verify_transcript
 
 
 @dataclass
@@ -125,6 +127,7 @@ async def play_table(
                 definition, seat, ids[seat], BotPlayer("random", seed=rng.randrange(2**32)),
                 transcript=home / f"table{index}-seat{seat}.transcript",
                 listeners=[listeners[seat]], config=config,
+                secrets=FileSecrets(home / "secrets", definition.table_id, seat),
             )  # fmt: skip
         except Exception as exc:  # reported, not raised: one table must not stop the others
             report.errors.append(f"seat {seat}: {exc!r}")

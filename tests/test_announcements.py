@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from conftest import cards
 
-from belote_p2p.game.announcements import Kind, find_announcements, scoring_team
+from belote_p2p.game.announcements import AnnouncementKind, find_announcements, scoring_team
 from belote_p2p.game.cards import mask_of
 
 
@@ -61,7 +61,7 @@ def test_best_announcement_comparison() -> None:
     assert quinte.points == carre.points == 100
     assert carre.key > quinte.key  # at equal points a carré beats a sequence
     six = find_announcements(mask_of(cards("7C 8C 9C TC JC QC")), 0)[0]
-    assert six.kind is Kind.QUINTE and six.key > quinte.key  # then the longer sequence
+    assert six.kind is AnnouncementKind.QUINTE and six.key > quinte.key  # then the longer sequence
 
 
 def test_only_the_best_team_scores_and_ties_go_to_first_seat() -> None:

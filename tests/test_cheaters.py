@@ -38,9 +38,11 @@ from cheaters import (
 import belote_p2p.net.peer as peer_module
 import belote_p2p.protocol.session as session_module
 from belote_p2p.game.rules import RULE_SETS
-from belote_p2p.net.peer import BotPlayer, PeerConfig, PeerResult, run_peer
+from belote_p2p.net.peer import PeerConfig, PeerResult, run_peer
+from belote_p2p.players.player import BotPlayer
 from belote_p2p.protocol.deck import DeckPeer, RevealMessage
 from belote_p2p.protocol.identity import Identity
+from belote_p2p.protocol.secretstore import FileSecrets
 from belote_p2p.protocol.table import Seat, TableDefinition
 from belote_p2p.protocol.transcript import read_transcript
 from belote_p2p.protocol.verify import verify_transcript
@@ -268,6 +270,7 @@ async def play_over_tcp(
         results[seat] = await run_peer(
             definition, seat, ids[seat], BotPlayer("random", seed=seat),
             transcript=tmp_path / f"seat{seat}.transcript", listeners=[listeners[seat]],
+            secrets=FileSecrets(tmp_path / "secrets", definition.table_id, seat),
             config=config or PeerConfig(peer_timeout=10),
         )  # fmt: skip
         if all(r is not None for r in results[:CHEATER]):

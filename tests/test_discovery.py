@@ -13,13 +13,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from belote_p2p.app import cli
+from belote_p2p.app.lan import choose_table
 from belote_p2p.net.discovery import (
     MAX_BEACON_SIZE,
     Beacon,
     BeaconError,
     TableAd,
     TableDirectory,
-    choose_table,
     decode_beacon,
     discover,
     encode_beacon,
@@ -257,13 +257,13 @@ def free_udp_port() -> int:
 def test_tables_command_lists_what_it_hears(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from belote_p2p.net import discovery
+    from belote_p2p.app import lan
 
     async def heard(address: tuple[str, int], duration: float) -> list[TableAd]:
         assert address == ("239.255.42.99", 7000) and duration == 2.0
         return ads()
 
-    monkeypatch.setattr(discovery, "_discover_for", heard)
+    monkeypatch.setattr(lan, "_discover_for", heard)
     status = cli.main(["tables", "--seconds", "2", "--port", "7000", "--group", "239.255.42.99"])
     assert status == 0
     assert "192.168.1.21:7800" in capsys.readouterr().out

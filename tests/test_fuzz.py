@@ -17,9 +17,11 @@ from cheaters import Table
 
 import belote_p2p.net.peer as peer_module
 from belote_p2p.game.rules import RULE_SETS
-from belote_p2p.net.peer import BotPlayer, PeerConfig, PeerResult, run_peer
+from belote_p2p.net.peer import PeerConfig, PeerResult, run_peer
 from belote_p2p.net.transport import FramedStream, handshake
+from belote_p2p.players.player import BotPlayer
 from belote_p2p.protocol.identity import Identity
+from belote_p2p.protocol.secretstore import FileSecrets
 from belote_p2p.protocol.session import PeerFault, TableSession
 from belote_p2p.protocol.table import Seat, TableDefinition
 from belote_p2p.protocol.transcript import read_transcript
@@ -218,6 +220,7 @@ async def test_a_peer_shrugs_off_thousands_of_bad_frames_over_tcp(
             definition, seat, ids[seat], BotPlayer("random", seed=seat),
             transcript=tmp_path / f"seat{seat}.transcript",
             listeners=[listeners[seat]],  # type: ignore[list-item]
+            secrets=FileSecrets(tmp_path / "secrets", definition.table_id, seat),
             config=config,
         )  # fmt: skip
 
@@ -250,6 +253,7 @@ async def test_a_flooding_connection_is_cut_off(tmp_path: Path) -> None:
             definition, seat, ids[seat], BotPlayer("random", seed=seat),
             transcript=tmp_path / f"seat{seat}.transcript",
             listeners=[listeners[seat]],  # type: ignore[list-item]
+            secrets=FileSecrets(tmp_path / "secrets", definition.table_id, seat),
             config=config,
         )  # fmt: skip
 

@@ -14,8 +14,12 @@ from pathlib import Path
 import pytest
 import trio
 
-from belote_p2p.app.netplay import SeatOptions, host_game, join_game, parse_result
-from belote_p2p.app.profile import all_players, db_path, find_players, open_db
+from belote_p2p.app.home import Home
+from belote_p2p.app.host import host_game
+from belote_p2p.app.join import join_game
+from belote_p2p.app.output import parse_result
+from belote_p2p.app.profile import all_players, find_players, open_db
+from belote_p2p.app.seat import SeatOptions
 from belote_p2p.game.rules import rule_set
 from belote_p2p.net.address import parse_address
 from belote_p2p.net.lobby import (
@@ -205,7 +209,7 @@ def test_resume_without_an_unfinished_game_says_so(tmp_path: Path) -> None:
 
 
 def test_game_ended_reads_the_bodies_of_a_record() -> None:
-    from belote_p2p.app.netplay import game_ended
+    from belote_p2p.app.home import game_ended
     from belote_p2p.protocol.wire import Envelope
 
     ids = [Identity.from_seed(bytes([6, i]) * 16) for i in range(4)]
@@ -234,7 +238,7 @@ def free_udp_port() -> int:
 
 def seat_options(home: Path, name: str, seed: int) -> SeatOptions:
     return SeatOptions(
-        name=name, home=home, bot="random", seed=seed, bind="127.0.0.1", quiet=False,
+        name=name, home=Home(home), bot="random", seed=seed, bind="127.0.0.1", quiet=False,
         timing_log=None, bot_deadline=10.0,
     )  # fmt: skip
 
@@ -279,7 +283,7 @@ async def test_join_finds_a_beaconing_host_and_every_peer_records_its_xp(
     # The host's profile holds the game and its XP; so do the joiner's and each bot's.
     host_key = Identity.load_or_create(host_home).public_key_bytes
     for home in (host_home, joiner_home, host_home / "bots" / "1", host_home / "bots" / "2"):
-        with open_db(db_path(home)) as conn:
+        with open_db(Home(home).profile_db) as conn:
             assert [p.games for p in all_players(conn)] == [1, 1, 1, 1], home
             host_stats = find_players(conn, fingerprint(host_key))
         assert len(host_stats) == 1 and host_stats[0].xp >= 15

@@ -13,17 +13,12 @@ import trio.testing
 from test_session import make_table as make_session_table
 
 import belote_p2p.net.peer as peer_module
-from belote_p2p.app.tui import Resigned
 from belote_p2p.game.rules import RULE_SETS
-from belote_p2p.net.peer import (
-    BotPlayer,
-    PeerConfig,
-    PeerResult,
-    PeerStatus,
-    run_peer,
-)
+from belote_p2p.net.peer import PeerConfig, PeerResult, PeerStatus, run_peer
 from belote_p2p.net.transport import Received
+from belote_p2p.players.player import BotPlayer, Resigned
 from belote_p2p.protocol.identity import Identity
+from belote_p2p.protocol.secretstore import FileSecrets
 from belote_p2p.protocol.session import ActionTaken, RoundAudited, TableSession
 from belote_p2p.protocol.table import Seat, TableDefinition
 from belote_p2p.protocol.transcript import TranscriptWriter, read_transcript
@@ -77,6 +72,7 @@ async def play_table(
             (players or {}).get(seat) or BotPlayer("random", seed=seat),
             transcript=tmp_path / f"seat{seat}.transcript",
             listeners=[listeners[seat]],
+            secrets=FileSecrets(tmp_path / "secrets", definition.table_id, seat),
             on_event=on_event,
             on_status=on_status[seat].append if on_status is not None else None,
             config=config,
@@ -256,6 +252,7 @@ async def test_a_lost_peer_is_waited_for_then_signed_gone(
             results[seat] = await run_peer(
                 definition, seat, ids[seat], player,
                 transcript=tmp_path / f"seat{seat}.transcript", listeners=[listeners[seat]],
+                secrets=FileSecrets(tmp_path / "secrets", definition.table_id, seat),
                 config=QUICK, on_status=statuses.append if seat == 0 else None,
             )  # fmt: skip
         except BaseException:

@@ -15,8 +15,10 @@ import pytest
 import trio
 from test_peer import check_agreement, make_table, open_listeners
 
-from belote_p2p.app.netplay import game_ended, parse_result
-from belote_p2p.net.peer import BotPlayer, PeerResult, run_peer
+from belote_p2p.app.home import game_ended
+from belote_p2p.app.output import parse_result
+from belote_p2p.net.peer import PeerResult, run_peer
+from belote_p2p.players.player import BotPlayer
 from belote_p2p.protocol.secretstore import FileSecrets, SecretStoreError, secrets_path
 from belote_p2p.protocol.session import ActionTaken
 from belote_p2p.protocol.transcript import read_transcript
@@ -55,6 +57,10 @@ async def test_a_peer_killed_in_process_resumes_and_the_game_finishes(tmp_path: 
     listeners = await open_listeners()
     definition, ids = make_table("classic", listeners)
     transcripts = [tmp_path / "games" / f"seat{s}.transcript" for s in range(4)]
+
+    def secrets_of(seat: int) -> FileSecrets:
+        return FileSecrets(tmp_path / "secrets", definition.table_id, seat)
+
     results: dict[int, PeerResult] = {}
     kill = trio.CancelScope()
     actions = 0
@@ -72,20 +78,23 @@ async def test_a_peer_killed_in_process_resumes_and_the_game_finishes(tmp_path: 
             results[seat] = await run_peer(
                 definition, seat, ids[seat], player,
                 transcript=transcripts[seat], listeners=[listeners[seat]],
+                secrets=secrets_of(seat),
             )  # fmt: skip
             return
         with kill:
             await run_peer(
                 definition, 1, ids[1], player,
                 transcript=transcripts[1], listeners=[listeners[1]], on_event=watch,
+                secrets=secrets_of(1),
             )  # fmt: skip
         assert kill.cancelled_caught
         before = read_transcript(transcripts[1]).envelopes
         assert not game_ended(before, definition.roster)
         # Restarted: a new player, the same transcript and secrets (<home>/secrets).
         results[1] = await run_peer(
-            definition, 1, ids[1], BotPlayer("random", seed=101), transcript=transcripts[1]
-        )
+            definition, 1, ids[1], BotPlayer("random", seed=101), transcript=transcripts[1],
+            secrets=secrets_of(1),
+        )  # fmt: skip
         after = read_transcript(transcripts[1]).envelopes
         assert after[: len(before)] == before  # the record was only appended to
 

@@ -29,16 +29,15 @@ from belote_p2p.app.tui import (
     CommandKind,
     InputError,
     Resign,
-    Resigned,
     TableView,
     TerminalUI,
     TuiPlayer,
-    card_text,
     display_hand,
     parse_input,
     prompt_action,
     to_plain,
 )
+from belote_p2p.app.wording import card_text
 from belote_p2p.game.audit import audit_round
 from belote_p2p.game.cards import CARDS, Card, card
 from belote_p2p.game.engine import (
@@ -55,6 +54,7 @@ from belote_p2p.game.engine import (
 from belote_p2p.game.observation import Observation, observe
 from belote_p2p.game.rules import RuleSet, rule_set
 from belote_p2p.game.scoring import Outcome, RoundScore
+from belote_p2p.players.player import Resigned
 from belote_p2p.protocol.session import (
     ActionTaken,
     DecisionNeeded,

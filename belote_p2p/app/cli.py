@@ -14,12 +14,13 @@ from collections.abc import Sequence
 COMMANDS: dict[str, tuple[str, ...]] = {
     "belote_p2p.app.local": ("play",),
     "belote_p2p.app.referee": ("referee",),
-    "belote_p2p.protocol.verify": ("verify", "replay"),
-    "belote_p2p.players.bots": ("bots",),
-    "belote_p2p.players.arena": ("arena",),
-    "belote_p2p.app.netplay": ("host", "join", "resume", "demo"),
-    "belote_p2p.net.discovery": ("tables",),
-    "belote_p2p.app.profile": ("import", "profile", "ranking"),
+    "belote_p2p.app.records": ("verify", "replay", "import", "profile", "ranking"),
+    "belote_p2p.app.botcmds": ("bots", "arena"),
+    "belote_p2p.app.host": ("host",),
+    "belote_p2p.app.join": ("join",),
+    "belote_p2p.app.resume": ("resume",),
+    "belote_p2p.app.demo": ("demo",),
+    "belote_p2p.app.lan": ("tables",),
 }
 
 

@@ -6,6 +6,8 @@ from belote_p2p.game.cards import format_cards
 from belote_p2p.game.engine import BidKind, RoundRecord, State
 from belote_p2p.game.tables import trump_letter
 
+from .wording import bid_contract_text, sweep_text
+
 TEAM_NAMES = ("Team 0 (seats 0+2)", "Team 1 (seats 1+3)")
 
 
@@ -13,9 +15,7 @@ def contract_text(record: RoundRecord, taker: str | None = None) -> str:
     trump = trump_letter(record.trump)
     who = taker or f"seat {record.taker}"
     if record.contract:
-        value = {250: "capot", 500: "generale"}.get(record.contract, str(record.contract))
-        x = {2: " coinched", 4: " surcoinched"}.get(record.multiplier, "")
-        return f"{who} bids {value} {trump}{x}"
+        return bid_contract_text(f"{who} bids", record.contract, trump, record.multiplier)
     how = "takes" if any(b.kind is BidKind.TAKE for _, b in record.bids) else "chooses"
     return f"{who} {how} {trump} (turned {record.turned})"
 
@@ -41,11 +41,7 @@ def format_round(record: RoundRecord, names: tuple[str, ...] | None = None) -> s
             f"-> {label(t.winner)} ({t.points})"
         )
     sc = record.score
-    extra = ""
-    if sc.generale is not None:
-        extra = f", générale by {label(sc.generale)}"
-    elif sc.capot is not None:
-        extra = f", capot by team {sc.capot}"
+    extra = sweep_text(sc, label, lambda team: f"team {team}")
     lines.append(
         f"  card points {sc.card_points[0]}-{sc.card_points[1]}, totals "
         f"{sc.totals[0]}-{sc.totals[1]}: {sc.outcome.value}{extra}"

@@ -38,12 +38,9 @@ stores and reads its results.
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import math
-import os
 import sqlite3
-import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -54,12 +51,10 @@ from typing import Protocol
 from belote_p2p.game.cards import Card
 from belote_p2p.game.engine import Trick
 from belote_p2p.game.scoring import Outcome, RoundScore
-from belote_p2p.protocol.identity import KEY_FILE_NAME, Identity, IdentityError, fingerprint
+from belote_p2p.protocol.identity import fingerprint
 from belote_p2p.protocol.transcript import TranscriptError
 from belote_p2p.protocol.verify import Verdict, verify_transcript
 
-APP_NAME = "belote-p2p"
-DB_FILE_NAME = "profile.sqlite3"
 SCHEMA_VERSION = 1
 
 XP_GAME_FINISHED = 15
@@ -448,17 +443,6 @@ class ProfileError(Exception):
     """The profile database is not one this version can read."""
 
 
-def default_home() -> Path:
-    """``$XDG_DATA_HOME/belote-p2p``, else ``~/.local/share/belote-p2p`` (as ``host``)."""
-    base = os.environ.get("XDG_DATA_HOME")
-    root = Path(base) if base else Path.home() / ".local" / "share"
-    return root / APP_NAME
-
-
-def db_path(home: Path) -> Path:
-    return home / DB_FILE_NAME
-
-
 @contextlib.contextmanager
 def open_db(path: Path) -> Iterator[sqlite3.Connection]:
     """The profile database at ``path``, created on first use; closed on exit."""
@@ -689,119 +673,3 @@ def format_ranking(ranked: Sequence[tuple[int, PlayerStats]]) -> str:
         "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
         for row in rows
     )
-
-
-def _home(args: argparse.Namespace) -> Path:
-    return Path(args.home) if args.home else default_home()
-
-
-def _import_command(args: argparse.Namespace) -> int:
-    db = db_path(_home(args))
-    status = 0
-    for name in args.files:
-        try:
-            outcome = record_game(db, Path(name))
-        except (sqlite3.Error, ProfileError) as exc:
-            print(f"belote-p2p import: {db}: {exc}", file=sys.stderr)
-            return 2
-        print(f"{name}: {outcome.status.value}: {outcome.reason}")
-        if outcome.status is ImportStatus.IMPORTED and outcome.result is not None:
-            for player, record in zip(outcome.result.players, outcome.result.seats, strict=True):
-                print(f"  {player.name} [{player.fingerprint}]: +{record.xp} XP")
-            for fp, challenge in outcome.awards:
-                print(f"  challenge for [{fp}]: {challenge.title} (+{challenge.xp} XP)")
-        if not outcome.ok:
-            status = 1
-    return status
-
-
-def _own_fingerprint(home: Path) -> str | None:
-    if not (home / KEY_FILE_NAME).exists():
-        return None
-    return Identity.load_or_create(home).fingerprint
-
-
-def _profile_command(args: argparse.Namespace) -> int:
-    home = _home(args)
-    try:
-        who = args.who if args.who is not None else _own_fingerprint(home)
-    except (OSError, IdentityError) as exc:
-        print(f"belote-p2p profile: {exc}", file=sys.stderr)
-        return 2
-    if who is None:
-        print(f"belote-p2p profile: no identity in {home}; name a player", file=sys.stderr)
-        return 2
-    try:
-        with open_db(db_path(home)) as conn:
-            found = find_players(conn, who)
-    except (sqlite3.Error, ProfileError) as exc:
-        print(f"belote-p2p profile: {exc}", file=sys.stderr)
-        return 2
-    if not found:
-        print(f"No player {who!r} in {db_path(home)}: no game with them is recorded.")
-        return 1
-    if len(found) > 1:
-        print(f"{len(found)} players match {who!r}; name one by fingerprint:")
-        for p in found:
-            print(f"  {p.name} [{p.fingerprint}]")
-        return 1
-    print(format_profile(found[0]))
-    return 0
-
-
-def _ranking_command(args: argparse.Namespace) -> int:
-    home = _home(args)
-    try:
-        with open_db(db_path(home)) as conn:
-            players = all_players(conn)
-    except (sqlite3.Error, ProfileError) as exc:
-        print(f"belote-p2p ranking: {exc}", file=sys.stderr)
-        return 2
-    if not players:
-        print(f"No game recorded in {db_path(home)} yet.")
-        return 0
-    print(format_ranking(rank_players(players)))
-    return 0
-
-
-def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    xp_rules = (
-        f"XP from verified games only: {XP_GAME_FINISHED} for playing a game to its end, "
-        f"{XP_GAME_WON} for winning it, {XP_ROUND_WON} per round your team wins (made its "
-        f"contract or beat the takers'), {XP_TRICK_WON} per trick you take; challenges "
-        f"award extra XP and coins once. Levels: {LEVEL_CURVE}"
-    )
-    home_help = f"data directory ({default_home()}); the database is <home>/{DB_FILE_NAME}"
-
-    p = sub.add_parser(
-        "import",
-        help="verify game transcripts and record their XP",
-        description="Verify each transcript and record its game: XP, statistics and "
-        "challenges for the four players. A transcript that does not verify to the end of "
-        "the game is refused with the reason. A game is recorded once, whichever seat's "
-        "transcript brings it. Exit status 0 if every file was recorded (or was already), "
-        f"1 if one was refused. {xp_rules}",
-    )
-    p.add_argument("files", nargs="+", metavar="FILE")
-    p.add_argument("--home", metavar="DIR", help=home_help)
-    p.set_defaults(func=_import_command)
-
-    p = sub.add_parser(
-        "profile",
-        help="a player's level, XP, games and challenges",
-        description="Show a player's level, XP, games, wins, contracts made and failed, "
-        "capots, belotes, challenges and coins. WHO is a name or a fingerprint (or its "
-        f"start); without it, this peer's own identity. {xp_rules}",
-    )
-    p.add_argument("who", nargs="?", metavar="NAME|FINGERPRINT")
-    p.add_argument("--home", metavar="DIR", help=home_help)
-    p.set_defaults(func=_profile_command)
-
-    p = sub.add_parser(
-        "ranking",
-        help="the leaderboard of the players met",
-        description="Rank every player this peer has played with or imported, by XP "
-        f"(then wins and win rate). {xp_rules}",
-    )
-    p.add_argument("--home", metavar="DIR", help=home_help)
-    p.set_defaults(func=_ranking_command)

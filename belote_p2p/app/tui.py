@@ -20,7 +20,7 @@ on a dumb terminal (rich drops the colours there); the screen is cleared first o
 console is a real terminal. A countdown is shown as its value when the frame is drawn and in
 each prompt; nothing redraws on a timer.
 
-``belote-p2p host``, ``join`` and ``resume`` (:mod:`belote_p2p.app.netplay`) play a person's seat
+``belote-p2p host``, ``join`` and ``resume`` (:mod:`belote_p2p.app.seat`) play a person's seat
 through this module (``--plain`` for the plain lines); ``host --bots 3`` is the quickest way
 to try it.
 """
@@ -42,10 +42,8 @@ from rich.table import Table
 from rich.text import Text
 
 from belote_p2p.game.announcements import Announcement
-from belote_p2p.game.cards import RANK_LETTERS, SUIT_LETTERS, SUIT_SYMBOLS, Card
+from belote_p2p.game.cards import SUIT_LETTERS, SUIT_SYMBOLS, Card
 from belote_p2p.game.engine import (
-    KING,
-    QUEEN,
     Action,
     Bid,
     BidKind,
@@ -53,11 +51,14 @@ from belote_p2p.game.engine import (
     RoundRecord,
     State,
     Trick,
+    contract_word,
+    other_belote_card,
 )
 from belote_p2p.game.observation import Observation, observe
 from belote_p2p.game.rules import RuleSet
-from belote_p2p.game.scoring import Outcome
+from belote_p2p.game.scoring import CAPOT_POINTS, Outcome
 from belote_p2p.game.tables import ALL_TRUMP, NO_TRUMP, STRENGTH, TRUMP_LETTERS, winning_index
+from belote_p2p.players.player import Resigned
 from belote_p2p.protocol.identity import fingerprint
 from belote_p2p.protocol.session import (
     ActionTaken,
@@ -73,6 +74,15 @@ from belote_p2p.protocol.session import (
 from belote_p2p.protocol.table import TableDefinition
 
 from .display import format_sheet
+from .wording import (
+    SUIT_NAMES,
+    announcement_text,
+    bid_contract_text,
+    bid_text,
+    card_text,
+    sweep_text,
+    trump_text,
+)
 
 SEATS = 4
 WIDTH = 80
@@ -81,24 +91,10 @@ NEWS_LINES = 4
 COMPASS_LINES = 5
 DISPLAY_SUITS = (0, 1, 3, 2)
 """♠ ♥ ♣ ♦: black and red alternate in the hand."""
-SUIT_NAMES = ("spades", "hearts", "diamonds", "clubs")
 RED = "red"
 MASTER_MARK = "★"
 LIVE_PHASES = (Phase.TAKE_FIRST, Phase.TAKE_SECOND, Phase.AUCTION, Phase.PLAY)
 """Phases of a round being bid or played (the table is drawn, not a summary)."""
-
-# -- cards as text -----------------------------------------------------------------------
-
-
-def rank_text(c: Card) -> str:
-    letter = RANK_LETTERS[c & 7]
-    return "10" if letter == "T" else letter
-
-
-def card_text(c: Card, *, symbols: bool = True) -> str:
-    """``10♥``, ``J♠`` (``symbols``), else ``10H``, ``JS``: both are what a person may type."""
-    suit = c >> 3
-    return rank_text(c) + (SUIT_SYMBOLS[suit] if symbols else SUIT_LETTERS[suit])
 
 
 def card_style(c: Card) -> str:
@@ -107,31 +103,6 @@ def card_style(c: Card) -> str:
 
 def styled_card(c: Card, extra: str = "") -> Text:
     return Text(card_text(c), style=f"{card_style(c)} {extra}".strip())
-
-
-def trump_text(mode: int, *, symbols: bool = True) -> str:
-    if mode < 0:
-        return "?"
-    if mode == NO_TRUMP:
-        return "no trump"
-    if mode == ALL_TRUMP:
-        return "all trump"
-    return SUIT_SYMBOLS[mode] if symbols else SUIT_LETTERS[mode]
-
-
-def bid_text(bid: Bid, *, symbols: bool = True) -> str:
-    if bid.kind is BidKind.CHOOSE:
-        return f"choose {trump_text(bid.trump, symbols=symbols)}"
-    if bid.kind is BidKind.BID:
-        value = {250: "capot", 500: "generale"}.get(bid.value, str(bid.value))
-        return f"{value} {trump_text(bid.trump, symbols=symbols)}"
-    return str(bid.kind.value)
-
-
-def announcement_text(a: Announcement, *, symbols: bool = True) -> str:
-    cards = " ".join(card_text(c, symbols=symbols) for c in a.card_list)
-    kind = "carré" if a.kind.value == "carre" else a.kind.value
-    return f"{kind} {cards} ({a.points})"
 
 
 PLAIN_TEXT = str.maketrans(
@@ -174,10 +145,6 @@ class Command:
 @dataclass(frozen=True, slots=True)
 class Resign:
     """The person left the game: the driver signs it (``session.abandon(own_seat)``)."""
-
-
-class Resigned(Exception):
-    """Raised by :class:`TuiPlayer` when the person resigns (see :class:`Resign`)."""
 
 
 COMMANDS = {
@@ -227,8 +194,8 @@ def bid_options(o: Observation) -> str:
     if values:
         suits = sorted({b.trump for b in bids if b.kind is BidKind.BID})
         letters = "/".join(TRUMP_LETTERS[t] for t in suits)
-        low = [v for v in values if v < 250]
-        named = [{250: "capot", 500: "generale"}[v] for v in values if v >= 250]
+        low = [v for v in values if v < CAPOT_POINTS]
+        named = [contract_word(v) for v in values if v >= CAPOT_POINTS]
         if low:
             span = f"{low[0]}" if len(low) == 1 else f"{low[0]} to {low[-1]}"
             what = f"a bid {span}"
@@ -590,7 +557,7 @@ class TableView:
             trump = record.trump if record else state.trump
             if (seat, action) in belote and (seat, action) not in self.belote:
                 notices += self._say(f"{who}: belote!")
-            elif any(s == seat and c == _other_belote_card(action) for s, c in belote) and (
+            elif any(s == seat and c == other_belote_card(action) for s, c in belote) and (
                 trump == action >> 3 or trump == ALL_TRUMP
             ):
                 notices += self._say(f"{who}: rebelote!")
@@ -619,9 +586,9 @@ class TableView:
     def _contract_words(self, state: State | RoundRecord) -> str:
         trump = trump_text(state.trump)
         if state.contract:
-            value = {250: "capot", 500: "generale"}.get(state.contract, str(state.contract))
-            x = {2: ", coinched", 4: ", surcoinched"}.get(state.multiplier, "")
-            return f"{self.does(state.taker, 'bids')} {value} {trump}{x}"
+            return bid_contract_text(
+                self.does(state.taker, "bids"), state.contract, trump, state.multiplier, sep=", "
+            )
         return f"{self.does(state.taker, 'takes')} {trump}"
 
     def _audited(self, record: RoundRecord, state: State, event: RoundAudited) -> list[Notice]:
@@ -652,11 +619,7 @@ class TableView:
             Outcome.FAILED: "failed",
             Outcome.LITIGE: "litige",
         }[sc.outcome]
-        extra = ""
-        if sc.generale is not None:
-            extra = f", générale by {self.name(sc.generale)}"
-        elif sc.capot is not None:
-            extra = f", capot by {self.team_label(sc.capot)}"
+        extra = sweep_text(sc, self.name, self.team_label)
         lines = [f"{head}: {self._contract_words(record)} - {outcome}{extra}."]
         me = self.seat % 2
         us, them = me, 1 - me
@@ -758,9 +721,7 @@ class TableView:
         taker = self.name(self.taker)
         trump = trump_text(self.trump)
         if self.contract:
-            value = {250: "capot", 500: "generale"}.get(self.contract, str(self.contract))
-            x = {2: " ×2 coinched", 4: " ×4 surcoinched"}.get(self.multiplier, "")
-            return f"{taker} {value} {trump}{x}"
+            return bid_contract_text(taker, self.contract, trump, self.multiplier, factor=True)
         return f"{taker}, trump {trump}"
 
     def bids_line(self, width: int) -> str:
@@ -1007,10 +968,6 @@ class TableView:
         return [sentence(line) for line in lines if line]
 
 
-def _other_belote_card(c: Card) -> int:
-    return int(c) ^ (KING ^ QUEEN)
-
-
 # -- the terminal -------------------------------------------------------------------------
 
 
@@ -1105,7 +1062,8 @@ class TerminalUI:
 
 
 class TuiPlayer:
-    """A :class:`~belote_p2p.net.peer.Player` answered by a person through a :class:`TerminalUI`.
+    """A :class:`~belote_p2p.players.player.Player` answered by a person through a
+    :class:`TerminalUI`.
 
     ``turn_seconds``: the time a person has for a decision, shown as a countdown (None:
     no countdown). A resignation raises :class:`Resigned`, which the peer treats as a failed
@@ -1116,10 +1074,10 @@ class TuiPlayer:
         self.ui = ui
         self.turn_seconds = turn_seconds
 
-    def start(self, rules: RuleSet, seat: int) -> None:
+    def new_game(self, rules: RuleSet, seat: int) -> None:
         pass
 
-    def round_dealt(self, observation: Observation) -> None:
+    def new_round(self, observation: Observation) -> None:
         pass
 
     async def decide(self, observation: Observation) -> Action:

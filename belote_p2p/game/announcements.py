@@ -14,7 +14,7 @@ from .cards import CARDS, RANK_MASKS, Card, cards_of
 from .tables import ALL_TRUMP
 
 
-class Kind(Enum):
+class AnnouncementKind(Enum):
     """The kind of an announcement, by its name in the rules."""
 
     TIERCE = "tierce"
@@ -37,7 +37,7 @@ CARRE_ORDER = (0, 0, 0, 2, 0, 1, 3, 4)
 class Announcement:
     """One announcement held by a seat: its kind, its cards (a mask) and its points."""
 
-    kind: Kind
+    kind: AnnouncementKind
     cards: int
     points: int
     key: tuple[int, int, int, int, int]
@@ -79,7 +79,13 @@ _RUNS: tuple[tuple[tuple[int, int], ...], ...] = tuple(_runs(p) for p in range(2
 
 def sequence(suit: int, low: int, length: int, trump_mode: int) -> Announcement:
     points = 20 if length == 3 else 50 if length == 4 else 100
-    kind = Kind.TIERCE if length == 3 else Kind.QUARTE if length == 4 else Kind.QUINTE
+    kind = (
+        AnnouncementKind.TIERCE
+        if length == 3
+        else AnnouncementKind.QUARTE
+        if length == 4
+        else AnnouncementKind.QUINTE
+    )
     mask = ((1 << length) - 1) << (suit * 8 + low)
     in_trump = 1 if trump_mode == suit or trump_mode == ALL_TRUMP else 0
     return Announcement(kind, mask, points, (points, 0, length, low + length - 1, in_trump))
@@ -87,7 +93,9 @@ def sequence(suit: int, low: int, length: int, trump_mode: int) -> Announcement:
 
 def carre(rank: int) -> Announcement:
     points = CARRE_POINTS[rank]
-    return Announcement(Kind.CARRE, RANK_MASKS[rank], points, (points, 1, 4, CARRE_ORDER[rank], 0))
+    return Announcement(
+        AnnouncementKind.CARRE, RANK_MASKS[rank], points, (points, 1, 4, CARRE_ORDER[rank], 0)
+    )
 
 
 def _sequences(hand: int, trump_mode: int) -> list[Announcement]:

@@ -7,14 +7,17 @@ the set of played cards is a mask: bit ``card`` is set when the card is in it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from enum import IntEnum
 
 SUIT_LETTERS = "SHDC"
 RANK_LETTERS = "789TJQKA"
 SUIT_SYMBOLS = "♠♥♦♣"
 
-FULL_DECK = (1 << 32) - 1
+CardMask = int
+"""A set of cards: bit ``card`` is set when the card is in it."""
+
+FULL_DECK: CardMask = (1 << 32) - 1
 
 
 class Suit(IntEnum):
@@ -32,10 +35,6 @@ class Suit(IntEnum):
     @property
     def letter(self) -> str:
         return SUIT_LETTERS[self]
-
-    @property
-    def symbol(self) -> str:
-        return SUIT_SYMBOLS[self]
 
     def __str__(self) -> str:
         return SUIT_LETTERS[self]
@@ -164,13 +163,6 @@ def cards_of(mask: int) -> tuple[Card, ...]:
     """The cards of ``mask`` in deck order (suit S H D C, then rank 7 to A)."""
     b = _BYTE_CARDS
     return b[0][mask & 0xFF] + b[1][mask >> 8 & 0xFF] + b[2][mask >> 16 & 0xFF] + b[3][mask >> 24]
-
-
-def iter_cards(mask: int) -> Iterator[Card]:
-    while mask:
-        low = mask & -mask
-        yield CARDS[low.bit_length() - 1]
-        mask ^= low
 
 
 def parse_cards(texts: Iterable[str]) -> tuple[Card, ...]:

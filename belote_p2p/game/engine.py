@@ -53,6 +53,20 @@ BELOTE_CARDS = tuple(
 """Per trump mode, the kings and queens of trump (the cards that may carry a belote)."""
 
 
+CONTRACT_WORDS = {CAPOT_POINTS: "capot", GENERALE_POINTS: "generale"}
+"""The coinche contracts written as words (in bids on the wire and on screen)."""
+
+
+def contract_word(value: int) -> str:
+    """``"90"``, ``"capot"`` or ``"generale"``."""
+    return CONTRACT_WORDS.get(value, str(value))
+
+
+def other_belote_card(c: int) -> Card:
+    """The other card of a belote: the queen of king ``c``'s suit, or the king of queen ``c``'s."""
+    return CARDS[c ^ (KING ^ QUEEN)]
+
+
 class Phase(Enum):
     """What the game waits for."""
 
@@ -98,8 +112,7 @@ class Bid:
         if self.kind is BidKind.CHOOSE:
             return f"choose {trump_letter(self.trump)}"
         if self.kind is BidKind.BID:
-            v = {CAPOT_POINTS: "capot", GENERALE_POINTS: "generale"}.get(self.value, self.value)
-            return f"{v} {trump_letter(self.trump)}"
+            return f"{contract_word(self.value)} {trump_letter(self.trump)}"
         return str(self.kind.value)
 
     @classmethod
@@ -114,8 +127,8 @@ class Bid:
             if len(words) == 2 and words[0] == "choose":
                 return cls(BidKind.CHOOSE, parse_trump(words[1]))
             if len(words) == 2:
-                named = {"capot": CAPOT_POINTS, "generale": GENERALE_POINTS, "générale": 500}
-                value = named.get(words[0]) or int(words[0])
+                named = {word: value for value, word in CONTRACT_WORDS.items()}
+                value = named.get(words[0].replace("é", "e")) or int(words[0])
                 if value in BID_VALUES:
                     return cls(BidKind.BID, parse_trump(words[1]), value)
         except ValueError:
@@ -884,7 +897,7 @@ class State:
         rank = c & 7
         if (rank != KING and rank != QUEEN) or (self.trump != c >> 3 and self.trump != ALL_TRUMP):
             return 0
-        other_bit = 1 << (c ^ (KING ^ QUEEN))
+        other_bit = 1 << other_belote_card(c)
         return 0 if self.played & other_bit else other_bit
 
     def claim_for(self, c: int) -> Claim:
@@ -1030,7 +1043,3 @@ class State:
         return s._next_round(record)
 
     # -- views --------------------------------------------------------------------------
-
-    @property
-    def last_round(self) -> RoundRecord | None:
-        return self.history[-1] if self.history else None

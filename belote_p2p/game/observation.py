@@ -6,9 +6,9 @@ from typing import NamedTuple
 
 from .announcements import Announcement
 from .cards import FULL_DECK, Card, cards_of
-from .engine import KING, QUEEN, Action, Bid, Phase, State, Trick
+from .engine import Action, Bid, Phase, State, Trick, other_belote_card
 from .rules import RuleSet
-from .tables import ABOVE, TRUMP_MASK, winning_index
+from .tables import ABOVE, winning_index
 
 
 class Observation(NamedTuple):
@@ -102,12 +102,6 @@ class Observation(NamedTuple):
         best = winning_index(self.trick, self.trump)
         return (self.leader + best) % 4
 
-    def trumps_out(self) -> int:
-        """Trumps not yet played and not in this hand."""
-        if self.trump < 0:
-            return 0
-        return TRUMP_MASK[self.trump] & self.unseen()
-
 
 def observe(state: State, seat: int) -> Observation:
     """What ``seat`` may know of ``state`` (full or partial knowledge alike)."""
@@ -125,7 +119,7 @@ def observe(state: State, seat: int) -> Observation:
             known[taker] |= turned_bit
         for s, c in state.belote:
             # The other card of an announced belote is known to be in that hand.
-            known[s] |= 1 << (c ^ (KING ^ QUEEN))
+            known[s] |= 1 << other_belote_card(c)
         remaining = ~state.played
         shown = (
             known[0] & remaining, known[1] & remaining, known[2] & remaining, known[3] & remaining,

@@ -6,6 +6,9 @@ from dataclasses import dataclass, replace
 from enum import Enum
 from typing import Any
 
+SeatNumber = int
+"""A seat ``0..3`` in playing order; seats ``s`` and ``(s + 2) % 4`` are partners."""
+
 
 class Variant(Enum):
     """How trump is chosen and how a round is scored."""

@@ -9,6 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+TrumpMode = int
+"""A suit ``0..3`` (that suit is trump), :data:`NO_TRUMP` or :data:`ALL_TRUMP`; -1 before one
+is chosen."""
+
 NO_TRUMP = 4
 ALL_TRUMP = 5
 TRUMP_MODES = (0, 1, 2, 3, NO_TRUMP, ALL_TRUMP)
@@ -84,9 +88,6 @@ def winning_index(cards: Sequence[int], mode: int) -> int:
             best = i
     return best
 
-
-DECK_POINTS: tuple[int, ...] = tuple(sum(POINTS[m]) for m in TRUMP_MODES)
-"""Card points in the deck: 152 with a trump suit, 120 sans-atout, 152 tout-atout."""
 
 LAST_TRICK_BONUS = 10
 

@@ -40,22 +40,18 @@ import contextlib
 import hashlib
 import logging
 import math
-import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Protocol, TypeAlias
+from typing import TypeAlias
 
 import trio
 
-from belote_p2p.app.tui import Resigned
 from belote_p2p.game.engine import Action, Phase, State
 from belote_p2p.game.observation import Observation, observe
-from belote_p2p.game.rules import RuleSet
-from belote_p2p.players.bots import FallbackCounts, SafePlayer, make_bot
+from belote_p2p.players.player import Player, Resigned
 from belote_p2p.protocol.identity import Identity
-from belote_p2p.protocol.secretstore import FileSecrets
 from belote_p2p.protocol.session import (
     DecisionNeeded,
     Event,
@@ -87,60 +83,6 @@ logger = logging.getLogger(__name__)
 
 class PeerError(Exception):
     """The game could not start: the mesh did not open (see ``__cause__``)."""
-
-
-# -- players ------------------------------------------------------------------------------
-
-
-class Player(Protocol):
-    """Who answers this seat's turns."""
-
-    def start(self, rules: RuleSet, seat: int) -> None:
-        """The game begins."""
-
-    def round_dealt(self, observation: Observation) -> None:
-        """A round was dealt; ``observation`` shows the new hand."""
-
-    async def decide(self, observation: Observation) -> Action:
-        """One of ``observation.legal``."""
-        ...
-
-
-class BotPlayer:
-    """A bot (``name[:key=value...]``), called in a worker thread under a deadline.
-
-    An illegal answer, an exception or a timeout becomes a seeded random legal action
-    (:func:`belote_p2p.players.bots.call_bot`), counted in :attr:`counts`.
-    """
-
-    def __init__(self, spec: str, *, deadline: float = 10.0, seed: int | None = None) -> None:
-        self.spec = spec
-        self.deadline = deadline
-        self.rng = random.Random(seed if seed is not None else random.SystemRandom().random())
-        self._fallback = random.Random(self.rng.random())
-        self.safe = SafePlayer(
-            make_bot(spec), name=spec, deadline_s=deadline, fallback=self._fallback
-        )
-
-    @property
-    def counts(self) -> FallbackCounts:
-        return self.safe.counts
-
-    def start(self, rules: RuleSet, seat: int) -> None:
-        self.safe.new_game(rules, seat)
-
-    def round_dealt(self, observation: Observation) -> None:
-        if self.safe.wants_new_round:
-            self.safe.new_round(observation)
-
-    async def decide(self, observation: Observation) -> Action:
-        decide = partial(self.safe.decide, observation, self.rng)
-        # call_bot enforces the deadline itself; the outer one only guards against a hang
-        # in the thread machinery, and then plays what call_bot would have.
-        with trio.move_on_after(self.deadline + 5.0):
-            return await trio.to_thread.run_sync(decide, abandon_on_cancel=True)
-        self.safe.counts.timeouts += 1
-        return self._fallback.choice(observation.legal)
 
 
 # -- the driver ---------------------------------------------------------------------------
@@ -320,11 +262,6 @@ def open_session(
     return session, record.envelopes
 
 
-def default_secrets(transcript: Path, definition: TableDefinition, seat: int) -> FileSecrets:
-    """The secrets file of a transcript kept in ``<home>/games/``: ``<home>/secrets/``."""
-    return FileSecrets(transcript.parent.parent / "secrets", definition.table_id, seat)
-
-
 async def run_peer(
     definition: TableDefinition,
     seat: int,
@@ -336,16 +273,15 @@ async def run_peer(
     on_event: Callable[[Event], None] | None = None,
     on_status: Callable[[PeerStatus], None] | None = None,
     mesh_config: MeshConfig | None = None,
+    secrets: SecretStore,
     config: PeerConfig | None = None,
-    secrets: SecretStore | None = None,
 ) -> PeerResult:
     """Play ``seat`` of the table ``definition`` to the end; see the module docstring.
 
     If ``transcript`` already holds envelopes of this table and seat, the game is resumed
     from them (and from ``secrets``): our envelopes are sent again and the peers asked for
-    what we missed. ``secrets`` keeps each round's deck secrets before their first use
-    (default: a :class:`~belote_p2p.protocol.secretstore.FileSecrets` in the ``secrets`` folder
-    beside the transcript's folder, i.e. ``<home>/secrets/``).
+    what we missed. ``secrets`` keeps each round's deck secrets before their first use (a
+    :class:`~belote_p2p.protocol.secretstore.FileSecrets`, so that a crash loses none).
 
     ``listeners`` are our mesh listeners when already open (the lobby opens them first, to
     announce their port); otherwise we listen at our seat's address. ``on_event`` sees
@@ -354,8 +290,6 @@ async def run_peer(
     open or the transcript cannot be resumed; every later failure is in the result.
     """
     config = config or PeerConfig()
-    if secrets is None:
-        secrets = default_secrets(transcript, definition, seat)
     session, recorded = open_session(definition, seat, identity, transcript, secrets)
     resumed = bool(recorded)
     addresses = {s: parse_address(definition.seats[s].address) for s in range(SEATS)}
@@ -472,7 +406,7 @@ class _Driver:
             sender_done = trio.Event()
             nursery.start_soon(self._sender, mesh, sender_done)
             nursery.start_soon(self._reader, mesh)
-            self.player.start(session.definition.rules, self.seat)
+            self.player.new_game(session.definition.rules, self.seat)
             if not session.started:
                 session.start()
             self._step()
@@ -706,7 +640,7 @@ class _Driver:
             if isinstance(event, RoundDealt):
                 dealt = True
                 if not self._resuming:
-                    self.player.round_dealt(observe(session.state, self.seat))
+                    self.player.new_round(observe(session.state, self.seat))
             elif isinstance(event, DecisionNeeded):
                 assert self._nursery is not None
                 self._deciding_since = trio.current_time()
@@ -715,7 +649,7 @@ class _Driver:
             # The replay of a resumed game dealt every round again: only the last matters.
             self._resuming = False
             if dealt and session.state.phase not in (Phase.DEAL, Phase.GAME_OVER):
-                self.player.round_dealt(observe(session.state, self.seat))
+                self.player.new_round(observe(session.state, self.seat))
 
     async def _decide(self, observation: Observation) -> None:
         try:

@@ -18,12 +18,8 @@ scores 0.
 
 from __future__ import annotations
 
-import argparse
-import json
 import math
-import os
 import random
-import sys
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -33,9 +29,9 @@ from typing import Any
 from belote_p2p.game.cards import CARDS, Card
 from belote_p2p.game.engine import Phase, State
 from belote_p2p.game.observation import observe
-from belote_p2p.game.rules import RULE_SETS, RuleSet, rule_set
+from belote_p2p.game.rules import RuleSet, rule_set
 
-from .bots import BotError, FallbackCounts, SafePlayer, load_bots, make_bot
+from .bots import FallbackCounts, SafePlayer, load_bots, make_bot
 from .hookspecs import Bot, BotInfo
 
 MAX_DEALS = 16
@@ -257,6 +253,10 @@ def _chunks(n: int, jobs: int) -> list[range]:
     return [range(i, min(i + size, n)) for i in range(0, n, size)]
 
 
+Progress = Callable[[str, int, int], None]
+"""Told a match's label, the boards done and the boards in all, as a match goes."""
+
+
 def run_match(
     specs: tuple[str, str],
     *,
@@ -264,10 +264,13 @@ def run_match(
     variant: str = "classic",
     seed: int = 0,
     jobs: int = 1,
-    progress: bool = False,
+    progress: Progress | None = None,
     timed: bool = False,
 ) -> MatchResult:
-    """Play ``boards`` duplicate boards of A (``specs[0]``) against B over ``jobs`` processes."""
+    """Play ``boards`` duplicate boards of A (``specs[0]``) against B over ``jobs`` processes.
+
+    ``progress`` is told the match's label, the boards done and the boards in all, after
+    each chunk of boards and once at the start."""
     rule_set(variant)
     known = load_bots()
     for spec in specs:
@@ -276,24 +279,24 @@ def run_match(
     results: list[BoardResult] = []
     counts = (FallbackCounts(), FallbackCounts())
     times: tuple[list[float], list[float]] | None = ([], []) if timed else None
-    bar = _Progress(boards, f"{specs[0]} vs {specs[1]}") if progress else None
+    label = f"{specs[0]} vs {specs[1]}"
+    if progress is not None:
+        progress(label, 0, boards)
     chunks = _chunks(boards, jobs)
     if jobs <= 1:
         for chunk in chunks:
             part, c, t = _play_chunk(specs, variant, seed, chunk, timed)
             _merge(results, counts, times, part, c, t)
-            if bar:
-                bar.advance(len(chunk))
+            if progress is not None:
+                progress(label, len(results), boards)
     else:
         with ProcessPoolExecutor(max_workers=jobs) as pool:
             futures = [pool.submit(_play_chunk, specs, variant, seed, ch, timed) for ch in chunks]
             for future in as_completed(futures):
                 part, c, t = future.result()
                 _merge(results, counts, times, part, c, t)
-                if bar:
-                    bar.advance(len(part))
-    if bar:
-        bar.close()
+                if progress is not None:
+                    progress(label, len(results), boards)
     results.sort(key=lambda r: r.board)
     return MatchResult(specs, variant, seed, results, time.perf_counter() - start, counts, times)
 
@@ -312,33 +315,6 @@ def _merge(
     if times is not None and t is not None:
         times[0].extend(t[0])
         times[1].extend(t[1])
-
-
-class _Progress:
-    def __init__(self, total: int, label: str) -> None:
-        self.total = max(total, 1)
-        self.done = 0
-        self.label = label
-        self.start = time.perf_counter()
-        self._draw()
-
-    def advance(self, n: int) -> None:
-        self.done += n
-        self._draw()
-
-    def _draw(self) -> None:
-        width = 30
-        filled = width * self.done // self.total
-        rate = self.done / max(time.perf_counter() - self.start, 1e-9)
-        sys.stderr.write(
-            f"\r{self.label} [{'#' * filled}{'.' * (width - filled)}] "
-            f"{self.done}/{self.total} boards {rate:.0f}/s"
-        )
-        sys.stderr.flush()
-
-    def close(self) -> None:
-        sys.stderr.write("\n")
-        sys.stderr.flush()
 
 
 # -- ladder -------------------------------------------------------------------------------
@@ -364,7 +340,13 @@ def bradley_terry(names: Sequence[str], wins: dict[tuple[str, str], float]) -> d
 
 
 def run_ladder(
-    specs: Sequence[str], *, boards: int, variant: str, seed: int, jobs: int, progress: bool
+    specs: Sequence[str],
+    *,
+    boards: int,
+    variant: str,
+    seed: int,
+    jobs: int,
+    progress: Progress | None = None,
 ) -> dict[str, Any]:
     matches = []
     wins: dict[tuple[str, str], float] = {}
@@ -390,96 +372,3 @@ def run_ladder(
         for name in sorted(specs, key=lambda n: -ratings[n])
     ]
     return {"ladder": table, "matches": matches}
-
-
-# -- the ``arena`` command ----------------------------------------------------------------
-
-
-def register(subparsers: Any) -> None:
-    p = subparsers.add_parser(
-        "arena",
-        help="play bots against each other on duplicate boards",
-        description="Duplicate-board match between two bots (or a ladder of several).",
-    )
-    p.add_argument(
-        "--bots", required=True, help="A,B (specs name[:key=value...]); more with --ladder"
-    )
-    p.add_argument("--boards", type=int, default=200, help="boards per match (default 200)")
-    p.add_argument("--variant", default="classic", choices=sorted(RULE_SETS))
-    p.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="processes")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--json", action="store_true", help="print one JSON object")
-    p.add_argument("--ladder", action="store_true", help="every bot against every other")
-    p.add_argument("--no-progress", action="store_true")
-    p.set_defaults(func=_cmd_arena)
-
-
-def _cmd_arena(args: argparse.Namespace) -> int:
-    specs = [s.strip() for s in args.bots.split(",") if s.strip()]
-    if args.boards <= 0 or args.jobs <= 0:
-        print("error: --boards and --jobs must be positive", file=sys.stderr)
-        return 2
-    if len(specs) != 2 and not (args.ladder and len(specs) >= 2):
-        print("error: --bots takes two bots (or two or more with --ladder)", file=sys.stderr)
-        return 2
-    progress = not args.no_progress
-    try:
-        if args.ladder:
-            out = run_ladder(
-                specs,
-                boards=args.boards,
-                variant=args.variant,
-                seed=args.seed,
-                jobs=args.jobs,
-                progress=progress,
-            )
-            if args.json:
-                print(json.dumps(out))
-            else:
-                print(format_ladder(out))
-            return 0
-        match = run_match(
-            (specs[0], specs[1]),
-            boards=args.boards,
-            variant=args.variant,
-            seed=args.seed,
-            jobs=args.jobs,
-            progress=progress,
-        )
-    except (BotError, ValueError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    summary = match.summary()
-    print(json.dumps(summary) if args.json else format_summary(summary))
-    return 0
-
-
-def format_summary(s: dict[str, Any]) -> str:
-    a, b = s["bots"]
-    lo, hi = s["ci95"]
-    elo_lo, elo_hi = s["elo_ci95"]
-    lines = [
-        f"{a} vs {b}, {s['variant']}, {s['boards']} duplicate boards, seed {s['seed']}",
-        f"  points per board ({a}):  {s['points_per_board']:+.1f}  95% CI [{lo:+.1f}, {hi:+.1f}]"
-        f"  (sd {s['sd']:.1f})",
-        f"  round win rate:        {100 * s['round_win_rate']:.1f}%",
-        f"  board win rate:        {100 * s['board_win_rate']:.1f}%",
-        f"  Elo difference:        {s['elo']:+.0f}  [{elo_lo:+.0f}, {elo_hi:+.0f}]",
-        f"  time:                  {s['seconds']:.2f} s ({s['boards_per_second']} boards/s)",
-    ]
-    for name, c in s["fallbacks"].items():
-        if c["illegal"] or c["errors"] or c["timeouts"]:
-            lines.append(
-                f"  fallbacks {name}: {c['illegal']} illegal, {c['errors']} errors, "
-                f"{c['timeouts']} timeouts of {c['decisions']}"
-            )
-    return "\n".join(lines)
-
-
-def format_ladder(out: dict[str, Any]) -> str:
-    lines = [f"{'bot':<24} {'Elo':>7} {'pts/board':>10}"]
-    for row in out["ladder"]:
-        lines.append(f"{row['bot']:<24} {row['elo']:>+7.0f} {row['points_per_board']:>+10.1f}")
-    lines.append("")
-    lines.extend(format_summary(m) for m in out["matches"])
-    return "\n".join(lines)

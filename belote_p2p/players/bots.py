@@ -8,9 +8,7 @@ exception or a timeout by a seeded random legal action, logged and counted.
 
 from __future__ import annotations
 
-import argparse
 import importlib
-import json
 import logging
 import random
 import re
@@ -316,38 +314,3 @@ class SafePlayer:
         except Exception as exc:
             log.warning("bot %s raised %r in %s", self.name, exc, hook)
             self.counts.errors += 1
-
-
-# -- the ``bots`` command -----------------------------------------------------------------
-
-
-def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser("bots", help="list the installed bots")
-    parser.add_argument("--json", action="store_true", help="print a JSON list")
-    parser.set_defaults(func=_cmd_bots)
-
-
-def _cmd_bots(args: argparse.Namespace) -> int:
-    try:
-        bots = load_bots()
-    except BotError as exc:
-        print(f"error: {exc}")
-        return 1
-    rows = [
-        {
-            "name": b.name,
-            "version": b.version,
-            "package": b.package,
-            "description": b.description.strip().splitlines()[0] if b.description.strip() else "",
-        }
-        for b in sorted(bots.values(), key=lambda b: b.name)
-    ]
-    if args.json:
-        print(json.dumps(rows))
-        return 0
-    widths = {k: max([len(k), *(len(r[k]) for r in rows)]) for k in ("name", "version", "package")}
-    header = "  ".join(k.upper().ljust(widths[k]) for k in widths) + "  DESCRIPTION"
-    print(header)
-    for r in rows:
-        print("  ".join(r[k].ljust(widths[k]) for k in widths) + "  " + r["description"])
-    return 0

@@ -21,7 +21,6 @@ import pluggy
 
 from belote_p2p.game.engine import Action
 from belote_p2p.game.observation import Observation
-from belote_p2p.game.rules import RuleSet
 
 PROJECT_NAME = "belote_p2p"
 ENTRY_POINT_GROUP = "belote_p2p.bots"
@@ -39,14 +38,6 @@ class Bot(Protocol):
     """
 
     def decide(self, observation: Observation, rng: random.Random) -> Action: ...
-
-
-class GameAware(Protocol):
-    """Optional callbacks a bot may define; the caller looks them up with ``getattr``."""
-
-    def new_game(self, rules: RuleSet, seat: int) -> None: ...
-
-    def new_round(self, observation: Observation) -> None: ...
 
 
 BotFactory = Callable[..., Bot]

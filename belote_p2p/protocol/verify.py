@@ -9,18 +9,15 @@ the seat to blame.
 
 from __future__ import annotations
 
-import argparse
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from belote_p2p.app.display import format_round, format_sheet
 from belote_p2p.game.engine import State
 
 from .identity import fingerprint
 from .session import PeerFault, RoundAudited, TableSession
 from .table import TableDefinition
-from .transcript import TranscriptError, read_transcript
+from .transcript import read_transcript
 from .wire import RemoteProtocolError
 
 
@@ -103,49 +100,3 @@ def verify_transcript(path: Path) -> Verdict:
         transcript.truncated,
         session.abandoned,
     )
-
-
-def _verify_command(args: argparse.Namespace) -> int:
-    try:
-        verdict = verify_transcript(Path(args.file))
-    except (OSError, TranscriptError) as exc:
-        print(f"belote-p2p verify: {exc}", file=sys.stderr)
-        return 2
-    print(verdict.summary())
-    return 0 if verdict.ok else 1
-
-
-def _replay_command(args: argparse.Namespace) -> int:
-    try:
-        verdict = verify_transcript(Path(args.file))
-    except (OSError, TranscriptError) as exc:
-        print(f"belote-p2p replay: {exc}", file=sys.stderr)
-        return 2
-    names = tuple(f"{s.name} [{fingerprint(s.key)[:9]}]" for s in verdict.definition.seats)
-    rules = verdict.definition.rules
-    print(f"Table {verdict.definition.table_id.hex()}: {rules.name} to {rules.target}")
-    for seat, name in enumerate(names):
-        print(f"  seat {seat}: {name}")
-    for audited in verdict.rounds:
-        print(format_round(audited.record, names))
-        if audited.report.fault is not None:
-            f = audited.report.fault
-            print(f"  audit: {f.kind.value} by {names[f.seat]} ({f.reason}); round rescored")
-    print(format_sheet(verdict.state))
-    print(verdict.summary())
-    return 0 if verdict.ok else 1
-
-
-def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser(
-        "verify",
-        help="check a game transcript offline",
-        description="Check every signature, hash chain, deck protocol proof, shuffle and "
-        "play of a game transcript; print the final score or the first fault and its seat. "
-        "Exit status 0 if the game verifies to its end, 1 if not, 2 if FILE is no transcript.",
-    )
-    p.add_argument("file", metavar="FILE")
-    p.set_defaults(func=_verify_command)
-    p = sub.add_parser("replay", help="show a recorded game trick by trick")
-    p.add_argument("file", metavar="FILE")
-    p.set_defaults(func=_replay_command)

@@ -6,7 +6,7 @@ the group ``belote_p2p.bots`` and answers the ``belote_bots`` hook.
 
 from __future__ import annotations
 
-from belote_p2p.players.hookspecs import BotInfo, hookimpl
+from belote_p2p.bot import BotInfo, hookimpl
 
 from .pimc_bot import PimcBot
 from .random_bot import RandomBot

@@ -17,23 +17,30 @@ from __future__ import annotations
 import random
 import time
 
-from belote_p2p.game.cards import CARDS, FULL_DECK, Card
-from belote_p2p.game.engine import (
+from belote_p2p.bot import (
+    ABOVE,
     BIDS,
+    CAPOT_POINTS,
+    CARDS,
     CHOOSE,
+    COINCHE_FAILED_BASE,
+    FULL_DECK,
     PASS,
+    POINTS,
+    STRENGTH,
     TAKE,
+    TRUMP_MASK,
     Action,
     Bid,
     BidKind,
+    Card,
     IllegalActionError,
+    Observation,
     Phase,
+    RoundScore,
     State,
     deal_owners,
 )
-from belote_p2p.game.observation import Observation
-from belote_p2p.game.scoring import CAPOT_POINTS, COINCHE_FAILED_BASE, RoundScore
-from belote_p2p.game.tables import ABOVE, POINTS, STRENGTH, TRUMP_MASK
 
 from .rules_bot import RulesBot
 

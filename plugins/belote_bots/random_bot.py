@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import random
 
-from belote_p2p.game.engine import Action
-from belote_p2p.game.observation import Observation
+from belote_p2p.bot import Action, Observation
 
 
 class RandomBot:

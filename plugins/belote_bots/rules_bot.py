@@ -9,21 +9,28 @@ from __future__ import annotations
 
 import random
 
-from belote_p2p.game.announcements import find_announcements
-from belote_p2p.game.cards import CARDS, SUIT_MASKS, Card
-from belote_p2p.game.engine import (
+from belote_p2p.bot import (
+    ABOVE,
+    ALL_TRUMP,
     BIDS,
+    CARDS,
     CHOOSE,
     COINCHE,
+    NO_TRUMP,
     PASS,
+    POINTS,
+    STRENGTH,
+    SUIT_MASKS,
     SURCOINCHE,
     TAKE,
+    TRUMP_MASK,
     Action,
     BidKind,
+    Card,
+    Observation,
     Phase,
+    find_announcements,
 )
-from belote_p2p.game.observation import Observation
-from belote_p2p.game.tables import ABOVE, ALL_TRUMP, NO_TRUMP, POINTS, STRENGTH, TRUMP_MASK
 
 SEVEN, EIGHT, NINE, TEN, JACK, QUEEN, KING, ACE = range(8)
 

@@ -8,21 +8,29 @@ from __future__ import annotations
 
 import random
 
-from belote_p2p.game.engine import PASS, TAKE, Action, Bid, Phase
-from belote_p2p.game.observation import Observation
-from belote_p2p.game.tables import POINTS
-from belote_p2p.players.hookspecs import BotInfo, hookimpl
+from belote_p2p.bot import (
+    PASS,
+    POINTS,
+    TAKE,
+    Action,
+    Bid,
+    BotInfo,
+    Card,
+    Observation,
+    Phase,
+    Rank,
+    RuleSet,
+    hookimpl,
+)
 
 __version__ = "0.1.0"
-
-JACK = 4
 
 
 class GreedyBot:
     """Takes with the jack of the turned suit, bids 80 on a jack in coinche, and in play
     throws its most valuable card when its partner is winning, its cheapest otherwise."""
 
-    def new_game(self, rules: object, seat: int) -> None:
+    def new_game(self, rules: RuleSet, seat: int) -> None:
         self.seat = seat
 
     def decide(self, observation: Observation, rng: random.Random) -> Action:
@@ -36,12 +44,16 @@ class GreedyBot:
             return min(cards, key=lambda c: (points[c], rng.random()))
         hand = obs.hand_mask
         if obs.phase is Phase.TAKE_FIRST and obs.turned is not None:
-            jack = 1 << ((obs.turned >> 3) * 8 + JACK)
-            if (hand | 1 << obs.turned) & jack and TAKE in obs.legal:
+            jack = Card.of(Rank.JACK, obs.turned.suit).mask
+            if (hand | obs.turned.mask) & jack and TAKE in obs.legal:
                 return TAKE
         if obs.phase is Phase.AUCTION and obs.contract == 0:
             for bid in obs.legal:
-                if isinstance(bid, Bid) and bid.value == 80 and hand >> (bid.trump * 8 + JACK) & 1:
+                if (
+                    isinstance(bid, Bid)
+                    and bid.value == 80
+                    and hand & Card.of(Rank.JACK, bid.trump).mask
+                ):
                     return bid
         return PASS
 

@@ -1,0 +1,131 @@
+"""A peer's data directory: its identity, its games, its deck secrets and its profile.
+
+Every command that keeps something (``host``, ``join``, ``resume``, ``demo``, ``import``,
+``profile``, ``ranking``...) takes ``--home DIR`` and finds its files through one
+:class:`Home`, so that the layout is written down once::
+
+    <home>/identity.key                              the Ed25519 identity (mode 0600)
+    <home>/games/<table id>-seat<k>.transcript       one game record per table and seat
+    <home>/secrets/<table id>-seat<k>.secrets        each round's deck secrets (fsynced)
+    <home>/profile.sqlite3                           XP, statistics, challenges
+    <home>/bots/<k>/                                 the homes of ``host --bots`` processes
+
+The default home is ``$XDG_DATA_HOME/belote-p2p``, else ``~/.local/share/belote-p2p``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from belote_p2p.protocol.identity import KEY_FILE_NAME, Identity
+from belote_p2p.protocol.secretstore import FileSecrets
+from belote_p2p.protocol.table import TableDefinition
+from belote_p2p.protocol.transcript import Transcript, TranscriptError, read_transcript
+from belote_p2p.protocol.wire import WireError, decode
+
+APP_NAME = "belote-p2p"
+PROFILE_FILE_NAME = "profile.sqlite3"
+
+
+@dataclass(frozen=True, slots=True)
+class Home:
+    """Where one peer keeps its files (see the module docstring)."""
+
+    root: Path
+
+    @classmethod
+    def default(cls) -> Home:
+        """``$XDG_DATA_HOME/belote-p2p``, else ``~/.local/share/belote-p2p``."""
+        base = os.environ.get("XDG_DATA_HOME")
+        data = Path(base) if base else Path.home() / ".local" / "share"
+        return cls(data / APP_NAME)
+
+    @classmethod
+    def at(cls, directory: str | Path | None) -> Home:
+        """The home given on the command line (``--home``), or the default."""
+        return cls(Path(directory)) if directory else cls.default()
+
+    @property
+    def identity_file(self) -> Path:
+        return self.root / KEY_FILE_NAME
+
+    def has_identity(self) -> bool:
+        return self.identity_file.exists()
+
+    def identity(self) -> Identity:
+        """This home's identity, made on first use."""
+        return Identity.load_or_create(self.root)
+
+    @property
+    def games(self) -> Path:
+        return self.root / "games"
+
+    def transcript(self, definition: TableDefinition, seat: int) -> Path:
+        return self.games / f"{definition.table_id.hex()}-seat{seat}.transcript"
+
+    def secrets(self, definition: TableDefinition, seat: int) -> FileSecrets:
+        return FileSecrets(self.root / "secrets", definition.table_id, seat)
+
+    @property
+    def profile_db(self) -> Path:
+        return self.root / PROFILE_FILE_NAME
+
+    def bot(self, number: int) -> Home:
+        """The home of the ``number``-th bot process that ``host --bots`` starts."""
+        return Home(self.root / "bots" / str(number))
+
+    def __str__(self) -> str:
+        return str(self.root)
+
+
+def game_ended(envelopes: Sequence[bytes], roster: Sequence[bytes]) -> bool:
+    """The record ends the game: four ``done``, a fault report, a resignation, or three
+    seats signing that a fourth left. (A quick look at the bodies, not a verification.)"""
+    done: set[bytes] = set()
+    votes: dict[int, set[bytes]] = {}
+    for data in envelopes:
+        try:
+            envelope: Any = decode(data)
+        except (WireError, ValueError):
+            continue
+        body = envelope.get("body") if isinstance(envelope, dict) else None
+        sender = envelope.get("sender") if isinstance(envelope, dict) else None
+        if not isinstance(body, dict) or not isinstance(sender, bytes):
+            continue
+        kind, gone = body.get("type"), body.get("seat")
+        if kind == "done":
+            done.add(sender)
+        elif kind == "fault":
+            return True
+        elif kind == "abandon" and type(gone) is int and 0 <= gone < len(roster):
+            if sender == roster[gone]:
+                return True  # a resignation
+            votes.setdefault(gone, set()).add(sender)
+    return len(done) == 4 or any(len(v) >= 3 for v in votes.values())
+
+
+def unfinished_games(home: Home, identity: Identity) -> list[Transcript]:
+    """Transcripts in ``home`` of games of this identity that did not end."""
+    found = []
+    for path in sorted(home.games.glob("*.transcript")):
+        try:
+            transcript = read_transcript(path)
+        except (OSError, TranscriptError):
+            continue
+        key = transcript.definition.seats[transcript.seat].key
+        ended = game_ended(transcript.envelopes, transcript.definition.roster)
+        if key == identity.public_key_bytes and not ended:
+            found.append(transcript)
+    return found
+
+
+def mention_unfinished(home: Home, identity: Identity) -> None:
+    for transcript in unfinished_games(home, identity):
+        table = transcript.definition.table_id.hex()
+        note = f"note: the game at table {table} (seat {transcript.seat}) did not end; "
+        print(note + f"`belote-p2p resume --home {home}` continues it", file=sys.stderr)

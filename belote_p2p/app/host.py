@@ -1,0 +1,186 @@
+"""``belote-p2p host``: open a table (the lobby, :mod:`belote_p2p.net.lobby`) and play seat 0.
+
+``--bots N`` starts N local bot peer processes. While its lobby has seats free for others,
+the host sends a UDP beacon every second (``--no-beacon`` to stay unannounced,
+``--beacon-address`` to send elsewhere than the broadcast default).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import trio
+
+from belote_p2p.game.rules import RULE_SETS, RuleSet, rule_set
+from belote_p2p.net.address import (
+    format_address,
+    guess_lan_ip,
+    listener_port,
+    open_listener,
+)
+from belote_p2p.net.discovery import (
+    Beacon,
+    send_beacons,
+)
+from belote_p2p.net.lobby import (
+    DEFAULT_PORT,
+    JoinRequest,
+    Lobby,
+    LobbyError,
+    host_lobby,
+)
+from belote_p2p.net.peer import PeerError, PeerResult
+from belote_p2p.protocol.identity import fingerprint
+
+from .botprocs import BOT_PROCESS_GRACE, BotProcess, bot_command, check_agreement, run_bot_process
+from .home import mention_unfinished
+from .lan import DEFAULT_BEACON_TEXT, BeaconAddress, beacon_address, send_last_beacon
+from .seat import (
+    SeatOptions,
+    add_seat_arguments,
+    exit_status,
+    make_player,
+    play_seat,
+    run_main,
+    seat_options,
+)
+
+
+async def host_game(
+    options: SeatOptions,
+    rules: RuleSet,
+    port: int,
+    bots: int,
+    *,
+    beacon: BeaconAddress | None = None,
+) -> int:
+    """Host a table, optionally with ``bots`` local bot processes; the exit status.
+
+    ``beacon``: where to announce the table (:func:`~belote_p2p.net.discovery.send_beacons`)
+    while seats are free for others (None: not announced)."""
+    identity = options.home.identity()
+    mention_unfinished(options.home, identity)
+    player = make_player(options)
+    mesh_listener = await open_listener(options.bind, 0)
+    lobby_listener = await open_listener(options.bind, port)
+    lobby_port = listener_port(lobby_listener)
+    lobby = Lobby(
+        JoinRequest(options.name, identity.public_key_bytes, listener_port(mesh_listener)), rules
+    )
+    any_address = options.bind in ("0.0.0.0", "::", "")
+    shown_ip = guess_lan_ip() if any_address else options.bind
+    shown = format_address(shown_ip, lobby_port)
+
+    def say(text: str) -> None:
+        if not options.quiet:
+            print(text, flush=True)
+
+    say(f"Hosting table {lobby.table_id.hex()} ({rules.name} to {rules.target}) as "
+        f"{options.name} [{identity.fingerprint}]")  # fmt: skip
+    say(f"Lobby listening on {shown}")
+    say(f"Others join with:  belote-p2p join {shown} --name Bob")
+
+    def joined(seat: int, request: JoinRequest) -> None:
+        say(f"  {request.name} [{fingerprint(request.key)}] joined: seat {seat}")
+
+    local = "127.0.0.1" if any_address else options.bind
+    bot = options.bot or "rules"
+    procs = [
+        BotProcess(
+            k,
+            bot_command(k, format_address(local, lobby_port), options, bot),
+            hold_log=player is None,
+        )
+        for k in range(1, bots + 1)
+    ]
+
+    def table_beacon(free: int) -> Beacon | None:
+        try:
+            return Beacon(options.name, rules.name, rules.target, free, lobby_port, lobby.table_id)
+        except ValueError:  # a name a beacon cannot carry: the table is not announced
+            return None
+
+    def open_seats() -> Beacon | None:
+        # Seats for others: the bot processes' seats are not (they may not have joined yet).
+        free = min(3 - len(lobby.joined), 3 - bots)
+        return table_beacon(free) if free > 0 else None
+
+    beacon_scope = trio.CancelScope()
+
+    async def announce(address: BeaconAddress) -> None:
+        with beacon_scope:
+            await send_beacons(open_seats, address=address)
+
+    result: PeerResult | None = None
+    async with trio.open_nursery() as nursery:
+        for proc in procs:
+            nursery.start_soon(run_bot_process, proc)
+        if beacon is not None and bots < 3:
+            say(f"Announcing the table on the local network ({format_address(*beacon)})")
+            nursery.start_soon(announce, beacon)
+        try:
+            try:
+                definition = await host_lobby(lobby, [lobby_listener], on_join=joined)
+            finally:
+                beacon_scope.cancel()
+            last = table_beacon(0)
+            if beacon is not None and bots < 3 and last is not None:
+                await send_last_beacon(last, beacon)
+            result = await play_seat(definition, 0, identity, player, [mesh_listener], options)
+        except (LobbyError, PeerError) as exc:
+            print(f"error: {exc}", file=sys.stderr, flush=True)
+            nursery.cancel_scope.cancel()
+        nursery.cancel_scope.deadline = trio.current_time() + BOT_PROCESS_GRACE
+    if result is None:
+        return 1
+    status = exit_status(result)
+    if result.resigned:
+        return status  # the bots saw the game abandoned: nothing to compare
+    for proc in procs:
+        if proc.status != 0:
+            print(f"error: bot process {proc.number} exited with {proc.status}", file=sys.stderr)
+            status = 1
+    if procs:
+        status = max(status, check_agreement(result, [p.result for p in procs], options.quiet))
+    return status
+
+
+def cmd_host(args: argparse.Namespace) -> int:
+    try:
+        options = seat_options(args)
+        rules = rule_set(args.variant, target=args.target, first_dealer=args.first_dealer)
+        beacon = beacon_address(args.beacon_address) if args.beacon else None
+    except Exception as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if not 0 <= args.bots <= 3:
+        print("error: --bots is 0 to 3", file=sys.stderr)
+        return 2
+    return run_main(lambda: host_game(options, rules, args.port, args.bots, beacon=beacon))
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    variants = sorted(RULE_SETS)
+    host = sub.add_parser(
+        "host",
+        help="open a table and play seat 0",
+        description="Open a table: wait for three players to join, then play seat 0 "
+        "(at the terminal, or with --bot). --bots N starts N local bot peer processes.",
+    )
+    host.add_argument("--port", type=int, default=DEFAULT_PORT, help="lobby port (0: any)")
+    host.add_argument("--variant", choices=variants, default="classic")
+    host.add_argument("--target", type=int, default=501, help="score that wins the game")
+    host.add_argument("--bots", type=int, default=0, metavar="N", help="start N bot peers")
+    host.add_argument(
+        "--first-dealer", type=int, default=0, choices=range(4), metavar="SEAT",
+        help="the seat that deals the first round (0)",
+    )  # fmt: skip
+    host.add_argument(
+        "--beacon", action=argparse.BooleanOptionalAction, default=True,
+        help="announce the table on the local network while seats are free (on)",
+    )  # fmt: skip
+    host.add_argument("--beacon-address", default=DEFAULT_BEACON_TEXT, metavar="IP[:PORT]",
+                      help=f"where the beacons go ({DEFAULT_BEACON_TEXT})")  # fmt: skip
+    add_seat_arguments(host)
+    host.set_defaults(func=cmd_host)

@@ -1,0 +1,167 @@
+"""What a seat prints as its game goes (a bot's seat; a person's has the terminal
+table), and the ``RESULT`` line every peer ends with.
+
+Every peer ends its output with one line ``RESULT {json}`` (seat, table id, final scores,
+whether the game finished cleanly, whether our seat resigned, the XP recorded), which is
+what ``host --bots`` and ``demo`` read from their bot processes.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from belote_p2p.game.cards import Card
+from belote_p2p.net.peer import PeerResult, PeerStatus
+from belote_p2p.protocol.identity import fingerprint
+from belote_p2p.protocol.session import (
+    ActionTaken,
+    DecisionNeeded,
+    Event,
+    GameAbandoned,
+    GameOver,
+    PeerFault,
+    RoundAudited,
+    TableReady,
+)
+from belote_p2p.protocol.table import TableDefinition
+
+from .display import format_round, format_sheet
+
+RESULT_PREFIX = "RESULT "
+
+
+@dataclass
+class Printer:
+    """Prints a bot seat's game as it goes: rounds after their audit, the sheet at the end
+    (a person's seat has the terminal UI, :mod:`belote_p2p.app.tui`)."""
+
+    definition: TableDefinition
+    seat: int
+    quiet: bool = False
+    out: IO[str] = sys.stdout
+    _shown: dict[int, float] = field(default_factory=dict)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(s.name for s in self.definition.seats)
+
+    def say(self, text: str) -> None:
+        if not self.quiet:
+            print(text, file=self.out, flush=True)
+
+    def __call__(self, event: Event) -> None:
+        names = self.names
+        if isinstance(event, TableReady):
+            self.say("All four peers signed the table. Dealing.")
+        elif isinstance(event, RoundAudited):
+            self.say(format_round(event.record, names))
+            if event.report.fault is not None:
+                f = event.report.fault
+                self.say(f"  audit: {names[f.seat]} {f.kind.value}: {f.reason} ({f.action})")
+        elif isinstance(event, GameOver):
+            self.say(format_sheet(event.state))
+        elif isinstance(event, GameAbandoned):
+            self.say(f"The game is abandoned: {names[event.seat]} (seat {event.seat}) left it.")
+            self.say(format_sheet(event.state))
+        elif isinstance(event, PeerFault):
+            who = names[event.seat] if 0 <= event.seat < 4 else "?"
+            self.say(f"Seat {event.seat} ({who}) broke the protocol: {event.reason}")
+        elif isinstance(event, DecisionNeeded):
+            pass
+
+    def status(self, status: PeerStatus, *, every: float = 10.0) -> None:
+        """A countdown line for each overdue seat: when it becomes overdue, then every
+        ``every`` seconds."""
+        shown = self._shown
+        for wait in status.overdue:
+            last = shown.get(wait.seat)
+            if wait.seat != self.seat and (last is None or last - wait.abandon_in >= every):
+                shown[wait.seat] = wait.abandon_in
+                self.say(wait.describe())
+        for seat in list(shown):
+            if seat not in {w.seat for w in status.overdue}:
+                del shown[seat]
+
+
+class TimingLog:
+    """``--timing-log DIR``: one JSON line per table event with its wall-clock time, for
+    ``benchmarks/p2p_game.py`` (the clock is shared by processes on one machine)."""
+
+    def __init__(self, directory: Path, seat: int) -> None:
+        directory.mkdir(parents=True, exist_ok=True)
+        self._file = open(directory / f"seat{seat}.jsonl", "w")  # noqa: SIM115
+        self._actions = 0
+
+    def __call__(self, event: Event) -> None:
+        now = time.time()
+        row: dict[str, Any] | None = None
+        if isinstance(event, TableReady):
+            row = {"kind": "ready"}
+        elif isinstance(event, ActionTaken):
+            row = {
+                "kind": "action",
+                "index": self._actions,
+                "seat": event.seat,
+                "card": isinstance(event.action, Card),
+            }
+            self._actions += 1
+        elif isinstance(event, RoundAudited):
+            row = {"kind": "audited", "round": event.record.number}
+        elif isinstance(event, GameOver):
+            row = {"kind": "over"}
+        if row is not None:
+            row["t"] = now
+            self._file.write(json.dumps(row) + "\n")
+
+    def close(self) -> None:
+        self._file.close()
+
+
+def both(*callbacks: Callable[[Event], None]) -> Callable[[Event], None]:
+    def call(event: Event) -> None:
+        for callback in callbacks:
+            callback(event)
+
+    return call
+
+
+def print_roster(definition: TableDefinition, seat: int) -> None:
+    rules = definition.rules
+    print(f"Table {definition.table_id.hex()}: {rules.name} to {rules.target}", flush=True)
+    for i, s in enumerate(definition.seats):
+        you = "  (you)" if i == seat else ""
+        print(f"  seat {i}, team {i % 2}: {s.name} [{fingerprint(s.key)}] at {s.address}{you}")
+
+
+def result_line(result: PeerResult, definition: TableDefinition, *, xp: int | None = None) -> str:
+    data = {
+        "seat": result.seat,
+        "table": definition.table_id.hex(),
+        "scores": list(result.state.scores),
+        "ok": result.ok,
+        "abandoned": result.abandoned,
+        "resigned": result.resigned,
+        "error": result.error
+        or (result.fault and f"seat {result.fault.seat}: {result.fault.reason}"),
+        "transcript": str(result.transcript),
+        "xp": xp,
+    }
+    return RESULT_PREFIX + json.dumps(data)
+
+
+def parse_result(output: str) -> dict[str, Any] | None:
+    """The ``RESULT`` line of a peer's output, or None."""
+    for line in reversed(output.splitlines()):
+        if line.startswith(RESULT_PREFIX):
+            try:
+                data = json.loads(line[len(RESULT_PREFIX) :])
+            except ValueError:
+                return None
+            return data if isinstance(data, dict) else None
+    return None

@@ -1,0 +1,107 @@
+"""``belote-p2p resume``: go on with a game after a crash.
+
+The table and our seat come from the transcript (by default the one unfinished game of this
+identity in its home); the peer listens again at its seat's address, reconnects to the
+others and plays on. ``host`` and ``join`` only mention an unfinished game; they never
+resume one by themselves.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from belote_p2p.net.address import (
+    open_listener,
+    parse_address,
+)
+from belote_p2p.net.peer import PeerError
+from belote_p2p.protocol.secretstore import SecretStoreError
+from belote_p2p.protocol.transcript import TranscriptError, read_transcript
+
+from .home import game_ended, unfinished_games
+from .seat import (
+    SeatOptions,
+    add_seat_arguments,
+    exit_status,
+    make_player,
+    play_seat,
+    run_main,
+    seat_options,
+)
+
+
+async def resume_game(options: SeatOptions, path: Path | None) -> int:
+    """Go on with the game of ``path`` (default: the one unfinished game in the home)."""
+    identity = options.home.identity()
+    if path is None:
+        games = unfinished_games(options.home, identity)
+        if not games:
+            print(f"error: no unfinished game in {options.home.games}", file=sys.stderr)
+            return 2
+        if len(games) > 1:
+            print("error: several unfinished games; name one:", file=sys.stderr)
+            for game in games:
+                name = options.home.transcript(game.definition, game.seat)
+                print(f"  belote-p2p resume {name}", file=sys.stderr)
+            return 2
+        game = games[0]
+        path = options.home.transcript(game.definition, game.seat)
+    else:
+        try:
+            game = read_transcript(path)
+        except (OSError, TranscriptError) as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+    definition, seat = game.definition, game.seat
+    if definition.seats[seat].key != identity.public_key_bytes:
+        print(f"error: {path} is seat {seat}'s, whose key is not {options.home}'s identity",
+              file=sys.stderr)  # fmt: skip
+        return 2
+    if game_ended(game.envelopes, definition.roster):
+        print(f"error: the game of {path} is over", file=sys.stderr)
+        return 2
+    if not options.quiet:
+        print(f"Resuming table {definition.table_id.hex()}, seat {seat}, from {path} "
+              f"({len(game.envelopes)} envelopes)", flush=True)  # fmt: skip
+    player = make_player(options)
+    listeners = []
+    if seat < 3:
+        # The others know us at the address of the table definition: listen there again.
+        _, port = parse_address(definition.seats[seat].address)
+        listeners.append(await open_listener(options.bind, port))
+    try:
+        result = await play_seat(
+            definition, seat, identity, player, listeners, options, transcript=path
+        )
+    except (PeerError, SecretStoreError) as exc:
+        print(f"error: {exc}", file=sys.stderr, flush=True)
+        return 1
+    return exit_status(result)
+
+
+def cmd_resume(args: argparse.Namespace) -> int:
+    try:
+        options = seat_options(args)
+    except Exception as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    path = Path(args.transcript) if args.transcript else None
+    return run_main(lambda: resume_game(options, path))
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    resume = sub.add_parser(
+        "resume",
+        help="go on with a game after a crash",
+        description="Resume this identity's unfinished game after a crash or a restart: the "
+        "table and seat come from the transcript (default: the one unfinished game in "
+        "--home), the peer listens again at its address, reconnects and plays on. Give the "
+        "same --home and player (--bot) as before.",
+    )
+    resume.add_argument(
+        "transcript", nargs="?", metavar="TRANSCRIPT", help="the game's transcript file"
+    )
+    add_seat_arguments(resume, name=False)
+    resume.set_defaults(func=cmd_resume)

@@ -1,0 +1,135 @@
+"""Everything a bot plugin needs, in one module: import from here and nothing else.
+
+A bot is an object with ``decide(observation, rng) -> action`` returning one of
+``observation.legal``; it may also define ``new_game(rules, seat)`` and
+``new_round(observation)``, called when a game and each round begin (the same names a
+live seat's player answers). A plugin announces its bots with the ``belote_bots`` hook and
+an entry point in the group ``belote_p2p.bots``::
+
+    from belote_p2p.bot import BotInfo, Observation, PASS, hookimpl
+
+    class Passer:
+        def decide(self, observation: Observation, rng: random.Random) -> Action:
+            return PASS if PASS in observation.legal else rng.choice(observation.legal)
+
+    @hookimpl
+    def belote_bots() -> list[BotInfo]:
+        return [BotInfo("passer", Passer, "1.0", "Passes whenever it may.")]
+
+Cards are ints ``suit * 8 + rank`` (:class:`Card`), hands and sets of cards are 32-bit
+masks (:data:`CardMask`), a trump mode is a suit or :data:`NO_TRUMP` / :data:`ALL_TRUMP`
+(:data:`TrumpMode`); the per-trump tables (:data:`POINTS`, :data:`STRENGTH`, :data:`ABOVE`,
+:data:`TRUMP_MASK`) make card play arithmetic cheap. For search, :class:`State` is the
+engine itself: deal a deck you sampled and play it out with ``State.apply``.
+"""
+
+from __future__ import annotations
+
+from belote_p2p.game.announcements import Announcement, AnnouncementKind, find_announcements
+from belote_p2p.game.cards import (
+    CARDS,
+    FULL_DECK,
+    RANK_MASKS,
+    SUIT_MASKS,
+    Card,
+    CardMask,
+    Rank,
+    Suit,
+    card,
+    cards_of,
+    format_cards,
+    mask_of,
+)
+from belote_p2p.game.engine import (
+    BIDS,
+    CHOOSE,
+    COINCHE,
+    PASS,
+    SURCOINCHE,
+    TAKE,
+    Action,
+    Bid,
+    BidKind,
+    Claim,
+    IllegalActionError,
+    Phase,
+    State,
+    Trick,
+    deal_owners,
+    other_belote_card,
+)
+from belote_p2p.game.observation import Observation
+from belote_p2p.game.rules import RuleSet, SeatNumber, Variant, rule_set
+from belote_p2p.game.scoring import (
+    CAPOT_POINTS,
+    COINCHE_FAILED_BASE,
+    GENERALE_POINTS,
+    Outcome,
+    RoundScore,
+)
+from belote_p2p.game.tables import (
+    ABOVE,
+    ALL_TRUMP,
+    NO_TRUMP,
+    POINTS,
+    STRENGTH,
+    TRUMP_MASK,
+    TrumpMode,
+    winning_index,
+)
+from belote_p2p.players.hookspecs import Bot, BotInfo, hookimpl
+
+__all__ = [
+    "ABOVE",
+    "ALL_TRUMP",
+    "BIDS",
+    "CAPOT_POINTS",
+    "CARDS",
+    "CHOOSE",
+    "COINCHE",
+    "COINCHE_FAILED_BASE",
+    "FULL_DECK",
+    "GENERALE_POINTS",
+    "NO_TRUMP",
+    "PASS",
+    "POINTS",
+    "RANK_MASKS",
+    "STRENGTH",
+    "SUIT_MASKS",
+    "SURCOINCHE",
+    "TAKE",
+    "TRUMP_MASK",
+    "Action",
+    "Announcement",
+    "AnnouncementKind",
+    "Bid",
+    "BidKind",
+    "Bot",
+    "BotInfo",
+    "Card",
+    "CardMask",
+    "Claim",
+    "IllegalActionError",
+    "Observation",
+    "Outcome",
+    "Phase",
+    "Rank",
+    "RoundScore",
+    "RuleSet",
+    "SeatNumber",
+    "State",
+    "Suit",
+    "Trick",
+    "TrumpMode",
+    "Variant",
+    "card",
+    "cards_of",
+    "deal_owners",
+    "find_announcements",
+    "format_cards",
+    "hookimpl",
+    "mask_of",
+    "other_belote_card",
+    "rule_set",
+    "winning_index",
+]
