@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from belote_p2p.game.audit import Fault as AuditFault
+from belote_p2p.game.audit import AuditFault
 from belote_p2p.game.cards import CARDS, Card, cards_of
 from belote_p2p.game.engine import KING, QUEEN, Action, Claim, IllegalActionError, Phase, State
 from belote_p2p.game.observation import Observation, observe

@@ -267,7 +267,9 @@ class NotVerified(ValueError):
 
 
 @dataclass(frozen=True, slots=True)
-class Player:
+class PlayerId:
+    """A player as the profile knows them: a key, and the name they last played under."""
+
     key: bytes
     name: str
 
@@ -287,7 +289,7 @@ class GameResult:
     winner: int | None
     rounds: int
     """Rounds played and scored (redeals are not rounds)."""
-    players: tuple[Player, ...]
+    players: tuple[PlayerId, ...]
     seats: tuple[SeatRecord, ...]
     abandoned_by: int | None = None
 
@@ -318,7 +320,7 @@ def game_result(verdict: Verdict, *, abandoned_by: int | None = None) -> GameRes
         scores=state.scores,
         winner=state.winner,
         rounds=sum(r.score is not None for r in state.history),
-        players=tuple(Player(s.key, s.name) for s in definition.seats),
+        players=tuple(PlayerId(s.key, s.name) for s in definition.seats),
         seats=score_game(
             state.history,
             coinche=rules.is_coinche,

@@ -32,7 +32,7 @@ class FaultKind(Enum):
 
 
 @dataclass(frozen=True, slots=True)
-class Fault:
+class AuditFault:
     kind: FaultKind
     seat: int
     index: int
@@ -52,7 +52,7 @@ class Fault:
 
 @dataclass(frozen=True, slots=True)
 class AuditReport:
-    fault: Fault | None
+    fault: AuditFault | None
     """The first fault, or ``None`` for a clean round."""
     score: RoundScore | None
     """The round's score as the audit settles it: the replayed score of a clean finished
@@ -88,14 +88,14 @@ def audit_round(record: RoundRecord, deck: Sequence[Card] | None = None) -> Audi
                     raise IllegalActionError(action, state, "not a legal card")
                 expected = state.claim_for(action)
                 if claim.belote and not expected.belote:
-                    fault = Fault(
+                    fault = AuditFault(
                         FaultKind.FALSE_BELOTE, seat, index, str(action),
                         "belote announced without the king and queen of trump",
                     )  # fmt: skip
                     return _faulty(record, state, fault, hands)
                 extra = [a for a in claim.announcements if a not in expected.announcements]
                 if extra:
-                    fault = Fault(
+                    fault = AuditFault(
                         FaultKind.FALSE_ANNOUNCEMENT, seat, index, str(action),
                         f"announced {', '.join(str(a) for a in extra)} without holding it",
                     )  # fmt: skip
@@ -105,7 +105,7 @@ def audit_round(record: RoundRecord, deck: Sequence[Card] | None = None) -> Audi
                 state = state.apply(action)
         except IllegalActionError as exc:
             kind = FaultKind.ILLEGAL_PLAY if isinstance(action, Card) else FaultKind.ILLEGAL_BID
-            fault = Fault(kind, seat, index, str(action), exc.reason)
+            fault = AuditFault(kind, seat, index, str(action), exc.reason)
             return _faulty(record, state, fault, hands)
     finished = state.phase in (Phase.DEAL, Phase.GAME_OVER)
     score = state.history[-1].score if finished else None
@@ -113,7 +113,7 @@ def audit_round(record: RoundRecord, deck: Sequence[Card] | None = None) -> Audi
 
 
 def _faulty(
-    record: RoundRecord, state: State, fault: Fault, hands: tuple[tuple[Card, ...], ...]
+    record: RoundRecord, state: State, fault: AuditFault, hands: tuple[tuple[Card, ...], ...]
 ) -> AuditReport:
     """The §10 score: the offending team loses the round, whatever the cards said."""
     if state.trump < 0:

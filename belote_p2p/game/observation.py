@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from .announcements import Announcement
-from .cards import FULL_DECK, Card, cards_of
+from .cards import FULL_DECK, Card, CardMask, cards_of
 from .engine import Action, Bid, Phase, State, Trick, other_belote_card
-from .rules import RuleSet
-from .tables import ABOVE, winning_index
+from .rules import RuleSet, SeatNumber
+from .tables import ABOVE, TrumpMode, winning_index
 
 
 class Observation(NamedTuple):
@@ -17,41 +17,41 @@ class Observation(NamedTuple):
     An immutable value (a named tuple: cheap to build, since bots get one per decision).
     """
 
-    seat: int
+    seat: SeatNumber
     rules: RuleSet
     phase: Phase
     number: int
-    dealer: int
+    dealer: SeatNumber
     hand: tuple[Card, ...]
     legal: tuple[Action, ...]
     """The seat's legal actions now (empty when it is not its turn)."""
-    to_act: int
+    to_act: SeatNumber
     turned: Card | None
-    bids: tuple[tuple[int, Bid], ...]
-    trump: int
+    bids: tuple[tuple[SeatNumber, Bid], ...]
+    trump: TrumpMode
     """Trump suit ``0..3`` (or no-trump / all-trump mode), -1 before it is chosen."""
-    taker: int
+    taker: SeatNumber
     contract: int
     multiplier: int
-    leader: int
+    leader: SeatNumber
     trick: tuple[Card, ...]
     """Cards on the table in the current trick, in play order from ``leader``."""
     tricks: tuple[Trick, ...]
-    played: int
+    played: CardMask
     """Mask of every card played this round (the current trick included)."""
     declared: tuple[tuple[Announcement, ...] | None, ...]
     """Announcements each seat declared with its first card (``None``: not yet played)."""
-    belote: tuple[tuple[int, Card], ...]
+    belote: tuple[tuple[SeatNumber, Card], ...]
     """Each belote announced this round: the seat and the first of its king and queen played."""
-    voids: tuple[int, int, int, int]
+    voids: tuple[CardMask, CardMask, CardMask, CardMask]
     """Cards each seat has shown it does not hold (masks)."""
-    shown: tuple[int, int, int, int]
+    shown: tuple[CardMask, CardMask, CardMask, CardMask]
     """Cards each seat is known to hold and has not played (announced, belote, turned)."""
     scores: tuple[int, int]
     pending: int
 
     @property
-    def partner(self) -> int:
+    def partner(self) -> SeatNumber:
         return (self.seat + 2) % 4
 
     @property
@@ -63,17 +63,17 @@ class Observation(NamedTuple):
         return self.rules.target
 
     @property
-    def hand_mask(self) -> int:
+    def hand_mask(self) -> CardMask:
         m = 0
         for c in self.hand:
             m |= 1 << c
         return m
 
-    def unseen(self) -> int:
+    def unseen(self) -> CardMask:
         """Cards held by the other three seats, as a mask, as far as this seat can tell."""
         return FULL_DECK & ~(self.played | self.hand_mask)
 
-    def possible(self, seat: int) -> int:
+    def possible(self, seat: SeatNumber) -> CardMask:
         """Cards ``seat`` may still hold, given voids and cards known elsewhere."""
         if seat == self.seat:
             return self.hand_mask
@@ -83,7 +83,7 @@ class Observation(NamedTuple):
                 elsewhere |= self.shown[s]
         return (self.unseen() & ~self.voids[seat] & ~elsewhere) | self.shown[seat]
 
-    def masters(self) -> int:
+    def masters(self) -> CardMask:
         """Unplayed cards that beat every other unplayed card of their suit (masks)."""
         if self.trump < 0:
             return 0
@@ -95,7 +95,7 @@ class Observation(NamedTuple):
                 out |= 1 << c
         return out
 
-    def trick_winner_so_far(self) -> int | None:
+    def trick_winner_so_far(self) -> SeatNumber | None:
         """The seat winning the current trick so far, or ``None`` before its first card."""
         if not self.trick or self.trump < 0:
             return None
