@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 
 import pytest
-from conftest import random_deck
+from helpers import random_deck
 
 from belote_p2p.game.audit import FaultKind, audit_round, corrected_record
 from belote_p2p.game.cards import Card, cards_of
