@@ -137,12 +137,16 @@ def flip_bit(data: bytes, index: int) -> bytes:
     return data[:index] + bytes([data[index] ^ 1]) + data[index + 1 :]
 
 
-class ForgedSignature(Cheat):
-    """Before its ``at``-th envelope, sends a copy whose signature does not verify."""
+class AtEnvelope(Cheat):
+    """A cheat carried out at the seat's ``at``-th envelope."""
 
     def __init__(self, at: int = 6, seat: int = 3) -> None:
         super().__init__(seat)
         self.at = at
+
+
+class ForgedSignature(AtEnvelope):
+    """Before its ``at``-th envelope, sends a copy whose signature does not verify."""
 
     def route(self, table: Table, envelope: Envelope) -> dict[int, list[bytes]]:
         out = super().route(table, envelope)
@@ -154,14 +158,13 @@ class ForgedSignature(Cheat):
         return out
 
 
-class Garbage(Cheat):
+class Garbage(AtEnvelope):
     """Before its ``at``-th envelope, sends frames that are not envelopes: bytes that are
     not msgpack, a non-canonical re-encoding of the real envelope, a map of the wrong
     shape, the envelope cut short inside its frame, and an envelope for another table."""
 
     def __init__(self, at: int = 6, seat: int = 3) -> None:
-        super().__init__(seat)
-        self.at = at
+        super().__init__(at, seat)
         self.count = 0
 
     def frames(self, table: Table, envelope: Envelope) -> list[bytes]:
@@ -191,12 +194,8 @@ class Garbage(Cheat):
         return out
 
 
-class OversizedFrame(Cheat):
+class OversizedFrame(AtEnvelope):
     """At its ``at``-th envelope, writes a frame header announcing more than the limit."""
-
-    def __init__(self, at: int = 6, seat: int = 3) -> None:
-        super().__init__(seat)
-        self.at = at
 
     def route(self, table: Table, envelope: Envelope) -> dict[int, list[bytes]]:
         if self.sent < self.at:
@@ -208,12 +207,8 @@ class OversizedFrame(Cheat):
         return {}
 
 
-class CutFrame(Cheat):
+class CutFrame(AtEnvelope):
     """At its ``at``-th envelope, writes half a frame and closes its connections."""
-
-    def __init__(self, at: int = 6, seat: int = 3) -> None:
-        super().__init__(seat)
-        self.at = at
 
     def route(self, table: Table, envelope: Envelope) -> dict[int, list[bytes]]:
         if self.sent < self.at:
