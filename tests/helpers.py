@@ -31,7 +31,9 @@ from belote_p2p.protocol.transcript import TranscriptWriter, read_transcript
 from belote_p2p.protocol.wire import Envelope
 
 ROOT = Path(__file__).resolve().parents[1]
+"""The source tree the tests run from."""
 LOOPBACK = "127.0.0.1"
+"""The host every listener and address of the tests is on."""
 TIMEOUT = 60
 """Seconds a whole game between four peers over loopback TCP may take."""
 
@@ -149,6 +151,7 @@ class Net:
         self.events: list[list[object]] = [[] for _ in range(4)]
 
     def flush(self, seat: int) -> None:
+        """Queue what ``seat`` sent to every other seat; its bot answers what it is asked."""
         s = self.sessions[seat]
         for data in s.take_outbox():
             for other in range(4):
@@ -178,6 +181,7 @@ class Net:
         return [k for k, q in self.queues.items() if q]
 
     def deliver(self, a: int, b: int) -> None:
+        """Give ``b`` the oldest frame from ``a``; queue its replies back to ``a``."""
         replies = self.sessions[b].receive(self.queues[a, b].popleft())
         self.queues[b, a].extend(replies)
         self.flush(b)
@@ -188,6 +192,7 @@ class Net:
         self.deliver(a, b)
 
     def run(self, limit: int = 200_000, honest: tuple[int, ...] = (0, 1, 2, 3)) -> None:
+        """Start, then deliver (syncing when nothing moves) until the ``honest`` seats close."""
         self.start()
         steps = 0
         synced = False
