@@ -25,11 +25,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from helpers import make_table, table_sessions, write_transcript
+
 from belote_p2p.game.audit import AuditFault
 from belote_p2p.game.cards import CARDS, Card, cards_of
 from belote_p2p.game.engine import KING, QUEEN, Action, Claim, IllegalActionError, Phase, State
 from belote_p2p.game.observation import Observation, observe
-from belote_p2p.game.rules import RULE_SETS
 from belote_p2p.protocol.deck import (
     DeckPeer,
     PlayMessage,
@@ -37,20 +38,17 @@ from belote_p2p.protocol.deck import (
     ShuffleMessage,
     shuffle_commitment,
 )
-from belote_p2p.protocol.group import scalar_bytes
 from belote_p2p.protocol.identity import Identity
 from belote_p2p.protocol.session import (
     DecisionNeeded,
     Event,
     GameAbandoned,
-    MemorySecrets,
     PeerFault,
     RoundAudited,
     TableSession,
     claim_to_wire,
 )
-from belote_p2p.protocol.table import Seat, TableDefinition
-from belote_p2p.protocol.transcript import TranscriptWriter
+from belote_p2p.protocol.table import TableDefinition
 from belote_p2p.protocol.verify import Verdict, verify_transcript
 from belote_p2p.protocol.wire import (
     DEFAULT_MAX_FRAME,
@@ -62,34 +60,6 @@ from belote_p2p.protocol.wire import (
 )
 
 SEATS = 4
-TABLE_ID = bytes(range(16))
-
-
-def make_table(
-    variant: str = "coinche", target: int = 101, seed: int = 0
-) -> tuple[TableDefinition, list[Identity]]:
-    ids = [Identity.from_seed(bytes([seed, i]) * 16) for i in range(SEATS)]
-    seats = tuple(
-        Seat(f"p{i}", ids[i].public_key_bytes, f"127.0.0.1:{7000 + i}") for i in range(SEATS)
-    )
-    rules = RULE_SETS[variant].with_(target=target)
-    return TableDefinition(TABLE_ID, rules, seats), ids
-
-
-class SeededSecrets(MemorySecrets):
-    """Deck secrets derived from a seed, so that a test deals the same cards every run."""
-
-    def __init__(self, seed: int, seat: int) -> None:
-        super().__init__()
-        self.seed, self.seat = seed, seat
-
-    def load(self, round_number: int) -> tuple[bytes, bytes] | None:
-        got = super().load(round_number)
-        if got is None:
-            rng = random.Random(f"{self.seed}/{self.seat}/{round_number}")
-            got = (scalar_bytes(rng.randrange(1, 2**250)), rng.randbytes(32))
-            self.save(round_number, *got)
-        return got
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,12 +137,16 @@ def flip_bit(data: bytes, index: int) -> bytes:
     return data[:index] + bytes([data[index] ^ 1]) + data[index + 1 :]
 
 
-class ForgedSignature(Cheat):
-    """Before its ``at``-th envelope, sends a copy whose signature does not verify."""
+class AtEnvelope(Cheat):
+    """A cheat carried out at the seat's ``at``-th envelope."""
 
     def __init__(self, at: int = 6, seat: int = 3) -> None:
         super().__init__(seat)
         self.at = at
+
+
+class ForgedSignature(AtEnvelope):
+    """Before its ``at``-th envelope, sends a copy whose signature does not verify."""
 
     def route(self, table: Table, envelope: Envelope) -> dict[int, list[bytes]]:
         out = super().route(table, envelope)
@@ -184,14 +158,13 @@ class ForgedSignature(Cheat):
         return out
 
 
-class Garbage(Cheat):
+class Garbage(AtEnvelope):
     """Before its ``at``-th envelope, sends frames that are not envelopes: bytes that are
     not msgpack, a non-canonical re-encoding of the real envelope, a map of the wrong
     shape, the envelope cut short inside its frame, and an envelope for another table."""
 
     def __init__(self, at: int = 6, seat: int = 3) -> None:
-        super().__init__(seat)
-        self.at = at
+        super().__init__(at, seat)
         self.count = 0
 
     def frames(self, table: Table, envelope: Envelope) -> list[bytes]:
@@ -221,12 +194,8 @@ class Garbage(Cheat):
         return out
 
 
-class OversizedFrame(Cheat):
+class OversizedFrame(AtEnvelope):
     """At its ``at``-th envelope, writes a frame header announcing more than the limit."""
-
-    def __init__(self, at: int = 6, seat: int = 3) -> None:
-        super().__init__(seat)
-        self.at = at
 
     def route(self, table: Table, envelope: Envelope) -> dict[int, list[bytes]]:
         if self.sent < self.at:
@@ -238,12 +207,8 @@ class OversizedFrame(Cheat):
         return {}
 
 
-class CutFrame(Cheat):
+class CutFrame(AtEnvelope):
     """At its ``at``-th envelope, writes half a frame and closes its connections."""
-
-    def __init__(self, at: int = 6, seat: int = 3) -> None:
-        super().__init__(seat)
-        self.at = at
 
     def route(self, table: Table, envelope: Envelope) -> dict[int, list[bytes]]:
         if self.sent < self.at:
@@ -595,10 +560,7 @@ class Table:
 
     def __post_init__(self) -> None:
         self.definition, self.ids = make_table(self.variant, self.target)
-        self.sessions = [
-            TableSession(self.definition, s, self.ids[s], secrets=SeededSecrets(self.deal_seed, s))
-            for s in range(SEATS)
-        ]
+        self.sessions = table_sessions(self.definition, self.ids, self.deal_seed)
         self.rng = random.Random(self.seed)
         self.bots = [random.Random(self.rng.random()) for _ in range(SEATS)]
         self.streams = {(a, b): deque[bytes]() for a in range(SEATS) for b in self.others(a)}
@@ -811,11 +773,7 @@ class Table:
         return [e for e in self.events[seat] if isinstance(e, GameAbandoned)]
 
     def write_transcript(self, seat: int, directory: Path) -> Path:
-        path = directory / f"seat{seat}.transcript"
-        with TranscriptWriter(path, self.definition, seat) as writer:
-            for envelope in self.sessions[seat].transcript:
-                writer.append(envelope.encode())
-        return path
+        return write_transcript(directory / f"seat{seat}.transcript", self.sessions[seat])
 
     def verdicts(self, directory: Path) -> dict[int, Verdict]:
         return {s: verify_transcript(self.write_transcript(s, directory)) for s in self.honest}

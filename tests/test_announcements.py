@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from conftest import cards
+from helpers import cards
 
 from belote_p2p.game.announcements import AnnouncementKind, find_announcements, scoring_team
 from belote_p2p.game.cards import mask_of

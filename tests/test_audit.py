@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Iterator
 
 import pytest
-from conftest import random_deck
+from helpers import random_deck
 
 from belote_p2p.game.audit import FaultKind, audit_round, corrected_record
 from belote_p2p.game.cards import Card, cards_of
@@ -85,6 +86,19 @@ def test_the_view_knows_only_own_and_public_cards() -> None:
             t.view.apply(cards_of(t.view.played)[0], proven=True)
 
 
+def rounds_at_play(seeds: int) -> Iterator[tuple[Table, random.Random]]:
+    """For each seed below ``seeds``, a classic round seen by seat 0 at its first card, and
+    the generator that played it so far (a seed whose deal is redealt is left out)."""
+    for seed in range(seeds):
+        rng = random.Random(seed)
+        t = Table(CLASSIC, random_deck(rng), viewer=0)
+        try:
+            bid_until_play(t, rng)
+        except pytest.skip.Exception:
+            continue
+        yield t, rng
+
+
 def _injected_revoke(seed: int) -> tuple[Table, int, int] | None:
     """Play a round where a hidden seat revokes undetectably; return where it did."""
     rng = random.Random(seed)
@@ -132,13 +146,7 @@ def test_the_audit_finds_an_injected_revoke_and_scores_it() -> None:
 
 def test_a_play_that_contradicts_a_shown_void_is_refused_at_once() -> None:
     # Seat 1 failed to follow a suit; a later card of that suit proves the revoke now.
-    for seed in range(200):
-        rng = random.Random(seed)
-        t = Table(CLASSIC, random_deck(rng), viewer=0)
-        try:
-            bid_until_play(t, rng)
-        except pytest.skip.Exception:
-            continue
+    for t, rng in rounds_at_play(200):
         while t.full.phase is Phase.PLAY:
             void = t.view.voids[t.full.to_act] & ~t.view.played
             seat = t.full.to_act
@@ -152,13 +160,7 @@ def test_a_play_that_contradicts_a_shown_void_is_refused_at_once() -> None:
 
 
 def test_false_belote_claim_is_found_by_the_audit() -> None:
-    for seed in range(300):
-        rng = random.Random(seed)
-        t = Table(CLASSIC, random_deck(rng), viewer=0)
-        try:
-            bid_until_play(t, rng)
-        except pytest.skip.Exception:
-            continue
+    for t, rng in rounds_at_play(300):
         while t.full.phase is Phase.PLAY:
             seat = t.full.to_act
             trump_kq = [

@@ -12,6 +12,7 @@ from typing import Any
 
 import pluggy
 import pytest
+from helpers import dealt, random_deck
 
 from belote_p2p.app.cli import main
 from belote_p2p.game.cards import CARDS, FULL_DECK, Suit, card
@@ -35,12 +36,6 @@ from belote_p2p.players.bots import (
 from belote_p2p.players.hookspecs import BotInfo, hookimpl
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "plugins" / "examples" / "belote-bot-example"
-
-
-def dealt(rules: RuleSet, seed: int) -> State:
-    deck = list(CARDS)
-    random.Random(seed).shuffle(deck)
-    return State.new_game(rules).deal(deck)
 
 
 def first_play_state(seed: int = 1) -> State:
@@ -373,9 +368,7 @@ def test_example_package_bot_plays_a_game(monkeypatch: pytest.MonkeyPatch) -> No
             p.new_game(rules, s)
         rounds = 0
         while state.phase is not Phase.GAME_OVER and rounds < 60:
-            deck = list(CARDS)
-            rng.shuffle(deck)
-            state = state.deal(deck)
+            state = state.deal(random_deck(rng))
             rounds += 1
             while state.phase is not Phase.DEAL and state.phase is not Phase.GAME_OVER:
                 seat = state.to_act

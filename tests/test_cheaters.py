@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import trio
 from cheaters import (
     BadShuffle,
     Cheat,
@@ -34,16 +33,12 @@ from cheaters import (
     signed_by,
     verdict_outcome,
 )
+from helpers import identities, play_table
 
 import belote_p2p.net.peer as peer_module
 import belote_p2p.protocol.session as session_module
-from belote_p2p.game.rules import RULE_SETS
-from belote_p2p.net.peer import PeerConfig, PeerResult, run_peer
-from belote_p2p.players.player import BotPlayer
+from belote_p2p.net.peer import PeerConfig, PeerResult
 from belote_p2p.protocol.deck import DeckPeer, RevealMessage
-from belote_p2p.protocol.identity import Identity
-from belote_p2p.protocol.secretstore import FileSecrets
-from belote_p2p.protocol.table import Seat, TableDefinition
 from belote_p2p.protocol.transcript import read_transcript
 from belote_p2p.protocol.verify import verify_transcript
 from belote_p2p.protocol.wire import (
@@ -250,43 +245,14 @@ def test_a_false_announcement_gets_the_same_verdict_everywhere(tmp_path: Path) -
 
 # -- over loopback TCP -----------------------------------------------------------------------
 
-TIMEOUT = 60
 
-
-async def play_over_tcp(
-    tmp_path: Path, *, target: int = 151, config: PeerConfig | None = None
-) -> list[PeerResult]:
-    listeners = [(await trio.open_tcp_listeners(0, host="127.0.0.1"))[0] for _ in range(4)]
-    ids = [Identity.from_seed(bytes([31, i]) * 16) for i in range(4)]
-    seats = tuple(
-        Seat(f"p{i}", ids[i].public_key_bytes, f"127.0.0.1:{listeners[i].socket.getsockname()[1]}")
-        for i in range(4)
-    )
-    definition = TableDefinition(bytes(range(16)), RULE_SETS["coinche"].with_(target=target), seats)
-    results: list[PeerResult | None] = [None] * 4
-    honest_done = trio.Event()
-
-    async def one(seat: int) -> None:
-        results[seat] = await run_peer(
-            definition, seat, ids[seat], BotPlayer("random", seed=seat),
-            transcript=tmp_path / f"seat{seat}.transcript", listeners=[listeners[seat]],
-            secrets=FileSecrets(tmp_path / "secrets", definition.table_id, seat),
-            config=config or PeerConfig(peer_timeout=10),
-        )  # fmt: skip
-        if all(r is not None for r in results[:CHEATER]):
-            honest_done.set()
-
-    with trio.fail_after(TIMEOUT):
-        async with trio.open_nursery() as nursery:
-            for seat in range(4):
-                nursery.start_soon(one, seat)
-            # The cheater's own peer may wait on the others for a long grace period: the
-            # test is about the honest seats.
-            await honest_done.wait()
-            nursery.cancel_scope.cancel()
-    done = [r for r in results[:CHEATER] if r is not None]
-    assert len(done) == 3
-    return done
+async def play_over_tcp(tmp_path: Path) -> list[PeerResult]:
+    """The honest seats' results of a coinche table over loopback TCP. The cheater's own
+    peer may wait on the others for a long grace period: it is cancelled once they are done
+    (the test is about the honest seats)."""
+    config = PeerConfig(peer_timeout=10)
+    results, _ = await play_table("coinche", tmp_path, seed=31, config=config, until=CHEATER)
+    return results
 
 
 def assert_tcp_blame(results: list[PeerResult], reason: str) -> None:
@@ -302,7 +268,7 @@ async def test_an_equivocation_over_tcp_is_blamed_by_every_peer(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     real_mesh = peer_module.Mesh
-    cheater_id = Identity.from_seed(bytes([31, CHEATER]) * 16)
+    cheater_id = identities(31)[CHEATER]  # the seat's key at play_over_tcp's table
 
     class TwoFacedMesh(real_mesh):  # type: ignore[misc, valid-type]
         twin: Envelope | None = None

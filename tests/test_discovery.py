@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import contextlib
 import io
-import socket
 
 import msgpack  # type: ignore[import-untyped]
 import pytest
 import trio
+from helpers import LOOPBACK, TABLE, free_udp_port
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -29,9 +29,7 @@ from belote_p2p.net.discovery import (
 )
 from belote_p2p.protocol.wire import encode
 
-TABLE = bytes(range(16))
 OTHER = bytes(range(16, 32))
-LOOPBACK = "127.0.0.1"
 
 
 def beacon(free: int = 3, table: bytes = TABLE, name: str = "Alice") -> Beacon:
@@ -245,13 +243,6 @@ def test_choose_table_gives_up_on_enter_eof_or_no_table() -> None:
 
 
 # -- the command -----------------------------------------------------------------------------
-
-
-def free_udp_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-        s.bind((LOOPBACK, 0))
-        port: int = s.getsockname()[1]
-    return port
 
 
 def test_tables_command_lists_what_it_hears(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 
 import pytest
-from conftest import play_round, random_deck
+from helpers import play_round, random_deck
 
 from belote_p2p.game.cards import CARDS, cards_of
 from belote_p2p.game.engine import (

@@ -14,16 +14,14 @@ import msgpack  # type: ignore[import-untyped]
 import pytest
 import trio
 from cheaters import Table
+from helpers import TIMEOUT, make_table, open_listeners, play_table
 
 import belote_p2p.net.peer as peer_module
-from belote_p2p.game.rules import RULE_SETS
 from belote_p2p.net.peer import PeerConfig, PeerResult, run_peer
 from belote_p2p.net.transport import FramedStream, handshake
 from belote_p2p.players.player import BotPlayer
-from belote_p2p.protocol.identity import Identity
 from belote_p2p.protocol.secretstore import FileSecrets
 from belote_p2p.protocol.session import PeerFault, TableSession
-from belote_p2p.protocol.table import Seat, TableDefinition
 from belote_p2p.protocol.transcript import read_transcript
 from belote_p2p.protocol.verify import verify_transcript
 from belote_p2p.protocol.wire import RemoteProtocolError, encode
@@ -172,19 +170,7 @@ def test_a_session_survives_a_hundred_thousand_bad_frames() -> None:
 
 # -- over loopback TCP ----------------------------------------------------------------------
 
-TIMEOUT = 60
 CHEATER = 3
-
-
-async def open_table(target: int = 151) -> tuple[TableDefinition, list[Identity], list[object]]:
-    listeners = [(await trio.open_tcp_listeners(0, host="127.0.0.1"))[0] for _ in range(4)]
-    ids = [Identity.from_seed(bytes([41, i]) * 16) for i in range(4)]
-    seats = tuple(
-        Seat(f"p{i}", ids[i].public_key_bytes, f"127.0.0.1:{listeners[i].socket.getsockname()[1]}")
-        for i in range(4)
-    )
-    rules = RULE_SETS["coinche"].with_(target=target)
-    return TableDefinition(bytes(range(16)), rules, seats), ids, list(listeners)
 
 
 async def test_a_peer_shrugs_off_thousands_of_bad_frames_over_tcp(
@@ -211,23 +197,8 @@ async def test_a_peer_shrugs_off_thousands_of_bad_frames_over_tcp(
             return result
 
     monkeypatch.setattr(peer_module, "Mesh", NoisyMesh)
-    definition, ids, listeners = await open_table()
-    results: list[PeerResult | None] = [None] * 4
     config = PeerConfig(max_rejected=100_000, peer_timeout=20)
-
-    async def one(seat: int) -> None:
-        results[seat] = await run_peer(
-            definition, seat, ids[seat], BotPlayer("random", seed=seat),
-            transcript=tmp_path / f"seat{seat}.transcript",
-            listeners=[listeners[seat]],  # type: ignore[list-item]
-            secrets=FileSecrets(tmp_path / "secrets", definition.table_id, seat),
-            config=config,
-        )  # fmt: skip
-
-    with trio.fail_after(TIMEOUT):
-        async with trio.open_nursery() as nursery:
-            for seat in range(4):
-                nursery.start_soon(one, seat)
+    results, _ = await play_table("coinche", tmp_path, seed=41, config=config)
     assert NoisyMesh.sent_garbage >= 3000
     for r in results:
         assert r is not None and r.ok, r
@@ -242,7 +213,8 @@ async def test_a_flooding_connection_is_cut_off(tmp_path: Path) -> None:
     """An impostor holding seat 3's key completes the handshake with seats 0..2 and floods
     them with garbage; each peer counts the bad frames, gives up past ``max_rejected``,
     closes the connection, and returns normally."""
-    definition, ids, listeners = await open_table()
+    listeners = await open_listeners()
+    definition, ids = make_table("coinche", target=151, seed=41, listeners=listeners)
     results: list[PeerResult | None] = [None] * 3
     sent = [0, 0, 0]
     closed = [False, False, False]
@@ -252,7 +224,7 @@ async def test_a_flooding_connection_is_cut_off(tmp_path: Path) -> None:
         results[seat] = await run_peer(
             definition, seat, ids[seat], BotPlayer("random", seed=seat),
             transcript=tmp_path / f"seat{seat}.transcript",
-            listeners=[listeners[seat]],  # type: ignore[list-item]
+            listeners=[listeners[seat]],
             secrets=FileSecrets(tmp_path / "secrets", definition.table_id, seat),
             config=config,
         )  # fmt: skip
@@ -276,7 +248,7 @@ async def test_a_flooding_connection_is_cut_off(tmp_path: Path) -> None:
         finally:
             await conn.aclose()
 
-    await listeners[CHEATER].aclose()  # type: ignore[attr-defined]
+    await listeners[CHEATER].aclose()
     with trio.fail_after(TIMEOUT):
         async with trio.open_nursery() as nursery:
             for seat in range(3):

@@ -10,10 +10,9 @@ import random
 import sys
 from pathlib import Path
 
-from test_session import Net, SeededSecrets, make_table
+from helpers import Net, make_table, table_sessions, write_transcript
 
-from belote_p2p.protocol.session import TableSession
-from belote_p2p.protocol.transcript import TranscriptWriter, read_transcript
+from belote_p2p.protocol.transcript import read_transcript
 from belote_p2p.protocol.verify import verify_transcript
 
 VECTOR = Path(__file__).resolve().parent.parent / "protocol" / "vectors" / "game-classic.transcript"
@@ -22,12 +21,10 @@ VECTOR = Path(__file__).resolve().parent.parent / "protocol" / "vectors" / "game
 def record(path: Path) -> None:
     """Four seeded peers play a short classic game; seat 0's transcript goes to ``path``."""
     definition, ids = make_table("classic", target=151, seed=42)
-    sessions = [TableSession(definition, i, ids[i], secrets=SeededSecrets(42, i)) for i in range(4)]
+    sessions = table_sessions(definition, ids, deal_seed=42)
     Net(sessions, random.Random(42)).run()
     path.unlink(missing_ok=True)
-    with TranscriptWriter(path, definition, 0) as w:
-        for envelope in sessions[0].transcript:
-            w.append(envelope.encode())
+    write_transcript(path, sessions[0])
 
 
 def test_the_recorded_game_verifies() -> None:

@@ -9,10 +9,10 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from importlib.metadata import entry_points
 
 import pytest
+from helpers import cli_argv
 
 EXAMPLE_INSTALLED = any(ep.name == "example" for ep in entry_points(group="belote_p2p.bots"))
 needs_example = pytest.mark.skipif(
@@ -23,7 +23,7 @@ needs_example = pytest.mark.skipif(
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "belote_p2p", *args],
+        cli_argv(*args),
         capture_output=True, text=True, check=False, timeout=120,
     )  # fmt: skip
 

@@ -5,14 +5,20 @@ from __future__ import annotations
 import json
 import os
 import re
-import socket
 import subprocess
-import sys
 from functools import partial
 from pathlib import Path
 
 import pytest
 import trio
+from helpers import (
+    address_of,
+    cli_argv,
+    free_udp_port,
+    identities,
+    open_listeners,
+    source_pythonpath,
+)
 
 from belote_p2p.app.home import Home
 from belote_p2p.app.host import host_game
@@ -37,8 +43,7 @@ from belote_p2p.net.transport import FramedStream
 from belote_p2p.protocol.identity import Identity, fingerprint
 from belote_p2p.protocol.wire import decode, encode
 
-ROOT = Path(__file__).resolve().parents[1]
-KEYS = [Identity.from_seed(bytes([5, i]) * 16).public_key_bytes for i in range(6)]
+KEYS = [identity.public_key_bytes for identity in identities(5, 6)]
 RULES = rule_set("coinche", target=301)
 
 
@@ -47,8 +52,8 @@ def new_lobby() -> Lobby:
 
 
 async def lobby_listener() -> tuple[trio.SocketListener, int]:
-    listener = (await trio.open_tcp_listeners(0, host="127.0.0.1"))[0]
-    return listener, listener.socket.getsockname()[1]
+    (listener,) = await open_listeners(1)
+    return listener, address_of(listener)[1]
 
 
 async def raw_request(port: int, payload: bytes) -> object:
@@ -182,13 +187,10 @@ def test_addresses() -> None:
 
 async def test_demo_runs_four_processes_to_an_agreed_end(tmp_path: Path) -> None:
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(
-        [str(ROOT), str(ROOT / "plugins"), env.get("PYTHONPATH", "")]
-    )
+    env["PYTHONPATH"] = source_pythonpath(env.get("PYTHONPATH", ""))
     with trio.fail_after(50):
         done = await trio.run_process(
-            [sys.executable, "-m", "belote_p2p", "demo", "--target", "151", "--bot", "random",
-             "--seed", "11"],
+            cli_argv("demo", "--target", "151", "--bot", "random", "--seed", "11"),
             capture_stdout=True, capture_stderr=True, check=False, env=env, cwd=tmp_path,
             stdin=subprocess.DEVNULL,
         )  # fmt: skip
@@ -229,13 +231,6 @@ def test_game_ended_reads_the_bodies_of_a_record() -> None:
 # -- LAN discovery and experience ---------------------------------------------------------
 
 
-def free_udp_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-    return port
-
-
 def seat_options(home: Path, name: str, seed: int) -> SeatOptions:
     return SeatOptions(
         name=name, home=Home(home), bot="random", seed=seed, bind="127.0.0.1", quiet=False,
@@ -247,7 +242,7 @@ async def test_join_finds_a_beaconing_host_and_every_peer_records_its_xp(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # The host's two bot processes find the package wherever the tests run from.
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(ROOT), str(ROOT / "plugins")]))
+    monkeypatch.setenv("PYTHONPATH", source_pythonpath())
     beacon = ("127.0.0.1", free_udp_port())
     rules = rule_set("classic", target=101)
     host_home, joiner_home = tmp_path / "host", tmp_path / "joiner"

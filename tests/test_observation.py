@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from conftest import random_deck
+from helpers import random_deck
 
 from belote_p2p.game.cards import FULL_DECK, cards_of
 from belote_p2p.game.engine import TAKE, Phase, State

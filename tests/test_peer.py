@@ -10,99 +10,24 @@ from typing import Any
 import pytest
 import trio
 import trio.testing
-from test_session import make_table as make_session_table
+from helpers import TIMEOUT, check_agreement, make_table, open_listeners, play_table
 
 import belote_p2p.net.peer as peer_module
 from belote_p2p.game.rules import RULE_SETS
-from belote_p2p.net.peer import PeerConfig, PeerResult, PeerStatus, run_peer
+from belote_p2p.net.peer import (
+    PeerConfig,
+    PeerResult,
+    PeerStatus,
+    run_peer,
+)
 from belote_p2p.net.transport import Received
 from belote_p2p.players.player import BotPlayer, Resigned
 from belote_p2p.protocol.identity import Identity
 from belote_p2p.protocol.secretstore import FileSecrets
 from belote_p2p.protocol.session import ActionTaken, RoundAudited, TableSession
-from belote_p2p.protocol.table import Seat, TableDefinition
 from belote_p2p.protocol.transcript import TranscriptWriter, read_transcript
 from belote_p2p.protocol.verify import verify_transcript
 from belote_p2p.protocol.wire import Envelope
-
-TIMEOUT = 60
-
-
-async def open_listeners() -> list[trio.SocketListener]:
-    return [(await trio.open_tcp_listeners(0, host="127.0.0.1"))[0] for _ in range(4)]
-
-
-def make_table(
-    variant: str, listeners: list[trio.SocketListener], target: int = 151
-) -> tuple[TableDefinition, list[Identity]]:
-    ids = [Identity.from_seed(bytes([9, i]) * 16) for i in range(4)]
-    seats = tuple(
-        Seat(f"p{i}", ids[i].public_key_bytes, f"127.0.0.1:{listeners[i].socket.getsockname()[1]}")
-        for i in range(4)
-    )
-    rules = RULE_SETS[variant].with_(target=target)
-    return TableDefinition(bytes(range(16)), rules, seats), ids
-
-
-async def play_table(
-    variant: str,
-    tmp_path: Path,
-    *,
-    config: PeerConfig | None = None,
-    players: dict[int, Any] | None = None,
-    on_status: list[list[PeerStatus]] | None = None,
-    watch: dict[int, Callable[[object], None]] | None = None,
-    timeout: float = TIMEOUT,
-) -> tuple[list[PeerResult], list[list[object]]]:
-    listeners = await open_listeners()
-    definition, ids = make_table(variant, listeners)
-    results: list[PeerResult | None] = [None] * 4
-    events: list[list[object]] = [[] for _ in range(4)]
-
-    async def one(seat: int) -> None:
-        def on_event(event: object) -> None:
-            events[seat].append(event)
-            if watch and seat in watch:
-                watch[seat](event)
-
-        results[seat] = await run_peer(
-            definition,
-            seat,
-            ids[seat],
-            (players or {}).get(seat) or BotPlayer("random", seed=seat),
-            transcript=tmp_path / f"seat{seat}.transcript",
-            listeners=[listeners[seat]],
-            secrets=FileSecrets(tmp_path / "secrets", definition.table_id, seat),
-            on_event=on_event,
-            on_status=on_status[seat].append if on_status is not None else None,
-            config=config,
-        )
-
-    with trio.fail_after(timeout):
-        async with trio.open_nursery() as nursery:
-            for seat in range(4):
-                nursery.start_soon(one, seat)
-    done = [r for r in results if r is not None]
-    assert len(done) == 4
-    return done, events
-
-
-def check_agreement(results: list[PeerResult]) -> None:
-    for r in results:
-        assert r.ok, (r.seat, r.fault, r.error)
-        assert r.state.is_over
-    assert len({r.state.scores for r in results}) == 1
-    contents = []
-    for r in results:
-        transcript = read_transcript(r.transcript)
-        assert not transcript.truncated
-        assert transcript.seat == r.seat
-        assert len(transcript.envelopes) == r.envelopes
-        contents.append({Envelope.decode(e).hash for e in transcript.envelopes})
-    assert all(c == contents[0] for c in contents)
-    dones = [Envelope.decode(e) for e in read_transcript(results[0].transcript).envelopes]
-    scores = [e.body["scores"] for e in dones if e.body["type"] == "done"]
-    assert len(scores) == 4 and all(s == list(results[0].state.scores) for s in scores)
 
 
 @pytest.mark.parametrize("variant", sorted(RULE_SETS))
@@ -242,7 +167,7 @@ async def test_a_lost_peer_is_waited_for_then_signed_gone(
             super().__init__(decisions, EOFError("the terminal closed"))
 
     listeners = await open_listeners()
-    definition, ids = make_table("coinche", listeners)
+    definition, ids = make_table("coinche", target=151, seed=9, listeners=listeners)
     results: dict[int, PeerResult | None] = {}
     statuses: list[PeerStatus] = []
 
@@ -378,7 +303,7 @@ async def test_a_peer_that_keeps_asking_to_sync_is_answered_once_in_a_while(
 ) -> None:
     """An answer can be the whole transcript: sync requests from one peer are answered at
     most every ``sync_answer_interval`` seconds; other frames are not affected."""
-    definition, ids = make_session_table("classic")
+    definition, ids = make_table("classic")
     session = TableSession(definition, 0, ids[0])
     other = TableSession(definition, 1, ids[1])
     with TranscriptWriter(tmp_path / "t", definition, 0) as writer:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 
 import pytest
-from conftest import cards, random_deck
+from helpers import cards, random_deck
 
 from belote_p2p.game.cards import Card
 from belote_p2p.game.engine import IllegalActionError, Phase, State

@@ -10,6 +10,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from helpers import Net, make_table, table_sessions, write_transcript
 
 from belote_p2p.app import cli
 from belote_p2p.app.profile import (
@@ -341,23 +342,11 @@ needs_observer = pytest.mark.skipif(
 
 @pytest.fixture(scope="module")
 def transcripts(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
-    from test_session import Net, make_table
-
-    from belote_p2p.protocol.session import TableSession
-    from belote_p2p.protocol.transcript import TranscriptWriter
-
     definition, ids = make_table("coinche", target=301, seed=5)
-    sessions = [TableSession(definition, i, ids[i]) for i in range(4)]
+    sessions = table_sessions(definition, ids)
     Net(sessions, random.Random(11)).run()
     folder = tmp_path_factory.mktemp("games")
-    paths = []
-    for seat, session in enumerate(sessions):
-        path = folder / f"seat{seat}.transcript"
-        with TranscriptWriter(path, definition, seat) as w:
-            for envelope in session.transcript:
-                w.append(envelope.encode())
-        paths.append(path)
-    return paths
+    return [write_transcript(folder / f"seat{s.seat}.transcript", s) for s in sessions]
 
 
 @needs_observer

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from conftest import random_deck
+from helpers import random_deck
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

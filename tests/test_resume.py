@@ -7,13 +7,12 @@ import os
 import signal
 import stat
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 import trio
-from test_peer import check_agreement, make_table, open_listeners
+from helpers import TABLE, check_agreement, cli_argv, make_table, open_listeners, source_pythonpath
 
 from belote_p2p.app.home import game_ended
 from belote_p2p.app.output import parse_result
@@ -24,9 +23,6 @@ from belote_p2p.protocol.session import ActionTaken
 from belote_p2p.protocol.transcript import read_transcript
 from belote_p2p.protocol.verify import verify_transcript
 from belote_p2p.protocol.wire import Envelope
-
-ROOT = Path(__file__).resolve().parents[1]
-TABLE = bytes(range(16))
 
 
 def test_file_secrets_are_kept_private_and_survive_a_restart(tmp_path: Path) -> None:
@@ -55,7 +51,7 @@ async def test_a_peer_killed_in_process_resumes_and_the_game_finishes(tmp_path: 
     """Seat 1's nursery is cancelled after the tenth action (the process dies, as far as the
     table can tell); run_peer on the same transcript resumes it on the same port."""
     listeners = await open_listeners()
-    definition, ids = make_table("classic", listeners)
+    definition, ids = make_table("classic", target=151, seed=9, listeners=listeners)
     transcripts = [tmp_path / "games" / f"seat{s}.transcript" for s in range(4)]
 
     def secrets_of(seat: int) -> FileSecrets:
@@ -116,10 +112,6 @@ async def test_a_peer_killed_in_process_resumes_and_the_game_finishes(tmp_path: 
 # -- real processes -------------------------------------------------------------------------
 
 
-def cli(*args: str | Path) -> list[str]:
-    return [sys.executable, "-m", "belote_p2p", *(str(a) for a in args)]
-
-
 class Process:
     """A peer process whose output is read as it comes."""
 
@@ -140,7 +132,7 @@ class Process:
 
 async def start(nursery: trio.Nursery, name: str, args: list[str], tmp: Path) -> Process:
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(ROOT / "plugins")])
+    env["PYTHONPATH"] = source_pythonpath()
     log = open(tmp / f"{name}.stderr", "ab")  # noqa: SIM115  (closed with the test's tmp)
     process = await trio.lowlevel.open_process(
         args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=log, env=env, cwd=tmp
@@ -170,8 +162,8 @@ async def test_a_peer_process_killed_mid_round_restarts_and_the_game_finishes(
         async with trio.open_nursery() as nursery:
             host = await start(
                 nursery, "host",
-                cli("host", "--port", "0", "--bind", "127.0.0.1", "--bot", "random", "--seed",
-                    "1", "--target", "301", "--name", "Host", "--home", homes[0]),
+                cli_argv("host", "--port", "0", "--bind", "127.0.0.1", "--bot", "random",
+                         "--seed", "1", "--target", "301", "--name", "Host", "--home", homes[0]),
                 tmp_path,
             )  # fmt: skip
             host.wanted = "Others join with"
@@ -179,13 +171,13 @@ async def test_a_peer_process_killed_mid_round_restarts_and_the_game_finishes(
             lobby = host.output.split("Lobby listening on ")[1].split()[0]
             procs.append(host)
             for k in (1, 2, 3):
-                args = cli("join", lobby, "--name", f"P{k}", "--home", homes[k], "--seed", k)
+                args = cli_argv("join", lobby, "--name", f"P{k}", "--home", homes[k], "--seed", k)
                 procs.append(await start(nursery, f"join{k}", args + common, tmp_path))
             victim = procs[2]
             await wait_for_play(homes[2] / "games")
             victim.process.send_signal(signal.SIGKILL)
             assert await victim.process.wait() == -signal.SIGKILL
-            args = cli("resume", "--home", homes[2], "--seed", "99", *common)
+            args = cli_argv("resume", "--home", homes[2], "--seed", "99", *common)
             procs[2] = await start(nursery, "resumed2", args, tmp_path)
             for proc in procs:
                 await proc.process.wait()

@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import random
-from collections import deque
 
 import pytest
+from helpers import Net, make_table, table_sessions
 
 from belote_p2p.game.rules import RULE_SETS
-from belote_p2p.protocol.group import scalar_bytes
-from belote_p2p.protocol.identity import Identity
 from belote_p2p.protocol.session import (
     DecisionNeeded,
     GameAbandoned,
@@ -20,77 +18,13 @@ from belote_p2p.protocol.session import (
     SessionError,
     TableSession,
 )
-from belote_p2p.protocol.table import Seat, TableDefinition
 from belote_p2p.protocol.wire import ZERO_HASH, Envelope
-
-
-def make_table(
-    variant: str, target: int = 501, seed: int = 0
-) -> tuple[TableDefinition, list[Identity]]:
-    ids = [Identity.from_seed(bytes([seed, i]) * 16) for i in range(4)]
-    seats = tuple(Seat(f"p{i}", ids[i].public_key_bytes, f"127.0.0.1:{7000 + i}") for i in range(4))
-    rules = RULE_SETS[variant].with_(target=target)
-    return TableDefinition(bytes(range(16)), rules, seats), ids
-
-
-class Net:
-    """Per-pair FIFO queues, delivered in a seeded random interleaving."""
-
-    def __init__(self, sessions: list[TableSession], rng: random.Random) -> None:
-        self.sessions = sessions
-        self.rng = rng
-        self.queues = {(a, b): deque[bytes]() for a in range(4) for b in range(4) if a != b}
-        self.bots = [random.Random(rng.random()) for _ in range(4)]
-        self.events: list[list[object]] = [[] for _ in range(4)]
-
-    def flush(self, seat: int) -> None:
-        s = self.sessions[seat]
-        for data in s.take_outbox():
-            for other in range(4):
-                if other != seat:
-                    self.queues[seat, other].append(data)
-        for event in s.take_events():
-            self.events[seat].append(event)
-            if isinstance(event, DecisionNeeded):
-                s.act(self.bots[seat].choice(event.observation.legal))
-                self.flush(seat)
-
-    def sync(self) -> None:
-        """Every peer asks every other for what it lacks (as on a reconnection)."""
-        for a in range(4):
-            for b in range(4):
-                if a != b and not self.sessions[a].closed:
-                    self.queues[a, b].append(self.sessions[a].sync_request())
-
-    def deliver(self, a: int, b: int) -> None:
-        replies = self.sessions[b].receive(self.queues[a, b].popleft())
-        self.queues[b, a].extend(replies)
-        self.flush(b)
-
-    def run(self, limit: int = 200_000, honest: tuple[int, ...] = (0, 1, 2, 3)) -> None:
-        for seat in range(4):
-            self.sessions[seat].start()
-            self.flush(seat)
-        steps = 0
-        synced = False
-        while not all(self.sessions[i].closed for i in honest):
-            busy = [k for k, q in self.queues.items() if q]
-            if not busy:
-                assert not synced, "deadlock: nothing in flight even after a sync"
-                self.sync()
-                synced = True
-                continue
-            synced = False
-            a, b = self.rng.choice(busy)
-            self.deliver(a, b)
-            steps += 1
-            assert steps < limit
 
 
 @pytest.mark.parametrize("variant", sorted(RULE_SETS))
 def test_four_sessions_play_a_whole_game(variant: str) -> None:
     definition, ids = make_table(variant, target=301)
-    sessions = [TableSession(definition, i, ids[i]) for i in range(4)]
+    sessions = table_sessions(definition, ids)
     net = Net(sessions, random.Random(7))
     net.run()
     assert all(s.fault is None for s in sessions)
@@ -110,33 +44,14 @@ def test_four_sessions_play_a_whole_game(variant: str) -> None:
     assert not any(isinstance(e, PeerFault) for evs in net.events for e in evs)
 
 
-class SeededSecrets(MemorySecrets):
-    """Deck secrets derived from a seed, so that two runs deal the same cards."""
-
-    def __init__(self, seed: int, seat: int) -> None:
-        super().__init__()
-        self.seed, self.seat = seed, seat
-
-    def load(self, round_number: int) -> tuple[bytes, bytes] | None:
-        got = super().load(round_number)
-        if got is None:
-            rng = random.Random(f"{self.seed}/{self.seat}/{round_number}")
-            key = scalar_bytes(rng.randrange(1, 2**250))
-            got = (key, rng.randbytes(32))
-            self.save(round_number, *got)
-        return got
-
-
 def play_with_crash(
     crash_at: int | None, variant: str = "classic"
 ) -> tuple[list[TableSession], Net]:
     definition, ids = make_table(variant, target=201)
-    stores = [SeededSecrets(5, i) for i in range(4)]
-    sessions = [TableSession(definition, i, ids[i], secrets=stores[i]) for i in range(4)]
+    sessions = table_sessions(definition, ids, deal_seed=5)
+    stores = [s.secrets for s in sessions]
     net = Net(sessions, random.Random(3))
-    for seat in range(4):
-        sessions[seat].start()
-        net.flush(seat)
+    net.start()
     steps = 0
     while not all(s.finished for s in sessions):
         if steps == crash_at:
@@ -153,11 +68,10 @@ def play_with_crash(
                 if other != 2:
                     for e in sessions[other].transcript:
                         net.queues[other, 2].append(e.encode())
-        busy = [k for k, q in net.queues.items() if q]
+        busy = net.in_flight()
         assert busy, "deadlock"
         a, b = net.rng.choice(busy)
-        sessions[b].receive(net.queues[a, b].popleft())
-        net.flush(b)
+        net.deliver(a, b)
         steps += 1
     return sessions, net
 
@@ -174,16 +88,11 @@ def test_a_crashed_peer_resumes_and_the_game_ends_as_without_the_crash(crash_at:
 
 def test_resume_refuses_a_transcript_it_did_not_write() -> None:
     definition, ids = make_table("classic")
-    sessions = [TableSession(definition, i, ids[i]) for i in range(4)]
+    sessions = table_sessions(definition, ids)
     net = Net(sessions, random.Random(1))
-    for seat in range(4):
-        sessions[seat].start()
-        net.flush(seat)
+    net.start()
     for _ in range(60):
-        busy = [k for k, q in net.queues.items() if q]
-        a, b = net.rng.choice(busy)
-        sessions[b].receive(net.queues[a, b].popleft())
-        net.flush(b)
+        net.step()
     recorded = [e.encode() for e in sessions[1].transcript]
     with pytest.raises(SessionError, match="cannot resume"):
         TableSession.resume(definition, 1, ids[1], recorded, MemorySecrets())
@@ -191,21 +100,17 @@ def test_resume_refuses_a_transcript_it_did_not_write() -> None:
 
 def test_resignation_and_abandonment_end_the_game() -> None:
     definition, ids = make_table("coinche")
-    sessions = [TableSession(definition, i, ids[i]) for i in range(4)]
+    sessions = table_sessions(definition, ids)
     net = Net(sessions, random.Random(2))
-    for seat in range(4):
-        sessions[seat].start()
-        net.flush(seat)
+    net.start()
     sessions[3].abandon(3)  # seat 3 resigns
     net.flush(3)
     while not all(s.finished for s in sessions):
-        a, b = net.rng.choice([k for k, q in net.queues.items() if q])
-        sessions[b].receive(net.queues[a, b].popleft())
-        net.flush(b)
+        net.step()
     assert all(s.abandoned == 3 for s in sessions)
     assert all(any(isinstance(e, GameAbandoned) for e in evs) for evs in net.events)
     # The others must be three to declare a silent seat gone.
-    sessions = [TableSession(definition, i, ids[i]) for i in range(4)]
+    sessions = table_sessions(definition, ids)
     for s in sessions:
         s.start()
     outs = {i: sessions[i].take_outbox() for i in range(4)}
@@ -227,7 +132,7 @@ def test_resignation_and_abandonment_end_the_game() -> None:
 def test_equivocation_is_caught_through_sync_with_the_same_verdict_everywhere() -> None:
     """Seat 3 signs two different envelopes at one seq, one for seats 0-1, one for seat 2."""
     definition, ids = make_table("classic")
-    sessions = [TableSession(definition, i, ids[i]) for i in range(4)]
+    sessions = table_sessions(definition, ids)
     net = Net(sessions, random.Random(5))
     cheat = {"done": False}
     original_flush = net.flush

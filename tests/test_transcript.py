@@ -3,7 +3,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from test_session import make_table
+from helpers import make_table
 
 from belote_p2p.protocol.transcript import TranscriptError, TranscriptWriter, read_transcript
 

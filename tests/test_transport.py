@@ -1,10 +1,12 @@
 from __future__ import annotations
 
 import logging
+from contextlib import AbstractAsyncContextManager
 
 import pytest
 import trio
 import trio.testing
+from helpers import PLAYERS, ROSTER, TABLE, address_of, open_listeners
 
 from belote_p2p.net.transport import (
     ConnectionClosed,
@@ -22,9 +24,6 @@ from belote_p2p.net.transport import (
 from belote_p2p.protocol.identity import Identity
 from belote_p2p.protocol.wire import FrameTooLarge, HandshakeError, frame
 
-PLAYERS = [Identity.from_seed(bytes([seat + 1]) * 32) for seat in range(4)]
-ROSTER = [p.public_key_bytes for p in PLAYERS]
-TABLE = bytes(range(16))
 IMPOSTOR = Identity.from_seed(b"\x99" * 32)
 
 
@@ -128,6 +127,16 @@ async def test_handshake_rejects_a_wrong_identity() -> None:
 # ------------------------------------------------------------------------------- mesh
 
 
+def seat_mesh(
+    seat: int, listeners: list[trio.SocketListener], config: MeshConfig | None = None
+) -> AbstractAsyncContextManager[Mesh]:
+    """Seat ``seat``'s mesh at a table whose first seats listen on ``listeners`` (one each)
+    and whose other seats only dial."""
+    addresses = {s: address_of(listener) for s, listener in enumerate(listeners)}
+    own = listeners[seat : seat + 1] if seat < len(listeners) else None
+    return open_mesh(PLAYERS[seat], TABLE, seat, ROSTER, addresses, listeners=own, config=config)
+
+
 async def next_event(mesh: Mesh) -> MeshEvent:
     """The next event that is not a (re)connection."""
     while True:
@@ -136,33 +145,16 @@ async def next_event(mesh: Mesh) -> MeshEvent:
             return event
 
 
-async def open_listeners(count: int) -> list[trio.SocketListener]:
-    return [(await trio.open_tcp_listeners(0, host="127.0.0.1"))[0] for _ in range(count)]
-
-
-def address_of(listener: trio.SocketListener) -> tuple[str, int]:
-    host, port = listener.socket.getsockname()[:2]
-    return host, port
-
-
 async def test_four_peers_exchange_messages_over_loopback() -> None:
     with trio.fail_after(10):
         listeners = await open_listeners(3)
-        addresses = {seat: address_of(listeners[seat]) for seat in range(3)}
         inbox: dict[int, list[tuple[int, bytes]]] = {seat: [] for seat in range(4)}
         finished = 0
         all_finished = trio.Event()
 
         async def peer(seat: int) -> None:
             nonlocal finished
-            async with open_mesh(
-                PLAYERS[seat],
-                TABLE,
-                seat,
-                ROSTER,
-                addresses,
-                listeners=listeners[seat : seat + 1] if seat < 3 else None,
-            ) as mesh:
+            async with seat_mesh(seat, listeners) as mesh:
                 assert mesh.peers == frozenset(range(4)) - {seat}
                 assert await mesh.broadcast(b"all from %d" % seat) == frozenset()
                 await mesh.send((seat + 1) % 4, b"next from %d" % seat)
@@ -192,18 +184,10 @@ async def test_four_peers_exchange_messages_over_loopback() -> None:
 async def test_a_departed_peer_is_reported_and_unreachable() -> None:
     with trio.fail_after(10):
         listeners = await open_listeners(3)
-        addresses = {seat: address_of(listeners[seat]) for seat in range(3)}
         leaving = trio.Event()
 
         async def peer(seat: int) -> None:
-            async with open_mesh(
-                PLAYERS[seat],
-                TABLE,
-                seat,
-                ROSTER,
-                addresses,
-                listeners=listeners[seat : seat + 1] if seat < 3 else None,
-            ) as mesh:
+            async with seat_mesh(seat, listeners) as mesh:
                 if seat == 3:
                     return  # closes its three connections
                 event = await next_event(mesh)
@@ -314,16 +298,12 @@ async def test_a_frame_before_an_oversize_header_is_still_received() -> None:
 async def test_a_dropped_connection_is_dialled_again_by_the_higher_seat() -> None:
     with trio.fail_after(10):
         listeners = await open_listeners(3)
-        addresses = {seat: address_of(listeners[seat]) for seat in range(3)}
         config = MeshConfig(dial_backoff=0.01)
         seen: dict[int, list[MeshEvent]] = {0: [], 2: []}
         done = trio.Event()
 
         async def peer(seat: int) -> None:
-            async with open_mesh(
-                PLAYERS[seat], TABLE, seat, ROSTER, addresses,
-                listeners=listeners[seat : seat + 1] if seat < 3 else None, config=config,
-            ) as mesh:  # fmt: skip
+            async with seat_mesh(seat, listeners, config) as mesh:
                 if seat == 0:
                     await mesh.drop(2)
                 if seat in (0, 2):

@@ -14,7 +14,6 @@ import select
 import signal
 import struct
 import subprocess
-import sys
 import termios
 import time
 from collections.abc import Callable, Iterator
@@ -22,6 +21,7 @@ from pathlib import Path
 
 import pytest
 import trio
+from helpers import cli_argv, dealt, random_deck, source_pythonpath
 from rich.console import Console
 
 from belote_p2p.app.tui import (
@@ -66,7 +66,6 @@ from belote_p2p.protocol.session import (
     TableReady,
 )
 
-ROOT = Path(__file__).resolve().parents[1]
 NAMES = ("Ann", "Bob", "Cid", "Dee")
 FINGERPRINTS = tuple(f"{i}{i}{i}{i}-abcd-ef01-2345" for i in range(4))
 CLASSIC = rule_set("classic", target=301)
@@ -87,12 +86,6 @@ def check_fits(text: str) -> None:
     lines = text.rstrip("\n").split("\n")
     assert len(lines) == 19, text
     assert all(len(line) <= 80 for line in lines), text
-
-
-def deal(rules: RuleSet, seed: int) -> State:
-    deck = list(CARDS)
-    random.Random(seed).shuffle(deck)
-    return State.new_game(rules).deal(deck)
 
 
 def round_events(
@@ -127,7 +120,7 @@ def first(
     for seed in range(200):
         view = new_view(rules, seat)
         view.apply(TableReady())
-        for event, state in round_events(deal(rules, seed), seed, seat, choose):
+        for event, state in round_events(dealt(rules, seed), seed, seat, choose):
             view.apply(event)
             if found(event, state):
                 return view, event, state
@@ -152,7 +145,7 @@ def decision(
 def test_frame_after_the_deal_shows_the_turned_card_and_the_numbered_hand() -> None:
     view = new_view()
     view.apply(TableReady())
-    state = deal(CLASSIC, 1)
+    state = dealt(CLASSIC, 1)
     view.apply(RoundDealt(state.number, state.dealer, state.hand(0), state.turned))
     text = frame(view)
     check_fits(text)
@@ -253,7 +246,7 @@ def test_announcement_belote_and_rebelote_are_news() -> None:
     notices: list[str] = []
     for seed in range(300):
         view = new_view()
-        for event, _ in round_events(deal(CLASSIC, seed), seed):
+        for event, _ in round_events(dealt(CLASSIC, seed), seed):
             notices += [n.text for n in view.apply(event)]
         if any("rebelote!" in n for n in notices) and any(" announce" in n for n in notices):
             break
@@ -293,7 +286,7 @@ def test_a_capot_summary_says_who_made_it() -> None:
 
 def test_game_over_and_abandon_end_the_frame_with_the_sheet() -> None:
     rules = rule_set("classic", target=101)
-    state = deal(rules, 5)
+    state = dealt(rules, 5)
     view = new_view(rules)
     seed = 5
     while state.phase is not Phase.GAME_OVER:
@@ -303,9 +296,7 @@ def test_game_over_and_abandon_end_the_frame_with_the_sheet() -> None:
         state = events[-1][1]
         if state.phase is Phase.DEAL:
             seed += 1
-            deck = list(CARDS)
-            random.Random(seed).shuffle(deck)
-            state = state.deal(deck)
+            state = state.deal(random_deck(random.Random(seed)))
     notices = view.apply(GameOver(state))
     assert notices[0].text.startswith("Game over: ")
     assert view.sheet is not None and "Score sheet" in view.sheet
@@ -514,7 +505,7 @@ def ui_for(
 def test_terminal_ui_redraws_and_decides() -> None:
     ui, out = ui_for(["zz", "pass"])
     answers: list[Action | Resign] = []
-    for event, _ in round_events(deal(CLASSIC, 3), 3, choose=lambda s: PASS):
+    for event, _ in round_events(dealt(CLASSIC, 3), 3, choose=lambda s: PASS):
         ui.on_event(event)
         if isinstance(event, DecisionNeeded):
             answers.append(ui.decide(event.observation, None))
@@ -527,7 +518,7 @@ def test_terminal_ui_redraws_and_decides() -> None:
 
 def test_plain_mode_prints_one_fact_a_line() -> None:
     ui, out = ui_for(["pass"] * 8, plain=True)
-    for event, _ in round_events(deal(CLASSIC, 3), 3, choose=lambda s: PASS):
+    for event, _ in round_events(dealt(CLASSIC, 3), 3, choose=lambda s: PASS):
         ui.on_event(event)
         if isinstance(event, DecisionNeeded):
             ui.decide(event.observation, None)
@@ -629,9 +620,9 @@ PROMPT = r"Your (card|bid)(?: \(\d+ s left\))?> |RESULT (\{.*\})"
 def test_a_person_plays_a_whole_game_through_a_pseudo_terminal(tmp_path: Path) -> None:
     env = dict(os.environ, TERM="xterm-256color", COLUMNS="80", LINES="24")
     env.pop("NO_COLOR", None)
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(ROOT / "plugins")])
+    env["PYTHONPATH"] = source_pythonpath()
     # Seat 3 deals first, so that the person bids first.
-    argv = [sys.executable, "-m", "belote_p2p", "host", "--bots", "3", "--target", "101"]
+    argv = cli_argv("host", "--bots", "3", "--target", "101")
     argv += ["--first-dealer", "3", "--port", "0", "--bind", "127.0.0.1", "--no-beacon"]
     argv += ["--home", str(tmp_path / "home"), "--seed", "7", "--name", "Ann"]
     term = Terminal(argv, env, tmp_path)
@@ -705,9 +696,9 @@ def test_a_person_plays_a_whole_game_through_a_pseudo_terminal(tmp_path: Path) -
 
 def test_a_person_resigns_in_plain_mode_and_the_host_exits_0(tmp_path: Path) -> None:
     env = dict(os.environ, TERM="xterm-256color", COLUMNS="80", LINES="24")
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(ROOT / "plugins")])
+    env["PYTHONPATH"] = source_pythonpath()
     home = tmp_path / "home"
-    argv = [sys.executable, "-m", "belote_p2p", "host", "--bots", "3", "--target", "101"]
+    argv = cli_argv("host", "--bots", "3", "--target", "101")
     argv += ["--first-dealer", "3", "--port", "0", "--bind", "127.0.0.1", "--no-beacon"]
     argv += ["--home", str(home), "--seed", "7", "--name", "Ann", "--plain"]
     term = Terminal(argv, env, tmp_path)

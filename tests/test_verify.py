@@ -6,7 +6,7 @@ import random
 from pathlib import Path
 
 import pytest
-from test_session import Net, make_table
+from helpers import Net, make_table, table_sessions, write_transcript
 
 from belote_p2p.protocol.session import TableSession
 from belote_p2p.protocol.transcript import TranscriptError, TranscriptWriter
@@ -17,12 +17,9 @@ from belote_p2p.protocol.wire import Envelope
 @pytest.fixture(scope="module")
 def game(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[TableSession]]:
     definition, ids = make_table("classic", target=201, seed=9)
-    sessions = [TableSession(definition, i, ids[i]) for i in range(4)]
+    sessions = table_sessions(definition, ids)
     Net(sessions, random.Random(4)).run()
-    path = tmp_path_factory.mktemp("verify") / "game.transcript"
-    with TranscriptWriter(path, definition, 1) as w:
-        for e in sessions[1].transcript:
-            w.append(e.encode())
+    path = write_transcript(tmp_path_factory.mktemp("verify") / "game.transcript", sessions[1])
     return path, sessions
 
 

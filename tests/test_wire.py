@@ -7,6 +7,7 @@ from typing import Any
 
 import msgpack  # type: ignore[import-untyped]
 import pytest
+from helpers import PLAYERS, ROSTER, TABLE
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -36,9 +37,6 @@ from belote_p2p.protocol.wire import (
     frame,
 )
 
-PLAYERS = [Identity.from_seed(bytes([seat + 1]) * 32) for seat in range(4)]
-ROSTER = [p.public_key_bytes for p in PLAYERS]
-TABLE = bytes(range(16))
 OTHER_TABLE = bytes(range(1, 17))
 STRANGER = Identity.from_seed(b"\x99" * 32)
 

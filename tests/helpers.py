@@ -1,0 +1,314 @@
+"""The helpers that more than one test module uses: one copy of each.
+
+Tests import them with ``from helpers import ...`` (``tests/`` is on ``sys.path`` as it is
+for ``conftest``); a test never imports ``conftest`` or another ``test_*`` module
+(``test_layout.py`` checks it). Fixtures stay in ``conftest.py``; the cheating sessions are
+in ``cheaters.py``.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import socket
+import sys
+from collections import deque
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import trio
+
+from belote_p2p.game.cards import CARDS, Card, parse_cards
+from belote_p2p.game.engine import Phase, State
+from belote_p2p.game.rules import RULE_SETS, RuleSet
+from belote_p2p.net.peer import PeerConfig, PeerResult, PeerStatus, run_peer
+from belote_p2p.players.player import BotPlayer
+from belote_p2p.protocol.group import scalar_bytes
+from belote_p2p.protocol.identity import Identity
+from belote_p2p.protocol.secretstore import FileSecrets
+from belote_p2p.protocol.session import DecisionNeeded, MemorySecrets, TableSession
+from belote_p2p.protocol.table import Seat, TableDefinition
+from belote_p2p.protocol.transcript import TranscriptWriter, read_transcript
+from belote_p2p.protocol.wire import Envelope
+
+ROOT = Path(__file__).resolve().parents[1]
+"""The source tree the tests run from."""
+LOOPBACK = "127.0.0.1"
+"""The host every listener and address of the tests is on."""
+TIMEOUT = 60
+"""Seconds a whole game between four peers over loopback TCP may take."""
+
+# -- cards and games -----------------------------------------------------------------------
+
+
+def cards(text: str) -> tuple[Card, ...]:
+    """The cards named in ``text``, separated by spaces ("7H 8H 9H")."""
+    return parse_cards(text.split())
+
+
+def random_deck(rng: random.Random) -> list[Card]:
+    """The 32 cards in an order drawn from ``rng``."""
+    deck = list(CARDS)
+    rng.shuffle(deck)
+    return deck
+
+
+def dealt(rules: RuleSet, seed: int) -> State:
+    """A new game of ``rules`` dealt from a deck shuffled by ``random.Random(seed)``."""
+    return State.new_game(rules).deal(random_deck(random.Random(seed)))
+
+
+def play_round(state: State, rng: random.Random) -> State:
+    """``state`` after the rest of its round played with random legal actions."""
+    while state.phase not in (Phase.DEAL, Phase.GAME_OVER):
+        state = state.apply(rng.choice(state.legal_actions()))
+    return state
+
+
+# -- identities and tables -----------------------------------------------------------------
+
+TABLE = bytes(range(16))
+"""The table id of the tables built here."""
+PLAYERS = [Identity.from_seed(bytes([seat + 1]) * 32) for seat in range(4)]
+"""Four fixed identities, one per seat, for the wire and transport tests."""
+ROSTER = [p.public_key_bytes for p in PLAYERS]
+"""The public keys of :data:`PLAYERS`, in seat order."""
+
+
+def identities(seed: int, count: int = 4) -> list[Identity]:
+    """``count`` identities derived from ``seed``, the same on every run."""
+    return [Identity.from_seed(bytes([seed, i]) * 16) for i in range(count)]
+
+
+def address_of(listener: trio.SocketListener) -> tuple[str, int]:
+    """The host and port ``listener`` listens on."""
+    host, port = listener.socket.getsockname()[:2]
+    return host, port
+
+
+def make_table(
+    variant: str,
+    target: int = 501,
+    seed: int = 0,
+    *,
+    listeners: list[trio.SocketListener] | None = None,
+) -> tuple[TableDefinition, list[Identity]]:
+    """A four-seat table of ``variant`` to ``target`` with the identities of ``seed``; its
+    seats' addresses are those of ``listeners`` (else 127.0.0.1:7000 to 7003)."""
+    ids = identities(seed)
+    if listeners is None:
+        addresses = [f"{LOOPBACK}:{7000 + i}" for i in range(4)]
+    else:
+        addresses = [f"{LOOPBACK}:{address_of(listener)[1]}" for listener in listeners]
+    seats = tuple(Seat(f"p{i}", ids[i].public_key_bytes, addresses[i]) for i in range(4))
+    rules = RULE_SETS[variant].with_(target=target)
+    return TableDefinition(TABLE, rules, seats), ids
+
+
+class SeededSecrets(MemorySecrets):
+    """Deck secrets derived from a seed, so that two runs deal the same cards."""
+
+    def __init__(self, seed: int, seat: int) -> None:
+        super().__init__()
+        self.seed, self.seat = seed, seat
+
+    def load(self, round_number: int) -> tuple[bytes, bytes] | None:
+        got = super().load(round_number)
+        if got is None:
+            rng = random.Random(f"{self.seed}/{self.seat}/{round_number}")
+            got = (scalar_bytes(rng.randrange(1, 2**250)), rng.randbytes(32))
+            self.save(round_number, *got)
+        return got
+
+
+def table_sessions(
+    definition: TableDefinition, ids: list[Identity], deal_seed: int | None = None
+) -> list[TableSession]:
+    """One session per seat (with :class:`SeededSecrets` of ``deal_seed`` if given)."""
+    secrets = [None if deal_seed is None else SeededSecrets(deal_seed, i) for i in range(4)]
+    return [TableSession(definition, i, ids[i], secrets=secrets[i]) for i in range(4)]
+
+
+def write_transcript(path: Path, session: TableSession) -> Path:
+    """Write ``session``'s transcript (its seat's record of the game) to ``path``."""
+    assert session.seat is not None
+    with TranscriptWriter(path, session.definition, session.seat) as writer:
+        for envelope in session.transcript:
+            writer.append(envelope.encode())
+    return path
+
+
+# -- four sessions in memory ---------------------------------------------------------------
+
+
+class Net:
+    """Per-pair FIFO queues, delivered in a seeded random interleaving."""
+
+    def __init__(self, sessions: list[TableSession], rng: random.Random) -> None:
+        self.sessions = sessions
+        self.rng = rng
+        self.queues = {(a, b): deque[bytes]() for a in range(4) for b in range(4) if a != b}
+        self.bots = [random.Random(rng.random()) for _ in range(4)]
+        self.events: list[list[object]] = [[] for _ in range(4)]
+
+    def flush(self, seat: int) -> None:
+        """Queue what ``seat`` sent to every other seat; its bot answers what it is asked."""
+        s = self.sessions[seat]
+        for data in s.take_outbox():
+            for other in range(4):
+                if other != seat:
+                    self.queues[seat, other].append(data)
+        for event in s.take_events():
+            self.events[seat].append(event)
+            if isinstance(event, DecisionNeeded):
+                s.act(self.bots[seat].choice(event.observation.legal))
+                self.flush(seat)
+
+    def start(self) -> None:
+        """Start every session and queue what it sends first."""
+        for seat in range(4):
+            self.sessions[seat].start()
+            self.flush(seat)
+
+    def sync(self) -> None:
+        """Every peer asks every other for what it lacks (as on a reconnection)."""
+        for a in range(4):
+            for b in range(4):
+                if a != b and not self.sessions[a].closed:
+                    self.queues[a, b].append(self.sessions[a].sync_request())
+
+    def in_flight(self) -> list[tuple[int, int]]:
+        """The (sender, receiver) pairs with something queued."""
+        return [k for k, q in self.queues.items() if q]
+
+    def deliver(self, a: int, b: int) -> None:
+        """Give ``b`` the oldest frame from ``a``; queue its replies back to ``a``."""
+        replies = self.sessions[b].receive(self.queues[a, b].popleft())
+        self.queues[b, a].extend(replies)
+        self.flush(b)
+
+    def step(self) -> None:
+        """Deliver one queued frame, chosen at random among the pairs in flight."""
+        a, b = self.rng.choice(self.in_flight())
+        self.deliver(a, b)
+
+    def run(self, limit: int = 200_000, honest: tuple[int, ...] = (0, 1, 2, 3)) -> None:
+        """Start, then deliver (syncing when nothing moves) until the ``honest`` seats close."""
+        self.start()
+        steps = 0
+        synced = False
+        while not all(self.sessions[i].closed for i in honest):
+            busy = self.in_flight()
+            if not busy:
+                assert not synced, "deadlock: nothing in flight even after a sync"
+                self.sync()
+                synced = True
+                continue
+            synced = False
+            a, b = self.rng.choice(busy)
+            self.deliver(a, b)
+            steps += 1
+            assert steps < limit
+
+
+# -- loopback networking -------------------------------------------------------------------
+
+
+async def open_listeners(count: int = 4) -> list[trio.SocketListener]:
+    """``count`` TCP listeners on free loopback ports."""
+    return [(await trio.open_tcp_listeners(0, host=LOOPBACK))[0] for _ in range(count)]
+
+
+def free_udp_port() -> int:
+    """A loopback UDP port that was free a moment ago."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.bind((LOOPBACK, 0))
+        port: int = s.getsockname()[1]
+    return port
+
+
+async def play_table(
+    variant: str,
+    tmp_path: Path,
+    *,
+    target: int = 151,
+    seed: int = 9,
+    config: PeerConfig | None = None,
+    players: dict[int, Any] | None = None,
+    on_status: list[list[PeerStatus]] | None = None,
+    watch: dict[int, Callable[[object], None]] | None = None,
+    timeout: float = TIMEOUT,
+    until: int = 4,
+) -> tuple[list[PeerResult], list[list[object]]]:
+    """Four peers play a table over loopback TCP (seeded random bots, or ``players``); the
+    results of seats 0 to ``until - 1`` (the other seats are cancelled once those are
+    done) and the events each seat saw."""
+    listeners = await open_listeners()
+    definition, ids = make_table(variant, target, seed, listeners=listeners)
+    results: list[PeerResult | None] = [None] * 4
+    events: list[list[object]] = [[] for _ in range(4)]
+    finished = trio.Event()
+
+    async def one(seat: int) -> None:
+        def on_event(event: object) -> None:
+            events[seat].append(event)
+            if watch and seat in watch:
+                watch[seat](event)
+
+        results[seat] = await run_peer(
+            definition,
+            seat,
+            ids[seat],
+            (players or {}).get(seat) or BotPlayer("random", seed=seat),
+            transcript=tmp_path / f"seat{seat}.transcript",
+            listeners=[listeners[seat]],
+            secrets=FileSecrets(tmp_path / "secrets", definition.table_id, seat),
+            on_event=on_event,
+            on_status=on_status[seat].append if on_status is not None else None,
+            config=config,
+        )
+        if all(r is not None for r in results[:until]):
+            finished.set()
+
+    with trio.fail_after(timeout):
+        async with trio.open_nursery() as nursery:
+            for seat in range(4):
+                nursery.start_soon(one, seat)
+            await finished.wait()
+            nursery.cancel_scope.cancel()
+    done = [r for r in results[:until] if r is not None]
+    assert len(done) == until
+    return done, events
+
+
+def check_agreement(results: list[PeerResult]) -> None:
+    """Every peer finished the game cleanly, with the same scores and the same record."""
+    for r in results:
+        assert r.ok, (r.seat, r.fault, r.error)
+        assert r.state.is_over
+    assert len({r.state.scores for r in results}) == 1
+    contents = []
+    for r in results:
+        transcript = read_transcript(r.transcript)
+        assert not transcript.truncated
+        assert transcript.seat == r.seat
+        assert len(transcript.envelopes) == r.envelopes
+        contents.append({Envelope.decode(e).hash for e in transcript.envelopes})
+    assert all(c == contents[0] for c in contents)
+    dones = [Envelope.decode(e) for e in read_transcript(results[0].transcript).envelopes]
+    scores = [e.body["scores"] for e in dones if e.body["type"] == "done"]
+    assert len(scores) == 4 and all(s == list(results[0].state.scores) for s in scores)
+
+
+# -- child processes -----------------------------------------------------------------------
+
+
+def cli_argv(*args: object) -> list[str]:
+    """The command line that runs ``belote-p2p`` with ``args`` under this interpreter."""
+    return [sys.executable, "-m", "belote_p2p", *(str(a) for a in args)]
+
+
+def source_pythonpath(*more: str) -> str:
+    """A ``PYTHONPATH`` that finds this source tree and its built-in bots (then ``more``)."""
+    return os.pathsep.join([str(ROOT), str(ROOT / "plugins"), *more])
