@@ -27,6 +27,7 @@ from typing import Any
 
 from helpers import make_table, table_sessions, write_transcript
 
+from belote_p2p.errors import RemoteProtocolError
 from belote_p2p.game.audit import AuditFault
 from belote_p2p.game.cards import CARDS, Card, cards_of
 from belote_p2p.game.engine import KING, QUEEN, Action, Claim, IllegalActionError, Phase, State
@@ -50,14 +51,7 @@ from belote_p2p.protocol.session import (
 )
 from belote_p2p.protocol.table import TableDefinition
 from belote_p2p.protocol.verify import Verdict, verify_transcript
-from belote_p2p.protocol.wire import (
-    DEFAULT_MAX_FRAME,
-    Envelope,
-    FrameDecoder,
-    FrameTooLarge,
-    RemoteProtocolError,
-    frame,
-)
+from belote_p2p.protocol.wire import DEFAULT_MAX_FRAME, Envelope, FrameDecoder, FrameTooLarge, frame
 
 SEATS = 4
 

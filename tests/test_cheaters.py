@@ -37,17 +37,12 @@ from helpers import identities, play_table
 
 import belote_p2p.net.peer as peer_module
 import belote_p2p.protocol.session as session_module
+from belote_p2p.errors import RemoteProtocolError
 from belote_p2p.net.peer import PeerConfig, PeerResult
 from belote_p2p.protocol.deck import DeckPeer, RevealMessage
 from belote_p2p.protocol.transcript import read_transcript
 from belote_p2p.protocol.verify import verify_transcript
-from belote_p2p.protocol.wire import (
-    BadSignature,
-    Envelope,
-    MalformedMessage,
-    RemoteProtocolError,
-    WrongTable,
-)
+from belote_p2p.protocol.wire import BadSignature, Envelope, MalformedMessage, WrongTable
 
 CHEATER = 3
 

@@ -41,7 +41,7 @@ from belote_p2p.protocol.deck import (
     DeckUsageError,
     DecryptionShare,
     KeyMessage,
-    MalformedMessage,
+    MalformedDeckMessage,
     PlayMessage,
     RevealMessage,
     SharesMessage,
@@ -563,12 +563,12 @@ def test_strict_parsing() -> None:
         {**wire, "share": wire["share"][:-1]},
     ]
     for data in bad:
-        with pytest.raises(MalformedMessage):
+        with pytest.raises(MalformedDeckMessage):
             message_from_wire(data)
-    with pytest.raises(MalformedMessage) as err:
+    with pytest.raises(MalformedDeckMessage) as err:
         message_from_wire(wire, sender=(msg.seat + 1) % 4)
     assert err.value.seat == (msg.seat + 1) % 4
-    with pytest.raises(MalformedMessage):
+    with pytest.raises(MalformedDeckMessage):
         decode_message(b"\xc1")
 
 
@@ -635,7 +635,7 @@ def test_any_corrupted_byte_is_caught_with_a_typed_error(
     sender = events[index][1]
     with pytest.raises(DeckError) as err:
         replay(events, observer, corrupt=(index, byte, delta))
-    if isinstance(err.value, MalformedMessage):
+    if isinstance(err.value, MalformedDeckMessage):
         assert err.value.seat == sender
 
 
@@ -883,7 +883,7 @@ def test_an_observer_catches_any_corrupted_byte(pick: int, byte: int, delta: int
     events[index] = ("message", sender, bytes(raw))
     with pytest.raises(DeckError) as err:
         observe(events).audit()
-    if isinstance(err.value, MalformedMessage):
+    if isinstance(err.value, MalformedDeckMessage):
         assert err.value.seat == sender
 
 

@@ -17,6 +17,7 @@ from cheaters import Table
 from helpers import TIMEOUT, make_table, open_listeners, play_table
 
 import belote_p2p.net.peer as peer_module
+from belote_p2p.errors import RemoteProtocolError
 from belote_p2p.net.peer import PeerConfig, PeerResult, run_peer
 from belote_p2p.net.transport import FramedStream, handshake
 from belote_p2p.players.player import BotPlayer
@@ -24,7 +25,7 @@ from belote_p2p.protocol.secretstore import FileSecrets
 from belote_p2p.protocol.session import PeerFault, TableSession
 from belote_p2p.protocol.transcript import read_transcript
 from belote_p2p.protocol.verify import verify_transcript
-from belote_p2p.protocol.wire import RemoteProtocolError, encode
+from belote_p2p.protocol.wire import encode
 
 FRAMES = 100_000
 TRACED = 10_000

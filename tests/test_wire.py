@@ -11,6 +11,7 @@ from helpers import PLAYERS, ROSTER, TABLE
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from belote_p2p.errors import LocalProtocolError, RemoteProtocolError
 from belote_p2p.protocol.identity import Identity, verify
 from belote_p2p.protocol.wire import (
     ENVELOPE_LABEL,
@@ -25,12 +26,9 @@ from belote_p2p.protocol.wire import (
     FrameTooLarge,
     Handshake,
     HandshakeError,
-    LocalProtocolError,
     MalformedMessage,
     OutOfOrder,
-    RemoteProtocolError,
     UnknownSender,
-    WireError,
     WrongTable,
     decode,
     encode,
@@ -324,14 +322,14 @@ ENCODED = first_envelope({"type": "play", "card": 12, "proof": b"\xab" * 40}).en
 def test_any_flipped_byte_is_rejected(position: int, mask: int) -> None:
     data = bytearray(ENCODED)
     data[position] ^= mask
-    with pytest.raises(WireError):
+    with pytest.raises(RemoteProtocolError):
         Envelope.decode(bytes(data))
 
 
 @settings(max_examples=100, deadline=None)
 @given(st.integers(0, len(ENCODED)))
 def test_any_truncation_is_rejected(length: int) -> None:
-    with pytest.raises(WireError):
+    with pytest.raises(RemoteProtocolError):
         Envelope.decode(ENCODED[:length] if length < len(ENCODED) else ENCODED + b"\x00")
 
 

@@ -22,11 +22,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from belote_p2p.errors import RemoteProtocolError
 from belote_p2p.protocol.identity import KEY_FILE_NAME, Identity
 from belote_p2p.protocol.secretstore import FileSecrets
 from belote_p2p.protocol.table import TableDefinition
 from belote_p2p.protocol.transcript import Transcript, TranscriptError, read_transcript
-from belote_p2p.protocol.wire import WireError, decode
+from belote_p2p.protocol.wire import decode
 
 APP_NAME = "belote-p2p"
 PROFILE_FILE_NAME = "profile.sqlite3"
@@ -91,7 +92,7 @@ def game_ended(envelopes: Sequence[bytes], roster: Sequence[bytes]) -> bool:
     for data in envelopes:
         try:
             envelope: Any = decode(data)
-        except (WireError, ValueError):
+        except (RemoteProtocolError, ValueError):
             continue
         body = envelope.get("body") if isinstance(envelope, dict) else None
         sender = envelope.get("sender") if isinstance(envelope, dict) else None

@@ -48,6 +48,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Protocol
 
+from belote_p2p.errors import BeloteError
 from belote_p2p.game.cards import Card
 from belote_p2p.game.engine import Trick
 from belote_p2p.game.scoring import Outcome, RoundScore
@@ -258,7 +259,7 @@ def has_streak(results: Sequence[bool], length: int = STREAK) -> bool:
     return False
 
 
-class NotVerified(ValueError):
+class NotVerified(BeloteError, ValueError):
     """The transcript does not prove a whole game; ``reason`` says why."""
 
     def __init__(self, reason: str) -> None:
@@ -441,7 +442,7 @@ CREATE INDEX IF NOT EXISTS xp_player ON xp(player);
 """
 
 
-class ProfileError(Exception):
+class ProfileError(BeloteError):
     """The profile database is not one this version can read."""
 
 

@@ -12,6 +12,7 @@ import sys
 from collections.abc import Iterable, Iterator
 from typing import Any, TextIO
 
+from belote_p2p.errors import LocalProtocolError
 from belote_p2p.game.cards import Card, cards_of
 from belote_p2p.game.engine import IllegalActionError, Phase, State
 from belote_p2p.game.rules import RULE_SETS
@@ -31,7 +32,7 @@ KEYS = {
 SUITS = {"S": 0, "H": 1, "D": 2, "C": 3}
 
 
-class RefereeInputError(ValueError):
+class RefereeInputError(LocalProtocolError, ValueError):
     """A malformed input line; the message says what is wrong."""
 
 

@@ -41,6 +41,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from belote_p2p.errors import LocalProtocolError
 from belote_p2p.game.announcements import Announcement
 from belote_p2p.game.cards import SUIT_LETTERS, SUIT_SYMBOLS, Card
 from belote_p2p.game.engine import (
@@ -157,7 +158,7 @@ COMMANDS = {
 }
 
 
-class InputError(ValueError):
+class InputError(LocalProtocolError, ValueError):
     """What a person typed is not an action they may take now; the message says what was
     wrong (:attr:`reason`) and what is legal (:attr:`legal`)."""
 

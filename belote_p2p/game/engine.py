@@ -22,6 +22,8 @@ from enum import Enum
 from functools import lru_cache
 from typing import NamedTuple
 
+from belote_p2p.errors import LocalProtocolError
+
 from .announcements import Announcement, announcement_from_cards, find_announcements, scoring_team
 from .cards import CARDS, SUIT_MASKS, Card, cards_of, format_cards, mask_of
 from .rules import RuleSet
@@ -218,7 +220,7 @@ class RoundRecord:
         return tuple(out)
 
 
-class IllegalActionError(ValueError):
+class IllegalActionError(LocalProtocolError, ValueError):
     """An action the rules forbid here, with the action and a short summary of the state."""
 
     def __init__(self, action: object, state: State, reason: str) -> None:

@@ -37,7 +37,8 @@ from typing import Any
 
 import trio
 
-from belote_p2p.protocol.wire import TABLE_ID_SIZE, WireError, decode, encode
+from belote_p2p.errors import BeloteError, RemoteProtocolError
+from belote_p2p.protocol.wire import TABLE_ID_SIZE, decode, encode
 
 logger = logging.getLogger(__name__)
 
@@ -61,7 +62,7 @@ DEFAULT_LISTEN = 3.0
 """Seconds ``tables`` listens: enough to hear every host at least twice."""
 
 
-class BeaconError(ValueError):
+class BeaconError(BeloteError, ValueError):
     """A datagram that is not a beacon; ``data`` holds its bytes."""
 
     def __init__(self, message: str, data: bytes) -> None:
@@ -127,7 +128,7 @@ def decode_beacon(data: bytes) -> Beacon:
         raise BeaconError(f"datagram of {len(data)} bytes is larger than a beacon", data)
     try:
         value = decode(data)
-    except WireError as exc:
+    except RemoteProtocolError as exc:
         raise BeaconError(str(exc), data) from None
     if not isinstance(value, dict) or set(value) != BEACON_KEYS:
         raise BeaconError("not a beacon map", data)

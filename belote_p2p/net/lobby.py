@@ -34,18 +34,11 @@ from typing import Any
 
 import trio
 
+from belote_p2p.errors import BeloteError, RemoteProtocolError
 from belote_p2p.game.rules import RuleSet
 from belote_p2p.protocol.identity import fingerprint
 from belote_p2p.protocol.table import MAX_NAME, Seat, TableDefinition
-from belote_p2p.protocol.wire import (
-    KEY_SIZE,
-    SEATS,
-    TABLE_ID_SIZE,
-    FrameTooLarge,
-    RemoteProtocolError,
-    decode,
-    encode,
-)
+from belote_p2p.protocol.wire import KEY_SIZE, SEATS, TABLE_ID_SIZE, FrameTooLarge, decode, encode
 
 from .address import format_address, is_loopback, parse_address
 from .transport import ConnectionClosed, FramedStream
@@ -62,7 +55,7 @@ DEFAULT_WAIT = 900.0
 JOIN_KEYS = frozenset({"type", "name", "key", "port"})
 
 
-class LobbyError(Exception):
+class LobbyError(BeloteError):
     """The lobby failed: a refusal from the host, a bad answer, a timeout."""
 
 

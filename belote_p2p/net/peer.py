@@ -48,6 +48,7 @@ from typing import TypeAlias
 
 import trio
 
+from belote_p2p.errors import BeloteError, RemoteProtocolError
 from belote_p2p.game.engine import Action, Phase, State
 from belote_p2p.game.observation import Observation, observe
 from belote_p2p.players.player import Player, Resigned
@@ -65,7 +66,7 @@ from belote_p2p.protocol.session import (
 )
 from belote_p2p.protocol.table import TableDefinition
 from belote_p2p.protocol.transcript import TranscriptError, TranscriptWriter, read_transcript
-from belote_p2p.protocol.wire import SEATS, RemoteProtocolError
+from belote_p2p.protocol.wire import SEATS
 
 from .address import parse_address
 from .transport import (
@@ -81,7 +82,7 @@ from .transport import (
 logger = logging.getLogger(__name__)
 
 
-class PeerError(Exception):
+class PeerError(BeloteError):
     """The game could not start: the mesh did not open (see ``__cause__``)."""
 
 

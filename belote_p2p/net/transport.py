@@ -28,6 +28,7 @@ from typing import TypeAlias
 
 import trio
 
+from belote_p2p.errors import BeloteError, LocalProtocolError
 from belote_p2p.protocol.identity import Identity
 from belote_p2p.protocol.wire import (
     DEFAULT_MAX_FRAME,
@@ -36,7 +37,6 @@ from belote_p2p.protocol.wire import (
     FrameTooLarge,
     Handshake,
     HandshakeError,
-    LocalProtocolError,
     frame,
 )
 
@@ -46,7 +46,7 @@ Address: TypeAlias = tuple[str, int]
 AnyListener: TypeAlias = trio.abc.Listener[trio.abc.Stream]
 
 
-class TransportError(Exception):
+class TransportError(BeloteError):
     """Base of the errors of this module."""
 
 

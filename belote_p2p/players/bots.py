@@ -20,6 +20,7 @@ from typing import Any, cast
 
 import pluggy
 
+from belote_p2p.errors import BeloteError
 from belote_p2p.game.cards import CARDS, Card
 from belote_p2p.game.engine import Action, Bid
 from belote_p2p.game.observation import Observation
@@ -34,7 +35,7 @@ BUILTIN_MODULE = "belote_bots"
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
 
 
-class BotError(Exception):
+class BotError(BeloteError):
     """Bots could not be loaded or found (duplicate or unknown name, bad option)."""
 
 

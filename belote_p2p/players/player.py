@@ -14,6 +14,7 @@ from typing import Protocol
 
 import trio
 
+from belote_p2p.errors import BeloteError
 from belote_p2p.game.engine import Action
 from belote_p2p.game.observation import Observation
 from belote_p2p.game.rules import RuleSet
@@ -21,7 +22,7 @@ from belote_p2p.game.rules import RuleSet
 from .bots import FallbackCounts, SafePlayer, make_bot
 
 
-class Resigned(Exception):
+class Resigned(BeloteError):
     """Raised by a player's ``decide`` when the person chose to leave the game: the peer
     signs its own seat gone (a resignation, not an error)."""
 

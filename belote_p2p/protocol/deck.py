@@ -85,14 +85,14 @@ API
     ``audit()`` re-derives all four shuffles and returns the 32 cards in deck order.
 
 Message types (frozen dataclasses; ``to_wire()`` gives a msgpack-ready ``dict`` with
-``bytes`` fields, ``from_wire()`` parses strictly and raises :class:`MalformedMessage`):
+``bytes`` fields, ``from_wire()`` parses strictly and raises :class:`MalformedDeckMessage`):
 :class:`KeyMessage`, :class:`ShuffleMessage`, :class:`SharesMessage`, :class:`PlayMessage`,
 :class:`RevealMessage`; :func:`message_from_wire`, :func:`encode_message` and
 :func:`decode_message` dispatch on the ``type`` field. The session must check that the
 ``seat`` field of a message is its envelope's sender (pass ``sender=`` to the parsers).
 
 Errors: :class:`DeckError` (a peer misbehaved: ``seat``, ``reason``) with subclasses
-:class:`MalformedMessage`, :class:`UnexpectedMessage`, :class:`BadPoint`, :class:`BadProof`,
+:class:`MalformedDeckMessage`, :class:`UnexpectedMessage`, :class:`BadPoint`, :class:`BadProof`,
 :class:`BadShuffle`, :class:`CommitmentMismatch`, :class:`WrongOwner`; and
 :class:`DeckUsageError` when the local caller misused the API.
 """
@@ -109,6 +109,7 @@ from typing import Any, ClassVar, TypeAlias
 
 import msgpack  # type: ignore[import-untyped]  # ships no type information
 
+from belote_p2p.errors import LocalProtocolError, RemoteProtocolError
 from belote_p2p.game.cards import CARDS, Card
 from belote_p2p.game.engine import TURNED, deal_owners
 from belote_p2p.game.rules import RuleSet
@@ -140,7 +141,7 @@ MASK_LABEL = b"shuffle-mask"
 # -- errors ------------------------------------------------------------------------------
 
 
-class DeckError(Exception):
+class DeckError(RemoteProtocolError):
     """A peer sent something the protocol forbids; ``seat`` names it.
 
     ``seat`` is ``None`` only when the fault is certain but its author can only be named
@@ -148,12 +149,11 @@ class DeckError(Exception):
     """
 
     def __init__(self, seat: int | None, reason: str) -> None:
-        super().__init__(f"seat {seat}: {reason}" if seat is not None else reason)
-        self.seat = seat
+        super().__init__(f"seat {seat}: {reason}" if seat is not None else reason, seat=seat)
         self.reason = reason
 
 
-class MalformedMessage(DeckError):
+class MalformedDeckMessage(DeckError):
     """A message of the wrong shape: unknown type, missing field, wrong type or length."""
 
 
@@ -181,7 +181,7 @@ class WrongOwner(DeckError):
     """A play at a deck position that was not dealt to the player."""
 
 
-class DeckUsageError(Exception):
+class DeckUsageError(LocalProtocolError):
     """The local caller misused :class:`DeckPeer` (a call out of order, a bad argument)."""
 
 
@@ -308,8 +308,8 @@ class _Wire:
         self.data = data
         self.seat = seat
 
-    def fail(self, reason: str) -> MalformedMessage:
-        return MalformedMessage(self.seat, reason)
+    def fail(self, reason: str) -> MalformedDeckMessage:
+        return MalformedDeckMessage(self.seat, reason)
 
     def uint(self, key: str, upper: int) -> int:
         value = self.data[key]
@@ -482,11 +482,13 @@ def _open_wire(data: object, type_name: str, fields: frozenset[str], sender: int
     if sender is not None and (type(sender) is not int or not 0 <= sender < SEATS):
         raise DeckUsageError(f"not a seat: {sender!r}")
     if not isinstance(data, Mapping):
-        raise MalformedMessage(sender, "a message is a map")
+        raise MalformedDeckMessage(sender, "a message is a map")
     if data.get("type") != type_name:
-        raise MalformedMessage(sender, f"expected a {type_name!r} message")
+        raise MalformedDeckMessage(sender, f"expected a {type_name!r} message")
     if set(data) != fields:
-        raise MalformedMessage(sender, f"a {type_name!r} message has the fields {sorted(fields)}")
+        raise MalformedDeckMessage(
+            sender, f"a {type_name!r} message has the fields {sorted(fields)}"
+        )
     return _Wire(data, sender)
 
 
@@ -505,11 +507,11 @@ def message_from_wire(data: object, sender: int | None = None) -> DeckMessage:
     """Parse any deck message from its wire map; ``sender`` (the envelope's) is checked
     against the ``seat`` field and blamed for a malformed message."""
     if not isinstance(data, Mapping):
-        raise MalformedMessage(sender, "a message is a map")
+        raise MalformedDeckMessage(sender, "a message is a map")
     kind = data.get("type")
     cls = MESSAGE_TYPES.get(kind) if isinstance(kind, str) else None
     if cls is None:
-        raise MalformedMessage(sender, f"unknown message type {kind!r}")
+        raise MalformedDeckMessage(sender, f"unknown message type {kind!r}")
     return cls.from_wire(data, sender)
 
 
@@ -520,11 +522,11 @@ def encode_message(msg: DeckMessage) -> bytes:
 
 
 def decode_message(raw: bytes, sender: int | None = None) -> DeckMessage:
-    """Parse msgpack bytes into a message; raise :class:`MalformedMessage` on any fault."""
+    """Parse msgpack bytes into a message; raise :class:`MalformedDeckMessage` on any fault."""
     try:
         data = msgpack.unpackb(raw, raw=False, strict_map_key=True, use_list=True)
     except (ValueError, TypeError, OverflowError) as exc:  # msgpack's errors derive from these
-        raise MalformedMessage(sender, f"not msgpack: {exc}") from None
+        raise MalformedDeckMessage(sender, f"not msgpack: {exc}") from None
     return message_from_wire(data, sender)
 
 
@@ -849,7 +851,7 @@ class _DeckRound(ABC):
     def _apply_shares(self, msg: SharesMessage) -> None:
         positions = self._shared_by(msg.seat, msg.step)
         if len(msg.shares) != len(positions):
-            raise MalformedMessage(
+            raise MalformedDeckMessage(
                 msg.seat, f"step {msg.step} needs {len(positions)} shares, not {len(msg.shares)}"
             )
         deck = self._decks[-1]
@@ -878,11 +880,11 @@ class _DeckRound(ABC):
             raise WrongOwner(msg.seat, f"position {p} belongs to seat {owner}")
         if not self.rules.is_coinche and p == TURNED_POSITION:
             if msg.share is not None:
-                raise MalformedMessage(msg.seat, "the turned card is played without a share")
+                raise MalformedDeckMessage(msg.seat, "the turned card is played without a share")
             self._played.append(p)
             return
         if msg.share is None:
-            raise MalformedMessage(msg.seat, f"the play of position {p} carries no share")
+            raise MalformedDeckMessage(msg.seat, f"the play of position {p} carries no share")
         ct = self._decks[-1][p]
         self._check_share(msg.seat, p, self._keys[msg.seat], ct.c1, msg.share)
         shares = dict(self._shares[p])
@@ -896,7 +898,7 @@ class _DeckRound(ABC):
         try:
             x = group.parse_scalar(msg.secret_key, nonzero=True)
         except group.InvalidScalar as exc:
-            raise MalformedMessage(msg.seat, f"secret key: {exc}") from None
+            raise MalformedDeckMessage(msg.seat, f"secret key: {exc}") from None
         if base_mul(x) != self._keys[msg.seat]:
             raise CommitmentMismatch(msg.seat, "the secret key does not match the key share")
         expected = shuffle_commitment(self.table_id, self.round_number, msg.seat, msg.seed)

@@ -40,6 +40,8 @@ from nacl.bindings import (
     crypto_scalarmult_ed25519_noclamp,
 )
 
+from belote_p2p.errors import RemoteProtocolError
+
 DOMAIN = b"belote-p2p/deck/v1"
 """The domain label in front of every hash of the deck protocol."""
 
@@ -54,11 +56,11 @@ IDENTITY = (1).to_bytes(32, "little")
 """The neutral element's encoding. Never valid as a received point."""
 
 
-class InvalidPoint(ValueError):
+class InvalidPoint(RemoteProtocolError, ValueError):
     """Bytes that are not the encoding of a point of the prime-order subgroup (or identity)."""
 
 
-class InvalidScalar(ValueError):
+class InvalidScalar(RemoteProtocolError, ValueError):
     """Bytes that are not a canonical scalar (32 bytes little-endian, below ``L``)."""
 
 

@@ -24,13 +24,15 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import (
     Ed25519PublicKey,
 )
 
+from belote_p2p.errors import BeloteError
+
 KEY_FILE_NAME = "identity.key"
 SEED_SIZE = 32
 PUBLIC_KEY_SIZE = 32
 SIGNATURE_SIZE = 64
 
 
-class IdentityError(ValueError):
+class IdentityError(BeloteError, ValueError):
     """The key file is missing its 32 bytes, or others may read it."""
 
     def __init__(self, message: str, path: Path) -> None:

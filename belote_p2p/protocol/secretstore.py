@@ -22,7 +22,9 @@ import contextlib
 import os
 from pathlib import Path
 
-from .wire import WireError, decode, encode
+from belote_p2p.errors import RemoteProtocolError
+
+from .wire import decode, encode
 
 SECRETS_TYPE = "belote-p2p/secrets"
 
@@ -64,7 +66,7 @@ class FileSecrets:
     def _read(self) -> dict[int, tuple[bytes, bytes]]:
         try:
             data = decode(self.path.read_bytes())
-        except (OSError, WireError, ValueError) as exc:
+        except (OSError, RemoteProtocolError, ValueError) as exc:
             raise SecretStoreError(f"{self.path}: cannot read the secrets: {exc}") from None
         if (
             not isinstance(data, dict)

@@ -46,6 +46,7 @@ from dataclasses import dataclass
 from secrets import token_bytes
 from typing import Any, Protocol
 
+from belote_p2p.errors import RemoteProtocolError
 from belote_p2p.game.announcements import Announcement, announcement_from_cards
 from belote_p2p.game.audit import AuditReport, audit_round, corrected_record
 from belote_p2p.game.cards import Card
@@ -72,7 +73,6 @@ from .wire import (
     Envelope,
     Equivocation,
     MalformedMessage,
-    RemoteProtocolError,
     decode,
     encode,
 )

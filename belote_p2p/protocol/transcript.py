@@ -21,14 +21,16 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO, Any
 
+from belote_p2p.errors import BeloteError, RemoteProtocolError
+
 from .table import TableDefinition
-from .wire import MAX_MESSAGE_SIZE, WireError, decode, encode
+from .wire import MAX_MESSAGE_SIZE, decode, encode
 
 HEADER_TYPE = "belote-p2p/transcript"
 _LENGTH = struct.Struct(">I")
 
 
-class TranscriptError(ValueError):
+class TranscriptError(BeloteError, ValueError):
     """The file is not a transcript (bad header, or a frame larger than any message)."""
 
 
@@ -118,7 +120,7 @@ def read_transcript(path: Path) -> Transcript:
         raise TranscriptError(f"{path} has no header")
     try:
         head: Any = decode(frames[0])
-    except (ValueError, WireError) as exc:
+    except (ValueError, RemoteProtocolError) as exc:
         raise TranscriptError(f"bad header: {exc}") from None
     if not isinstance(head, dict) or head.get("type") != HEADER_TYPE or head.get("version") != 1:
         raise TranscriptError(f"{path} is not a belote-p2p transcript")

@@ -12,13 +12,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from belote_p2p.errors import RemoteProtocolError
 from belote_p2p.game.engine import State
 
 from .identity import fingerprint
 from .session import PeerFault, RoundAudited, TableSession
 from .table import TableDefinition
 from .transcript import read_transcript
-from .wire import RemoteProtocolError
 
 
 @dataclass(frozen=True, slots=True)

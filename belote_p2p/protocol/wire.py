@@ -3,8 +3,8 @@ handshake and length-prefixed frames. Pure: bytes in, values or bytes out, no I/
 
 ``protocol/PROTOCOL.md`` is the language-neutral specification of everything here.
 
-Errors follow h11: :class:`LocalProtocolError` when this program misused the API,
-:class:`RemoteProtocolError` (and its subclasses) when a peer sent something wrong; a
+Errors follow h11 (:mod:`belote_p2p.errors`): :class:`LocalProtocolError` when this program
+misused the API, a :class:`RemoteProtocolError` subclass when a peer sent something wrong; a
 remote error names the sender where it is known and carries the offending bytes.
 """
 
@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import msgpack  # type: ignore[import-untyped]  # ships no type information
+
+from belote_p2p.errors import LocalProtocolError, RemoteProtocolError
 
 from .identity import PUBLIC_KEY_SIZE, SIGNATURE_SIZE, Identity, fingerprint, verify
 
@@ -44,36 +46,6 @@ MAX_MAP_LEN = 1 << 10
 ENVELOPE_KEYS = frozenset({"sender", "table", "seq", "prev", "seen", "body", "sig"})
 
 # ---------------------------------------------------------------------------- errors
-
-
-class WireError(Exception):
-    """Base of every error raised by this module."""
-
-
-class LocalProtocolError(WireError):
-    """This program misused the API (e.g. tried to encode a float)."""
-
-
-class RemoteProtocolError(WireError):
-    """A peer sent something that breaks the protocol.
-
-    ``sender`` is the public key the offending message claims (None when it could not
-    be read), ``seat`` its seat when known, ``evidence`` the offending encoded bytes
-    (for a :class:`BadSignature` the bytes prove only what the delivering peer sent).
-    """
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        sender: bytes | None = None,
-        seat: int | None = None,
-        evidence: tuple[bytes, ...] = (),
-    ) -> None:
-        super().__init__(message)
-        self.sender = sender
-        self.seat = seat
-        self.evidence = evidence
 
 
 class MalformedMessage(RemoteProtocolError):
