@@ -30,6 +30,7 @@ from belote_p2p.game.cards import CARDS, Card, cards_of
 from belote_p2p.game.engine import KING, QUEEN, Action, Claim, IllegalActionError, Phase, State
 from belote_p2p.game.observation import Observation, observe
 from belote_p2p.game.rules import RULE_SETS
+from belote_p2p.protocol.bodies import claim_to_wire
 from belote_p2p.protocol.deck import (
     DeckPeer,
     PlayMessage,
@@ -37,18 +38,17 @@ from belote_p2p.protocol.deck import (
     ShuffleMessage,
     shuffle_commitment,
 )
-from belote_p2p.protocol.group import scalar_bytes
-from belote_p2p.protocol.identity import Identity
-from belote_p2p.protocol.session import (
+from belote_p2p.protocol.events import (
     DecisionNeeded,
     Event,
     GameAbandoned,
-    MemorySecrets,
     PeerFault,
     RoundAudited,
-    TableSession,
-    claim_to_wire,
 )
+from belote_p2p.protocol.group import scalar_bytes
+from belote_p2p.protocol.identity import Identity
+from belote_p2p.protocol.secretstore import MemorySecrets
+from belote_p2p.protocol.session import TableSession
 from belote_p2p.protocol.table import Seat, TableDefinition
 from belote_p2p.protocol.transcript import TranscriptWriter
 from belote_p2p.protocol.verify import Verdict, verify_transcript

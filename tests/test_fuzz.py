@@ -19,8 +19,9 @@ import belote_p2p.net.peer as peer_module
 from belote_p2p.game.rules import RULE_SETS
 from belote_p2p.net.peer import BotPlayer, PeerConfig, PeerResult, run_peer
 from belote_p2p.net.transport import FramedStream, handshake
+from belote_p2p.protocol.events import PeerFault
 from belote_p2p.protocol.identity import Identity
-from belote_p2p.protocol.session import PeerFault, TableSession
+from belote_p2p.protocol.session import TableSession
 from belote_p2p.protocol.table import Seat, TableDefinition
 from belote_p2p.protocol.transcript import read_transcript
 from belote_p2p.protocol.verify import verify_transcript

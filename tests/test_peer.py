@@ -23,8 +23,9 @@ from belote_p2p.net.peer import (
     run_peer,
 )
 from belote_p2p.net.transport import Received
+from belote_p2p.protocol.events import ActionTaken, RoundAudited
 from belote_p2p.protocol.identity import Identity
-from belote_p2p.protocol.session import ActionTaken, RoundAudited, TableSession
+from belote_p2p.protocol.session import TableSession
 from belote_p2p.protocol.table import Seat, TableDefinition
 from belote_p2p.protocol.transcript import TranscriptWriter, read_transcript
 from belote_p2p.protocol.verify import verify_transcript

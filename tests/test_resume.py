@@ -17,8 +17,8 @@ from test_peer import check_agreement, make_table, open_listeners
 
 from belote_p2p.app.netplay import game_ended, parse_result
 from belote_p2p.net.peer import BotPlayer, PeerResult, run_peer
+from belote_p2p.protocol.events import ActionTaken
 from belote_p2p.protocol.secretstore import FileSecrets, SecretStoreError, secrets_path
-from belote_p2p.protocol.session import ActionTaken
 from belote_p2p.protocol.transcript import read_transcript
 from belote_p2p.protocol.verify import verify_transcript
 from belote_p2p.protocol.wire import Envelope

@@ -8,18 +8,17 @@ from collections import deque
 import pytest
 
 from belote_p2p.game.rules import RULE_SETS
-from belote_p2p.protocol.group import scalar_bytes
-from belote_p2p.protocol.identity import Identity
-from belote_p2p.protocol.session import (
+from belote_p2p.protocol.events import (
     DecisionNeeded,
     GameAbandoned,
     GameOver,
-    MemorySecrets,
     PeerFault,
     RoundAudited,
-    SessionError,
-    TableSession,
 )
+from belote_p2p.protocol.group import scalar_bytes
+from belote_p2p.protocol.identity import Identity
+from belote_p2p.protocol.secretstore import MemorySecrets
+from belote_p2p.protocol.session import SessionError, TableSession
 from belote_p2p.protocol.table import Seat, TableDefinition
 from belote_p2p.protocol.wire import ZERO_HASH, Envelope
 

@@ -97,9 +97,7 @@ from belote_p2p.net.peer import (
     run_peer,
 )
 from belote_p2p.players.bots import BotError
-from belote_p2p.protocol.identity import Identity, IdentityError, fingerprint
-from belote_p2p.protocol.secretstore import FileSecrets, SecretStoreError
-from belote_p2p.protocol.session import (
+from belote_p2p.protocol.events import (
     ActionTaken,
     DecisionNeeded,
     Event,
@@ -109,6 +107,8 @@ from belote_p2p.protocol.session import (
     RoundAudited,
     TableReady,
 )
+from belote_p2p.protocol.identity import Identity, IdentityError, fingerprint
+from belote_p2p.protocol.secretstore import FileSecrets, SecretStoreError
 from belote_p2p.protocol.table import TableDefinition
 from belote_p2p.protocol.transcript import Transcript, TranscriptError, read_transcript
 from belote_p2p.protocol.wire import WireError, decode

@@ -58,8 +58,7 @@ from belote_p2p.game.observation import Observation, observe
 from belote_p2p.game.rules import RuleSet
 from belote_p2p.game.scoring import Outcome
 from belote_p2p.game.tables import ALL_TRUMP, NO_TRUMP, STRENGTH, TRUMP_LETTERS, winning_index
-from belote_p2p.protocol.identity import fingerprint
-from belote_p2p.protocol.session import (
+from belote_p2p.protocol.events import (
     ActionTaken,
     DecisionNeeded,
     Event,
@@ -70,6 +69,7 @@ from belote_p2p.protocol.session import (
     RoundDealt,
     TableReady,
 )
+from belote_p2p.protocol.identity import fingerprint
 from belote_p2p.protocol.table import TableDefinition
 
 from .display import format_sheet

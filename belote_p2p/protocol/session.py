@@ -13,57 +13,76 @@ card is then checked against the engine (turn, legality as far as it can be deci
 deck protocol's proof for the card) and against the ``state`` digest it carries, before it
 changes anything.
 
-Bodies (all maps with a ``type``; ``protocol/PROTOCOL.md`` §6 is the reference):
+Bodies: :mod:`belote_p2p.protocol.bodies` builds and reads them (``protocol/PROTOCOL.md`` §6
+is the reference); the events this session reports are in :mod:`belote_p2p.protocol.events`.
 
-* ``table``: ``{digest}``, the sender's signature of the table definition; the game starts
-  when the four are in;
-* ``deck``: ``{round, msg}``, a deck protocol message (:mod:`belote_p2p.protocol.deck`);
-* ``bid``: ``{round, bid, state}``, a bid in text form (``"pass"``, ``"90 H"``...);
-* ``play``: ``{round, deck, claim, state}``, the deck protocol's play message (the card's
-  position and the player's decryption share) and the player's claim (announcements with its
-  first card, belote with the first of the trump king and queen);
-* ``done``: ``{scores}``, sent once after the last round's audit;
-* ``bye``: ``{}``, sent once a peer holds the four ``done``: a peer may close its
-  connections when it holds the four ``bye`` (everyone has everything);
-* ``abandon``: ``{seat}``, the sender declares that ``seat`` left the game: a seat may resign
-  itself, or the three others sign that it stayed silent past its grace period. The game
-  ends, recorded as abandoned by that seat.
-
-Crash and resume: a seat's round secrets come from a :class:`SecretStore`, which keeps them
+Crash and resume: a seat's round secrets come from a
+:class:`~belote_p2p.protocol.secretstore.SecretStore`, which keeps them
 (on disk, in the peer) before they are first used; :meth:`TableSession.resume` rebuilds a
 session from its transcript and that store, re-deriving its own envelopes and checking them
 against the recorded ones, so that it signs nothing it did not sign before.
 
 A message that breaks a rule is a fault of its sender: the session stops, reports
-:class:`PeerFault` with the signed envelope as evidence, and keeps its record.
+:class:`~belote_p2p.protocol.events.PeerFault` with the signed envelope as evidence, and
+keeps its record.
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from secrets import token_bytes
 from typing import Any, Protocol
 
-from belote_p2p.game.announcements import Announcement, announcement_from_cards
-from belote_p2p.game.audit import AuditReport, audit_round, corrected_record
+from belote_p2p.game.audit import audit_round, corrected_record
 from belote_p2p.game.cards import Card
-from belote_p2p.game.engine import Action, Bid, Claim, IllegalActionError, Phase, RoundRecord, State
-from belote_p2p.game.observation import Observation, observe
+from belote_p2p.game.engine import Action, Bid, Claim, IllegalActionError, Phase, State
+from belote_p2p.game.observation import observe
 
+from .bodies import (
+    abandon_body,
+    abandoned_seat,
+    bid_body,
+    bye_body,
+    deck_body,
+    deck_message,
+    done_body,
+    done_scores,
+    encode_sync,
+    fault_body,
+    fault_evidence,
+    parse_bid,
+    parse_sync,
+    play_body,
+    play_claim,
+    play_message,
+    round_of,
+    state_of,
+    table_body,
+    table_digest,
+)
 from .deck import (
     DeckError,
     DeckMessage,
     DeckPeer,
     DeckPhase,
-    PlayMessage,
     RevealMessage,
     SharesMessage,
-    message_from_wire,
+)
+from .events import (
+    ActionTaken,
+    DecisionNeeded,
+    Event,
+    GameAbandoned,
+    GameOver,
+    PeerFault,
+    RoundAudited,
+    RoundDealt,
+    TableReady,
 )
 from .group import random_scalar, scalar_bytes
 from .identity import Identity
+from .secretstore import MemorySecrets, SecretStore
 from .table import TableDefinition
 from .wire import (
     ZERO_HASH,
@@ -71,77 +90,19 @@ from .wire import (
     ChainTracker,
     Envelope,
     Equivocation,
-    MalformedMessage,
     RemoteProtocolError,
     decode,
     encode,
 )
 
-SYNC_TYPE = "sync"
 MAX_EARLY = 256
 """Envelopes held per sender while an earlier one is missing."""
-MAX_WANT = 64
 MAX_SYNC_REPLY = 4096
 STATE_LABEL = b"belote-p2p/state/v1\x00"
 
 
 class SessionError(Exception):
     """The local program misused the session (acting out of turn, an illegal card...)."""
-
-
-# -- events ------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class TableReady:
-    """All four peers signed the table definition."""
-
-
-@dataclass(frozen=True, slots=True)
-class RoundDealt:
-    number: int
-    dealer: int
-    hand: tuple[Card, ...]
-    turned: Card | None
-
-
-@dataclass(frozen=True, slots=True)
-class ActionTaken:
-    seat: int
-    action: Action
-    state: State
-    """The state after the action (this peer's view)."""
-
-
-@dataclass(frozen=True, slots=True)
-class DecisionNeeded:
-    """It is this seat's turn: answer with :meth:`TableSession.act`."""
-
-    observation: Observation
-
-
-@dataclass(frozen=True, slots=True)
-class RoundAudited:
-    """A round's secrets were revealed and the round replayed with every hand known."""
-
-    record: RoundRecord
-    """The record as scored after the audit (corrected if the audit found a fault)."""
-    report: AuditReport
-    state: State
-
-
-@dataclass(frozen=True, slots=True)
-class GameOver:
-    state: State
-
-
-@dataclass(frozen=True, slots=True)
-class PeerFault:
-    """A peer broke the protocol or the rules; its signed envelope(s) are the evidence."""
-
-    seat: int
-    reason: str
-    evidence: tuple[bytes, ...]
 
 
 class Fault(Exception):
@@ -152,94 +113,6 @@ class Fault(Exception):
         self.seat = seat
         self.reason = reason
         self.evidence = evidence
-
-
-def claim_to_wire(claim: Claim) -> dict[str, Any]:
-    return {
-        "belote": claim.belote,
-        "announcements": [[str(c) for c in a.card_list] for a in claim.announcements],
-    }
-
-
-def claim_from_wire(data: object, trump: int) -> Claim:
-    """Parse a claim; ``ValueError`` if malformed."""
-    if not isinstance(data, dict) or set(data) != {"belote", "announcements"}:
-        raise ValueError("a claim is a map of belote and announcements")
-    belote, anns = data["belote"], data["announcements"]
-    if type(belote) is not bool or not isinstance(anns, list) or len(anns) > 4:
-        raise ValueError("bad claim fields")
-    out: list[Announcement] = []
-    for cards in anns:
-        if not isinstance(cards, list) or not all(isinstance(c, str) for c in cards):
-            raise ValueError("an announcement is a list of cards")
-        out.append(announcement_from_cards([Card.parse(c) for c in cards], trump))
-    return Claim(tuple(out), belote)
-
-
-def parse_sync(data: bytes) -> tuple[list[int], list[bytes]] | None:
-    """``(have, want)`` if ``data`` is a sync request, ``None`` if it looks like an envelope.
-
-    A sync request is the canonical map ``{"type": "sync", "have": [4 ints], "want":
-    [hashes]}``, unsigned: it only asks for signed envelopes. Raises
-    :class:`~belote_p2p.protocol.wire.MalformedMessage` for a malformed one.
-    """
-    if not data or data[0] != 0x83:  # a map of three entries; an envelope has seven
-        return None
-    value = decode(data)
-    if not isinstance(value, dict) or value.get("type") != SYNC_TYPE:
-        return None
-    have, want = value.get("have"), value.get("want")
-    if (
-        set(value) != {"type", "have", "want"}
-        or not isinstance(have, list)
-        or len(have) != 4
-        or any(type(n) is not int or n < 0 for n in have)
-        or not isinstance(want, list)
-        or len(want) > MAX_WANT
-        or any(type(h) is not bytes or len(h) != 32 for h in want)
-    ):
-        raise MalformedMessage("malformed sync request", evidence=(bytes(data),))
-    return have, want
-
-
-class SecretStore(Protocol):
-    """Where a seat keeps each round's deck secrets before their first use."""
-
-    def load(self, round_number: int) -> tuple[bytes, bytes] | None: ...
-    def save(self, round_number: int, secret_key: bytes, shuffle_seed: bytes) -> None: ...
-
-
-class MemorySecrets:
-    """A :class:`SecretStore` in memory (tests; a peer that never resumes)."""
-
-    def __init__(self) -> None:
-        self.rounds: dict[int, tuple[bytes, bytes]] = {}
-
-    def load(self, round_number: int) -> tuple[bytes, bytes] | None:
-        return self.rounds.get(round_number)
-
-    def save(self, round_number: int, secret_key: bytes, shuffle_seed: bytes) -> None:
-        self.rounds[round_number] = (secret_key, shuffle_seed)
-
-
-@dataclass(frozen=True, slots=True)
-class GameAbandoned:
-    """The game ended because ``seat`` left it (resigned, or silent past its grace)."""
-
-    seat: int
-    state: State
-
-
-Event = (
-    TableReady
-    | RoundDealt
-    | ActionTaken
-    | DecisionNeeded
-    | RoundAudited
-    | GameOver
-    | GameAbandoned
-    | PeerFault
-)
 
 
 class _Deck(Protocol):
@@ -354,7 +227,7 @@ class TableSession:
             raise SessionError("start() called twice")
         self.started = True
         if self.seat is not None:
-            self._send({"type": "table", "digest": self.definition.digest})
+            self._send(table_body(self.definition.digest))
         self._pump()
 
     def receive(self, data: bytes) -> list[bytes]:
@@ -409,12 +282,7 @@ class TableSession:
         peer finds the fault itself (an equivocation at once; a bad message when it is
         processed in causal order) or finds nothing.
         """
-        evidence = envelope.body.get("evidence")
-        if not isinstance(evidence, list):
-            return
-        for data in evidence[:4]:
-            if type(data) is not bytes:
-                continue
+        for data in fault_evidence(envelope.body):
             try:
                 piece = Envelope.decode(data)
                 if piece.table == self.definition.table_id:
@@ -433,7 +301,7 @@ class TableSession:
                 if h not in self._by_hash and h != ZERO_HASH and h not in want:
                     want.append(h)
         have = [self.tracker.next_seq(s) for s in range(4)]
-        return encode({"type": SYNC_TYPE, "have": have, "want": want[:MAX_WANT]})
+        return encode_sync(have, want)
 
     def _answer_sync(self, have: list[int], want: list[bytes]) -> list[bytes]:
         out: list[bytes] = []
@@ -458,20 +326,12 @@ class TableSession:
             raise SessionError(f"{action} is not legal now")
         round_number = state.number
         if isinstance(action, Bid):
-            body: dict[str, Any] = {
-                "type": "bid", "round": round_number, "bid": str(action), "state": self._digest,
-            }  # fmt: skip
+            body = bid_body(round_number, action, self._digest)
         else:
             assert isinstance(self.deck, DeckPeer)
             position = next(p for p, c in self.deck.hand().items() if c == action)
             play = self.deck.play(position)
-            body = {
-                "type": "play",
-                "round": round_number,
-                "deck": play.to_wire(),
-                "claim": claim_to_wire(state.claim_for(action)),
-                "state": self._digest,
-            }
+            body = play_body(round_number, play, state.claim_for(action), self._digest)
         self._send(body)
         self._pump()
 
@@ -482,7 +342,7 @@ class TableSession:
             raise SessionError("an observer does not act")
         if self.finished:
             return
-        self._send({"type": "abandon", "seat": seat})
+        self._send(abandon_body(seat))
         self._pump()
 
     @classmethod
@@ -561,7 +421,7 @@ class TableSession:
             self._events.append(self.fault)
             if self.seat is not None and fault.evidence:
                 # Tell the others: the evidence proves itself to whoever replays it.
-                self._send({"type": "fault", "seat": fault.seat, "evidence": list(fault.evidence)})
+                self._send(fault_body(fault.seat, fault.evidence))
 
     def _pump(self) -> None:
         """Process every envelope that can be, and take every local step that is due."""
@@ -596,7 +456,7 @@ class TableSession:
             return Fault(seat, reason, evidence)
 
         if kind == "table":
-            if body.get("digest") != self.definition.digest:
+            if table_digest(body) != self.definition.digest:
                 raise fault("signed another table definition")
             if seat in self._signed:
                 raise fault("signed the table twice")
@@ -609,8 +469,8 @@ class TableSession:
         if kind == "fault":
             return True  # its evidence was taken in when it was accepted
         if kind == "abandon":
-            gone = body.get("seat")
-            if type(gone) is not int or not 0 <= gone < 4:
+            gone = abandoned_seat(body)
+            if gone is None:
                 raise fault("abandons no seat")
             votes = self._abandon_votes.setdefault(gone, set())
             votes.add(seat)
@@ -626,12 +486,13 @@ class TableSession:
         if kind == "done":
             if not self.state.is_over or self.deck is not None:
                 return False
-            if body.get("scores") != list(self.state.scores):
-                raise fault(f"ends the game with scores {body.get('scores')}")
+            scores = done_scores(body)
+            if scores != list(self.state.scores):
+                raise fault(f"ends the game with scores {scores}")
             self._done.add(seat)
             return True
-        round_number = body.get("round")
-        if type(round_number) is not int:
+        round_number = round_of(body)
+        if round_number is None:
             raise fault("a message without a round number")
         if round_number > self._current_round() or self.deck is None:
             return False
@@ -641,7 +502,7 @@ class TableSession:
             if own:
                 return True
             try:
-                msg = message_from_wire(body.get("msg"), sender=seat)
+                msg = deck_message(body, seat)
                 if (
                     isinstance(msg, RevealMessage)
                     and self._early_revealer is None
@@ -659,29 +520,26 @@ class TableSession:
             return False
         if self.state.to_act != seat:
             raise fault(f"acted out of turn (seat {self.state.to_act} was to act)")
-        if body.get("state") != self._digest:
+        if state_of(body) != self._digest:
             raise fault("its state digest differs from ours")
         action: Action
         claim: Claim | None = None
         try:
             if kind == "bid":
-                text = body.get("bid")
-                if not isinstance(text, str):
-                    raise ValueError("a bid is text")
-                action = Bid.parse(text)
+                action = parse_bid(body)
                 if self.state.phase is Phase.PLAY:
                     raise ValueError("a bid during play")
             else:
                 if self.state.phase is not Phase.PLAY:
                     raise ValueError("a card during the bidding")
-                play = PlayMessage.from_wire(body.get("deck"), sender=seat)
+                play = play_message(body, seat)
                 if not own:
                     self.deck.receive(play)
                 card = self.deck.card_at(play.position)
                 if card is None:
                     raise ValueError(f"position {play.position} did not open")
                 action = card
-                claim = claim_from_wire(body.get("claim"), self.state.trump)
+                claim = play_claim(body, self.state.trump)
                 if own:
                     claim = None  # the engine computes our own claim from our hand
             self.state = self.state.apply(action, claim, proven=kind == "play")
@@ -732,12 +590,12 @@ class TableSession:
         if self.deck is None:
             if state.is_over:
                 if seat is not None and seat not in self._done:
-                    self._send({"type": "done", "scores": list(state.scores)})
+                    self._send(done_body(state.scores))
                     self._events.append(GameOver(state))
                     return True
                 if seat is not None and len(self._done) == 4 and seat not in self._bye:
                     self._bye.add(seat)
-                    self._send({"type": "bye"})
+                    self._send(bye_body())
                     return True
                 return False
             self.deck = self._new_deck(state)
@@ -747,7 +605,7 @@ class TableSession:
             changed = True
         deck = self.deck
         for msg in deck.next_messages():
-            self._send({"type": "deck", "round": deck.round_number, "msg": msg.to_wire()})
+            self._send(deck_body(deck.round_number, msg))
             changed = True
         same_round = state.number == deck.round_number
         if (
@@ -767,9 +625,7 @@ class TableSession:
                     seat_at_fault = exc.seat if exc.seat is not None else -1
                     raise Fault(seat_at_fault, f"deck protocol: {exc}") from None
                 if isinstance(shares, SharesMessage):
-                    self._send(
-                        {"type": "deck", "round": deck.round_number, "msg": shares.to_wire()}
-                    )
+                    self._send(deck_body(deck.round_number, shares))
                 changed = True
             if deck.phase is DeckPhase.PLAY:
                 if isinstance(deck, DeckPeer):
@@ -786,7 +642,7 @@ class TableSession:
             self._revealed = True
             if isinstance(deck, DeckPeer):
                 msg = deck.reveal()
-                self._send({"type": "deck", "round": deck.round_number, "msg": msg.to_wire()})
+                self._send(deck_body(deck.round_number, msg))
             return True
         if self._revealed and deck.phase is DeckPhase.AUDITABLE:
             if same_round:
@@ -809,12 +665,10 @@ class TableSession:
 
     def _recorded_action(self, envelope: Envelope) -> Action:
         """The bid or card of one of our own recorded envelopes (when resuming)."""
-        body = envelope.body
-        if body["type"] == "bid":
-            return Bid.parse(body["bid"])
+        if envelope.type == "bid":
+            return parse_bid(envelope.body)
         assert isinstance(self.deck, DeckPeer)
-        card = self.deck.hand()[PlayMessage.from_wire(body["deck"]).position]
-        return card
+        return self.deck.hand()[play_message(envelope.body).position]
 
     def _new_deck(self, state: State) -> _Deck:
         """The deck protocol of the round about to be dealt (a seat sends its key at once)."""
@@ -835,7 +689,7 @@ class TableSession:
             state.rules, seat=self.seat, dealer=state.dealer, table_id=table_id,
             round_number=state.number, secret_key=secret_key, shuffle_seed=seed,
         )  # fmt: skip
-        self._send({"type": "deck", "round": state.number, "msg": peer.start().to_wire()})
+        self._send(deck_body(state.number, peer.start()))
         return peer
 
     def _round_envelopes(self, seat: int) -> tuple[bytes, ...]:

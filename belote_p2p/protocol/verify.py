@@ -17,8 +17,9 @@ from pathlib import Path
 from belote_p2p.app.display import format_round, format_sheet
 from belote_p2p.game.engine import State
 
+from .events import PeerFault, RoundAudited
 from .identity import fingerprint
-from .session import PeerFault, RoundAudited, TableSession
+from .session import TableSession
 from .table import TableDefinition
 from .transcript import TranscriptError, read_transcript
 from .wire import RemoteProtocolError
