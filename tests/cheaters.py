@@ -32,6 +32,7 @@ from belote_p2p.game.audit import AuditFault
 from belote_p2p.game.cards import CARDS, Card, cards_of
 from belote_p2p.game.engine import KING, QUEEN, Action, Claim, IllegalActionError, Phase, State
 from belote_p2p.game.observation import Observation, observe
+from belote_p2p.protocol.bodies import claim_to_wire
 from belote_p2p.protocol.deck import (
     DeckPeer,
     PlayMessage,
@@ -39,16 +40,9 @@ from belote_p2p.protocol.deck import (
     ShuffleMessage,
     shuffle_commitment,
 )
+from belote_p2p.protocol.events import DecisionNeeded, Event, GameAbandoned, PeerFault, RoundAudited
 from belote_p2p.protocol.identity import Identity
-from belote_p2p.protocol.session import (
-    DecisionNeeded,
-    Event,
-    GameAbandoned,
-    PeerFault,
-    RoundAudited,
-    TableSession,
-    claim_to_wire,
-)
+from belote_p2p.protocol.session import TableSession
 from belote_p2p.protocol.table import TableDefinition
 from belote_p2p.protocol.verify import Verdict, verify_transcript
 from belote_p2p.protocol.wire import DEFAULT_MAX_FRAME, Envelope, FrameDecoder, FrameTooLarge, frame

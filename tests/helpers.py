@@ -24,10 +24,11 @@ from belote_p2p.game.engine import Phase, State
 from belote_p2p.game.rules import RULE_SETS, RuleSet
 from belote_p2p.net.peer import PeerConfig, PeerResult, PeerStatus, run_peer
 from belote_p2p.players.player import BotPlayer
+from belote_p2p.protocol.events import DecisionNeeded
 from belote_p2p.protocol.group import scalar_bytes
 from belote_p2p.protocol.identity import Identity
-from belote_p2p.protocol.secretstore import FileSecrets
-from belote_p2p.protocol.session import DecisionNeeded, MemorySecrets, TableSession
+from belote_p2p.protocol.secretstore import FileSecrets, MemorySecrets
+from belote_p2p.protocol.session import TableSession
 from belote_p2p.protocol.table import Seat, TableDefinition
 from belote_p2p.protocol.transcript import TranscriptWriter, read_transcript
 from belote_p2p.protocol.wire import Envelope

@@ -21,8 +21,9 @@ from belote_p2p.errors import RemoteProtocolError
 from belote_p2p.net.peer import PeerConfig, PeerResult, run_peer
 from belote_p2p.net.transport import FramedStream, handshake
 from belote_p2p.players.player import BotPlayer
+from belote_p2p.protocol.events import PeerFault
 from belote_p2p.protocol.secretstore import FileSecrets
-from belote_p2p.protocol.session import PeerFault, TableSession
+from belote_p2p.protocol.session import TableSession
 from belote_p2p.protocol.transcript import read_transcript
 from belote_p2p.protocol.verify import verify_transcript
 from belote_p2p.protocol.wire import encode

@@ -22,9 +22,10 @@ from belote_p2p.net.peer import (
 )
 from belote_p2p.net.transport import Received
 from belote_p2p.players.player import BotPlayer, Resigned
+from belote_p2p.protocol.events import ActionTaken, RoundAudited
 from belote_p2p.protocol.identity import Identity
 from belote_p2p.protocol.secretstore import FileSecrets
-from belote_p2p.protocol.session import ActionTaken, RoundAudited, TableSession
+from belote_p2p.protocol.session import TableSession
 from belote_p2p.protocol.transcript import TranscriptWriter, read_transcript
 from belote_p2p.protocol.verify import verify_transcript
 from belote_p2p.protocol.wire import Envelope

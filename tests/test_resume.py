@@ -18,8 +18,8 @@ from belote_p2p.app.home import game_ended
 from belote_p2p.app.output import parse_result
 from belote_p2p.net.peer import PeerResult, run_peer
 from belote_p2p.players.player import BotPlayer
+from belote_p2p.protocol.events import ActionTaken
 from belote_p2p.protocol.secretstore import FileSecrets, SecretStoreError, secrets_path
-from belote_p2p.protocol.session import ActionTaken
 from belote_p2p.protocol.transcript import read_transcript
 from belote_p2p.protocol.verify import verify_transcript
 from belote_p2p.protocol.wire import Envelope

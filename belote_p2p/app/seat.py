@@ -25,11 +25,8 @@ from belote_p2p.net.lobby import (
 from belote_p2p.net.peer import PeerConfig, PeerResult, PeerStatus, run_peer
 from belote_p2p.players.bots import BotError
 from belote_p2p.players.player import BotPlayer, Player
+from belote_p2p.protocol.events import ActionTaken, Event
 from belote_p2p.protocol.identity import Identity, IdentityError, fingerprint
-from belote_p2p.protocol.session import (
-    ActionTaken,
-    Event,
-)
 from belote_p2p.protocol.table import TableDefinition
 
 from .home import Home

@@ -52,18 +52,11 @@ from belote_p2p.errors import BeloteError, RemoteProtocolError
 from belote_p2p.game.engine import Action, Phase, State
 from belote_p2p.game.observation import Observation, observe
 from belote_p2p.players.player import Player, Resigned
+from belote_p2p.protocol.bodies import parse_sync
+from belote_p2p.protocol.events import DecisionNeeded, Event, PeerFault, RoundAudited, RoundDealt
 from belote_p2p.protocol.identity import Identity
-from belote_p2p.protocol.session import (
-    DecisionNeeded,
-    Event,
-    PeerFault,
-    RoundAudited,
-    RoundDealt,
-    SecretStore,
-    SessionError,
-    TableSession,
-    parse_sync,
-)
+from belote_p2p.protocol.secretstore import SecretStore
+from belote_p2p.protocol.session import SessionError, TableSession
 from belote_p2p.protocol.table import TableDefinition
 from belote_p2p.protocol.transcript import TranscriptError, TranscriptWriter, read_transcript
 from belote_p2p.protocol.wire import SEATS

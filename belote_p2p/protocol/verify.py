@@ -15,8 +15,9 @@ from pathlib import Path
 from belote_p2p.errors import RemoteProtocolError
 from belote_p2p.game.engine import State
 
+from .events import PeerFault, RoundAudited
 from .identity import fingerprint
-from .session import PeerFault, RoundAudited, TableSession
+from .session import TableSession
 from .table import TableDefinition
 from .transcript import read_transcript
 
