@@ -128,7 +128,10 @@ def table_sessions(
 ) -> list[TableSession]:
     """One session per seat (with :class:`SeededSecrets` of ``deal_seed`` if given)."""
     secrets = [None if deal_seed is None else SeededSecrets(deal_seed, i) for i in range(4)]
-    return [TableSession(definition, i, ids[i], secrets=secrets[i]) for i in range(4)]
+    proposal = definition.propose(ids[0])
+    return [
+        TableSession(definition, i, ids[i], secrets=secrets[i], proposal=proposal) for i in range(4)
+    ]
 
 
 def write_transcript(path: Path, session: TableSession) -> Path:
@@ -265,6 +268,7 @@ async def play_table(
             transcript=tmp_path / f"seat{seat}.transcript",
             listeners=[listeners[seat]],
             secrets=FileSecrets(tmp_path / "secrets", definition.table_id, seat),
+            proposal=definition.propose(ids[0]),
             on_event=on_event,
             on_status=on_status[seat].append if on_status is not None else None,
             config=config,

@@ -228,6 +228,7 @@ async def test_a_flooding_connection_is_cut_off(tmp_path: Path) -> None:
             transcript=tmp_path / f"seat{seat}.transcript",
             listeners=[listeners[seat]],
             secrets=FileSecrets(tmp_path / "secrets", definition.table_id, seat),
+            proposal=definition.propose(ids[0]),
             config=config,
         )  # fmt: skip
 

@@ -179,6 +179,7 @@ async def test_a_lost_peer_is_waited_for_then_signed_gone(
                 definition, seat, ids[seat], player,
                 transcript=tmp_path / f"seat{seat}.transcript", listeners=[listeners[seat]],
                 secrets=FileSecrets(tmp_path / "secrets", definition.table_id, seat),
+                proposal=definition.propose(ids[0]),
                 config=QUICK, on_status=statuses.append if seat == 0 else None,
             )  # fmt: skip
         except BaseException:
@@ -306,7 +307,7 @@ async def test_a_peer_that_keeps_asking_to_sync_is_answered_once_in_a_while(
     most every ``sync_answer_interval`` seconds; other frames are not affected."""
     definition, ids = make_table("classic")
     session = TableSession(definition, 0, ids[0])
-    other = TableSession(definition, 1, ids[1])
+    other = TableSession(definition, 1, ids[1], proposal=definition.propose(ids[0]))
     with TranscriptWriter(tmp_path / "t", definition, 0) as writer:
         config = PeerConfig(sync_answer_interval=0.5)
         driver = peer_module._Driver(session, 0, None, writer, config, None, None, [])  # type: ignore[arg-type]

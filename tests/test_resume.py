@@ -75,6 +75,7 @@ async def test_a_peer_killed_in_process_resumes_and_the_game_finishes(tmp_path: 
                 definition, seat, ids[seat], player,
                 transcript=transcripts[seat], listeners=[listeners[seat]],
                 secrets=secrets_of(seat),
+                proposal=definition.propose(ids[0]),
             )  # fmt: skip
             return
         with kill:
@@ -82,6 +83,7 @@ async def test_a_peer_killed_in_process_resumes_and_the_game_finishes(tmp_path: 
                 definition, 1, ids[1], player,
                 transcript=transcripts[1], listeners=[listeners[1]], on_event=watch,
                 secrets=secrets_of(1),
+                proposal=definition.propose(ids[0]),
             )  # fmt: skip
         assert kill.cancelled_caught
         before = read_transcript(transcripts[1]).envelopes
@@ -90,6 +92,7 @@ async def test_a_peer_killed_in_process_resumes_and_the_game_finishes(tmp_path: 
         results[1] = await run_peer(
             definition, 1, ids[1], BotPlayer("random", seed=101), transcript=transcripts[1],
             secrets=secrets_of(1),
+            proposal=definition.propose(ids[0]),
         )  # fmt: skip
         after = read_transcript(transcripts[1]).envelopes
         assert after[: len(before)] == before  # the record was only appended to

@@ -45,7 +45,8 @@ def test_each_seat_and_an_observer_go_through_the_game_in_order(
 ) -> None:
     paths = record_phases(monkeypatch)
     definition, ids = make_table(variant, target=151)
-    sessions = [TableSession(definition, i, ids[i]) for i in range(4)]
+    proposal = definition.propose(ids[0])
+    sessions = [TableSession(definition, i, ids[i], proposal=proposal) for i in range(4)]
     Net(sessions, random.Random(5)).run()
     for session in sessions:
         assert session.phase is SessionPhase.CLOSED and session.finished and session.closed

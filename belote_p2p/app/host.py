@@ -121,13 +121,17 @@ async def host_game(
             nursery.start_soon(announce, beacon)
         try:
             try:
-                definition = await host_lobby(lobby, [lobby_listener], on_join=joined)
+                definition, proposal = await host_lobby(
+                    lobby, [lobby_listener], identity, on_join=joined
+                )
             finally:
                 beacon_scope.cancel()
             last = table_beacon(0)
             if beacon is not None and bots < 3 and last is not None:
                 await send_last_beacon(last, beacon)
-            result = await play_seat(definition, 0, identity, player, [mesh_listener], options)
+            result = await play_seat(
+                definition, 0, identity, player, [mesh_listener], options, proposal=proposal
+            )
         except (LobbyError, PeerError) as exc:
             print(f"error: {exc}", file=sys.stderr, flush=True)
             nursery.cancel_scope.cancel()

@@ -107,11 +107,13 @@ async def join_game(
         print(f"Joining {format_address(host, port)} as {options.name} [{identity.fingerprint}]",
               flush=True)  # fmt: skip
     try:
-        definition, seat = await join_table(
+        definition, seat, proposal = await join_table(
             host, port, options.name, identity.public_key_bytes, listener_port(mesh_listener),
             wait=DEFAULT_WAIT,
         )  # fmt: skip
-        result = await play_seat(definition, seat, identity, player, [mesh_listener], options)
+        result = await play_seat(
+            definition, seat, identity, player, [mesh_listener], options, proposal=proposal
+        )
     except (LobbyError, PeerError) as exc:
         print(f"error: {exc}", file=sys.stderr, flush=True)
         return 1

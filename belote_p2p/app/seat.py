@@ -143,9 +143,11 @@ async def play_seat(
     options: SeatOptions,
     *,
     transcript: Path | None = None,
+    proposal: bytes | None = None,
 ) -> PeerResult:
     """Play ``seat`` with ``player`` (None: a person, through the terminal table), record
-    the experience, and print the ``RESULT`` line."""
+    the experience, and print the ``RESULT`` line. ``proposal`` is the host's signature of
+    the definition (none when resuming: the transcript holds it)."""
     if not options.quiet:
         print_roster(definition, seat)
     on_event: Callable[[Event], None]
@@ -170,6 +172,7 @@ async def play_seat(
             on_status=on_status,
             config=options.peer_config(seat),
             secrets=options.home.secrets(definition, seat),
+            proposal=proposal,
         )
     finally:
         if timing is not None:

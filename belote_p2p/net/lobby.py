@@ -7,17 +7,19 @@ wire's frame format (4-byte big-endian length, then canonical msgpack):
 * joiner -> host: ``{type: "join", name, key, port}``: the player's name (1..32
   characters), its Ed25519 public key (32 bytes) and the TCP port its mesh listener is
   already open on;
-* host -> joiner: ``{type: "table", definition}`` (:meth:`TableDefinition.to_wire`) once
-  three joiners are in, or ``{type: "error", reason}`` and the connection closes.
+* host -> joiner: ``{type: "table", definition, proposal}`` (:meth:`TableDefinition.to_wire`
+  and the host's signature of it, :meth:`TableDefinition.propose`) once three joiners are
+  in, or ``{type: "error", reason}`` and the connection closes.
 
 The host takes seat 0 and the joiners the following seats in arrival order. A seat's address
 is the IP the host saw the joiner's connection come from, with the port the joiner announced;
 the host's own is the local IP of the accepted connections with its mesh port.
 
-Nothing here is trusted for long: the lobby only proposes a definition. Every peer signs the
-definition's digest in its first envelope and the mesh handshake makes each peer prove its
-key, so a host that told the peers different things, or a joiner that announced a key it does
-not hold, is caught before a card is dealt.
+Nothing here is trusted for long: the lobby only proposes a definition, signed by the host.
+Every peer signs the definition's digest in its first envelope, with the host's signature of
+it, and the mesh handshake makes each peer prove its key: a host that proposed different
+definitions to different peers is caught with two of its own signatures, and a joiner that
+announced a key it does not hold cannot pass the handshake, before a card is dealt.
 
 :class:`Lobby` is the host's sans-io bookkeeping; :func:`host_lobby` and :func:`join_table`
 move its bytes over trio.
@@ -36,7 +38,7 @@ import trio
 
 from belote_p2p.errors import BeloteError, RemoteProtocolError
 from belote_p2p.game.rules import RuleSet
-from belote_p2p.protocol.identity import fingerprint
+from belote_p2p.protocol.identity import Identity, fingerprint
 from belote_p2p.protocol.table import MAX_NAME, Seat, TableDefinition
 from belote_p2p.protocol.wire import KEY_SIZE, SEATS, TABLE_ID_SIZE, FrameTooLarge, decode, encode
 
@@ -173,16 +175,17 @@ class Lobby:
         return TableDefinition(self.table_id, self.rules, tuple(seats))
 
 
-def table_message(definition: TableDefinition) -> bytes:
-    return encode({"type": "table", "definition": definition.to_wire()})
+def table_message(definition: TableDefinition, proposal: bytes) -> bytes:
+    return encode({"type": "table", "definition": definition.to_wire(), "proposal": proposal})
 
 
 def error_message(reason: str) -> bytes:
     return encode({"type": "error", "reason": reason})
 
 
-def parse_answer(data: bytes, key: bytes, port: int) -> tuple[TableDefinition, int]:
-    """A joiner reads the host's answer: the definition and its seat, or :class:`LobbyError`."""
+def parse_answer(data: bytes, key: bytes, port: int) -> tuple[TableDefinition, int, bytes]:
+    """A joiner reads the host's answer: the definition, its seat and the host's signature of
+    the definition, or :class:`LobbyError`."""
     try:
         msg = decode(data)
     except RemoteProtocolError as exc:
@@ -193,13 +196,16 @@ def parse_answer(data: bytes, key: bytes, port: int) -> tuple[TableDefinition, i
     if (
         not isinstance(msg, dict)
         or msg.get("type") != "table"
-        or set(msg) != {"type", "definition"}
+        or set(msg) != {"type", "definition", "proposal"}
     ):
         raise LobbyError("the host sent neither a table nor an error")
     try:
         definition = TableDefinition.from_wire(msg["definition"])
     except ValueError as exc:
         raise LobbyError(f"the host sent a bad table definition: {exc}") from None
+    proposal = msg["proposal"]
+    if not definition.proposed_by_host(proposal):
+        raise LobbyError("the host's signature of the table does not verify")
     seats = [i for i, s in enumerate(definition.seats) if s.key == key]
     if len(seats) != 1:
         raise LobbyError("the table the host sent does not seat our key")
@@ -212,7 +218,7 @@ def parse_answer(data: bytes, key: bytes, port: int) -> tuple[TableDefinition, i
         raise LobbyError(f"the host gave us a bad address: {exc}") from None
     if seat_port != port:
         raise LobbyError(f"the host gave us port {seat_port}, we announced {port}")
-    return definition, seat
+    return definition, seat, proposal
 
 
 # -- trio ---------------------------------------------------------------------------------
@@ -230,13 +236,16 @@ def _socket_ips(stream: trio.abc.Stream) -> tuple[str, str]:
 async def host_lobby(
     lobby: Lobby,
     listeners: Sequence[trio.SocketListener],
+    host: Identity,
     *,
     wait: float = DEFAULT_WAIT,
     request_timeout: float = REQUEST_TIMEOUT,
     on_join: Callable[[int, JoinRequest], None] | None = None,
-) -> TableDefinition:
+) -> tuple[TableDefinition, bytes]:
     """Accept joiners on ``listeners`` until the table is full; send them the definition.
 
+    ``host`` signs the definition (the proposal every seat repeats when it signs the table);
+    the definition and that signature are returned.
     ``on_join(seat, request)`` (if given) is called as each joiner is accepted. Refused
     requests get an error frame. Raises :class:`LobbyError` if the table does not fill
     within ``wait`` seconds. Closes the listeners before returning.
@@ -273,13 +282,15 @@ async def host_lobby(
             holders.pop(request.key, None)
 
     definition: TableDefinition | None = None
+    proposal = b""
     async with trio.open_nursery() as nursery:
         for listener in listeners:
             nursery.start_soon(_accept_loop, listener, nursery, handle)
         with trio.move_on_after(wait):
             await complete.wait()
             definition = lobby.definition()
-            message = table_message(definition)
+            proposal = definition.propose(host)
+            message = table_message(definition, proposal)
             for conn in list(holders.values()):
                 await _send_quietly(conn, message)
         sent.set()
@@ -289,7 +300,7 @@ async def host_lobby(
         nursery.cancel_scope.deadline = trio.current_time() + request_timeout
     if definition is None:
         raise LobbyError(f"the table did not fill within {wait:.0f} s")
-    return definition
+    return definition, proposal
 
 
 def _decode_or_refuse(data: bytes) -> object:
@@ -345,8 +356,9 @@ async def join_table(
     *,
     connect_timeout: float = 10.0,
     wait: float = DEFAULT_WAIT,
-) -> tuple[TableDefinition, int]:
-    """Join the table hosted at ``host:port``; return the definition and our seat.
+) -> tuple[TableDefinition, int, bytes]:
+    """Join the table hosted at ``host:port``; return the definition, our seat and the
+    host's signature of the definition.
 
     Raises :class:`JoinRefused` when the host refuses us and :class:`LobbyError` for every
     other failure (no connection, a bad answer, no answer within ``wait`` seconds).

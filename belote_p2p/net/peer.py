@@ -232,15 +232,24 @@ def open_session(
     identity: Identity,
     transcript: Path,
     secrets: SecretStore,
+    proposal: bytes | None = None,
 ) -> tuple[TableSession, tuple[bytes, ...]]:
-    """The seat's session and the envelopes already in ``transcript``: a new session, or,
-    if the transcript holds envelopes of this table and seat, the one they and ``secrets``
-    rebuild (a resume after a crash).
+    """The seat's session and the envelopes already in ``transcript``: a new session (which
+    signs the table with the host's ``proposal``), or, if the transcript holds envelopes of
+    this table and seat, the one they and ``secrets`` rebuild (a resume after a crash).
 
-    Raises :class:`PeerError` if the transcript is another table's or cannot be resumed.
+    Raises :class:`PeerError` if the transcript is another table's or cannot be resumed, or
+    if a new session of a joiner has no valid proposal.
     """
+
+    def new() -> TableSession:
+        try:
+            return TableSession(definition, seat, identity, secrets=secrets, proposal=proposal)
+        except SessionError as exc:
+            raise PeerError(f"seat {seat}: {exc}") from exc
+
     if not (transcript.exists() and transcript.stat().st_size > 0):
-        return TableSession(definition, seat, identity, secrets=secrets), ()
+        return new(), ()
     try:
         record = read_transcript(transcript)
     except TranscriptError as exc:
@@ -248,7 +257,7 @@ def open_session(
     if record.definition != definition or record.seat != seat:
         raise PeerError(f"{transcript} is the transcript of another table or seat")
     if not record.envelopes:
-        return TableSession(definition, seat, identity, secrets=secrets), ()
+        return new(), ()
     try:
         session = TableSession.resume(definition, seat, identity, record.envelopes, secrets)
     except (SessionError, RemoteProtocolError) as exc:
@@ -268,6 +277,7 @@ async def run_peer(
     on_status: Callable[[PeerStatus], None] | None = None,
     mesh_config: MeshConfig | None = None,
     secrets: SecretStore,
+    proposal: bytes | None = None,
     config: PeerConfig | None = None,
 ) -> PeerResult:
     """Play ``seat`` of the table ``definition`` to the end; see the module docstring.
@@ -276,6 +286,8 @@ async def run_peer(
     from them (and from ``secrets``): our envelopes are sent again and the peers asked for
     what we missed. ``secrets`` keeps each round's deck secrets before their first use (a
     :class:`~belote_p2p.protocol.secretstore.FileSecrets`, so that a crash loses none).
+    ``proposal`` is the host's signature of the definition (from the lobby), which a new
+    seat repeats when it signs the table; the host (seat 0) makes its own.
 
     ``listeners`` are our mesh listeners when already open (the lobby opens them first, to
     announce their port); otherwise we listen at our seat's address. ``on_event`` sees
@@ -284,7 +296,7 @@ async def run_peer(
     open or the transcript cannot be resumed; every later failure is in the result.
     """
     config = config or PeerConfig()
-    session, recorded = open_session(definition, seat, identity, transcript, secrets)
+    session, recorded = open_session(definition, seat, identity, transcript, secrets, proposal)
     resumed = bool(recorded)
     addresses = {s: parse_address(definition.seats[s].address) for s in range(SEATS)}
     if seat == SEATS - 1 and listeners:

@@ -2,7 +2,8 @@
 
 Every body is a map with a ``type`` (``protocol/PROTOCOL.md`` §6.2 is the reference):
 
-* ``table``: ``{digest}``, the sender's signature of the table definition;
+* ``table``: ``{digest, proposal}``, the sender's signature of the table definition, with
+  the host's signature of the same definition (its proposal);
 * ``deck``: ``{round, msg}``, a deck protocol message (:mod:`belote_p2p.protocol.deck`);
 * ``bid``: ``{round, bid, state}``, a bid in text form (``"pass"``, ``"90 H"``...);
 * ``play``: ``{round, deck, claim, state}``, the deck protocol's play message (the card's
@@ -42,8 +43,8 @@ MAX_WANT = 64
 # -- builders ----------------------------------------------------------------------------
 
 
-def table_body(digest: bytes) -> Body:
-    return {"type": "table", "digest": digest}
+def table_body(digest: bytes, proposal: bytes) -> Body:
+    return {"type": "table", "digest": digest, "proposal": proposal}
 
 
 def deck_body(round_number: int, msg: DeckMessage) -> Body:
@@ -90,9 +91,18 @@ def claim_to_wire(claim: Claim) -> dict[str, Any]:
 # -- readers -----------------------------------------------------------------------------
 
 
-def table_digest(body: Mapping[str, Any]) -> object:
-    """What a ``table`` body signs (the table definition's digest, if honest)."""
-    return body.get("digest")
+def table_digest(body: Mapping[str, Any]) -> bytes:
+    """What a ``table`` body signs (the table definition's digest, if honest);
+    ``ValueError`` if it is no digest."""
+    digest = body.get("digest")
+    if type(digest) is not bytes or len(digest) != 32:
+        raise ValueError("a table digest is 32 bytes")
+    return digest
+
+
+def table_proposal(body: Mapping[str, Any]) -> object:
+    """The host's signature of the definition a ``table`` body signs."""
+    return body.get("proposal")
 
 
 def round_of(body: Mapping[str, Any]) -> int | None:

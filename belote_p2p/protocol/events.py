@@ -72,8 +72,19 @@ class PeerFault:
     evidence: tuple[bytes, ...]
 
 
+@dataclass(frozen=True, slots=True)
+class TableDisputed:
+    """The seats did not sign the same table, and no signature shows who lied: ``seat``
+    signed a definition that this table's host did not propose (it may have met someone
+    posing as our host). No game is played and nobody is blamed."""
+
+    seat: int
+    reason: str
+
+
 Event = (
     TableReady
+    | TableDisputed
     | RoundDealt
     | ActionTaken
     | DecisionNeeded

@@ -67,6 +67,7 @@ from .bodies import (
     state_of,
     table_body,
     table_digest,
+    table_proposal,
 )
 from .deck import (
     DeckError,
@@ -85,6 +86,7 @@ from .events import (
     PeerFault,
     RoundAudited,
     RoundDealt,
+    TableDisputed,
     TableReady,
 )
 from .group import random_scalar, scalar_bytes
@@ -293,11 +295,19 @@ class TableSession:
         identity: Identity | None,
         *,
         secrets: SecretStore | None = None,
+        proposal: bytes | None = None,
     ) -> None:
         if seat is not None and (
             identity is None or definition.seats[seat].key != identity.public_key_bytes
         ):
             raise SessionError(f"this identity is not the key of seat {seat}")
+        if seat == 0 and proposal is None:
+            assert identity is not None
+            proposal = definition.propose(identity)
+        if seat is not None and not definition.proposed_by_host(proposal):
+            raise SessionError("a seat signs the table with its host's signature of it")
+        self.proposal = proposal
+        """The host's signature of the definition, repeated in our ``table`` envelope."""
         self.definition = definition
         self.seat = seat
         self.identity = identity
@@ -325,6 +335,9 @@ class TableSession:
         self._done: set[int] = set()
         self._bye: set[int] = set()
         self.fault: PeerFault | None = None
+        self.disputed: TableDisputed | None = None
+        """The seats signed different tables and no signature shows who lied."""
+        self._host_signed: Envelope | None = None  # a table envelope with the host's proposal
         self.started = False
         self._handlers: dict[str, Callable[[_Received], bool]] = {
             "table": self._on_table,
@@ -394,7 +407,8 @@ class TableSession:
             raise SessionError("start() called twice")
         self.started = True
         if self.seat is not None:
-            self._send(table_body(self.definition.digest))
+            assert self.proposal is not None
+            self._send(table_body(self.definition.digest, self.proposal))
         self._pump()
 
     def receive(self, data: bytes) -> list[bytes]:
@@ -528,14 +542,22 @@ class TableSession:
         sent is processed again. The outbox then holds every envelope of ours, to be sent
         again (peers ignore the ones they have).
         """
-        session = cls(definition, seat, identity, secrets=secrets)
+        ours: dict[int, Envelope] = {}
         others = []
         for data in envelopes:
             envelope = Envelope.decode(data)
             if envelope.sender == identity.public_key_bytes:
-                session._recorded[envelope.seq] = envelope
+                ours[envelope.seq] = envelope
             else:
                 others.append(data)
+        # Our first envelope signed the table with the host's proposal: sign it again so.
+        first = ours.get(0)
+        proposal = table_proposal(first.body) if first is not None else None
+        session = cls(
+            definition, seat, identity, secrets=secrets,
+            proposal=proposal if type(proposal) is bytes else None,
+        )  # fmt: skip
+        session._recorded = ours
         session.start()
         for data in others:
             session.receive(data)
@@ -636,12 +658,37 @@ class TableSession:
         return self._handlers.get(envelope.type, self._on_unknown)(received)
 
     def _on_table(self, m: _Received) -> bool:
-        """A seat signs the table definition, once."""
-        if table_digest(m.body) != self.definition.digest:
-            raise m.fault("signed another table definition")
+        """A seat signs the table definition, once, with the host's proposal of it.
+
+        Another definition under the host's own signature proves that the host proposed
+        two tables for one id: the host's fault, with both signatures as evidence. Another
+        definition without it proves nothing against anyone (the sender may have met
+        someone posing as our host): the table is disputed and no game is played."""
+        try:
+            digest = table_digest(m.body)
+        except ValueError as exc:
+            raise m.fault(f"malformed table: {exc}") from None
+        proposal = table_proposal(m.body)
+        definition = self.definition
+        if digest != definition.digest:
+            if definition.proposed_by_host(proposal, digest) and self._host_signed is not None:
+                raise RuleBroken(
+                    0, "proposed two different table definitions for one table",
+                    (m.envelope.encode(), self._host_signed.encode()),
+                )  # fmt: skip
+            self.disputed = TableDisputed(
+                m.seat, f"seat {m.seat} signed a table definition our host did not propose"
+            )
+            self._events.append(self.disputed)
+            self._transition(SessionPhase.STOPPED)
+            return True
+        if not definition.proposed_by_host(proposal):
+            raise m.fault("signed the table with a host signature that does not verify")
         if m.seat in self._signed:
             raise m.fault("signed the table twice")
         self._signed.add(m.seat)
+        if self._host_signed is None:
+            self._host_signed = m.envelope
         if self.ready:
             self._transition(SessionPhase.BETWEEN_ROUNDS)
             self._events.append(TableReady())
