@@ -21,11 +21,11 @@ from __future__ import annotations
 import random
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from helpers import make_table, table_sessions, write_transcript
+from helpers import Net, make_table, table_sessions, write_transcript
 
 from belote_p2p.errors import RemoteProtocolError
 from belote_p2p.game.audit import AuditFault
@@ -65,7 +65,8 @@ class Outcome:
 
     kind: str
     """``fault`` (a PeerFault), ``audit`` (a round audit found a fault and the round was
-    rescored), ``abandoned``, ``finished`` or ``stalled``."""
+    rescored), ``disputed`` (no table agreed, nobody to blame), ``abandoned``, ``finished``
+    or ``stalled``."""
     seat: int | None
 
 
@@ -530,6 +531,109 @@ class Silence(Cheat):
         return [] if self.done else frames
 
 
+class ForeignEnvelopes(AtEnvelope):
+    """Relays to ``victim``, ahead of their sequence, envelopes that seat ``named`` signed at
+    an earlier table of the same players (any transcript holds some)."""
+
+    def __init__(self, victim: int = 0, named: int = 1, at: int = 2, seat: int = 3) -> None:
+        super().__init__(at, seat)
+        self.victim, self.named = victim, named
+        self.foreign: list[bytes] = []
+
+    def setup(self, table: Table) -> None:
+        earlier = replace(table.definition, table_id=bytes(range(100, 116)))
+        sessions = table_sessions(earlier, table.ids, deal_seed=1)
+        Net(sessions, random.Random(1)).run()
+        self.foreign = [e.encode() for e in sessions[self.named].tracker.chain(self.named)[3:20]]
+
+    def route(self, table: Table, envelope: Envelope) -> dict[int, list[bytes]]:
+        out = super().route(table, envelope)
+        if self.sent == self.at:
+            self.done = True
+            out[self.victim][:0] = [frame(data) for data in self.foreign]
+        return out
+
+
+class HostTwoTables(Cheat):
+    """The host (seat 0) proposes to ``victim`` a table with the same id and another target,
+    under its own signature."""
+
+    def __init__(self, victim: int = 2) -> None:
+        super().__init__(seat=0)
+        self.victim = victim
+
+    def setup(self, table: Table) -> None:
+        other = replace(table.definition, rules=table.definition.rules.with_(target=1001))
+        table.sessions[self.victim] = TableSession(
+            other, self.victim, table.ids[self.victim], proposal=other.propose(table.ids[0])
+        )
+        self.done = True
+
+
+class HostImpostor(Cheat):
+    """Someone posing as the host proposes to ``victim`` the same table with its own key at
+    seat 0: the victim signs a table our host never proposed, and cannot tell."""
+
+    def __init__(self, victim: int = 2) -> None:
+        super().__init__(seat=0)
+        self.victim = victim
+
+    def setup(self, table: Table) -> None:
+        impostor = Identity.from_seed(bytes(range(32)))
+        seats = list(table.definition.seats)
+        seats[0] = replace(seats[0], key=impostor.public_key_bytes)
+        other = replace(table.definition, seats=tuple(seats))
+        table.sessions[self.victim] = TableSession(
+            other, self.victim, table.ids[self.victim], proposal=other.propose(impostor)
+        )
+        self.done = True
+
+
+class SignedFlood(Cheat):
+    """After its first bid, signs a flood of envelopes chained after it, sent to ``targets``
+    (default: everybody): one huge body (``big``), fault reports (``faults``), deck messages
+    that cite an envelope that never comes (``stuck``), or a bid for a round far ahead
+    (``ahead``). Then it signs nothing more."""
+
+    def __init__(self, kind: str, targets: tuple[int, ...] = (0, 1, 2), seat: int = 3) -> None:
+        super().__init__(seat)
+        self.kind = kind
+        self.targets = targets
+        self.flood: list[Envelope] = []
+
+    def bodies(self, envelope: Envelope) -> list[dict[str, Any]]:
+        number = envelope.body["round"]
+        if self.kind == "big":
+            return [dict(envelope.body, pad=bytes(1_000_000))] * 3
+        if self.kind == "faults":
+            return [{"type": "fault", "seat": 1, "evidence": []}] * 5
+        if self.kind == "stuck":
+            return [{"type": "deck", "round": number, "msg": {}}] * 12
+        assert self.kind == "ahead"
+        return [dict(envelope.body, round=number + 5)]
+
+    def route(self, table: Table, envelope: Envelope) -> dict[int, list[bytes]]:
+        if self.done:
+            return {}
+        out = super().route(table, envelope)
+        if envelope.type == "bid":
+            self.done = True
+            identity, last = table.ids[self.seat], envelope
+            for body in self.bodies(envelope):
+                seen = list(last.seen)
+                seen[self.seat] = last.hash
+                if self.kind == "stuck":
+                    seen[(self.seat + 1) % 4] = bytes(range(32))  # never signed by anyone
+                last = Envelope.create(identity, last.table, last.seq + 1, last.hash, seen, body)
+                self.flood.append(last)
+            for dst in self.targets:
+                out[dst] += [frame(e.encode()) for e in self.flood]
+        return out
+
+    def reply(self, table: Table, dst: int, frames: list[bytes]) -> list[bytes]:
+        return []  # it says nothing more, to anyone
+
+
 # -- the table ----------------------------------------------------------------------------
 
 
@@ -738,6 +842,8 @@ class Table:
         session = self.sessions[seat]
         if session.fault is not None:
             return Outcome("fault", session.fault.seat)
+        if session.disputed is not None:
+            return Outcome("disputed", None)
         audits = self.audit_faults(seat)
         if audits:
             return Outcome("audit", audits[0].seat)
@@ -771,6 +877,8 @@ def verdict_outcome(verdict: Verdict) -> Outcome:
     """What a verified transcript says, in the terms of :class:`Outcome`."""
     if verdict.fault is not None:
         return Outcome("fault", verdict.fault.seat)
+    if verdict.disputed is not None:
+        return Outcome("disputed", None)
     faulty = [r.report.fault for r in verdict.rounds if r.report.fault is not None]
     if faulty:
         return Outcome("audit", faulty[0].seat)
@@ -789,3 +897,33 @@ def signed_by(evidence: tuple[bytes, ...], identity: Identity) -> list[Envelope]
         if envelope.sender == identity.public_key_bytes:
             out.append(envelope)
     return out
+
+
+# -- playing a cheat and checking the verdicts ------------------------------------------------
+
+
+def play(cheat: Cheat, **table: Any) -> Table:
+    """A table with ``cheat`` played until the honest seats end; the cheat happened."""
+    t = Table(cheat, **table)
+    t.run()
+    assert cheat.done, "the cheat never found its moment"
+    return t
+
+
+def assert_same_verdict(t: Table, tmp_path: Path, expected: Outcome) -> None:
+    """Every honest session ends with ``expected``, and so does its verified transcript."""
+    assert t.outcomes() == [expected] * 3
+    verdicts = t.verdicts(tmp_path)
+    assert [verdict_outcome(v) for v in verdicts.values()] == [expected] * 3
+    for v in verdicts.values():
+        assert v.corrupt is None
+
+
+def assert_finished_cleanly(t: Table, tmp_path: Path) -> None:
+    while t.deliver_one():  # what is still in flight once the honest seats are done
+        pass
+    assert_same_verdict(t, tmp_path, Outcome("finished", None))
+    scores = {t.sessions[s].state.scores for s in range(4)}
+    assert len(scores) == 1
+    records = [{e.hash for e in t.sessions[s].transcript} for s in range(4)]
+    assert all(r == records[0] for r in records)

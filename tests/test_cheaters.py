@@ -10,7 +10,6 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 from cheaters import (
@@ -30,8 +29,10 @@ from cheaters import (
     Silence,
     Table,
     WrongReveal,
+    assert_finished_cleanly,
+    assert_same_verdict,
+    play,
     signed_by,
-    verdict_outcome,
 )
 from helpers import identities, play_table
 
@@ -45,32 +46,6 @@ from belote_p2p.protocol.verify import verify_transcript
 from belote_p2p.protocol.wire import BadSignature, Envelope, MalformedMessage, WrongTable
 
 CHEATER = 3
-
-
-def play(cheat: Cheat, **table: Any) -> Table:
-    t = Table(cheat, **table)
-    t.run()
-    assert cheat.done, "the cheat never found its moment"
-    return t
-
-
-def assert_same_verdict(t: Table, tmp_path: Path, expected: Outcome) -> None:
-    """Every honest session ends with ``expected``, and so does its verified transcript."""
-    assert t.outcomes() == [expected] * 3
-    verdicts = t.verdicts(tmp_path)
-    assert [verdict_outcome(v) for v in verdicts.values()] == [expected] * 3
-    for v in verdicts.values():
-        assert v.corrupt is None
-
-
-def assert_finished_cleanly(t: Table, tmp_path: Path) -> None:
-    while t.deliver_one():  # what is still in flight once the honest seats are done
-        pass
-    assert_same_verdict(t, tmp_path, Outcome("finished", None))
-    scores = {t.sessions[s].state.scores for s in range(4)}
-    assert len(scores) == 1
-    records = [{e.hash for e in t.sessions[s].transcript} for s in range(4)]
-    assert all(r == records[0] for r in records)
 
 
 # -- signed cheats: a PeerFault with the cheater's own envelopes as evidence ------------------

@@ -62,6 +62,8 @@ def test_each_seat_and_an_observer_go_through_the_game_in_order(
 def test_a_fault_stops_the_game() -> None:
     t = Table(OutOfTurn())
     t.run()
+    while t.deliver_one():  # the others' fault reports, which close a stopped game
+        pass
     for seat in t.honest:
         session = t.sessions[seat]
         assert session.fault is not None and session.phase is SessionPhase.STOPPED

@@ -326,13 +326,10 @@ async def run_peer(
     return PeerResult(
         seat=seat,
         state=session.state,
-        finished=session.finished
-        and session.fault is None
-        and session.abandoned is None
-        and driver.error is None,
+        finished=session.completed and driver.error is None,
         fault=session.fault,
         abandoned=session.abandoned,
-        error=driver.error,
+        error=driver.error or (session.disputed.reason if session.disputed else None),
         transcript=transcript,
         envelopes=driver.written,
         sent=c.sent,

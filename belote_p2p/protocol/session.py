@@ -99,12 +99,34 @@ from .wire import (
     ChainTracker,
     Envelope,
     Equivocation,
+    WrongTable,
     decode,
     encode,
 )
 
-MAX_EARLY = 256
+MAX_EARLY = 64
 """Envelopes held per sender while an earlier one is missing."""
+ENVELOPE_CAPS: Final[Mapping[str, int]] = {
+    "table": 1 << 9,
+    "deck": 1 << 14,  # a shuffle: 32 ciphertexts and their proof
+    "bid": 1 << 9,
+    "play": 1 << 11,  # a share, its proof and the announcements claimed
+    "done": 1 << 9,
+    "bye": 1 << 9,
+    "abandon": 1 << 9,
+    "fault": 5 << 14,  # up to four envelopes of evidence
+}
+"""The largest encoded envelope of each body type; a signed envelope over it is a fault."""
+MAX_ENVELOPE = max(ENVELOPE_CAPS.values())
+MAX_EVIDENCE = 4
+"""Envelopes of evidence in one fault report (and taken in from one)."""
+EVIDENCE_BUDGET = ENVELOPE_CAPS["fault"] - (1 << 12)
+"""Bytes of evidence in one fault report: what fits under its cap, with room to spare."""
+ROUND_CAPS: Final[Mapping[str, int]] = {"deck": 8, "bid": 24, "play": 8}
+"""The most envelopes of each kind a seat signs in one round (an honest one signs at most 5
+deck messages, 8 plays and, in a coinche auction, about 14 bids)."""
+GAME_CAPS: Final[Mapping[str, int]] = {"table": 1, "done": 1, "bye": 1, "abandon": 4, "fault": 2}
+"""The most envelopes of each kind without a round a seat signs in one game."""
 MAX_SYNC_REPLY = 4096
 STATE_LABEL = b"belote-p2p/state/v1\x00"
 
@@ -339,6 +361,9 @@ class TableSession:
         """The seats signed different tables and no signature shows who lied."""
         self._host_signed: Envelope | None = None  # a table envelope with the host's proposal
         self.started = False
+        self._signed_counts: dict[int, dict[tuple[str, int], int]] = {}
+        self._reported: set[int] = set()  # seats that sent a fault report
+        self._last_round: dict[int, int] = {}
         self._handlers: dict[str, Callable[[_Received], bool]] = {
             "table": self._on_table,
             "deck": self._on_deck,
@@ -364,12 +389,17 @@ class TableSession:
 
     @property
     def closed(self) -> bool:
-        """Every peer said ``bye``: each holds the whole game, so connections may close.
-        A game stopped by a fault or an abandonment is closed at once."""
-        return self.abandoned is not None or self._phase in (
-            SessionPhase.CLOSED,
-            SessionPhase.STOPPED,
-        )
+        """Every peer holds what it needs, so connections may close: every seat said
+        ``bye``; or the game was abandoned or the table disputed; or, after a fault, every
+        seat but the culprit reported a fault too (until then this peer keeps answering sync
+        requests, so that a peer the culprit kept in the dark can fetch the evidence)."""
+        if self.abandoned is not None or self.disputed is not None:
+            return True
+        if self._phase is SessionPhase.STOPPED:
+            assert self.fault is not None
+            waiting = set(range(4)) - {self.fault.seat, self.seat} - self._reported
+            return self.seat is None or not waiting
+        return self._phase is SessionPhase.CLOSED
 
     @property
     def finished(self) -> bool:
@@ -378,6 +408,14 @@ class TableSession:
             SessionPhase.FINISHED,
             SessionPhase.CLOSED,
             SessionPhase.STOPPED,
+        )
+
+    @property
+    def completed(self) -> bool:
+        """The game was played to its end and every peer signed the final score."""
+        return self.abandoned is None and self._phase in (
+            SessionPhase.FINISHED,
+            SessionPhase.CLOSED,
         )
 
     @property
@@ -424,22 +462,42 @@ class TableSession:
         request = parse_sync(data)
         if request is not None:
             return self._answer_sync(*request)
-        envelope = Envelope.decode(data)
-        if self._phase is not SessionPhase.STOPPED:
+        envelope = self._admit(Envelope.decode(data))
+        try:
             self._accept(envelope)
-            self._pump()
+        except RuleBroken as fault:
+            self._blame(fault)
+        # After a fault nothing is processed any more; the chains still grow, so that the
+        # others' fault reports are known and what we hold can be fetched by a sync.
+        self._pump()
         return []
 
+    def _admit(self, envelope: Envelope) -> Envelope:
+        """A validly signed envelope of this table from a seat of it, or a
+        :class:`RemoteProtocolError` against whoever delivered it (an envelope of another
+        table proves nothing against the seat it names)."""
+        if envelope.table != self.definition.table_id:
+            raise WrongTable(
+                "envelope for another table", sender=envelope.sender, evidence=(envelope.raw,)
+            )
+        self.tracker.seat_of(envelope.sender)  # UnknownSender
+        return envelope
+
     def _accept(self, envelope: Envelope) -> None:
-        """Accept ``envelope`` into its sender's chain, holding it if it comes early."""
+        """Accept ``envelope`` into its sender's chain, holding it if it comes early; raise
+        :class:`RuleBroken` if the sender signed more than the protocol allows."""
         seat = self.tracker.seat_of(envelope.sender)
         expected = self.tracker.next_seq(seat)
         if envelope.seq > expected:
             # Relayed or resent envelopes may overtake each other: hold a bounded few.
             early = self._early.setdefault(seat, {})
-            if len(early) < MAX_EARLY or envelope.seq in early:
+            fits = len(envelope.raw) <= MAX_ENVELOPE
+            if fits and (len(early) < MAX_EARLY or envelope.seq in early):
                 early[envelope.seq] = envelope
             return
+        broken = self._beyond_limits(envelope, seat) if envelope.seq == expected else None
+        if broken is not None and self._phase is SessionPhase.STOPPED:
+            return  # nothing more is proven after a fault: keep memory bounded
         try:
             accepted = self.tracker.accept(envelope)
         except (Equivocation, BrokenChain) as exc:
@@ -452,10 +510,59 @@ class TableSession:
         self._by_hash[accepted.hash] = accepted
         self._pending.append(accepted)
         if accepted.type == "fault":
+            self._reported.add(seat)
+        if broken is not None:
+            # Accepted first, so that the record holds the envelope that proves it.
+            raise RuleBroken(seat, broken, (accepted.raw,))
+        self._count(accepted, seat)
+        if accepted.type == "fault":
             self._replay_evidence(accepted)
         following = self._early.get(seat, {}).pop(accepted.seq + 1, None)
         if following is not None:
             self._accept(following)
+
+    def _beyond_limits(self, envelope: Envelope, seat: int) -> str | None:
+        """Why ``envelope``, the next of ``seat``'s chain, is more than the protocol allows
+        (None if it is not): its size, or too many of its kind along the seat's own chain
+        (per round or per game), or a round out of order or more than one ahead of ours.
+        A flood of validly signed envelopes is a fault of its signer, decided by its chain
+        alone, and what waits in memory stays bounded."""
+        kind = envelope.type
+        size_cap = ENVELOPE_CAPS.get(kind)
+        if size_cap is None:
+            return f"unknown message type {kind!r}"
+        if len(envelope.raw) > size_cap:
+            return f"a {kind} envelope of {len(envelope.raw)} bytes (at most {size_cap})"
+        key = self._count_key(envelope)
+        if key is None:
+            return "a message without a round number"
+        number = key[1]
+        if number >= 0:
+            last = self._last_round.get(seat, 0)
+            if not last <= number <= last + 1 or number > self._current_round() + 1:
+                return f"a message for round {number} out of turn"
+        cap = GAME_CAPS[kind] if number < 0 else ROUND_CAPS[kind]
+        if self._signed_counts.get(seat, {}).get(key, 0) >= cap:
+            where = "in one game" if number < 0 else f"in round {number}"
+            return f"more than {cap} {kind} messages {where}"
+        return None
+
+    @staticmethod
+    def _count_key(envelope: Envelope) -> tuple[str, int] | None:
+        """What ``envelope`` counts as: its kind and its round (-1 for a kind without one);
+        None for a kind of a round that names none."""
+        if envelope.type not in ROUND_CAPS:
+            return envelope.type, -1
+        number = round_of(envelope.body)
+        return None if number is None else (envelope.type, number)
+
+    def _count(self, envelope: Envelope, seat: int) -> None:
+        key = self._count_key(envelope)
+        assert key is not None
+        counts = self._signed_counts.setdefault(seat, {})
+        counts[key] = counts.get(key, 0) + 1
+        if key[1] >= 0:
+            self._last_round[seat] = key[1]
 
     def _replay_evidence(self, envelope: Envelope) -> None:
         """Take in the evidence of another peer's fault report, as if it had come to us.
@@ -466,11 +573,10 @@ class TableSession:
         """
         for data in fault_evidence(envelope.body):
             try:
-                piece = Envelope.decode(data)
-                if piece.table == self.definition.table_id:
-                    self._accept(piece)
+                piece = self._admit(Envelope.decode(data))
             except RemoteProtocolError:
-                continue
+                continue  # not an envelope of this table: it proves nothing here
+            self._accept(piece)
             if self._phase is SessionPhase.STOPPED:
                 return
 
@@ -620,8 +726,14 @@ class TableSession:
         self.fault = PeerFault(fault.seat, fault.reason, fault.evidence)
         self._events.append(self.fault)
         if self.seat is not None and fault.evidence:
-            # Tell the others: the evidence proves itself to whoever replays it.
-            self._send(fault_body(fault.seat, fault.evidence))
+            # Tell the others: the evidence proves itself to whoever replays it. What does not
+            # fit in a report (a flood of huge envelopes) they fetch by a sync.
+            evidence, room = [], EVIDENCE_BUDGET
+            for piece in fault.evidence[:MAX_EVIDENCE]:
+                if len(piece) <= room:
+                    evidence.append(piece)
+                    room -= len(piece)
+            self._send(fault_body(fault.seat, evidence))
 
     def _pump(self) -> None:
         """Process every envelope that can be, and take every local step that is due."""

@@ -15,7 +15,7 @@ from pathlib import Path
 from belote_p2p.errors import RemoteProtocolError
 from belote_p2p.game.engine import State
 
-from .events import PeerFault, RoundAudited
+from .events import PeerFault, RoundAudited, TableDisputed
 from .identity import fingerprint
 from .session import TableSession
 from .table import TableDefinition
@@ -39,6 +39,8 @@ class Verdict:
     truncated: bool
     abandoned: int | None = None
     """The seat that left the game (it resigned, or the three others signed its absence)."""
+    disputed: TableDisputed | None = None
+    """The seats signed different tables and no signature shows who lied: no game."""
 
     @property
     def ok(self) -> bool:
@@ -56,6 +58,8 @@ class Verdict:
         if self.fault is not None:
             who = names[self.fault.seat] if 0 <= self.fault.seat < 4 else "an unknown seat"
             return f"FAULT by seat {self.fault.seat} ({who}): {self.fault.reason}"
+        if self.disputed is not None:
+            return f"NO GAME: the seats did not sign the same table ({self.disputed.reason})"
         a, b = self.state.scores
         if self.abandoned is not None:
             return (
@@ -97,7 +101,8 @@ def verify_transcript(path: Path) -> Verdict:
         tuple(rounds),
         session.fault,
         corrupt,
-        session.finished and session.fault is None and session.abandoned is None,
+        session.completed,
         transcript.truncated,
         session.abandoned,
+        session.disputed,
     )
