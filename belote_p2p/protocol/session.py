@@ -361,7 +361,7 @@ class TableSession:
         """The seats signed different tables and no signature shows who lied."""
         self._host_signed: Envelope | None = None  # a table envelope with the host's proposal
         self.started = False
-        self._signed_counts: dict[int, dict[tuple[str, int], int]] = {}
+        self._signed_counts: dict[int, dict[tuple[str, int | None], int]] = {}
         self._reported: set[int] = set()  # seats that sent a fault report
         self._last_round: dict[int, int] = {}
         self._handlers: dict[str, Callable[[_Received], bool]] = {
@@ -533,36 +533,28 @@ class TableSession:
             return f"unknown message type {kind!r}"
         if len(envelope.raw) > size_cap:
             return f"a {kind} envelope of {len(envelope.raw)} bytes (at most {size_cap})"
-        key = self._count_key(envelope)
-        if key is None:
-            return "a message without a round number"
-        number = key[1]
-        if number >= 0:
+        if kind in ROUND_CAPS:
+            number = round_of(envelope.body)
+            if number is None or number < 0:
+                return "a message without a round number"
             last = self._last_round.get(seat, 0)
             if not last <= number <= last + 1 or number > self._current_round() + 1:
                 return f"a message for round {number} out of turn"
-        cap = GAME_CAPS[kind] if number < 0 else ROUND_CAPS[kind]
-        if self._signed_counts.get(seat, {}).get(key, 0) >= cap:
-            where = "in one game" if number < 0 else f"in round {number}"
+            cap, where = ROUND_CAPS[kind], f"in round {number}"
+        else:
+            number, cap, where = None, GAME_CAPS[kind], "in one game"
+        if self._signed_counts.get(seat, {}).get((kind, number), 0) >= cap:
             return f"more than {cap} {kind} messages {where}"
         return None
 
-    @staticmethod
-    def _count_key(envelope: Envelope) -> tuple[str, int] | None:
-        """What ``envelope`` counts as: its kind and its round (-1 for a kind without one);
-        None for a kind of a round that names none."""
-        if envelope.type not in ROUND_CAPS:
-            return envelope.type, -1
-        number = round_of(envelope.body)
-        return None if number is None else (envelope.type, number)
-
     def _count(self, envelope: Envelope, seat: int) -> None:
-        key = self._count_key(envelope)
-        assert key is not None
+        """Count ``envelope`` (within the limits) along its seat's chain."""
+        number = round_of(envelope.body) if envelope.type in ROUND_CAPS else None
         counts = self._signed_counts.setdefault(seat, {})
+        key = (envelope.type, number)
         counts[key] = counts.get(key, 0) + 1
-        if key[1] >= 0:
-            self._last_round[seat] = key[1]
+        if number is not None:
+            self._last_round[seat] = number
 
     def _replay_evidence(self, envelope: Envelope) -> None:
         """Take in the evidence of another peer's fault report, as if it had come to us.
