@@ -1,13 +1,20 @@
 """The proof of shuffle: honest proofs verify, every cheat and every tampered or malformed
 field is refused, proofs are reproducible from their seed, and the deck's own shuffles (its
-permutations, masks and card points) are provable as they are."""
+permutations, masks and card points) are provable as they are.
+
+Regenerate the committed vector with ``PYTHONPATH=. python tests/test_shuffle.py
+--write-vector`` (only when the proof changes on purpose: the test compares against the file).
+"""
 
 from __future__ import annotations
 
 import dataclasses
+import json
 import random
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -23,6 +30,7 @@ from belote_p2p.protocol.deck import (
     shuffle_permutation,
 )
 from belote_p2p.protocol.group import (
+    DOMAIN,
     IDENTITY,
     InvalidPoint,
     L,
@@ -610,3 +618,70 @@ def test_random_permutations(statement: tuple[list[int], list[int], bool]) -> No
     swapped = [outputs[-1], *outputs[1:-1], outputs[0]]
     if swapped != outputs:
         assert not verify_shuffle(PK, inputs, swapped, proof, CONTEXT)
+
+
+# -- the committed vector ----------------------------------------------------------------
+
+VECTOR = Path(__file__).resolve().parent.parent / "protocol" / "vectors" / "shuffle-proof.json"
+
+
+def build_vector() -> dict[str, Any]:
+    """One proof for four cards whose input went through a shuffle, with the intermediate
+    hashes an implementation of DECK.md §5 can check itself against."""
+    c = make_case(4, b"vector")
+    statement = shuffle._statement_digest(CONTEXT, PK, c.inputs, c.outputs)
+    q, u = shuffle._challenge_vector(statement, c.proof.commitments)
+    proof = c.proof.to_wire()
+    return {
+        "description": "One proof of shuffle (protocol/DECK.md section 5) for N = 4 cards. "
+        "Bytes are hex; scalars are 32 bytes little-endian; ciphertexts are c1 || c2.",
+        "domain": DOMAIN.decode(),
+        "context": [part.hex() for part in CONTEXT],
+        "joint_key": PK.hex(),
+        "inputs": [(e.c1 + e.c2).hex() for e in c.inputs],
+        "outputs": [(e.c1 + e.c2).hex() for e in c.outputs],
+        "permutation": list(c.perm),
+        "masks": [scalar_bytes(r).hex() for r in c.masks],
+        "nonce_seed": SEED.hex(),
+        "statement": statement.hex(),
+        "commitments_digest": q.hex(),
+        "u": [scalar_bytes(x).hex() for x in u],
+        "proof": {
+            k: [x.hex() for x in v] if isinstance(v, list) else v.hex() for k, v in proof.items()
+        },
+        "canonical_msgpack": encode(proof).hex(),
+    }
+
+
+def vector_text() -> str:
+    return json.dumps(build_vector(), indent=1) + "\n"
+
+
+def test_the_committed_vector_matches_byte_for_byte() -> None:
+    assert VECTOR.read_text() == vector_text()
+
+
+def test_the_committed_vector_verifies() -> None:
+    data = json.loads(VECTOR.read_text())
+
+    def deck(items: list[str]) -> list[Ciphertext]:
+        return [Ciphertext.from_bytes(bytes.fromhex(x)) for x in items]
+
+    context = [bytes.fromhex(x) for x in data["context"]]
+    pk = bytes.fromhex(data["joint_key"])
+    inputs, outputs = deck(data["inputs"]), deck(data["outputs"])
+    proof = ShuffleProof.from_wire(decode(bytes.fromhex(data["canonical_msgpack"])), 4)
+    assert verify_shuffle(pk, inputs, outputs, proof, context)
+    masks = [int.from_bytes(bytes.fromhex(x), "little") for x in data["masks"]]
+    seed = bytes.fromhex(data["nonce_seed"])
+    perm = data["permutation"]
+    assert follows_seed(pk, inputs, outputs, proof, context, perm, masks, seed)
+    assert prove_shuffle(pk, inputs, outputs, perm, masks, context, seed) == proof
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] == ["--write-vector"]:
+        VECTOR.write_text(vector_text())
+        print(f"wrote {VECTOR}")
+    else:
+        print("usage: PYTHONPATH=. python tests/test_shuffle.py --write-vector")

@@ -813,7 +813,7 @@ class TableSession:
         if body["type"] == "bid":
             return Bid.parse(body["bid"])
         assert isinstance(self.deck, DeckPeer)
-        card = self.deck.hand()[PlayMessage.from_wire(body["deck"]).position]
+        card = self.deck.hand()[PlayMessage.from_wire(body["deck"], self.deck.seat).position]
         return card
 
     def _new_deck(self, state: State) -> _Deck:
