@@ -25,6 +25,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from belote_p2p.errors import LocalProtocolError, RemoteProtocolError
 from belote_p2p.game.cards import Card
 from belote_p2p.game.engine import deal_owners
 from belote_p2p.game.rules import CLASSIC, COINCHE, RuleSet
@@ -40,6 +41,7 @@ from belote_p2p.protocol.deck import (
     Ciphertext,
     CommitmentMismatch,
     DeckError,
+    DeckInvariantError,
     DeckMessage,
     DeckObserver,
     DeckPeer,
@@ -631,6 +633,23 @@ def test_a_forged_play_share_is_refused() -> None:
         table.act(2, "play", target)
         table.pump()
     assert err.value.seat == 2
+
+
+def test_a_card_that_cannot_open_is_an_internal_error_not_a_peers_fault() -> None:
+    """With every shuffle and share proven, a card that does not open means this program
+    broke (here: it lost a proven share): DeckInvariantError, a LocalProtocolError that
+    blames nobody."""
+    table = Table()
+    table.deal(taker=1)
+    peer = table.peers[0]
+    position = table.peers[2].positions_of(2)[0]
+    peer._shares[position][1] = group.add(peer._shares[position][1], group.base_mul(1))
+    table.act(2, "play", position)
+    with pytest.raises(DeckInvariantError) as err:
+        table.pump()
+    assert isinstance(err.value, LocalProtocolError)
+    assert not isinstance(err.value, RemoteProtocolError)
+    assert peer.card_at(position) is None and position not in peer.played()
 
 
 def test_playing_a_position_one_was_not_dealt_is_refused() -> None:

@@ -928,8 +928,8 @@ class _DeckRound(ABC):
             raise MalformedDeckMessage(msg.seat, f"the play of position {p} carries no share")
         ct = self._decks[-1][p]
         self._check_share(msg.seat, p, self._keys[msg.seat], ct.c1, msg.share)
+        self._open(p, {**self._shares[p], msg.seat: msg.share.point})
         self._shares[p][msg.seat] = msg.share.point
-        self._open(p, self._shares[p])
         self._played.append(p)
 
     def _apply_reveal(self, msg: RevealMessage) -> None:
