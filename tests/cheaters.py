@@ -34,15 +34,20 @@ from belote_p2p.game.engine import KING, QUEEN, Action, Claim, IllegalActionErro
 from belote_p2p.game.observation import Observation, observe
 from belote_p2p.protocol.bodies import claim_to_wire
 from belote_p2p.protocol.deck import (
+    TRIVIAL_DECK,
     DeckPeer,
     PlayMessage,
     RevealMessage,
     ShuffleMessage,
     shuffle_commitment,
+    shuffle_masks,
+    shuffle_permutation,
+    shuffle_proof_context,
 )
 from belote_p2p.protocol.events import DecisionNeeded, Event, GameAbandoned, PeerFault, RoundAudited
 from belote_p2p.protocol.identity import Identity
 from belote_p2p.protocol.session import TableSession
+from belote_p2p.protocol.shuffle import prove_shuffle
 from belote_p2p.protocol.table import TableDefinition
 from belote_p2p.protocol.verify import Verdict, verify_transcript
 from belote_p2p.protocol.wire import DEFAULT_MAX_FRAME, Envelope, FrameDecoder, FrameTooLarge, frame
@@ -473,24 +478,37 @@ class _DeckPatch(Cheat):
 
 
 class BadShuffle(_DeckPatch):
-    """Shuffles with a permutation of another seed than the one it commits to."""
+    """Shuffles with a permutation of another seed than the one it commits to, and proves
+    that shuffle validly: every check on receipt passes, only the audit can name it."""
 
     def patch(self, deck: DeckPeer) -> None:
         real_seed = deck._seed
         shuffle = deck._shuffle
 
         def stacked() -> None:
-            deck._seed = bytes(32)
+            other = bytes(32)
+            deck._seed = other
             outbox = len(deck._outbox)
             try:
                 shuffle()
             finally:
                 deck._seed = real_seed
-            commitment = shuffle_commitment(deck.table_id, deck.round_number, deck.seat, real_seed)
-            deck._commitments[deck.seat] = commitment
+            table, number, seat = deck.table_id, deck.round_number, deck.seat
+            commitment = shuffle_commitment(table, number, seat, real_seed)
+            deck._commitments[seat] = commitment
+            k = deck.shuffle_order.index(seat)
+            inputs = deck._decks[k - 1] if k else TRIVIAL_DECK
+            context = shuffle_proof_context(table, number, seat, commitment)
+            perm = shuffle_permutation(table, number, seat, other)
+            masks = shuffle_masks(table, number, seat, other)
             for i, msg in enumerate(deck._outbox[outbox:], outbox):
                 if isinstance(msg, ShuffleMessage):
-                    deck._outbox[i] = ShuffleMessage(msg.seat, commitment, msg.deck)
+                    assert deck.joint_key is not None
+                    proof = prove_shuffle(
+                        deck.joint_key, inputs, msg.deck, perm, masks, context, other
+                    )
+                    deck._proofs[k] = proof
+                    deck._outbox[i] = ShuffleMessage(seat, commitment, msg.deck, proof)
             self.done = True
 
         deck._shuffle = stacked  # type: ignore[method-assign]

@@ -129,7 +129,7 @@ def parse_bid(body: Mapping[str, Any]) -> Bid:
     return Bid.parse(text)
 
 
-def play_message(body: Mapping[str, Any], sender: int | None = None) -> PlayMessage:
+def play_message(body: Mapping[str, Any], sender: int) -> PlayMessage:
     """The deck protocol's play message of a ``play`` body (a ``DeckError`` if malformed)."""
     return PlayMessage.from_wire(body.get("deck"), sender=sender)
 

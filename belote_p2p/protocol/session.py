@@ -178,10 +178,6 @@ class SessionPhase(Enum):
     REVEALING = "revealing"
     """This seat revealed its round secrets; with the others' reveals the round is audited,
     and rescored if the audit finds a fault."""
-    INTERRUPTED = "interrupted"
-    """The round cannot go on (a card that does not open although its shares are proven, or
-    a seat that revealed before the end): this seat revealed its secrets, and the audit that
-    follows ends the game with a fault."""
     GAME_OVER = "game-over"
     """The last round is audited: this seat signs the final score (``done``); the four
     ``done`` come in."""
@@ -196,7 +192,7 @@ class SessionPhase(Enum):
 
 
 _TRANSITIONS: Final[Mapping[SessionPhase, frozenset[SessionPhase]]] = {
-    # A fault may stop the game in any phase; INTERRUPTED can end no other way.
+    # A fault may stop the game in any phase.
     SessionPhase.SIGNING: frozenset({
         SessionPhase.BETWEEN_ROUNDS,  # the fourth signature
         SessionPhase.STOPPED,
@@ -207,23 +203,19 @@ _TRANSITIONS: Final[Mapping[SessionPhase, frozenset[SessionPhase]]] = {
     }),
     SessionPhase.DEALING: frozenset({
         SessionPhase.BIDDING,  # the first cards open: the engine deals
-        SessionPhase.INTERRUPTED,
         SessionPhase.STOPPED,
     }),
     SessionPhase.BIDDING: frozenset({
         SessionPhase.COMPLETING,  # a bid named the taker
         SessionPhase.ROUND_OVER,  # four passes: a redeal
-        SessionPhase.INTERRUPTED,
         SessionPhase.STOPPED,
     }),
     SessionPhase.COMPLETING: frozenset({
         SessionPhase.PLAYING,  # the whole hand is in the engine
-        SessionPhase.INTERRUPTED,
         SessionPhase.STOPPED,
     }),
     SessionPhase.PLAYING: frozenset({
         SessionPhase.ROUND_OVER,  # the last card
-        SessionPhase.INTERRUPTED,
         SessionPhase.STOPPED,
     }),
     SessionPhase.ROUND_OVER: frozenset({
@@ -234,9 +226,6 @@ _TRANSITIONS: Final[Mapping[SessionPhase, frozenset[SessionPhase]]] = {
         SessionPhase.BETWEEN_ROUNDS,  # the audit, the game goes on
         SessionPhase.GAME_OVER,  # the audit, a team reached the target
         SessionPhase.STOPPED,
-    }),
-    SessionPhase.INTERRUPTED: frozenset({
-        SessionPhase.STOPPED,  # its audit names the seat at fault
     }),
     SessionPhase.GAME_OVER: frozenset({
         SessionPhase.FINISHED,  # the fourth done
@@ -352,8 +341,6 @@ class TableSession:
         self._phase = SessionPhase.SIGNING
         # A decision is asked once, however often the session steps: (round, action count).
         self._asked: tuple[int, int] | None = None
-        self._abort_reason: str | None = None  # why the round cannot go on (a deck fault)
-        self._early_revealer: tuple[int, bytes] | None = None  # (seat, its reveal envelope)
         self._done: set[int] = set()
         self._bye: set[int] = set()
         self.fault: PeerFault | None = None
@@ -843,14 +830,10 @@ class TableSession:
         assert self.deck is not None
         try:
             msg = deck_message(m.body, m.seat)
-            if (
-                isinstance(msg, RevealMessage)
-                and self._early_revealer is None
-                and self._phase in _ROUND_GOES_ON
-            ):
-                # A reveal while the round goes on stops it: the sender is to blame unless
-                # the audit finds worse.
-                self._early_revealer = (m.seat, m.envelope.encode())
+            if isinstance(msg, RevealMessage) and self._phase in _ROUND_GOES_ON:
+                # Secrets come out only once the round is over: an early reveal could pull
+                # everybody's, and with them every hand. It is never answered.
+                raise m.fault("revealed its secrets before the round ended")
             self.deck.receive(msg)
         except DeckError as exc:
             self._deck_fault(exc, m.seat, m.evidence)
@@ -945,12 +928,8 @@ class TableSession:
         return card, None if m.own else claim
 
     def _deck_fault(self, exc: DeckError, sender: int, evidence: tuple[bytes, ...]) -> None:
-        """Blame the seat the deck protocol names; if it names none yet (a card that does
-        not open although every share is proven), stop the round and let the audit of the
-        revealed secrets name the shuffler."""
-        if exc.seat is None:
-            self._abort_reason = f"deck protocol: {exc}"
-            return
+        """Blame the seat the deck protocol names (every shuffle and share is proven on
+        receipt, so a deck fault always names its author)."""
         if exc.seat != sender:
             # Found while handling another seat's message: the culprit's own envelopes of
             # this round are the evidence.
@@ -959,7 +938,7 @@ class TableSession:
 
     def _can_decide(self) -> bool:
         """The engine has our cards for the current phase (bids or plays can be applied)."""
-        return self._phase in _DECIDING and self._abort_reason is None
+        return self._phase in _DECIDING
 
     # -- our own steps, between envelopes --------------------------------------------------
 
@@ -986,25 +965,16 @@ class TableSession:
             changed = True
         if self._phase is SessionPhase.COMPLETING:
             changed = self._complete(deck) or changed
-        if self._phase is SessionPhase.ROUND_OVER or (
-            self._phase in _ROUND_GOES_ON and self._interrupted(deck)
-        ):
+        if self._phase is SessionPhase.ROUND_OVER:
             self._reveal(deck)
             return True
-        if (
-            self._phase in (SessionPhase.REVEALING, SessionPhase.INTERRUPTED)
-            and deck.phase is DeckPhase.AUDITABLE
-        ):
-            if self._phase is SessionPhase.INTERRUPTED:
-                self._audit_interrupted(deck)
+        if self._phase is SessionPhase.REVEALING and deck.phase is DeckPhase.AUDITABLE:
             self._audit(deck)
             return True
         return self._decide_if_due() or changed
 
     def _start_round(self) -> None:
         self.deck = self._new_deck(self.state)
-        self._abort_reason = None
-        self._early_revealer = None
         self._transition(SessionPhase.DEALING)
 
     def _deal(self, deck: _Deck) -> None:
@@ -1023,8 +993,8 @@ class TableSession:
             try:
                 shares = deck.set_taker(state.taker)
             except DeckError as exc:  # an observer refuses a held play here
-                seat_at_fault = exc.seat if exc.seat is not None else -1
-                raise RuleBroken(seat_at_fault, f"deck protocol: {exc}") from None
+                evidence = self._round_envelopes(exc.seat)
+                raise RuleBroken(exc.seat, f"deck protocol: {exc}", evidence) from None
             if isinstance(shares, SharesMessage):
                 self._send(deck_body(deck.round_number, shares))
             changed = True
@@ -1036,16 +1006,9 @@ class TableSession:
             changed = True
         return changed
 
-    def _interrupted(self, deck: _Deck) -> bool:
-        """The round cannot go on: a card did not open, or a seat revealed before the end."""
-        return self._abort_reason is not None or (
-            deck.phase is DeckPhase.REVEAL and self._early_revealer is not None
-        )
-
     def _reveal(self, deck: _Deck) -> None:
-        """Reveal our secrets, so that everyone can audit the deal."""
-        closed = self._phase is SessionPhase.ROUND_OVER
-        self._transition(SessionPhase.REVEALING if closed else SessionPhase.INTERRUPTED)
+        """The round is over: reveal our secrets, so that everyone can audit the deal."""
+        self._transition(SessionPhase.REVEALING)
         if isinstance(deck, DeckPeer):
             self._send(deck_body(deck.round_number, deck.reveal()))
 
@@ -1095,7 +1058,7 @@ class TableSession:
         if envelope.type == "bid":
             return parse_bid(envelope.body)
         assert isinstance(self.deck, DeckPeer)
-        return self.deck.hand()[play_message(envelope.body).position]
+        return self.deck.hand()[play_message(envelope.body, self.deck.seat).position]
 
     def _new_deck(self, state: State) -> _Deck:
         """The deck protocol of the round about to be dealt (a seat sends its key at once)."""
@@ -1130,20 +1093,7 @@ class TableSession:
         )
 
     def _audit_fault(self, exc: DeckError) -> RuleBroken:
-        if exc.seat is None:
-            return RuleBroken(-1, f"deck audit: {exc}")
         return RuleBroken(exc.seat, f"deck audit: {exc}", self._round_envelopes(exc.seat))
-
-    def _audit_interrupted(self, deck: _Deck) -> None:
-        """Audit a round stopped before its end; always ends in a fault."""
-        try:
-            deck.audit()
-        except DeckError as exc:
-            raise self._audit_fault(exc) from None
-        if self._early_revealer is not None:
-            seat, envelope = self._early_revealer
-            raise RuleBroken(seat, "revealed its secrets before the round ended", (envelope,))
-        raise RuleBroken(-1, f"round stopped ({self._abort_reason}); the audit names nobody")
 
     def _audit(self, deck: _Deck) -> None:
         try:
