@@ -32,7 +32,7 @@ from belote_p2p.game.audit import AuditFault
 from belote_p2p.game.cards import CARDS, Card, cards_of
 from belote_p2p.game.engine import KING, QUEEN, Action, Claim, IllegalActionError, Phase, State
 from belote_p2p.game.observation import Observation, observe
-from belote_p2p.protocol.bodies import claim_to_wire
+from belote_p2p.protocol.bodies import claim_to_wire, deck_body
 from belote_p2p.protocol.deck import (
     TRIVIAL_DECK,
     DeckPeer,
@@ -605,6 +605,20 @@ class HostImpostor(Cheat):
             other, self.victim, table.ids[self.victim], proposal=other.propose(impostor)
         )
         self.done = True
+
+
+class EarlyReveal(Cheat):
+    """Publishes its round secrets during the first bidding, hoping the others answer with
+    theirs (with all four, every hand is known)."""
+
+    def poll(self, table: Table) -> None:
+        session = table.sessions[self.seat]
+        deck = session.deck
+        if self.done or not isinstance(deck, DeckPeer) or not session.ready:
+            return
+        if session.state.phase in (Phase.AUCTION, Phase.TAKE_FIRST, Phase.TAKE_SECOND):
+            self.done = True
+            sign_next(session, deck_body(deck.round_number, deck.reveal()))
 
 
 class SignedFlood(Cheat):

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from cheaters import (
+    EarlyReveal,
     ForeignEnvelopes,
     HostImpostor,
     HostTwoTables,
@@ -86,6 +87,24 @@ def test_a_table_signed_under_someone_posing_as_the_host_blames_nobody(tmp_path:
     for verdict in t.verdicts(tmp_path).values():
         assert verdict.fault is None and verdict.disputed is not None and not verdict.ok
         assert verdict.summary().startswith("NO GAME")
+
+
+# -- secrets out of turn ----------------------------------------------------------------------
+
+
+def test_an_early_reveal_is_a_fault_and_is_answered_with_no_secret(tmp_path: Path) -> None:
+    t = play(EarlyReveal())
+    assert_same_verdict(t, tmp_path, Outcome("fault", CHEATER))
+    for seat in t.honest:
+        (fault,) = t.faults(seat)
+        assert "revealed its secrets before the round ended" in fault.reason
+        (evidence,) = (Envelope.decode(e) for e in fault.evidence)
+        assert evidence.body["msg"]["type"] == "deck.reveal"
+        # Not one honest seat revealed anything: the cheater learns no other hand.
+        for envelope in t.sessions[seat].transcript:
+            sender = t.sessions[seat].tracker.seat_of(envelope.sender)
+            if sender != CHEATER and envelope.type == "deck":
+                assert envelope.body["msg"]["type"] != "deck.reveal"
 
 
 # -- signed floods -----------------------------------------------------------------------------
