@@ -243,7 +243,7 @@ async def test_an_equivocation_over_tcp_is_blamed_by_every_peer(
     class TwoFacedMesh(real_mesh):  # type: ignore[misc, valid-type]
         twin: Envelope | None = None
 
-        async def broadcast(self, payload: bytes) -> frozenset[int]:
+        def broadcast(self, payload: bytes) -> frozenset[int]:
             envelope = Envelope.decode(payload)
             if self.seat == CHEATER and envelope.type == "bid" and TwoFacedMesh.twin is None:
                 body = dict(envelope.body)
@@ -252,11 +252,11 @@ async def test_an_equivocation_over_tcp_is_blamed_by_every_peer(
                     cheater_id, envelope.table, envelope.seq, envelope.prev, envelope.seen, body
                 )
                 TwoFacedMesh.twin = twin
-                await self.send(0, twin.encode())
+                self.send(0, twin.encode())
                 for seat in (1, 2):
-                    await self.send(seat, payload)
+                    self.send(seat, payload)
                 return frozenset()
-            result: frozenset[int] = await super().broadcast(payload)
+            result: frozenset[int] = super().broadcast(payload)
             return result
 
     monkeypatch.setattr(peer_module, "Mesh", TwoFacedMesh)
