@@ -3,10 +3,13 @@
 Four :class:`~belote_p2p.protocol.session.TableSession` objects play over in-memory connections, one
 byte stream per ordered pair of seats, delivered in a seeded random interleaving. Every
 stream goes through a :class:`~belote_p2p.protocol.wire.FrameDecoder`, so a frame that is too large
-or cut short breaks its connection as it would over TCP. A receiver treats what the session
-refuses as :mod:`belote_p2p.net.peer` does: a
-:class:`~belote_p2p.protocol.wire.RemoteProtocolError` is counted against the connection that
-delivered it, and a lost connection makes the receiver sign the seat gone (``abandon``).
+or cut short breaks its connection as it would over TCP. A receiver treats what it refuses as
+:mod:`belote_p2p.net.peer` does: a :class:`~belote_p2p.errors.RemoteProtocolError` (or an
+oversized frame) is counted against the connection that delivered it, and that connection is
+dropped, with whatever was still in flight on it, and comes back at once: both ends send a
+sync request. A connection a cheat closes for good stands for a seat that vanished: each
+receiver signs it gone (``abandon``), as a peer does once its silence has passed the deadline
+and grace.
 
 A cheater is an honest session with a :class:`Cheat` in front of it: the cheat sees every
 envelope the session emits and decides what goes on each connection (rewritten, re-signed
@@ -693,6 +696,7 @@ class Table:
         self.events: list[list[Event]] = [[] for _ in range(SEATS)]
         self.rejections: list[Rejection] = []
         self.lost: list[tuple[int, int, str]] = []
+        """(receiver, seat, why) for each connection lost or dropped."""
         self._later: list[Callable[[], object]] = []
         self.delivered = 0
         if self.cheat is not None:
@@ -722,6 +726,20 @@ class Table:
         self.closed.add((src, dst))
         self.closed.add((dst, src))
         self.streams[dst, src].clear()
+
+    def reconnect(self, receiver: int, seat: int, reason: str) -> None:
+        """``receiver`` drops its connection to ``seat`` (what was in flight either way is
+        lost), which is dialled again at once: both ends ask the other for what they lack."""
+        self.lost.append((receiver, seat, reason))
+        if (receiver, seat) in self.closed:
+            return  # closed for good already
+        for key in ((receiver, seat), (seat, receiver)):
+            self.streams[key].clear()
+            self.decoders[key] = FrameDecoder()
+        for a, b in ((receiver, seat), (seat, receiver)):
+            request = getattr(self.sessions[a], "sync_request", None)
+            if request is not None and self.sessions[a].started:
+                self.write(a, b, frame(request()))
 
     def after(self, action: Callable[[], object]) -> None:
         """Run ``action`` once the current flush is done (a cheat's second thought)."""
@@ -789,20 +807,24 @@ class Table:
         try:
             frames = decoder.feed(chunk)
         except FrameTooLarge as exc:
-            self.close(dst, src)
-            self._lose(dst, src, str(exc))
+            self.rejections.append(Rejection(dst, src, exc))
+            self.reconnect(dst, src, str(exc))
             return True
         for data in frames:
-            self.receive(dst, src, data)
+            if not self.receive(dst, src, data):
+                break  # the connection was dropped: the rest of what it carried is lost
         return True
 
-    def receive(self, dst: int, src: int, data: bytes) -> None:
+    def receive(self, dst: int, src: int, data: bytes) -> bool:
+        """Deliver one frame; False if the receiver refused it and dropped the connection."""
         session = self.sessions[dst]
         try:
             replies: object = session.receive(data)
         except RemoteProtocolError as exc:
             self.rejections.append(Rejection(dst, src, exc))
-            replies = None
+            self.delivered += 1
+            self.reconnect(dst, src, f"refused: {exc}")
+            return False
         self.delivered += 1
         if isinstance(replies, list) and replies:
             if self.cheat is not None and self.cheat.seat == dst:
@@ -810,6 +832,7 @@ class Table:
             for reply in replies:
                 self.write(dst, src, frame(reply))
         self.flush(dst)
+        return True
 
     def _sync(self) -> bool:
         """Each unfinished honest peer asks the others what it lacks (if sessions can)."""

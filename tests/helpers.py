@@ -23,6 +23,7 @@ from belote_p2p.game.cards import CARDS, Card, parse_cards
 from belote_p2p.game.engine import Phase, State
 from belote_p2p.game.rules import RULE_SETS, RuleSet
 from belote_p2p.net.peer import PeerConfig, PeerResult, PeerStatus, run_peer
+from belote_p2p.net.transport import MeshConfig
 from belote_p2p.players.player import BotPlayer
 from belote_p2p.protocol.events import DecisionNeeded
 from belote_p2p.protocol.group import scalar_bytes
@@ -239,6 +240,7 @@ async def play_table(
     target: int = 151,
     seed: int = 9,
     config: PeerConfig | None = None,
+    mesh_config: MeshConfig | None = None,
     players: dict[int, Any] | None = None,
     on_status: list[list[PeerStatus]] | None = None,
     watch: dict[int, Callable[[object], None]] | None = None,
@@ -272,6 +274,7 @@ async def play_table(
             on_event=on_event,
             on_status=on_status[seat].append if on_status is not None else None,
             config=config,
+            mesh_config=mesh_config,
         )
         if all(r is not None for r in results[:until]):
             finished.set()

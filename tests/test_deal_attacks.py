@@ -40,7 +40,8 @@ def test_foreign_envelopes_relayed_ahead_of_sequence_cost_only_the_relaying_conn
     t = play(cheat)
     assert cheat.foreign
     refused = [r for r in t.rejections if r.receiver == 0]
-    assert len(refused) == len(cheat.foreign)
+    # The first costs the connection; the others were lost with it.
+    assert len(refused) == 1 and len(cheat.foreign) > 1
     assert all(isinstance(r.error, WrongTable) and r.connection == CHEATER for r in refused)
     assert t.rejected(0)[1] == 0  # nothing is counted against the seat the envelopes name
     assert all(not t.sessions[0]._early.get(s) for s in range(4))  # nothing of them is held

@@ -218,24 +218,6 @@ def test_resume_without_an_unfinished_game_says_so(tmp_path: Path) -> None:
     assert main(["resume", "--home", str(tmp_path), "--bot", "random"]) == 2
 
 
-def test_game_ended_reads_the_bodies_of_a_record() -> None:
-    from belote_p2p.app.home import game_ended
-    from belote_p2p.protocol.wire import Envelope
-
-    ids = [Identity.from_seed(bytes([6, i]) * 16) for i in range(4)]
-
-    def env(seat: int, body: dict[str, object]) -> bytes:
-        return Envelope.create(ids[seat], bytes(16), 0, bytes(32), [bytes(32)] * 4, body).encode()
-
-    roster = [i.public_key_bytes for i in ids]
-    done = [env(s, {"type": "done", "scores": [501, 0]}) for s in range(4)]
-    assert game_ended(done, roster) and not game_ended(done[:3], roster)
-    votes = [env(s, {"type": "abandon", "seat": 1}) for s in (0, 2, 3)]
-    assert game_ended(votes, roster) and not game_ended(votes[:2], roster)
-    assert game_ended([env(1, {"type": "abandon", "seat": 1})], roster)  # resigned
-    assert game_ended([env(2, {"type": "fault", "seat": 1, "evidence": []})], roster)
-
-
 # -- LAN discovery and experience ---------------------------------------------------------
 
 

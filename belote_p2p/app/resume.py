@@ -35,6 +35,7 @@ from .seat import (
 async def resume_game(options: SeatOptions, path: Path | None) -> int:
     """Go on with the game of ``path`` (default: the one unfinished game in the home)."""
     identity = options.home.identity()
+    path_given = path is not None
     if path is None:
         games = unfinished_games(options.home, identity)
         if not games:
@@ -59,7 +60,7 @@ async def resume_game(options: SeatOptions, path: Path | None) -> int:
         print(f"error: {path} is seat {seat}'s, whose key is not {options.home}'s identity",
               file=sys.stderr)  # fmt: skip
         return 2
-    if game_ended(game.envelopes, definition.roster):
+    if path_given and game_ended(definition, game.envelopes):  # else found unfinished
         print(f"error: the game of {path} is over", file=sys.stderr)
         return 2
     if not options.quiet:

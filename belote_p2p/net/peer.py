@@ -7,15 +7,24 @@ accepted in the transcript (its own included, in acceptance order), and answers 
 session's "your turn" through a :class:`Player`: a bot in a worker thread under a deadline
 (:class:`BotPlayer`) or a person at the terminal (:class:`~belote_p2p.app.tui.TuiPlayer`).
 
-Failure policy. Bytes that are not a valid envelope of this table
-(:class:`~belote_p2p.protocol.wire.RemoteProtocolError`) are logged, counted and dropped: the
-mesh is authenticated, so they come from a seated peer, and dropping them never lets them into the
-record; more than :attr:`PeerConfig.max_rejected` of them from one peer ends the game for this
-seat with :attr:`PeerResult.error`. A rule broken by a valid envelope ends the game with
-:attr:`PeerResult.fault` (the session's :class:`~belote_p2p.protocol.session.PeerFault`). If our own
-player fails (a closed terminal) we resign, with :attr:`PeerResult.error`; a person who
-chose to leave (the terminal UI's :class:`~belote_p2p.app.tui.Resigned`) resigns too, but that
-is no error: :attr:`PeerResult.resigned`.
+Failure policy. Unsigned bytes prove nothing against anyone. A frame the session refuses
+(:class:`~belote_p2p.errors.RemoteProtocolError`: not a valid envelope of this table, a
+malformed sync request) costs the connection that delivered it: it is logged, counted in
+:attr:`PeerResult.rejected`, and that connection is dropped (the mesh drops one that sends an
+oversized frame itself). The higher seat dials again and both sides sync, as after any lost
+connection; the game goes on, and what the peer's connection did not bring comes through the
+other peers' sync answers (they carry every seat's envelopes). Nothing of this ever ends the
+game or counts against a seat: the only vote against a seat is for its silence past its
+deadline and grace, as this peer's own clock measures them (below). A rule broken by a valid
+envelope ends the game with :attr:`PeerResult.fault` (the session's
+:class:`~belote_p2p.protocol.events.PeerFault`). If our own player fails (a closed terminal)
+we resign, with :attr:`PeerResult.error`; a person who chose to leave (the terminal UI's
+:class:`~belote_p2p.app.tui.Resigned`) resigns too, but that is no error:
+:attr:`PeerResult.resigned`.
+
+Sending never waits on a peer: the mesh gives each connection its own bounded queue and
+drops a connection whose peer stops reading (:class:`~belote_p2p.net.transport.Mesh`), so a
+slow or stuck peer does not slow the game between the others.
 
 Time. Every seat that owes the next message has a deadline (:class:`PeerConfig`: a decision,
 a protocol step); past it, the wait is reported (a log line, and :class:`PeerStatus` to
@@ -75,6 +84,10 @@ from .transport import (
 logger = logging.getLogger(__name__)
 
 
+_INPUT_BUFFER = 64
+"""Inputs (frames, connection changes, decisions) held for the driver."""
+
+
 class PeerError(BeloteError):
     """The game could not start: the mesh did not open (see ``__cause__``)."""
 
@@ -99,10 +112,10 @@ class PeerConfig:
     grace: float = 120.0
     """Seconds after its deadline before the others sign a silent seat gone."""
     sync_interval: float = 2.0
+    """Seconds without progress before we ask the peers for what we may lack."""
     sync_answer_interval: float = 0.5
     """Seconds between two sync requests of one peer that we answer: an answer can be the
     whole transcript, so a peer that keeps asking gets the rest ignored."""
-    """Seconds without progress before we ask the peers for what we may lack."""
     status_interval: float = 1.0
     """Seconds between two :class:`PeerStatus` reports while the game waits."""
     report_interval: float = 10.0
@@ -114,8 +127,6 @@ class PeerConfig:
     linger: float = 60.0
     """Seconds a finished peer keeps answering (reconnections, sync requests) while a peer
     has not yet said ``bye``, i.e. may still miss our ``done``."""
-    max_rejected: int = 16
-    """Invalid frames tolerated from one peer before giving up on the game."""
     durable: bool = True
     """fsync the transcript before any envelope of ours leaves (a power cut must not make
     us sign, after a resume, something other than what the peers already have)."""
@@ -187,7 +198,8 @@ class PeerResult:
     sent_bytes: int
     """Their bytes (each counted once)."""
     rejected: tuple[int, ...] = (0, 0, 0, 0)
-    """Invalid frames received, by seat."""
+    """Invalid frames received, by the seat whose connection delivered them (each cost that
+    connection; none ends the game)."""
     resumed: bool = False
     """The game went on from a transcript written before (a restart after a crash)."""
     reconnections: int = 0
@@ -387,7 +399,8 @@ class _Driver:
         self._index = 0
         self._deciding_since: float | None = None
         self._replies: list[tuple[int, bytes]] = []
-        self._sync_answered: dict[int, float] = {}
+        self._sync_answered: dict[int, tuple[int, float]] = {}
+        """The connection on which we last answered each seat's sync request, and when."""
         # The clock: when each seat started owing its current message, and of what kind.
         self._owes: dict[int, tuple[bool, float]] = {}
         self._seqs = [0] * SEATS
@@ -397,17 +410,19 @@ class _Driver:
         self._last_status = -math.inf
         self._last_report: dict[int, float] = {}
         self._status_key: object = None
-        self._inputs_in, self._inputs_out = trio.open_memory_channel[_Input](math.inf)
-        self._send_in, self._send_out = trio.open_memory_channel[tuple[int | None, bytes]](math.inf)
+        # Bounded: a peer flooding us is read no faster than the session takes its frames.
+        self._inputs_in, self._inputs_out = trio.open_memory_channel[_Input](_INPUT_BUFFER)
+        self._links: dict[int, int] = {}
+        """The number of each seat's current connection."""
         self._nursery: trio.Nursery | None = None
+        self._mesh: Mesh | None = None
 
     async def play(self, mesh: Mesh) -> None:
         session = self.session
         self._last_progress = trio.current_time()
+        self._mesh = mesh
         async with trio.open_nursery() as nursery:
             self._nursery = nursery
-            sender_done = trio.Event()
-            nursery.start_soon(self._sender, mesh, sender_done)
             nursery.start_soon(self._reader, mesh)
             self.player.new_game(session.definition.rules, self.seat)
             if not session.started:
@@ -429,9 +444,8 @@ class _Driver:
                         self._handle(item)
                     self._step()
             # Our last envelopes (the ``done`` above all) must reach the peers before we close.
-            self._send_in.close()
             with trio.move_on_after(self.config.flush_timeout):
-                await sender_done.wait()
+                await mesh.flush()
             nursery.cancel_scope.cancel()
 
     def _tick(self) -> float:
@@ -448,17 +462,11 @@ class _Driver:
             try:
                 replies = session.receive(item.payload)
             except RemoteProtocolError as exc:
-                self.counters.rejected[item.seat] += 1
-                count = self.counters.rejected[item.seat]
-                logger.warning(
-                    "seat %d: dropped an invalid frame from seat %d (%d so far): %s",
-                    self.seat, item.seat, count, exc,
-                )  # fmt: skip
-                if count > self.config.max_rejected:
-                    self.error = f"seat {item.seat} sent {count} invalid frames"
+                self._reject(item, exc)
                 return
             self._replies += [(item.seat, reply) for reply in replies]
         elif isinstance(item, PeerConnected):
+            self._links[item.seat] = item.connection
             if item.seat in self.disconnected or item.reconnected:
                 self.counters.reconnections += 1
                 logger.warning("seat %d: seat %d is back", self.seat, item.seat)
@@ -466,6 +474,10 @@ class _Driver:
             # Whatever either side missed meanwhile comes back through sync requests.
             self._replies.append((item.seat, session.sync_request()))
         elif isinstance(item, PeerLost):
+            if item.refused:  # an oversized frame: the mesh dropped the connection itself
+                self.counters.rejected[item.seat] += 1
+            if self._links.get(item.seat, item.connection) != item.connection:
+                return  # an older connection, already replaced
             if item.seat in self.done_from or session.finished:
                 return
             self.disconnected.add(item.seat)
@@ -489,8 +501,25 @@ class _Driver:
             if session.ready:
                 self._vote(self.seat)  # resign, so that the others need not wait for us
 
+    def _reject(self, item: Received, exc: RemoteProtocolError) -> None:
+        """A frame the session refused: it costs the connection that delivered it, and
+        nothing else (unsigned bytes prove nothing against anyone)."""
+        self.counters.rejected[item.seat] += 1
+        reason = f"it sent an invalid frame ({exc})"
+        if self._mesh is not None and self._mesh.disconnect(
+            item.seat, reason, connection=item.connection
+        ):
+            logger.warning(
+                "seat %d: dropping the connection to seat %d: %s",
+                self.seat, item.seat, reason,
+            )  # fmt: skip
+        else:
+            logger.debug("seat %d: an invalid frame from seat %d: %s", self.seat, item.seat, exc)
+
     def _too_soon_for_sync(self, item: Received) -> bool:
-        """A sync request from a peer we answered a moment ago (a flood of them)."""
+        """A sync request from a peer we answered a moment ago on the same connection (a
+        flood of them). The first one on a new connection is always answered: the last
+        answer may have been lost with the old one."""
         try:
             is_sync = parse_sync(item.payload) is not None
         except RemoteProtocolError:
@@ -499,9 +528,13 @@ class _Driver:
             return False
         now = trio.current_time()
         last = self._sync_answered.get(item.seat)
-        if last is not None and now - last < self.config.sync_answer_interval:
+        if (
+            last is not None
+            and last[0] == item.connection
+            and now - last[1] < self.config.sync_answer_interval
+        ):
             return True
-        self._sync_answered[item.seat] = now
+        self._sync_answered[item.seat] = (item.connection, now)
         return False
 
     def _vote(self, seat: int) -> None:
@@ -629,10 +662,7 @@ class _Driver:
         self._index = len(transcript)
         if ours and self.config.durable:
             self.writer.sync()
-        for payload in session.take_outbox():
-            self._send_in.send_nowait((None, payload))
-        for target, payload in self._replies:
-            self._send_in.send_nowait((target, payload))
+        self._send(session.take_outbox(), self._replies)
         self._replies.clear()
         dealt = False
         for event in session.take_events():
@@ -670,14 +700,15 @@ class _Driver:
                 return
             await self._inputs_in.send(event)
 
-    async def _sender(self, mesh: Mesh, done: trio.Event) -> None:
-        async with self._send_out:
-            async for target, payload in self._send_out:
-                if target is None:
-                    await mesh.broadcast(payload)
-                    self.counters.sent += 1
-                    self.counters.sent_bytes += len(payload)
-                else:
-                    with contextlib.suppress(ConnectionClosed):
-                        await mesh.send(target, payload)
-        done.set()
+    def _send(self, envelopes: Sequence[bytes], replies: Sequence[tuple[int, bytes]]) -> None:
+        """Queue our envelopes for every peer and the replies for their seats (never waits:
+        a peer that does not read loses its connection, not our time)."""
+        mesh = self._mesh
+        assert mesh is not None, "the driver sends only while it plays"
+        for payload in envelopes:
+            mesh.broadcast(payload)
+            self.counters.sent += 1
+            self.counters.sent_bytes += len(payload)
+        for target, payload in replies:
+            with contextlib.suppress(ConnectionClosed):
+                mesh.send(target, payload)

@@ -7,24 +7,35 @@ payloads between authenticated seats; decoding envelopes is the table session's 
 Each pair of seats shares exactly one TCP connection, dialled by the higher seat to
 the lower seat's listener; seat 0 only listens and seat 3 only dials.
 
+Links. The mesh runs each seat's connection over a :class:`Link`: whole frames in both
+directions. A direct TCP stream is a :class:`FramedStream`; :meth:`Mesh.attach` takes any
+other link (a relayed one, say) through the same handshake and the same life.
+
+Sending never waits on a peer. Every connection has its own bounded queue and its own sender
+task: :meth:`Mesh.send` and :meth:`Mesh.broadcast` only queue. A peer that does not read
+fills its queue (:attr:`MeshConfig.send_queue_bytes`, :attr:`MeshConfig.send_queue_frames`)
+or leaves a frame unsent past :attr:`MeshConfig.send_timeout`; either way its connection is
+dropped, and the others never notice. Frames to one seat leave in the order queued.
+
 Reconnection. A connection that breaks is dialled again by the higher seat, with backoff,
 for as long as the mesh runs; the lower seat keeps accepting. A new connection passes the
 same authenticated handshake as the first and replaces whatever connection the seat had (a
 restarted peer may reach us before we notice that its old connection is dead). The mesh
 reports :class:`PeerConnected` for every authenticated connection and :class:`PeerLost`
-when one ends; what was lost in between is the table session's business (its sync
-requests).
+when one ends; what was lost in between (the frames still queued included) is the table
+session's business (its sync requests).
 """
 
 from __future__ import annotations
 
+import itertools
 import logging
 from collections import deque
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager, suppress
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
-from typing import TypeAlias
+from typing import Protocol, TypeAlias
 
 import trio
 
@@ -32,6 +43,7 @@ from belote_p2p.errors import BeloteError, LocalProtocolError
 from belote_p2p.protocol.identity import Identity
 from belote_p2p.protocol.wire import (
     DEFAULT_MAX_FRAME,
+    FRAME_HEADER_SIZE,
     SEATS,
     FrameDecoder,
     FrameTooLarge,
@@ -71,8 +83,26 @@ class DialFailed(TransportError):
         self.seat = seat
 
 
+class Link(Protocol):
+    """Whole frames to and from one peer: what the mesh runs a seat's connection over.
+
+    The mesh calls :meth:`send` from one task at a time (a connection's sender task), and
+    :meth:`receive` from one task. :meth:`send` may take as long as the peer makes it (the
+    mesh puts a deadline around it); it raises :class:`ConnectionClosed` once the link is
+    gone. :meth:`receive` returns the next payload, raises :class:`ConnectionClosed` when the
+    link ends and :class:`~belote_p2p.protocol.wire.FrameTooLarge` for an oversized frame.
+    :meth:`aclose` may be cancelled (the mesh closes links forcefully)."""
+
+    async def send(self, payload: bytes) -> None: ...
+
+    async def receive(self) -> bytes: ...
+
+    async def aclose(self) -> None: ...
+
+
 class FramedStream(trio.abc.AsyncResource):
-    """Whole frames over a byte stream. Sends may come from many tasks; receive from one."""
+    """Whole frames over a byte stream (the :class:`Link` of a direct TCP connection).
+    Sends may come from many tasks; receive from one."""
 
     def __init__(
         self,
@@ -124,7 +154,7 @@ class FramedStream(trio.abc.AsyncResource):
 
 
 async def handshake(
-    conn: FramedStream,
+    conn: Link,
     identity: Identity,
     table: bytes,
     seat: int,
@@ -152,6 +182,9 @@ class Received:
 
     seat: int
     payload: bytes
+    connection: int = field(default=0, compare=False, kw_only=True)
+    """The number of the connection that delivered it (for :meth:`Mesh.disconnect`); not
+    part of equality."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,6 +194,9 @@ class PeerLost:
 
     seat: int
     reason: str
+    connection: int = field(default=0, compare=False, kw_only=True)
+    refused: bool = field(default=False, kw_only=True)
+    """It ended because the peer sent what the mesh refuses (an oversized frame)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,6 +206,7 @@ class PeerConnected:
     seat: int
     reconnected: bool
     """The seat had been connected before."""
+    connection: int = field(default=0, compare=False, kw_only=True)
 
 
 MeshEvent: TypeAlias = Received | PeerLost | PeerConnected
@@ -189,8 +226,145 @@ class MeshConfig:
     send_timeout: float = 30.0
     """Seconds one frame may take to leave; a connection stuck longer is dropped (and, being
     lost, dialled again)."""
+    send_queue_bytes: int = 8 << 20
+    """Payload bytes queued for one connection before it is dropped (its peer does not
+    read). At least :attr:`max_frame`: a whole transcript sent as a sync answer (a long
+    game is about half a megabyte) must fit."""
+    send_queue_frames: int = 8192
+    """Frames queued for one connection before it is dropped (twice the longest sync
+    answer a session gives)."""
     event_buffer: int = 64
     """Events held for the consumer before the readers stop reading (backpressure)."""
+
+
+async def _close_now(link: Link) -> None:
+    """Close ``link`` without waiting on its peer (as :func:`trio.aclose_forcefully`), and
+    without letting an outer cancellation replace the exception being handled."""
+    with trio.CancelScope(shield=True), trio.CancelScope() as scope:
+        scope.cancel()
+        await link.aclose()
+
+
+class _Connection:
+    """One authenticated link to a seat: its send queue and the tasks that run it."""
+
+    def __init__(self, mesh: Mesh, seat: int, link: Link, number: int) -> None:
+        self.mesh = mesh
+        self.seat = seat
+        self.link = link
+        self.number = number
+        config = mesh.config
+        self._queue_in, self._queue_out = trio.open_memory_channel[bytes](config.send_queue_frames)
+        self.queued_bytes = 0
+        self.queued_frames = 0
+        self.reason: str | None = None
+        """Why the connection is closing, once it is."""
+        self.refused = False
+        """The peer sent an oversized frame."""
+        self.cancel_scope = trio.CancelScope()
+        self.ended = trio.Event()
+        self._drained = trio.Event()
+        self._drained.set()
+
+    @property
+    def closing(self) -> bool:
+        return self.reason is not None
+
+    def close(self, reason: str) -> None:
+        """Stop the connection's tasks (its link is closed as they end); keep the first
+        reason given."""
+        if self.reason is None:
+            self.reason = reason
+        self.cancel_scope.cancel()
+        self._drained.set()
+
+    def enqueue(self, payload: bytes) -> None:
+        """Queue ``payload``; if the queue is over budget, drop the connection and raise
+        :class:`ConnectionClosed`."""
+        if self.reason is not None:
+            raise ConnectionClosed(f"seat {self.seat}: {self.reason}", seat=self.seat)
+        config = self.mesh.config
+        size = len(payload) + FRAME_HEADER_SIZE
+        if self.queued_bytes + size > config.send_queue_bytes:
+            full = f"{self.queued_bytes} bytes"
+        else:
+            try:
+                self._queue_in.send_nowait(payload)
+            except trio.WouldBlock:
+                full = f"{self.queued_frames} frames"
+            else:
+                self.queued_bytes += size
+                self.queued_frames += 1
+                if self._drained.is_set():
+                    self._drained = trio.Event()
+                return
+        reason = f"seat {self.seat} is not reading: {full} wait for it"
+        logger.warning("seat %d: dropping the connection to %s", self.mesh.seat, reason)
+        self.close(reason)
+        raise ConnectionClosed(reason, seat=self.seat, clean=False)
+
+    async def drained(self) -> None:
+        """Until every frame queued so far has left (or the connection is closing)."""
+        await self._drained.wait()
+
+    async def run(self) -> str:
+        """Send and receive until the link ends or :meth:`close`; return why it ended. The
+        link is closed on return."""
+        try:
+            with self.cancel_scope:
+                async with trio.open_nursery() as nursery:
+                    nursery.start_soon(self._send_loop)
+                    self.close(await self._read_loop())
+        finally:
+            await self.shut("the mesh is closing")
+        assert self.reason is not None
+        return self.reason
+
+    async def shut(self, reason: str) -> None:
+        """Close the connection and its link at once (also under cancellation)."""
+        self.close(reason)
+        self._queue_in.close()
+        if self.ended.is_set():
+            return
+        try:
+            await _close_now(self.link)
+        finally:
+            self.ended.set()
+
+    async def _send_loop(self) -> None:
+        timeout = self.mesh.config.send_timeout
+        async for payload in self._queue_out:
+            try:
+                with trio.move_on_after(timeout) as scope:
+                    await self.link.send(payload)
+            except ConnectionClosed as exc:
+                self.close(str(exc))
+                return
+            if scope.cancelled_caught:
+                reason = f"seat {self.seat} stopped reading: a frame waited {timeout:g} s"
+                logger.warning("seat %d: dropping the connection: %s", self.mesh.seat, reason)
+                self.close(reason)
+                return
+            self.queued_bytes -= len(payload) + FRAME_HEADER_SIZE
+            self.queued_frames -= 1
+            if not self.queued_frames:
+                self._drained.set()
+
+    async def _read_loop(self) -> str:
+        """Forward frames until the link ends; return why it ended."""
+        events = self.mesh._event_in
+        while True:
+            try:
+                payload = await self.link.receive()
+            except FrameTooLarge as exc:
+                self.refused = True
+                return str(exc)
+            except ConnectionClosed as exc:
+                return str(exc)
+            try:
+                await events.send(Received(self.seat, payload, connection=self.number))
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                return "nobody listens for events any more"
 
 
 class Mesh:
@@ -199,7 +373,7 @@ class Mesh:
     Start :meth:`run` with ``nursery.start`` (it returns once all three peers are
     connected and authenticated) or use :func:`open_mesh`. Then :meth:`receive` yields
     :class:`PeerConnected`, :class:`Received` and :class:`PeerLost` events from every peer
-    in arrival order.
+    in arrival order, and :meth:`send` and :meth:`broadcast` queue frames without waiting.
     """
 
     def __init__(
@@ -219,8 +393,11 @@ class Mesh:
         self.seat = seat
         self.roster = tuple(roster)
         self.config = config or MeshConfig()
-        self._peers: dict[int, FramedStream] = {}
+        if self.config.send_queue_bytes < self.config.max_frame + FRAME_HEADER_SIZE:
+            raise LocalProtocolError("a send queue must hold at least one frame of max_frame")
+        self._peers: dict[int, _Connection] = {}
         self._ever: set[int] = set()
+        self._numbers = itertools.count(1)
         self._all_connected = trio.Event()
         self._cancel_scope: trio.CancelScope | None = None
         self._closed = False
@@ -231,7 +408,12 @@ class Mesh:
     @property
     def peers(self) -> frozenset[int]:
         """The seats connected right now."""
-        return frozenset(self._peers)
+        return frozenset(s for s, conn in self._peers.items() if not conn.closing)
+
+    def backlog(self, seat: int) -> int:
+        """Bytes queued for ``seat`` and not yet sent (0 when it is not connected)."""
+        conn = self._peers.get(seat)
+        return conn.queued_bytes if conn is not None else 0
 
     async def run(
         self,
@@ -285,60 +467,113 @@ class Mesh:
         except (trio.EndOfChannel, trio.ClosedResourceError):
             raise ConnectionClosed("the mesh is closed") from None
 
-    async def send(self, seat: int, payload: bytes) -> None:
-        """Send one payload to ``seat``; raise :class:`ConnectionClosed` if it is gone.
+    def send(self, seat: int, payload: bytes) -> None:
+        """Queue one payload for ``seat``; never waits.
 
-        A send stuck past :attr:`MeshConfig.send_timeout` (a peer that stopped reading)
-        drops the connection and raises :class:`ConnectionClosed`.
+        Raises :class:`ConnectionClosed` if the seat is not connected, or if this payload
+        would overfill its queue (a peer that stopped reading): that connection is then
+        dropped (the higher seat dials again).
         """
+        if len(payload) > self.config.max_frame:
+            raise LocalProtocolError(f"payload of {len(payload)} bytes exceeds the frame limit")
         conn = self._peers.get(seat)
         if conn is None:
             raise ConnectionClosed(f"no connection to seat {seat}", seat=seat)
-        try:
-            with trio.move_on_after(self.config.send_timeout) as scope:
-                await conn.send(payload)
-        except ConnectionClosed as exc:
-            exc.seat = seat
-            raise
-        if scope.cancelled_caught:
-            await self._drop(seat, conn)
-            raise ConnectionClosed(f"seat {seat} stopped reading", seat=seat, clean=False)
+        conn.enqueue(payload)
 
-    async def drop(self, seat: int) -> None:
-        """Close the connection to ``seat`` (its loss is reported as any other; the higher
-        seat dials again)."""
-        conn = self._peers.get(seat)
-        if conn is not None:
-            await self._drop(seat, conn)
+    def broadcast(self, payload: bytes) -> frozenset[int]:
+        """Queue ``payload`` for every other seat; return the seats not reached (not
+        connected, or dropped for a full queue). Never waits.
 
-    async def _drop(self, seat: int, conn: FramedStream) -> None:
-        with suppress(trio.BrokenResourceError, trio.ClosedResourceError):
-            await conn.aclose()
-
-    async def broadcast(self, payload: bytes) -> frozenset[int]:
-        """Send ``payload`` to every other seat at once; return the seats not reached.
-
-        A lost peer is not an error here: its reader reports :class:`PeerLost`.
+        A lost peer is not an error here: its connection reports :class:`PeerLost`.
         """
         missed: set[int] = set()
-
-        async def send_one(seat: int) -> None:
-            try:
-                await self.send(seat, payload)
-            except ConnectionClosed:
-                missed.add(seat)
-
-        async with trio.open_nursery() as nursery:
-            for seat in range(SEATS):
-                if seat != self.seat:
-                    nursery.start_soon(send_one, seat)
+        for seat in range(SEATS):
+            if seat != self.seat:
+                try:
+                    self.send(seat, payload)
+                except ConnectionClosed:
+                    missed.add(seat)
         return frozenset(missed)
 
+    async def flush(self) -> None:
+        """Until every frame queued so far has left, or its connection has ended."""
+        for conn in list(self._peers.values()):
+            await conn.drained()
+
+    def disconnect(self, seat: int, reason: str, *, connection: int | None = None) -> bool:
+        """Close the connection to ``seat`` (only if it is number ``connection``, when
+        given); its loss is reported as any other, and the higher seat dials again.
+        Returns whether a connection was closed."""
+        conn = self._peers.get(seat)
+        if conn is None or conn.closing:
+            return False
+        if connection is not None and conn.number != connection:
+            return False
+        conn.close(reason)
+        return True
+
+    async def drop(self, seat: int) -> None:
+        """Close the connection to ``seat`` and wait until it is closed."""
+        conn = self._peers.get(seat)
+        if conn is not None:
+            conn.close("dropped by this peer")
+            await conn.ended.wait()
+
     def close(self) -> None:
-        """Stop :meth:`run`: cancel every connection task; they close their streams."""
+        """Stop :meth:`run`: cancel every connection task; they close their links."""
         self._closed = True
         if self._cancel_scope is not None:
             self._cancel_scope.cancel()
+
+    async def attach(self, link: Link, *, peer_seat: int | None) -> None:
+        """Authenticate ``link`` (a connection we dialled to ``peer_seat``, or one we
+        accepted, ``peer_seat=None``) and run it as that seat's connection until it ends.
+
+        Raises :class:`HandshakeError` if the handshake fails or takes longer than
+        :attr:`MeshConfig.handshake_timeout`. The link is closed on return.
+        """
+        try:
+            timeout = self.config.handshake_timeout
+            try:
+                with trio.fail_after(timeout):
+                    seat = await handshake(
+                        link, self.identity, self.table, self.seat, self.roster, peer_seat=peer_seat
+                    )
+            except trio.TooSlowError:
+                raise HandshakeError(f"no handshake within {timeout} s", seat=peer_seat) from None
+        except BaseException:
+            await _close_now(link)
+            raise
+        conn = _Connection(self, seat, link, next(self._numbers))
+        old = self._peers.get(seat)
+        self._peers[seat] = conn  # before closing the old one: its task must see this
+        if old is not None:
+            # Only the seat's key could pass the handshake: the peer came back before we
+            # noticed that its old connection was dead. The new one wins.
+            logger.info("seat %d: seat %d reconnected; closing its old connection",
+                        self.seat, seat)  # fmt: skip
+            old.close("replaced by a new connection")
+        reconnected = seat in self._ever
+        self._ever.add(seat)
+        if len(self._peers) == SEATS - 1:
+            self._all_connected.set()
+        try:
+            with suppress(trio.BrokenResourceError, trio.ClosedResourceError):
+                await self._event_in.send(PeerConnected(seat, reconnected, connection=conn.number))
+            reason = await conn.run()
+        finally:
+            current = self._peers.get(seat) is conn
+            if current:
+                del self._peers[seat]
+            await conn.shut("the mesh is closing")
+        if not current:
+            return  # replaced by a newer connection: the seat is not lost
+        logger.info("seat %d lost seat %d: %s", self.seat, seat, reason)
+        with suppress(trio.BrokenResourceError, trio.ClosedResourceError):
+            await self._event_in.send(
+                PeerLost(seat, reason, connection=conn.number, refused=conn.refused)
+            )
 
     async def _accept_loop(self, listener: AnyListener, nursery: trio.Nursery) -> None:
         async with listener:
@@ -348,7 +583,7 @@ class Mesh:
 
     async def _incoming(self, stream: trio.abc.Stream) -> None:
         try:
-            await self._connection(stream, peer_seat=None)
+            await self.attach(FramedStream(stream, max_frame=self.config.max_frame), peer_seat=None)
         except HandshakeError as exc:
             logger.warning("seat %d refused a connection: %s", self.seat, exc)
 
@@ -370,7 +605,8 @@ class Mesh:
                 logger.info("seat %d: dialling seat %d failed (%s); retrying", self.seat, peer, exc)
             else:
                 try:
-                    await self._connection(stream, peer_seat=peer)
+                    link = FramedStream(stream, max_frame=self.config.max_frame)
+                    await self.attach(link, peer_seat=peer)
                 except HandshakeError as exc:
                     if peer not in self._ever:
                         raise
@@ -383,55 +619,6 @@ class Mesh:
             await trio.sleep(delay)
             if failures:
                 delay = min(delay * 2, self.config.dial_max_backoff)
-
-    async def _connection(self, stream: trio.abc.Stream, *, peer_seat: int | None) -> None:
-        """Authenticate a fresh connection, then read it until it ends."""
-        async with FramedStream(stream, max_frame=self.config.max_frame) as conn:
-            timeout = self.config.handshake_timeout
-            try:
-                with trio.fail_after(timeout):
-                    seat = await handshake(
-                        conn, self.identity, self.table, self.seat, self.roster, peer_seat=peer_seat
-                    )
-            except trio.TooSlowError:
-                raise HandshakeError(f"no handshake within {timeout} s", seat=peer_seat) from None
-            old = self._peers.get(seat)
-            self._peers[seat] = conn  # before closing the old one: its reader must see this
-            if old is not None:
-                # Only the seat's key could pass the handshake: the peer came back before we
-                # noticed that its old connection was dead. The new one wins.
-                logger.info("seat %d: seat %d reconnected; closing its old connection",
-                            self.seat, seat)  # fmt: skip
-                await self._drop(seat, old)
-            reconnected = seat in self._ever
-            self._ever.add(seat)
-            if len(self._peers) == SEATS - 1:
-                self._all_connected.set()
-            with suppress(trio.BrokenResourceError, trio.ClosedResourceError):
-                await self._event_in.send(PeerConnected(seat, reconnected))
-            try:
-                reason = await self._read(seat, conn)
-            finally:
-                current = self._peers.get(seat) is conn
-                if current:
-                    del self._peers[seat]
-        if not current:
-            return  # replaced by a newer connection: the seat is not lost
-        logger.info("seat %d lost seat %d: %s", self.seat, seat, reason)
-        with suppress(trio.BrokenResourceError, trio.ClosedResourceError):
-            await self._event_in.send(PeerLost(seat, reason))
-
-    async def _read(self, seat: int, conn: FramedStream) -> str:
-        """Forward frames from ``seat`` until its connection ends; return why it ended."""
-        while True:
-            try:
-                payload = await conn.receive()
-            except (ConnectionClosed, FrameTooLarge) as exc:
-                return str(exc)
-            try:
-                await self._event_in.send(Received(seat, payload))
-            except (trio.BrokenResourceError, trio.ClosedResourceError):
-                return "nobody listens for events any more"
 
 
 @asynccontextmanager

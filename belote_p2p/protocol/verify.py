@@ -9,6 +9,7 @@ the seat to blame.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -51,6 +52,19 @@ class Verdict:
             and (self.finished or self.abandoned is not None)
         )
 
+    @property
+    def over(self) -> bool:
+        """The record proves the game over: played out and signed by all four, abandoned,
+        stopped by a fault that the replay itself found, or never begun because the seats
+        signed different tables. A ``fault`` body in the record is only a peer's claim: it
+        counts only if its evidence proves the fault here."""
+        return (
+            self.finished
+            or self.abandoned is not None
+            or self.fault is not None
+            or self.disputed is not None
+        )
+
     def summary(self) -> str:
         names = [f"{s.name} [{fingerprint(s.key)}]" for s in self.definition.seats]
         if self.corrupt is not None:
@@ -77,15 +91,23 @@ class Verdict:
 def verify_transcript(path: Path) -> Verdict:
     """Replay and check a transcript file; raise ``TranscriptError`` if it is not one."""
     transcript = read_transcript(path)
-    session = TableSession(transcript.definition, None, None)
+    return verify_record(transcript.definition, transcript.envelopes, transcript.truncated)
+
+
+def verify_record(
+    definition: TableDefinition, envelopes: Sequence[bytes], truncated: bool = False
+) -> Verdict:
+    """Replay and check the envelopes of a game record of the table ``definition``
+    (``truncated``: the file they come from ends in a cut record)."""
+    session = TableSession(definition, None, None)
     session.start()
     rounds: list[RoundAudited] = []
     corrupt = None
-    for index, data in enumerate(transcript.envelopes):
+    for index, data in enumerate(envelopes):
         try:
             session.receive(data)
         except RemoteProtocolError as exc:
-            roster = transcript.definition.roster
+            roster = definition.roster
             seat = exc.seat if exc.seat is not None else None
             if seat is None and exc.sender in roster:
                 seat = roster.index(exc.sender)
@@ -96,13 +118,13 @@ def verify_transcript(path: Path) -> Verdict:
         if session.fault is not None:
             break
     return Verdict(
-        transcript.definition,
+        definition,
         session.state,
         tuple(rounds),
         session.fault,
         corrupt,
         session.completed,
-        transcript.truncated,
+        truncated,
         session.abandoned,
         session.disputed,
     )
