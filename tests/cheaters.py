@@ -35,12 +35,17 @@ from belote_p2p.game.audit import AuditFault
 from belote_p2p.game.cards import CARDS, Card, cards_of
 from belote_p2p.game.engine import KING, QUEEN, Action, Claim, IllegalActionError, Phase, State
 from belote_p2p.game.observation import Observation, observe
+from belote_p2p.protocol import group
 from belote_p2p.protocol.bodies import claim_to_wire, deck_body
 from belote_p2p.protocol.deck import (
+    CARD_POINTS,
     TRIVIAL_DECK,
+    Ciphertext,
     DeckPeer,
+    DecryptionShare,
     PlayMessage,
     RevealMessage,
+    SharesMessage,
     ShuffleMessage,
     shuffle_commitment,
     shuffle_masks,
@@ -529,6 +534,59 @@ class WrongReveal(_DeckPatch):
             return RevealMessage(msg.seat, msg.secret_key, bytes(32))
 
         deck.reveal = lie  # type: ignore[method-assign]
+
+
+class StackedDeck(_DeckPatch):
+    """As the last shuffler of the first round, publishes fresh encryptions of the 32 cards
+    in an order it chose (it would know every hand), with the proof of its honest shuffle."""
+
+    def patch(self, deck: DeckPeer) -> None:
+        shuffle = deck._shuffle
+
+        def substitute() -> None:
+            shuffle()
+            joint = deck.joint_key
+            assert joint is not None
+            for i, msg in enumerate(deck._outbox):
+                if isinstance(msg, ShuffleMessage):
+                    masks = [group.hash_to_scalar(b"stack", group.u8(j)) for j in range(32)]
+                    fresh = tuple(
+                        Ciphertext(
+                            group.base_mul(r), group.add(CARD_POINTS[c], group.mul(r, joint))
+                        )
+                        for c, r in zip(reversed(range(32)), masks, strict=True)
+                    )
+                    deck._outbox[i] = ShuffleMessage(msg.seat, msg.commitment, fresh, msg.proof)
+                    self.done = True
+
+        deck._shuffle = substitute  # type: ignore[method-assign]
+
+
+class WrongShare(_DeckPatch):
+    """Spoils its first deal share of a card of seat ``owner`` (the others check it too)."""
+
+    def __init__(self, owner: int = 1, seat: int = 3) -> None:
+        super().__init__(seat)
+        self.owner = owner
+
+    def patch(self, deck: DeckPeer) -> None:
+        next_messages = deck.next_messages
+
+        def spoiled() -> list[Any]:
+            out = next_messages()
+            for i, msg in enumerate(out):
+                if isinstance(msg, SharesMessage) and msg.step == 0 and not self.done:
+                    mine = [p for p in deck.positions_of(self.owner)]
+                    index = sorted(p for p in range(21) if deck.owner_of(p) != self.seat)
+                    at = index.index(mine[0])
+                    shares = list(msg.shares)
+                    bad = group.add(shares[at].point, group.base_mul(1))
+                    shares[at] = DecryptionShare(bad, shares[at].proof)
+                    out[i] = replace(msg, shares=tuple(shares))
+                    self.done = True
+            return out
+
+        deck.next_messages = spoiled  # type: ignore[method-assign]
 
 
 class Silence(Cheat):

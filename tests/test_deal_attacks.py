@@ -17,7 +17,9 @@ from cheaters import (
     HostTwoTables,
     Outcome,
     SignedFlood,
+    StackedDeck,
     Table,
+    WrongShare,
     assert_finished_cleanly,
     assert_same_verdict,
     play,
@@ -28,6 +30,34 @@ from belote_p2p.protocol.session import MAX_EARLY
 from belote_p2p.protocol.wire import Envelope, UnknownSender, WrongTable
 
 CHEATER = 3
+
+
+# -- the deal ---------------------------------------------------------------------------------
+
+
+def test_a_stacked_deck_is_refused_at_the_shuffle_by_every_peer(tmp_path: Path) -> None:
+    """The last shuffler substitutes fresh encryptions in an order it chose: every honest
+    peer refuses its shuffle message when it arrives, before any card is dealt."""
+    t = play(StackedDeck())
+    assert_same_verdict(t, tmp_path, Outcome("fault", CHEATER))
+    for seat in t.honest:
+        (fault,) = t.faults(seat)
+        assert "proof of shuffle" in fault.reason, fault.reason
+        assert t.sessions[seat].state.phase.name == "DEAL"  # no card was dealt
+
+
+@pytest.mark.parametrize("owner", [1, 2])
+def test_a_wrong_share_for_another_seats_card_is_the_same_fault_everywhere(
+    owner: int, tmp_path: Path
+) -> None:
+    """Seat 3 spoils a share of seat ``owner``'s card: all three honest peers check it on
+    receipt and blame seat 3 at the same step (none votes anybody out)."""
+    t = play(WrongShare(owner))
+    assert_same_verdict(t, tmp_path, Outcome("fault", CHEATER))
+    for seat in t.honest:
+        (fault,) = t.faults(seat)
+        assert "share" in fault.reason, fault.reason
+        assert not t.abandoned_events(seat)
 
 
 # -- envelopes of another table ----------------------------------------------------------------
