@@ -38,7 +38,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
             grace=args.grace,
         )
         print(f"Demo: four {args.bot} bots, four processes, one table on 127.0.0.1", flush=True)
-        status = run_main(lambda: host_game(options, rules, 0, 3))
+        status = run_main(lambda: host_game(options, rules, 0, 3, fill=args.bot))
         if not args.home:
             print(
                 "(The demo's identities, transcripts and profiles were in a temporary folder;"

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from belote_p2p.game.cards import format_cards
 from belote_p2p.game.engine import BidKind, RoundRecord, State
 from belote_p2p.game.tables import trump_letter
 
-from .wording import bid_contract_text, sweep_text
-
-TEAM_NAMES = ("Team 0 (seats 0+2)", "Team 1 (seats 1+3)")
+from .wording import bid_contract_text, sweep_text, team_name
 
 
 def contract_text(record: RoundRecord, taker: str | None = None) -> str:
@@ -41,7 +41,8 @@ def format_round(record: RoundRecord, names: tuple[str, ...] | None = None) -> s
             f"-> {label(t.winner)} ({t.points})"
         )
     sc = record.score
-    extra = sweep_text(sc, label, lambda team: f"team {team}")
+    teams = (lambda t: team_name(names, t)) if names else (lambda t: f"team {t}")
+    extra = sweep_text(sc, label, teams)
     lines.append(
         f"  card points {sc.card_points[0]}-{sc.card_points[1]}, totals "
         f"{sc.totals[0]}-{sc.totals[1]}: {sc.outcome.value}{extra}"
@@ -54,17 +55,22 @@ def format_round(record: RoundRecord, names: tuple[str, ...] | None = None) -> s
     return "\n".join(lines)
 
 
-def format_sheet(state: State) -> str:
-    """The score sheet of a game: one line a round, then the result."""
-    lines = ["Score sheet", f"  {'round':>5}  {'team 0':>7}  {'team 1':>7}  {'total':>11}"]
+def format_sheet(state: State, names: Sequence[str] | None = None) -> str:
+    """The score sheet of a game: one line a round, then the result; the teams are named
+    by their players (``Alice & Carol``) when ``names`` are given."""
+    teams = [team_name(names, t) if names else f"team {t}" for t in (0, 1)]
+    w = max(7, *(len(t) for t in teams))
+    lines = ["Score sheet", f"  {'round':>5}  {teams[0]:>{w}}  {teams[1]:>{w}}  {'total':>11}"]
     for r in state.history:
         if r.score is None:
-            lines.append(f"  {r.number + 1:>5}  {'redeal':>7}")
+            lines.append(f"  {r.number + 1:>5}  {'redeal':>{w}}")
             continue
         a, b = r.score.score
         lines.append(
-            f"  {r.number + 1:>5}  {a:>7}  {b:>7}  {r.scores_after[0]:>5}-{r.scores_after[1]:<5}"
+            f"  {r.number + 1:>5}  {a:>{w}}  {b:>{w}}  "
+            f"{r.scores_after[0]:>5}-{r.scores_after[1]:<5}"
         )
     if state.winner is not None:
-        lines.append(f"{TEAM_NAMES[state.winner]} wins {state.scores[0]}-{state.scores[1]}")
+        verb = "win" if names else "wins"
+        lines.append(f"{teams[state.winner]} {verb} {state.scores[0]}-{state.scores[1]}")
     return "\n".join(lines)

@@ -1,6 +1,7 @@
 """``belote-p2p host``: open a table (the lobby, :mod:`belote_p2p.net.lobby`) and play seat 0.
 
-``--bots N`` starts N local bot peer processes. While its lobby has seats free for others,
+``--bots N`` starts N local bot peer processes (``--bots N:NAME`` or ``--fill NAME``: which
+bot; ``rules`` by default). While its lobby has seats free for others,
 the host sends a UDP beacon every second (``--no-beacon`` to stay unannounced,
 ``--beacon-address`` to send elsewhere than the broadcast default).
 """
@@ -8,6 +9,7 @@ the host sends a UDP beacon every second (``--no-beacon`` to stay unannounced,
 from __future__ import annotations
 
 import argparse
+import errno
 import sys
 
 import trio
@@ -31,9 +33,16 @@ from belote_p2p.net.lobby import (
     host_lobby,
 )
 from belote_p2p.net.peer import PeerError, PeerResult
+from belote_p2p.players.bots import make_bot
 from belote_p2p.protocol.identity import fingerprint
 
-from .botprocs import BOT_PROCESS_GRACE, BotProcess, bot_command, check_agreement, run_bot_process
+from .botprocs import (
+    BOT_PROCESS_GRACE,
+    BotProcess,
+    bot_command,
+    check_agreement,
+    run_bot_process,
+)
 from .home import mention_unfinished
 from .lan import DEFAULT_BEACON_TEXT, BeaconAddress, beacon_address, send_last_beacon
 from .seat import (
@@ -54,16 +63,27 @@ async def host_game(
     bots: int,
     *,
     beacon: BeaconAddress | None = None,
+    fill: str = "rules",
 ) -> int:
     """Host a table, optionally with ``bots`` local bot processes; the exit status.
 
     ``beacon``: where to announce the table (:func:`~belote_p2p.net.discovery.send_beacons`)
-    while seats are free for others (None: not announced)."""
+    while seats are free for others (None: not announced); ``fill``: the bot of the bot
+    processes."""
     identity = options.home.identity()
     mention_unfinished(options.home, identity)
     player = make_player(options)
+    if bots:
+        make_bot(fill)  # BotError now, not in three processes later
     mesh_listener = await open_listener(options.bind, 0)
-    lobby_listener = await open_listener(options.bind, port)
+    try:
+        lobby_listener = await open_listener(options.bind, port)
+    except OSError as exc:
+        if exc.errno != errno.EADDRINUSE:
+            raise
+        print(f"error: port {port} is in use (another table?); choose another with --port",
+              file=sys.stderr)  # fmt: skip
+        return 1
     lobby_port = listener_port(lobby_listener)
     lobby = Lobby(
         JoinRequest(options.name, identity.public_key_bytes, listener_port(mesh_listener)), rules
@@ -85,11 +105,11 @@ async def host_game(
         say(f"  {request.name} [{fingerprint(request.key)}] joined: seat {seat}")
 
     local = "127.0.0.1" if any_address else options.bind
-    bot = options.bot or "rules"
     procs = [
         BotProcess(
             k,
-            bot_command(k, format_address(local, lobby_port), options, bot),
+            bot_command(k, format_address(local, lobby_port), options, fill),
+            options.home.bot(k),
             hold_log=player is None,
         )
         for k in range(1, bots + 1)
@@ -113,9 +133,10 @@ async def host_game(
             await send_beacons(open_seats, address=address)
 
     result: PeerResult | None = None
+    seated = False
     async with trio.open_nursery() as nursery:
         for proc in procs:
-            nursery.start_soon(run_bot_process, proc)
+            nursery.start_soon(run_bot_process, proc, fill)
         if beacon is not None and bots < 3:
             say(f"Announcing the table on the local network ({format_address(*beacon)})")
             nursery.start_soon(announce, beacon)
@@ -126,6 +147,7 @@ async def host_game(
                 )
             finally:
                 beacon_scope.cancel()
+            seated = True
             last = table_beacon(0)
             if beacon is not None and bots < 3 and last is not None:
                 await send_last_beacon(last, beacon)
@@ -135,12 +157,23 @@ async def host_game(
         except (LobbyError, PeerError) as exc:
             print(f"error: {exc}", file=sys.stderr, flush=True)
             nursery.cancel_scope.cancel()
-        nursery.cancel_scope.deadline = trio.current_time() + BOT_PROCESS_GRACE
+        finally:
+            if not seated:
+                # Leaving the lobby (an error, Ctrl-C): no game, no bot process to keep.
+                for proc in procs:
+                    proc.terminate()
+        # A crash of ours never gets here: the bot processes play on, for a resume.
+        with trio.move_on_after(BOT_PROCESS_GRACE):
+            while any(p.status is None for p in procs):
+                await trio.sleep(0.1)
+        for proc in procs:
+            proc.terminate()
+        nursery.cancel_scope.cancel()
     if result is None:
         return 1
     status = exit_status(result)
-    if result.resigned:
-        return status  # the bots saw the game abandoned: nothing to compare
+    if not result.finished:
+        return status  # abandoned or stopped: the bots saw it too, nothing to compare
     for proc in procs:
         if proc.status != 0:
             print(f"error: bot process {proc.number} exited with {proc.status}", file=sys.stderr)
@@ -148,6 +181,14 @@ async def host_game(
     if procs:
         status = max(status, check_agreement(result, [p.result for p in procs], options.quiet))
     return status
+
+
+def bots_option(text: str) -> tuple[int, str | None]:
+    """``--bots N`` or ``--bots N:NAME[:key=value...]``: how many bot processes, which bot."""
+    count, _, spec = text.partition(":")
+    if not count.isdigit() or not 0 <= int(count) <= 3:
+        raise argparse.ArgumentTypeError(f"{text!r}: N (0 to 3), or N:BOT like 3:pimc")
+    return int(count), spec or None
 
 
 def cmd_host(args: argparse.Namespace) -> int:
@@ -158,10 +199,12 @@ def cmd_host(args: argparse.Namespace) -> int:
     except Exception as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    if not 0 <= args.bots <= 3:
-        print("error: --bots is 0 to 3", file=sys.stderr)
+    bots, spec = args.bots
+    if spec is not None and args.fill is not None and spec != args.fill:
+        print("error: --bots N:BOT and --fill BOT name two bots", file=sys.stderr)
         return 2
-    return run_main(lambda: host_game(options, rules, args.port, args.bots, beacon=beacon))
+    fill = spec or args.fill or "rules"
+    return run_main(lambda: host_game(options, rules, args.port, bots, beacon=beacon, fill=fill))
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -175,7 +218,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     host.add_argument("--port", type=int, default=DEFAULT_PORT, help="lobby port (0: any)")
     host.add_argument("--variant", choices=variants, default="classic")
     host.add_argument("--target", type=int, default=501, help="score that wins the game")
-    host.add_argument("--bots", type=int, default=0, metavar="N", help="start N bot peers")
+    host.add_argument(
+        "--bots", type=bots_option, default=(0, None), metavar="N[:BOT]",
+        help="start N local bot peers, each its own process (3:pimc: of the pimc bot)",
+    )  # fmt: skip
+    host.add_argument(
+        "--fill", metavar="BOT", help="the bot of the --bots peers, NAME[:key=value...] (rules)"
+    )
     host.add_argument(
         "--first-dealer", type=int, default=0, choices=range(4), metavar="SEAT",
         help="the seat that deals the first round (0)",

@@ -20,6 +20,7 @@ from belote_p2p.net.peer import PeerError
 from belote_p2p.protocol.secretstore import SecretStoreError
 from belote_p2p.protocol.transcript import TranscriptError, read_transcript
 
+from .botprocs import restart_bot_processes
 from .home import game_ended, unfinished_games
 from .seat import (
     SeatOptions,
@@ -67,6 +68,12 @@ async def resume_game(options: SeatOptions, path: Path | None) -> int:
         print(f"Resuming table {definition.table_id.hex()}, seat {seat}, from {path} "
               f"({len(game.envelopes)} envelopes)", flush=True)  # fmt: skip
     player = make_player(options)
+    if seat == 0:
+        # The host's bot processes (host --bots) play on after a crash of ours; one that
+        # died too is started again on its own transcript.
+        for number in await restart_bot_processes(options.home, definition):
+            if not options.quiet:
+                print(f"Bot process {number} was gone: started it again.", flush=True)
     listeners = []
     if seat < 3:
         # The others know us at the address of the table definition: listen there again.

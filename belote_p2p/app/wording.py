@@ -6,7 +6,7 @@ Cards are written as a person may type them (``10♥``, or ``10H`` without symbo
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from belote_p2p.game.announcements import Announcement
 from belote_p2p.game.cards import RANK_LETTERS, SUIT_LETTERS, SUIT_SYMBOLS, Card
@@ -70,12 +70,17 @@ def bid_contract_text(
     return f"{who} {contract_word(contract)} {trump}" + (f"{sep}{x}" if x else "")
 
 
+def team_name(names: Sequence[str], team: int) -> str:
+    """A team by its players: ``Alice & Carol`` (team 0 is seats 0 and 2)."""
+    return f"{names[team]} & {names[team + 2]}"
+
+
 def sweep_text(
-    score: RoundScore, seat_name: Callable[[int], str], team_name: Callable[[int], str]
+    score: RoundScore, seat_name: Callable[[int], str], team_label: Callable[[int], str]
 ) -> str:
     """``, générale by Alice`` or ``, capot by Us``: who took every trick; empty otherwise."""
     if score.generale is not None:
         return f", générale by {seat_name(score.generale)}"
     if score.capot is not None:
-        return f", capot by {team_name(score.capot)}"
+        return f", capot by {team_label(score.capot)}"
     return ""
