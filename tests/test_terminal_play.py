@@ -15,7 +15,7 @@ from terminal import Terminal
 
 from belote_p2p.protocol.verify import verify_transcript
 
-DECISION = re.compile(r"Your (card|bid) \((\d+) s left\)>$")
+DECISION = re.compile(r"Your (card|bid)(?: \((\d+) s left\))?>$")
 CARD = r"(\d) (10|[7-9JQKA])([♠♥♦♣])"
 
 
@@ -75,16 +75,20 @@ def test_a_person_plays_a_whole_game_at_80x24(tmp_path: Path) -> None:
                 break
             frame_fits(text)
             if "Enter: the table" in text and "Game over" not in text:
-                # The round screen: it stays until Enter (or a few seconds).
-                for label in ("Card points", "with dix de der", "Announcements", "Belote",
-                              "Round score", "Game (to 101)", "Last trick: "):  # fmt: skip
+                # The round screen: it stays until Enter (or a few seconds). A redeal has
+                # no cards to take apart.
+                redeal = "Everybody passed" in text
+                labels = ("Card points", "with dix de der", "Announcements", "Belote",
+                          "Round score", "Last trick: ")  # fmt: skip
+                for label in () if redeal else labels:
                     assert label in text, text
+                assert "Game (to 101)" in text
                 assert re.search(r"(made|failed) the contract|Litige|Everybody passed", text)
-                if rounds_seen == 0:
+                if rounds_seen == 0 and not redeal:
                     term.send("tricks")
                     shown = term.wait(lambda t: "Tricks of round" in t, "the round's tricks")
                     assert len(re.findall(r"^│ [1-8]\. ", shown, re.MULTILINE)) == 8, shown
-                rounds_seen += 1
+                rounds_seen += not redeal
                 term.send("")
                 term.wait(lambda t: "Enter: the table" not in t, "the table again")
                 numbers.clear()  # a new round, new numbers
@@ -122,8 +126,11 @@ def test_a_person_plays_a_whole_game_at_80x24(tmp_path: Path) -> None:
             term.send(number if plays % 2 else (rank + "SHDC"["♠♥♦♣".index(suit)]).lower())
             term.wait(answered, "the card taken")
             plays += 1
+        term.expect_raw(r"Play again, same players and seats, the deal passed on\? \[y/N\] ")
+        term.send("n")
         assert term.finish() == 0
         final = term.plain()
+        assert "Ann does not." in final
         result = json.loads(re.findall(r"RESULT (\{.*\})", final)[-1])
         assert result["ok"] and chatted and rounds_seen >= 1 and plays >= 8
         assert "Score sheet" in final and re.search(r"Game over: (You|Bot\d & Bot\d) win", final)
@@ -239,3 +246,55 @@ def test_a_crashed_host_resumes_with_its_bot_processes(tmp_path: Path) -> None:
         again.close()
     verdict = verify_transcript(transcript_of(tmp_path))
     assert verdict.abandoned == 0 and verdict.ok
+
+
+def test_another_game_with_the_same_players_and_the_deal_passed_on(tmp_path: Path) -> None:
+    # The person's own peer plays every turn (a deadline of half a second): the game is
+    # over quickly, and the person answers the question of another game.
+    term = host(tmp_path, "--target", "51", "--name", "Ann", "--person-deadline", "0.5")
+    try:
+        term.expect_raw(r"Play again, same players and seats, the deal passed on\? \[y/N\] ")
+        term.send("y")
+        term.expect_raw(r"A new game: (\w+) deals first\.")
+        text = term.wait(at_decision, "the new game's first decision")
+        assert "round 1 · dealer" in text
+        term.send("quit")
+        term.wait(lambda t: last_line(t).startswith("Resign and leave"), "the question")
+        term.send("yes")
+        assert term.finish() == 0
+        final = term.plain()
+        assert "Traceback" not in final
+        assert final.count("wants another game.") == 4  # the host and its three bots
+    finally:
+        term.close()
+    games = sorted((tmp_path / "home" / "games").glob("*.transcript"),
+                   key=lambda p: p.stat().st_mtime)  # fmt: skip
+    assert len(games) == 2
+    first, second = (verify_transcript(g) for g in games)
+    assert first.ok and first.finished and second.abandoned == 0
+    a, b = first.definition, second.definition
+    assert b.table_id != a.table_id
+    assert b.rules == a.rules.with_(first_dealer=(a.rules.first_dealer + 1) % 4)
+    assert [(s.name, s.key) for s in b.seats] == [(s.name, s.key) for s in a.seats]
+
+
+def test_play_against_three_bots_without_a_network(tmp_path: Path) -> None:
+    argv = cli_argv("play", "--target", "101", "--seed", "3", "--name", "Ann", "--pace", "0",
+                    "--home", tmp_path / "home")  # fmt: skip
+    term = Terminal(argv, environment(), tmp_path)
+    try:
+        text = term.wait(at_decision, "the first bid")
+        frame_fits(text)
+        assert "You & North 0 · East & West 0 · to 101" in text
+        term.send("say hello")
+        term.expect(r"· You: hello")
+        term.send("pass")
+        term.wait(answered, "the bid taken")
+        term.interrupt()
+        term.expect(r"Ctrl-C: resign the game\?")
+        term.interrupt()
+        assert term.finish() == 0
+        final = term.plain()
+        assert "You resigned." in final and "Traceback" not in final
+    finally:
+        term.close()

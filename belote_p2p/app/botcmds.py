@@ -13,7 +13,7 @@ from typing import Any
 
 from belote_p2p.game.rules import RULE_SETS
 from belote_p2p.players.arena import run_ladder, run_match
-from belote_p2p.players.bots import BotError, load_bots
+from belote_p2p.players.bots import BotError, load_bots, make_bot
 
 
 def _cmd_bots(args: argparse.Namespace) -> int:
@@ -82,10 +82,13 @@ def register(subparsers: Any) -> None:
     p.add_argument("--boards", type=int, default=200, help="boards per match (default 200)")
     p.add_argument("--variant", default="classic", choices=sorted(RULE_SETS))
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="processes")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0, help="seed of the boards and bots")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--ladder", action="store_true", help="every bot against every other")
-    p.add_argument("--no-progress", action="store_true")
+    p.add_argument(
+        "--no-progress", action="store_true",
+        help="no progress bar (there is none when standard error is not a terminal)",
+    )  # fmt: skip
     p.set_defaults(func=_cmd_arena)
 
 
@@ -97,8 +100,10 @@ def _cmd_arena(args: argparse.Namespace) -> int:
     if len(specs) != 2 and not (args.ladder and len(specs) >= 2):
         print("error: --bots takes two bots (or two or more with --ladder)", file=sys.stderr)
         return 2
-    progress = None if args.no_progress else ProgressBar()
+    progress = None if args.no_progress or not sys.stderr.isatty() else ProgressBar()
     try:
+        for spec in specs:
+            make_bot(spec)  # a bad bot or option is refused before the match starts
         if args.ladder:
             out = run_ladder(
                 specs,

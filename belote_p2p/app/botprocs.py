@@ -99,8 +99,12 @@ async def run_bot_process(proc: BotProcess, spec: str) -> None:
                   file=sys.stderr)  # fmt: skip
 
 
-def bot_command(k: int, lobby: str, options: SeatOptions, bot: str) -> list[str]:
+def bot_command(
+    k: int, lobby: str, options: SeatOptions, bot: str, *, rematch: bool = False
+) -> list[str]:
+    """The command line of bot process ``k``; ``rematch``: it says yes to another game."""
     cmd = [sys.executable, "-m", "belote_p2p", "join", lobby, "--bot", bot, "--json"]
+    cmd.append("--rematch" if rematch else "--no-rematch")
     cmd += ["--name", f"Bot{k}", "--home", str(options.home.bot(k))]
     cmd += ["--bind", options.bind, "--quiet", "--bot-deadline", str(options.bot_deadline)]
     cmd += ["--person-deadline", str(options.person_deadline), "--grace", str(options.grace)]

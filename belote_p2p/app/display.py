@@ -4,26 +4,39 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from belote_p2p.game.cards import format_cards
 from belote_p2p.game.engine import BidKind, RoundRecord, State
-from belote_p2p.game.tables import trump_letter
 
-from .wording import bid_contract_text, sweep_text, team_name
+from .wording import (
+    announcement_text,
+    bid_contract_text,
+    bid_text,
+    card_text,
+    sweep_text,
+    team_name,
+    trump_text,
+)
 
 
 def contract_text(record: RoundRecord, taker: str | None = None) -> str:
-    trump = trump_letter(record.trump)
+    trump = trump_text(record.trump)
     who = taker or f"seat {record.taker}"
     if record.contract:
         return bid_contract_text(f"{who} bids", record.contract, trump, record.multiplier)
     how = "takes" if any(b.kind is BidKind.TAKE for _, b in record.bids) else "chooses"
-    return f"{who} {how} {trump} (turned {record.turned})"
+    turned = card_text(record.turned) if record.turned is not None else "?"
+    return f"{who} {how} {trump} (turned {turned})"
 
 
-def format_round(record: RoundRecord, names: tuple[str, ...] | None = None) -> str:
-    """A few lines on one round: contract, announcements, tricks and score."""
+def format_round(record: RoundRecord, names: Sequence[str] | None = None) -> str:
+    """A few lines on one round, written as the table writes it (``10♦``): the bidding,
+    the contract, announcements, every trick and the score."""
     label = (lambda s: names[s]) if names else (lambda s: f"seat {s}")
-    lines = [f"Round {record.number + 1}, dealer {label(record.dealer)}"]
+    head = f"Round {record.number + 1}, dealer {label(record.dealer)}"
+    if record.turned is not None:
+        head += f", turned {card_text(record.turned)}"
+    lines = [head]
+    if record.bids:
+        lines.append("  bids: " + ", ".join(f"{label(s)} {bid_text(b)}" for s, b in record.bids))
     if record.score is None:
         lines.append("  everybody passed: the next dealer deals again")
         return "\n".join(lines)
@@ -31,14 +44,14 @@ def format_round(record: RoundRecord, names: tuple[str, ...] | None = None) -> s
     for seat, anns in enumerate(record.declared):
         if anns:
             scored = " (scores)" if record.announcements_team == seat % 2 else ""
-            shown = ", ".join(str(a) for a in anns)
+            shown = ", ".join(announcement_text(a) for a in anns)
             lines.append(f"  {label(seat)} announces {shown}{scored}")
     for seat, card in record.belote:
-        lines.append(f"  {label(seat)}: belote and rebelote ({card})")
+        lines.append(f"  {label(seat)}: belote and rebelote ({card_text(card)})")
     for i, t in enumerate(record.tricks):
+        plays = " ".join(card_text(c) for c in t.cards)
         lines.append(
-            f"  trick {i + 1}: {label(t.leader)} leads {format_cards(t.cards)} "
-            f"-> {label(t.winner)} ({t.points})"
+            f"  trick {i + 1}: {label(t.leader)} leads {plays} -> {label(t.winner)} ({t.points})"
         )
     sc = record.score
     teams = (lambda t: team_name(names, t)) if names else (lambda t: f"team {t}")

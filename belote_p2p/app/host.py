@@ -45,6 +45,7 @@ from .botprocs import (
 )
 from .home import mention_unfinished
 from .lan import DEFAULT_BEACON_TEXT, BeaconAddress, beacon_address, send_last_beacon
+from .rematch import ask_person, host_again
 from .seat import (
     SeatOptions,
     add_seat_arguments,
@@ -108,7 +109,13 @@ async def host_game(
     procs = [
         BotProcess(
             k,
-            bot_command(k, format_address(local, lobby_port), options, fill),
+            bot_command(
+                k,
+                format_address(local, lobby_port),
+                options,
+                fill,
+                rematch=options.offers_rematch(player is None),
+            ),
             options.home.bot(k),
             hold_log=player is None,
         )
@@ -154,6 +161,15 @@ async def host_game(
             result = await play_seat(
                 definition, 0, identity, player, [mesh_listener], options, proposal=proposal
             )
+            while result.finished and options.offers_rematch(player is None):
+                again = await host_again(definition, identity, options.bind, lobby_port,
+                                         ask_person)  # fmt: skip
+                if again is None:
+                    break
+                definition, proposal, mesh = again
+                result = await play_seat(
+                    definition, 0, identity, player, [mesh], options, proposal=proposal
+                )
         except (LobbyError, PeerError) as exc:
             print(f"error: {exc}", file=sys.stderr, flush=True)
             nursery.cancel_scope.cancel()

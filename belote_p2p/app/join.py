@@ -37,6 +37,7 @@ from .lan import (
     beacon_address,
     choose_table,
 )
+from .rematch import ask_person, join_again, say_yes
 from .seat import (
     SeatOptions,
     add_seat_arguments,
@@ -114,6 +115,15 @@ async def join_game(
         result = await play_seat(
             definition, seat, identity, player, [mesh_listener], options, proposal=proposal
         )
+        while result.finished and options.offers_rematch(player is None):
+            answer = ask_person if player is None else say_yes
+            again = await join_again(definition, identity, options.bind, host, port, answer)
+            if again is None:
+                break
+            definition, seat, proposal, mesh = again
+            result = await play_seat(
+                definition, seat, identity, player, [mesh], options, proposal=proposal
+            )
     except (LobbyError, PeerError) as exc:
         print(f"error: {exc}", file=sys.stderr, flush=True)
         return 1

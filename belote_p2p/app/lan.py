@@ -97,23 +97,31 @@ def choose_table(
 
 def _tables_command(args: argparse.Namespace) -> int:
     try:
-        ipaddress.IPv4Address(args.group)
+        group, port = beacon_address(args.beacon_address)
     except ValueError:
-        print(f"belote-p2p tables: --group {args.group!r} is not an IPv4 address", file=sys.stderr)
+        print(f"belote-p2p tables: --beacon-address {args.beacon_address!r} is not IP[:PORT] "
+              "of IPv4", file=sys.stderr)  # fmt: skip
         return 2
-    if not 0 < args.port < 65536 or args.seconds <= 0:
-        print("belote-p2p tables: --port is 1..65535 and --seconds positive", file=sys.stderr)
-        return 2
-    address = (args.group, args.port)
+    group = args.group if args.group is not None else group  # the older option names
+    port = args.port if args.port is not None else port
+    listen = args.seconds if args.seconds is not None else args.listen
     try:
-        ads = trio.run(_discover_for, address, args.seconds)
+        ipaddress.IPv4Address(group)
+    except ValueError:
+        print(f"belote-p2p tables: {group!r} is not an IPv4 address", file=sys.stderr)
+        return 2
+    if not 0 < port < 65536 or listen <= 0:
+        print("belote-p2p tables: the port is 1..65535 and --listen positive", file=sys.stderr)
+        return 2
+    address = (group, port)
+    try:
+        ads = trio.run(_discover_for, address, listen)
     except OSError as exc:
-        print(
-            f"belote-p2p tables: cannot listen on {args.group}:{args.port}: {exc}", file=sys.stderr
-        )
+        print(f"belote-p2p tables: cannot listen on {format_address(group, port)}: "
+              f"{exc.strerror or exc}", file=sys.stderr)  # fmt: skip
         return 2
     if not ads:
-        print(f"No open table heard on {args.group}:{args.port} in {args.seconds:g} s.")
+        print(f"No open table heard on {format_address(group, port)} in {listen:g} s.")
         return 1
     print(format_ads(ads))
     return 0
@@ -129,20 +137,23 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="list the open tables on the local network",
         description="Listen for the beacons that hosts with free seats send on the local "
         f"network and list their tables (host, variant, free seats, lobby address). By default "
-        f"beacons are UDP broadcasts to {DEFAULT_GROUP} port {DEFAULT_BEACON_PORT}; give "
-        f"--group {MULTICAST_GROUP} (or another) where the hosts use multicast. Exit status 0 "
+        f"beacons are UDP broadcasts to {DEFAULT_GROUP} port {DEFAULT_BEACON_PORT} (and to this "
+        f"machine itself); give --beacon-address {MULTICAST_GROUP} (or another) where the hosts "
+        "use multicast. Exit status 0 "
         "if a table was heard, 1 if none, 2 on a usage or socket error.",
     )
+    # The same option names as ``join`` (which lists the same tables to choose from).
     p.add_argument(
-        "--seconds", type=float, default=DEFAULT_LISTEN, metavar="S",
-        help=f"how long to listen ({DEFAULT_LISTEN:g})",
+        "--listen", type=float, default=DEFAULT_LISTEN, metavar="S",
+        help=f"seconds to listen for tables ({DEFAULT_LISTEN:g})",
     )  # fmt: skip
     p.add_argument(
-        "--port", type=int, default=DEFAULT_BEACON_PORT, metavar="P",
-        help=f"UDP port of the beacons ({DEFAULT_BEACON_PORT})",
+        "--beacon-address", default=DEFAULT_BEACON_TEXT, metavar="IP[:PORT]",
+        help=f"where to listen for tables: broadcast or multicast address and UDP port "
+        f"({DEFAULT_BEACON_TEXT})",
     )  # fmt: skip
-    p.add_argument(
-        "--group", default=DEFAULT_GROUP, metavar="G",
-        help=f"broadcast or multicast address ({DEFAULT_GROUP})",
-    )  # fmt: skip
+    # The names this command had before; kept working, no longer shown.
+    p.add_argument("--seconds", type=float, help=argparse.SUPPRESS)
+    p.add_argument("--port", type=int, help=argparse.SUPPRESS)
+    p.add_argument("--group", help=argparse.SUPPRESS)
     p.set_defaults(func=_tables_command)

@@ -1,53 +1,210 @@
-"""``belote-p2p play --local``: a whole game on this machine between seeded random players."""
+"""``belote-p2p play``: a person against three bots at this terminal, with no network.
+
+The same terminal table as a networked game (:mod:`belote_p2p.app.tui`), fed by a local
+driver instead of a peer: the engine deals from a shuffled deck, three bots (``--bots``,
+``rules`` by default) play their seats, and every round is audited with every hand known.
+Nothing is signed or recorded: for a game others can check, play ``host --bots 3``.
+"""
 
 from __future__ import annotations
 
 import argparse
 import random
+import sys
 
-from belote_p2p.game.cards import CARDS, Card
+import trio
+
+from belote_p2p.game.audit import audit_round
+from belote_p2p.game.cards import CARDS
 from belote_p2p.game.engine import Phase, State
+from belote_p2p.game.observation import observe
 from belote_p2p.game.rules import RULE_SETS, RuleSet, rule_set
+from belote_p2p.players.autoplay import Autoplay
+from belote_p2p.players.bots import BotError, make_bot
+from belote_p2p.players.player import BotPlayer, Player, Resigned
+from belote_p2p.protocol.events import (
+    ActionTaken,
+    ChatMessage,
+    DecisionNeeded,
+    Event,
+    GameAbandoned,
+    GameOver,
+    RoundAudited,
+    RoundDealt,
+    TableReady,
+)
 
-from .display import format_round, format_sheet
+from .home import Home
+from .seat import login_name, watch_signals
+from .tui import TableView, TerminalUI, TuiPlayer
+
+BOT_NAMES = ("East", "North", "West")
+"""The bots' seats in turn after the person's (who sits South, seat 0: East plays next)."""
 
 
-def shuffled_deck(rng: random.Random) -> list[Card]:
-    deck = list(CARDS)
-    rng.shuffle(deck)
-    return deck
+class LocalTable:
+    """The control of a local game: a resignation ends it; chat is answered by nobody."""
+
+    def __init__(self, say: list[Event]) -> None:
+        self.resigned = trio.Event()
+        self._events = say
+
+    def resign(self) -> None:
+        self.resigned.set()
+
+    def chat(self, text: str) -> None:
+        self._events.append(ChatMessage(0, text, 0))
 
 
-def play_game(rules: RuleSet, rng: random.Random, *, verbose: bool = True) -> State:
-    """Play a whole game with uniformly random legal actions drawn from ``rng``."""
+async def play_local(
+    rules: RuleSet,
+    ui: TerminalUI,
+    person: Player,
+    bots: list[Player],
+    rng: random.Random,
+    *,
+    pace: float = 0.6,
+) -> State:
+    """Play a whole game: seat 0 is ``person``, seats 1-3 ``bots``; ``pace``: seconds
+    between two bot moves, so that a person can follow them. The final state."""
     state = State.new_game(rules)
+    players: list[Player] = [person, *bots]
+    for seat, player in enumerate(players):
+        player.new_game(rules, seat)
+    ui.on_event(TableReady())
     while not state.is_over:
-        state = state.deal(shuffled_deck(rng))
-        while state.phase not in (Phase.DEAL, Phase.GAME_OVER):
-            state = state.apply(rng.choice(state.legal_actions()))
-        if verbose:
-            print(format_round(state.history[-1]), flush=True)
+        deck = list(CARDS)
+        rng.shuffle(deck)
+        state = state.deal(deck)
+        ui.on_event(RoundDealt(state.number, state.dealer, state.hand(0), state.turned))
+        for seat, player in enumerate(players):
+            player.new_round(observe(state, seat))
+        number = state.number
+        while state.number == number and state.phase is not Phase.GAME_OVER:
+            seat = state.to_act
+            o = observe(state, seat)
+            if seat == 0:
+                ui.on_event(DecisionNeeded(o))
+            elif pace > 0:
+                await trio.sleep(pace)
+            action = await players[seat].decide(o)
+            state = state.apply(action)
+            ui.on_event(ActionTaken(seat, action, state))
+        record = state.history[-1]
+        ui.on_event(RoundAudited(record, audit_round(record), state))
+    ui.on_event(GameOver(state))
     return state
 
 
-def command(args: argparse.Namespace) -> int:
-    rules = rule_set(args.variant, target=args.target)
-    seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**32)
-    print(f"Local game, {rules.name} to {rules.target}, seed {seed}", flush=True)
-    state = play_game(rules, random.Random(seed))
-    print(format_sheet(state))
+async def local_game(
+    rules: RuleSet,
+    name: str,
+    bot: str,
+    seed: int | None,
+    *,
+    plain: bool = False,
+    autoplay: str | None = None,
+    deadline: float | None = None,
+    pace: float = 0.6,
+) -> int:
+    """``play``: the exit status (0 for a game played out or resigned)."""
+    rng = random.Random(seed if seed is not None else random.SystemRandom().random())
+    chat: list[Event] = []
+    table = LocalTable(chat)
+    view = TableView(0, [name, *BOT_NAMES], rules)
+    ui = TerminalUI(view, plain=plain, control=table, standin=autoplay)
+    tui_player = TuiPlayer(ui, turn_seconds=deadline)
+    standin = BotPlayer(autoplay, seed=rng.randrange(2**32)) if autoplay and deadline else None
+    person = Autoplay(tui_player, standin, deadline or 0.0, ui.autoplayed)
+    bots: list[Player] = [BotPlayer(bot, seed=rng.randrange(2**32)) for _ in BOT_NAMES]
+    state: State | None = None
+    resigned = False
+
+    def say(text: str) -> None:
+        print(text, flush=True)
+
+    try:
+        async with trio.open_nursery() as nursery:
+            await nursery.start(watch_signals, table, ui, say)
+            await nursery.start(ui.run)
+
+            async def game() -> None:
+                nonlocal state
+                state = await play_local(rules, ui, person, bots, rng, pace=pace)
+                nursery.cancel_scope.cancel()
+
+            async def chatter() -> None:
+                while True:
+                    await trio.sleep(0.2)
+                    while chat:
+                        ui.on_event(chat.pop(0))
+
+            nursery.start_soon(game)
+            nursery.start_soon(chatter)
+            await table.resigned.wait()
+            resigned = True
+            nursery.cancel_scope.cancel()
+    except Resigned:
+        resigned = True
+    if resigned:
+        final = State.new_game(rules) if state is None else state
+        ui.on_event(GameAbandoned(0, final))
+    ui.finish()
+    if resigned:
+        print("You resigned.", flush=True)
     return 0
+
+
+def command(args: argparse.Namespace) -> int:
+    try:
+        rules = rule_set(args.variant, target=args.target, first_dealer=args.first_dealer)
+        make_bot(args.bots)
+        autoplay = None if args.autoplay == "none" else args.autoplay
+        if autoplay is not None:
+            make_bot(autoplay)
+    except (BotError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    name = args.name or Home.at(args.home).saved_name() or login_name()
+    deadline = args.person_deadline if args.person_deadline > 0 else None
+    return trio.run(
+        lambda: local_game(
+            rules,
+            name,
+            args.bots,
+            args.seed,
+            plain=args.plain,
+            autoplay=autoplay,
+            deadline=deadline,
+            pace=args.pace,
+        )
+    )
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "play",
-        help="play a whole game on this machine",
-        description="Play a whole game between four seeded random players on this machine "
-        "(no network) and print every round and the score sheet.",
+        help="play against three bots at this terminal, no network",
+        description="Play a whole game at this terminal against three bots, with no network: "
+        "the same table as a networked game, nothing signed or recorded (for that, use "
+        "host --bots 3). You sit South, your partner North.",
     )
-    p.add_argument("--local", action="store_true", help="no network: all four seats here")
-    p.add_argument("--seed", type=int, help="seed of the deals and players (default: random)")
-    p.add_argument("--variant", choices=sorted(RULE_SETS), default="classic")
-    p.add_argument("--target", type=int, default=501, help="score that wins the game")
+    p.add_argument("--variant", choices=sorted(RULE_SETS), default="classic",
+                   help="the rules (classic)")  # fmt: skip
+    p.add_argument("--target", type=int, default=501, help="score that wins the game (501)")
+    p.add_argument("--bots", default="rules", metavar="BOT",
+                   help="the three bots, NAME[:key=value...] (rules)")  # fmt: skip
+    p.add_argument("--seed", type=int, help="seed of the deals and bots (random)")
+    p.add_argument("--name", help="your name at the table (the last one used, or your login)")
+    p.add_argument("--home", metavar="DIR", help=f"where your name is kept ({Home.default()})")
+    p.add_argument("--first-dealer", type=int, default=3, choices=range(4), metavar="SEAT",
+                   help="the seat that deals first (3: West, so that you speak first)")  # fmt: skip
+    p.add_argument("--person-deadline", type=float, default=0.0, metavar="S",
+                   help="seconds for each of your decisions (0: no limit)")  # fmt: skip
+    p.add_argument("--autoplay", default="rules", metavar="BOT",
+                   help="the bot that plays your turn when your time runs out (rules)")  # fmt: skip
+    p.add_argument("--pace", type=float, default=0.6, metavar="S",
+                   help="seconds between two bot moves (0.6)")  # fmt: skip
+    p.add_argument("--plain", action="store_true",
+                   help="plain lines, no colour (screen readers, logs) (off)")  # fmt: skip
     p.set_defaults(func=command)

@@ -297,11 +297,12 @@ class GameResult:
     @property
     def description(self) -> str:
         a, b = self.scores
+        names = [p.name for p in self.players]
         if self.abandoned_by is not None:
-            return f"abandoned by seat {self.abandoned_by} at {a}-{b}"
+            return f"abandoned by {names[self.abandoned_by]} at {a}-{b}"
         if self.winner is None:
             return f"ended at {a}-{b}"
-        return f"team {self.winner} won {a}-{b}"
+        return f"{names[self.winner]} & {names[self.winner + 2]} won {a}-{b}"
 
 
 def game_result(verdict: Verdict, *, abandoned_by: int | None = None) -> GameResult:

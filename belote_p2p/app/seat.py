@@ -35,7 +35,7 @@ from belote_p2p.protocol.table import MAX_NAME, TableDefinition
 from .home import Home
 from .output import Printer, TimingLog, both, print_roster, result_line
 from .profile import ImportStatus, ProfileError, level_for_xp, open_db, record_game
-from .tui import TableView, TerminalUI, TuiPlayer, detach_output
+from .tui import Control, TableView, TerminalUI, TuiPlayer, detach_output
 
 
 @dataclass(frozen=True)
@@ -56,6 +56,13 @@ class SeatOptions:
     """The bot that plays a person's turn when their time runs out (None: nobody)."""
     json: bool = False
     """Print the ``RESULT`` line (it is printed anyway when stdout is not a terminal)."""
+    rematch: bool | None = None
+    """Another game after this one: None, a person is asked and a bot says no; True, a bot
+    says yes too; False, nobody is asked."""
+
+    def offers_rematch(self, person: bool) -> bool:
+        """Whether this seat takes part in the question of another game."""
+        return self.rematch is not False and (person or self.rematch is True)
 
     def peer_config(self, seat: int) -> PeerConfig:
         bots = frozenset({seat}) if self.bot is not None else frozenset()
@@ -104,7 +111,7 @@ def terminal_player(
 
 
 async def watch_signals(
-    control: PeerControl,
+    control: Control,
     ui: TerminalUI | None,
     say: Callable[[str], None],
     *,
@@ -302,6 +309,7 @@ def seat_options(args: argparse.Namespace, home: Home | None = None) -> SeatOpti
         plain=args.plain,
         autoplay=None if args.autoplay == "none" else args.autoplay,
         json=args.json,
+        rematch=getattr(args, "rematch", None),
     )
 
 
@@ -392,3 +400,8 @@ def add_seat_arguments(p: argparse.ArgumentParser, *, seat: bool = True, name: b
         "--plain", action="store_true", help="plain lines, no colour (screen readers, logs)"
     )
     p.add_argument("--timing-log", metavar="DIR", help=argparse.SUPPRESS)
+    p.add_argument(
+        "--rematch", action=argparse.BooleanOptionalAction, default=None,
+        help="after a game played out, another with the same players: a person is asked, "
+        "a bot says no unless --rematch; --no-rematch: nobody is asked",
+    )  # fmt: skip

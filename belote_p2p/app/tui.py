@@ -39,7 +39,7 @@ from collections import deque
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from enum import Enum
-from typing import IO, Any
+from typing import IO, Any, Protocol
 
 import trio
 from rich import box
@@ -67,7 +67,7 @@ from belote_p2p.game.observation import Observation, observe
 from belote_p2p.game.rules import RuleSet
 from belote_p2p.game.scoring import CAPOT_POINTS, Outcome
 from belote_p2p.game.tables import ALL_TRUMP, NO_TRUMP, STRENGTH, TRUMP_LETTERS, winning_index
-from belote_p2p.net.peer import PeerControl, PeerStatus
+from belote_p2p.net.peer import PeerStatus
 from belote_p2p.players.player import Resigned
 from belote_p2p.protocol.events import (
     ActionTaken,
@@ -1249,6 +1249,14 @@ async def read_lines(fd: int = 0) -> AsyncIterator[str]:
             yield line.rstrip("\r")
 
 
+class Control(Protocol):
+    """What the table asks of the game besides decisions (a peer's
+    :class:`~belote_p2p.net.peer.PeerControl`, or a local game's)."""
+
+    def resign(self) -> None: ...
+    def chat(self, text: str) -> None: ...
+
+
 @dataclass
 class _Pending:
     """A decision the person owes."""
@@ -1280,7 +1288,7 @@ class TerminalUI:
         console: Console | None = None,
         plain: bool = False,
         live: bool | None = None,
-        control: PeerControl | None = None,
+        control: Control | None = None,
         clock: Callable[[], float] = time.monotonic,
         hold: float = ROUND_HOLD,
         deadline_for: Callable[[int], float] | None = None,
