@@ -33,6 +33,7 @@ from .home import Home
 from .output import Printer, TimingLog, both, print_roster, result_line
 from .profile import ImportStatus, ProfileError, level_for_xp, open_db, record_game
 from .tui import TableView, TerminalUI, TuiPlayer
+from .web.options import WebOptions
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,8 @@ class SeatOptions:
     grace: float = 120.0
     plain: bool = False
     """A person's seat in plain lines, without the frame or colours."""
+    web: WebOptions | None = None
+    """A person's seat in the browser (``--web``; :mod:`belote_p2p.app.web`)."""
 
     def peer_config(self, seat: int) -> PeerConfig:
         bots = frozenset({seat}) if self.bot is not None else frozenset()
@@ -112,6 +115,17 @@ def terminal_player(
     return player, Countdown(ui, seat, options.peer_config(seat))
 
 
+def _both_status(
+    first: Callable[[PeerStatus], None] | None, second: Callable[[PeerStatus], None]
+) -> Callable[[PeerStatus], None]:
+    def call(status: PeerStatus) -> None:
+        if first is not None:
+            first(status)
+        second(status)
+
+    return call
+
+
 def record_experience(home: Home, result: PeerResult, key: bytes) -> tuple[int | None, str]:
     """Record the game of ``result`` in ``<home>/profile.sqlite3``: the XP it gave our
     seat (None if nothing was recorded) and one line to print."""
@@ -144,10 +158,19 @@ async def play_seat(
     *,
     transcript: Path | None = None,
     proposal: bytes | None = None,
+    watch: tuple[Callable[[Event], None], Callable[[PeerStatus], None]] | None = None,
 ) -> PeerResult:
-    """Play ``seat`` with ``player`` (None: a person, through the terminal table), record
-    the experience, and print the ``RESULT`` line. ``proposal`` is the host's signature of
-    the definition (none when resuming: the transcript holds it)."""
+    """Play ``seat`` with ``player`` (None: a person, through the terminal table, or the
+    browser's with ``options.web``), record the experience, and print the ``RESULT`` line.
+    ``proposal`` is the host's signature of the definition (none when resuming: the
+    transcript holds it); ``watch``: more ``on_event`` and ``on_status`` callbacks."""
+    if player is None and options.web is not None:
+        from .web.seat import play_in_browser  # the web server loads only when asked for
+
+        return await play_in_browser(
+            play_seat, definition, seat, identity, listeners, options, options.web,
+            transcript=transcript, proposal=proposal,
+        )  # fmt: skip
     if not options.quiet:
         print_roster(definition, seat)
     on_event: Callable[[Event], None]
@@ -158,6 +181,9 @@ async def play_seat(
     else:
         printer = Printer(definition, seat, quiet=options.quiet)
         on_event, on_status = printer, None if options.quiet else printer.status
+    if watch is not None:
+        on_event = both(on_event, watch[0])
+        on_status = _both_status(on_status, watch[1])
     timing = TimingLog(options.timing_log, seat) if options.timing_log else None
     callback = both(on_event, timing) if timing else on_event
     try:
@@ -212,6 +238,7 @@ def seat_options(args: argparse.Namespace, home: Home | None = None) -> SeatOpti
         person_deadline=args.person_deadline,
         grace=args.grace,
         plain=args.plain,
+        web=WebOptions(port=args.web_port, open_browser=args.browser) if args.web else None,
     )
 
 
@@ -252,3 +279,9 @@ def add_seat_arguments(p: argparse.ArgumentParser, *, seat: bool = True, name: b
         "--plain", action="store_true", help="plain lines, no colour (screen readers, logs)"
     )
     p.add_argument("--timing-log", metavar="DIR", help=argparse.SUPPRESS)
+    p.add_argument("--web", action="store_true", help="play in the browser (a page on 127.0.0.1)")
+    p.add_argument("--web-port", type=int, default=0, metavar="PORT",
+                   help="the page's port with --web (0: any free port)")  # fmt: skip
+    p.add_argument("--browser", action=argparse.BooleanOptionalAction, default=True,
+                   help="open the page in the default browser with --web (--no-browser: "
+                   "print its URL only)")  # fmt: skip
