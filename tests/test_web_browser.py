@@ -72,14 +72,12 @@ FITS = """() => {
 }"""
 
 
-class Host:
-    """``belote-p2p host --web --no-browser --bots 3`` in its own process group."""
+class Served:
+    """``belote-p2p ARGS`` serving a page (``--no-browser``), in its own process group."""
 
-    def __init__(self, home: Path, variant: str) -> None:
+    def __init__(self, *args: object) -> None:
         self.proc = subprocess.Popen(
-            cli_argv("host", "--web", "--no-browser", "--name", "Alice", "--variant", variant,
-                     "--target", 1, "--bots", 3, "--port", 0, "--no-beacon", "--home", home,
-                     "--seed", 11),
+            cli_argv(*args, "--no-browser"),
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
             text=True, env={**os.environ, "PYTHONPATH": source_pythonpath()},
             start_new_session=True,
@@ -195,7 +193,7 @@ def check_reload_and_second_tab(page: Any, url: str) -> None:
     other.close()
 
 
-def play_game(page: Any, variant: str, url: str) -> None:
+def play_game(page: Any, variant: str, url: str, *, shots: bool = True) -> None:
     coinche = variant == "coinche"
     taken: set[str] = set()
     state: dict[str, Any] = {"bid": False}
@@ -207,7 +205,7 @@ def play_game(page: Any, variant: str, url: str) -> None:
             return
         if now["phase"] == "play":
             on_table = [c for c in now["trick"] if c]
-            if on_table and "mid-trick" not in taken:
+            if on_table and "mid-trick" not in taken and shots:
                 taken.add("mid-trick")
                 check_fits(page)
                 shot(page, f"{variant}-mid-trick")
@@ -221,7 +219,7 @@ def play_game(page: Any, variant: str, url: str) -> None:
             turn += 1
             play_card(page, turn)
         else:
-            if "bidding" not in taken:
+            if "bidding" not in taken and shots:
                 taken.add("bidding")
                 check_fits(page)
                 shot(page, f"{variant}-bidding")
@@ -231,7 +229,10 @@ def play_game(page: Any, variant: str, url: str) -> None:
 
 @pytest.mark.parametrize("variant", ["classic", "coinche"])
 def test_a_person_plays_a_round_in_the_browser(browser: Any, tmp_path: Path, variant: str) -> None:
-    host = Host(tmp_path / "home", variant)
+    host = Served(
+        "host", "--web", "--name", "Alice", "--variant", variant, "--target", 1, "--bots", 3,
+        "--port", 0, "--no-beacon", "--home", tmp_path / "home", "--seed", 11,
+    )  # fmt: skip
     try:
         url = host.page_url()
         page = browser.new_context(viewport=DESKTOP).new_page()
@@ -254,3 +255,35 @@ def test_a_person_plays_a_round_in_the_browser(browser: Any, tmp_path: Path, var
     out = host.output
     assert "All 4 peers agree" in out, out
     assert "RESULT" in out
+
+
+def test_the_lobby_hosts_a_game_and_shows_it_after(browser: Any, tmp_path: Path) -> None:
+    """``belote-p2p web``: host a table with three bots from the lobby, play it on the same
+    page, leave it, find it among the past games, quit."""
+    lobby = Served("web", "--name", "Alice", "--home", tmp_path / "home")
+    try:
+        url = lobby.page_url()
+        page = browser.new_context(viewport=DESKTOP).new_page()
+        page.set_default_timeout(WAIT_MS)
+        page.goto(url)
+        page.locator("#lobby").wait_for(state="visible")
+        assert page.locator("#lobby-name").input_value() == "Alice"
+        page.locator("#host-variant").select_option("classic")
+        page.locator("#host-target").fill("1")
+        page.locator("#host-port").fill("0")
+        page.locator("#host-bots").select_option("3")
+        page.locator("#host-button").click()
+        page.locator("#table").wait_for(state="visible")
+        play_game(page, "classic", url, shots=False)
+        page.locator("#leave").click()
+        page.locator("#lobby").wait_for(state="visible")
+        page.locator("#games tbody tr").first.wait_for()
+        page.wait_for_function("() => document.querySelector('#lobby').dataset.busy === 'false'")
+        assert "classic to 1" in page.locator("#games").text_content()
+        assert "Alice" in page.locator("#ranking").text_content()
+        shot(page, "lobby")
+        page.locator("#quit-button").click()
+        assert lobby.wait() == 0, lobby.output
+    finally:
+        lobby.stop()
+    assert "All 4 peers agree" in lobby.output, lobby.output

@@ -67,7 +67,7 @@ class WebError(BeloteError):
     """The table page could not be served (the port is taken...)."""
 
 
-class Lobby(Protocol):
+class LobbyPage(Protocol):
     """What the server asks of the ``belote-p2p web`` lobby."""
 
     def model(self) -> JSON: ...
@@ -96,7 +96,7 @@ class WebServer:
         self.token = token or secrets.token_urlsafe(32)
         self.hub = Hub()
         self.table: WebTable | None = None
-        self.lobby: Lobby | None = None
+        self.lobby: LobbyPage | None = None
         self.pages = 0
         """WebSocket connections open now."""
         self.closing = False

@@ -328,7 +328,8 @@ function renderLobby(l) {
   $("#lobby-status").textContent = l.status || "";
   $("#profile-line").textContent = l.profile || "";
   const busy = l.busy;
-  for (const b of ["#host-button", "#join-button", "#scan-button"]) $(b).disabled = busy;
+  for (const b of ["#host-button", "#join-button", "#scan-button", "#quit-button"]) $(b).disabled = busy;
+  $("#lobby").dataset.busy = String(busy);
   fill($("#lan-tables"), ...l.tables.map((ad) => el("li", {},
     el("span", { text: `${ad.name} · ${ad.variant} to ${ad.target} · ${ad.free} free · ${ad.address}` }),
     el("button", { type: "button", disabled: busy, onclick: () => join(ad.address) }, "Join"))));
@@ -410,6 +411,7 @@ document.addEventListener("DOMContentLoaded", () => {
     join($("#join-address").value.trim());
   });
   $("#scan-button").addEventListener("click", () => send({ type: "scan" }));
+  $("#quit-button").addEventListener("click", () => send({ type: "quit" }));
   setInterval(tick, 250);
   connect();
 });
