@@ -17,7 +17,7 @@ from helpers import dealt, make_table
 
 from belote_p2p.app.tui import TableView, display_hand
 from belote_p2p.app.web.cardsvg import card_svg, image
-from belote_p2p.app.web.server import WebServer
+from belote_p2p.app.web.server import WebError, WebServer
 from belote_p2p.app.web.table import WebPlayer, WebTable
 from belote_p2p.app.web.viewmodel import action_code
 from belote_p2p.game.cards import CARDS, Card
@@ -272,3 +272,8 @@ async def test_a_page_plays_the_seat_over_the_websocket() -> None:
                 message = await next_message(stream, conn)
         web.close()
     assert [action_code(a) for a in got] == ["80 H"]
+
+
+async def test_a_taken_port_is_a_plain_error(server: WebServer) -> None:
+    with pytest.raises(WebError, match="cannot serve the page"):
+        WebServer(port=server.port).check_port()

@@ -288,6 +288,7 @@ def cmd_web(args: argparse.Namespace) -> int:
     )  # fmt: skip
     server.lobby = lobby
     try:
+        server.check_port()
         return trio.run(run_lobby, lobby, web)
     except (BeloteError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)

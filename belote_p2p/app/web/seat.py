@@ -45,6 +45,7 @@ async def serving(options: WebOptions) -> AsyncIterator[WebServer]:
         yield options.server
         return
     server = WebServer(port=options.port)
+    server.check_port()  # a taken port is a plain error, before any task starts
     async with trio.open_nursery() as nursery:
         await nursery.start(server.run)
         await open_page(server, options)

@@ -30,6 +30,7 @@ import hmac
 import json
 import logging
 import secrets
+import socket
 from collections.abc import Awaitable, Callable
 from functools import partial
 from http import HTTPStatus
@@ -63,8 +64,8 @@ STATIC = {
 TABLE_MESSAGES = frozenset({"act", "resign", "leave", "chat", "rematch"})
 
 
-class WebError(BeloteError):
-    """The table page could not be served (the port is taken...)."""
+class WebError(BeloteError, OSError):
+    """The table page could not be served (its port is taken...)."""
 
 
 class LobbyPage(Protocol):
@@ -132,17 +133,25 @@ class WebServer:
         config.graceful_timeout = 2.0
         config.websocket_max_message_size = MAX_MESSAGE
         config.include_server_header = False
+        self.check_port()
         async with trio.open_nursery() as nursery:
-            try:
-                binds = await nursery.start(
-                    partial(serve, self.app, config, shutdown_trigger=self._shutdown.wait)  # type: ignore[arg-type]
-                )
-            except OSError as exc:
-                raise WebError(
-                    f"cannot serve the table page on {LOOPBACK}:{self.port}: {exc}"
-                ) from exc
+            binds = await nursery.start(
+                partial(serve, self.app, config, shutdown_trigger=self._shutdown.wait)  # type: ignore[arg-type]
+            )
             self.port = int(str(binds[0]).rsplit(":", 1)[1])
             task_status.started(self.url)
+
+    def check_port(self) -> None:
+        """Raise :class:`WebError` now, not from inside the server's tasks, if our port
+        cannot be had."""
+        if not self.port:
+            return
+        with socket.socket() as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                probe.bind((LOOPBACK, self.port))
+            except OSError as exc:
+                raise WebError(f"cannot serve the page on {LOOPBACK}:{self.port}: {exc}") from exc
 
     def close(self) -> None:
         """Stop serving: open pages are told, then closed."""

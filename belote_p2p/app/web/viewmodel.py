@@ -141,6 +141,15 @@ def round_points(view: TableView, record: RoundRecord | None) -> JSON | None:
     }
 
 
+def turn_text(view: TableView, now: float) -> str:
+    """The terminal's turn line, with the page's ways to play a card."""
+    if view.my_turn() and view.phase is Phase.PLAY:
+        left = view.seconds_left(now)
+        clock = "" if left is None else f" ({left} s left)"
+        return f"▶ Your turn{clock}: click a card, or type its number, or use ← → and Enter"
+    return view.turn_line(now)
+
+
 def table_model(
     view: TableView,
     *,
@@ -242,7 +251,7 @@ def table_model(
         },
         "turn": {
             "seat": view.to_act if view.to_act >= 0 else None,
-            "text": view.turn_line(now),
+            "text": turn_text(view, now),
             "seconds_left": left,
             "deadline_in": exact,
         },
