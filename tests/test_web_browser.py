@@ -49,6 +49,12 @@ MY_DECISION_OR_OVER = """() => {
   const t = document.querySelector('#table');
   return t && !t.hidden && (t.dataset.decision !== '' || t.dataset.finished === 'true');
 }"""
+BETWEEN_ROUNDS = """() => {
+  const t = document.querySelector('#table');
+  return t.dataset.decision === '' && t.dataset.finished !== 'true'
+    && !document.querySelector('#summary').hidden && document.querySelector('#final').hidden;
+}"""
+DECISION_OR_SUMMARY = f"() => ({MY_DECISION_OR_OVER})() || ({BETWEEN_ROUNDS})()"
 DECISION_GONE = """(d) => document.querySelector('#table').dataset.decision !== d"""
 SNAPSHOT = """() => {
   const t = document.querySelector('#table');
@@ -199,7 +205,14 @@ def play_game(page: Any, variant: str, url: str, *, shots: bool = True) -> None:
     state: dict[str, Any] = {"bid": False}
     turn = 0
     while True:
-        page.wait_for_function(MY_DECISION_OR_OVER)
+        page.wait_for_function(DECISION_OR_SUMMARY)
+        if page.evaluate(BETWEEN_ROUNDS):
+            # A round's summary: it stays until the person closes it or has to act.
+            if "between-rounds" not in taken:
+                taken.add("between-rounds")
+                shot(page, f"{variant}-between-rounds")
+            page.wait_for_function(MY_DECISION_OR_OVER)
+            assert page.locator("#summary").is_hidden() or page.locator("#final").is_visible()
         now = page.evaluate(SNAPSHOT)
         if page.locator("#table").get_attribute("data-finished") == "true":
             return
@@ -258,8 +271,9 @@ def test_a_person_plays_a_round_in_the_browser(browser: Any, tmp_path: Path, var
 
 
 def test_the_lobby_hosts_a_game_and_shows_it_after(browser: Any, tmp_path: Path) -> None:
-    """``belote-p2p web``: host a table with three bots from the lobby, play it on the same
-    page, leave it, find it among the past games, quit."""
+    """``belote-p2p web``: host a table with three bots from the lobby, play a game of a few
+    rounds on the same page (each round's summary stays until the person has to act),
+    leave it, find it among the past games, quit."""
     lobby = Served("web", "--name", "Alice", "--home", tmp_path / "home")
     try:
         url = lobby.page_url()
@@ -269,7 +283,7 @@ def test_the_lobby_hosts_a_game_and_shows_it_after(browser: Any, tmp_path: Path)
         page.locator("#lobby").wait_for(state="visible")
         assert page.locator("#lobby-name").input_value() == "Alice"
         page.locator("#host-variant").select_option("classic")
-        page.locator("#host-target").fill("1")
+        page.locator("#host-target").fill("300")
         page.locator("#host-port").fill("0")
         page.locator("#host-bots").select_option("3")
         page.locator("#host-button").click()
@@ -279,7 +293,7 @@ def test_the_lobby_hosts_a_game_and_shows_it_after(browser: Any, tmp_path: Path)
         page.locator("#lobby").wait_for(state="visible")
         page.locator("#games tbody tr").first.wait_for()
         page.wait_for_function("() => document.querySelector('#lobby').dataset.busy === 'false'")
-        assert "classic to 1" in page.locator("#games").text_content()
+        assert "classic to 300" in page.locator("#games").text_content()
         assert "Alice" in page.locator("#ranking").text_content()
         shot(page, "lobby")
         page.locator("#quit-button").click()

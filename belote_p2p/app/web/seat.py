@@ -67,6 +67,7 @@ async def web_seat(
             TableView.from_definition(definition, seat),
             server.hub,
             config_deadline=config.decision_deadline,
+            table_id=definition.table_id.hex(),
         )
         server.table = table
         server.hub.bump()

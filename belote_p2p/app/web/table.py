@@ -28,7 +28,7 @@ from belote_p2p.net.peer import PeerStatus
 from belote_p2p.players.player import Resigned
 from belote_p2p.protocol.events import ActionTaken, Event, RoundAudited
 
-from ..tui import SEATS, TableView, to_plain
+from ..tui import SEATS, TableView
 from .viewmodel import JSON, legal_by_code, table_model
 
 LOG_LINES = 12
@@ -81,14 +81,18 @@ class WebTable:
         *,
         config_deadline: Callable[[int], float] | None = None,
         clock: Callable[[], float] = time.monotonic,
+        table_id: str = "",
     ) -> None:
         self.view = view
+        self.table_id = table_id
         self.hub = hub or Hub()
         self.clock = clock
         self.config_deadline = config_deadline
         self.pending: _Pending | None = None
         self.decisions = 0
         self.record: RoundRecord | None = None
+        self.last_summary: tuple[str, ...] = ()
+        """The last round's summary lines, kept through the next round."""
         self.disconnected: frozenset[int] = frozenset()
         self.log: deque[str] = deque(maxlen=LOG_LINES)
         self.chat: deque[ChatLine] = deque(maxlen=CHAT_LINES)
@@ -124,7 +128,8 @@ class WebTable:
                 self.view.set_deadline(nxt, self.clock() + self.config_deadline(nxt))
         if isinstance(event, RoundAudited):
             self.record = event.record
-        self.log.extend(to_plain(n.text) for n in notices)
+            self.last_summary = self.view.summary  # the view forgets it at the next deal
+        self.log.extend(n.text for n in notices)
         self.hub.bump()
 
     def on_status(self, status: PeerStatus) -> None:
@@ -208,6 +213,8 @@ class WebTable:
             disconnected=self.disconnected,
             log=list(self.log),
         )
+        model["table_id"] = self.table_id
+        model["last_summary"] = list(self.last_summary)
         model["chat"] = [{"seat": c.seat, "name": c.name, "text": c.text} for c in self.chat]
         model["chat_enabled"] = self.send_chat is not None
         model["rematch_enabled"] = self.rematch is not None and self.finished.is_set()

@@ -89,7 +89,6 @@ function render() {
 }
 
 let deadlineAt = null;
-let dismissedRound = null;
 let pickedValue = null;
 
 function renderTable(t) {
@@ -272,11 +271,18 @@ function renderChat(t) {
   $("#chat-form button").disabled = !t.chat_enabled;
 }
 
+// The summary of a round stays on screen until the person closes it or has to act; the
+// side panel keeps it through the next round.
+function dismissed() { return sessionStorage.getItem("dismissed-round"); }
+
 function renderSummary(t) {
   const over = !!t.ended || t.finished;
   const rp = t.round_points;
-  const between = t.phase === "between-rounds" || t.phase === "game-over";
-  const show = over || (between && rp && rp.round !== dismissedRound && !t.your_turn);
+  const key = rp ? `${t.table_id}/${rp.round}` : null;
+  if (rp && t.your_turn && !over) sessionStorage.setItem("dismissed-round", key);
+  const show = over || (rp !== null && key !== dismissed());
+  fill($("#last-round"), ...t.last_summary.map((s) => el("li", { text: s })));
+  $("#last-round-panel").hidden = !t.last_summary.length;
   const box = $("#summary");
   box.hidden = !show;
   if (!show) return;
@@ -292,7 +298,7 @@ function renderSummary(t) {
     rows.push(line("Game", rp.game));
   }
   fill($("#summary-points"), ...rows);
-  fill($("#summary-lines"), ...t.summary.map((s) => el("li", { text: s })));
+  fill($("#summary-lines"), ...t.last_summary.map((s) => el("li", { text: s })));
   $("#final").hidden = !t.ended;
   $("#final").textContent = t.ended || "";
   $("#score-sheet").hidden = !(over && t.sheet);
@@ -377,7 +383,8 @@ document.addEventListener("keydown", (ev) => {
 
 document.addEventListener("DOMContentLoaded", () => {
   $("#summary-close").addEventListener("click", () => {
-    if (state && state.table && state.table.round_points) dismissedRound = state.table.round_points.round;
+    const t = state && state.table;
+    if (t && t.round_points) sessionStorage.setItem("dismissed-round", `${t.table_id}/${t.round_points.round}`);
     $("#summary").hidden = true;
   });
   $("#leave").addEventListener("click", () => send({ type: "leave" }));
