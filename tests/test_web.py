@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import json
 import random
+import webbrowser
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,6 +19,8 @@ from helpers import dealt, make_table
 
 from belote_p2p.app.tui import TableView, display_hand
 from belote_p2p.app.web.cardsvg import card_svg, image
+from belote_p2p.app.web.options import WebOptions
+from belote_p2p.app.web.seat import page_opened
 from belote_p2p.app.web.server import WebError, WebServer
 from belote_p2p.app.web.table import WebPlayer, WebTable
 from belote_p2p.app.web.viewmodel import action_code
@@ -277,3 +281,20 @@ async def test_a_page_plays_the_seat_over_the_websocket() -> None:
 async def test_a_taken_port_is_a_plain_error(server: WebServer) -> None:
     with pytest.raises(WebError, match="cannot serve the page"):
         WebServer(port=server.port).check_port()
+
+
+async def test_the_browser_is_given_a_private_file_not_the_token(
+    server: WebServer, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Another user can read a command line (the browser's): the token stays in a file
+    only we can read, removed once the page is no longer served."""
+    opened: list[str] = []
+    monkeypatch.setattr(webbrowser, "open", lambda uri: opened.append(uri) or True)
+    async with page_opened(server, WebOptions()):
+        (uri,) = opened
+        assert server.token not in uri and uri.startswith("file://")
+        link = Path(uri.removeprefix("file://"))
+        assert server.url in link.read_text()
+        assert link.stat().st_mode & 0o077 == 0 and link.parent.stat().st_mode & 0o077 == 0
+    assert not link.exists()
+    assert f"Table page: {server.url}" in capsys.readouterr().out

@@ -30,7 +30,7 @@ from ..lan import DEFAULT_BEACON_TEXT, BeaconAddress, beacon_address
 from ..profile import ProfileError, all_players, find_players, open_db, rank_players
 from ..seat import SeatOptions
 from .options import WebOptions
-from .seat import open_page
+from .seat import page_opened
 from .server import WebServer
 from .viewmodel import JSON
 
@@ -267,8 +267,8 @@ async def run_lobby(lobby: WebLobby, web: WebOptions) -> int:
         lobby.nursery = nursery
         await nursery.start(server.run)
         await lobby.refresh()
-        await open_page(server, web)
-        await lobby.quit.wait()
+        async with page_opened(server, web):
+            await lobby.quit.wait()
         server.close()
     return 0
 

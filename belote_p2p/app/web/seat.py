@@ -8,6 +8,7 @@ the person leaves it (or :attr:`~.options.WebOptions.linger` runs out).
 from __future__ import annotations
 
 import contextlib
+import tempfile
 import webbrowser
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import replace
@@ -29,13 +30,26 @@ if TYPE_CHECKING:
     from ..seat import SeatOptions
 
 
-async def open_page(server: WebServer, options: WebOptions) -> None:
-    """Print the page's URL and, unless told not to, open it in the default browser."""
+@contextlib.asynccontextmanager
+async def page_opened(server: WebServer, options: WebOptions) -> AsyncIterator[None]:
+    """Print the page's URL and, unless told not to, open it in the default browser.
+
+    The browser is given a private file that sends it on to the URL, never the URL itself:
+    a command line (the browser's, ``xdg-open``'s) can be read by the other users of the
+    machine, and the URL carries the token. The file is removed on exit."""
     print(f"Table page: {server.url}", flush=True)
-    if options.open_browser:
-        opened = await trio.to_thread.run_sync(webbrowser.open, server.url)
-        if not opened:
-            print("No browser could be opened: open the URL above.", flush=True)
+    with tempfile.TemporaryDirectory(prefix="belote-p2p-") as private:
+        if options.open_browser:
+            link = Path(private) / "open.html"
+            link.write_text(
+                f'<!DOCTYPE html><meta http-equiv="refresh" content="0;url={server.url}">'
+                f'<a href="{server.url}">Open the table</a>\n'
+            )
+            link.chmod(0o600)
+            opened = await trio.to_thread.run_sync(webbrowser.open, link.as_uri())
+            if not opened:
+                print("No browser could be opened: open the URL above.", flush=True)
+        yield
 
 
 @contextlib.asynccontextmanager
@@ -48,9 +62,9 @@ async def serving(options: WebOptions) -> AsyncIterator[WebServer]:
     server.check_port()  # a taken port is a plain error, before any task starts
     async with trio.open_nursery() as nursery:
         await nursery.start(server.run)
-        await open_page(server, options)
         try:
-            yield server
+            async with page_opened(server, options):
+                yield server
         finally:
             server.close()
 
