@@ -229,6 +229,14 @@ def play_game(page: Any, variant: str, url: str, *, shots: bool = True) -> None:
                 if not coinche:
                     check_reload_and_second_tab(page, url)
                     continue
+            dimmed = page.locator("#hand button.card:not(.legal)")
+            if dimmed.count() and "dimmed" not in taken:
+                # A dimmed card says why it cannot be played, and plays nothing.
+                taken.add("dimmed")
+                dimmed.first.click(force=True)
+                page.locator("#toast").wait_for(state="visible")
+                assert "cannot be played now" in page.locator("#toast").text_content()
+                assert page.evaluate(SNAPSHOT)["decision"] == now["decision"]
             turn += 1
             play_card(page, turn)
         else:

@@ -32,6 +32,7 @@ HELPERS = (
     "positions",
     "bid_model",
     "round_points",
+    "turn_text",
 )
 """Pieces of the model the terminal view does not have yet (see the module docstring)."""
 

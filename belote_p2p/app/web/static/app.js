@@ -286,7 +286,8 @@ function renderSummary(t) {
   const box = $("#summary");
   box.hidden = !show;
   if (!show) return;
-  $("#summary-title").textContent = rp ? `Round ${rp.round}: ${rp.outcome}` : (over ? "Game over" : "Round over");
+  const factor = rp && rp.multiplier > 1 ? ` (${rp.multiplier === 2 ? "coinched" : "surcoinched"} ×${rp.multiplier})` : "";
+  $("#summary-title").textContent = rp ? `Round ${rp.round}: ${rp.outcome}${factor}` : (over ? "Game over" : "Round over");
   const rows = [];
   if (rp) {
     rows.push(el("tr", {}, el("th", { text: "" }), el("th", { text: "Us" }), el("th", { text: "Them" })));
