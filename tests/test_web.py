@@ -50,6 +50,9 @@ def test_the_model_follows_a_whole_round_as_json(variant: str) -> None:
         assert [c["code"] for c in model["hand"]] == [str(c) for c in hand]
         assert [s["position"] for s in model["seats"]] == ["top", "left", "bottom", "right"]
         assert model["seats"][seat]["you"] and model["seats"][0]["partner"]
+        if state.phase is Phase.PLAY:
+            held = [len(state.hand(s)) for s in range(4)]
+            assert [s["cards"] for s in model["seats"]] == held
         if state.to_act == seat and state.phase is Phase.PLAY:
             legal = {str(c) for c in state.legal_actions()}
             assert {c["code"] for c in model["hand"] if c["legal"]} == legal

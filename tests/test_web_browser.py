@@ -309,3 +309,27 @@ def test_the_lobby_hosts_a_game_and_shows_it_after(browser: Any, tmp_path: Path)
     finally:
         lobby.stop()
     assert "All 4 peers agree" in lobby.output, lobby.output
+
+
+def test_a_person_resigns_from_the_page(browser: Any, tmp_path: Path) -> None:
+    """Resign (asked twice): the game ends, abandoned by our seat, on every peer."""
+    host = Served(
+        "host", "--web", "--name", "Alice", "--target", 1000, "--bots", 3, "--port", 0,
+        "--no-beacon", "--home", tmp_path / "home",
+    )  # fmt: skip
+    try:
+        page = browser.new_context(viewport=DESKTOP).new_page()
+        page.set_default_timeout(WAIT_MS)
+        page.goto(host.page_url())
+        page.wait_for_function(MY_DECISION_OR_OVER)
+        page.locator("#resign").click()
+        assert "Really" in page.locator("#resign").text_content()
+        page.locator("#resign").click()
+        page.wait_for_function("() => document.querySelector('#table').dataset.finished === 'true'")
+        assert "You left it" in page.locator("#final").text_content()
+        assert "You resigned" in page.locator("#result-line").text_content()
+        page.locator("#leave").click()
+        assert host.wait() == 0, host.output
+    finally:
+        host.stop()
+    assert '"resigned": true' in host.output

@@ -33,6 +33,7 @@ HELPERS = (
     "bid_model",
     "round_points",
     "turn_text",
+    "cards_held",
 )
 """Pieces of the model the terminal view does not have yet (see the module docstring)."""
 
@@ -93,6 +94,16 @@ def bid_model(view: TableView) -> JSON | None:
         "pass": BidKind.PASS in kinds,
         "codes": sorted(action_code(b) for b in bids),
     }
+
+
+def cards_held(view: TableView, seat: int) -> int:
+    """How many cards ``seat`` holds now, as every seat may count them (its card backs)."""
+    if view.phase is Phase.PLAY:
+        played = seat in view.trick_cards()
+        return max(0, 8 - view.tricks_done - played)
+    if view.phase in (Phase.TAKE_FIRST, Phase.TAKE_SECOND, Phase.AUCTION):
+        return len(view.hand)
+    return 0
 
 
 def trick_model(view: TableView, trick: Trick | None = None) -> JSON | None:
@@ -194,6 +205,7 @@ def table_model(
                 "connected": s not in disconnected,
                 "announced": [announcement_text(a) for a in declared or ()],
                 "belote": [card_text(c) for who, c in view.belote if who == s],
+                "cards": cards_held(view, s),
             }
         )
     my_turn = view.my_turn()

@@ -147,6 +147,8 @@ function renderSeat(t, s) {
   fill(box, 
     el("div", { class: "name", text: s.you ? `You (${s.name})` : s.name }),
     s.you ? null : el("div", { class: "fp", title: "key fingerprint", text: s.fingerprint }),
+    s.you || !s.cards ? null : el("div", { class: "backs", "aria-label": `${s.cards} cards` },
+      ...Array.from({ length: s.cards }, () => el("img", { src: "/cards/back.svg", alt: "" }))),
     badges,
     bid ? el("div", { class: "said", text: bid.text }) : null,
     said.length ? el("div", { class: "said", text: said.join(", ") }) : null,
