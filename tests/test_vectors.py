@@ -38,6 +38,7 @@ from belote_p2p.game.cards import CARDS, Card, mask_of
 from belote_p2p.game.engine import Action, Bid, Phase, RoundRecord, State
 from belote_p2p.game.observation import Observation, observe
 from belote_p2p.game.scoring import Outcome
+from belote_p2p.protocol.bodies import abandon_body
 from belote_p2p.protocol.deck import shuffle_order, shuffle_permutation
 from belote_p2p.protocol.events import DecisionNeeded
 from belote_p2p.protocol.identity import Identity, verify
@@ -45,7 +46,7 @@ from belote_p2p.protocol.secretstore import MemorySecrets
 from belote_p2p.protocol.session import TableSession
 from belote_p2p.protocol.table import TableDefinition
 from belote_p2p.protocol.transcript import TranscriptError, read_transcript
-from belote_p2p.protocol.verify import verify_record, verify_transcript
+from belote_p2p.protocol.verify import Verdict, verify_record, verify_transcript
 from belote_p2p.protocol.wire import (
     HELLO_LABEL,
     Envelope,
@@ -542,6 +543,29 @@ def test_seat_0_signs_its_record_again_from_the_manifest(game: Game) -> None:
         e for e in transcript.envelopes if Envelope.decode(e).sender == identity.public_key_bytes
     ]
     assert session.take_outbox() == ours
+
+
+def signed_after(game: Game, seat: int, body: dict[str, Any], path: Path) -> Verdict:
+    """The verdict on ``game``'s record with one more envelope of ``seat`` at its end."""
+    frames = conformance.split_frames(vector_path(game).read_bytes())
+    signer = Identity.from_seed(private_keys(game)[seat])
+    last = [e for e in map(Envelope.decode, frames[1:]) if e.sender == signer.public_key_bytes][-1]
+    seen = list(last.seen)
+    seen[seat] = last.hash
+    more = Envelope.create(signer, last.table, last.seq + 1, last.hash, seen, body)
+    path.write_bytes(conformance.join_frames([*frames, more.encode()]))
+    return verify_transcript(path)
+
+
+def test_a_resignation_after_the_four_done_changes_nothing(tmp_path: Path) -> None:
+    verdict = signed_after(BY_NAME["game-classic"], 1, abandon_body(1), tmp_path / "late")
+    assert verdict.ok and verdict.finished and verdict.abandoned is None
+    assert verdict.summary().startswith("OK: ")
+
+
+def test_the_first_abandonment_stands(tmp_path: Path) -> None:
+    verdict = signed_after(BY_NAME["game-abandoned"], 0, abandon_body(0), tmp_path / "again")
+    assert verdict.abandoned == 3
 
 
 # -- the hello handshake --------------------------------------------------------------------
