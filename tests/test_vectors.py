@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import sys
 import tempfile
 from collections import deque
@@ -53,6 +54,7 @@ from belote_p2p.protocol.wire import (
     Handshake,
     HandshakeError,
     decode,
+    encode,
 )
 
 VECTORS = ROOT / "protocol" / "vectors"
@@ -681,6 +683,42 @@ def test_the_handshake_vector_checks_out_from_its_own_data() -> None:
         assert (
             Identity.from_seed(bytes.fromhex(mine["private_key"])).sign(statement) == proof["sig"]
         )
+
+
+# -- the deck vector's layout -----------------------------------------------------------------
+
+DECK_VECTOR = VECTORS / "deck-classic.json"
+
+
+def documented_layout() -> dict[str, set[str]]:
+    """The keys of DECK.md §12's table: top-level key -> the field names its row lists."""
+    text = (ROOT / "protocol" / "DECK.md").read_text(encoding="utf-8")
+    section = text.split("## 12. Test vectors")[1].split("`events` is one sequence")[0]
+    rows = [line.split("|")[1:3] for line in section.splitlines() if line.startswith("| `")]
+    layout = {}
+    for keys, content in rows:
+        names = set(re.findall(r"`([a-z_]+)`", content))
+        for key in re.findall(r"`([a-z_]+)`", keys):
+            layout[key] = names
+    return layout
+
+
+def test_the_deck_vector_is_laid_out_as_deck_md_says() -> None:
+    data = json.loads(DECK_VECTOR.read_text(encoding="utf-8"))
+    layout = documented_layout()
+    assert set(data) == set(layout)
+    for key in ("secrets", "derived"):
+        assert [set(entry) for entry in data[key]] == [layout[key]] * 4
+        assert [entry["seat"] for entry in data[key]] == [0, 1, 2, 3]
+    assert set(data["hands"]) == {"0", "1", "2", "3"}
+    local = {"start": set(), "reveal": set(), "set_taker": {"taker"}, "play": {"position"}}
+    for event in data["events"]:
+        if event["event"] == "message":
+            assert set(event) == {"event", "from", "canonical_msgpack", "fields"}
+            raw = bytes.fromhex(event["canonical_msgpack"])
+            assert encode(decode(raw)) == raw  # canonical: decode refuses anything else
+        else:
+            assert set(event) == {"event", "seat"} | local[event["event"]]
 
 
 if __name__ == "__main__":
