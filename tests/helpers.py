@@ -225,6 +225,16 @@ async def open_listeners(count: int = 4) -> list[trio.SocketListener]:
     return [(await trio.open_tcp_listeners(0, host=LOOPBACK))[0] for _ in range(count)]
 
 
+def has_ipv6_loopback() -> bool:
+    """Whether this machine can listen on ``::1``."""
+    try:
+        with socket.socket(socket.AF_INET6, socket.SOCK_STREAM) as s:
+            s.bind(("::1", 0))
+    except OSError:
+        return False
+    return True
+
+
 def free_udp_port() -> int:
     """A loopback UDP port that was free a moment ago."""
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:

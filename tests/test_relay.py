@@ -5,14 +5,13 @@ garbage sent to the relay while a table plays on it."""
 from __future__ import annotations
 
 import random
-import socket
 from pathlib import Path
 from typing import Any
 
 import pytest
 import trio
 import trio.testing
-from helpers import TABLE, TIMEOUT, check_agreement, identities
+from helpers import TABLE, TIMEOUT, check_agreement, has_ipv6_loopback, identities
 
 import belote_p2p.net.peer as peer_module
 from belote_p2p.game.rules import RULE_SETS
@@ -31,15 +30,6 @@ from belote_p2p.protocol.table import Seat, TableDefinition
 from belote_p2p.protocol.transcript import read_transcript
 from belote_p2p.protocol.verify import verify_transcript
 from belote_p2p.protocol.wire import Envelope, decode, encode, frame
-
-
-def has_ipv6_loopback() -> bool:
-    try:
-        with socket.socket(socket.AF_INET6, socket.SOCK_STREAM) as s:
-            s.bind(("::1", 0))
-    except OSError:
-        return False
-    return True
 
 
 async def play_relayed(
