@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import random
 import socket
+import subprocess
 import sys
 from collections import deque
 from collections.abc import Callable
@@ -330,3 +331,35 @@ def cli_argv(*args: object) -> list[str]:
 def source_pythonpath(*more: str) -> str:
     """A ``PYTHONPATH`` that finds this source tree and its built-in bots (then ``more``)."""
     return os.pathsep.join([str(ROOT), str(ROOT / "plugins"), *more])
+
+
+class Process:
+    """A peer process whose output is read as it comes."""
+
+    def __init__(self, name: str, process: trio.Process) -> None:
+        self.name = name
+        self.process = process
+        self.output = ""
+        self.line_seen = trio.Event()
+        self.wanted = ""
+
+    async def pump(self) -> None:
+        assert self.process.stdout is not None
+        async for chunk in self.process.stdout:
+            self.output += chunk.decode("utf-8", "replace")
+            if self.wanted and self.wanted in self.output:
+                self.line_seen.set()
+
+
+async def start(nursery: trio.Nursery, name: str, args: list[str], tmp: Path) -> Process:
+    """Start ``belote-p2p`` (``args``, from :func:`cli_argv`) as a child process; its
+    standard error goes to ``tmp/<name>.stderr``."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = source_pythonpath()
+    log = open(tmp / f"{name}.stderr", "ab")  # noqa: SIM115  (closed with the test's tmp)
+    process = await trio.lowlevel.open_process(
+        args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=log, env=env, cwd=tmp
+    )
+    proc = Process(name, process)
+    nursery.start_soon(proc.pump)
+    return proc

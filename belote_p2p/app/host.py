@@ -261,7 +261,10 @@ def cmd_host(args: argparse.Namespace) -> int:
     if not 0 <= args.bots <= 3:
         print("error: --bots is 0 to 3", file=sys.stderr)
         return 2
-    ask = input if options.bot is None and order is None and sys.stdin.isatty() else None
+    # A person at a terminal may swap the seats of the players who joined (not of its own
+    # bots: with --bots 3 there is nobody to ask about).
+    person = options.bot is None and sys.stdin.isatty()
+    ask = input if person and order is None and args.bots < 3 else None
     main = partial(
         host_game, options, rules, args.port, args.bots, beacon=beacon, seat_order=order,
         advertise=args.advertise, ask=ask,

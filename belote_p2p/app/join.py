@@ -155,7 +155,7 @@ async def join_game(
             relay = parse_address(named, DEFAULT_RELAY_PORT) if named else where
         result = await play_seat(
             answer.definition, answer.seat, identity, player, mesh_listeners, options,
-            proposal=answer.proposal, relay=relay,
+            proposal=answer.proposal, relay=relay, host_address=where,
         )  # fmt: skip
     except (LobbyError, PeerError) as exc:
         for listener in mesh_listeners:

@@ -154,12 +154,14 @@ async def play_seat(
     proposal: bytes | None = None,
     relay: tuple[str, int] | None = None,
     on_mesh: Callable[[Mesh], None] | None = None,
+    host_address: tuple[str, int] | None = None,
 ) -> PeerResult:
     """Play ``seat`` with ``player`` (None: a person, through the terminal table), record
     the experience, and print the ``RESULT`` line. ``proposal`` is the host's signature of
     the definition (none when resuming: the transcript holds it); ``relay`` the relay that
     reaches the seats we cannot connect to directly; ``on_mesh`` sees the mesh before it
-    runs (the host's port hands it its connections)."""
+    runs (the host's port hands it its connections); ``host_address`` where we reached the
+    host's port (the mesh dials seat 0 there)."""
     if not options.quiet:
         print_roster(definition, seat)
     on_event: Callable[[Event], None]
@@ -187,6 +189,7 @@ async def play_seat(
             proposal=proposal,
             relay=relay,
             on_mesh=on_mesh,
+            host_address=host_address,
         )
     finally:
         if timing is not None:

@@ -270,6 +270,19 @@ async def open_listener(address: tuple[str, int]) -> trio.socket.SocketType:
     return sock
 
 
+def _source_host(source: tuple[Any, ...]) -> str:
+    """The sender's IP; an IPv6 link-local one with its interface (``fe80::1%eth0``), which
+    is needed to dial it."""
+    host = str(source[0])
+    scope = source[3] if len(source) >= 4 else 0
+    if scope and "%" not in host:
+        try:
+            host = f"{host}%{socket.if_indextoname(scope)}"
+        except OSError:
+            host = f"{host}%{scope}"
+    return host
+
+
 async def listen(
     sock: trio.socket.SocketType, duration: float, directory: TableDirectory | None = None
 ) -> list[TableAd]:
@@ -279,7 +292,7 @@ async def listen(
         while True:
             # One byte more than a beacon: a longer datagram is seen, and refused, as long.
             data, source = await sock.recvfrom(MAX_BEACON_SIZE + 1)
-            directory.receive(data, source[0], trio.current_time())
+            directory.receive(data, _source_host(source), trio.current_time())
     return directory.ads()
 
 

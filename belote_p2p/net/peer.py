@@ -297,6 +297,7 @@ async def run_peer(
     config: PeerConfig | None = None,
     relay: tuple[str, int] | None = None,
     on_mesh: Callable[[Mesh], None] | None = None,
+    host_address: tuple[str, int] | None = None,
 ) -> PeerResult:
     """Play ``seat`` of the table ``definition`` to the end; see the module docstring.
 
@@ -312,7 +313,9 @@ async def run_peer(
     seat's address (none if it is empty: a seat that does not listen). ``relay`` is the
     relay (``host, port``) through which the seats that cannot connect directly are
     reached (:mod:`belote_p2p.net.relay`); ``on_mesh`` sees the mesh before it runs (the
-    host's port hands it the connections it accepts). ``on_event`` sees
+    host's port hands it the connections it accepts). ``host_address`` is where we reached
+    the host's port (its lobby): the mesh dials seat 0 there rather than at the address the
+    host saw itself at (behind a router, its own private address). ``on_event`` sees
     every session event as it happens (for printing), ``on_status`` what the game waits
     on, about every second while it waits. Raises :class:`PeerError` if the mesh does not
     open or the transcript cannot be resumed; every later failure is in the result.
@@ -321,6 +324,8 @@ async def run_peer(
     session, recorded = open_session(definition, seat, identity, transcript, secrets, proposal)
     resumed = bool(recorded)
     addresses = {s: seat_address(definition, s) for s in range(SEATS)}
+    if host_address is not None and addresses[0] is not None:
+        addresses[0] = host_address
     if seat == SEATS - 1 and listeners:
         # The last seat only dials; the listener the lobby made it open is not needed.
         for listener in listeners:
