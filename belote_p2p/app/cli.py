@@ -23,6 +23,7 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "belote_p2p.app.lan": ("tables",),
     "belote_p2p.app.web.lobby": ("web",),
     "belote_p2p.app.conformance": ("conformance",),
+    "belote_p2p.app.relay": ("relay",),
 }
 
 

@@ -19,10 +19,12 @@ from typing import Any
 
 import trio
 
+from belote_p2p.net.address import ALL_ADDRESSES
 from belote_p2p.net.lobby import (
     check_name,
 )
 from belote_p2p.net.peer import PeerConfig, PeerResult, PeerStatus, run_peer
+from belote_p2p.net.transport import Mesh
 from belote_p2p.players.bots import BotError
 from belote_p2p.players.player import BotPlayer, Player
 from belote_p2p.protocol.events import ActionTaken, Event
@@ -52,6 +54,12 @@ class SeatOptions:
     """A person's seat in plain lines, without the frame or colours."""
     web: WebOptions | None = None
     """A person's seat in the browser (``--web``; :mod:`belote_p2p.app.web`)."""
+    listen: bool = True
+    """Accept direct connections from the other peers (``--no-listen``: only a relay
+    reaches us, as behind a NAT)."""
+    relay: str | None = None
+    """``--relay HOST:PORT``: the relay to use (host: the table's; join, resume: instead of
+    the one the host names)."""
 
     def peer_config(self, seat: int) -> PeerConfig:
         bots = frozenset({seat}) if self.bot is not None else frozenset()
@@ -159,17 +167,24 @@ async def play_seat(
     transcript: Path | None = None,
     proposal: bytes | None = None,
     watch: tuple[Callable[[Event], None], Callable[[PeerStatus], None]] | None = None,
+    relay: tuple[str, int] | None = None,
+    on_mesh: Callable[[Mesh], None] | None = None,
+    host_address: tuple[str, int] | None = None,
 ) -> PeerResult:
     """Play ``seat`` with ``player`` (None: a person, through the terminal table, or the
     browser's with ``options.web``), record the experience, and print the ``RESULT`` line.
     ``proposal`` is the host's signature of the definition (none when resuming: the
-    transcript holds it); ``watch``: more ``on_event`` and ``on_status`` callbacks."""
+    transcript holds it); ``watch``: more ``on_event`` and ``on_status`` callbacks;
+    ``relay`` the relay that reaches the seats we cannot connect to directly; ``on_mesh``
+    sees the mesh before it runs (the host's port hands it its connections);
+    ``host_address`` where we reached the host's port (the mesh dials seat 0 there)."""
     if player is None and options.web is not None:
         from .web.seat import play_in_browser  # the web server loads only when asked for
 
         return await play_in_browser(
             play_seat, definition, seat, identity, listeners, options, options.web,
-            transcript=transcript, proposal=proposal,
+            transcript=transcript, proposal=proposal, relay=relay, on_mesh=on_mesh,
+            host_address=host_address,
         )  # fmt: skip
     if not options.quiet:
         print_roster(definition, seat)
@@ -199,6 +214,9 @@ async def play_seat(
             config=options.peer_config(seat),
             secrets=options.home.secrets(definition, seat),
             proposal=proposal,
+            relay=relay,
+            on_mesh=on_mesh,
+            host_address=host_address,
         )
     finally:
         if timing is not None:
@@ -239,6 +257,8 @@ def seat_options(args: argparse.Namespace, home: Home | None = None) -> SeatOpti
         grace=args.grace,
         plain=args.plain,
         web=WebOptions(port=args.web_port, open_browser=args.browser) if args.web else None,
+        listen=args.listen,
+        relay=args.relay,
     )
 
 
@@ -273,7 +293,19 @@ def add_seat_arguments(p: argparse.ArgumentParser, *, seat: bool = True, name: b
         return
     p.add_argument("--name", required=name, help="the name shown to the other players")
     p.add_argument("--home", metavar="DIR", help=f"identity and transcripts ({Home.default()})")
-    p.add_argument("--bind", default="0.0.0.0", metavar="IP", help="address to listen on (0.0.0.0)")
+    p.add_argument(
+        "--bind", default=ALL_ADDRESSES, metavar="IP",
+        help="address to listen on (all addresses, IPv4 and IPv6)",
+    )  # fmt: skip
+    p.add_argument(
+        "--no-listen", dest="listen", action="store_false",
+        help="accept no direct connection from the other peers: they reach this one through "
+        "the relay (what a peer behind a home router amounts to; listening is the default)",
+    )  # fmt: skip
+    p.add_argument(
+        "--relay", metavar="HOST:PORT",
+        help="the relay for the peers that cannot connect directly (default: the host's port)",
+    )  # fmt: skip
     p.add_argument("--quiet", action="store_true", help="print only the RESULT line")
     p.add_argument(
         "--plain", action="store_true", help="plain lines, no colour (screen readers, logs)"

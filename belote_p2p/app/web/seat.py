@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 import trio
 
 from belote_p2p.net.peer import PeerResult
+from belote_p2p.net.transport import Mesh
 from belote_p2p.protocol.identity import Identity
 from belote_p2p.protocol.table import TableDefinition
 
@@ -112,13 +113,17 @@ async def play_in_browser(
     *,
     transcript: Path | None,
     proposal: bytes | None,
+    relay: tuple[str, int] | None,
+    on_mesh: Callable[[Mesh], None] | None,
+    host_address: tuple[str, int] | None,
 ) -> PeerResult:
     """:func:`~belote_p2p.app.seat.play_seat` (``play``) with the seat in the browser."""
     async with web_seat(definition, seat, options, web) as table:
         result = await play(
             definition, seat, identity, web_player(table, options), listeners,
             replace(options, web=None), transcript=transcript, proposal=proposal,
-            watch=(table.on_event, table.on_status),
+            watch=(table.on_event, table.on_status), relay=relay, on_mesh=on_mesh,
+            host_address=host_address,
         )  # fmt: skip
         table.game_over(outcome_text(result))
     return result
