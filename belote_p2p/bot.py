@@ -86,7 +86,7 @@ from belote_p2p.game.scoring import (
     Outcome,
     RoundScore,
 )
-from belote_p2p.game.solver import Solver, solve, solve_moves
+from belote_p2p.game.solver import Solver, equivalent_groups, solve, solve_moves
 from belote_p2p.game.tables import (
     ABOVE,
     ALL_TRUMP,
@@ -147,6 +147,7 @@ __all__ = [
     "card",
     "cards_of",
     "deal_owners",
+    "equivalent_groups",
     "find_announcements",
     "format_cards",
     "hookimpl",

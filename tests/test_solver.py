@@ -64,6 +64,11 @@ def test_the_solver_agrees_with_brute_force_minimax(name: str, seed: int, plays:
     assert set(values) == {c for c in range(32) if f.legal_mask() >> c & 1}
     best = max(values.values()) if f.to_act % 2 == 0 else min(values.values())
     assert best == solve(f)
+    # Every card's own value, equivalent cards included.
+    for c, v in values.items():
+        f.push(c)
+        assert done + v == brute_force(f)
+        f.pop()
 
 
 def test_a_sweep_counts_as_capot_or_generale() -> None:

@@ -112,6 +112,17 @@ def _orders() -> tuple[tuple[tuple[tuple[int, ...], ...], ...], ...]:
 
 
 ORDER = _orders()
+STRONGEST = tuple(
+    tuple(tuple(o[0] if o else -1 for o in per_suit) for per_suit in per_mode) for per_mode in ORDER
+)
+"""``STRONGEST[mode][suit][byte]``: the strongest card of that byte of the suit (-1: none)."""
+WEAKEST = tuple(
+    tuple(tuple(o[-1] if o else -1 for o in per_suit) for per_suit in per_mode)
+    for per_mode in ORDER
+)
+"""``WEAKEST[mode][suit][byte]``: the weakest card of that byte of the suit (-1: none)."""
+KEYS = tuple(tuple(POINTS[m][c] * 32 + STRENGTH[m][c] for c in range(32)) for m in range(6))
+"""``KEYS[mode][card]``: points, then strength, in one int (what a card is worth)."""
 
 
 def remaining_points(f: FastState) -> int:
@@ -167,6 +178,9 @@ class Solver:
         stget = st.__getitem__
         above = ABOVE[mode]
         order = ORDER[mode]
+        strongest = STRONGEST[mode]
+        weakest = WEAKEST[mode]
+        key = KEYS[mode]
         bytepts = _BYTE_POINTS[mode]
         kind = 1 if mode == NO_TRUMP else 2 if mode == ALL_TRUMP else 0
         tmask = SUIT_MASKS[mode] if kind == 0 else 0
@@ -233,102 +247,164 @@ class Solver:
             tp += LAST_TRICK_BONUS
             return (tp if win & 1 == 0 else -tp) + bonus[sweep_after[sweep][win]]
 
-        def greedy(h: list[int], seat: int, n: int, led: int, top: int, win: int) -> int:
+        def lowest(m: int) -> int:
+            """The card of ``m`` worth least: fewest points, then weakest."""
+            best = -1
+            bk = INF
+            for suit in range(4):
+                b = m >> (suit << 3) & 0xFF
+                if b:
+                    c = weakest[suit][b]
+                    k = key[c]
+                    if k < bk:
+                        best, bk = c, k
+            return best
+
+        def holds(c: int, nxt: int, led: int) -> bool:
+            """Whether the next seat (the only one of the other side still to play in the
+            trick) cannot beat card ``c``."""
+            if nxt & suits[led]:
+                return not (c >> 3 == led and nxt & above[c])
+            if kind == 0 and nxt & tmask:
+                return st[c] >= 8 and not nxt & above[c]
+            return True
+
+        def greedy(h: list[int], live: int, seat: int, n: int, led: int, top: int, win: int) -> int:
             """The card a simple double-dummy policy plays (see the module)."""
             hand = h[seat]
-            live = h[0] | h[1] | h[2] | h[3]
             if n == 0:
-                m = hand
-                best = -1
+                # Cash a master the opponents cannot ruff, the richest first.
                 opp1, opp2 = h[(seat + 1) & 3], h[(seat + 3) & 3]
-                while m:
-                    low = m & -m
-                    c = low.bit_length() - 1
-                    m ^= low
+                best = -1
+                bk = -1
+                for suit in range(4):
+                    b = hand >> (suit << 3) & 0xFF
+                    if not b:
+                        continue
+                    c = strongest[suit][b]
                     if above[c] & live:
-                        continue  # not a master
-                    sm = suits[c >> 3]
+                        continue
+                    sm = suits[suit]
                     if (
                         kind == 0
-                        and c >> 3 != mode
+                        and suit != mode
                         and ((not opp1 & sm and opp1 & tmask) or (not opp2 & sm and opp2 & tmask))
                     ):
-                        continue  # an opponent ruffs it
-                    if best < 0 or (pts[c], st[c]) > (pts[best], st[best]):
-                        best = c
+                        continue
+                    if key[c] > bk:
+                        best, bk = c, key[c]
                 if best >= 0:
                     return best
+                partner = h[(seat + 2) & 3]
+                if kind == 0 and hand & tmask and (opp1 | opp2) & tmask:
+                    # Draw trumps when the side holds more of them than the opponents.
+                    ours = ((hand | partner) & tmask).bit_count()
+                    if ours > ((opp1 | opp2) & tmask).bit_count():
+                        return weakest[mode][hand >> (mode << 3) & 0xFF]
                 m = hand & ~tmask or hand
-            else:
-                m = legal(hand, seat, led, top, win)
-                if not m & (m - 1):
-                    return m.bit_length() - 1
-                if win ^ seat == 2:
-                    safe = n == 3
-                    if not safe:
-                        nxt = h[(seat + 1) & 3]
-                        follows = nxt & suits[led]
-                        if follows:
-                            safe = not (top >> 3 == led and nxt & above[top])
-                        elif kind == 0 and nxt & tmask:
-                            safe = st[top] >= 8 and not nxt & above[top]
-                        else:
-                            safe = True
-                    if safe:
-                        plain = m & ~tmask or m
-                        best = -1
-                        while plain:
-                            low = plain & -plain
-                            c = low.bit_length() - 1
-                            plain ^= low
-                            if best < 0 or (pts[c], -st[c]) > (pts[best], -st[best]):
-                                best = c
-                        return best
+                # A low card to the partner's master, or to a suit the partner ruffs.
+                best = -1
+                bk = INF
+                for suit in range(4):
+                    b = m >> (suit << 3) & 0xFF
+                    if not b:
+                        continue
+                    pb = partner >> (suit << 3) & 0xFF
+                    if pb:
+                        ok = not above[strongest[suit][pb]] & live
+                    else:
+                        ok = kind == 0 and suit != mode and bool(partner & tmask)
+                    if ok:
+                        c = weakest[suit][b]
+                        if key[c] < bk:
+                            best, bk = c, key[c]
+                if best >= 0:
+                    return best
+                return lowest(m)
+            # The legal cards (RULES.md section 4).
+            m = hand & suits[led]
+            if kind == 1:
+                m = m or hand
+            elif kind == 2 or led == mode:
+                m = (hand & above[top] or m or hand) if over else (m or hand)
+            elif not m:
+                if free and win ^ seat == 2:
+                    m = hand
+                elif top >> 3 == mode:
+                    m = hand & above[top] or hand & tmask or hand
                 else:
-                    w = beats_mask(m, top)
-                    if w:
-                        best = -1
-                        bk = INF
-                        if n == 3:
-                            # Last to play: the richest winner, sparing trumps.
-                            while w:
-                                low = w & -w
-                                c = low.bit_length() - 1
-                                w ^= low
-                                k = (20 if st[c] >= 8 else 0) - pts[c]
-                                if k < bk:
-                                    best, bk = c, k
-                            return best
-                        # A master if possible, plain before trump, the weakest.
-                        while w:
-                            low = w & -w
-                            c = low.bit_length() - 1
-                            w ^= low
-                            k = (64 if above[c] & live else 0) + st[c]
-                            if k < bk:
-                                best, bk = c, k
-                        return best
+                    m = hand & tmask or hand
+            if not m & (m - 1):
+                return m.bit_length() - 1
+            nxt = h[(seat + 1) & 3]
+            if win ^ seat == 2:
+                if n == 3 or holds(top, nxt, led):
+                    # The partner's trick holds: load the richest plain card.
+                    plain = m & ~tmask or m
+                    best = -1
+                    bk = -1
+                    for suit in range(4):
+                        b = plain >> (suit << 3) & 0xFF
+                        if b:
+                            c = strongest[suit][b]
+                            if pts[c] > bk:
+                                best, bk = c, pts[c]
+                    return best
+                # The last seat may take the partner's trick: take it over if it holds.
+                w = beats_mask(m, top)
+                best = -1
+                bk = INF
+                while w:
+                    low = w & -w
+                    c = low.bit_length() - 1
+                    w ^= low
+                    if key[c] < bk and holds(c, nxt, led):
+                        best, bk = c, key[c]
+                if best >= 0:
+                    return best
+                return lowest(m)
+            w = beats_mask(m, top)
+            if not w:
+                return lowest(m)
             best = -1
-            while m:
-                low = m & -m
+            bk = INF
+            if n == 3:
+                # Last to play: the richest winner, sparing trumps.
+                while w:
+                    low = w & -w
+                    c = low.bit_length() - 1
+                    w ^= low
+                    k = (20 if st[c] >= 8 else 0) - pts[c]
+                    if k < bk:
+                        best, bk = c, k
+                return best
+            # A winner the next seat cannot beat, the weakest; none: the lowest card (the
+            # partner may still win the trick).
+            while w:
+                low = w & -w
                 c = low.bit_length() - 1
-                m ^= low
-                if best < 0 or (pts[c], st[c]) < (pts[best], st[best]):
-                    best = c
-            return best
+                w ^= low
+                if st[c] < bk and holds(c, nxt, led):
+                    best, bk = c, st[c]
+            if best >= 0:
+                return best
+            return lowest(m)
 
         def playout(seat: int, left: int, sweep: int) -> int:
             """The rest of the round played by :func:`greedy` from a trick boundary."""
             h = hands[:]
+            live = h[0] | h[1] | h[2] | h[3]
             d = 0
             for t in range(left):
-                c = greedy(h, seat, 0, 0, 0, 0)
+                c = greedy(h, live, seat, 0, 0, 0, 0)
                 h[seat] ^= 1 << c
+                live ^= 1 << c
                 led, top, win, tp = c >> 3, c, seat, pts[c]
                 for i in (1, 2, 3):
                     s = (seat + i) & 3
-                    c = greedy(h, s, i, led, top, win)
+                    c = greedy(h, live, s, i, led, top, win)
                     h[s] ^= 1 << c
+                    live ^= 1 << c
                     tp += pts[c]
                     sc, stop = st[c], st[top]
                     if (sc > stop and c >> 3 == top >> 3) or (sc >= 8 and stop < 8):
@@ -344,9 +420,14 @@ class Solver:
             nonlocal nodes
             if left == 1:
                 return last_trick(seat, sweep)
-            if left <= horizon:
-                return playout(seat, left, sweep)
             key = (hands[0], hands[1], hands[2], hands[3], seat, sweep)
+            if left <= horizon:
+                entry = table.get(key)
+                if entry is None:
+                    v = playout(seat, left, sweep)
+                    table[key] = (v, v, -1)
+                    return v
+                return entry[0]
             entry = table.get(key)
             first = -1
             live = hands[0] | hands[1] | hands[2] | hands[3]
@@ -520,26 +601,54 @@ class Solver:
 
     def move_values(self) -> dict[int, int]:
         """The value (as :meth:`value`, from the root) after each legal card of the seat to
-        act, every card included (equivalent cards get the same value)."""
+        act, every card included (equivalent cards are searched once)."""
         f = self.root.copy()
         out: dict[int, int] = {}
-        m = f.legal_mask()
         p = f.points
         base = p[0] - p[1]
         bound = remaining_points(f) + GENERALE_POINTS
-        while m:
-            low = m & -m
-            c = low.bit_length() - 1
-            m ^= low
+        for group in equivalent_groups(f):
+            c = group[0]
             f.push(c)
             if f.tricks == 8:
                 cp = f.card_points()
-                out[c] = cp[0] - cp[1] - base
+                v = cp[0] - cp[1] - base
             else:
                 gained = p[0] - p[1] - base
-                out[c] = gained + self._bisect(f, -bound - gained, bound - gained)[0]
+                v = gained + self._bisect(f, -bound - gained, bound - gained)[0]
             f.pop()
+            for d in group:
+                out[d] = v
         return out
+
+
+def equivalent_groups(f: FastState) -> list[list[int]]:
+    """The legal cards of the seat to act, in groups of equivalent cards: touching cards of
+    a suit (no card still out, or on the table, between them) with the same points."""
+    mode = f.mode
+    pts = POINTS[mode]
+    above = ABOVE[mode]
+    order = ORDER[mode]
+    h = f.hands
+    live = h[0] | h[1] | h[2] | h[3]
+    for c in f.trick:
+        live |= 1 << c
+    legal = f.legal_mask()
+    groups: list[list[int]] = []
+    for suit in range(4):
+        b = legal >> (suit * 8) & 0xFF
+        prev = -1
+        for c in order[suit][b] if b else ():
+            if (
+                prev >= 0
+                and pts[c] == pts[prev]
+                and not above[c] & ~above[prev] & ~(1 << prev) & live
+            ):
+                groups[-1].append(c)
+            else:
+                groups.append([c])
+            prev = c
+    return groups
 
 
 def solve(f: FastState, tricks: int = 0) -> int:
