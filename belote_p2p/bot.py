@@ -19,8 +19,26 @@ an entry point in the group ``belote_p2p.bots``::
 Cards are ints ``suit * 8 + rank`` (:class:`Card`), hands and sets of cards are 32-bit
 masks (:data:`CardMask`), a trump mode is a suit or :data:`NO_TRUMP` / :data:`ALL_TRUMP`
 (:data:`TrumpMode`); the per-trump tables (:data:`POINTS`, :data:`STRENGTH`, :data:`ABOVE`,
-:data:`TRUMP_MASK`) make card play arithmetic cheap. For search, :class:`State` is the
-engine itself: deal a deck you sampled and play it out with ``State.apply``.
+:data:`TRUMP_MASK`) make card play arithmetic cheap.
+
+For search, two tools beside the checked engine (:class:`State`):
+
+* :class:`FastState`, the fast path: the card play of a round as four hand masks and a few
+  ints, unchecked, with ``push``/``pop`` (undo), ``play`` and ``copy``. Build it from your
+  observation and a deal of the unseen cards you sampled::
+
+      f = FastState.from_observation(observation, hands)  # hands: 4 masks of unplayed cards
+      for card in cards_of(f.legal_mask()):
+          f.push(card)
+          ...                                             # search, play out, evaluate
+          f.pop()
+      f.copy().play_random(rng)                           # a random playout, then f.score()
+
+* :class:`Solver` (and :func:`solve`, :func:`solve_moves`), the double-dummy solver: the
+  exact value of the rest of the round with every hand known, as team 0's card points
+  minus team 1's (capot 250, générale 500); ``Solver(f, tricks=2)`` bounds the search to two
+  tricks and a greedy playout. ``f.score_for(f.points[0] - f.points[1] + value)`` turns a
+  value into the round score.
 """
 
 from __future__ import annotations
@@ -58,6 +76,7 @@ from belote_p2p.game.engine import (
     deal_owners,
     other_belote_card,
 )
+from belote_p2p.game.fastplay import FastState, random_round, round_score
 from belote_p2p.game.observation import Observation
 from belote_p2p.game.rules import RuleSet, SeatNumber, Variant, rule_set
 from belote_p2p.game.scoring import (
@@ -67,6 +86,7 @@ from belote_p2p.game.scoring import (
     Outcome,
     RoundScore,
 )
+from belote_p2p.game.solver import Solver, equivalent_groups, solve, solve_moves
 from belote_p2p.game.tables import (
     ABOVE,
     ALL_TRUMP,
@@ -109,6 +129,7 @@ __all__ = [
     "Card",
     "CardMask",
     "Claim",
+    "FastState",
     "IllegalActionError",
     "Observation",
     "Outcome",
@@ -117,6 +138,7 @@ __all__ = [
     "RoundScore",
     "RuleSet",
     "SeatNumber",
+    "Solver",
     "State",
     "Suit",
     "Trick",
@@ -125,11 +147,16 @@ __all__ = [
     "card",
     "cards_of",
     "deal_owners",
+    "equivalent_groups",
     "find_announcements",
     "format_cards",
     "hookimpl",
     "mask_of",
     "other_belote_card",
+    "random_round",
+    "round_score",
     "rule_set",
+    "solve",
+    "solve_moves",
     "winning_index",
 ]

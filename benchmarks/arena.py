@@ -1,10 +1,14 @@
 """Arena throughput and the bars of the built-in ladder.
 
-    python benchmarks/arena.py [--boards N] [--pimc-boards M] [--jobs J] [--seed S]
+    python benchmarks/arena.py [--boards N] [--pimc-boards M] [--expert-boards K]
+                               [--only-expert] [--jobs J] [--seed S] [--variant V]
 
 Measures boards per second with random bots, rules against random over N boards, and pimc
-against rules over M boards (default N // 5) with pimc's median decision time. Prints a
-readable report and, as its last line, one JSON object with every figure.
+against rules over M boards (default N // 5) with pimc's median decision time; with
+``--expert-boards K``, expert against pimc and expert against rules over K boards each,
+with every bot's median (and 90th percentile) decision time (``--only-expert``: those two
+matches alone). Prints a readable report and, as its last line, one JSON object with every
+figure.
 """
 
 from __future__ import annotations
@@ -39,9 +43,21 @@ def measure(
     )
     summary = match.summary()
     print(format_summary(summary), flush=True)
-    if "decision_median_s" in summary:
-        for name, median in summary["decision_median_s"].items():
-            print(f"  median decision time {name}: {1000 * median:.1f} ms", flush=True)
+    if match.decision_seconds is not None:
+        summary["decision_p90_s"] = {}
+        for name, times in zip(specs, match.decision_seconds, strict=True):
+            if not times:
+                continue
+            ordered = sorted(times)
+            median = ordered[len(ordered) // 2]
+            p90 = ordered[min(len(ordered) - 1, (9 * len(ordered)) // 10)]
+            summary["decision_p90_s"][name] = round(p90, 5)
+            print(
+                f"  decision time {name}: median {1000 * median:.1f} ms, "
+                f"90th percentile {1000 * p90:.1f} ms, max {1000 * ordered[-1]:.0f} ms "
+                f"({len(ordered)} decisions)",
+                flush=True,
+            )
     print(flush=True)
     return summary
 
@@ -51,39 +67,50 @@ def main() -> int:
     parser.add_argument("--boards", type=int, default=1000, help="rules vs random boards")
     parser.add_argument("--pimc-boards", type=int, default=0, help="default: boards // 5")
     parser.add_argument("--throughput-boards", type=int, default=0, help="default: 4 × boards")
+    parser.add_argument("--expert-boards", type=int, default=0, help="expert vs pimc, rules")
+    parser.add_argument("--only-expert", action="store_true", help="the expert matches alone")
+    parser.add_argument("--expert", default="expert", help="the expert's spec")
     parser.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1))
     parser.add_argument("--seed", type=int, default=2024)
     parser.add_argument("--variant", default="classic")
     args = parser.parse_args()
     pimc_boards = args.pimc_boards or max(args.boards // 5, 1)
     throughput_boards = args.throughput_boards or 4 * args.boards
+    figures: dict[str, Any] = {"variant": args.variant, "jobs": args.jobs, "seed": args.seed}
+    keys = ("boards", "points_per_board", "ci95", "sd", "elo", "elo_ci95", "seconds")
 
-    print(f"== throughput: random vs random, {throughput_boards} boards, {args.jobs} jobs")
-    rnd = measure(("random", "random"), throughput_boards, args.variant, args.seed, args.jobs)
-    print(f"== rules vs random, {args.boards} boards ({args.variant})")
-    rules = measure(("rules", "random"), args.boards, args.variant, args.seed, args.jobs)
-    print(f"== pimc vs rules, {pimc_boards} boards ({args.variant})")
-    pimc = measure(("pimc", "rules"), pimc_boards, args.variant, args.seed, args.jobs, True)
-
-    figures = {
-        "variant": args.variant,
-        "jobs": args.jobs,
-        "seed": args.seed,
-        "throughput_boards_per_s": rnd["boards_per_second"],
-        "throughput_boards": rnd["boards"],
-        "rules_vs_random": {
-            k: rules[k] for k in ("boards", "points_per_board", "ci95", "sd", "elo")
-        },
-        "pimc_vs_rules": {
-            k: pimc[k] for k in ("boards", "points_per_board", "ci95", "sd", "elo", "seconds")
-        },
-        "pimc_decision_median_s": pimc.get("decision_median_s", {}).get("pimc"),
-        "bars": {
-            "throughput_2000": rnd["boards_per_second"] >= 2000,
-            "rules_beats_random_by_40": rules["points_per_board"] >= 40,
-            "pimc_beats_rules_ci_above_0": pimc["ci95"][0] > 0,
-        },
-    }
+    if not args.only_expert:
+        print(f"== throughput: random vs random, {throughput_boards} boards, {args.jobs} jobs")
+        rnd = measure(("random", "random"), throughput_boards, args.variant, args.seed, args.jobs)
+        print(f"== rules vs random, {args.boards} boards ({args.variant})")
+        rules = measure(("rules", "random"), args.boards, args.variant, args.seed, args.jobs)
+        print(f"== pimc vs rules, {pimc_boards} boards ({args.variant})")
+        pimc = measure(("pimc", "rules"), pimc_boards, args.variant, args.seed, args.jobs, True)
+        figures.update(
+            {
+                "throughput_boards_per_s": rnd["boards_per_second"],
+                "throughput_boards": rnd["boards"],
+                "rules_vs_random": {k: rules[k] for k in keys if k in rules},
+                "pimc_vs_rules": {k: pimc[k] for k in keys if k in pimc},
+                "pimc_decision_median_s": pimc.get("decision_median_s", {}).get("pimc"),
+                "bars": {
+                    "throughput_2000": rnd["boards_per_second"] >= 2000,
+                    "rules_beats_random_by_40": rules["points_per_board"] >= 40,
+                    "pimc_beats_rules_ci_above_0": pimc["ci95"][0] > 0,
+                },
+            }
+        )
+    if args.expert_boards:
+        for other in ("pimc", "rules"):
+            specs = (args.expert, other)
+            print(f"== {specs[0]} vs {other}, {args.expert_boards} boards ({args.variant})")
+            m = measure(specs, args.expert_boards, args.variant, args.seed, args.jobs, True)
+            figures[f"expert_vs_{other}"] = {
+                **{k: m[k] for k in keys if k in m},
+                "decision_median_s": m.get("decision_median_s", {}),
+                "decision_p90_s": m.get("decision_p90_s", {}),
+                "ci_above_0": m["ci95"][0] > 0,
+            }
     print(json.dumps(figures))
     return 0
 

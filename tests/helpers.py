@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import random
 import socket
+import subprocess
 import sys
 from collections import deque
 from collections.abc import Callable
@@ -225,6 +226,16 @@ async def open_listeners(count: int = 4) -> list[trio.SocketListener]:
     return [(await trio.open_tcp_listeners(0, host=LOOPBACK))[0] for _ in range(count)]
 
 
+def has_ipv6_loopback() -> bool:
+    """Whether this machine can listen on ``::1``."""
+    try:
+        with socket.socket(socket.AF_INET6, socket.SOCK_STREAM) as s:
+            s.bind(("::1", 0))
+    except OSError:
+        return False
+    return True
+
+
 def free_udp_port() -> int:
     """A loopback UDP port that was free a moment ago."""
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
@@ -320,3 +331,35 @@ def cli_argv(*args: object) -> list[str]:
 def source_pythonpath(*more: str) -> str:
     """A ``PYTHONPATH`` that finds this source tree and its built-in bots (then ``more``)."""
     return os.pathsep.join([str(ROOT), str(ROOT / "plugins"), *more])
+
+
+class Process:
+    """A peer process whose output is read as it comes."""
+
+    def __init__(self, name: str, process: trio.Process) -> None:
+        self.name = name
+        self.process = process
+        self.output = ""
+        self.line_seen = trio.Event()
+        self.wanted = ""
+
+    async def pump(self) -> None:
+        assert self.process.stdout is not None
+        async for chunk in self.process.stdout:
+            self.output += chunk.decode("utf-8", "replace")
+            if self.wanted and self.wanted in self.output:
+                self.line_seen.set()
+
+
+async def start(nursery: trio.Nursery, name: str, args: list[str], tmp: Path) -> Process:
+    """Start ``belote-p2p`` (``args``, from :func:`cli_argv`) as a child process; its
+    standard error goes to ``tmp/<name>.stderr``."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = source_pythonpath()
+    log = open(tmp / f"{name}.stderr", "ab")  # noqa: SIM115  (closed with the test's tmp)
+    process = await trio.lowlevel.open_process(
+        args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=log, env=env, cwd=tmp
+    )
+    proc = Process(name, process)
+    nursery.start_soon(proc.pump)
+    return proc

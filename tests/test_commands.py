@@ -39,7 +39,7 @@ def test_games_lists_the_home_and_commands_take_a_number(
     assert re.search(r"^1\s+\d{4}-\d\d-\d\d \d\d:\d\d\s+p0 & p2 v p1 & p3\s+classic to 151\s+\?"
                      r"\s+not checked", out, re.MULTILINE), out  # fmt: skip
     assert cli.main(["games", "--home", home, "--verify"]) == 0
-    assert re.search(r"OK: p[0-3] & p[0-3] win \d+-\d+ after \d+ rounds\s+verified",
+    assert re.search(r"OK: the team p[0-3] & p[0-3] wins \d+-\d+ after \d+ rounds\s+verified",
                      capsys.readouterr().out)  # fmt: skip
     assert cli.main(["import", "1", "--home", home]) == 0
     assert "imported" in capsys.readouterr().out
@@ -73,7 +73,11 @@ def test_every_command_has_a_description_and_every_default_shows(
             ):
                 continue
             shown = str(default[0] if isinstance(default, tuple) else default)
-            assert shown in text.replace("\n", " "), (name, action.dest, default)
+            if isinstance(default, float):
+                shown = f"{default:g}"
+            assert shown in " ".join(text.split()), (name, action.dest, default)
+        doubled = re.search(r"\((?:default:? )?([^()]+)\)\s+\(default: \1\)", text)
+        assert doubled is None, (name, doubled)
 
 
 def test_errors_are_said_in_words(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

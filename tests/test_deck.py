@@ -1254,9 +1254,12 @@ def build_vector() -> dict[str, Any]:
         "description": "A classic round of the deck protocol, version 2 (protocol/DECK.md) "
         "between four peers with fixed secrets: keys, four shuffles with their proofs, the "
         "deal with the turned card, the completion for the taker, 32 plays, the reveals. "
-        "Bytes are hex. 'events' are in delivery order; a message follows the local action "
-        "that produced it; 'canonical_msgpack' is the message's canonical encoding "
-        "(PROTOCOL.md section 2), 'fields' the same map in JSON. Layout: DECK.md section 12.",
+        "Bytes are hex. 'events' are in delivery order, for the whole table: a local step "
+        "of a seat, or a message delivered to the three other peers, after the step or the "
+        "message whose handling produced it; plays go in position order, not in a legal "
+        "order of play. 'canonical_msgpack' is the message's canonical encoding "
+        "(PROTOCOL.md section 2), 'fields' the same map in JSON (bin as hex, nil as null). "
+        "Layout: DECK.md section 12.",
         "domain": group.DOMAIN.decode(),
         "rules": "classic",
         "table_id": TABLE_ID.hex(),

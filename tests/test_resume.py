@@ -3,11 +3,9 @@ peer process killed with SIGKILL mid-round and restarted with ``belote-p2p resum
 
 from __future__ import annotations
 
-import os
 import random
 import signal
 import stat
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -17,12 +15,13 @@ from cheaters import Equivocate, Table
 from helpers import (
     TABLE,
     Net,
+    Process,
     SeededSecrets,
     check_agreement,
     cli_argv,
     make_table,
     open_listeners,
-    source_pythonpath,
+    start,
     table_sessions,
 )
 
@@ -206,36 +205,6 @@ def test_a_record_ends_on_what_it_proves() -> None:
 
 
 # -- real processes -------------------------------------------------------------------------
-
-
-class Process:
-    """A peer process whose output is read as it comes."""
-
-    def __init__(self, name: str, process: trio.Process) -> None:
-        self.name = name
-        self.process = process
-        self.output = ""
-        self.line_seen = trio.Event()
-        self.wanted = ""
-
-    async def pump(self) -> None:
-        assert self.process.stdout is not None
-        async for chunk in self.process.stdout:
-            self.output += chunk.decode("utf-8", "replace")
-            if self.wanted and self.wanted in self.output:
-                self.line_seen.set()
-
-
-async def start(nursery: trio.Nursery, name: str, args: list[str], tmp: Path) -> Process:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = source_pythonpath()
-    log = open(tmp / f"{name}.stderr", "ab")  # noqa: SIM115  (closed with the test's tmp)
-    process = await trio.lowlevel.open_process(
-        args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=log, env=env, cwd=tmp
-    )
-    proc = Process(name, process)
-    nursery.start_soon(proc.pump)
-    return proc
 
 
 async def wait_for_play(transcript_dir: Path) -> None:

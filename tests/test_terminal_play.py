@@ -193,7 +193,7 @@ def test_ctrl_c_in_the_lobby_leaves_cleanly(tmp_path: Path) -> None:
                     tmp_path / "home", "--name", "Ann")  # fmt: skip
     term = Terminal(argv, environment(), tmp_path)
     try:
-        term.expect_raw(r"Others join with:  belote-p2p join 127\.0\.0\.1:\d+")
+        term.expect(r"where this address reaches us:  belote-p2p join 127\.0\.0\.1:\d+")
         term.interrupt()
         assert term.finish() == 130
         final = term.plain()

@@ -22,6 +22,9 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "belote_p2p.app.resume": ("resume",),
     "belote_p2p.app.demo": ("demo",),
     "belote_p2p.app.lan": ("tables",),
+    "belote_p2p.app.web.lobby": ("web",),
+    "belote_p2p.app.conformance": ("conformance",),
+    "belote_p2p.app.relay": ("relay",),
 }
 
 
@@ -42,11 +45,20 @@ class HelpFormatter(argparse.HelpFormatter):
             and default not in (None, False, argparse.SUPPRESS)
             and not isinstance(action, argparse._VersionAction | argparse._HelpAction)
             and "%(default)" not in text
-            and f"({default})" not in text
-            and f"({default}" not in text
+            and not any(
+                f"({shown}" in text or f"default {shown}" in text for shown in _shown(default)
+            )
         ):
             text += " (default: %(default)s)"
         return text
+
+
+def _shown(default: object) -> list[str]:
+    """How a help text may already show ``default``: ``60.0`` as ``60`` too."""
+    forms = [str(default)]
+    if isinstance(default, float):
+        forms.append(f"{default:g}")
+    return forms
 
 
 class Parser(argparse.ArgumentParser):

@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import ipaddress
-import socket
 import sys
 from collections.abc import Callable, Sequence
 from typing import IO
@@ -19,40 +18,45 @@ import trio
 
 from belote_p2p.net.address import format_address, parse_address
 from belote_p2p.net.discovery import (
+    DEFAULT_ADDRESSES,
     DEFAULT_BEACON_PORT,
     DEFAULT_GROUP,
     DEFAULT_LISTEN,
+    IPV6_GROUP,
     MULTICAST_GROUP,
     Beacon,
     TableAd,
-    discover,
+    beacon_socket,
+    discover_all,
     encode_beacon,
+    send_beacon,
 )
 
 BeaconAddress = tuple[str, int]
 
 
 DEFAULT_BEACON_ADDRESS: BeaconAddress = (DEFAULT_GROUP, DEFAULT_BEACON_PORT)
+DEFAULT_BEACON_ADDRESSES: tuple[BeaconAddress, ...] = DEFAULT_ADDRESSES
 
 
 async def send_last_beacon(beacon: Beacon, address: BeaconAddress) -> None:
     """One beacon (the table is full: ``free`` 0, so that listeners forget the table);
     a failure is ignored, as every beacon's."""
     with contextlib.suppress(OSError):
-        sock = trio.socket.socket(trio.socket.AF_INET, trio.socket.SOCK_DGRAM)
+        sock = beacon_socket(address[0])
         with sock:
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_BROADCAST, 1)
-            await sock.sendto(encode_beacon(beacon), address)
+            await send_beacon(sock, encode_beacon(beacon), address)
 
 
 def beacon_address(text: str) -> BeaconAddress:
-    """``IP[:PORT]`` (an IPv4 broadcast, multicast or unicast address; port 7778)."""
+    """``IP[:PORT]`` (an IPv4 broadcast, multicast or unicast address, or an IPv6 multicast
+    or unicast one in brackets; port 7778)."""
     host, port = parse_address(text, DEFAULT_BEACON_PORT)
-    ipaddress.IPv4Address(host)  # ValueError if not
+    ipaddress.ip_address(host)  # ValueError if not
     return host, port
 
 
-DEFAULT_BEACON_TEXT = format_address(*DEFAULT_BEACON_ADDRESS)
+DEFAULT_BEACON_TEXT = " and ".join(format_address(*a) for a in DEFAULT_BEACON_ADDRESSES)
 
 
 def format_ads(ads: Sequence[TableAd]) -> str:
@@ -97,38 +101,36 @@ def choose_table(
 
 def _tables_command(args: argparse.Namespace) -> int:
     try:
-        group, port = beacon_address(args.beacon_address)
-    except ValueError:
-        print(f"belote-p2p tables: --beacon-address {args.beacon_address!r} is not IP[:PORT] "
-              "of IPv4", file=sys.stderr)  # fmt: skip
+        addresses = [beacon_address(a) for a in args.beacon_address or ()]
+        if args.group:  # the older option names
+            port = args.port if args.port is not None else DEFAULT_BEACON_PORT
+            addresses += [beacon_address(format_address(g, port)) for g in args.group]
+    except ValueError as exc:
+        print(f"belote-p2p tables: not an IP[:PORT] to listen on: {exc}", file=sys.stderr)
         return 2
-    group = args.group if args.group is not None else group  # the older option names
-    port = args.port if args.port is not None else port
+    if not addresses:
+        port = args.port if args.port is not None else DEFAULT_BEACON_PORT
+        addresses = [(group, port) for group, _ in DEFAULT_BEACON_ADDRESSES]
     listen = args.seconds if args.seconds is not None else args.listen
-    try:
-        ipaddress.IPv4Address(group)
-    except ValueError:
-        print(f"belote-p2p tables: {group!r} is not an IPv4 address", file=sys.stderr)
-        return 2
-    if not 0 < port < 65536 or listen <= 0:
+    if not all(0 < port < 65536 for _, port in addresses) or listen <= 0:
         print("belote-p2p tables: the port is 1..65535 and --listen positive", file=sys.stderr)
         return 2
-    address = (group, port)
+    shown = ", ".join(format_address(*a) for a in addresses)
     try:
-        ads = trio.run(_discover_for, address, listen)
+        ads = trio.run(_discover_for, addresses, listen)
     except OSError as exc:
-        print(f"belote-p2p tables: cannot listen on {format_address(group, port)}: "
-              f"{exc.strerror or exc}", file=sys.stderr)  # fmt: skip
+        print(f"belote-p2p tables: cannot listen on {shown}: {exc.strerror or exc}",
+              file=sys.stderr)  # fmt: skip
         return 2
     if not ads:
-        print(f"No open table heard on {format_address(group, port)} in {listen:g} s.")
+        print(f"No open table heard on {shown} in {listen:g} s.")
         return 1
     print(format_ads(ads))
     return 0
 
 
-async def _discover_for(address: tuple[str, int], duration: float) -> list[TableAd]:
-    return await discover(address=address, duration=duration)
+async def _discover_for(addresses: Sequence[tuple[str, int]], duration: float) -> list[TableAd]:
+    return await discover_all(addresses, duration=duration)
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -137,10 +139,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="list the open tables on the local network",
         description="Listen for the beacons that hosts with free seats send on the local "
         f"network and list their tables (host, variant, free seats, lobby address). By default "
-        f"beacons are UDP broadcasts to {DEFAULT_GROUP} port {DEFAULT_BEACON_PORT} (and to this "
-        f"machine itself); give --beacon-address {MULTICAST_GROUP} (or another) where the hosts "
-        "use multicast. Exit status 0 "
-        "if a table was heard, 1 if none, 2 on a usage or socket error.",
+        f"beacons are UDP broadcasts to {DEFAULT_GROUP} and IPv6 link-local multicasts to "
+        f"{IPV6_GROUP}, port {DEFAULT_BEACON_PORT} (and to this machine itself); give "
+        f"--beacon-address {MULTICAST_GROUP} (or another) where the hosts use an IPv4 multicast "
+        "group. Exit status 0 if a table was heard, 1 if none, 2 on a usage or socket error.",
     )
     # The same option names as ``join`` (which lists the same tables to choose from).
     p.add_argument(
@@ -148,12 +150,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help=f"seconds to listen for tables ({DEFAULT_LISTEN:g})",
     )  # fmt: skip
     p.add_argument(
-        "--beacon-address", default=DEFAULT_BEACON_TEXT, metavar="IP[:PORT]",
-        help=f"where to listen for tables: broadcast or multicast address and UDP port "
-        f"({DEFAULT_BEACON_TEXT})",
+        "--beacon-address", action="append", metavar="IP[:PORT]",
+        help=f"where to listen for tables; may be repeated ({DEFAULT_BEACON_TEXT})",
     )  # fmt: skip
     # The names this command had before; kept working, no longer shown.
     p.add_argument("--seconds", type=float, help=argparse.SUPPRESS)
     p.add_argument("--port", type=int, help=argparse.SUPPRESS)
-    p.add_argument("--group", help=argparse.SUPPRESS)
+    p.add_argument("--group", action="append", help=argparse.SUPPRESS)
     p.set_defaults(func=_tables_command)

@@ -9,6 +9,7 @@ Nothing is signed or recorded: for a game others can check, play ``host --bots 3
 from __future__ import annotations
 
 import argparse
+import contextlib
 import random
 import sys
 
@@ -43,17 +44,20 @@ BOT_NAMES = ("East", "North", "West")
 
 
 class LocalTable:
-    """The control of a local game: a resignation ends it; chat is answered by nobody."""
+    """The control of a local game: a resignation ends it; a chat line is shown (nobody
+    answers it). :attr:`state` follows the game."""
 
-    def __init__(self, say: list[Event]) -> None:
+    def __init__(self, rules: RuleSet) -> None:
         self.resigned = trio.Event()
-        self._events = say
+        self.state = State.new_game(rules)
+        self._send, self.said = trio.open_memory_channel[Event](64)
 
     def resign(self) -> None:
         self.resigned.set()
 
     def chat(self, text: str) -> None:
-        self._events.append(ChatMessage(0, text, 0))
+        with contextlib.suppress(trio.WouldBlock):
+            self._send.send_nowait(ChatMessage(0, text, 0))
 
 
 async def play_local(
@@ -64,10 +68,13 @@ async def play_local(
     rng: random.Random,
     *,
     pace: float = 0.6,
+    table: LocalTable | None = None,
 ) -> State:
     """Play a whole game: seat 0 is ``person``, seats 1-3 ``bots``; ``pace``: seconds
-    between two bot moves, so that a person can follow them. The final state."""
-    state = State.new_game(rules)
+    between two bot moves, so that a person can follow them; ``table.state`` follows the
+    game. The final state."""
+    table = table if table is not None else LocalTable(rules)
+    state = table.state
     players: list[Player] = [person, *bots]
     for seat, player in enumerate(players):
         player.new_game(rules, seat)
@@ -75,7 +82,7 @@ async def play_local(
     while not state.is_over:
         deck = list(CARDS)
         rng.shuffle(deck)
-        state = state.deal(deck)
+        state = table.state = state.deal(deck)
         ui.on_event(RoundDealt(state.number, state.dealer, state.hand(0), state.turned))
         for seat, player in enumerate(players):
             player.new_round(observe(state, seat))
@@ -88,7 +95,7 @@ async def play_local(
             elif pace > 0:
                 await trio.sleep(pace)
             action = await players[seat].decide(o)
-            state = state.apply(action)
+            state = table.state = state.apply(action)
             ui.on_event(ActionTaken(seat, action, state))
         record = state.history[-1]
         ui.on_event(RoundAudited(record, audit_round(record), state))
@@ -109,15 +116,13 @@ async def local_game(
 ) -> int:
     """``play``: the exit status (0 for a game played out or resigned)."""
     rng = random.Random(seed if seed is not None else random.SystemRandom().random())
-    chat: list[Event] = []
-    table = LocalTable(chat)
+    table = LocalTable(rules)
     view = TableView(0, [name, *BOT_NAMES], rules)
     ui = TerminalUI(view, plain=plain, control=table, standin=autoplay)
     tui_player = TuiPlayer(ui, turn_seconds=deadline)
     standin = BotPlayer(autoplay, seed=rng.randrange(2**32)) if autoplay and deadline else None
     person = Autoplay(tui_player, standin, deadline or 0.0, ui.autoplayed)
     bots: list[Player] = [BotPlayer(bot, seed=rng.randrange(2**32)) for _ in BOT_NAMES]
-    state: State | None = None
     resigned = False
 
     def say(text: str) -> None:
@@ -129,15 +134,16 @@ async def local_game(
             await nursery.start(ui.run)
 
             async def game() -> None:
-                nonlocal state
-                state = await play_local(rules, ui, person, bots, rng, pace=pace)
+                try:
+                    await play_local(rules, ui, person, bots, rng, pace=pace, table=table)
+                except Resigned:
+                    table.resign()
+                    return
                 nursery.cancel_scope.cancel()
 
             async def chatter() -> None:
-                while True:
-                    await trio.sleep(0.2)
-                    while chat:
-                        ui.on_event(chat.pop(0))
+                async for event in table.said:
+                    ui.on_event(event)
 
             nursery.start_soon(game)
             nursery.start_soon(chatter)
@@ -147,8 +153,7 @@ async def local_game(
     except Resigned:
         resigned = True
     if resigned:
-        final = State.new_game(rules) if state is None else state
-        ui.on_event(GameAbandoned(0, final))
+        ui.on_event(GameAbandoned(0, table.state))
     ui.finish()
     if resigned:
         print("You resigned.", flush=True)

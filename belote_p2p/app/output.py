@@ -156,6 +156,7 @@ def result_line(result: PeerResult, definition: TableDefinition, *, xp: int | No
         or (result.fault and f"seat {result.fault.seat}: {result.fault.reason}"),
         "transcript": str(result.transcript),
         "xp": xp,
+        "relayed": result.relayed,
     }
     return RESULT_PREFIX + json.dumps(data)
 

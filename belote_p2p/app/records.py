@@ -72,7 +72,7 @@ def verdict_text(verdict: Verdict) -> str:
         names = [s.name for s in verdict.definition.seats]
         a, b = verdict.state.scores
         team = team_name(names, verdict.state.winner)
-        return f"OK: {team} win {a}-{b} after {len(verdict.rounds)} rounds"
+        return f"OK: the team {team} wins {a}-{b} after {len(verdict.rounds)} rounds"
     return verdict.summary()
 
 

@@ -3,20 +3,20 @@
 The agreement itself is the network layer's (:mod:`belote_p2p.net.rematch`: every player
 answers, the host proposes a new table only if all four want it, each joiner checks it is
 the same table with the deal passed on). This module asks the person (or lets a bot say
-yes), says what happens in plain words, and opens the new mesh listener; the browser table
-can call the same functions with its own ``ask``.
+yes), says what happens in plain words, and opens a joiner's new mesh listeners (the host's
+port serves the new table as it served the first); the browser table can call the same
+functions with its own ``ask``.
 """
 
 from __future__ import annotations
 
 import contextlib
-import sys
 from collections.abc import Awaitable, Callable
 
 import trio
 
-from belote_p2p.net.address import listener_port, open_listener
-from belote_p2p.net.lobby import LobbyError
+from belote_p2p.net.address import listener_port, open_listeners
+from belote_p2p.net.lobby import LobbyAnswer, LobbyError
 from belote_p2p.net.rematch import NoRematch, RematchAnswer, host_rematch, join_rematch
 from belote_p2p.protocol.identity import Identity
 from belote_p2p.protocol.table import TableDefinition
@@ -63,59 +63,47 @@ def say(text: str) -> None:
 async def host_again(
     old: TableDefinition,
     identity: Identity,
-    bind: str,
-    lobby_port: int,
+    mesh_port: int,
     ask: Callable[[], Awaitable[bool]],
-) -> tuple[TableDefinition, bytes, trio.SocketListener] | None:
-    """The host's side: the new table, our proposal of it and our new mesh listener, or
-    None (after saying why)."""
-    mesh = await open_listener(bind, 0)
-    try:
-        lobby = await open_listener(bind, lobby_port)
-    except OSError as exc:
-        await mesh.aclose()
-        say(f"No other game: the lobby port {lobby_port} cannot be opened again ({exc}).")
-        return None
+    hand_over: Callable[[Callable[[trio.abc.Stream], Awaitable[None]] | None], None],
+    relay: str | None,
+) -> tuple[TableDefinition, bytes] | None:
+    """The host's side, on the host's port (``hand_over``, as for the lobby): the new table
+    and our proposal of it, or None (after saying why)."""
     try:
         definition, proposal = await host_rematch(
-            old, identity, [lobby], listener_port(mesh), ask,
+            old, identity, [], mesh_port, ask, hand_over=hand_over, relay=relay,
             on_answer=lambda a: say(answer_text(old, a)),
         )  # fmt: skip
     except (NoRematch, LobbyError) as exc:
-        await mesh.aclose()
         say(f"No other game: {exc}.")
         return None
     say(next_dealer_text(definition))
-    return definition, proposal, mesh
+    return definition, proposal
 
 
 async def join_again(
     old: TableDefinition,
     identity: Identity,
     bind: str,
-    host: str,
-    port: int,
+    listen: bool,
+    host: tuple[str, int],
     ask: Callable[[], Awaitable[bool]],
-) -> tuple[TableDefinition, int, bytes, trio.SocketListener] | None:
-    """A joiner's side: the new table, our seat, the host's proposal and our new mesh
-    listener, or None (after saying why)."""
+) -> tuple[LobbyAnswer, list[trio.SocketListener]] | None:
+    """A joiner's side: the host's answer (the new table, our seat, its proposal) and our
+    new mesh listeners (none if we do not ``listen``), or None (after saying why)."""
     again = await ask()
-    mesh = await open_listener(bind, 0)
+    listeners = await open_listeners(bind, 0) if listen and again else []
+    port = listener_port(listeners[0]) if listeners else 0
     try:
-        definition, seat, proposal = await join_rematch(
-            host, port, old, identity.public_key_bytes, listener_port(mesh), again
-        )
+        answer = await join_rematch(*host, old, identity.public_key_bytes, port, again)
     except (NoRematch, LobbyError) as exc:
-        await mesh.aclose()
+        for listener in listeners:
+            await listener.aclose()
         if again:
             say(f"No other game: {exc}.")
         return None
     if not again:
-        await mesh.aclose()
         return None
-    say(next_dealer_text(definition))
-    return definition, seat, proposal, mesh
-
-
-def warn(text: str) -> None:
-    print(text, file=sys.stderr, flush=True)
+    say(next_dealer_text(answer.definition))
+    return answer, listeners

@@ -25,6 +25,7 @@ from typing import NamedTuple
 from belote_p2p.errors import LocalProtocolError
 
 from .announcements import Announcement, announcement_from_cards, find_announcements, scoring_team
+from .cards import _BYTE_CARDS as _SUIT_CARDS
 from .cards import CARDS, SUIT_MASKS, Card, cards_of, format_cards, mask_of
 from .rules import RuleSet
 from .scoring import CAPOT_POINTS, GENERALE_POINTS, RoundScore, score_round
@@ -184,6 +185,10 @@ class Trick(NamedTuple):
         }
 
 
+_new_trick = tuple.__new__
+"""Builds a :class:`Trick` from a tuple without the named tuple's Python constructor."""
+
+
 @dataclass(frozen=True, slots=True)
 class RoundRecord:
     """A finished round (or a redeal), kept in :attr:`State.history`."""
@@ -256,6 +261,18 @@ def deal_owners(rules: RuleSet, dealer: int, taker: int | None = None) -> tuple[
     for seat in order:
         owners += [seat] * (2 if seat == taker else 3)
     return tuple(owners)
+
+
+_OWNERS: dict[tuple[bool, int, int], tuple[int, ...]] = {}
+
+
+def _owners_of(rules: RuleSet, dealer: int, taker: int = -1) -> tuple[int, ...]:
+    """:func:`deal_owners` cached on plain ints (hashing a rule set costs more than this)."""
+    key = (rules.is_coinche, dealer, taker)
+    owners = _OWNERS.get(key)
+    if owners is None:
+        owners = _OWNERS[key] = deal_owners(rules, dealer, None if taker < 0 else taker)
+    return owners
 
 
 def _popcount(x: int) -> int:
@@ -498,14 +515,14 @@ class State:
         seen = 0
         hands = [0, 0, 0, 0]
         unknown = [0, 0, 0, 0]
-        cards: list[Card | None] = []
-        for c, owner in zip(deck, deal_owners(self.rules, self.dealer), strict=True):
-            if c is None:
-                if owner >= 0:
-                    unknown[owner] += 1
-                cards.append(None)
-                continue
+        plain = True  # every position a Card: the deck is kept as given
+        for c, owner in zip(deck, _owners_of(self.rules, self.dealer), strict=True):
             if type(c) is not Card:
+                plain = False
+                if c is None:
+                    if owner >= 0:
+                        unknown[owner] += 1
+                    continue
                 if not isinstance(c, int) or not 0 <= c < 32:
                     raise ValueError(f"not a card: {c!r}")
                 c = CARDS[c]
@@ -515,10 +532,12 @@ class State:
             seen |= bit
             if owner >= 0:
                 hands[owner] |= bit
-            cards.append(c)
         s = self._copy()
         s.start = self
-        s.deck = tuple(cards)
+        if plain:
+            s.deck = tuple(deck)
+        else:
+            s.deck = tuple(c if c is None or type(c) is Card else CARDS[c] for c in deck)
         s.hands = (hands[0], hands[1], hands[2], hands[3])
         s.unknown = (unknown[0], unknown[1], unknown[2], unknown[3])
         s.to_act = (self.dealer + 1) % 4
@@ -562,7 +581,23 @@ class State:
         """Every legal action of the seat to act (for a hidden hand: the cards it may hold)."""
         phase = self.phase
         if phase is Phase.PLAY:
-            return cards_of(self.legal_mask())
+            seat = self.to_act
+            if self.unknown[seat]:
+                return cards_of(self.legal_mask())
+            # A known hand: :meth:`legal_mask`, written out. Every category lies within one
+            # suit, so its cards come from a single lookup.
+            hand = self.hands[seat]
+            if not self.trick:
+                return cards_of(hand)
+            cats = self._cat_cache
+            if cats is None:
+                cats = self._categories()
+            for cat in cats:
+                m = hand & cat
+                if m:
+                    suit = (m.bit_length() - 1) >> 3
+                    return _SUIT_CARDS[suit][m >> (suit << 3)]
+            return cards_of(hand)
         if phase is Phase.TAKE_FIRST:
             return (TAKE, PASS)
         if phase is Phase.TAKE_SECOND:
@@ -735,7 +770,7 @@ class State:
         return s
 
     def _complete_deal(self) -> None:
-        owners = deal_owners(self.rules, self.dealer, self.taker)
+        owners = _owners_of(self.rules, self.dealer, self.taker)
         hands = list(self.hands)
         unknown = list(self.unknown)
         assert self.turned is not None
@@ -760,16 +795,109 @@ class State:
         cats = self._cat_cache
         if cats is None:
             cats = self._categories()
-        if (
-            claim is not None
-            or self.unknown[seat]
-            or not self.tricks
-            or BELOTE_CARDS[self.trump] & bit
-        ):
+        if claim is not None or self.unknown[seat]:
             return self._play_with_claims(c, claim, cats)
-        # The common case: a known hand, after the first trick, no belote card.
+        if not self.tricks or BELOTE_CARDS[self.trump] & bit:
+            return self._play_known_claim(c, cats)
+        # The common case: a known hand, after the first trick, no belote card
+        # (:meth:`_check_known`, written out).
+        hand = self.hands[seat]
+        if not hand & bit:
+            raise IllegalActionError(c, self, f"seat {seat} does not hold {c}")
+        denied = 0
+        for cat in cats:
+            m = hand & cat
+            if m:
+                if not m & bit:
+                    raise IllegalActionError(
+                        c, self, f"must play one of {format_cards(cards_of(m))}"
+                    )
+                break
+            denied |= cat
+        # What ``self._copy()._place(seat, c, NO_CLAIM, denied)`` gives, each field set once.
+        s = object.__new__(State)
+        s.rules = self.rules
+        s.phase = self.phase
+        s.dealer = self.dealer
+        s.number = self.number
+        s.scores = self.scores
+        s.pending = self.pending
+        s.history = self.history
+        s.winner = self.winner
+        s.start = self.start
+        s.deck = self.deck
+        s.unknown = self.unknown
+        s.turned = self.turned
+        s.bids = self.bids
+        s.passes = self.passes
+        s.bidder = self.bidder
+        s.trump = trump = self.trump
+        s.taker = self.taker
+        s.contract = self.contract
+        s.multiplier = self.multiplier
+        s.declared = self.declared
+        s.belote = self.belote
+        s._cat_cache = None
+        nb = ~bit
+        h = self.hands
+        s.hands = (h[0] & nb, h[1] & nb, h[2] & nb, h[3] & nb)
+        if denied:
+            v = self.voids
+            s.voids = v[:seat] + (v[seat] | denied,) + v[seat + 1 :]  # type: ignore[assignment]
+        else:
+            s.voids = self.voids
+        s.played = self.played | bit
+        s.actions = self.actions + ((c, NO_CLAIM),)
+        trick = self.trick
+        best = self.best
+        if trick:
+            strength = STRENGTH[trump]
+            top = trick[best]
+            sc, st = strength[c], strength[top]
+            if (sc > st and c >> 3 == top >> 3) or (sc >= 8 and st < 8):
+                best = len(trick)
+            trick = trick + (c,)
+        else:
+            trick = (c,)
+        if len(trick) < 4:
+            s.trick = trick
+            s.best = best
+            s.to_act = (seat + 1) % 4
+            s.leader = self.leader
+            s.tricks = self.tricks
+            s.team_points = self.team_points
+            return s
+        leader = self.leader
+        winner = (leader + best) % 4
+        points = POINTS[trump]
+        pts = points[trick[0]] + points[trick[1]] + points[trick[2]] + points[trick[3]]
+        tricks = self.tricks
+        if len(tricks) == 7:
+            pts += LAST_TRICK_BONUS
+        s.tricks = tricks = tricks + (_new_trick(Trick, (leader, trick, winner, pts)),)
+        tp = self.team_points
+        s.team_points = (tp[0] + pts, tp[1]) if winner % 2 == 0 else (tp[0], tp[1] + pts)
+        s.trick = ()
+        s.best = 0
+        s.leader = s.to_act = winner
+        if len(tricks) == 8:
+            return s._finish()
+        return s
+
+    def _play_known_claim(self, c: Card, cats: tuple[int, ...]) -> State:
+        """A card from a known hand that may carry announcements (first trick) or belote:
+        what :meth:`_play_with_claims` does for it with the claim :meth:`claim_for` finds."""
+        seat = self.to_act
         denied = self._check_known(c, cats)
-        return self._copy()._place(seat, c, NO_CLAIM, denied)
+        claim = self.claim_for(c)
+        s = self._copy()
+        if not self.tricks and self.declared[seat] is None:
+            declared = list(self.declared)
+            declared[seat] = claim.announcements
+            s.declared = tuple(declared)
+        if claim.belote:
+            s.belote = self.belote + ((seat, c),)
+        return s._place(seat, c, claim, denied)
 
     def _check_known(self, c: Card, cats: tuple[int, ...]) -> int:
         """Check a card from a known hand; return the obligations the play shows unmet."""
@@ -884,14 +1012,14 @@ class State:
         tricks = self.tricks
         if len(tricks) == 7:
             pts += LAST_TRICK_BONUS
-        self.tricks = tricks = tricks + (Trick(leader, trick, winner, pts),)
+        self.tricks = tricks = tricks + (_new_trick(Trick, (leader, trick, winner, pts)),)
         tp = self.team_points
         self.team_points = (tp[0] + pts, tp[1]) if winner % 2 == 0 else (tp[0], tp[1] + pts)
         self.trick = ()
         self.best = 0
         self.leader = self.to_act = winner
         if len(tricks) == 8:
-            return self._end_round(self._score())
+            return self._finish()
         return self
 
     def _belote_partner(self, c: int) -> int:
@@ -971,12 +1099,29 @@ class State:
             return None
         return scoring_team(tuple(d or () for d in self.declared), (self.dealer + 1) % 4)
 
-    def _score(self) -> RoundScore:
+    def _finish(self) -> State:
+        """Score the round just played (on a fresh copy) and wait for the next deal."""
         declared = tuple(d or () for d in self.declared)
-        team = self._announcing_team()
+        team = None
+        if self.rules.announcements:
+            team = scoring_team(declared, (self.dealer + 1) % 4)
+        score = self._score(declared, team)
+        return self._next_round(self._record(score, declared, team))
+
+    def _score(
+        self,
+        declared: tuple[tuple[Announcement, ...], ...] | None = None,
+        team: int | None = -1,
+    ) -> RoundScore:
+        if declared is None:
+            declared = tuple(d or () for d in self.declared)
+        if team == -1:
+            team = self._announcing_team()
         ann = [0, 0]
         if team is not None:
-            ann[team] = sum(a.points for s in (team, team + 2) for a in declared[s])
+            for seat in (team, team + 2):
+                for a in declared[seat]:
+                    ann[team] += a.points
         bel = [0, 0]
         for seat, _ in self.belote:
             bel[seat % 2] += 20
@@ -998,6 +1143,15 @@ class State:
             raise ValueError("no round in progress")
         declared = tuple(d or () for d in self.declared)
         team = self._announcing_team() if score is not None else None
+        return self._record(score, declared, team)
+
+    def _record(
+        self,
+        score: RoundScore | None,
+        declared: tuple[tuple[Announcement, ...], ...],
+        team: int | None,
+    ) -> RoundRecord:
+        assert self.start is not None  # a round in progress
         scores = self.scores
         if score is not None:
             scores = (scores[0] + score.score[0], scores[1] + score.score[1])

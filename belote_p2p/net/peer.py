@@ -71,6 +71,7 @@ from belote_p2p.protocol.transcript import TranscriptError, TranscriptWriter, re
 from belote_p2p.protocol.wire import SEATS
 
 from .address import parse_address
+from .relay import relay_fallback
 from .transport import (
     AnyListener,
     ConnectionClosed,
@@ -209,6 +210,8 @@ class PeerResult:
     resigned: bool = False
     """Our player chose to leave the game (the game is abandoned by our seat; not an
     error)."""
+    relayed: int = 0
+    """Connections that went through a relay."""
 
     @property
     def ok(self) -> bool:
@@ -269,6 +272,7 @@ class _Counters:
     rejected: list[int] = field(default_factory=lambda: [0] * SEATS)
     reconnections: int = 0
     sync_ignored: int = 0
+    relayed: int = 0
 
 
 def open_session(
@@ -325,6 +329,9 @@ async def run_peer(
     proposal: bytes | None = None,
     config: PeerConfig | None = None,
     control: PeerControl | None = None,
+    relay: tuple[str, int] | None = None,
+    on_mesh: Callable[[Mesh], None] | None = None,
+    host_address: tuple[str, int] | None = None,
 ) -> PeerResult:
     """Play ``seat`` of the table ``definition`` to the end; see the module docstring.
 
@@ -336,7 +343,13 @@ async def run_peer(
     seat repeats when it signs the table; the host (seat 0) makes its own.
 
     ``listeners`` are our mesh listeners when already open (the lobby opens them first, to
-    announce their port); otherwise we listen at our seat's address. ``on_event`` sees
+    announce their port; ``[]``: we accept no direct connection); otherwise we listen at our
+    seat's address (none if it is empty: a seat that does not listen). ``relay`` is the
+    relay (``host, port``) through which the seats that cannot connect directly are
+    reached (:mod:`belote_p2p.net.relay`); ``on_mesh`` sees the mesh before it runs (the
+    host's port hands it the connections it accepts). ``host_address`` is where we reached
+    the host's port (its lobby): the mesh dials seat 0 there rather than at the address the
+    host saw itself at (behind a router, its own private address). ``on_event`` sees
     every session event as it happens (for printing), ``on_status`` what the game waits
     on, about every second while it waits; ``control`` lets a user interface resign or
     chat at any moment. Raises :class:`PeerError` if the mesh does not
@@ -345,13 +358,22 @@ async def run_peer(
     config = config or PeerConfig()
     session, recorded = open_session(definition, seat, identity, transcript, secrets, proposal)
     resumed = bool(recorded)
-    addresses = {s: parse_address(definition.seats[s].address) for s in range(SEATS)}
+    addresses = {s: seat_address(definition, s) for s in range(SEATS)}
+    if host_address is not None and addresses[0] is not None:
+        addresses[0] = host_address
     if seat == SEATS - 1 and listeners:
         # The last seat only dials; the listener the lobby made it open is not needed.
         for listener in listeners:
             await listener.aclose()
         listeners = None
     mesh = Mesh(identity, definition.table_id, seat, definition.roster, mesh_config)
+    fallback = None
+    if relay is not None and session.proposal is not None:
+        fallback = relay_fallback(
+            relay, identity, definition, session.proposal, seat, max_frame=mesh.config.max_frame
+        )
+    if on_mesh is not None:
+        on_mesh(mesh)
     failure: BaseException | None = None
     with TranscriptWriter(transcript, definition, seat) as writer:
         driver = _Driver(
@@ -360,7 +382,9 @@ async def run_peer(
         async with trio.open_nursery() as nursery:
             try:
                 with trio.fail_after(config.connect_timeout):
-                    await nursery.start(partial(mesh.run, addresses, listeners=listeners))
+                    await nursery.start(
+                        partial(mesh.run, addresses, listeners=listeners, fallback=fallback)
+                    )
             except Exception as exc:  # a timeout, DialFailed, a failed handshake, OSError...
                 failure = exc
                 mesh.close()
@@ -388,7 +412,15 @@ async def run_peer(
         reconnections=c.reconnections,
         sync_ignored=c.sync_ignored,
         resigned=driver.resigned,
+        relayed=c.relayed,
     )
+
+
+def seat_address(definition: TableDefinition, seat: int) -> tuple[str, int] | None:
+    """Where ``seat`` listens for the mesh; None for a seat that does not listen (its
+    address is empty: only a relay reaches it)."""
+    text = definition.seats[seat].address
+    return parse_address(text) if text else None
 
 
 def _explain(exc: BaseException) -> str:
@@ -485,9 +517,14 @@ class _Driver:
             # that one that lost our ``done`` on a dropped connection can still get it.
             with trio.move_on_after(0 if self._quit else self.config.linger):
                 while not session.closed and self.error is None and not self._quit:
-                    with trio.move_on_after(self.config.sync_interval):
+                    with trio.move_on_after(self.config.sync_interval) as idle:
                         item = await self._inputs_out.receive()
                         self._handle(item)
+                    if idle.cancelled_caught:
+                        # A ``bye`` may have been lost on the way (a relay may drop frames):
+                        # ask for it, as during the game.
+                        request = session.sync_request()
+                        self._replies += [(s, request) for s in range(SEATS) if s != self.seat]
                     self._controlled()
                     self._step()
             # Our last envelopes (the ``done`` above all) must reach the peers before we close.
@@ -542,6 +579,8 @@ class _Driver:
             self._replies += [(item.seat, reply) for reply in replies]
         elif isinstance(item, PeerConnected):
             self._links[item.seat] = item.connection
+            if item.relayed:
+                self.counters.relayed += 1
             if item.seat in self.disconnected or item.reconnected:
                 self.counters.reconnections += 1
                 logger.warning("seat %d: seat %d is back", self.seat, item.seat)

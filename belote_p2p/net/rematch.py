@@ -1,10 +1,11 @@
 """A rematch: the same four players, the same seats, a new game, the deal passed on.
 
-After a game played out, each joiner dials the host's lobby port again and says whether it
-wants another game (``{"type": "again", "table": old table id, "key", "port": its new mesh
-port, "again": bool}``, one frame of canonical msgpack, as in the lobby, ``PROTOCOL.md``
-§6.0). The host answers every joiner at once when everyone has answered: the new table (the
-lobby's ``{"type": "table", "definition", "proposal"}``: a new table id, the same rules with
+After a game played out, each joiner dials the host's port again (the one it reached the
+lobby at) and says whether it wants another game (``{"type": "again", "table": old table
+id, "key", "port": its new mesh port or 0, "again": bool}``, one frame of canonical msgpack,
+as in the lobby, ``PROTOCOL.md`` §6.0). The host answers every joiner at once when everyone
+has answered: the new table (the lobby's ``{"type": "table", "definition", "proposal"}``,
+with the ``relay`` it names if any: a new table id, the same rules with
 the next first dealer, the same names, keys and seats, the new mesh ports) if all four want
 it, else an error naming who did not. Each joiner checks that the new table is the old one
 but for its id, its first dealer and its addresses (:func:`check_rematch`) before signing
@@ -17,6 +18,7 @@ import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import trio
 
@@ -32,7 +34,9 @@ from .lobby import (
     JoinRefused,
     JoinRequest,
     Lobby,
+    LobbyAnswer,
     LobbyError,
+    _accept_loop,
     _socket_ips,
     error_message,
     parse_answer,
@@ -88,7 +92,7 @@ def parse_again(data: bytes, old: TableDefinition) -> tuple[int, int, bool]:
         or set(msg) != {"type", "table", "key", "port", "again"}
         or msg["table"] != old.table_id
         or type(msg["port"]) is not int
-        or not 0 < msg["port"] < 65536
+        or not 0 <= msg["port"] < 65536
         or type(msg["again"]) is not bool
     ):
         raise JoinRefused("not a rematch answer for this table")
@@ -101,16 +105,21 @@ def parse_again(data: bytes, old: TableDefinition) -> tuple[int, int, bool]:
 async def host_rematch(
     old: TableDefinition,
     identity: Identity,
-    listeners: Sequence[trio.SocketListener],
+    listeners: Sequence[trio.abc.Listener[Any]],
     mesh_port: int,
     host_again: Callable[[], Awaitable[bool]],
     *,
     on_answer: Callable[[RematchAnswer], None] | None = None,
     wait: float = REMATCH_WAIT,
+    hand_over: Callable[[Callable[[trio.abc.Stream], Awaitable[None]] | None], None] | None = None,
+    relay: str | None = None,
 ) -> tuple[TableDefinition, bytes]:
     """Gather the answers to ``host_again()`` (ours) and the three joiners'; the new table
     and our proposal of it, or :class:`NoRematch` (every joiner connected is told why).
-    Closes the listeners before returning."""
+    ``mesh_port``: ours in the new table (0: we do not listen). The answers come on
+    ``listeners`` and through ``hand_over`` (the host's port, as for
+    :func:`~.lobby.host_lobby`); ``relay``: the relay the new table names, if not the
+    host's port. Closes the listeners before returning."""
     answers: dict[int, bool] = {}
     conns: dict[int, tuple[FramedStream, JoinRequest, str, str]] = {}
     decided = trio.Event()
@@ -143,7 +152,7 @@ async def host_rematch(
             outcome.append((definition, definition.propose(identity)))
         decided.set()
 
-    async def handle(stream: trio.SocketStream) -> None:
+    async def handle(stream: trio.abc.Stream) -> None:
         ip, local_ip = _socket_ips(stream)
         async with FramedStream(stream, max_frame=MAX_LOBBY_FRAME) as conn:
             try:
@@ -155,7 +164,7 @@ async def host_rematch(
                     with trio.fail_after(REQUEST_TIMEOUT):
                         await conn.send(error_message(str(exc) or "no answer"))
                 return
-            request = JoinRequest(old.seats[seat].name, old.seats[seat].key, port)
+            request = JoinRequest(old.seats[seat].name, old.seats[seat].key, port, seat)
             conns[seat] = (conn, request, ip, local_ip)
             if len(conns) == 3:
                 everyone.set()
@@ -163,18 +172,13 @@ async def host_rematch(
                 answered(seat, again)
             await decided.wait()
             result = outcome[0]
-            payload = error_message(result) if isinstance(result, str) else table_message(*result)
+            if isinstance(result, str):
+                payload = error_message(result)
+            else:
+                payload = table_message(*result, relay)
             with contextlib.suppress(ConnectionClosed, trio.TooSlowError):
                 with trio.fail_after(REQUEST_TIMEOUT):
                     await conn.send(payload)
-
-    async def accept(listener: trio.SocketListener, handlers: trio.Nursery) -> None:
-        while True:
-            try:
-                stream = await listener.accept()
-            except trio.ClosedResourceError:
-                return
-            handlers.start_soon(handle, stream)
 
     async def ours() -> None:
         answered(0, await host_again())
@@ -182,7 +186,9 @@ async def host_rematch(
     try:
         async with trio.open_nursery() as handlers, trio.open_nursery() as acceptors:
             for listener in listeners:
-                acceptors.start_soon(accept, listener, handlers)
+                acceptors.start_soon(_accept_loop, listener, handlers, handle)
+            if hand_over is not None:
+                hand_over(handle)
             acceptors.start_soon(ours)
             with trio.move_on_after(wait):
                 await decided.wait()
@@ -195,6 +201,8 @@ async def host_rematch(
             acceptors.cancel_scope.cancel()
             # Each joiner connected hears the outcome (within a bounded time), then we stop.
     finally:
+        if hand_over is not None:
+            hand_over(None)
         for listener in listeners:
             await listener.aclose()
     result = outcome[0]
@@ -213,33 +221,46 @@ async def join_rematch(
     *,
     dial_for: float = DIAL_FOR,
     wait: float = REMATCH_WAIT,
-) -> tuple[TableDefinition, int, bytes]:
-    """Tell the host at ``host:port`` our answer; the new table, our seat and the host's
-    proposal, or :class:`NoRematch`."""
-    stream: trio.SocketStream | None = None
-    with trio.move_on_after(dial_for):
-        while stream is None:
-            try:
-                stream = await trio.open_tcp_stream(host, port)
-            except OSError:
-                await trio.sleep(0.5)
-    if stream is None:
-        raise NoRematch(f"the host ({format_address(host, port)}) offers no other game")
+) -> LobbyAnswer:
+    """Tell the host at ``host:port`` our answer (``mesh_port`` 0: we do not listen); the
+    new table, our seat, the host's proposal and the relay it names, or :class:`NoRematch`.
+    A host that does not gather answers yet (it is still finishing the game) is dialled
+    again for ``dial_for`` seconds."""
+    message = again_message(old, key, mesh_port, again)
+    give_up = trio.current_time() + dial_for
+    while True:
+        try:
+            answer = await _ask(host, port, message, wait)
+            break
+        except (OSError, ConnectionClosed, FrameTooLarge):
+            if trio.current_time() >= give_up:
+                raise NoRematch(
+                    f"the host ({format_address(host, port)}) offers no other game"
+                ) from None
+            await trio.sleep(0.5)
+    try:
+        reply = parse_answer(answer, key, mesh_port)
+    except JoinRefused as exc:
+        raise NoRematch(str(exc)) from None
+    check_rematch(old, reply.definition)
+    if reply.definition.seats[reply.seat].key != old.seats[reply.seat].key:
+        raise LobbyError("the rematch moves us to another seat")
+    return reply
+
+
+async def _ask(host: str, port: int, message: bytes, wait: float) -> bytes:
+    """One try: our answer sent, the host's reply (:class:`NoRematch` if it takes longer
+    than ``wait``)."""
+    try:
+        with trio.fail_after(REQUEST_TIMEOUT):
+            stream = await trio.open_tcp_stream(host, port)
+    except trio.TooSlowError:
+        raise OSError("no connection") from None
     async with FramedStream(stream, max_frame=MAX_LOBBY_FRAME) as conn:
         try:
             with trio.fail_after(REQUEST_TIMEOUT):
-                await conn.send(again_message(old, key, mesh_port, again))
+                await conn.send(message)
             with trio.fail_after(wait + REQUEST_TIMEOUT):
-                answer = await conn.receive()
+                return await conn.receive()
         except trio.TooSlowError:
             raise NoRematch("the host did not say whether there is another game") from None
-        except (ConnectionClosed, FrameTooLarge):
-            raise NoRematch("the host offers no other game") from None
-    try:
-        definition, seat, proposal = parse_answer(answer, key, mesh_port)
-    except JoinRefused as exc:
-        raise NoRematch(str(exc)) from None
-    check_rematch(old, definition)
-    if definition.seats[seat].key != old.seats[seat].key:
-        raise LobbyError("the rematch moves us to another seat")
-    return definition, seat, proposal

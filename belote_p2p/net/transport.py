@@ -17,6 +17,16 @@ fills its queue (:attr:`MeshConfig.send_queue_bytes`, :attr:`MeshConfig.send_que
 or leaves a frame unsent past :attr:`MeshConfig.send_timeout`; either way its connection is
 dropped, and the others never notice. Frames to one seat leave in the order queued.
 
+Relayed links. A seat that cannot be reached directly (it does not listen, ``--no-listen``,
+or a NAT or firewall stands between) is reached through a relay
+(:mod:`belote_p2p.net.relay`): given a *fallback* (a coroutine that opens a relayed link to
+a seat), the mesh opens one to every seat that stays unconnected for
+:attr:`MeshConfig.fallback_after` seconds (at once when a direct connection cannot exist) and
+runs it through the same handshake. Direct connections are still tried (the higher seat
+keeps dialling, more slowly, while the link is relayed) and one that succeeds replaces the
+relayed link, as any new connection replaces the old one; what either switch loses in flight
+is the session's sync's to fill, and a frame that arrives twice is a harmless duplicate.
+
 Reconnection. A connection that breaks is dialled again by the higher seat, with backoff,
 for as long as the mesh runs; the lower seat keeps accepting. A new connection passes the
 same authenticated handshake as the first and replaces whatever connection the seat had (a
@@ -31,7 +41,7 @@ from __future__ import annotations
 import itertools
 import logging
 from collections import deque
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass, field
 from functools import partial
@@ -39,7 +49,7 @@ from typing import Protocol, TypeAlias
 
 import trio
 
-from belote_p2p.errors import BeloteError, LocalProtocolError
+from belote_p2p.errors import BeloteError, LocalProtocolError, RemoteProtocolError
 from belote_p2p.protocol.identity import Identity
 from belote_p2p.protocol.wire import (
     DEFAULT_MAX_FRAME,
@@ -81,6 +91,12 @@ class DialFailed(TransportError):
     def __init__(self, message: str, *, seat: int) -> None:
         super().__init__(message)
         self.seat = seat
+
+
+Fallback: TypeAlias = "Callable[[int], Awaitable[Link]]"
+"""Opens a relayed link to a seat (waiting until the relay pairs it with that seat's own);
+raises :class:`TransportError`, a :class:`~belote_p2p.errors.RemoteProtocolError` or an
+``OSError`` when it cannot."""
 
 
 class Link(Protocol):
@@ -207,6 +223,8 @@ class PeerConnected:
     reconnected: bool
     """The seat had been connected before."""
     connection: int = field(default=0, compare=False, kw_only=True)
+    relayed: bool = field(default=False, compare=False, kw_only=True)
+    """The connection goes through a relay."""
 
 
 MeshEvent: TypeAlias = Received | PeerLost | PeerConnected
@@ -223,6 +241,14 @@ class MeshConfig:
     dial_backoff: float = 0.05
     """Seconds before the second attempt; doubles after each failure."""
     dial_max_backoff: float = 2.0
+    dial_timeout: float = 10.0
+    """Seconds one direct TCP connection attempt may take (a firewall that drops the
+    packets never refuses)."""
+    fallback_after: float = 3.0
+    """Seconds a seat stays unconnected before a relayed link to it is opened (when the
+    mesh has a fallback; at once when no direct connection can exist)."""
+    direct_retry: float = 30.0
+    """Longest wait between two direct connection attempts while a seat is relayed."""
     send_timeout: float = 30.0
     """Seconds one frame may take to leave; a connection stuck longer is dropped (and, being
     lost, dialled again)."""
@@ -253,6 +279,7 @@ class _Connection:
         self.seat = seat
         self.link = link
         self.number = number
+        self.relayed = bool(getattr(link, "relayed", False))
         config = mesh.config
         self._queue_in, self._queue_out = trio.open_memory_channel[bytes](config.send_queue_frames)
         self.queued_bytes = 0
@@ -404,11 +431,23 @@ class Mesh:
         self._event_in, self._event_out = trio.open_memory_channel[MeshEvent](
             self.config.event_buffer
         )
+        self._changed = trio.Event()
+        self._nursery: trio.Nursery | None = None
+        self._handed: list[Link] = []
 
     @property
     def peers(self) -> frozenset[int]:
         """The seats connected right now."""
         return frozenset(s for s, conn in self._peers.items() if not conn.closing)
+
+    @property
+    def relayed(self) -> frozenset[int]:
+        """The seats connected right now through a relay."""
+        return frozenset(s for s, c in self._peers.items() if not c.closing and c.relayed)
+
+    def _notify(self) -> None:
+        self._changed.set()
+        self._changed = trio.Event()
 
     def backlog(self, seat: int) -> int:
         """Bytes queued for ``seat`` and not yet sent (0 when it is not connected)."""
@@ -417,36 +456,71 @@ class Mesh:
 
     async def run(
         self,
-        addresses: Mapping[int, Address],
+        addresses: Mapping[int, Address | None],
         *,
         listeners: Sequence[AnyListener] | None = None,
+        fallback: Fallback | None = None,
         task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
     ) -> None:
         """Listen (unless seat 3), dial the lower seats and run every connection.
 
-        ``addresses`` maps seats to ``(host, port)``; those of the lower seats are
-        dialled, and our own is where we listen unless ``listeners`` are given. Signals
-        ``task_status`` once all three peers are authenticated, then runs until
-        cancelled or :meth:`close`. Until a lower seat was first connected, a failed dial
-        or handshake with it is raised; later ones are retried. A bad incoming connection
-        is only refused.
+        ``addresses`` maps seats to ``(host, port)``, or None for a seat that does not
+        listen; those of the lower seats are dialled, and our own is where we listen unless
+        ``listeners`` are given (``[]``: we accept no direct connection, or someone else
+        hands them to :meth:`incoming`). ``fallback`` opens relayed links (see the module
+        docstring). Signals ``task_status`` once all three peers are authenticated, then
+        runs until cancelled or :meth:`close`. Without a fallback, until a lower seat was
+        first connected, a failed dial or handshake with it is raised; later ones are
+        retried. A bad incoming connection is only refused.
         """
         try:
             async with trio.open_nursery() as nursery:
                 self._cancel_scope = nursery.cancel_scope
+                self._nursery = nursery
                 if self._closed:
                     nursery.cancel_scope.cancel()
+                own = addresses.get(self.seat)
                 if self.seat < SEATS - 1:
                     if listeners is None:
-                        host, port = addresses[self.seat]
-                        listeners = await trio.open_tcp_listeners(port, host=host)
+                        listeners = []
+                        if own is not None:
+                            listeners = await trio.open_tcp_listeners(own[1], host=own[0] or None)
                     await nursery.start(self.serve, listeners)
-                for peer in range(self.seat):
-                    nursery.start_soon(self._dial, peer, addresses[peer])
+                for link in self._handed:
+                    nursery.start_soon(self._attach_incoming, link)
+                self._handed.clear()
+                for peer in range(SEATS):
+                    if peer == self.seat:
+                        continue
+                    direct = addresses.get(peer) if peer < self.seat else own
+                    if peer < self.seat:
+                        address = addresses.get(peer)
+                        if address is not None:
+                            nursery.start_soon(self._dial, peer, address, fallback is not None)
+                        elif fallback is None:
+                            raise DialFailed(
+                                f"seat {peer} does not listen and there is no relay", seat=peer
+                            )
+                    if fallback is not None:
+                        wait = self.config.fallback_after if direct is not None else 0.0
+                        nursery.start_soon(self._fallback_loop, peer, fallback, wait)
                 await self._all_connected.wait()
                 task_status.started()
         finally:
+            self._nursery = None
+            for link in self._handed:
+                await _close_now(link)
+            self._handed.clear()
             self._event_in.close()
+
+    def incoming(self, link: Link) -> None:
+        """Take a connection someone else accepted for us (the host's one port hands over
+        the mesh's hellos): it is authenticated and run as any incoming connection. Before
+        :meth:`run` has started it waits for it."""
+        if self._nursery is not None:
+            self._nursery.start_soon(self._attach_incoming, link)
+        else:
+            self._handed.append(link)
 
     async def serve(
         self,
@@ -558,14 +632,20 @@ class Mesh:
         self._ever.add(seat)
         if len(self._peers) == SEATS - 1:
             self._all_connected.set()
+        self._notify()
+        if conn.relayed:
+            logger.info("seat %d: connected to seat %d through the relay", self.seat, seat)
         try:
             with suppress(trio.BrokenResourceError, trio.ClosedResourceError):
-                await self._event_in.send(PeerConnected(seat, reconnected, connection=conn.number))
+                await self._event_in.send(
+                    PeerConnected(seat, reconnected, connection=conn.number, relayed=conn.relayed)
+                )
             reason = await conn.run()
         finally:
             current = self._peers.get(seat) is conn
             if current:
                 del self._peers[seat]
+                self._notify()
             await conn.shut("the mesh is closing")
         if not current:
             return  # replaced by a newer connection: the seat is not lost
@@ -582,22 +662,81 @@ class Mesh:
                 nursery.start_soon(self._incoming, stream)
 
     async def _incoming(self, stream: trio.abc.Stream) -> None:
+        await self._attach_incoming(FramedStream(stream, max_frame=self.config.max_frame))
+
+    async def _attach_incoming(self, link: Link) -> None:
         try:
-            await self.attach(FramedStream(stream, max_frame=self.config.max_frame), peer_seat=None)
+            await self.attach(link, peer_seat=None)
         except HandshakeError as exc:
             logger.warning("seat %d refused a connection: %s", self.seat, exc)
 
-    async def _dial(self, peer: int, address: Address) -> None:
-        """Connect to the lower seat ``peer``, and connect again whenever it is lost."""
+    async def open_direct(self, host: str, port: int) -> trio.abc.Stream:
+        """One direct TCP connection attempt (tests override it to cut a path)."""
+        return await trio.open_tcp_stream(host, port)
+
+    async def _wait_unconnected(self, peer: int, after: float) -> None:
+        """Until ``peer`` has been without a connection for ``after`` seconds."""
+        while True:
+            while peer in self.peers:
+                await self._changed.wait()
+            with trio.move_on_after(after):
+                while peer not in self.peers:
+                    await self._changed.wait()
+                continue  # it connected meanwhile
+            return
+
+    async def _fallback_loop(self, peer: int, fallback: Fallback, after: float) -> None:
+        """Keep a relayed link to ``peer`` whenever it has no direct one."""
+        delay = self.config.dial_backoff
+        while True:
+            await self._wait_unconnected(peer, after)
+            link: Link | None = None
+            try:
+                async with trio.open_nursery() as watch:
+
+                    async def connected(scope: trio.CancelScope) -> None:
+                        while peer not in self.peers:
+                            await self._changed.wait()
+                        scope.cancel()
+
+                    watch.start_soon(connected, watch.cancel_scope)
+                    link = await fallback(peer)
+                    watch.cancel_scope.cancel()
+            except (TransportError, RemoteProtocolError, OSError) as exc:
+                logger.info("seat %d: no relayed link to seat %d: %s", self.seat, peer, exc)
+                await trio.sleep(delay)
+                delay = min(delay * 2, self.config.dial_max_backoff)
+                continue
+            if link is None:
+                continue  # the seat connected directly while we waited for the relay
+            if peer in self.peers:
+                await _close_now(link)
+                continue
+            try:
+                await self.attach(link, peer_seat=peer if peer < self.seat else None)
+            except HandshakeError as exc:
+                logger.warning("seat %d: relayed link to seat %d: %s", self.seat, peer, exc)
+                await trio.sleep(delay)
+                delay = min(delay * 2, self.config.dial_max_backoff)
+            else:
+                delay = self.config.dial_backoff
+
+    async def _dial(self, peer: int, address: Address, relayed: bool = False) -> None:
+        """Connect to the lower seat ``peer``, and connect again whenever it is lost.
+
+        With ``relayed`` (the mesh has a fallback) a failure is never final: the relay
+        carries the seat meanwhile, and the attempts go on, at most every
+        :attr:`MeshConfig.direct_retry` seconds while it does."""
         host, port = address
         delay = self.config.dial_backoff
         failures = 0
         while True:
             try:
-                stream: trio.abc.Stream = await trio.open_tcp_stream(host, port)
-            except OSError as exc:
+                with trio.fail_after(self.config.dial_timeout):
+                    stream: trio.abc.Stream = await self.open_direct(host, port)
+            except (OSError, trio.TooSlowError) as exc:
                 failures += 1
-                if peer not in self._ever and failures >= self.config.dial_attempts:
+                if not relayed and peer not in self._ever and failures >= self.config.dial_attempts:
                     raise DialFailed(
                         f"seat {peer} at {host}:{port}: {failures} attempts, last: {exc}",
                         seat=peer,
@@ -608,7 +747,7 @@ class Mesh:
                     link = FramedStream(stream, max_frame=self.config.max_frame)
                     await self.attach(link, peer_seat=peer)
                 except HandshakeError as exc:
-                    if peer not in self._ever:
+                    if peer not in self._ever and not relayed:
                         raise
                     failures += 1
                     logger.warning("seat %d: reconnecting to seat %d: %s", self.seat, peer, exc)
@@ -618,7 +757,10 @@ class Mesh:
                     delay = self.config.dial_backoff
             await trio.sleep(delay)
             if failures:
-                delay = min(delay * 2, self.config.dial_max_backoff)
+                cap = self.config.dial_max_backoff
+                if relayed and (peer in self.relayed or failures >= self.config.dial_attempts):
+                    cap = max(cap, self.config.direct_retry)
+                delay = min(delay * 2, cap)
 
 
 @asynccontextmanager
@@ -627,15 +769,16 @@ async def open_mesh(
     table: bytes,
     seat: int,
     roster: Sequence[bytes],
-    addresses: Mapping[int, Address],
+    addresses: Mapping[int, Address | None],
     *,
     listeners: Sequence[AnyListener] | None = None,
     config: MeshConfig | None = None,
+    fallback: Fallback | None = None,
 ) -> AsyncIterator[Mesh]:
     """A :class:`Mesh` with all three peers connected; closed when the block ends."""
     mesh = Mesh(identity, table, seat, roster, config)
     async with trio.open_nursery() as nursery:
-        await nursery.start(partial(mesh.run, addresses, listeners=listeners))
+        await nursery.start(partial(mesh.run, addresses, listeners=listeners, fallback=fallback))
         try:
             yield mesh
         finally:

@@ -845,12 +845,15 @@ class TableSession:
         return True
 
     def _on_abandon(self, m: _Received) -> bool:
-        """A seat resigns, or is the fourth to sign that another one is gone."""
+        """A seat resigns, or is the fourth to sign that another one is gone. Once the game
+        has ended (abandoned already, or the four ``done`` are in) it changes nothing."""
         gone = abandoned_seat(m.body)
         if gone is None:
             raise m.fault("abandons no seat")
         votes = self._abandon_votes.setdefault(gone, set())
         votes.add(m.seat)
+        if self.abandoned is not None or self._phase in _ALL_DONE:
+            return True
         if gone == m.seat or len(votes - {gone}) == 3:
             self.abandoned = gone
             self._events.append(GameAbandoned(gone, self.state))

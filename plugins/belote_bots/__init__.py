@@ -1,4 +1,5 @@
-"""The built-in bots: ``random``, ``rules`` and ``pimc``, the ladder every bot is measured on.
+"""The built-in bots: ``random``, ``rules``, ``pimc`` and ``expert``, the ladder every bot is
+measured on.
 
 This package is a plugin like any other: it is found through the entry point ``builtin`` in
 the group ``belote_p2p.bots`` and answers the ``belote_bots`` hook.
@@ -8,13 +9,14 @@ from __future__ import annotations
 
 from belote_p2p.bot import BotInfo, hookimpl
 
+from .expert_bot import ExpertBot
 from .pimc_bot import PimcBot
 from .random_bot import RandomBot
 from .rules_bot import RulesBot
 
 __version__ = "0.1.0"
 
-__all__ = ["PimcBot", "RandomBot", "RulesBot", "belote_bots"]
+__all__ = ["ExpertBot", "PimcBot", "RandomBot", "RulesBot", "belote_bots"]
 
 
 @hookimpl
@@ -37,5 +39,11 @@ def belote_bots() -> list[BotInfo]:
             PimcBot,
             __version__,
             "Monte Carlo over hands consistent with the play, greedy playouts (iterations=24).",
+        ),
+        BotInfo(
+            "expert",
+            ExpertBot,
+            __version__,
+            "Deals weighted by the bids, each solved double-dummy (samples=20 or seconds=S).",
         ),
     ]

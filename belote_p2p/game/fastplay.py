@@ -1,0 +1,798 @@
+"""An unchecked, allocation-light card play for search: :class:`FastState`.
+
+:class:`~belote_p2p.game.engine.State` is the authority: immutable, every action checked,
+every claim remembered, what peers, the referee and the audit rely on. Search needs the
+opposite: play thousands of positions out, trying a card and taking it back. ``FastState``
+is that, beside the engine (as python-chess has an unchecked ``push`` beside its checked
+moves): the four hands are 32-bit masks in a list, the trick is a short list of card ints,
+the points two ints; :meth:`FastState.push` plays a card and :meth:`FastState.pop` takes it
+back, :meth:`FastState.play` plays one for good (a playout on a :meth:`FastState.copy`).
+
+Nothing is checked: a card that is not legal (see :meth:`FastState.legal_mask`) gives a
+meaningless position. It plays the card play of every variant (a trump suit, sans-atout,
+tout-atout; the obligations of RULES.md §4 with the rule-set knobs ``partner_master_frees``
+and ``must_overtrump_on_trump_lead``; belote; dix de der; capot and générale) and scores the
+round exactly as the engine does (:func:`round_score`; the tests compare both on thousands
+of random rounds). Build one from a full-knowledge ``State`` (:meth:`FastState.from_state`),
+from a bot's observation and a sampled deal of the unseen cards
+(:meth:`FastState.from_observation`), or from four hands at the first card
+(:meth:`FastState.new`).
+
+:func:`random_round` plays a whole random round (deal, bidding, 32 plays, scoring) on this
+path alone: the benchmark of ``benchmarks/engine.py``, and a fast source of random deals.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from .announcements import Announcement, find_announcements
+from .cards import SUIT_MASKS
+from .engine import Phase, State, deal_owners
+from .rules import CLASSIC, COINCHE, RuleSet
+from .scoring import (
+    CAPOT_POINTS,
+    CLASSIC_FAILED_POINTS,
+    COINCHE_FAILED_BASE,
+    GENERALE_POINTS,
+)
+from .tables import ABOVE, ALL_TRUMP, LAST_TRICK_BONUS, NO_TRUMP, POINTS, STRENGTH, winning_index
+
+if TYPE_CHECKING:
+    from .observation import Observation
+
+KING, QUEEN = 6, 5
+
+# -- announcements and belote, from masks -----------------------------------------------------
+
+
+def _seq_tables() -> tuple[tuple[int, ...], tuple[int, ...]]:
+    points = []
+    keys = []
+    for pattern in range(256):
+        total = best = 0
+        r = 0
+        while r < 8:
+            if pattern >> r & 1:
+                start = r
+                while r < 8 and pattern >> r & 1:
+                    r += 1
+                length = r - start
+                if length >= 3:
+                    p = 20 if length == 3 else 50 if length == 4 else 100
+                    total += p
+                    best = max(best, announcement_key(p, 0, length, r - 1, 0))
+            else:
+                r += 1
+        points.append(total)
+        keys.append(best)
+    return tuple(points), tuple(keys)
+
+
+def announcement_key(points: int, carre: int, length: int, top: int, in_trump: int) -> int:
+    """An :attr:`Announcement.key` folded into one int that compares the same way."""
+    return (((points * 2 + carre) * 16 + length) * 8 + top) * 2 + in_trump
+
+
+def _key_of(a: Announcement) -> int:
+    return announcement_key(*a.key)
+
+
+_SEQ_POINTS, _SEQ_KEYS = _seq_tables()
+
+
+def hand_announcements(hand: int, mode: int) -> tuple[int, int]:
+    """The points of the announcements an 8-card hand declares and the key of its best one
+    (0 for none), as :func:`~belote_p2p.game.announcements.find_announcements` finds them."""
+    if hand & hand >> 8 & hand >> 16 & hand >> 24 & 0xFC:
+        anns = find_announcements(hand, mode)  # a carré: the general search
+        if not anns:
+            return 0, 0
+        return sum(a.points for a in anns), max(_key_of(a) for a in anns)
+    sp, sk = _SEQ_POINTS, _SEQ_KEYS
+    b0, b1, b2, b3 = hand & 0xFF, hand >> 8 & 0xFF, hand >> 16 & 0xFF, hand >> 24 & 0xFF
+    total = sp[b0] + sp[b1] + sp[b2] + sp[b3]
+    if not total:
+        return 0, 0
+    k0, k1, k2, k3 = sk[b0], sk[b1], sk[b2], sk[b3]
+    if mode == ALL_TRUMP:
+        return total, max(k0, k1, k2, k3) + 1
+    if mode == 0 and k0:
+        k0 += 1
+    elif mode == 1 and k1:
+        k1 += 1
+    elif mode == 2 and k2:
+        k2 += 1
+    elif mode == 3 and k3:
+        k3 += 1
+    return total, max(k0, k1, k2, k3)
+
+
+def team_announcements(points: Sequence[int], keys: Sequence[int], first: int) -> tuple[int, int]:
+    """What each team scores for announcements, from each seat's points and best key: only
+    the team of the single best one scores, and at equal keys the seat nearer ``first``."""
+    best_key = 0
+    best_seat = -1
+    for i in range(4):
+        seat = (first + i) % 4
+        if keys[seat] > best_key:
+            best_key, best_seat = keys[seat], seat
+    if best_seat < 0:
+        return 0, 0
+    team = best_seat & 1
+    total = points[team] + points[team + 2]
+    return (total, 0) if team == 0 else (0, total)
+
+
+def belote_holders(hands: Sequence[int], mode: int) -> tuple[int, int]:
+    """Belote points each team will score from hands that still hold both the king and the
+    queen of a trump suit (20 per pair)."""
+    if mode == NO_TRUMP:
+        return 0, 0
+    suits = range(4) if mode == ALL_TRUMP else (mode,)
+    out = [0, 0]
+    for seat in range(4):
+        h = hands[seat]
+        for s in suits:
+            pair = 1 << (s * 8 + KING) | 1 << (s * 8 + QUEEN)
+            if h & pair == pair:
+                out[seat & 1] += 20
+    return out[0], out[1]
+
+
+# -- scoring ----------------------------------------------------------------------------------
+
+
+def round_score(
+    coinche: bool,
+    taker: int,
+    contract: int,
+    multiplier: int,
+    card_points: tuple[int, int],
+    announcements: tuple[int, int],
+    belote: tuple[int, int],
+    pending: int,
+    generale: int = -1,
+) -> tuple[int, int, int]:
+    """What each team adds to its score, and the litige pot after the round.
+
+    ``card_points`` are as scored: 250 (capot) or 500 (générale) to the team that took
+    every trick, 0 to the other; ``generale`` is the seat that took them all alone, if one
+    did (-1). The same arithmetic as :func:`~belote_p2p.game.scoring.score_round`,
+    without building a record (RULES.md §7 and §9)."""
+    t = taker & 1
+    c0, c1 = card_points
+    a0, a1 = announcements
+    b0, b1 = belote
+    tot0 = c0 + a0 + b0
+    tot1 = c1 + a1 + b1
+    tt, td = (tot0, tot1) if t == 0 else (tot1, tot0)
+    if coinche:
+        if contract == GENERALE_POINTS:
+            made = generale == taker
+        elif contract == CAPOT_POINTS:
+            made = (c0 if t == 0 else c1) >= CAPOT_POINTS
+        else:
+            made = tt >= contract and tt > td
+        winner = t if made else 1 - t
+        if multiplier > 1 or not made:
+            won = COINCHE_FAILED_BASE + contract * multiplier + a0 + a1 + (b0, b1)[winner]
+            lost = (b0, b1)[1 - winner]
+            s0, s1 = (won, lost) if winner == 0 else (lost, won)
+        else:
+            s0, s1 = (contract + tot0, tot1) if t == 0 else (tot0, contract + tot1)
+    elif tt > td:
+        winner = t
+        s0, s1 = tot0, tot1
+    elif tt < td:
+        winner = 1 - t
+        cw = c0 if winner == 0 else c1
+        base = cw if cw >= CAPOT_POINTS else CLASSIC_FAILED_POINTS
+        won = base + a0 + a1 + (b0, b1)[winner]
+        lost = (b0, b1)[1 - winner]
+        s0, s1 = (won, lost) if winner == 0 else (lost, won)
+    else:  # litige
+        bt = b0 if t == 0 else b1
+        s0, s1 = (bt, tot1) if t == 0 else (tot0, bt)
+        return s0, s1, pending + tt - bt
+    if pending:
+        if winner == 0:
+            s0 += pending
+        else:
+            s1 += pending
+    return s0, s1, 0
+
+
+# -- the fast state ---------------------------------------------------------------------------
+
+
+class FastState:
+    """The card play of one round, mutable and unchecked, for search (see the module).
+
+    Read its fields freely; change them only through :meth:`push`, :meth:`pop` and
+    :meth:`play`.
+    """
+
+    __slots__ = (
+        "announcements",
+        "belote",
+        "best",
+        "coinche",
+        "contract",
+        "free",
+        "hands",
+        "leader",
+        "mode",
+        "multiplier",
+        "overtrump",
+        "pending",
+        "points",
+        "stack",
+        "taker",
+        "to_act",
+        "trick",
+        "tricks",
+        "wins",
+    )
+
+    hands: list[int]
+    """The unplayed cards of each seat (masks)."""
+    mode: int
+    """The trump mode: a suit, ``NO_TRUMP`` or ``ALL_TRUMP``."""
+    to_act: int
+    leader: int
+    """The seat that led the current trick."""
+    trick: list[int]
+    """The cards of the current trick, in play order from ``leader``."""
+    best: int
+    """The index in ``trick`` of the card winning it so far."""
+    points: list[int]
+    """Each team's card points in the tricks it took (dix de der included)."""
+    tricks: int
+    """Tricks finished."""
+    wins: int
+    """Bit ``s`` set when seat ``s`` took a trick (for capot and générale)."""
+    stack: list[tuple[int, int, int, int, int, int, int, list[int] | None]]
+    free: bool
+    """``RuleSet.partner_master_frees``."""
+    overtrump: bool
+    """``RuleSet.must_overtrump_on_trump_lead``."""
+    coinche: bool
+    taker: int
+    contract: int
+    multiplier: int
+    announcements: tuple[int, int]
+    """The announcement points each team scores this round."""
+    belote: tuple[int, int]
+    """The belote points each team scores this round (declared or still to declare)."""
+    pending: int
+    """The litige pot carried into the round."""
+
+    # -- construction -------------------------------------------------------------------------
+
+    @classmethod
+    def new(
+        cls,
+        rules: RuleSet,
+        hands: Sequence[int],
+        trump: int,
+        taker: int,
+        leader: int,
+        contract: int = 0,
+        multiplier: int = 1,
+        pending: int = 0,
+    ) -> FastState:
+        """A round at its first card: four 8-card hands (masks), ``leader`` to lead."""
+        f = cls._blank(rules, trump, taker, contract, multiplier, pending)
+        f.hands = list(hands)
+        f.leader = f.to_act = leader
+        if rules.announcements:
+            pts = [0, 0, 0, 0]
+            keys = [0, 0, 0, 0]
+            for s in range(4):
+                pts[s], keys[s] = hand_announcements(hands[s], trump)
+            f.announcements = team_announcements(pts, keys, leader)
+        f.belote = belote_holders(hands, trump)
+        return f
+
+    @classmethod
+    def _blank(
+        cls, rules: RuleSet, trump: int, taker: int, contract: int, multiplier: int, pending: int
+    ) -> FastState:
+        f = object.__new__(cls)
+        f.mode = trump
+        f.trick = []
+        f.best = 0
+        f.points = [0, 0]
+        f.tricks = 0
+        f.wins = 0
+        f.stack = []
+        f.free = rules.partner_master_frees
+        f.overtrump = rules.must_overtrump_on_trump_lead
+        f.coinche = rules.is_coinche
+        f.taker = taker
+        f.contract = contract
+        f.multiplier = multiplier
+        f.pending = pending
+        f.announcements = (0, 0)
+        f.belote = (0, 0)
+        return f
+
+    @classmethod
+    def from_state(cls, state: State) -> FastState:
+        """The round of a full-knowledge engine state in its play phase."""
+        if state.phase is not Phase.PLAY or any(state.unknown):
+            raise ValueError("a FastState needs a full-knowledge state in its play phase")
+        f = cls._blank(
+            state.rules, state.trump, state.taker, state.contract, state.multiplier, state.pending
+        )
+        f.hands = list(state.hands)
+        f._set_history(
+            state.leader,
+            state.to_act,
+            list(state.trick),
+            [(t.winner, t.points) for t in state.tricks],
+        )
+        first = (state.dealer + 1) % 4
+        f._set_declarations(state.rules, state.declared, state.belote, first)
+        return f
+
+    @classmethod
+    def from_observation(cls, obs: Observation, hands: Sequence[int]) -> FastState:
+        """The round a bot observes, with ``hands`` the unplayed cards of every seat (its own
+        and a deal of the unseen cards it sampled)."""
+        if obs.phase is not Phase.PLAY:
+            raise ValueError("a FastState starts in the play phase")
+        f = cls._blank(obs.rules, obs.trump, obs.taker, obs.contract, obs.multiplier, obs.pending)
+        f.hands = list(hands)
+        f._set_history(
+            obs.leader, obs.to_act, list(obs.trick), [(t.winner, t.points) for t in obs.tricks]
+        )
+        first = (obs.dealer + 1) % 4
+        f._set_declarations(obs.rules, obs.declared, obs.belote, first)
+        return f
+
+    def _set_history(
+        self, leader: int, to_act: int, trick: list[int], tricks: list[tuple[int, int]]
+    ) -> None:
+        self.leader = leader
+        self.to_act = to_act
+        self.trick = trick
+        self.best = winning_index(trick, self.mode) if trick else 0
+        for winner, pts in tricks:
+            self.points[winner & 1] += pts
+            self.wins |= 1 << winner
+        self.tricks = len(tricks)
+
+    def _set_declarations(
+        self,
+        rules: RuleSet,
+        declared: Sequence[tuple[Announcement, ...] | None],
+        belote: Sequence[tuple[int, int]],
+        first: int,
+    ) -> None:
+        mode = self.mode
+        if rules.announcements:
+            pts = [0, 0, 0, 0]
+            keys = [0, 0, 0, 0]
+            for s in range(4):
+                anns = declared[s]
+                if anns is None:
+                    # Not played yet: the seat declares what its (whole) hand holds.
+                    pts[s], keys[s] = hand_announcements(self.hands[s], mode)
+                elif anns:
+                    pts[s] = sum(a.points for a in anns)
+                    keys[s] = max(_key_of(a) for a in anns)
+            self.announcements = team_announcements(pts, keys, first)
+        bel = list(belote_holders(self.hands, mode))
+        for seat, _ in belote:
+            bel[seat & 1] += 20
+        self.belote = (bel[0], bel[1])
+
+    def copy(self) -> FastState:
+        """An independent copy (its undo stack starts empty)."""
+        f = object.__new__(FastState)
+        f.hands = self.hands[:]
+        f.mode = self.mode
+        f.to_act = self.to_act
+        f.leader = self.leader
+        f.trick = self.trick[:]
+        f.best = self.best
+        f.points = self.points[:]
+        f.tricks = self.tricks
+        f.wins = self.wins
+        f.stack = []
+        f.free = self.free
+        f.overtrump = self.overtrump
+        f.coinche = self.coinche
+        f.taker = self.taker
+        f.contract = self.contract
+        f.multiplier = self.multiplier
+        f.announcements = self.announcements
+        f.belote = self.belote
+        f.pending = self.pending
+        return f
+
+    # -- reading ------------------------------------------------------------------------------
+
+    @property
+    def is_over(self) -> bool:
+        return self.tricks == 8
+
+    @property
+    def played(self) -> int:
+        """Every card played this round (the current trick included)."""
+        h = self.hands
+        return 0xFFFFFFFF & ~(h[0] | h[1] | h[2] | h[3])
+
+    def legal_mask(self) -> int:
+        """The cards the seat to act may play (RULES.md §4), as a mask."""
+        hand = self.hands[self.to_act]
+        trick = self.trick
+        if not trick:
+            return hand
+        mode = self.mode
+        led = trick[0] >> 3
+        m = hand & SUIT_MASKS[led]
+        top = trick[self.best]
+        if mode == NO_TRUMP:
+            return m or hand
+        if mode == ALL_TRUMP or mode == led:
+            if self.overtrump:
+                return hand & ABOVE[mode][top] or m or hand
+            return m or hand
+        if m:
+            return m
+        if self.free and self.best == len(trick) - 2:
+            return hand
+        trumps = hand & SUIT_MASKS[mode]
+        if top >> 3 == mode:
+            return hand & ABOVE[mode][top] or trumps or hand
+        return trumps or hand
+
+    def winner_so_far(self) -> int:
+        """The seat winning the current trick (the leader before its first card)."""
+        return (self.leader + self.best) & 3
+
+    def card_points(self) -> tuple[int, int]:
+        """Each team's card points as they score: 250 or 500 for a capot or a générale."""
+        if self.tricks == 8:
+            w = self.wins
+            if w & 0b1010 == 0 or w & 0b0101 == 0:
+                bonus = GENERALE_POINTS if w & (w - 1) == 0 else CAPOT_POINTS
+                return (bonus, 0) if w & 0b0101 else (0, bonus)
+        return self.points[0], self.points[1]
+
+    def generale(self) -> int:
+        """The seat that took all eight tricks alone, or -1."""
+        w = self.wins
+        if self.tricks == 8 and w & (w - 1) == 0:
+            return w.bit_length() - 1
+        return -1
+
+    def score(self) -> tuple[int, int]:
+        """What each team adds to its game score for the finished round."""
+        s0, s1, _ = round_score(
+            self.coinche, self.taker, self.contract, self.multiplier, self.card_points(),
+            self.announcements, self.belote, self.pending, self.generale(),
+        )  # fmt: skip
+        return s0, s1
+
+    def score_for(self, difference: int) -> tuple[int, int]:
+        """The round score if the round ended with team 0's card points minus team 1's equal
+        to ``difference`` (what :mod:`.solver` returns, plus the points already taken):
+        ``±250`` and ``±500`` are a capot and a générale."""
+        if difference in (CAPOT_POINTS, GENERALE_POINTS):
+            cp = (difference, 0)
+        elif -difference in (CAPOT_POINTS, GENERALE_POINTS):
+            cp = (0, -difference)
+        else:
+            total = sum(POINTS[self.mode]) + LAST_TRICK_BONUS
+            half = (total + difference) // 2
+            cp = (half, total - half)
+        generale = -1
+        if abs(difference) == GENERALE_POINTS:
+            # Which seat of the team took everything is unknown here: the contract's seat.
+            generale = self.taker
+        s0, s1, _ = round_score(
+            self.coinche, self.taker, self.contract, self.multiplier, cp,
+            self.announcements, self.belote, self.pending, generale,
+        )  # fmt: skip
+        return s0, s1
+
+    # -- playing ------------------------------------------------------------------------------
+
+    def push(self, c: int) -> None:
+        """Play card ``c`` (legal, unchecked) for the seat to act; :meth:`pop` takes it back."""
+        seat = self.to_act
+        trick = self.trick
+        best = self.best
+        self.hands[seat] ^= 1 << c
+        n = len(trick)
+        if n:
+            top = trick[best]
+            st = STRENGTH[self.mode]
+            sc, stop = st[c], st[top]
+            if (sc > stop and c >> 3 == top >> 3) or (sc >= 8 and stop < 8):
+                self.best = n
+            if n == 3:
+                p = self.points
+                self.stack.append((c, seat, best, self.leader, p[0], p[1], self.wins, trick))
+                self._close(c)
+                return
+        self.stack.append((c, seat, best, 0, 0, 0, 0, None))
+        trick.append(c)
+        self.to_act = (seat + 1) & 3
+
+    def _close(self, c: int) -> None:
+        """Finish the trick whose first three cards are in ``trick`` with ``c``."""
+        trick = self.trick
+        winner = (self.leader + self.best) & 3
+        pts = POINTS[self.mode]
+        p = pts[trick[0]] + pts[trick[1]] + pts[trick[2]] + pts[c]
+        self.tricks += 1
+        if self.tricks == 8:
+            p += LAST_TRICK_BONUS
+        self.points[winner & 1] += p
+        self.wins |= 1 << winner
+        self.trick = []
+        self.best = 0
+        self.leader = self.to_act = winner
+
+    def pop(self) -> int:
+        """Take back the last card :meth:`push` played; returns it."""
+        c, seat, best, leader, p0, p1, wins, closed = self.stack.pop()
+        self.hands[seat] |= 1 << c
+        if closed is not None:
+            self.trick = closed
+            self.leader = leader
+            self.points[0] = p0
+            self.points[1] = p1
+            self.wins = wins
+            self.tricks -= 1
+        else:
+            self.trick.pop()
+        self.best = best
+        self.to_act = seat
+        return c
+
+    def play(self, c: int) -> None:
+        """Play card ``c`` for good (no undo record): for playouts on a :meth:`copy`."""
+        seat = self.to_act
+        trick = self.trick
+        self.hands[seat] ^= 1 << c
+        n = len(trick)
+        if n:
+            top = trick[self.best]
+            st = STRENGTH[self.mode]
+            sc, stop = st[c], st[top]
+            if (sc > stop and c >> 3 == top >> 3) or (sc >= 8 and stop < 8):
+                self.best = n
+            if n == 3:
+                self._close(c)
+                return
+        trick.append(c)
+        self.to_act = (seat + 1) & 3
+
+    def play_random(self, rng: random.Random) -> None:
+        """Play the rest of the round with uniformly random legal cards, for good.
+
+        The loop of :meth:`legal_mask` and :meth:`play`, written out in one function."""
+        rand = rng.random
+        hands = self.hands
+        mode = self.mode
+        st = STRENGTH[mode]
+        pts = POINTS[mode]
+        above = ABOVE[mode]
+        kind = 1 if mode == NO_TRUMP else 2 if mode == ALL_TRUMP else 0
+        tmask = SUIT_MASKS[mode] if kind == 0 else 0
+        free = self.free
+        over = self.overtrump
+        seat = self.to_act
+        trick = self.trick
+        n = len(trick)
+        lead = self.leader
+        if n:
+            led = trick[0] >> 3
+            top = trick[self.best]
+            win = (lead + self.best) & 3
+            tp = sum(pts[c] for c in trick)
+        else:
+            led = top = win = tp = 0
+        tricks = self.tricks
+        points = self.points
+        wins = self.wins
+        suits = SUIT_MASKS
+        while tricks < 8:
+            hand = hands[seat]
+            if n == 0:
+                m = hand
+            else:
+                m = hand & suits[led]
+                if kind == 1:
+                    m = m or hand
+                elif kind == 2 or led == mode:
+                    m = (hand & above[top] or m or hand) if over else (m or hand)
+                elif not m:
+                    if free and win ^ seat == 2:
+                        m = hand
+                    elif top >> 3 == mode:
+                        m = hand & above[top] or hand & tmask or hand
+                    else:
+                        m = hand & tmask or hand
+            k = m.bit_count()
+            if k > 1:
+                for _ in range(int(rand() * k)):
+                    m &= m - 1
+            bit = m & -m
+            c = bit.bit_length() - 1
+            hands[seat] = hand ^ bit
+            if n == 0:
+                led = c >> 3
+                top = c
+                win = lead = seat
+                tp = pts[c]
+                n = 1
+                seat = (seat + 1) & 3
+                continue
+            sc, stop = st[c], st[top]
+            if (sc > stop and c >> 3 == top >> 3) or (sc >= 8 and stop < 8):
+                top = c
+                win = seat
+            tp += pts[c]
+            if n < 3:
+                n += 1
+                seat = (seat + 1) & 3
+                continue
+            tricks += 1
+            if tricks == 8:
+                tp += LAST_TRICK_BONUS
+            points[win & 1] += tp
+            wins |= 1 << win
+            seat = win
+            n = 0
+        self.trick = []
+        self.best = 0
+        self.leader = self.to_act = seat
+        self.tricks = tricks
+        self.wins = wins
+
+
+# -- a whole random round on the fast path ------------------------------------------------------
+
+_FACT32 = 263130836933693530167218012160000000  # 32!
+_BITS32 = _FACT32.bit_length()
+
+
+def random_deck(rng: random.Random) -> list[int]:
+    """The 32 cards in a uniformly random order, from one draw of random bits."""
+    getrandbits = rng.getrandbits
+    x = getrandbits(_BITS32)
+    while x >= _FACT32:
+        x = getrandbits(_BITS32)
+    rest = list(range(32))
+    out = []
+    for i in range(32, 1, -1):
+        x, r = divmod(x, i)
+        out.append(rest.pop(r))
+    out.append(rest[0])
+    return out
+
+
+_OWNERS_CACHE: dict[tuple[bool, int, int], tuple[int, ...]] = {}
+
+
+def _owners(coinche: bool, dealer: int, taker: int) -> tuple[int, ...]:
+    """Who receives each deck position (as :func:`.engine.deal_owners`)."""
+    key = (coinche, dealer, taker)
+    got = _OWNERS_CACHE.get(key)
+    if got is None:
+        got = deal_owners(COINCHE if coinche else CLASSIC, dealer, None if taker < 0 else taker)
+        _OWNERS_CACHE[key] = got
+    return got
+
+
+def random_round(
+    rules: RuleSet,
+    rng: random.Random,
+    dealer: int = 0,
+    pending: int = 0,
+    log: list[tuple[str, object]] | None = None,
+) -> FastState:
+    """A whole round with uniformly random choices, on the fast path alone.
+
+    Deals a random deck (a new one, by the next dealer, after a pass-out), bids with a random
+    legal action at each turn (the engine's legal actions, in its order), plays the 32 cards
+    at random and returns the finished :class:`FastState` (its :meth:`FastState.score` is
+    the round's score). ``log`` receives ``("deal", deck)``, ``("bid", index)`` (the index
+    in ``State.legal_actions()``) and ``("play", card)`` entries: enough to replay the round
+    on the engine."""
+    rand = rng.random
+    coinche = rules.is_coinche
+    sa, ta = rules.sans_atout, rules.tout_atout
+    trumps = 4 + (1 if sa else 0) + (1 if ta else 0)
+    modes = (0, 1, 2, 3) + ((NO_TRUMP,) if sa else ()) + ((ALL_TRUMP,) if ta else ())
+    while True:
+        deck = random_deck(rng)
+        if log is not None:
+            log.append(("deal", deck))
+        owners = _owners(coinche, dealer, -1)
+        hands = [0, 0, 0, 0]
+        for pos in range(32 if coinche else 20):
+            hands[owners[pos]] |= 1 << deck[pos]
+        first = (dealer + 1) & 3
+        taker = -1
+        trump = -1
+        contract = 0
+        multiplier = 1
+        if not coinche:
+            turned = deck[20]
+            for turn in range(8):
+                seat = (first + turn) & 3
+                if turn < 4:
+                    k = int(rand() * 2)  # TAKE, PASS
+                    if log is not None:
+                        log.append(("bid", k))
+                    if k == 0:
+                        taker, trump = seat, turned >> 3
+                        break
+                else:
+                    k = int(rand() * 4)  # three suits, PASS
+                    if log is not None:
+                        log.append(("bid", k))
+                    if k < 3:
+                        taker = seat
+                        trump = k if k < turned >> 3 else k + 1
+                        break
+            if taker >= 0:
+                hands[taker] |= 1 << turned
+                done = _owners(False, dealer, taker)
+                for pos in range(21, 32):
+                    hands[done[pos]] |= 1 << deck[pos]
+        else:
+            seat = first
+            passes = 0
+            values = (80, 90, 100, 110, 120, 130, 140, 150, 160, CAPOT_POINTS, GENERALE_POINTS)
+            above = 0  # index in values of the lowest bid still allowed
+            while True:
+                if multiplier == 1:
+                    coinche_ok = taker >= 0 and (seat - taker) & 1 == 1
+                    n = 1 + (len(values) - above) * trumps + (1 if coinche_ok else 0)
+                else:
+                    n = 2 if (seat - taker) & 1 == 0 else 1  # PASS (, SURCOINCHE)
+                k = int(rand() * n)
+                if log is not None:
+                    log.append(("bid", k))
+                if k == 0:
+                    passes += 1
+                    if (taker < 0 and passes == 4) or (taker >= 0 and passes == 3):
+                        break
+                elif multiplier == 1 and k <= (len(values) - above) * trumps:
+                    i, t = divmod(k - 1, trumps)
+                    taker, trump, contract = seat, modes[t], values[above + i]
+                    above += i + 1
+                    passes = 0
+                elif multiplier == 1:
+                    multiplier, passes = 2, 0
+                else:
+                    multiplier = 4
+                    break
+                seat = (seat + 1) & 3
+        if taker >= 0:
+            break
+        dealer = (dealer + 1) & 3
+    f = FastState.new(rules, hands, trump, taker, first, contract, multiplier, pending)
+    if log is None:
+        f.play_random(rng)
+    else:
+        while f.tricks < 8:
+            m = f.legal_mask()
+            k = m.bit_count()
+            for _ in range(int(rand() * k)):
+                m &= m - 1
+            c = (m & -m).bit_length() - 1
+            log.append(("play", c))
+            f.play(c)
+    return f
