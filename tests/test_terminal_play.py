@@ -8,6 +8,7 @@ import json
 import os
 import re
 import signal
+import subprocess
 from pathlib import Path
 
 from helpers import cli_argv, source_pythonpath
@@ -53,6 +54,22 @@ def frame_fits(text: str) -> None:
     top = next(i for i, line in enumerate(lines) if line.startswith("╭"))
     bottom = next(i for i, line in enumerate(lines) if line.startswith("╰"))
     assert bottom - top + 1 == 19, text
+
+
+def inside(text: str, words: str) -> None:
+    """``words`` are on a line of the frame (between its borders), not under it."""
+    line = next(line for line in text.split("\n") if words in line)
+    assert line.startswith("│") and line.rstrip().endswith("│"), text
+
+
+def run_at_terminal(tmp_path: Path, *argv: object) -> str:
+    """A command's whole output at the pseudo-terminal; it must succeed."""
+    term = Terminal(cli_argv(*argv), environment(), tmp_path)
+    try:
+        assert term.finish() == 0, term.plain()
+        return term.plain()
+    finally:
+        term.close()
 
 
 def transcript_of(tmp_path: Path) -> Path:
@@ -276,6 +293,17 @@ def test_another_game_with_the_same_players_and_the_deal_passed_on(tmp_path: Pat
     assert b.table_id != a.table_id
     assert b.rules == a.rules.with_(first_dealer=(a.rules.first_dealer + 1) % 4)
     assert [(s.name, s.key) for s in b.seats] == [(s.name, s.key) for s in a.seats]
+    # The home's games, numbered, newest first; replay takes a number.
+    listing = run_at_terminal(tmp_path, "games", "--home", tmp_path / "home")
+    rows = re.findall(r"^([12]) +\d{4}-\d\d-\d\d \d\d:\d\d +Ann & (\w+) v (\w+) & (\w+) +classic "
+                      r"to 51 +(.+?) +(verified|not checked)", listing, re.MULTILINE)  # fmt: skip
+    assert [r[0] for r in rows] == ["1", "2"], listing
+    assert rows[0][4].startswith("abandoned by Ann") and rows[0][5] == "verified", listing
+    assert re.search(r"won \d+-\d+", rows[1][4]) and rows[1][5] == "verified", listing
+    replay = run_at_terminal(tmp_path, "replay", "2", "--home", tmp_path / "home")
+    assert re.search(r"^  bids: \w+ (pass|take)", replay, re.MULTILINE), replay
+    assert re.search(r"leads (10|[7-9JQKA])[♠♥♦♣]", replay) and "team 0" not in replay
+    assert not re.search(r"\b(T|10)[SHDC]\b", replay), replay
 
 
 def test_play_against_three_bots_without_a_network(tmp_path: Path) -> None:
@@ -298,3 +326,37 @@ def test_play_against_three_bots_without_a_network(tmp_path: Path) -> None:
         assert "You resigned." in final and "Traceback" not in final
     finally:
         term.close()
+
+
+def test_a_lost_connection_names_the_player_inside_the_frame(tmp_path: Path) -> None:
+    # --bots 3:random: the bot processes play the bot named there.
+    term = host(tmp_path, "--name", "Ann", "--bots", "3:random")
+    bot_home = tmp_path / "home" / "bots" / "2"
+    try:
+        term.wait(at_decision, "the first bid")
+        info = json.loads((bot_home / "process.json").read_text())
+        assert info["bot"] == "random" and "random" in info["command"]
+        os.kill(info["pid"], signal.SIGKILL)
+        text = term.wait(lambda t: "Bot2 lost the connection" in t, "the lost connection")
+        inside(text, "Bot2 lost the connection")
+        assert "seat 2" not in text and "seat 0:" not in text
+        again = subprocess.Popen(
+            cli_argv("resume", "--bot", "random", "--quiet", "--home", bot_home),
+            env=environment(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+        try:
+            text = term.wait(lambda t: "Bot2 is back." in t, "the player back")
+            inside(text, "Bot2 is back.")
+            term.send("quit")
+            term.wait(lambda t: last_line(t).startswith("Resign and leave"), "the question")
+            term.send("yes")
+            assert term.finish() == 0
+            again.wait(timeout=60)  # it ends by itself: the game is over
+        finally:
+            if again.poll() is None:
+                again.kill()
+                again.wait()
+        assert "Traceback" not in term.plain()
+    finally:
+        term.close()
+    assert verify_transcript(transcript_of(tmp_path)).abandoned == 0

@@ -1351,6 +1351,15 @@ class TerminalUI:
         except OSError:
             self._gone = True
 
+    def table_news(self, text: str) -> None:
+        """News of the table (a player late, gone or back): in the frame's news lines
+        (live), else a line."""
+        if self.live:
+            self.view.news.append(text)
+            self.redraw()
+        else:
+            self.say(text)
+
     def say(self, text: str) -> None:
         """A message for the person: under the frame (live), else a line."""
         self.messages.append(text)
@@ -1499,15 +1508,17 @@ class TerminalUI:
         for wait in status.overdue:
             if wait.seat in overdue - self._overdue:
                 left = max(0, round(wait.abandon_in))
-                self.say(f"{view.names[wait.seat]} is late: signed out in {left} s if silent.")
+                name = view.names[wait.seat]
+                self.table_news(f"{name} is late: signed out in {left} s if silent.")
         self._overdue = overdue
         lost = status.disconnected - self._disconnected
         back = self._disconnected - status.disconnected
         self._disconnected = status.disconnected
         for seat in sorted(lost):
-            self.say(f"{view.names[seat]} lost the connection; waiting for them to come back.")
+            name = view.names[seat]
+            self.table_news(f"{name} lost the connection; waiting for them to come back.")
         for seat in sorted(back):
-            self.say(f"{view.names[seat]} is back.")
+            self.table_news(f"{view.names[seat]} is back.")
 
     # -- decisions ----------------------------------------------------------------------
 
