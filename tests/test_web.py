@@ -8,19 +8,23 @@ import json
 import random
 import webbrowser
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 import trio
+import trio.testing
 import wsproto
 import wsproto.events as ws
 from helpers import dealt, make_table
 
+from belote_p2p.app.home import Home
+from belote_p2p.app.seat import SeatOptions
 from belote_p2p.app.tui import TableView, display_hand
 from belote_p2p.app.web.cardsvg import card_svg, image
 from belote_p2p.app.web.options import WebOptions
-from belote_p2p.app.web.seat import page_opened
+from belote_p2p.app.web.seat import page_opened, web_player
 from belote_p2p.app.web.server import WebError, WebServer
 from belote_p2p.app.web.table import WebPlayer, WebTable
 from belote_p2p.app.web.viewmodel import action_code
@@ -28,7 +32,7 @@ from belote_p2p.game.cards import CARDS, Card
 from belote_p2p.game.engine import TAKE, Phase
 from belote_p2p.game.observation import observe
 from belote_p2p.players.player import Resigned
-from belote_p2p.protocol.events import ActionTaken, DecisionNeeded, RoundDealt
+from belote_p2p.protocol.events import ActionTaken, ChatMessage, DecisionNeeded, RoundDealt
 
 # -- the view model -----------------------------------------------------------------------------
 
@@ -128,6 +132,32 @@ async def test_resigning_from_the_page_resigns_the_seat() -> None:
     assert await table.handle({"type": "leave"}) is not None
     table.game_over("over")
     assert await table.handle({"type": "leave"}) is None and table.left.is_set()
+
+
+async def test_the_terminal_stand_in_plays_a_late_turn_and_chat_reaches_the_page(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    definition, _ = make_table("classic")
+    state = dealt(definition.rules, 1)
+    seat = state.to_act
+    table = WebTable(TableView.from_definition(definition, seat), clock=trio.current_time)
+    options = SeatOptions("p", Home(Path("unused")), None, 5, "127.0.0.1", True, None, 10.0)
+    player = web_player(table, replace(options, person_deadline=30.0, autoplay="rules"))
+    player.new_game(definition.rules, seat)
+    started = trio.current_time()
+    action = await player.decide(observe(state, seat))
+    assert trio.current_time() - started >= 30.0  # not before the person's time ran out
+    assert action in state.legal_actions() and table.pending is None
+    assert any(line.startswith("Time's up: your peer played ") for line in table.model()["log"])
+    said: list[str] = []
+    assert await table.handle({"type": "chat", "text": "hi"}) == (
+        "Chat is not available at this table."
+    )
+    table.send_chat = said.append
+    assert await table.handle({"type": "chat", "text": "  gg  "}) is None and said == ["gg"]
+    table.on_event(ChatMessage(1, "bravo", 0))
+    chat = table.model()["chat"]
+    assert chat[-1] == {"seat": 1, "name": table.view.name(1), "text": "bravo"}
 
 
 # -- the server's locks ---------------------------------------------------------------------

@@ -120,8 +120,10 @@ async def local_game(
     view = TableView(0, [name, *BOT_NAMES], rules)
     ui = TerminalUI(view, plain=plain, control=table, standin=autoplay)
     tui_player = TuiPlayer(ui, turn_seconds=deadline)
-    standin = BotPlayer(autoplay, seed=rng.randrange(2**32)) if autoplay and deadline else None
-    person = Autoplay(tui_player, standin, deadline or 0.0, ui.autoplayed)
+    person = Autoplay.for_person(
+        tui_player, autoplay if deadline else None, deadline or 0.0, ui.autoplayed,
+        seed=rng.randrange(2**32),
+    )  # fmt: skip
     bots: list[Player] = [BotPlayer(bot, seed=rng.randrange(2**32)) for _ in BOT_NAMES]
     resigned = False
 

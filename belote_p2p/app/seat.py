@@ -23,6 +23,8 @@ from pathlib import Path
 
 import trio
 
+from belote_p2p.game.engine import Action
+from belote_p2p.game.observation import Observation
 from belote_p2p.net.address import ALL_ADDRESSES
 from belote_p2p.net.lobby import check_name
 from belote_p2p.net.peer import PeerConfig, PeerControl, PeerResult, PeerStatus, run_peer
@@ -62,6 +64,16 @@ class SeatOptions:
     rematch: bool | None = None
     """Another game after this one: None, a person is asked and a bot says no; True, a bot
     says yes too; False, nobody is asked."""
+
+    def with_standin(
+        self, person: Player, on_autoplay: Callable[[Observation, Action], None]
+    ) -> Autoplay:
+        """A person's seat with its stand-in bot for the turns whose time runs out (the
+        terminal's and the browser's alike)."""
+        return Autoplay.for_person(
+            person, self.autoplay, self.person_deadline, on_autoplay,
+            bot_deadline=self.bot_deadline, seed=self.seed,
+        )  # fmt: skip
 
     def offers_rematch(self, person: bool) -> bool:
         """Whether this seat takes part in the question of another game."""
@@ -116,10 +128,7 @@ def terminal_player(
         standin=options.autoplay,
     )
     person = TuiPlayer(ui, turn_seconds=options.person_deadline)
-    standin = None
-    if options.autoplay is not None:
-        standin = BotPlayer(options.autoplay, deadline=options.bot_deadline, seed=options.seed)
-    return Autoplay(person, standin, options.person_deadline, ui.autoplayed), ui
+    return options.with_standin(person, ui.autoplayed), ui
 
 
 async def watch_signals(
@@ -221,6 +230,7 @@ async def play_seat(
     relay: tuple[str, int] | None = None,
     on_mesh: Callable[[Mesh], None] | None = None,
     host_address: tuple[str, int] | None = None,
+    control: PeerControl | None = None,
 ) -> PeerResult:
     """Play ``seat`` with ``player`` (None: a person, through the terminal table, or the
     browser's with ``options.web``), record the experience, and print the ``RESULT`` line.
@@ -228,7 +238,8 @@ async def play_seat(
     transcript holds it); ``watch``: more ``on_event`` and ``on_status`` callbacks;
     ``relay`` the relay that reaches the seats we cannot connect to directly; ``on_mesh``
     sees the mesh before it runs (the host's port hands it its connections);
-    ``host_address`` where we reached the host's port (the mesh dials seat 0 there)."""
+    ``host_address`` where we reached the host's port (the mesh dials seat 0 there);
+    ``control`` resigns or chats for a user interface other than the terminal's."""
     if player is None and options.web is not None:
         from .web.seat import play_in_browser  # the web server loads only when asked for
 
@@ -239,7 +250,7 @@ async def play_seat(
         )  # fmt: skip
     if not options.quiet:
         print_roster(definition, seat)
-    control = PeerControl()
+    control = control if control is not None else PeerControl()
     on_event: Callable[[Event], None]
     on_status: Callable[[PeerStatus], None] | None
     ui: TerminalUI | None = None

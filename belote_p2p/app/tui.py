@@ -89,6 +89,7 @@ from .display import format_sheet
 from .roundview import RoundBreakdown, round_breakdown
 from .wording import (
     SUIT_NAMES,
+    action_text,
     announcement_text,
     bid_contract_text,
     bid_text,
@@ -1548,10 +1549,10 @@ class TerminalUI:
 
     def autoplayed(self, observation: Observation, action: Action) -> None:
         """Our time ran out and the stand-in played ``action``: say so."""
-        what = card_text(action) if isinstance(action, Card) else bid_text(action)
         self.overlay = None
         self.say(
-            f"Time's up: the {self.standin or 'stand-in'} bot played {what} for you. "
+            f"Time's up: the {self.standin or 'stand-in'} bot played {action_text(action)} "
+            "for you. "
             "You play on at your next turn."
         )
 

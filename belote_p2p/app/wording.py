@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 
 from belote_p2p.game.announcements import Announcement
 from belote_p2p.game.cards import RANK_LETTERS, SUIT_LETTERS, SUIT_SYMBOLS, Card
-from belote_p2p.game.engine import Bid, BidKind, contract_word
+from belote_p2p.game.engine import Action, Bid, BidKind, contract_word
 from belote_p2p.game.scoring import RoundScore
 from belote_p2p.game.tables import ALL_TRUMP, NO_TRUMP
 
@@ -48,6 +48,13 @@ def bid_text(bid: Bid, *, symbols: bool = True) -> str:
     if bid.kind is BidKind.BID:
         return f"{contract_word(bid.value)} {trump_text(bid.trump, symbols=symbols)}"
     return str(bid.kind.value)
+
+
+def action_text(action: Action, *, symbols: bool = True) -> str:
+    """A card or a bid, as the table writes it."""
+    if isinstance(action, Bid):
+        return bid_text(action, symbols=symbols)
+    return card_text(action, symbols=symbols)
 
 
 def announcement_text(a: Announcement, *, symbols: bool = True) -> str:

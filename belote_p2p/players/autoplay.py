@@ -17,7 +17,7 @@ from belote_p2p.game.engine import Action
 from belote_p2p.game.observation import Observation
 from belote_p2p.game.rules import RuleSet
 
-from .player import Player
+from .player import BotPlayer, Player
 
 
 class Autoplay:
@@ -37,6 +37,22 @@ class Autoplay:
         self.on_autoplay = on_autoplay
         self.autoplayed = 0
         """Turns the stand-in played."""
+
+    @classmethod
+    def for_person(
+        cls,
+        person: Player,
+        bot: str | None,
+        seconds: float,
+        on_autoplay: Callable[[Observation, Action], None] | None = None,
+        *,
+        bot_deadline: float = 10.0,
+        seed: int | None = None,
+    ) -> Autoplay:
+        """``person`` with the stand-in ``bot`` (``--autoplay``; None: nobody), as the
+        terminal table and the browser's both play a person's seat."""
+        standin = None if bot is None else BotPlayer(bot, deadline=bot_deadline, seed=seed)
+        return cls(person, standin, seconds, on_autoplay)
 
     def new_game(self, rules: RuleSet, seat: int) -> None:
         self.person.new_game(rules, seat)

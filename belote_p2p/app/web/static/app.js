@@ -103,8 +103,8 @@ function renderTable(t) {
 
   const sc = t.scores;
   fill($("#scores"), 
-    el("span", { class: "team us", title: sc.us_names, text: `Us ${sc.us}` }),
-    el("span", { class: "team them", title: sc.them_names, text: `Them ${sc.them}` }),
+    el("span", { class: "team us", text: `${sc.us_names} ${sc.us}` }),
+    el("span", { class: "team them", text: `${sc.them_names} ${sc.them}` }),
     el("span", { class: "dim", text: `to ${sc.target}` }),
     sc.pending ? el("span", { class: "badge", text: `pot ${sc.pending}` }) : null,
   );
