@@ -8,7 +8,9 @@ import json
 import os
 import re
 import signal
+import socket
 import subprocess
+import sys
 from pathlib import Path
 
 from helpers import cli_argv, source_pythonpath
@@ -360,3 +362,67 @@ def test_a_lost_connection_names_the_player_inside_the_frame(tmp_path: Path) -> 
     finally:
         term.close()
     assert verify_transcript(transcript_of(tmp_path)).abandoned == 0
+
+
+def at_terminal(tmp_path: Path, *argv: object) -> tuple[int, str]:
+    """A command run at the pseudo-terminal: its exit status and its whole output."""
+    term = Terminal([str(a) for a in argv], environment(), tmp_path)
+    try:
+        status = term.finish()
+        return status, term.plain()
+    finally:
+        term.close()
+
+
+def test_commands_speak_plainly_at_the_terminal(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    outputs = []
+    status, out = at_terminal(tmp_path, *cli_argv("host", "--help"))
+    assert status == 0 and "(7777" in out and "(default: 60" not in out and "(60)" in out
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen()
+    port = taken.getsockname()[1]
+    try:
+        status, out = at_terminal(tmp_path, *cli_argv("host", "--port", port, "--bind",
+                                                      "127.0.0.1", "--home", home))  # fmt: skip
+    finally:
+        taken.close()
+    outputs.append(out)
+    assert status == 1 and f"port {port} is in use (another table?); choose another" in out
+    status, out = at_terminal(tmp_path, *cli_argv(
+        "join", "no-such-host.invalid:7777", "--home", home, "--bot", "random"))  # fmt: skip
+    outputs.append(out)
+    assert status == 1 and "no such host name" in out
+    status, out = at_terminal(tmp_path, *cli_argv(
+        "arena", "--bots", "pimc:iterations=abc,random", "--boards", "2"))  # fmt: skip
+    outputs.append(out)
+    assert status == 2 and "option iterations='abc' is not a whole number" in out
+    status, out = at_terminal(tmp_path, *cli_argv(
+        "tables", "--listen", "0.05", "--beacon-address", "127.0.0.1:9"))  # fmt: skip
+    outputs.append(out)
+    assert status == 1 and "No open table heard on 127.0.0.1:9 in 0.05 s." in out
+    # The test command says how many tests it collected.
+    cards = Path(__file__).parent / "test_cards.py"
+    status, out = at_terminal(tmp_path, sys.executable, "-m", "pytest", "--collect-only", "-q",
+                              "-p", "no:randomly", cards)  # fmt: skip
+    assert status == 0 and re.search(r"collected ([1-9]\d*) tests", out), out
+    for out in outputs:
+        assert "Traceback" not in out and "Errno" not in out and "gaierror" not in out, out
+
+
+def test_the_coinche_bidding_at_80x24(tmp_path: Path) -> None:
+    term = host(tmp_path, "--name", "Ann", "--variant", "coinche")
+    try:
+        text = term.wait(at_decision, "the first bid")
+        frame_fits(text)
+        may = next(line for line in text.split("\n") if "You may: " in line)
+        assert "You may: pass" in may and may.rstrip().endswith("│"), text
+        term.send("95 H")
+        term.expect(r"Bids go by tens: 80, 90\.\.\. up to 160")
+        term.send("quit")
+        term.wait(lambda t: last_line(t).startswith("Resign and leave"), "the question")
+        term.send("yes")
+        assert term.finish() == 0
+    finally:
+        term.close()
