@@ -426,3 +426,25 @@ def test_the_coinche_bidding_at_80x24(tmp_path: Path) -> None:
         assert term.finish() == 0
     finally:
         term.close()
+
+
+def test_play_offers_another_game_with_the_deal_passed_on(tmp_path: Path) -> None:
+    # The person's own stand-in plays every turn (half a second each): a short game.
+    argv = cli_argv("play", "--target", "51", "--seed", "5", "--name", "Ann", "--pace", "0",
+                    "--person-deadline", "0.5", "--home", tmp_path / "home")  # fmt: skip
+    term = Terminal(argv, environment(), tmp_path)
+    try:
+        term.expect_raw(r"Play again, same players and seats, the deal passed on\? \[y/N\] ")
+        assert re.search(r"Game over: (You|East & West) win", term.plain())
+        term.send("y")
+        term.expect_raw(r"A new game: Ann deals first\.")  # West dealt the first game
+        text = term.wait(lambda t: "dealer You" in t, "the new game's first frame")
+        assert "You & North 0 · East & West 0 · to 51" in text
+        term.interrupt()
+        term.expect(r"Ctrl-C: resign the game\?")
+        term.interrupt()
+        assert term.finish() == 0
+        final = term.plain()
+        assert "You resigned." in final and "Traceback" not in final
+    finally:
+        term.close()

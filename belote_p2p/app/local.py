@@ -12,6 +12,7 @@ import argparse
 import contextlib
 import random
 import sys
+from collections.abc import Awaitable, Callable
 
 import trio
 
@@ -36,6 +37,7 @@ from belote_p2p.protocol.events import (
 )
 
 from .home import Home
+from .rematch import ask_person
 from .seat import login_name, watch_signals
 from .tui import TableView, TerminalUI, TuiPlayer
 
@@ -113,9 +115,31 @@ async def local_game(
     autoplay: str | None = None,
     deadline: float | None = None,
     pace: float = 0.6,
+    again: Callable[[], Awaitable[bool]] = ask_person,
 ) -> int:
-    """``play``: the exit status (0 for a game played out or resigned)."""
+    """``play``: the exit status (0 for games played out or resigned). After a game played
+    out, ``again()`` says whether to play another: the same seats, the deal passed on."""
     rng = random.Random(seed if seed is not None else random.SystemRandom().random())
+    while await one_game(rules, name, bot, rng, plain=plain, autoplay=autoplay,
+                         deadline=deadline, pace=pace) and await again():  # fmt: skip
+        rules = rules.with_(first_dealer=(rules.first_dealer + 1) % 4)
+        dealer = ([name, *BOT_NAMES])[rules.first_dealer]
+        print(f"A new game: {dealer} deals first.", flush=True)
+    return 0
+
+
+async def one_game(
+    rules: RuleSet,
+    name: str,
+    bot: str,
+    rng: random.Random,
+    *,
+    plain: bool = False,
+    autoplay: str | None = None,
+    deadline: float | None = None,
+    pace: float = 0.6,
+) -> bool:
+    """One game at this terminal; whether it was played out (not resigned)."""
     table = LocalTable(rules)
     view = TableView(0, [name, *BOT_NAMES], rules)
     ui = TerminalUI(view, plain=plain, control=table, standin=autoplay)
@@ -159,7 +183,7 @@ async def local_game(
     ui.finish()
     if resigned:
         print("You resigned.", flush=True)
-    return 0
+    return not resigned
 
 
 def command(args: argparse.Namespace) -> int:
