@@ -64,6 +64,16 @@ def inside(text: str, words: str) -> None:
     assert line.startswith("│") and line.rstrip().endswith("│"), text
 
 
+def resign_with_ctrl_c(term: Terminal) -> None:
+    """Two Ctrl-C at ``play``: asked, then resigned cleanly."""
+    term.interrupt()
+    term.expect(r"Ctrl-C: resign the game\?")
+    term.interrupt()
+    assert term.finish() == 0
+    final = term.plain()
+    assert "You resigned." in final and "Traceback" not in final
+
+
 def run_at_terminal(tmp_path: Path, *argv: object) -> str:
     """A command's whole output at the pseudo-terminal; it must succeed."""
     term = Terminal(cli_argv(*argv), environment(), tmp_path)
@@ -320,12 +330,7 @@ def test_play_against_three_bots_without_a_network(tmp_path: Path) -> None:
         term.expect(r"· You: hello")
         term.send("pass")
         term.wait(answered, "the bid taken")
-        term.interrupt()
-        term.expect(r"Ctrl-C: resign the game\?")
-        term.interrupt()
-        assert term.finish() == 0
-        final = term.plain()
-        assert "You resigned." in final and "Traceback" not in final
+        resign_with_ctrl_c(term)
     finally:
         term.close()
 
@@ -440,11 +445,6 @@ def test_play_offers_another_game_with_the_deal_passed_on(tmp_path: Path) -> Non
         term.expect_raw(r"A new game: Ann deals first\.")  # West dealt the first game
         text = term.wait(lambda t: "dealer You" in t, "the new game's first frame")
         assert "You & North 0 · East & West 0 · to 51" in text
-        term.interrupt()
-        term.expect(r"Ctrl-C: resign the game\?")
-        term.interrupt()
-        assert term.finish() == 0
-        final = term.plain()
-        assert "You resigned." in final and "Traceback" not in final
+        resign_with_ctrl_c(term)
     finally:
         term.close()
