@@ -20,11 +20,12 @@ import wsproto.events as ws
 from helpers import dealt, make_table
 
 from belote_p2p.app.home import Home
+from belote_p2p.app.rematch import asker
 from belote_p2p.app.seat import SeatOptions
 from belote_p2p.app.tui import TableView, display_hand
 from belote_p2p.app.web.cardsvg import card_svg, image
 from belote_p2p.app.web.options import WebOptions
-from belote_p2p.app.web.seat import page_opened, web_player
+from belote_p2p.app.web.seat import offer_rematch, page_opened, web_player
 from belote_p2p.app.web.server import WebError, WebServer
 from belote_p2p.app.web.table import WebPlayer, WebTable
 from belote_p2p.app.web.viewmodel import action_code
@@ -158,6 +159,21 @@ async def test_the_terminal_stand_in_plays_a_late_turn_and_chat_reaches_the_page
     table.on_event(ChatMessage(1, "bravo", 0))
     chat = table.model()["chat"]
     assert chat[-1] == {"seat": 1, "name": table.view.name(1), "text": "bravo"}
+
+
+async def test_the_rematch_button_answers_the_question_of_another_game() -> None:
+    definition, _ = make_table("classic")
+    table = WebTable(TableView.from_definition(definition, 0))
+    web = WebOptions(open_browser=False)
+    offer_rematch(table, web.vote)
+    assert not table.model()["rematch_enabled"]  # not before the game is over
+    assert await table.handle({"type": "rematch"}) == "No rematch is offered."
+    table.game_over("over")
+    assert table.model()["rematch_enabled"]
+    assert await table.handle({"type": "rematch"}) is None and table.left.is_set()
+    ask = asker(True, web)
+    assert await ask() is True and await ask() is False  # read once, for one game
+    assert await asker(False, None)() is True  # a bot says yes
 
 
 # -- the server's locks ---------------------------------------------------------------------

@@ -60,7 +60,7 @@ from .lan import (
     beacon_address,
     send_last_beacon,
 )
-from .rematch import ask_person, host_again
+from .rematch import asker, host_again
 from .seat import (
     SeatOptions,
     add_seat_arguments,
@@ -221,7 +221,8 @@ async def host_game(
                 )  # fmt: skip
                 while result.finished and rematch:
                     port_service.set_mesh(None)  # the next table's connections wait for it
-                    again = await host_again(definition, identity, own_port, ask_person,
+                    ask_again = asker(player is None, options.web)
+                    again = await host_again(definition, identity, own_port, ask_again,
                                              hand_over, invitation.relay)  # fmt: skip
                     if again is None:
                         break

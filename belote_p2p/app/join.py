@@ -48,7 +48,7 @@ from .lan import (
     beacon_address,
     choose_table,
 )
-from .rematch import ask_person, join_again, say_yes
+from .rematch import asker, join_again
 from .seat import (
     SeatOptions,
     add_seat_arguments,
@@ -161,7 +161,7 @@ async def join_game(
         while result.finished and options.offers_rematch(player is None):
             again = await join_again(
                 answer.definition, identity, options.bind, options.listen, where,
-                ask_person if player is None else say_yes,
+                asker(player is None, options.web),
             )  # fmt: skip
             if again is None:
                 break

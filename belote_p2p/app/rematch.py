@@ -21,6 +21,8 @@ from belote_p2p.net.rematch import NoRematch, RematchAnswer, host_rematch, join_
 from belote_p2p.protocol.identity import Identity
 from belote_p2p.protocol.table import TableDefinition
 
+from .web.options import WebOptions
+
 QUESTION = "Play again, same players and seats, the deal passed on? [y/N] "
 
 
@@ -43,6 +45,21 @@ async def ask_person(question: str = QUESTION) -> bool:
 async def say_yes() -> bool:
     """A bot's answer to another game."""
     return True
+
+
+def asker(person: bool, web: WebOptions | None) -> Callable[[], Awaitable[bool]]:
+    """Who answers the question of another game: a bot says yes; a person in the browser
+    answered on the page already (its Rematch button); a person at the terminal is asked."""
+    if not person:
+        return say_yes
+    if web is None:
+        return ask_person
+    vote = web.vote
+
+    async def on_the_page() -> bool:
+        return vote.take()
+
+    return on_the_page
 
 
 def answer_text(definition: TableDefinition, answer: RematchAnswer) -> str:

@@ -48,8 +48,9 @@ logger = logging.getLogger(__name__)
 
 REMATCH_WAIT = 120.0
 """Seconds the host waits for every player's answer."""
-DIAL_FOR = 15.0
-"""Seconds a joiner keeps dialling a host that has not reopened its lobby yet."""
+DIAL_FOR = 60.0
+"""Seconds a joiner keeps dialling a host that does not gather answers yet (it finishes
+its game, or its person is still on the game's page in the browser)."""
 
 
 class NoRematch(LobbyError):

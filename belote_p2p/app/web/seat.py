@@ -24,7 +24,7 @@ from belote_p2p.protocol.identity import Identity
 from belote_p2p.protocol.table import TableDefinition
 
 from ..tui import TableView
-from .options import WebOptions
+from .options import RematchVote, WebOptions
 from .server import WebServer
 from .table import WebPlayer, WebTable
 
@@ -86,6 +86,8 @@ async def web_seat(
             table_id=definition.table_id.hex(),
         )
         server.table = table
+        if options.offers_rematch(True):
+            offer_rematch(table, web.vote)
         server.hub.bump()
         try:
             yield table
@@ -97,6 +99,18 @@ async def web_seat(
             if server.table is table:
                 server.table = None
                 server.hub.bump()
+
+
+def offer_rematch(table: WebTable, vote: RematchVote) -> None:
+    """The page's Rematch button, once the game is over: the person wants another game
+    and leaves this one's page (``host`` or ``join`` then asks the others)."""
+
+    async def again() -> None:
+        vote.wanted = True
+        table.left.set()
+        table.hub.bump()
+
+    table.rematch = again
 
 
 def web_player(table: WebTable, options: SeatOptions) -> Player:
