@@ -17,7 +17,7 @@ import trio
 import trio.testing
 import wsproto
 import wsproto.events as ws
-from helpers import dealt, make_table
+from helpers import dealt, make_table, random_deck
 
 from belote_p2p.app.home import Home
 from belote_p2p.app.rematch import asker
@@ -29,11 +29,18 @@ from belote_p2p.app.web.seat import offer_rematch, page_opened, web_player
 from belote_p2p.app.web.server import WebError, WebServer
 from belote_p2p.app.web.table import WebPlayer, WebTable
 from belote_p2p.app.web.viewmodel import action_code
+from belote_p2p.game.audit import audit_round
 from belote_p2p.game.cards import CARDS, Card
-from belote_p2p.game.engine import TAKE, Phase
+from belote_p2p.game.engine import TAKE, Phase, State
 from belote_p2p.game.observation import observe
 from belote_p2p.players.player import Resigned
-from belote_p2p.protocol.events import ActionTaken, ChatMessage, DecisionNeeded, RoundDealt
+from belote_p2p.protocol.events import (
+    ActionTaken,
+    ChatMessage,
+    DecisionNeeded,
+    RoundAudited,
+    RoundDealt,
+)
 
 # -- the view model -----------------------------------------------------------------------------
 
@@ -75,6 +82,31 @@ def test_the_model_follows_a_whole_round_as_json(variant: str) -> None:
     assert saw_master
     assert model["hand"] == [] and model["last_trick"] is not None
     assert len(model["last_trick"]["cards"]) == 4
+
+
+def test_the_page_takes_the_round_apart_as_the_terminal_does() -> None:
+    definition, _ = make_table("classic")
+    seat = 1
+    table = WebTable(TableView.from_definition(definition, seat))
+    rng = random.Random(4)
+    state = State.new_game(definition.rules)
+    while not state.history or state.history[-1].score is None:  # past any redeal
+        state = state.deal(random_deck(rng))
+        table.on_event(RoundDealt(state.number, state.dealer, state.hand(seat), state.turned))
+        while state.phase not in (Phase.DEAL, Phase.GAME_OVER):
+            actor, action = state.to_act, rng.choice(state.legal_actions())
+            state = state.apply(action)
+            table.on_event(ActionTaken(actor, action, state))
+        record = state.history[-1]
+        table.on_event(RoundAudited(record, audit_round(record), state))
+    rp = table.model()["round_points"]
+    b = table.view.breakdown
+    assert b is not None and rp["verdict"] == b.verdict and rp["outcome"] == b.outcome
+    us, them = b.teams[seat % 2], b.teams[1 - seat % 2]
+    assert rp["names"] == {"us": us.name, "them": them.name} and "You" in us.name
+    assert rp["card_points"] == {"us": us.card_points, "them": them.card_points}
+    assert rp["dix_de_der"]["us"] + rp["dix_de_der"]["them"] == 10
+    assert rp["game"] == {"us": us.game, "them": them.game}
 
 
 def test_every_card_has_an_svg_face_named_for_screen_readers() -> None:
