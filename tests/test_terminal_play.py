@@ -317,7 +317,9 @@ def test_another_game_with_the_same_players_and_the_deal_passed_on(tmp_path: Pat
     assert re.search(r"leads (10|[7-9JQKA])[♠♥♦♣]", replay) and "team 0" not in replay
     assert not re.search(r"\b(T|10)[SHDC]\b", replay), replay
     verified = run_at_terminal(tmp_path, "verify", "2", "--home", tmp_path / "home")
-    assert re.match(r"OK: the team \w+ & \w+ wins \d+-\d+ after \d+ rounds?$", verified.strip())
+    fp = r"\[[0-9a-f-]+\]"
+    line = rf"OK: team [01] \(\w+ {fp} and \w+ {fp}\) wins \d+-\d+ after \d+ rounds?"
+    assert re.fullmatch(line, verified.strip()), verified
 
 
 def test_play_against_three_bots_without_a_network(tmp_path: Path) -> None:

@@ -82,7 +82,7 @@ def _verify_command(args: argparse.Namespace) -> int:
     except (OSError, TranscriptError, GameNotFound) as exc:
         print(f"belote-p2p verify: {exc}", file=sys.stderr)
         return 2
-    print(verdict_text(verdict))
+    print(verdict.summary())  # the verdict line of PROTOCOL.md §7.2, which others parse
     return 0 if verdict.ok else 1
 
 
