@@ -9,7 +9,7 @@ that every open page (a reload, a second tab) gets the new state.
 Chat (:attr:`WebTable.send_chat`, the peer's control) and the stand-in that plays a turn
 whose time ran out (:class:`~belote_p2p.players.autoplay.Autoplay`, said by
 :meth:`WebTable.autoplayed`) are the terminal table's; the ``rematch`` hook is None (the
-page hides its button) until set.
+page hides its button) until set (:func:`~.seat.offer_rematch`).
 """
 
 from __future__ import annotations
