@@ -109,9 +109,9 @@ class ExpertBot:
 
     def __init__(
         self,
-        samples: int = 40,
+        samples: int = 32,
         seconds: float = 0.0,
-        exact: int = 5,
+        exact: int = 4,
         tricks: int = 2,
         bid_samples: int = 20,
         bid_tricks: int = 1,
