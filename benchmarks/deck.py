@@ -1,17 +1,19 @@
-"""CPU cost of one whole deal of the deck protocol for four in-process peers.
+"""CPU cost of the deck protocol: the proof of shuffle, and whole deals for four peers.
 
     python benchmarks/deck.py [--runs N] [--coinche]
 
-Runs a classic round (keys, four shuffles, the deal with the turned card, the completion,
-32 plays, reveals and the audit) ``N`` times with fresh secrets, timing each peer's own
-calls with ``time.process_time``. Prints a per-step and per-peer report, the cost of the
-group operations on this machine (to compare figures across machines), and ends with one
-line of JSON.
+First the proof of shuffle alone, on the decks of a real round (32 cards): making one,
+checking one, parsing one, its size; from the trivial deck (the first shuffle) and from a
+shuffled one (the others). Then a classic round (keys, four shuffles with their proofs, the
+deal with the turned card, the completion, 32 plays, reveals and the audit) ``N`` times with
+fresh secrets, timing each peer's own calls with ``time.process_time``. Prints a readable
+report, the cost of the group operations on this machine (to compare figures across
+machines), and ends with one line of JSON. Figures are medians.
 
 A call is charged to the step of the message it consumed or the local action it was,
-except the work of producing one's own shuffle and one's own deal shares, which is timed
-inside the peer and charged to "shuffle" and "deal"/"completion" (receiving the deck
-before one's own shuffle therefore counts its point checks as "shuffle").
+except the work of producing one's own shuffle and its proof and one's own deal shares,
+which is timed inside the peer and charged to "shuffle+proof" and "deal"/"completion".
+Receiving a shuffle (checking its proof) is "verify shuffles".
 """
 
 from __future__ import annotations
@@ -28,8 +30,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from belote_p2p.game.rules import CLASSIC, COINCHE, RuleSet
-from belote_p2p.protocol import group
+from belote_p2p.protocol import group, wire
 from belote_p2p.protocol.deck import (
+    TRIVIAL_DECK,
     DeckMessage,
     DeckPeer,
     KeyMessage,
@@ -37,13 +40,26 @@ from belote_p2p.protocol.deck import (
     RevealMessage,
     SharesMessage,
     ShuffleMessage,
+    shuffle_masks,
+    shuffle_permutation,
+    shuffle_proof_context,
 )
+from belote_p2p.protocol.shuffle import ShuffleProof, prove_shuffle, verify_shuffle
 
 TABLE_ID = b"benchmark-table!"
-STEPS = ("keys", "shuffle", "deal", "completion", "play", "reveal", "audit")
+STEPS = (
+    "keys",
+    "shuffle+proof",
+    "verify shuffles",
+    "deal",
+    "completion",
+    "play",
+    "reveal",
+    "audit",
+)
 LABELS: dict[type, str] = {
     KeyMessage: "keys",
-    ShuffleMessage: "shuffle",
+    ShuffleMessage: "verify shuffles",
     SharesMessage: "deal",
     PlayMessage: "play",
     RevealMessage: "reveal",
@@ -70,7 +86,7 @@ def _timed(method: Callable[..., object], step_of: Callable[..., str]) -> Callab
 
 
 DeckPeer._shuffle = _timed(  # type: ignore[method-assign,assignment]
-    DeckPeer._shuffle, lambda: "shuffle"
+    DeckPeer._shuffle, lambda: "shuffle+proof"
 )
 DeckPeer._deal_step = _timed(  # type: ignore[method-assign,assignment]
     DeckPeer._deal_step, lambda step: "deal" if step == 0 else "completion"
@@ -82,9 +98,7 @@ class Round:
 
     def __init__(self, rules: RuleSet, dealer: int, number: int) -> None:
         self.peers = [
-            DeckPeer(
-                rules, seat=s, dealer=dealer, table_id=b"benchmark-table!", round_number=number
-            )
+            DeckPeer(rules, seat=s, dealer=dealer, table_id=TABLE_ID, round_number=number)
             for s in range(4)
         ]
         self.cpu = [dict.fromkeys(STEPS, 0.0) for _ in range(4)]
@@ -139,6 +153,46 @@ class Round:
         return tuple(decks)
 
 
+def proof_costs(runs: int) -> list[dict[str, object]]:
+    """Make, check and parse the proofs of a real round's first and second shuffles."""
+    r = Round(CLASSIC, 0, 99)
+    r.run(taker=1)
+    return [_proof_figures(r, k, runs) for k in (0, 1)]
+
+
+def _proof_figures(r: Round, k: int, runs: int) -> dict[str, object]:
+    peer = r.peers[0]
+    joint = peer.joint_key
+    assert joint is not None
+    seat = peer.shuffle_order[k]
+    seed = r.peers[seat]._seed
+    inputs = TRIVIAL_DECK if k == 0 else peer._decks[k - 1]
+    outputs, proof, commitment = peer._decks[k], peer._proofs[k], peer._commitments[seat]
+    ctx = shuffle_proof_context(TABLE_ID, 99, seat, commitment)
+    perm = shuffle_permutation(TABLE_ID, 99, seat, seed)
+    masks = shuffle_masks(TABLE_ID, 99, seat, seed)
+    raw = wire.encode(proof.to_wire())
+    message = wire.encode(ShuffleMessage(seat, commitment, outputs, proof).to_wire())
+    jobs: dict[str, Callable[[], object]] = {
+        "make": lambda: prove_shuffle(joint, inputs, outputs, perm, masks, ctx, seed),
+        "check": lambda: verify_shuffle(joint, inputs, outputs, proof, ctx),
+        "parse": lambda: ShuffleProof.from_wire(wire.decode(raw), 32),
+    }
+    assert jobs["make"]() == proof and jobs["check"]() and jobs["parse"]() == proof
+    times: dict[str, list[float]] = {name: [] for name in jobs}
+    for _ in range(runs):
+        for name, job in jobs.items():
+            t0 = time.process_time()
+            job()
+            times[name].append(time.process_time() - t0)
+    return {
+        "input": "trivial deck" if k == 0 else "shuffled deck",
+        **{f"{n}_ms": round(statistics.median(t) * 1000, 1) for n, t in times.items()},
+        "proof_bytes": len(raw),
+        "shuffle_message_bytes": len(message),
+    }
+
+
 def primitive_costs() -> dict[str, float]:
     """Microseconds per group operation on this machine (best of three batches)."""
     x = group.random_scalar()
@@ -169,6 +223,18 @@ def main() -> None:
     args = parser.parse_args()
     rules = COINCHE if args.coinche else CLASSIC
 
+    proofs = proof_costs(max(args.runs, 15))
+    print(f"proof of shuffle, 32 cards, ms of CPU (median of {max(args.runs, 15)}):")
+    print(
+        f"{'input':<15}{'make':>8}{'check':>8}{'parse':>8}{'proof bytes':>13}{'message bytes':>15}"
+    )
+    for f in proofs:
+        print(
+            f"{f['input']:<15}{f['make_ms']:>8}{f['check_ms']:>8}{f['parse_ms']:>8}"
+            f"{f['proof_bytes']:>13}{f['shuffle_message_bytes']:>15}"
+        )
+    print()
+
     Round(rules, 0, 0).run(taker=1)  # warm-up
     rounds = []
     for i in range(args.runs):
@@ -183,7 +249,7 @@ def main() -> None:
     slowest = [max(sum(c.values()) for c in r.cpu) for r in rounds]
     median_round = rounds[totals.index(statistics.median_low(totals))]
 
-    print(f"deck protocol, {rules.name} round, {args.runs} runs, four in-process peers")
+    print(f"whole deal with proofs, {rules.name} round, {args.runs} runs, four in-process peers")
     print(
         f"CPU per run, all peers: median {ms(statistics.median(totals))} ms, "
         f"min {ms(min(totals))} ms, max {ms(max(totals))} ms"
@@ -194,13 +260,13 @@ def main() -> None:
     )
     print()
     print("median run, ms of CPU by step and peer (seat 0 dealer in run 1, rotating):")
-    print(f"{'step':<12}" + "".join(f"{'seat ' + str(s):>10}" for s in range(4)) + f"{'all':>10}")
+    print(f"{'step':<16}" + "".join(f"{'seat ' + str(s):>10}" for s in range(4)) + f"{'all':>10}")
     for step in STEPS:
         row = [median_round.cpu[s][step] for s in range(4)]
-        print(f"{step:<12}" + "".join(f"{ms(v):>10}" for v in row) + f"{ms(sum(row)):>10}")
+        print(f"{step:<16}" + "".join(f"{ms(v):>10}" for v in row) + f"{ms(sum(row)):>10}")
     peer_totals = [sum(c.values()) for c in median_round.cpu]
     print(
-        f"{'total':<12}"
+        f"{'total':<16}"
         + "".join(f"{ms(v):>10}" for v in peer_totals)
         + f"{ms(sum(peer_totals)):>10}"
     )
@@ -223,6 +289,7 @@ def main() -> None:
                 "deal_cpu_ms_slowest_peer": ms(statistics.median(slowest)),
                 "deal_cpu_ms_slowest_peer_min": ms(min(slowest)),
                 "step_cpu_ms_all_peers": steps_all,
+                "shuffle_proof": proofs,
                 "group_op_us": costs,
             }
         )

@@ -1,6 +1,7 @@
 """A whole game between four bot peer processes on loopback, timed.
 
     python benchmarks/p2p_game.py [--variant V] [--target 501] [--bot random] [--seed S]
+                                  [--relay]
 
 Runs ``belote-p2p host --bots 3`` (four processes, four identities, the real lobby, mesh
 and deck protocol) with the peers' hidden ``--timing-log`` option: each peer writes a
@@ -15,6 +16,11 @@ machine). Reports:
   moment the last of the three other peers has checked it (signature, chain, the deck
   protocol's decryption proof, legality) and applied it; likewise for bids.
 
+With ``--relay`` the same game is played a second time with every pair of peers through a
+standalone relay (``belote-p2p relay``; the host and its three joiners all ``--no-listen``),
+and the report puts its round times next to the direct game's, with the bytes the relay
+forwarded per round (every frame of every pair, handshakes and sync requests included).
+
 Prints a readable report and, as its last line, one JSON object with every figure.
 """
 
@@ -24,6 +30,7 @@ import argparse
 import itertools
 import json
 import os
+import signal
 import statistics
 import subprocess
 import sys
@@ -62,6 +69,72 @@ def run_game(home: Path, timing: Path, args: argparse.Namespace) -> tuple[float,
     return elapsed, done.stdout
 
 
+def run_relayed_game(home: Path, timing: Path, args: argparse.Namespace) -> tuple[float, int]:
+    """The game with four --no-listen peers and a standalone relay; its duration and the
+    bytes the relay forwarded."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(
+        p for p in (str(ROOT), str(ROOT / "plugins"), env.get("PYTHONPATH", "")) if p
+    )
+    home.mkdir(parents=True)
+    base = [sys.executable, "-m", "belote_p2p"]
+    common = ["--bot", args.bot, "--bind", "127.0.0.1", "--no-listen",
+              "--timing-log", str(timing)]  # fmt: skip
+
+    def spawn(name: str, cmd: list[str]) -> tuple[subprocess.Popen[bytes], Path]:
+        out = home / f"{name}.out"
+        with out.open("wb") as sink:
+            proc = subprocess.Popen(cmd, env=env, stdout=sink, stderr=subprocess.STDOUT,
+                                    stdin=subprocess.DEVNULL)  # fmt: skip
+        return proc, out
+
+    def wait_for(out: Path, text: str) -> str:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            content = out.read_text()
+            if text in content:
+                return content
+            time.sleep(0.05)
+        raise SystemExit(f"no {text!r} in {out}")
+
+    relay, relay_out = spawn("relay", base + ["relay", "--port", "0", "--bind", "127.0.0.1"])
+    procs = []
+    try:
+        port = wait_for(relay_out, "Tables use it with").split("(port ")[1].split(")")[0]
+        start = time.perf_counter()
+        host, host_out = spawn("host", base + [
+            "host", "--name", "Bench", "--port", "0", "--home", str(home / "h0"),
+            "--variant", args.variant, "--target", str(args.target), "--seed", str(args.seed),
+            "--relay", f"127.0.0.1:{port}", *common])  # fmt: skip
+        procs.append(host)
+        code = wait_for(host_out, "Others join with").split("Invitation code:\n")[1].split()[0]
+        for k in (1, 2, 3):
+            procs.append(spawn(f"join{k}", base + [
+                "join", code, "--name", f"Bot{k}", "--home", str(home / f"h{k}"), "--quiet",
+                "--seed", str(args.seed + k), *common])[0])  # fmt: skip
+        for proc in procs:
+            if proc.wait(timeout=args.timeout) != 0:
+                raise SystemExit(f"a relayed peer failed; see {home}/*.out")
+        elapsed = time.perf_counter() - start
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+        relay.send_signal(signal.SIGINT)
+        relay.wait(timeout=30)
+    lines = [x for x in relay_out.read_text().splitlines() if x.startswith("RELAY ")]
+    forwarded: int = json.loads(lines[-1][len("RELAY ") :])["forwarded_bytes"]
+    return elapsed, forwarded
+
+
+def round_times(rows: list[list[dict[str, Any]]]) -> list[float]:
+    """Time per round, deal included, as seat 0 saw it."""
+    ours = rows[0]
+    ready = next(r["t"] for r in ours if r["kind"] == "ready")
+    audited = [r["t"] for r in ours if r["kind"] == "audited"]
+    return [b - a for a, b in itertools.pairwise([ready, *audited])]
+
+
 def load_timing(timing: Path) -> list[list[dict[str, Any]]]:
     rows = []
     for seat in range(4):
@@ -91,6 +164,10 @@ def main() -> int:
     parser.add_argument("--bot", default="random")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--timeout", type=float, default=600.0)
+    parser.add_argument(
+        "--relay", action="store_true",
+        help="also play the game with every pair through a standalone relay, and compare",
+    )  # fmt: skip
     args = parser.parse_args()
 
     # Other work on the machine shares the cores with the four peers: say how much there was.
@@ -103,14 +180,26 @@ def main() -> int:
         transcripts = sorted(home.glob("games/*.transcript"))
         assert len(transcripts) == 1, transcripts
         envelopes = [Envelope.decode(e) for e in read_transcript(transcripts[0]).envelopes]
+        relayed: dict[str, Any] | None = None
+        if args.relay:
+            print("== the same, every pair through a standalone relay (all --no-listen)",
+                  flush=True)  # fmt: skip
+            relay_timing = Path(tmp) / "relay-timing"
+            relay_elapsed, forwarded = run_relayed_game(Path(tmp) / "relay", relay_timing, args)
+            relay_rounds = round_times(load_timing(relay_timing))
+            relayed = {
+                "rounds": len(relay_rounds),
+                "command_s": round(relay_elapsed, 3),
+                "round": summarise(relay_rounds),
+                "relay_forwarded_bytes": forwarded,
+                "relay_bytes_per_round": round(forwarded / len(relay_rounds)),
+            }
 
     # Rounds, from seat 0's clock.
     ours = rows[0]
     ready = next(r["t"] for r in ours if r["kind"] == "ready")
-    audited = [r["t"] for r in ours if r["kind"] == "audited"]
     over = next(r["t"] for r in ours if r["kind"] == "over")
-    bounds = [ready, *audited]
-    round_times = [b - a for a, b in itertools.pairwise(bounds)]
+    durations = round_times(rows)
 
     # Card (and bid) to all verified: the actor's own event, then the last of the others.
     seen: dict[int, dict[int, float]] = defaultdict(dict)
@@ -140,12 +229,12 @@ def main() -> int:
     messages = [len(v) for v in per_round.values()]
     wire_bytes = [3 * sum(4 + n for n in v) for v in per_round.values()]
 
-    rounds = summarise(round_times)
+    rounds = summarise(durations)
     cards = summarise(card_lat)
     bids = summarise(bid_lat) if bid_lat else None
     print(f"  load average before/after: {load_before[0]:.2f} / {os.getloadavg()[0]:.2f} "
           f"on {os.cpu_count()} cores")  # fmt: skip
-    print(f"  rounds played: {len(round_times)} (redeals included), game {over - ready:.2f} s "
+    print(f"  rounds played: {len(durations)} (redeals included), game {over - ready:.2f} s "
           f"from the signed table to game over; {elapsed:.2f} s for the whole command")  # fmt: skip
     print(f"  time per round (deal, bidding, play, reveal, audit): median "
           f"{rounds['median_ms']:.0f} ms, p90 {rounds['p90_ms']:.0f} ms, max "
@@ -163,6 +252,14 @@ def main() -> int:
     if bids:
         print(f"  bid -> verified by all: median {bids['median_ms']:.2f} ms, max "
               f"{bids['max_ms']:.2f} ms ({len(bid_lat)} bids)")  # fmt: skip
+    if relayed is not None:
+        r = relayed["round"]
+        print(f"  through the relay: {relayed['rounds']} rounds, time per round median "
+              f"{r['median_ms']:.0f} ms (direct {rounds['median_ms']:.0f} ms), p90 "
+              f"{r['p90_ms']:.0f} ms, max {r['max_ms']:.0f} ms")  # fmt: skip
+        print(f"  bytes through the relay: {relayed['relay_bytes_per_round'] / 1024:.1f} KiB "
+              f"per round ({relayed['relay_forwarded_bytes'] / 1024:.0f} KiB in all, "
+              "every pair, handshakes and syncs included)")  # fmt: skip
     figures = {
         "variant": args.variant,
         "target": args.target,
@@ -170,7 +267,7 @@ def main() -> int:
         "cpus": os.cpu_count(),
         "load_before": load_before,
         "load_after": [round(x, 2) for x in os.getloadavg()],
-        "rounds": len(round_times),
+        "rounds": len(durations),
         "game_s": round(over - ready, 3),
         "command_s": round(elapsed, 3),
         "round": rounds,
@@ -180,6 +277,7 @@ def main() -> int:
         "wire_bytes_per_round_max": max(wire_bytes),
         "card_to_all_verified": cards,
         "bid_to_all_verified": bids,
+        "relayed": relayed,
         "bars": {
             "round_median_under_400ms": rounds["median_ms"] < 400,
             "card_verified_median_under_5ms": cards["median_ms"] < 5,

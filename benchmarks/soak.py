@@ -128,6 +128,7 @@ async def play_table(
                 transcript=home / f"table{index}-seat{seat}.transcript",
                 listeners=[listeners[seat]], config=config,
                 secrets=FileSecrets(home / "secrets", definition.table_id, seat),
+                proposal=definition.propose(ids[0]),
             )  # fmt: skip
         except Exception as exc:  # reported, not raised: one table must not stop the others
             report.errors.append(f"seat {seat}: {exc!r}")

@@ -3,10 +3,13 @@
 Four :class:`~belote_p2p.protocol.session.TableSession` objects play over in-memory connections, one
 byte stream per ordered pair of seats, delivered in a seeded random interleaving. Every
 stream goes through a :class:`~belote_p2p.protocol.wire.FrameDecoder`, so a frame that is too large
-or cut short breaks its connection as it would over TCP. A receiver treats what the session
-refuses as :mod:`belote_p2p.net.peer` does: a
-:class:`~belote_p2p.protocol.wire.RemoteProtocolError` is counted against the connection that
-delivered it, and a lost connection makes the receiver sign the seat gone (``abandon``).
+or cut short breaks its connection as it would over TCP. A receiver treats what it refuses as
+:mod:`belote_p2p.net.peer` does: a :class:`~belote_p2p.errors.RemoteProtocolError` (or an
+oversized frame) is counted against the connection that delivered it, and that connection is
+dropped, with whatever was still in flight on it, and comes back at once: both ends send a
+sync request. A connection a cheat closes for good stands for a seat that vanished: each
+receiver signs it gone (``abandon``), as a peer does once its silence has passed the deadline
+and grace.
 
 A cheater is an honest session with a :class:`Cheat` in front of it: the cheat sees every
 envelope the session emits and decides what goes on each connection (rewritten, re-signed
@@ -21,34 +24,38 @@ from __future__ import annotations
 import random
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from helpers import make_table, table_sessions, write_transcript
+from helpers import Net, make_table, table_sessions, write_transcript
 
 from belote_p2p.errors import RemoteProtocolError
 from belote_p2p.game.audit import AuditFault
 from belote_p2p.game.cards import CARDS, Card, cards_of
 from belote_p2p.game.engine import KING, QUEEN, Action, Claim, IllegalActionError, Phase, State
 from belote_p2p.game.observation import Observation, observe
+from belote_p2p.protocol import group
+from belote_p2p.protocol.bodies import claim_to_wire, deck_body
 from belote_p2p.protocol.deck import (
+    CARD_POINTS,
+    TRIVIAL_DECK,
+    Ciphertext,
     DeckPeer,
+    DecryptionShare,
     PlayMessage,
     RevealMessage,
+    SharesMessage,
     ShuffleMessage,
     shuffle_commitment,
+    shuffle_masks,
+    shuffle_permutation,
+    shuffle_proof_context,
 )
+from belote_p2p.protocol.events import DecisionNeeded, Event, GameAbandoned, PeerFault, RoundAudited
 from belote_p2p.protocol.identity import Identity
-from belote_p2p.protocol.session import (
-    DecisionNeeded,
-    Event,
-    GameAbandoned,
-    PeerFault,
-    RoundAudited,
-    TableSession,
-    claim_to_wire,
-)
+from belote_p2p.protocol.session import TableSession
+from belote_p2p.protocol.shuffle import prove_shuffle
 from belote_p2p.protocol.table import TableDefinition
 from belote_p2p.protocol.verify import Verdict, verify_transcript
 from belote_p2p.protocol.wire import DEFAULT_MAX_FRAME, Envelope, FrameDecoder, FrameTooLarge, frame
@@ -71,7 +78,8 @@ class Outcome:
 
     kind: str
     """``fault`` (a PeerFault), ``audit`` (a round audit found a fault and the round was
-    rescored), ``abandoned``, ``finished`` or ``stalled``."""
+    rescored), ``disputed`` (no table agreed, nobody to blame), ``abandoned``, ``finished``
+    or ``stalled``."""
     seat: int | None
 
 
@@ -478,24 +486,37 @@ class _DeckPatch(Cheat):
 
 
 class BadShuffle(_DeckPatch):
-    """Shuffles with a permutation of another seed than the one it commits to."""
+    """Shuffles with a permutation of another seed than the one it commits to, and proves
+    that shuffle validly: every check on receipt passes, only the audit can name it."""
 
     def patch(self, deck: DeckPeer) -> None:
         real_seed = deck._seed
         shuffle = deck._shuffle
 
         def stacked() -> None:
-            deck._seed = bytes(32)
+            other = bytes(32)
+            deck._seed = other
             outbox = len(deck._outbox)
             try:
                 shuffle()
             finally:
                 deck._seed = real_seed
-            commitment = shuffle_commitment(deck.table_id, deck.round_number, deck.seat, real_seed)
-            deck._commitments[deck.seat] = commitment
+            table, number, seat = deck.table_id, deck.round_number, deck.seat
+            commitment = shuffle_commitment(table, number, seat, real_seed)
+            deck._commitments[seat] = commitment
+            k = deck.shuffle_order.index(seat)
+            inputs = deck._decks[k - 1] if k else TRIVIAL_DECK
+            context = shuffle_proof_context(table, number, seat, commitment)
+            perm = shuffle_permutation(table, number, seat, other)
+            masks = shuffle_masks(table, number, seat, other)
             for i, msg in enumerate(deck._outbox[outbox:], outbox):
                 if isinstance(msg, ShuffleMessage):
-                    deck._outbox[i] = ShuffleMessage(msg.seat, commitment, msg.deck)
+                    assert deck.joint_key is not None
+                    proof = prove_shuffle(
+                        deck.joint_key, inputs, msg.deck, perm, masks, context, other
+                    )
+                    deck._proofs[k] = proof
+                    deck._outbox[i] = ShuffleMessage(seat, commitment, msg.deck, proof)
             self.done = True
 
         deck._shuffle = stacked  # type: ignore[method-assign]
@@ -513,6 +534,59 @@ class WrongReveal(_DeckPatch):
             return RevealMessage(msg.seat, msg.secret_key, bytes(32))
 
         deck.reveal = lie  # type: ignore[method-assign]
+
+
+class StackedDeck(_DeckPatch):
+    """As the last shuffler of the first round, publishes fresh encryptions of the 32 cards
+    in an order it chose (it would know every hand), with the proof of its honest shuffle."""
+
+    def patch(self, deck: DeckPeer) -> None:
+        shuffle = deck._shuffle
+
+        def substitute() -> None:
+            shuffle()
+            joint = deck.joint_key
+            assert joint is not None
+            for i, msg in enumerate(deck._outbox):
+                if isinstance(msg, ShuffleMessage):
+                    masks = [group.hash_to_scalar(b"stack", group.u8(j)) for j in range(32)]
+                    fresh = tuple(
+                        Ciphertext(
+                            group.base_mul(r), group.add(CARD_POINTS[c], group.mul(r, joint))
+                        )
+                        for c, r in zip(reversed(range(32)), masks, strict=True)
+                    )
+                    deck._outbox[i] = ShuffleMessage(msg.seat, msg.commitment, fresh, msg.proof)
+                    self.done = True
+
+        deck._shuffle = substitute  # type: ignore[method-assign]
+
+
+class WrongShare(_DeckPatch):
+    """Spoils its first deal share of a card of seat ``owner`` (the others check it too)."""
+
+    def __init__(self, owner: int = 1, seat: int = 3) -> None:
+        super().__init__(seat)
+        self.owner = owner
+
+    def patch(self, deck: DeckPeer) -> None:
+        next_messages = deck.next_messages
+
+        def spoiled() -> list[Any]:
+            out = next_messages()
+            for i, msg in enumerate(out):
+                if isinstance(msg, SharesMessage) and msg.step == 0 and not self.done:
+                    mine = [p for p in deck.positions_of(self.owner)]
+                    index = sorted(p for p in range(21) if deck.owner_of(p) != self.seat)
+                    at = index.index(mine[0])
+                    shares = list(msg.shares)
+                    bad = group.add(shares[at].point, group.base_mul(1))
+                    shares[at] = DecryptionShare(bad, shares[at].proof)
+                    out[i] = replace(msg, shares=tuple(shares))
+                    self.done = True
+            return out
+
+        deck.next_messages = spoiled  # type: ignore[method-assign]
 
 
 class Silence(Cheat):
@@ -534,6 +608,123 @@ class Silence(Cheat):
 
     def reply(self, table: Table, dst: int, frames: list[bytes]) -> list[bytes]:
         return [] if self.done else frames
+
+
+class ForeignEnvelopes(AtEnvelope):
+    """Relays to ``victim``, ahead of their sequence, envelopes that seat ``named`` signed at
+    an earlier table of the same players (any transcript holds some)."""
+
+    def __init__(self, victim: int = 0, named: int = 1, at: int = 2, seat: int = 3) -> None:
+        super().__init__(at, seat)
+        self.victim, self.named = victim, named
+        self.foreign: list[bytes] = []
+
+    def setup(self, table: Table) -> None:
+        earlier = replace(table.definition, table_id=bytes(range(100, 116)))
+        sessions = table_sessions(earlier, table.ids, deal_seed=1)
+        Net(sessions, random.Random(1)).run()
+        self.foreign = [e.encode() for e in sessions[self.named].tracker.chain(self.named)[3:20]]
+
+    def route(self, table: Table, envelope: Envelope) -> dict[int, list[bytes]]:
+        out = super().route(table, envelope)
+        if self.sent == self.at:
+            self.done = True
+            out[self.victim][:0] = [frame(data) for data in self.foreign]
+        return out
+
+
+class HostTwoTables(Cheat):
+    """The host (seat 0) proposes to ``victim`` a table with the same id and another target,
+    under its own signature."""
+
+    def __init__(self, victim: int = 2) -> None:
+        super().__init__(seat=0)
+        self.victim = victim
+
+    def setup(self, table: Table) -> None:
+        other = replace(table.definition, rules=table.definition.rules.with_(target=1001))
+        table.sessions[self.victim] = TableSession(
+            other, self.victim, table.ids[self.victim], proposal=other.propose(table.ids[0])
+        )
+        self.done = True
+
+
+class HostImpostor(Cheat):
+    """Someone posing as the host proposes to ``victim`` the same table with its own key at
+    seat 0: the victim signs a table our host never proposed, and cannot tell."""
+
+    def __init__(self, victim: int = 2) -> None:
+        super().__init__(seat=0)
+        self.victim = victim
+
+    def setup(self, table: Table) -> None:
+        impostor = Identity.from_seed(bytes(range(32)))
+        seats = list(table.definition.seats)
+        seats[0] = replace(seats[0], key=impostor.public_key_bytes)
+        other = replace(table.definition, seats=tuple(seats))
+        table.sessions[self.victim] = TableSession(
+            other, self.victim, table.ids[self.victim], proposal=other.propose(impostor)
+        )
+        self.done = True
+
+
+class EarlyReveal(Cheat):
+    """Publishes its round secrets during the first bidding, hoping the others answer with
+    theirs (with all four, every hand is known)."""
+
+    def poll(self, table: Table) -> None:
+        session = table.sessions[self.seat]
+        deck = session.deck
+        if self.done or not isinstance(deck, DeckPeer) or not session.ready:
+            return
+        if session.state.phase in (Phase.AUCTION, Phase.TAKE_FIRST, Phase.TAKE_SECOND):
+            self.done = True
+            sign_next(session, deck_body(deck.round_number, deck.reveal()))
+
+
+class SignedFlood(Cheat):
+    """After its first bid, signs a flood of envelopes chained after it, sent to ``targets``
+    (default: everybody): one huge body (``big``), fault reports (``faults``), deck messages
+    that cite an envelope that never comes (``stuck``), or a bid for a round far ahead
+    (``ahead``). Then it signs nothing more."""
+
+    def __init__(self, kind: str, targets: tuple[int, ...] = (0, 1, 2), seat: int = 3) -> None:
+        super().__init__(seat)
+        self.kind = kind
+        self.targets = targets
+        self.flood: list[Envelope] = []
+
+    def bodies(self, envelope: Envelope) -> list[dict[str, Any]]:
+        number = envelope.body["round"]
+        if self.kind == "big":
+            return [dict(envelope.body, pad=bytes(1_000_000))] * 3
+        if self.kind == "faults":
+            return [{"type": "fault", "seat": 1, "evidence": []}] * 5
+        if self.kind == "stuck":
+            return [{"type": "deck", "round": number, "msg": {}}] * 12
+        assert self.kind == "ahead"
+        return [dict(envelope.body, round=number + 5)]
+
+    def route(self, table: Table, envelope: Envelope) -> dict[int, list[bytes]]:
+        if self.done:
+            return {}
+        out = super().route(table, envelope)
+        if envelope.type == "bid":
+            self.done = True
+            identity, last = table.ids[self.seat], envelope
+            for body in self.bodies(envelope):
+                seen = list(last.seen)
+                seen[self.seat] = last.hash
+                if self.kind == "stuck":
+                    seen[(self.seat + 1) % 4] = bytes(range(32))  # never signed by anyone
+                last = Envelope.create(identity, last.table, last.seq + 1, last.hash, seen, body)
+                self.flood.append(last)
+            for dst in self.targets:
+                out[dst] += [frame(e.encode()) for e in self.flood]
+        return out
+
+    def reply(self, table: Table, dst: int, frames: list[bytes]) -> list[bytes]:
+        return []  # it says nothing more, to anyone
 
 
 # -- the table ----------------------------------------------------------------------------
@@ -563,6 +754,7 @@ class Table:
         self.events: list[list[Event]] = [[] for _ in range(SEATS)]
         self.rejections: list[Rejection] = []
         self.lost: list[tuple[int, int, str]] = []
+        """(receiver, seat, why) for each connection lost or dropped."""
         self._later: list[Callable[[], object]] = []
         self.delivered = 0
         if self.cheat is not None:
@@ -592,6 +784,20 @@ class Table:
         self.closed.add((src, dst))
         self.closed.add((dst, src))
         self.streams[dst, src].clear()
+
+    def reconnect(self, receiver: int, seat: int, reason: str) -> None:
+        """``receiver`` drops its connection to ``seat`` (what was in flight either way is
+        lost), which is dialled again at once: both ends ask the other for what they lack."""
+        self.lost.append((receiver, seat, reason))
+        if (receiver, seat) in self.closed:
+            return  # closed for good already
+        for key in ((receiver, seat), (seat, receiver)):
+            self.streams[key].clear()
+            self.decoders[key] = FrameDecoder()
+        for a, b in ((receiver, seat), (seat, receiver)):
+            request = getattr(self.sessions[a], "sync_request", None)
+            if request is not None and self.sessions[a].started:
+                self.write(a, b, frame(request()))
 
     def after(self, action: Callable[[], object]) -> None:
         """Run ``action`` once the current flush is done (a cheat's second thought)."""
@@ -659,20 +865,24 @@ class Table:
         try:
             frames = decoder.feed(chunk)
         except FrameTooLarge as exc:
-            self.close(dst, src)
-            self._lose(dst, src, str(exc))
+            self.rejections.append(Rejection(dst, src, exc))
+            self.reconnect(dst, src, str(exc))
             return True
         for data in frames:
-            self.receive(dst, src, data)
+            if not self.receive(dst, src, data):
+                break  # the connection was dropped: the rest of what it carried is lost
         return True
 
-    def receive(self, dst: int, src: int, data: bytes) -> None:
+    def receive(self, dst: int, src: int, data: bytes) -> bool:
+        """Deliver one frame; False if the receiver refused it and dropped the connection."""
         session = self.sessions[dst]
         try:
             replies: object = session.receive(data)
         except RemoteProtocolError as exc:
             self.rejections.append(Rejection(dst, src, exc))
-            replies = None
+            self.delivered += 1
+            self.reconnect(dst, src, f"refused: {exc}")
+            return False
         self.delivered += 1
         if isinstance(replies, list) and replies:
             if self.cheat is not None and self.cheat.seat == dst:
@@ -680,6 +890,7 @@ class Table:
             for reply in replies:
                 self.write(dst, src, frame(reply))
         self.flush(dst)
+        return True
 
     def _sync(self) -> bool:
         """Each unfinished honest peer asks the others what it lacks (if sessions can)."""
@@ -744,6 +955,8 @@ class Table:
         session = self.sessions[seat]
         if session.fault is not None:
             return Outcome("fault", session.fault.seat)
+        if session.disputed is not None:
+            return Outcome("disputed", None)
         audits = self.audit_faults(seat)
         if audits:
             return Outcome("audit", audits[0].seat)
@@ -777,6 +990,8 @@ def verdict_outcome(verdict: Verdict) -> Outcome:
     """What a verified transcript says, in the terms of :class:`Outcome`."""
     if verdict.fault is not None:
         return Outcome("fault", verdict.fault.seat)
+    if verdict.disputed is not None:
+        return Outcome("disputed", None)
     faulty = [r.report.fault for r in verdict.rounds if r.report.fault is not None]
     if faulty:
         return Outcome("audit", faulty[0].seat)
@@ -795,3 +1010,33 @@ def signed_by(evidence: tuple[bytes, ...], identity: Identity) -> list[Envelope]
         if envelope.sender == identity.public_key_bytes:
             out.append(envelope)
     return out
+
+
+# -- playing a cheat and checking the verdicts ------------------------------------------------
+
+
+def play(cheat: Cheat, **table: Any) -> Table:
+    """A table with ``cheat`` played until the honest seats end; the cheat happened."""
+    t = Table(cheat, **table)
+    t.run()
+    assert cheat.done, "the cheat never found its moment"
+    return t
+
+
+def assert_same_verdict(t: Table, tmp_path: Path, expected: Outcome) -> None:
+    """Every honest session ends with ``expected``, and so does its verified transcript."""
+    assert t.outcomes() == [expected] * 3
+    verdicts = t.verdicts(tmp_path)
+    assert [verdict_outcome(v) for v in verdicts.values()] == [expected] * 3
+    for v in verdicts.values():
+        assert v.corrupt is None
+
+
+def assert_finished_cleanly(t: Table, tmp_path: Path) -> None:
+    while t.deliver_one():  # what is still in flight once the honest seats are done
+        pass
+    assert_same_verdict(t, tmp_path, Outcome("finished", None))
+    scores = {t.sessions[s].state.scores for s in range(4)}
+    assert len(scores) == 1
+    records = [{e.hash for e in t.sessions[s].transcript} for s in range(4)]
+    assert all(r == records[0] for r in records)

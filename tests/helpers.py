@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import random
 import socket
+import subprocess
 import sys
 from collections import deque
 from collections.abc import Callable
@@ -23,11 +24,13 @@ from belote_p2p.game.cards import CARDS, Card, parse_cards
 from belote_p2p.game.engine import Phase, State
 from belote_p2p.game.rules import RULE_SETS, RuleSet
 from belote_p2p.net.peer import PeerConfig, PeerResult, PeerStatus, run_peer
+from belote_p2p.net.transport import MeshConfig
 from belote_p2p.players.player import BotPlayer
+from belote_p2p.protocol.events import DecisionNeeded
 from belote_p2p.protocol.group import scalar_bytes
 from belote_p2p.protocol.identity import Identity
-from belote_p2p.protocol.secretstore import FileSecrets
-from belote_p2p.protocol.session import DecisionNeeded, MemorySecrets, TableSession
+from belote_p2p.protocol.secretstore import FileSecrets, MemorySecrets
+from belote_p2p.protocol.session import TableSession
 from belote_p2p.protocol.table import Seat, TableDefinition
 from belote_p2p.protocol.transcript import TranscriptWriter, read_transcript
 from belote_p2p.protocol.wire import Envelope
@@ -127,7 +130,10 @@ def table_sessions(
 ) -> list[TableSession]:
     """One session per seat (with :class:`SeededSecrets` of ``deal_seed`` if given)."""
     secrets = [None if deal_seed is None else SeededSecrets(deal_seed, i) for i in range(4)]
-    return [TableSession(definition, i, ids[i], secrets=secrets[i]) for i in range(4)]
+    proposal = definition.propose(ids[0])
+    return [
+        TableSession(definition, i, ids[i], secrets=secrets[i], proposal=proposal) for i in range(4)
+    ]
 
 
 def write_transcript(path: Path, session: TableSession) -> Path:
@@ -220,6 +226,16 @@ async def open_listeners(count: int = 4) -> list[trio.SocketListener]:
     return [(await trio.open_tcp_listeners(0, host=LOOPBACK))[0] for _ in range(count)]
 
 
+def has_ipv6_loopback() -> bool:
+    """Whether this machine can listen on ``::1``."""
+    try:
+        with socket.socket(socket.AF_INET6, socket.SOCK_STREAM) as s:
+            s.bind(("::1", 0))
+    except OSError:
+        return False
+    return True
+
+
 def free_udp_port() -> int:
     """A loopback UDP port that was free a moment ago."""
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
@@ -235,6 +251,7 @@ async def play_table(
     target: int = 151,
     seed: int = 9,
     config: PeerConfig | None = None,
+    mesh_config: MeshConfig | None = None,
     players: dict[int, Any] | None = None,
     on_status: list[list[PeerStatus]] | None = None,
     watch: dict[int, Callable[[object], None]] | None = None,
@@ -264,9 +281,11 @@ async def play_table(
             transcript=tmp_path / f"seat{seat}.transcript",
             listeners=[listeners[seat]],
             secrets=FileSecrets(tmp_path / "secrets", definition.table_id, seat),
+            proposal=definition.propose(ids[0]),
             on_event=on_event,
             on_status=on_status[seat].append if on_status is not None else None,
             config=config,
+            mesh_config=mesh_config,
         )
         if all(r is not None for r in results[:until]):
             finished.set()
@@ -312,3 +331,35 @@ def cli_argv(*args: object) -> list[str]:
 def source_pythonpath(*more: str) -> str:
     """A ``PYTHONPATH`` that finds this source tree and its built-in bots (then ``more``)."""
     return os.pathsep.join([str(ROOT), str(ROOT / "plugins"), *more])
+
+
+class Process:
+    """A peer process whose output is read as it comes."""
+
+    def __init__(self, name: str, process: trio.Process) -> None:
+        self.name = name
+        self.process = process
+        self.output = ""
+        self.line_seen = trio.Event()
+        self.wanted = ""
+
+    async def pump(self) -> None:
+        assert self.process.stdout is not None
+        async for chunk in self.process.stdout:
+            self.output += chunk.decode("utf-8", "replace")
+            if self.wanted and self.wanted in self.output:
+                self.line_seen.set()
+
+
+async def start(nursery: trio.Nursery, name: str, args: list[str], tmp: Path) -> Process:
+    """Start ``belote-p2p`` (``args``, from :func:`cli_argv`) as a child process; its
+    standard error goes to ``tmp/<name>.stderr``."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = source_pythonpath()
+    log = open(tmp / f"{name}.stderr", "ab")  # noqa: SIM115  (closed with the test's tmp)
+    process = await trio.lowlevel.open_process(
+        args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=log, env=env, cwd=tmp
+    )
+    proc = Process(name, process)
+    nursery.start_soon(proc.pump)
+    return proc

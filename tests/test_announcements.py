@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import pytest
 from helpers import cards
 
-from belote_p2p.game.announcements import AnnouncementKind, find_announcements, scoring_team
+from belote_p2p.game.announcements import (
+    Announcement,
+    AnnouncementKind,
+    find_announcements,
+    scoring_team,
+)
 from belote_p2p.game.cards import mask_of
 
 
@@ -71,3 +77,42 @@ def test_only_the_best_team_scores_and_ties_go_to_first_seat() -> None:
     assert scoring_team(((), t1, t2, ()), first_seat=1) == 1
     assert scoring_team(((), t1, t2, ()), first_seat=2) == 0
     assert scoring_team(((), (), (), ()), first_seat=0) is None
+
+
+CARRES_OF_100 = ("A", "T", "K", "Q")
+"""The carrés worth 100, strongest first (RULES.md §5: A > T > K > Q at equal points)."""
+
+
+def carre_of(rank: str) -> tuple[Announcement, ...]:
+    return find_announcements(mask_of(cards(" ".join(rank + s for s in "SHDC"))), 0)
+
+
+@pytest.mark.parametrize(
+    ("stronger", "weaker"),
+    [
+        (CARRES_OF_100[i], CARRES_OF_100[j])
+        for i in range(len(CARRES_OF_100))
+        for j in range(i + 1, len(CARRES_OF_100))
+    ],
+)
+def test_carres_of_equal_points_rank_a_t_k_q(stronger: str, weaker: str) -> None:
+    high, low = carre_of(stronger), carre_of(weaker)
+    assert high[0].points == low[0].points == 100
+    assert high[0].key > low[0].key
+    # The team of the stronger carré scores, whichever seat holds it and plays first.
+    for first_seat in range(4):
+        assert scoring_team((high, low, (), ()), first_seat) == 0
+        assert scoring_team((low, high, (), ()), first_seat) == 1
+        assert scoring_team(((), (), low, high), first_seat) == 1
+
+
+def test_a_hand_of_two_carres_lists_the_stronger_first() -> None:
+    # A claim lists the announcements best first (PROTOCOL.md §6.2): tens before kings.
+    assert anns("TS TH TD TC KS KH KD KC") == [
+        ("carre", "TS TH TD TC", 100),
+        ("carre", "KS KH KD KC", 100),
+    ]
+    assert anns("QS QH QD QC AS AH AD AC") == [
+        ("carre", "AS AH AD AC", 100),
+        ("carre", "QS QH QD QC", 100),
+    ]

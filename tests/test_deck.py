@@ -1,11 +1,15 @@
 """The deck protocol: whole rounds between four in-memory peers, every cheat, the vectors.
 
+Every cheat is refused when its message arrives, by every other peer and by an observer
+alike, naming its sender; the audit names what only the revealed seeds show.
+
 Regenerate the committed vector with ``PYTHONPATH=. python tests/test_deck.py --write-vectors``
 (only when the protocol changes on purpose: the test compares against the file).
 """
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import functools
 import hashlib
@@ -16,17 +20,20 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import msgpack  # type: ignore[import-untyped]  # ships no type information
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from belote_p2p.errors import LocalProtocolError, RemoteProtocolError
 from belote_p2p.game.cards import Card
 from belote_p2p.game.engine import deal_owners
 from belote_p2p.game.rules import CLASSIC, COINCHE, RuleSet
-from belote_p2p.protocol import group
+from belote_p2p.protocol import group, wire
 from belote_p2p.protocol.deck import (
     CARD_POINTS,
     SEATS,
+    TRIVIAL_DECK,
     TURNED_POSITION,
     BadPoint,
     BadProof,
@@ -34,6 +41,7 @@ from belote_p2p.protocol.deck import (
     Ciphertext,
     CommitmentMismatch,
     DeckError,
+    DeckInvariantError,
     DeckMessage,
     DeckObserver,
     DeckPeer,
@@ -55,8 +63,10 @@ from belote_p2p.protocol.deck import (
     shuffle_masks,
     shuffle_order,
     shuffle_permutation,
+    shuffle_proof_context,
 )
 from belote_p2p.protocol.group import L
+from belote_p2p.protocol.shuffle import prove_shuffle
 
 TABLE_ID = b"deck-test-table!"
 VECTOR = Path(__file__).resolve().parent.parent / "protocol" / "vectors" / "deck-classic.json"
@@ -316,7 +326,41 @@ def test_a_key_that_is_not_a_valid_point_is_refused() -> None:
     assert err.value.seat == 1
 
 
-def test_a_shuffled_deck_with_an_invalid_point_is_refused_by_the_next_shuffler() -> None:
+def refusals(table: Table, culprit: int) -> set[int]:
+    """The seats that refused a message of ``culprit`` (each with the same kind of error)."""
+    kinds = {type(e) for e in table.errors.values()}
+    assert len(kinds) <= 1, table.errors
+    assert all(e.seat == culprit for e in table.errors.values()), table.errors
+    return set(table.errors)
+
+
+def observer_refusal(events: list[tuple[Any, ...]], dealer: int = 0) -> tuple[int, DeckError]:
+    """Feed an observer the recorded round; the index of the event it refused, and why."""
+    observer = new_observer(CLASSIC, dealer)
+    for i, event in enumerate(events):
+        try:
+            if event[0] == "message":
+                observer.receive(event[2])
+            elif event[0] == "set_taker" and observer.taker is None:
+                observer.set_taker(event[2])
+        except DeckError as exc:
+            return i, exc
+    raise AssertionError("the observer refused nothing")
+
+
+def assert_refused_by_all(
+    table: Table, culprit: int, kind: type[DeckError], message: type, dealer: int = 0
+) -> None:
+    """Every other peer and an observer refused ``culprit``'s first ``message`` with
+    ``kind``, when it arrived."""
+    assert refusals(table, culprit) == {s for s in range(SEATS) if s != culprit}
+    assert all(isinstance(e, kind) for e in table.errors.values()), table.errors
+    index, error = observer_refusal(table.events, dealer)
+    assert isinstance(error, kind) and error.seat == culprit
+    assert index == message_index(table.events, message, culprit)
+
+
+def test_a_shuffled_deck_with_an_invalid_point_is_refused_by_everyone() -> None:
     order = shuffle_order(0)
 
     def spoil(msg: ShuffleMessage) -> DeckMessage:
@@ -324,10 +368,127 @@ def test_a_shuffled_deck_with_an_invalid_point_is_refused_by_the_next_shuffler()
         deck[7] = Ciphertext(deck[7].c1, group.add(deck[7].c2, SMALL_ORDER))
         return dataclasses.replace(msg, deck=tuple(deck))
 
-    table = Table(tamper=replace_from(order[1], ShuffleMessage, spoil))
-    with pytest.raises(BadPoint) as err:
-        table.deal()
-    assert err.value.seat == order[1]
+    table = Table(tamper=replace_from(order[1], ShuffleMessage, spoil), strict=False)
+    table.deal(taker=None)
+    assert_refused_by_all(table, order[1], BadPoint, ShuffleMessage)
+    assert "output ciphertext 7" in table.errors[order[0]].reason
+
+
+# -- a shuffler that substitutes the deck -------------------------------------------------
+
+NINES_AND_JACKS = [suit * 8 + rank for rank in (2, 4) for suit in range(4)]
+
+
+def shuffle_input(peer: DeckPeer) -> tuple[Ciphertext, ...]:
+    """The deck ``peer`` shuffled (read when its own shuffle has just been made)."""
+    k = peer.shuffle_order.index(peer.seat)
+    return peer._decks[k - 1] if k else TRIVIAL_DECK
+
+
+def adopt(peer: DeckPeer, msg: ShuffleMessage) -> ShuffleMessage:
+    """Make the cheater's own view hold the shuffle it sends instead of the honest one."""
+    k = peer.shuffle_order.index(peer.seat)
+    peer._decks[k] = msg.deck
+    peer._proofs[k] = msg.proof
+    return msg
+
+
+def encrypt(peer: DeckPeer, card: int, r: int) -> Ciphertext:
+    """A fresh encryption of ``card`` under the joint key, with mask ``r``."""
+    joint = peer.joint_key
+    assert joint is not None
+    return Ciphertext(group.base_mul(r), group.add(CARD_POINTS[card], group.mul(r, joint)))
+
+
+def stacked_cards(seat: int, dealer: int = 0, taker: int = 1) -> list[int]:
+    """Card values by deck position that deal ``seat`` the four nines and four jacks."""
+    owners = deal_owners(CLASSIC, dealer, taker)
+    mine = [p for p in range(32) if owners[p] == seat or (p == TURNED_POSITION and seat == taker)]
+    others = iter(c for c in range(32) if c not in NINES_AND_JACKS)
+    wanted = iter(NINES_AND_JACKS)
+    return [next(wanted) if p in mine else next(others) for p in range(32)]
+
+
+def substitute(
+    holder: dict[str, DeckPeer], cards: list[int], proof: str
+) -> Callable[[ShuffleMessage], DeckMessage]:
+    """Replace a shuffle by fresh encryptions of ``cards`` (values by position), with
+    ``proof``: the honest one kept, one made for the new deck with the honest witness, or
+    (when ``cards`` are the 32 cards) a valid proof that it shuffles the trivial deck."""
+
+    def change(msg: ShuffleMessage) -> DeckMessage:
+        peer = holder["peer"]
+        masks = [group.hash_to_scalar(b"cheat", group.u8(j)) for j in range(32)]
+        fake = tuple(encrypt(peer, c, r) for c, r in zip(cards, masks, strict=True))
+        joint = peer.joint_key
+        assert joint is not None
+        ctx = shuffle_proof_context(TABLE_ID, 1, msg.seat, msg.commitment)
+        seed = shuffle_seed(msg.seat)
+        perm = shuffle_permutation(TABLE_ID, 1, msg.seat, seed)
+        honest_masks = shuffle_masks(TABLE_ID, 1, msg.seat, seed)
+        if proof == "kept":
+            made = msg.proof
+        elif proof == "honest witness":
+            made = prove_shuffle(joint, shuffle_input(peer), fake, perm, honest_masks, ctx, seed)
+        else:
+            made = prove_shuffle(joint, TRIVIAL_DECK, fake, cards, masks, ctx, seed)
+        return adopt(peer, ShuffleMessage(msg.seat, msg.commitment, fake, made))
+
+    return change
+
+
+@pytest.mark.parametrize("proof", ["kept", "honest witness", "of the trivial deck"])
+@pytest.mark.parametrize("position", ["last", "middle"])
+def test_a_substituted_deck_is_refused_at_the_shuffle(position: str, proof: str) -> None:
+    """The attack the proof of shuffle is for: a shuffler publishes fresh encryptions of the
+    32 cards in an order it chose (the last one dealing itself the four nines and four
+    jacks). Every other peer and an observer refuse that shuffle message, naming it."""
+    order = shuffle_order(0)
+    cheater = order[-1] if position == "last" else order[2]
+    holder: dict[str, DeckPeer] = {}
+    change = substitute(holder, stacked_cards(cheater), proof)
+    table = Table(tamper=replace_from(cheater, ShuffleMessage, change), strict=False)
+    holder["peer"] = table.peers[cheater]
+    table.deal(taker=None)
+    assert_refused_by_all(table, cheater, BadShuffle, ShuffleMessage)
+    assert all(
+        len(p._decks) == order.index(cheater) for s, p in enumerate(table.peers) if s != cheater
+    )
+
+
+@pytest.mark.parametrize("proof", ["kept", "honest witness"])
+def test_a_first_shuffler_that_substitutes_cards_is_refused(proof: str) -> None:
+    """The first shuffler's input is the trivial deck: replacing it by a deck of other
+    cards (the nines gone, the jacks twice) is no shuffle, whatever proof it sends."""
+    cheater = shuffle_order(0)[0]
+    cards = [c if c not in NINES_AND_JACKS[:4] else c + 2 for c in range(32)]
+    holder: dict[str, DeckPeer] = {}
+    table = Table(
+        tamper=replace_from(cheater, ShuffleMessage, substitute(holder, cards, proof)),
+        strict=False,
+    )
+    holder["peer"] = table.peers[cheater]
+    table.deal(taker=None)
+    assert_refused_by_all(table, cheater, BadShuffle, ShuffleMessage)
+
+
+def test_a_first_shuffler_that_picks_its_own_order_is_named_by_the_audit() -> None:
+    """What the proof cannot refuse: the first shuffler re-encrypting the cards in an order
+    of its choosing *is* a shuffle of the trivial deck (harmless: three proven shuffles
+    follow). Its seed does not derive that order, and the audit says so."""
+    cheater = shuffle_order(0)[0]
+    holder: dict[str, DeckPeer] = {}
+    change = substitute(holder, stacked_cards(cheater), "of the trivial deck")
+    table = Table(tamper=replace_from(cheater, ShuffleMessage, change))
+    holder["peer"] = table.peers[cheater]
+    table.deal(taker=1)
+    assert sorted(table.peers[cheater].hand().values()) != sorted(NINES_AND_JACKS)
+    table.reveal_all()
+    for peer in table.peers:
+        if peer.seat != cheater:
+            with pytest.raises(BadShuffle) as err:
+                peer.audit()
+            assert err.value.seat == cheater and "does not match the seed" in err.value.reason
 
 
 def test_a_replayed_share_proof_of_another_position_is_refused() -> None:
@@ -345,11 +506,10 @@ def test_a_replayed_share_proof_of_another_position_is_refused() -> None:
 
     table = Table(tamper=replace_from(2, SharesMessage, swap), strict=False)
     table.deal(taker=None)
-    assert isinstance(table.errors[1], BadProof) and table.errors[1].seat == 2
-    assert set(table.errors) == {1}
+    assert_refused_by_all(table, 2, BadProof, SharesMessage)
 
 
-def test_a_share_for_the_wrong_card_is_refused_by_the_owner() -> None:
+def test_a_share_for_the_wrong_card_is_refused_by_everyone() -> None:
     # Seat 3 publishes, for a card of seat 0, x3·c1 of another position with a proof made
     # for this position (the only one it could make, and it does not verify).
     owners = deal_owners(CLASSIC, 0)
@@ -372,31 +532,89 @@ def test_a_share_for_the_wrong_card_is_refused_by_the_owner() -> None:
     table = Table(tamper=replace_from(3, SharesMessage, wrong_card), strict=False)
     cheat["peer"] = table.peers[3]
     table.deal(taker=None)
-    assert isinstance(table.errors[0], BadProof) and table.errors[0].seat == 3
+    assert_refused_by_all(table, 3, BadProof, SharesMessage)
 
 
-def test_a_bad_deal_share_of_someone_elses_card_is_caught_at_the_play() -> None:
-    # Seat 3 spoils its share of a card of seat 1; seat 1 lets it pass (it colludes),
-    # the others catch it when seat 1 plays the card.
+@pytest.mark.parametrize("owner", [1, TURNED_POSITION])
+def test_a_wrong_share_aimed_at_another_seats_card_is_refused_at_once(owner: int) -> None:
+    """Seat 3 spoils its deal share of a card of seat 1 (or of the turned card): seats 0, 1
+    and 2 and an observer refuse its shares message when it arrives, naming seat 3; no card
+    is played or opened first."""
     owners = deal_owners(CLASSIC, 0)
-    target = next(p for p in range(21) if owners[p] == 1)
-    index = [p for p in range(21) if owners[p] != 3].index(target)
+    positions = [p for p in range(21) if owners[p] != 3]
+    target = (
+        TURNED_POSITION
+        if owner == TURNED_POSITION
+        else next(p for p in positions if owners[p] == owner)
+    )
+    spoil = replace_from(3, SharesMessage, lambda m: spoil_share(m, positions.index(target)))
+    table = Table(tamper=spoil, strict=False)
+    table.deal(taker=None)
+    assert_refused_by_all(table, 3, BadProof, SharesMessage)
+    assert all(f"position {target} " in e.reason for e in table.errors.values())
+    assert all(p.phase is DeckPhase.DEAL for p in table.peers if p.seat != 3)
 
-    def spoil(msg: DeckMessage, recipient: int) -> DeckMessage:
-        if not isinstance(msg, SharesMessage) or msg.seat != 3 or recipient == 1:
+
+def test_a_share_aimed_at_a_colluding_owner_is_refused_by_the_others() -> None:
+    """The owner of the card (seat 1) colludes and sees an honest copy: seats 0 and 2 still
+    refuse the wrong share at the deal, naming seat 3."""
+    owners = deal_owners(CLASSIC, 0)
+    positions = [p for p in range(21) if owners[p] != 3]
+    target = next(p for p in positions if owners[p] == 1)
+
+    def view(msg: DeckMessage, recipient: int) -> DeckMessage:
+        if isinstance(msg, SharesMessage) and msg.seat == 3 and recipient != 1:
+            return spoil_share(msg, positions.index(target))
+        return msg
+
+    table = Table(view=view, strict=False)
+    table.deal(taker=None)
+    assert refusals(table, 3) == {0, 2}
+    assert all(isinstance(e, BadProof) for e in table.errors.values())
+
+
+def honest_deck(dealer: int = 0, taker: int = 1) -> tuple[Card, ...]:
+    """The cards of the deterministic table's round, by position."""
+    table = Table(CLASSIC, dealer=dealer)
+    table.deal(taker)
+    table.reveal_all()
+    return table.peers[0].audit()
+
+
+@pytest.mark.parametrize("shifters", [(2,), (0,), (0, 2)])
+def test_partners_shifting_their_shares_are_refused_at_the_deal(shifters: tuple[int, ...]) -> None:
+    """Seats 0 and 2 swap a card: seat 2 shifts its share of seat 0's card p (its ace) by
+    the difference of two card points so that p opens as seat 2's card q, and seat 0 shifts
+    its share of q the other way. Each shift is a share that is not ``x·c1``: refused at the
+    deal by the other peers and an observer, naming the shifting seat."""
+    deck = honest_deck()
+    owners = deal_owners(CLASSIC, 0)
+    p = next(i for i in range(20) if owners[i] == 0)
+    q = next(i for i in range(20) if owners[i] == 2)
+    points = {i: CARD_POINTS[deck[i]] for i in (p, q)}
+
+    def shift(msg: DeckMessage) -> DeckMessage:
+        if not isinstance(msg, SharesMessage) or msg.seat not in shifters or msg.step != 0:
             return msg
+        mine, theirs = (q, p) if msg.seat == 0 else (p, q)  # position shifted, card it shows
+        index = [i for i in range(21) if owners[i] != msg.seat].index(mine)
         shares = list(msg.shares)
-        bad = group.add(shares[index].point, group.base_mul(1))
-        shares[index] = DecryptionShare(bad, shares[index].proof)
+        moved = group.add(shares[index].point, group.sub(points[mine], points[theirs]))
+        shares[index] = DecryptionShare(moved, shares[index].proof)
         return dataclasses.replace(msg, shares=tuple(shares))
 
-    table = Table(view=spoil, strict=False)
+    table = Table(tamper=shift, strict=False)
     table.deal(taker=None)
-    assert not table.errors  # only the owner checks a share at the deal
-    table.act(1, "play", target)
-    table.pump()
-    for seat in (0, 2):
-        assert isinstance(table.errors[seat], BadProof) and table.errors[seat].seat == 3
+    honest = {1, 3}
+    assert honest <= set(table.errors)
+    verdicts = {(type(table.errors[s]), table.errors[s].seat) for s in honest}
+    assert len(verdicts) == 1  # the honest peers agree
+    ((kind, named),) = verdicts
+    first = min(shifters, key=lambda s: message_index(table.events, SharesMessage, s))
+    assert kind is BadProof and named == first
+    _, error = observer_refusal(table.events)
+    assert isinstance(error, BadProof) and error.seat == first
+    assert all(p.phase is DeckPhase.DEAL for p in table.peers if p.seat not in shifters)
 
 
 def test_a_forged_play_share_is_refused() -> None:
@@ -415,6 +633,23 @@ def test_a_forged_play_share_is_refused() -> None:
         table.act(2, "play", target)
         table.pump()
     assert err.value.seat == 2
+
+
+def test_a_card_that_cannot_open_is_an_internal_error_not_a_peers_fault() -> None:
+    """With every shuffle and share proven, a card that does not open means this program
+    broke (here: it lost a proven share): DeckInvariantError, a LocalProtocolError that
+    blames nobody."""
+    table = Table()
+    table.deal(taker=1)
+    peer = table.peers[0]
+    position = table.peers[2].positions_of(2)[0]
+    peer._shares[position][1] = group.add(peer._shares[position][1], group.base_mul(1))
+    table.act(2, "play", position)
+    with pytest.raises(DeckInvariantError) as err:
+        table.pump()
+    assert isinstance(err.value, LocalProtocolError)
+    assert not isinstance(err.value, RemoteProtocolError)
+    assert peer.card_at(position) is None and position not in peer.played()
 
 
 def test_playing_a_position_one_was_not_dealt_is_refused() -> None:
@@ -466,9 +701,9 @@ def test_a_reveal_that_does_not_match_its_commitment_is_refused(field: str) -> N
 
 
 @pytest.mark.parametrize("kind", ["duplicate", "swap"])
-def test_a_shuffle_that_is_not_its_seeds_is_caught_at_the_audit(kind: str) -> None:
+def test_a_tampered_shuffle_is_refused_at_once(kind: str) -> None:
     # The second shuffler duplicates one card over another (so drops one), or swaps two
-    # ciphertexts (a permutation other than its seed's): the audit names it.
+    # ciphertexts after proving: the proof no longer holds, every other peer says so.
     order = shuffle_order(0)
     cheater = order[1]
     holder: dict[str, DeckPeer] = {}
@@ -490,15 +725,65 @@ def test_a_shuffle_that_is_not_its_seeds_is_caught_at_the_audit(kind: str) -> No
     table = Table(tamper=replace_from(cheater, ShuffleMessage, cheat), strict=False)
     holder["peer"] = table.peers[cheater]
     table.deal(taker=None)
-    for error in table.errors.values():  # a repeated card may show in someone's hand
-        assert isinstance(error, BadShuffle) and error.seat is None
+    assert_refused_by_all(table, cheater, BadShuffle, ShuffleMessage)
+
+
+def proven_other_shuffle(holder: dict[str, DeckPeer], nonces_only: bool = False) -> Tamper:
+    """The holder's shuffle made, and validly proven, from another seed than the one it
+    committed to; or (``nonces_only``) the seed's own deck with a proof of other nonces."""
+
+    def change(msg: ShuffleMessage) -> DeckMessage:
+        peer = holder["peer"]
+        joint = peer.joint_key
+        assert joint is not None
+        inputs = shuffle_input(peer)
+        seed = shuffle_seed(msg.seat, b"other")
+        ctx = shuffle_proof_context(TABLE_ID, 1, msg.seat, msg.commitment)
+        if nonces_only:
+            real = shuffle_seed(msg.seat)
+            perm = shuffle_permutation(TABLE_ID, 1, msg.seat, real)
+            masks = shuffle_masks(TABLE_ID, 1, msg.seat, real)
+            proof = prove_shuffle(joint, inputs, msg.deck, perm, masks, ctx, seed)
+            return adopt(peer, dataclasses.replace(msg, proof=proof))
+        perm = shuffle_permutation(TABLE_ID, 1, msg.seat, seed)
+        masks = shuffle_masks(TABLE_ID, 1, msg.seat, seed)
+        deck = []
+        for j, r in enumerate(masks):
+            ct = inputs[perm[j]]
+            c1 = (
+                group.add(ct.c1, group.base_mul(r))
+                if ct.c1 != group.IDENTITY
+                else group.base_mul(r)
+            )
+            deck.append(Ciphertext(c1, group.add(ct.c2, group.mul(r, joint))))
+        proof = prove_shuffle(joint, inputs, deck, perm, masks, ctx, seed)
+        return adopt(peer, dataclasses.replace(msg, deck=tuple(deck), proof=proof))
+
+    return lambda msg: change(msg) if isinstance(msg, ShuffleMessage) else msg
+
+
+@pytest.mark.parametrize("nonces_only", [False, True])
+def test_a_proven_shuffle_that_is_not_its_seeds_is_named_by_the_audit(nonces_only: bool) -> None:
+    # The second shuffler proves a permutation of another seed (or its seed's deck with
+    # other nonces): every check on receipt passes, the audit of the revealed seed names it.
+    cheater = shuffle_order(0)[1]
+    holder: dict[str, DeckPeer] = {}
+    tamper = replace_from(cheater, ShuffleMessage, proven_other_shuffle(holder, nonces_only))
+    table = Table(tamper=tamper)
+    holder["peer"] = table.peers[cheater]
+    table.deal(taker=None)
     table.reveal_all()
+    reason = "proof of shuffle is not the one" if nonces_only else "does not match the seed"
     for peer in table.peers:
         if peer.seat == cheater:
             continue
         with pytest.raises(BadShuffle) as err:
             peer.audit()
-        assert err.value.seat == cheater
+        assert err.value.seat == cheater and reason in err.value.reason
+    observer = observe(table.events)
+    with pytest.raises(BadShuffle) as err:
+        observer.audit()
+    assert err.value.seat == cheater and reason in err.value.reason
 
 
 def test_duplicate_and_misplaced_messages_are_refused() -> None:
@@ -538,71 +823,126 @@ def messages_of(table: Table) -> list[DeckMessage]:
     return [e[2] for e in table.events if e[0] == "message"]
 
 
-def test_messages_round_trip_through_msgpack() -> None:
+def test_messages_round_trip_through_canonical_msgpack() -> None:
     kinds = set()
     for msg in messages_of(classic_round()):
         kinds.add(type(msg))
         raw = encode_message(msg)
+        assert raw == wire.encode(msg.to_wire())
         assert decode_message(raw, msg.seat) == msg
-        assert message_from_wire(msg.to_wire()) == msg
+        assert message_from_wire(msg.to_wire(), msg.seat) == msg
     assert len(kinds) == 5
 
 
 def test_strict_parsing() -> None:
     msg = next(m for m in messages_of(classic_round()) if isinstance(m, PlayMessage) and m.share)
-    wire = msg.to_wire()
+    data = msg.to_wire()
     bad: list[object] = [
         [],
-        {**wire, "type": "deck.nope"},
-        {**wire, "extra": 1},
-        {k: v for k, v in wire.items() if k != "share"},
-        {**wire, "seat": True},
-        {**wire, "seat": 4},
-        {**wire, "position": 32},
-        {**wire, "share": bytearray(wire["share"])},
-        {**wire, "share": wire["share"][:-1]},
+        {**data, "type": "deck.nope"},
+        {**data, "extra": 1},
+        {k: v for k, v in data.items() if k != "share"},
+        {**data, "seat": True},
+        {**data, "seat": 4},
+        {**data, "position": 32},
+        {**data, "share": bytearray(data["share"])},
+        {**data, "share": data["share"][:-1]},
     ]
-    for data in bad:
-        with pytest.raises(MalformedDeckMessage):
-            message_from_wire(data)
+    for item in bad:
+        with pytest.raises(MalformedDeckMessage) as err:
+            message_from_wire(item, msg.seat)
+        assert err.value.seat == msg.seat
     with pytest.raises(MalformedDeckMessage) as err:
-        message_from_wire(wire, sender=(msg.seat + 1) % 4)
+        message_from_wire(data, sender=(msg.seat + 1) % 4)
     assert err.value.seat == (msg.seat + 1) % 4
     with pytest.raises(MalformedDeckMessage):
-        decode_message(b"\xc1")
+        decode_message(b"\xc1", 0)
+    unsorted = msgpack.packb(dict(reversed(list(data.items()))), use_bin_type=True)
+    with pytest.raises(MalformedDeckMessage) as err:  # valid msgpack, not canonical
+        decode_message(unsorted, msg.seat)
+    assert err.value.seat == msg.seat
+    with pytest.raises(DeckUsageError):
+        message_from_wire(data, None)  # type: ignore[arg-type]
+
+
+def test_a_shuffle_proof_is_parsed_strictly() -> None:
+    msg = next(m for m in messages_of(classic_round()) if isinstance(m, ShuffleMessage))
+    data = msg.to_wire()
+    proof = data["proof"]
+    for item in (
+        {k: v for k, v in data.items() if k != "proof"},
+        {**data, "proof": None},
+        {**data, "proof": [proof]},
+        {**data, "proof": {**proof, "s1": group.scalar_bytes(L)}},
+        {**data, "proof": {**proof, "challenge": bytes(32)}},
+        {**data, "proof": {**proof, "chain": proof["chain"][:-1]}},
+        {**data, "proof": {k: v[:24] if isinstance(v, list) else v for k, v in proof.items()}},
+        {**data, "proof": {**proof, "extra": b""}},
+    ):
+        with pytest.raises(MalformedDeckMessage) as err:
+            message_from_wire(item, msg.seat)
+        assert err.value.seat == msg.seat
 
 
 # -- replays: corrupted bytes and the vector ----------------------------------------------
+
+
+def new_peer(seat: int) -> DeckPeer:
+    """The deterministic table's peer at ``seat``, before anything happened."""
+    return DeckPeer(
+        CLASSIC,
+        seat=seat,
+        dealer=0,
+        table_id=TABLE_ID,
+        round_number=1,
+        secret_key=secret_key(seat),
+        shuffle_seed=shuffle_seed(seat),
+    )
+
+
+def replay_event(peer: DeckPeer, event: tuple[Any, ...], corrupt: tuple[int, int] | None) -> None:
+    """One recorded event for ``peer``: another seat's message (msgpack bytes, one byte
+    changed by ``corrupt = (byte, delta)``) or its own action."""
+    kind, seat = event[0], event[1]
+    if kind == "message":
+        if seat == peer.seat:
+            return
+        raw = bytearray(event[2])
+        if corrupt is not None:
+            raw[corrupt[0] % len(raw)] = (raw[corrupt[0] % len(raw)] + corrupt[1]) % 256
+        peer.receive(decode_message(bytes(raw), seat))
+        peer.next_messages()
+    elif seat == peer.seat:
+        getattr(peer, kind)(*event[2:])
 
 
 def replay(
     events: list[tuple[Any, ...]], observer: int, *, corrupt: tuple[int, int, int] | None = None
 ) -> DeckPeer:
     """Run one peer through a recorded round: its own actions, the others' messages
-    (``events`` hold msgpack bytes); ``corrupt = (event index, byte, delta)``."""
-    peer = DeckPeer(
-        CLASSIC,
-        seat=observer,
-        dealer=0,
-        table_id=TABLE_ID,
-        round_number=1,
-        secret_key=secret_key(observer),
-        shuffle_seed=shuffle_seed(observer),
-    )
-    for i, event in enumerate(events):
-        kind, seat = event[0], event[1]
-        if kind == "message":
-            if seat == observer:
-                continue
-            raw = bytearray(event[2])
-            if corrupt is not None and corrupt[0] == i:
-                raw[corrupt[1] % len(raw)] = (raw[corrupt[1] % len(raw)] + corrupt[2]) % 256
-            peer.receive(decode_message(bytes(raw), seat))
-            peer.next_messages()
-        elif seat == observer:
-            getattr(peer, kind)(*event[2:])
+    (``events`` hold msgpack bytes); ``corrupt = (event index, byte, delta)``. A corrupted
+    replay of the recorded round starts from a copy of the honest peer just before it."""
+    start = 0
+    peer = new_peer(observer)
+    if corrupt is not None and events is recorded_events():
+        start = corrupt[0]
+        peer = copy.deepcopy(honest_replay(observer)[start])
+    for i in range(start, len(events)):
+        changed = corrupt[1:] if corrupt is not None and corrupt[0] == i else None
+        replay_event(peer, events[i], changed)
     peer.audit()
     return peer
+
+
+@functools.cache
+def honest_replay(observer: int) -> list[DeckPeer]:
+    """The peer at ``observer`` before each recorded event (copies)."""
+    peer = new_peer(observer)
+    states = []
+    for event in recorded_events():
+        states.append(copy.deepcopy(peer))
+        replay_event(peer, event, None)
+    return states
 
 
 @functools.cache
@@ -619,24 +959,48 @@ def test_a_replayed_recording_audits_for_every_observer() -> None:
         assert replay(recorded_events(), observer).audit() == deck
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(
+def corrupted_replay_names_the_sender(
+    observer: int, pick: int, byte: int, delta: int, kinds: tuple[type, ...]
+) -> None:
+    """Replay the recorded round for ``observer`` with one byte of another seat's message of
+    ``kinds`` changed: the peer refuses it, naming that seat."""
+    sent = classic_round().events
+    candidates = [
+        i
+        for i, e in enumerate(sent)
+        if e[0] == "message" and e[1] != observer and isinstance(e[2], kinds)
+    ]
+    index = candidates[pick % len(candidates)]
+    with pytest.raises(DeckError) as err:
+        replay(recorded_events(), observer, corrupt=(index, byte, delta))
+    assert err.value.seat == sent[index][1]
+
+
+corruptions = given(
     observer=st.integers(0, 3),
     pick=st.integers(0, 10**6),
     byte=st.integers(0, 10**6),
     delta=st.integers(1, 255),
 )
-def test_any_corrupted_byte_is_caught_with_a_typed_error(
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@corruptions
+def test_any_corrupted_byte_is_refused_naming_its_sender(
     observer: int, pick: int, byte: int, delta: int
 ) -> None:
-    events = recorded_events()
-    candidates = [i for i, e in enumerate(events) if e[0] == "message" and e[1] != observer]
-    index = candidates[pick % len(candidates)]
-    sender = events[index][1]
-    with pytest.raises(DeckError) as err:
-        replay(events, observer, corrupt=(index, byte, delta))
-    if isinstance(err.value, MalformedDeckMessage):
-        assert err.value.seat == sender
+    corrupted_replay_names_the_sender(observer, pick, byte, delta, (DeckMessage,))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@corruptions
+def test_a_corrupted_shuffle_or_shares_message_is_refused_naming_its_sender(
+    observer: int, pick: int, byte: int, delta: int
+) -> None:
+    """The messages that carry proofs: one byte changed anywhere (the deck, the proof, a
+    share, the framing) and the peer refuses the message, naming the seat that sent it."""
+    kinds = (ShuffleMessage, SharesMessage)
+    corrupted_replay_names_the_sender(observer, pick, byte, delta, kinds)
 
 
 # -- observers ---------------------------------------------------------------------------
@@ -844,7 +1208,7 @@ def test_an_observer_refuses_a_play_at_a_position_the_player_does_not_own() -> N
     assert err.value.seat == 2
 
 
-def test_an_observer_checks_the_reveals_and_names_a_cheating_shuffler_at_the_audit() -> None:
+def test_an_observer_checks_the_reveals() -> None:
     events = classic_round().events
     reveal = events[message_index(events, RevealMessage, 2)][2]
     wrong = dataclasses.replace(reveal, seed=shuffle_seed(2, b"other"))
@@ -852,23 +1216,6 @@ def test_an_observer_checks_the_reveals_and_names_a_cheating_shuffler_at_the_aud
     with pytest.raises(CommitmentMismatch) as err:
         observe(tampered)
     assert err.value.seat == 2
-    # A shuffle that is not its seed's passes every check made on receipt; the audit of
-    # every shuffle (the observer has none of its own to skip) names its author.
-    cheater = shuffle_order(0)[1]
-
-    def swap(msg: ShuffleMessage) -> DeckMessage:
-        deck = list(msg.deck)
-        deck[3], deck[30] = deck[30], deck[3]
-        return dataclasses.replace(msg, deck=tuple(deck))
-
-    table = Table(tamper=replace_from(cheater, ShuffleMessage, swap), strict=False)
-    table.deal(taker=None)
-    table.reveal_all()
-    observer = observe(table.events)
-    assert observer.phase is DeckPhase.AUDITABLE
-    with pytest.raises(BadShuffle) as err:
-        observer.audit()
-    assert err.value.seat == cheater
 
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -883,8 +1230,7 @@ def test_an_observer_catches_any_corrupted_byte(pick: int, byte: int, delta: int
     events[index] = ("message", sender, bytes(raw))
     with pytest.raises(DeckError) as err:
         observe(events).audit()
-    if isinstance(err.value, MalformedDeckMessage):
-        assert err.value.seat == sender
+    assert err.value.seat == sender
 
 
 def build_vector() -> dict[str, Any]:
@@ -895,18 +1241,26 @@ def build_vector() -> dict[str, Any]:
         kind, seat = event[0], event[1]
         if kind == "message":
             msg = event[2]
-            wire = {k: hexed(v) for k, v in msg.to_wire().items()}
+            fields = hexed(msg.to_wire())
             raw = encode_message(msg).hex()
-            events.append({"event": "message", "from": seat, "msgpack": raw, "fields": wire})
+            events.append(
+                {"event": "message", "from": seat, "canonical_msgpack": raw, "fields": fields}
+            )
         else:
             names = {"set_taker": ["taker"], "play": ["position"]}.get(kind, [])
             args = dict(zip(names, event[2:], strict=True))
             events.append({"event": kind, "seat": seat, **args})
     return {
-        "description": "A classic round of the deck protocol (protocol/DECK.md) between four "
-        "peers with fixed secrets: keys, four shuffles, the deal with the turned card, the "
-        "completion for the taker, 32 plays, the reveals. Bytes are hex. 'events' are in "
-        "delivery order; a message follows the local action that produced it.",
+        "description": "A classic round of the deck protocol, version 2 (protocol/DECK.md) "
+        "between four peers with fixed secrets: keys, four shuffles with their proofs, the "
+        "deal with the turned card, the completion for the taker, 32 plays, the reveals. "
+        "Bytes are hex. 'events' are in delivery order, for the whole table: a local step "
+        "of a seat, or a message delivered to the three other peers, after the step or the "
+        "message whose handling produced it; plays go in position order, not in a legal "
+        "order of play. 'canonical_msgpack' is the message's canonical encoding "
+        "(PROTOCOL.md section 2), 'fields' the same map in JSON (bin as hex, nil as null). "
+        "Layout: DECK.md section 12.",
+        "domain": group.DOMAIN.decode(),
         "rules": "classic",
         "table_id": TABLE_ID.hex(),
         "round": 1,
@@ -941,10 +1295,13 @@ def build_vector() -> dict[str, Any]:
 
 
 def hexed(value: object) -> object:
+    """``value`` with every ``bytes`` in hex, for JSON."""
     if isinstance(value, bytes):
         return value.hex()
     if isinstance(value, list):
         return [hexed(v) for v in value]
+    if isinstance(value, dict):
+        return {k: hexed(v) for k, v in value.items()}
     return value
 
 
@@ -961,12 +1318,27 @@ def test_the_committed_vector_replays() -> None:
     events: list[tuple[Any, ...]] = []
     for e in data["events"]:
         if e["event"] == "message":
-            events.append(("message", e["from"], bytes.fromhex(e["msgpack"])))
+            events.append(("message", e["from"], bytes.fromhex(e["canonical_msgpack"])))
         else:
             events.append((e["event"], e["seat"], *[e[k] for k in ("taker", "position") if k in e]))
     for observer in range(SEATS):
         peer = replay(events, observer)
         assert [str(c) for c in peer.audit()] == data["deck"]
+    assert [str(c) for c in observe(events).audit()] == data["deck"]
+    for e in data["events"]:
+        if e["event"] == "message":
+            assert wire.decode(bytes.fromhex(e["canonical_msgpack"])) == unhexed(e["fields"])
+
+
+def unhexed(value: object) -> object:
+    """The inverse of :func:`hexed` for a message map (every string but ``type`` is hex)."""
+    if isinstance(value, str):
+        return value if value.startswith("deck.") else bytes.fromhex(value)
+    if isinstance(value, list):
+        return [unhexed(v) for v in value]
+    if isinstance(value, dict):
+        return {k: unhexed(v) for k, v in value.items()}
+    return value
 
 
 if __name__ == "__main__":

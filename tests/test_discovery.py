@@ -250,8 +250,8 @@ def test_tables_command_lists_what_it_hears(
 ) -> None:
     from belote_p2p.app import lan
 
-    async def heard(address: tuple[str, int], duration: float) -> list[TableAd]:
-        assert address == ("239.255.42.99", 7000) and duration == 2.0
+    async def heard(addresses: list[tuple[str, int]], duration: float) -> list[TableAd]:
+        assert addresses == [("239.255.42.99", 7000)] and duration == 2.0
         return ads()
 
     monkeypatch.setattr(lan, "_discover_for", heard)

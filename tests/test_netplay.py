@@ -43,7 +43,8 @@ from belote_p2p.net.transport import FramedStream
 from belote_p2p.protocol.identity import Identity, fingerprint
 from belote_p2p.protocol.wire import decode, encode
 
-KEYS = [identity.public_key_bytes for identity in identities(5, 6)]
+IDS = identities(5, 6)
+KEYS = [identity.public_key_bytes for identity in IDS]
 RULES = rule_set("coinche", target=301)
 
 
@@ -72,7 +73,7 @@ async def test_four_peers_get_the_same_table_from_the_lobby() -> None:
         async with trio.open_nursery() as nursery:
 
             async def host() -> None:
-                got[0] = await host_lobby(lobby, [listener])
+                got[0] = await host_lobby(lobby, [listener], IDS[0])
 
             async def join(i: int) -> None:
                 got[i] = await join_table("127.0.0.1", port, f"P{i}", KEYS[i], 6000 + i)
@@ -80,8 +81,9 @@ async def test_four_peers_get_the_same_table_from_the_lobby() -> None:
             nursery.start_soon(host)
             for i in (1, 2, 3):
                 nursery.start_soon(join, i)
-    definition = got[0]
-    assert all(got[i] == (definition, got[i][1]) for i in (1, 2, 3))  # type: ignore[index]
+    definition, proposal = got[0]  # type: ignore[misc]
+    assert definition.proposed_by_host(proposal)
+    assert all(got[i][::2] == (definition, proposal) for i in (1, 2, 3))  # type: ignore[index]
     assert sorted(got[i][1] for i in (1, 2, 3)) == [1, 2, 3]  # type: ignore[index]
     assert definition.rules == RULES  # type: ignore[attr-defined]
     seats = definition.seats  # type: ignore[attr-defined]
@@ -100,7 +102,9 @@ async def test_the_lobby_refuses_duplicate_keys_and_malformed_requests() -> None
     with trio.fail_after(10):
         async with trio.open_nursery() as nursery:
             nursery.start_soon(
-                partial(host_lobby, lobby, [listener], on_join=lambda seat, req: seated.set())
+                partial(
+                    host_lobby, lobby, [listener], IDS[0], on_join=lambda seat, req: seated.set()
+                )
             )
             # The host's own key, then a key already waiting at the table.
             with pytest.raises(JoinRefused, match="already at the table"):
@@ -160,8 +164,12 @@ def test_a_joiner_checks_the_table_it_is_given() -> None:
     lobby = new_lobby()
     for i in (1, 2, 3):
         lobby.join(JoinRequest(f"P{i}", KEYS[i], 6000 + i), "10.0.0.9", "10.0.0.1")
-    message = table_message(lobby.definition())
+    definition = lobby.definition()
+    message = table_message(definition, definition.propose(IDS[0]))
     assert parse_answer(message, KEYS[2], 6002)[1] == 2
+    # A proposal not signed by the table's host is refused.
+    with pytest.raises(LobbyError, match="signature"):
+        parse_answer(table_message(definition, IDS[1].sign(b"x")), KEYS[2], 6002)
     with pytest.raises(LobbyError, match="does not seat our key"):
         parse_answer(message, KEYS[5], 6002)
     with pytest.raises(LobbyError, match="port"):
@@ -208,24 +216,6 @@ def test_resume_without_an_unfinished_game_says_so(tmp_path: Path) -> None:
     from belote_p2p.app.cli import main
 
     assert main(["resume", "--home", str(tmp_path), "--bot", "random"]) == 2
-
-
-def test_game_ended_reads_the_bodies_of_a_record() -> None:
-    from belote_p2p.app.home import game_ended
-    from belote_p2p.protocol.wire import Envelope
-
-    ids = [Identity.from_seed(bytes([6, i]) * 16) for i in range(4)]
-
-    def env(seat: int, body: dict[str, object]) -> bytes:
-        return Envelope.create(ids[seat], bytes(16), 0, bytes(32), [bytes(32)] * 4, body).encode()
-
-    roster = [i.public_key_bytes for i in ids]
-    done = [env(s, {"type": "done", "scores": [501, 0]}) for s in range(4)]
-    assert game_ended(done, roster) and not game_ended(done[:3], roster)
-    votes = [env(s, {"type": "abandon", "seat": 1}) for s in (0, 2, 3)]
-    assert game_ended(votes, roster) and not game_ended(votes[:2], roster)
-    assert game_ended([env(1, {"type": "abandon", "seat": 1})], roster)  # resigned
-    assert game_ended([env(2, {"type": "fault", "seat": 1, "evidence": []})], roster)
 
 
 # -- LAN discovery and experience ---------------------------------------------------------

@@ -3,26 +3,40 @@ peer process killed with SIGKILL mid-round and restarted with ``belote-p2p resum
 
 from __future__ import annotations
 
-import os
+import random
 import signal
 import stat
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 import trio
-from helpers import TABLE, check_agreement, cli_argv, make_table, open_listeners, source_pythonpath
+from cheaters import Equivocate, Table
+from helpers import (
+    TABLE,
+    Net,
+    Process,
+    SeededSecrets,
+    check_agreement,
+    cli_argv,
+    make_table,
+    open_listeners,
+    start,
+    table_sessions,
+)
 
-from belote_p2p.app.home import game_ended
+from belote_p2p.app.home import Home, game_ended, unfinished_games
 from belote_p2p.app.output import parse_result
 from belote_p2p.net.peer import PeerResult, run_peer
 from belote_p2p.players.player import BotPlayer
+from belote_p2p.protocol.events import ActionTaken
+from belote_p2p.protocol.identity import Identity
 from belote_p2p.protocol.secretstore import FileSecrets, SecretStoreError, secrets_path
-from belote_p2p.protocol.session import ActionTaken
-from belote_p2p.protocol.transcript import read_transcript
-from belote_p2p.protocol.verify import verify_transcript
-from belote_p2p.protocol.wire import Envelope
+from belote_p2p.protocol.session import TableSession
+from belote_p2p.protocol.table import TableDefinition
+from belote_p2p.protocol.transcript import TranscriptWriter, read_transcript
+from belote_p2p.protocol.verify import verify_record, verify_transcript
+from belote_p2p.protocol.wire import ZERO_HASH, Envelope
 
 
 def test_file_secrets_are_kept_private_and_survive_a_restart(tmp_path: Path) -> None:
@@ -75,6 +89,7 @@ async def test_a_peer_killed_in_process_resumes_and_the_game_finishes(tmp_path: 
                 definition, seat, ids[seat], player,
                 transcript=transcripts[seat], listeners=[listeners[seat]],
                 secrets=secrets_of(seat),
+                proposal=definition.propose(ids[0]),
             )  # fmt: skip
             return
         with kill:
@@ -82,14 +97,16 @@ async def test_a_peer_killed_in_process_resumes_and_the_game_finishes(tmp_path: 
                 definition, 1, ids[1], player,
                 transcript=transcripts[1], listeners=[listeners[1]], on_event=watch,
                 secrets=secrets_of(1),
+                proposal=definition.propose(ids[0]),
             )  # fmt: skip
         assert kill.cancelled_caught
         before = read_transcript(transcripts[1]).envelopes
-        assert not game_ended(before, definition.roster)
+        assert not game_ended(definition, before)
         # Restarted: a new player, the same transcript and secrets (<home>/secrets).
         results[1] = await run_peer(
             definition, 1, ids[1], BotPlayer("random", seed=101), transcript=transcripts[1],
             secrets=secrets_of(1),
+            proposal=definition.propose(ids[0]),
         )  # fmt: skip
         after = read_transcript(transcripts[1]).envelopes
         assert after[: len(before)] == before  # the record was only appended to
@@ -109,37 +126,85 @@ async def test_a_peer_killed_in_process_resumes_and_the_game_finishes(tmp_path: 
     assert stat.S_IMODE(secrets.stat().st_mode) == 0o600
 
 
+# -- what counts as over ---------------------------------------------------------------------
+
+
+def played(steps: int | None) -> tuple[TableDefinition, list[Identity], list[TableSession]]:
+    """Four sessions of a classic table to 151 in memory: the whole game (``steps=None``)
+    or its first ``steps`` deliveries."""
+    definition, ids = make_table("classic", target=151, seed=12)
+    sessions = table_sessions(definition, ids, deal_seed=4)
+    net = Net(sessions, random.Random(3))
+    if steps is None:
+        net.run()
+    else:
+        net.start()
+        for _ in range(steps):
+            net.step()
+    return definition, ids, sessions
+
+
+def junk_fault(definition: TableDefinition, record: TableSession, signer: Identity) -> bytes:
+    """A fault report validly signed by ``signer`` as its next envelope in ``record``'s
+    view, accusing seat 1 with evidence that proves nothing."""
+    seat = definition.roster.index(signer.public_key_bytes)
+    chains = [record.tracker.chain(s) for s in range(4)]
+    seen = [chain[-1].hash if chain else ZERO_HASH for chain in chains]
+    body = {"type": "fault", "seat": 1, "evidence": [b"junk", bytes(64)]}
+    return Envelope.create(
+        signer, definition.table_id, len(chains[seat]), seen[seat], seen, body
+    ).encode()
+
+
+def record_of(session: TableSession) -> list[bytes]:
+    return [e.encode() for e in session.transcript]
+
+
+def test_a_finished_record_with_a_junk_fault_report_is_still_over() -> None:
+    definition, ids, sessions = played(None)
+    record = [*record_of(sessions[0]), junk_fault(definition, sessions[0], ids[2])]
+    verdict = verify_record(definition, record)
+    assert verdict.finished and verdict.fault is None, verdict.summary()
+    assert game_ended(definition, record)
+
+
+def test_an_unfinished_record_with_a_junk_fault_report_can_be_resumed(tmp_path: Path) -> None:
+    definition, ids, sessions = played(150)
+    assert sessions[0].ready and not sessions[0].finished
+    record = [*record_of(sessions[0]), junk_fault(definition, sessions[0], ids[2])]
+    assert not game_ended(definition, record)  # a peer's claim proves nothing
+    home = Home(tmp_path)
+    with TranscriptWriter(home.transcript(definition, 0), definition, 0) as writer:
+        for data in record:
+            writer.append(data)
+    (found,) = unfinished_games(home, ids[0])
+    assert found.envelopes == tuple(record)
+    assert unfinished_games(home, ids[1]) == []  # another identity's game
+    # The seat can indeed be rebuilt from it and play on.
+    session = TableSession.resume(definition, 0, ids[0], record, SeededSecrets(4, 0))
+    assert not session.finished and session.fault is None
+
+
+def test_a_record_ends_on_what_it_proves() -> None:
+    definition, _, sessions = played(150)
+    base = record_of(sessions[0])
+    assert not game_ended(definition, base)
+    sessions[0].abandon(0)  # our own resignation
+    assert game_ended(definition, record_of(sessions[0]))
+    # A fault the replay finds itself: the cheater's own two signatures at one seq.
+    t = Table(Equivocate())
+    t.run()
+    assert t.sessions[0].fault is not None
+    assert game_ended(t.definition, record_of(t.sessions[0]))
+    # Only two seats signing that a third left: not over.
+    _, _, sessions = played(150)
+    for seat in (0, 2):
+        sessions[seat].abandon(1)
+    votes = [e for e in record_of(sessions[2]) if Envelope.decode(e).type == "abandon"]
+    assert not game_ended(definition, [*record_of(sessions[0]), *votes])
+
+
 # -- real processes -------------------------------------------------------------------------
-
-
-class Process:
-    """A peer process whose output is read as it comes."""
-
-    def __init__(self, name: str, process: trio.Process) -> None:
-        self.name = name
-        self.process = process
-        self.output = ""
-        self.line_seen = trio.Event()
-        self.wanted = ""
-
-    async def pump(self) -> None:
-        assert self.process.stdout is not None
-        async for chunk in self.process.stdout:
-            self.output += chunk.decode("utf-8", "replace")
-            if self.wanted and self.wanted in self.output:
-                self.line_seen.set()
-
-
-async def start(nursery: trio.Nursery, name: str, args: list[str], tmp: Path) -> Process:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = source_pythonpath()
-    log = open(tmp / f"{name}.stderr", "ab")  # noqa: SIM115  (closed with the test's tmp)
-    process = await trio.lowlevel.open_process(
-        args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=log, env=env, cwd=tmp
-    )
-    proc = Process(name, process)
-    nursery.start_soon(proc.pump)
-    return proc
 
 
 async def wait_for_play(transcript_dir: Path) -> None:

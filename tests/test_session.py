@@ -8,16 +8,15 @@ import pytest
 from helpers import Net, make_table, table_sessions
 
 from belote_p2p.game.rules import RULE_SETS
-from belote_p2p.protocol.session import (
+from belote_p2p.protocol.events import (
     DecisionNeeded,
     GameAbandoned,
     GameOver,
-    MemorySecrets,
     PeerFault,
     RoundAudited,
-    SessionError,
-    TableSession,
 )
+from belote_p2p.protocol.secretstore import MemorySecrets
+from belote_p2p.protocol.session import SessionError, TableSession
 from belote_p2p.protocol.wire import ZERO_HASH, Envelope
 
 

@@ -1,13 +1,15 @@
 from __future__ import annotations
 
 import logging
-from contextlib import AbstractAsyncContextManager
+from contextlib import AbstractAsyncContextManager, suppress
+from functools import partial
 
 import pytest
 import trio
 import trio.testing
 from helpers import PLAYERS, ROSTER, TABLE, address_of, open_listeners
 
+from belote_p2p.errors import LocalProtocolError
 from belote_p2p.net.transport import (
     ConnectionClosed,
     DialFailed,
@@ -156,8 +158,8 @@ async def test_four_peers_exchange_messages_over_loopback() -> None:
             nonlocal finished
             async with seat_mesh(seat, listeners) as mesh:
                 assert mesh.peers == frozenset(range(4)) - {seat}
-                assert await mesh.broadcast(b"all from %d" % seat) == frozenset()
-                await mesh.send((seat + 1) % 4, b"next from %d" % seat)
+                assert mesh.broadcast(b"all from %d" % seat) == frozenset()
+                mesh.send((seat + 1) % 4, b"next from %d" % seat)
                 while len(inbox[seat]) < 4:
                     event = await next_event(mesh)
                     assert isinstance(event, Received)
@@ -194,9 +196,9 @@ async def test_a_departed_peer_is_reported_and_unreachable() -> None:
                 assert isinstance(event, PeerLost)
                 assert event.seat == 3
                 with pytest.raises(ConnectionClosed) as info:
-                    await mesh.send(3, b"anyone there?")
+                    mesh.send(3, b"anyone there?")
                 assert info.value.seat == 3
-                assert await mesh.broadcast(b"still here") == frozenset({3})
+                assert mesh.broadcast(b"still here") == frozenset({3})
                 leaving.set()
 
         async with trio.open_nursery() as nursery:
@@ -227,7 +229,7 @@ async def test_mesh_refuses_an_impostor_then_admits_the_real_peer(
                 assert await mesh.receive() == PeerConnected(1, reconnected=False)
                 assert await mesh.receive() == Received(1, b"hello seat 0")
                 assert mesh.peers == frozenset({1})
-                await mesh.send(1, b"welcome")
+                mesh.send(1, b"welcome")
                 assert await conn.receive() == b"welcome"
             assert isinstance(await mesh.receive(), PeerLost)
             nursery.cancel_scope.cancel()
@@ -279,7 +281,7 @@ async def test_an_oversized_frame_costs_the_peer_its_connection() -> None:
                 await stream.send_all((201).to_bytes(4, "big"))
                 event = await next_event(mesh)
                 assert isinstance(event, PeerLost)
-                assert event.seat == 2 and "exceeds" in event.reason
+                assert event.seat == 2 and "exceeds" in event.reason and event.refused
                 with pytest.raises(ConnectionClosed):
                     await conn.receive()
             nursery.cancel_scope.cancel()
@@ -315,7 +317,7 @@ async def test_a_dropped_connection_is_dialled_again_by_the_higher_seat() -> Non
                         seen[seat].append(event)
                         if isinstance(event, PeerConnected) and event.reconnected:
                             break
-                    await mesh.send(other, b"again from %d" % seat)
+                    mesh.send(other, b"again from %d" % seat)
                     event = await next_event(mesh)
                     while event.seat != other:
                         event = await next_event(mesh)
@@ -345,7 +347,7 @@ async def test_a_new_authenticated_connection_replaces_the_old_one() -> None:
             assert await mesh.receive() == PeerConnected(1, reconnected=True)
             with pytest.raises(ConnectionClosed):
                 await first.receive()  # the old connection was closed
-            await mesh.send(1, b"to the new one")
+            mesh.send(1, b"to the new one")
             assert await second.receive() == b"to the new one"
             await second.send(b"from the new one")
             # The old connection's end is not a lost peer: the next event is the frame.
@@ -353,3 +355,143 @@ async def test_a_new_authenticated_connection_replaces_the_old_one() -> None:
             await first.aclose()
             await second.aclose()
             nursery.cancel_scope.cancel()
+
+
+# ------------------------------------------------------------ per-connection send queues
+
+
+class PipeLink:
+    """One end of an in-memory link that holds one frame each way: a second send waits
+    until the other end reads (as a TCP connection whose buffers are full)."""
+
+    def __init__(
+        self, out: trio.MemorySendChannel[bytes], into: trio.MemoryReceiveChannel[bytes]
+    ) -> None:
+        self.out, self.into = out, into
+
+    @staticmethod
+    def pair() -> tuple[PipeLink, PipeLink]:
+        a_out, b_in = trio.open_memory_channel[bytes](1)
+        b_out, a_in = trio.open_memory_channel[bytes](1)
+        return PipeLink(a_out, a_in), PipeLink(b_out, b_in)
+
+    async def send(self, payload: bytes) -> None:
+        try:
+            await self.out.send(payload)
+        except (trio.BrokenResourceError, trio.ClosedResourceError) as exc:
+            raise ConnectionClosed("the pipe is closed") from exc
+
+    async def receive(self) -> bytes:
+        try:
+            return await self.into.receive()
+        except (trio.EndOfChannel, trio.ClosedResourceError) as exc:
+            raise ConnectionClosed("the pipe is closed") from exc
+
+    async def aclose(self) -> None:
+        await self.out.aclose()
+        await self.into.aclose()
+
+
+async def attached_peers(
+    nursery: trio.Nursery, mesh: Mesh, seats: tuple[int, ...] = (1, 2, 3)
+) -> dict[int, PipeLink]:
+    """Connect ``seats`` to seat 0's ``mesh`` over :class:`PipeLink` (links other than TCP
+    streams go through :meth:`Mesh.attach`); their ends, once authenticated and reported."""
+    ends = {}
+    for seat in seats:
+        ours, theirs = PipeLink.pair()
+        nursery.start_soon(partial(mesh.attach, ours, peer_seat=None))
+        ends[seat] = theirs
+        assert await handshake(ends[seat], PLAYERS[seat], TABLE, seat, ROSTER, peer_seat=0) == 0
+        assert await mesh.receive() == PeerConnected(seat, reconnected=False)
+    return ends
+
+
+async def test_a_peer_that_does_not_read_is_dropped_once_its_queue_is_full() -> None:
+    with trio.fail_after(10):
+        config = MeshConfig(max_frame=1000, send_queue_bytes=4000, send_queue_frames=100)
+        mesh = Mesh(PLAYERS[0], TABLE, 0, ROSTER, config)
+        payloads = [bytes([i]) * 500 for i in range(40)]
+        got: dict[int, list[bytes]] = {1: [], 2: []}
+
+        async def read(seat: int, end: PipeLink) -> None:
+            with suppress(ConnectionClosed):
+                while True:
+                    got[seat].append(await end.receive())
+
+        async with trio.open_nursery() as nursery:
+            ends = await attached_peers(nursery, mesh)
+            for seat in (1, 2):
+                nursery.start_soon(read, seat, ends[seat])
+            missed = []
+            for payload in payloads:  # seat 3 never reads
+                missed.append(mesh.broadcast(payload))
+                assert mesh.backlog(1) <= 4000 and mesh.backlog(3) <= 4000
+                await trio.testing.wait_all_tasks_blocked()
+            lost = await mesh.receive()
+            assert isinstance(lost, PeerLost) and lost.seat == 3, lost
+            assert "not reading" in lost.reason
+            assert mesh.peers == frozenset({1, 2})
+            # One frame waits in the pipe; the queue's 4000 bytes hold seven frames of 504
+            # (the one being sent included): the ninth overfills it.
+            dropped_at = missed.index(frozenset({3}))
+            assert dropped_at == 8 and not any(missed[:dropped_at])
+            assert all(m == frozenset({3}) for m in missed[dropped_at:])
+            await mesh.flush()
+            for end in ends.values():
+                await end.aclose()
+            nursery.cancel_scope.cancel()
+        assert got[1] == got[2] == payloads  # everything, in order
+
+
+async def test_a_frame_stuck_past_the_send_timeout_drops_its_connection(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    with trio.fail_after(100):
+        mesh = Mesh(PLAYERS[0], TABLE, 0, ROSTER, MeshConfig(send_timeout=30))
+        async with trio.open_nursery() as nursery:
+            ends = await attached_peers(nursery, mesh, (1, 2))
+            start = trio.current_time()
+            mesh.send(2, b"the pipe holds this one")
+            mesh.send(2, b"nobody reads this one")
+            mesh.send(1, b"one")
+            assert await ends[1].receive() == b"one"
+            lost = await mesh.receive()
+            assert isinstance(lost, PeerLost) and lost.seat == 2
+            assert "stopped reading" in lost.reason
+            assert trio.current_time() - start == pytest.approx(30)
+            with pytest.raises(ConnectionClosed):
+                mesh.send(2, b"too late")
+            mesh.send(1, b"two")  # the other connection never noticed
+            assert await ends[1].receive() == b"two"
+            nursery.cancel_scope.cancel()
+
+
+async def test_flush_waits_until_the_queued_frames_have_left() -> None:
+    with trio.fail_after(10):
+        mesh = Mesh(PLAYERS[0], TABLE, 0, ROSTER)
+        async with trio.open_nursery() as nursery:
+            (end,) = (await attached_peers(nursery, mesh, (1,))).values()
+            flushed = trio.Event()
+            for i in range(3):
+                mesh.send(1, b"frame %d" % i)
+
+            async def flush() -> None:
+                await mesh.flush()
+                flushed.set()
+
+            nursery.start_soon(flush)
+            await trio.testing.wait_all_tasks_blocked()
+            assert not flushed.is_set() and mesh.backlog(1) > 0
+            assert [await end.receive() for _ in range(3)] == [b"frame 0", b"frame 1", b"frame 2"]
+            await flushed.wait()
+            assert mesh.backlog(1) == 0
+            nursery.cancel_scope.cancel()
+
+
+async def test_an_oversized_payload_is_the_callers_error_and_a_small_queue_is_refused() -> None:
+    mesh = Mesh(PLAYERS[0], TABLE, 0, ROSTER, MeshConfig(max_frame=100))
+    with pytest.raises(LocalProtocolError):
+        mesh.send(1, bytes(101))
+    with pytest.raises(LocalProtocolError):
+        Mesh(PLAYERS[0], TABLE, 0, ROSTER, MeshConfig(max_frame=100, send_queue_bytes=100))

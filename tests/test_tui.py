@@ -55,7 +55,7 @@ from belote_p2p.game.observation import Observation, observe
 from belote_p2p.game.rules import RuleSet, rule_set
 from belote_p2p.game.scoring import Outcome, RoundScore
 from belote_p2p.players.player import Resigned
-from belote_p2p.protocol.session import (
+from belote_p2p.protocol.events import (
     ActionTaken,
     DecisionNeeded,
     Event,

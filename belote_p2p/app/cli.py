@@ -21,6 +21,9 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "belote_p2p.app.resume": ("resume",),
     "belote_p2p.app.demo": ("demo",),
     "belote_p2p.app.lan": ("tables",),
+    "belote_p2p.app.web.lobby": ("web",),
+    "belote_p2p.app.conformance": ("conformance",),
+    "belote_p2p.app.relay": ("relay",),
 }
 
 

@@ -20,14 +20,12 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from belote_p2p.errors import RemoteProtocolError
 from belote_p2p.protocol.identity import KEY_FILE_NAME, Identity
 from belote_p2p.protocol.secretstore import FileSecrets
 from belote_p2p.protocol.table import TableDefinition
 from belote_p2p.protocol.transcript import Transcript, TranscriptError, read_transcript
-from belote_p2p.protocol.wire import decode
+from belote_p2p.protocol.verify import verify_record
 
 APP_NAME = "belote-p2p"
 PROFILE_FILE_NAME = "profile.sqlite3"
@@ -84,30 +82,13 @@ class Home:
         return str(self.root)
 
 
-def game_ended(envelopes: Sequence[bytes], roster: Sequence[bytes]) -> bool:
-    """The record ends the game: four ``done``, a fault report, a resignation, or three
-    seats signing that a fourth left. (A quick look at the bodies, not a verification.)"""
-    done: set[bytes] = set()
-    votes: dict[int, set[bytes]] = {}
-    for data in envelopes:
-        try:
-            envelope: Any = decode(data)
-        except (RemoteProtocolError, ValueError):
-            continue
-        body = envelope.get("body") if isinstance(envelope, dict) else None
-        sender = envelope.get("sender") if isinstance(envelope, dict) else None
-        if not isinstance(body, dict) or not isinstance(sender, bytes):
-            continue
-        kind, gone = body.get("type"), body.get("seat")
-        if kind == "done":
-            done.add(sender)
-        elif kind == "fault":
-            return True
-        elif kind == "abandon" and type(gone) is int and 0 <= gone < len(roster):
-            if sender == roster[gone]:
-                return True  # a resignation
-            votes.setdefault(gone, set()).add(sender)
-    return len(done) == 4 or any(len(v) >= 3 for v in votes.values())
+def game_ended(definition: TableDefinition, envelopes: Sequence[bytes]) -> bool:
+    """The record proves the game of ``definition`` over: replayed as ``belote-p2p verify``
+    does, it is finished, abandoned, or stopped by a fault the replay finds itself
+    (:attr:`~belote_p2p.protocol.verify.Verdict.over`). A peer's ``fault`` report or any
+    other body proves nothing by being there. The replay checks every proof: about 0.13 s
+    per round played (a one-round game 0.19 s, a seven-round one 0.9 s on two cores)."""
+    return verify_record(definition, envelopes).over
 
 
 def unfinished_games(home: Home, identity: Identity) -> list[Transcript]:
@@ -118,9 +99,9 @@ def unfinished_games(home: Home, identity: Identity) -> list[Transcript]:
             transcript = read_transcript(path)
         except (OSError, TranscriptError):
             continue
-        key = transcript.definition.seats[transcript.seat].key
-        ended = game_ended(transcript.envelopes, transcript.definition.roster)
-        if key == identity.public_key_bytes and not ended:
+        if transcript.definition.seats[transcript.seat].key != identity.public_key_bytes:
+            continue  # another identity's game: not ours to resume, no need to replay it
+        if not game_ended(transcript.definition, transcript.envelopes):
             found.append(transcript)
     return found
 

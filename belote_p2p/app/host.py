@@ -1,41 +1,60 @@
 """``belote-p2p host``: open a table (the lobby, :mod:`belote_p2p.net.lobby`) and play seat 0.
 
-``--bots N`` starts N local bot peer processes. While its lobby has seats free for others,
-the host sends a UDP beacon every second (``--no-beacon`` to stay unannounced,
-``--beacon-address`` to send elsewhere than the broadcast default).
+The host's one TCP port (``--port``, 7777) serves the lobby, the host's side of the mesh and
+a relay for the peers that cannot connect to each other (:class:`~belote_p2p.net.relay.
+HostPort`), until the game is over. The host prints an invitation code
+(:mod:`belote_p2p.net.invite`) that ``join`` takes instead of an address. ``--bots N`` starts
+N local bot peer processes. While its lobby has seats free for others, the host sends a UDP
+beacon every second (``--no-beacon`` to stay unannounced, ``--beacon-address`` to send
+elsewhere than the defaults). Once the table is full, the host can reorder the seats
+(``--seat-order``, or a prompt for a person at a terminal) before it signs the table.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Awaitable, Callable, Sequence
+from functools import partial
 
 import trio
 
 from belote_p2p.game.rules import RULE_SETS, RuleSet, rule_set
 from belote_p2p.net.address import (
     format_address,
-    guess_lan_ip,
     listener_port,
-    open_listener,
+    local_addresses,
+    loopback_for,
+    open_listeners,
+    parse_address,
 )
 from belote_p2p.net.discovery import (
     Beacon,
     send_beacons,
 )
+from belote_p2p.net.invite import MAX_ADDRESSES, Invitation
 from belote_p2p.net.lobby import (
     DEFAULT_PORT,
+    JoinRefused,
     JoinRequest,
     Lobby,
     LobbyError,
     host_lobby,
 )
 from belote_p2p.net.peer import PeerError, PeerResult
+from belote_p2p.net.relay import HostPort
 from belote_p2p.protocol.identity import fingerprint
+from belote_p2p.protocol.relay import DEFAULT_RELAY_PORT
 
 from .botprocs import BOT_PROCESS_GRACE, BotProcess, bot_command, check_agreement, run_bot_process
 from .home import mention_unfinished
-from .lan import DEFAULT_BEACON_TEXT, BeaconAddress, beacon_address, send_last_beacon
+from .lan import (
+    DEFAULT_BEACON_ADDRESSES,
+    DEFAULT_BEACON_TEXT,
+    BeaconAddress,
+    beacon_address,
+    send_last_beacon,
+)
 from .seat import (
     SeatOptions,
     add_seat_arguments,
@@ -53,24 +72,40 @@ async def host_game(
     port: int,
     bots: int,
     *,
-    beacon: BeaconAddress | None = None,
+    beacon: BeaconAddress | Sequence[BeaconAddress] | None = None,
+    seat_order: Sequence[str] | None = None,
+    advertise: Sequence[str] = (),
+    ask: Callable[[str], str] | None = None,
 ) -> int:
     """Host a table, optionally with ``bots`` local bot processes; the exit status.
 
     ``beacon``: where to announce the table (:func:`~belote_p2p.net.discovery.send_beacons`)
-    while seats are free for others (None: not announced)."""
+    while seats are free for others (None: not announced). ``seat_order``: the joiners'
+    names for seats 1, 2 and 3, applied once the table is full; else ``ask`` (a person at a
+    terminal) may swap seats then. ``advertise``: addresses (``HOST[:PORT]``) to put first
+    in the invitation (a public name, a router's forwarded port)."""
     identity = options.home.identity()
     mention_unfinished(options.home, identity)
     player = make_player(options)
-    mesh_listener = await open_listener(options.bind, 0)
-    lobby_listener = await open_listener(options.bind, port)
-    lobby_port = listener_port(lobby_listener)
-    lobby = Lobby(
-        JoinRequest(options.name, identity.public_key_bytes, listener_port(mesh_listener)), rules
+    listeners = await open_listeners(options.bind, port)
+    host_port = listener_port(listeners[0])
+    if options.relay:
+        relay = parse_address(options.relay, DEFAULT_RELAY_PORT)
+    else:
+        relay = (loopback_for(options.bind), host_port)
+    own = JoinRequest(options.name, identity.public_key_bytes, host_port if options.listen else 0)
+    lobby = Lobby(own, rules)
+    addresses = [format_address(*parse_address(a, host_port)) for a in advertise]
+    addresses += [format_address(ip, host_port) for ip in local_addresses(options.bind)]
+    addresses = list(dict.fromkeys(addresses))[:MAX_ADDRESSES]
+    invitation = Invitation(
+        lobby.table_id,
+        identity.public_key_bytes,
+        tuple(addresses),
+        format_address(*relay) if options.relay else None,
     )
-    any_address = options.bind in ("0.0.0.0", "::", "")
-    shown_ip = guess_lan_ip() if any_address else options.bind
-    shown = format_address(shown_ip, lobby_port)
+    code = invitation.encode()
+    shown = addresses[0]
 
     def say(text: str) -> None:
         if not options.quiet:
@@ -78,26 +113,25 @@ async def host_game(
 
     say(f"Hosting table {lobby.table_id.hex()} ({rules.name} to {rules.target}) as "
         f"{options.name} [{identity.fingerprint}]")  # fmt: skip
-    say(f"Lobby listening on {shown}")
-    say(f"Others join with:  belote-p2p join {shown} --name Bob")
+    say(f"Lobby listening on {shown} (also the table's port and relay; "
+        f"all: {', '.join(addresses)})")  # fmt: skip
+    say(f"Invitation code:\n  {code}")
+    say(f"Others join with:  belote-p2p join {code} --name Bob")
+    say(f"  (or, where this address reaches us:  belote-p2p join {shown} --name Bob)")
 
     def joined(seat: int, request: JoinRequest) -> None:
         say(f"  {request.name} [{fingerprint(request.key)}] joined: seat {seat}")
 
-    local = "127.0.0.1" if any_address else options.bind
     bot = options.bot or "rules"
+    lobby_address = format_address(loopback_for(options.bind), host_port)
     procs = [
-        BotProcess(
-            k,
-            bot_command(k, format_address(local, lobby_port), options, bot),
-            hold_log=player is None,
-        )
+        BotProcess(k, bot_command(k, lobby_address, options, bot), hold_log=player is None)
         for k in range(1, bots + 1)
     ]
 
     def table_beacon(free: int) -> Beacon | None:
         try:
-            return Beacon(options.name, rules.name, rules.target, free, lobby_port, lobby.table_id)
+            return Beacon(options.name, rules.name, rules.target, free, host_port, lobby.table_id)
         except ValueError:  # a name a beacon cannot carry: the table is not announced
             return None
 
@@ -106,32 +140,62 @@ async def host_game(
         free = min(3 - len(lobby.joined), 3 - bots)
         return table_beacon(free) if free > 0 else None
 
+    beacons = [] if beacon is None else [beacon] if isinstance(beacon, tuple) else list(beacon)
     beacon_scope = trio.CancelScope()
 
-    async def announce(address: BeaconAddress) -> None:
+    async def announce() -> None:
         with beacon_scope:
-            await send_beacons(open_seats, address=address)
+            async with trio.open_nursery() as each:
+                for address in beacons:
+                    each.start_soon(partial(send_beacons, open_seats, address=address))
+
+    async def arrange(full: Lobby) -> None:
+        if seat_order:
+            try:
+                full.reorder(seat_order)
+            except JoinRefused as exc:
+                print(f"warning: --seat-order not applied: {exc.reason}", file=sys.stderr)
+        elif ask is not None:
+            await trio.to_thread.run_sync(prompt_seats, full, ask, abandon_on_cancel=True)
+        say("Seats: " + describe_seats(full))
+
+    port_service = HostPort()
+
+    def hand_over(handler: Callable[[trio.abc.Stream], Awaitable[None]] | None) -> None:
+        port_service.lobby = handler
 
     result: PeerResult | None = None
-    async with trio.open_nursery() as nursery:
-        for proc in procs:
-            nursery.start_soon(run_bot_process, proc)
-        if beacon is not None and bots < 3:
-            say(f"Announcing the table on the local network ({format_address(*beacon)})")
-            nursery.start_soon(announce, beacon)
-        try:
+    async with trio.open_nursery() as service:
+        await service.start(port_service.serve, listeners)
+        async with trio.open_nursery() as nursery:
+            for proc in procs:
+                nursery.start_soon(run_bot_process, proc)
+            if beacons and bots < 3:
+                say("Announcing the table on the local network ("
+                    + ", ".join(format_address(*b) for b in beacons) + ")")  # fmt: skip
+                nursery.start_soon(announce)
             try:
-                definition = await host_lobby(lobby, [lobby_listener], on_join=joined)
-            finally:
-                beacon_scope.cancel()
-            last = table_beacon(0)
-            if beacon is not None and bots < 3 and last is not None:
-                await send_last_beacon(last, beacon)
-            result = await play_seat(definition, 0, identity, player, [mesh_listener], options)
-        except (LobbyError, PeerError) as exc:
-            print(f"error: {exc}", file=sys.stderr, flush=True)
-            nursery.cancel_scope.cancel()
-        nursery.cancel_scope.deadline = trio.current_time() + BOT_PROCESS_GRACE
+                try:
+                    definition, proposal = await host_lobby(
+                        lobby, [], identity, on_join=joined, arrange=arrange,
+                        hand_over=hand_over,
+                        relay=invitation.relay,
+                    )  # fmt: skip
+                finally:
+                    beacon_scope.cancel()
+                last = table_beacon(0)
+                if beacons and bots < 3 and last is not None:
+                    for address in beacons:
+                        await send_last_beacon(last, address)
+                result = await play_seat(
+                    definition, 0, identity, player, [], options, proposal=proposal,
+                    relay=relay, on_mesh=lambda mesh: port_service.set_mesh(mesh.incoming),
+                )  # fmt: skip
+            except (LobbyError, PeerError) as exc:
+                print(f"error: {exc}", file=sys.stderr, flush=True)
+                nursery.cancel_scope.cancel()
+            nursery.cancel_scope.deadline = trio.current_time() + BOT_PROCESS_GRACE
+        service.cancel_scope.cancel()
     if result is None:
         return 1
     status = exit_status(result)
@@ -146,18 +210,66 @@ async def host_game(
     return status
 
 
+def describe_seats(lobby: Lobby) -> str:
+    """``1 Bob, 2 Carol (partner of Alice), 3 Dan``."""
+    words = []
+    for seat, request in lobby.seating():
+        partner = lobby.host.name if seat == 2 else None
+        if partner is None:
+            partner = next((r.name for s, r in lobby.seating() if s == 4 - seat), None)
+        words.append(f"{seat} {request.name}" + (f" (partner of {partner})" if partner else ""))
+    return ", ".join(words)
+
+
+def prompt_seats(lobby: Lobby, ask: Callable[[str], str]) -> None:
+    """Let the host swap seats until it answers nothing (seats 1 and 3 are partners, 2 is
+    the host's partner)."""
+    while True:
+        print("Seats: " + describe_seats(lobby), flush=True)
+        try:
+            answer = ask("Enter to start, or two seats to swap (e.g. 1 2): ").strip()
+        except EOFError:
+            return
+        if not answer:
+            return
+        words = answer.replace(",", " ").split()
+        if words and words[0].lower() == "swap":
+            words = words[1:]
+        try:
+            a, b = (int(w) for w in words)
+            lobby.swap(a, b)
+        except (ValueError, JoinRefused):
+            print("Answer two seats out of 1, 2 and 3, or nothing to start.", flush=True)
+
+
 def cmd_host(args: argparse.Namespace) -> int:
     try:
         options = seat_options(args)
         rules = rule_set(args.variant, target=args.target, first_dealer=args.first_dealer)
-        beacon = beacon_address(args.beacon_address) if args.beacon else None
+        chosen = [beacon_address(a) for a in args.beacon_address or ()]
+        beacon = (chosen or list(DEFAULT_BEACON_ADDRESSES)) if args.beacon else None
+        if options.relay:
+            parse_address(options.relay, DEFAULT_RELAY_PORT)
+        order = [n.strip() for n in args.seat_order.split(",")] if args.seat_order else None
+        if order is not None and len(order) != 3:
+            raise ValueError("--seat-order names the three joiners, for seats 1, 2 and 3")
+        for address in args.advertise:
+            parse_address(address, 1)
     except Exception as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     if not 0 <= args.bots <= 3:
         print("error: --bots is 0 to 3", file=sys.stderr)
         return 2
-    return run_main(lambda: host_game(options, rules, args.port, args.bots, beacon=beacon))
+    # A person at a terminal may swap the seats of the players who joined (not of its own
+    # bots: with --bots 3 there is nobody to ask about).
+    person = options.bot is None and sys.stdin.isatty()
+    ask = input if person and order is None and args.bots < 3 else None
+    main = partial(
+        host_game, options, rules, args.port, args.bots, beacon=beacon, seat_order=order,
+        advertise=args.advertise, ask=ask,
+    )  # fmt: skip
+    return run_main(main)
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -166,9 +278,16 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "host",
         help="open a table and play seat 0",
         description="Open a table: wait for three players to join, then play seat 0 "
-        "(at the terminal, or with --bot). --bots N starts N local bot peer processes.",
+        "(at the terminal, or with --bot). Prints an invitation code for `join`. The host's "
+        "one port serves the lobby, the table and a relay for the peers that cannot reach "
+        "each other directly (behind a home router, --no-listen); --relay names another "
+        "relay (`belote-p2p relay` on a public machine). --bots N starts N local bot peer "
+        "processes.",
     )
-    host.add_argument("--port", type=int, default=DEFAULT_PORT, help="lobby port (0: any)")
+    host.add_argument(
+        "--port", type=int, default=DEFAULT_PORT,
+        help=f"the host's port: lobby, table and relay ({DEFAULT_PORT}; 0: any)",
+    )  # fmt: skip
     host.add_argument("--variant", choices=variants, default="classic")
     host.add_argument("--target", type=int, default=501, help="score that wins the game")
     host.add_argument("--bots", type=int, default=0, metavar="N", help="start N bot peers")
@@ -177,10 +296,24 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="the seat that deals the first round (0)",
     )  # fmt: skip
     host.add_argument(
+        "--seat-order", metavar="NAME,NAME,NAME",
+        help="the joiners' names for seats 1, 2 and 3 once the table is full (seat 2 is "
+        "your partner; 1 and 3 are partners); default: their requests, then arrival order, "
+        "and a person at a terminal is asked",
+    )  # fmt: skip
+    host.add_argument(
+        "--advertise", action="append", default=[], metavar="HOST[:PORT]",
+        help="an address that reaches this port from outside (a public name, the router's "
+        "forwarded port), put first in the invitation; may be repeated (none)",
+    )  # fmt: skip
+    host.add_argument(
         "--beacon", action=argparse.BooleanOptionalAction, default=True,
         help="announce the table on the local network while seats are free (on)",
     )  # fmt: skip
-    host.add_argument("--beacon-address", default=DEFAULT_BEACON_TEXT, metavar="IP[:PORT]",
-                      help=f"where the beacons go ({DEFAULT_BEACON_TEXT})")  # fmt: skip
+    host.add_argument(
+        "--beacon-address", action="append", metavar="IP[:PORT]",
+        default=None,
+        help=f"where the beacons go; may be repeated ({DEFAULT_BEACON_TEXT})",
+    )  # fmt: skip
     add_seat_arguments(host)
     host.set_defaults(func=cmd_host)

@@ -1,37 +1,48 @@
-"""``belote-p2p join``: take the next free seat of a table, found by its address or among
-the tables heard on the local network.
+"""``belote-p2p join``: take a seat of a table, found by its invitation code, its address,
+or among the tables heard on the local network.
+
+An invitation code (:mod:`belote_p2p.net.invite`) names the host's key as well as its
+addresses: the joiner refuses a table that key did not propose, so that nobody can pose as
+the host. ``--seat`` and ``--partner`` ask the host for a seat; ``--no-listen`` makes the
+other peers reach this one through the relay (the host's port, or the one it names).
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import trio
 
 from belote_p2p.net.address import (
     format_address,
     listener_port,
-    open_listener,
+    open_listeners,
     parse_address,
 )
 from belote_p2p.net.discovery import (
     DEFAULT_LISTEN,
     TableAd,
-    discover,
+    discover_all,
 )
+from belote_p2p.net.invite import Invitation, InvitationError, is_invitation
 from belote_p2p.net.lobby import (
     DEFAULT_PORT,
     DEFAULT_WAIT,
+    HostUnreachable,
+    LobbyAnswer,
     LobbyError,
+    check_name,
     join_table,
 )
 from belote_p2p.net.peer import PeerError
+from belote_p2p.protocol.identity import fingerprint
+from belote_p2p.protocol.relay import DEFAULT_RELAY_PORT
 
 from .home import mention_unfinished
 from .lan import (
-    DEFAULT_BEACON_ADDRESS,
+    DEFAULT_BEACON_ADDRESSES,
     DEFAULT_BEACON_TEXT,
     BeaconAddress,
     beacon_address,
@@ -47,27 +58,31 @@ from .seat import (
     seat_options,
 )
 
+INVITATION_CONNECT_TIMEOUT = 5.0
+"""Seconds for each address of an invitation before the next one is tried."""
+
 
 async def find_table(
     options: SeatOptions,
-    beacon: BeaconAddress,
+    beacon: BeaconAddress | Sequence[BeaconAddress],
     listen: float,
     ask: Callable[[str], str],
 ) -> str | None:
     """Listen for beacons for ``listen`` seconds and let the person choose a table: its
     lobby address, or None (after saying why)."""
+    beacons = [beacon] if isinstance(beacon, tuple) else list(beacon)
+    shown = ", ".join(format_address(*b) for b in beacons)
     if not options.quiet:
-        print(f"Listening for tables on the local network ({format_address(*beacon)}, "
-              f"{listen:g} s)...", flush=True)  # fmt: skip
+        print(f"Listening for tables on the local network ({shown}, {listen:g} s)...",
+              flush=True)  # fmt: skip
     try:
-        ads = await discover(address=beacon, duration=listen)
+        ads = await discover_all(beacons, duration=listen)
     except OSError as exc:
-        print(f"error: cannot listen for tables on {format_address(*beacon)}: {exc}",
-              file=sys.stderr)  # fmt: skip
+        print(f"error: cannot listen for tables on {shown}: {exc}", file=sys.stderr)
         return None
     if not ads:
         print(f"No open table was heard on the network in {listen:g} s; give the host's "
-              "HOST:PORT.", file=sys.stderr)  # fmt: skip
+              "invitation code or HOST:PORT.", file=sys.stderr)  # fmt: skip
         return None
 
     def choose() -> TableAd | None:
@@ -80,73 +95,162 @@ async def find_table(
     return ad.address
 
 
+def check_invitation(invitation: Invitation, answer: LobbyAnswer, where: str) -> None:
+    """The table ``answer`` is the invitation's: its id, and proposed by the invitation's
+    key (:class:`LobbyError` otherwise: someone may pose as the host)."""
+    definition = answer.definition
+    if definition.host_key != invitation.host_key:
+        raise LobbyError(
+            f"the host at {where} is not the one of the invitation: its key is "
+            f"{fingerprint(definition.host_key)}, the invitation's is {invitation.fingerprint}. "
+            "Someone may be posing as the host; not joining."
+        )
+    if definition.table_id != invitation.table_id:
+        raise LobbyError(
+            f"the host at {where} opened table {definition.table_id.hex()}, not the "
+            f"invitation's {invitation.table_id.hex()}; not joining."
+        )
+
+
 async def join_game(
     options: SeatOptions,
     address: str | None,
     *,
-    beacon: BeaconAddress = DEFAULT_BEACON_ADDRESS,
+    beacon: BeaconAddress | Sequence[BeaconAddress] = DEFAULT_BEACON_ADDRESSES,
     listen: float = DEFAULT_LISTEN,
     ask: Callable[[str], str] = input,
+    seat: int | None = None,
+    partner: str | None = None,
 ) -> int:
-    """Join the table at ``address``, or (None) one heard on the network (beacons at
-    ``beacon``, for ``listen`` seconds) that the person chooses (``ask``); the exit status."""
+    """Join the table of the invitation code or ``HOST:PORT`` ``address``, or (None) one
+    heard on the network (beacons at ``beacon``, for ``listen`` seconds) that the person
+    chooses (``ask``); ask for ``seat`` or ``partner``; the exit status."""
     player = make_player(options)
     if address is None:
         address = await find_table(options, beacon, listen, ask)
         if address is None:
             return 2
+    invitation = None
     try:
-        host, port = parse_address(address, DEFAULT_PORT)
-    except ValueError as exc:
+        if is_invitation(address):
+            invitation = Invitation.decode(address)
+            hosts = [parse_address(a) for a in invitation.addresses]
+        else:
+            hosts = [parse_address(address, DEFAULT_PORT)]
+        relay = parse_address(options.relay, DEFAULT_RELAY_PORT) if options.relay else None
+    except (InvitationError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     identity = options.home.identity()
     mention_unfinished(options.home, identity)
-    mesh_listener = await open_listener(options.bind, 0)
-    if not options.quiet:
-        print(f"Joining {format_address(host, port)} as {options.name} [{identity.fingerprint}]",
-              flush=True)  # fmt: skip
+    mesh_listeners = await open_listeners(options.bind, 0) if options.listen else []
+    mesh_port = listener_port(mesh_listeners[0]) if mesh_listeners else 0
     try:
-        definition, seat = await join_table(
-            host, port, options.name, identity.public_key_bytes, listener_port(mesh_listener),
-            wait=DEFAULT_WAIT,
+        answer, where = await reach_lobby(options, hosts, mesh_port, seat, partner,
+                                          quick=invitation is not None)  # fmt: skip
+        if invitation is not None:
+            check_invitation(invitation, answer, format_address(*where))
+        if relay is None:
+            named = invitation.relay if invitation is not None else answer.relay
+            relay = parse_address(named, DEFAULT_RELAY_PORT) if named else where
+        result = await play_seat(
+            answer.definition, answer.seat, identity, player, mesh_listeners, options,
+            proposal=answer.proposal, relay=relay, host_address=where,
         )  # fmt: skip
-        result = await play_seat(definition, seat, identity, player, [mesh_listener], options)
     except (LobbyError, PeerError) as exc:
+        for listener in mesh_listeners:
+            await listener.aclose()
         print(f"error: {exc}", file=sys.stderr, flush=True)
         return 1
     return exit_status(result)
 
 
+async def reach_lobby(
+    options: SeatOptions,
+    hosts: Sequence[tuple[str, int]],
+    mesh_port: int,
+    seat: int | None,
+    partner: str | None,
+    *,
+    quick: bool,
+) -> tuple[LobbyAnswer, tuple[str, int]]:
+    """Join at the first of ``hosts`` that answers; the answer and the address used."""
+    identity = options.home.identity()
+    failures = []
+    for host, port in hosts:
+        if not options.quiet:
+            print(f"Joining {format_address(host, port)} as {options.name} "
+                  f"[{identity.fingerprint}]", flush=True)  # fmt: skip
+        try:
+            answer = await join_table(
+                host, port, options.name, identity.public_key_bytes, mesh_port,
+                wait=DEFAULT_WAIT, seat=seat, partner=partner,
+                connect_timeout=INVITATION_CONNECT_TIMEOUT if quick else 10.0,
+            )  # fmt: skip
+        except HostUnreachable as exc:
+            failures.append(str(exc))
+            continue
+        return answer, (host, port)
+    raise LobbyError("; ".join(failures))
+
+
 def cmd_join(args: argparse.Namespace) -> int:
     try:
         options = seat_options(args)
-        beacon = beacon_address(args.beacon_address)
+        beacon = [beacon_address(a) for a in args.beacon_address or ()]
+        if options.relay:
+            parse_address(options.relay, DEFAULT_RELAY_PORT)
+        if args.partner is not None:
+            check_name(args.partner)
     except Exception as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    if args.listen <= 0:
+    if args.listen_seconds <= 0:
         print("error: --listen is a positive number of seconds", file=sys.stderr)
         return 2
-    return run_main(lambda: join_game(options, args.address, beacon=beacon, listen=args.listen))
+    if args.seat is not None and args.seat not in (1, 2, 3):
+        print("error: --seat is 1, 2 or 3 (seat 0 is the host's)", file=sys.stderr)
+        return 2
+
+    async def main() -> int:
+        return await join_game(
+            options, args.address, beacon=beacon or DEFAULT_BEACON_ADDRESSES,
+            listen=args.listen_seconds, seat=args.seat, partner=args.partner,
+        )  # fmt: skip
+
+    return run_main(main)
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     join = sub.add_parser(
         "join",
         help="join a table",
-        description="Join the table hosted at HOST:PORT and play the seat it gives "
-        "(at the terminal, or with --bot). Without HOST:PORT, listen for the tables announced "
-        "on the local network and choose one (exit status 2 if none is heard).",
+        description="Join the table of an invitation code (printed by `host`) or hosted at "
+        "HOST:PORT and play the seat it gives (at the terminal, or with --bot). With a code, "
+        "a table not proposed by the code's host key is refused. Without either, listen for "
+        "the tables announced on the local network and choose one (exit status 2 if none "
+        "is heard).",
     )
     join.add_argument(
-        "address", nargs="?", metavar="HOST:PORT",
-        help=f"the host's lobby (port {DEFAULT_PORT}); none: find a table on the network",
+        "address", nargs="?", metavar="CODE|HOST:PORT",
+        help=f"the host's invitation code, or its address (port {DEFAULT_PORT}); none: find "
+        "a table on the network",
     )  # fmt: skip
-    join.add_argument("--beacon-address", default=DEFAULT_BEACON_TEXT, metavar="IP[:PORT]",
-                      help=f"where to listen for tables ({DEFAULT_BEACON_TEXT})")  # fmt: skip
     join.add_argument(
-        "--listen", type=float, default=DEFAULT_LISTEN, metavar="S",
+        "--seat", type=int, metavar="N",
+        help="ask for seat 1, 2 or 3 (2 is the host's partner); refused if another joiner "
+        "holds it (none)",
+    )  # fmt: skip
+    join.add_argument(
+        "--partner", metavar="NAME",
+        help="ask to sit opposite this player (the host, or another joiner) (none)",
+    )  # fmt: skip
+    join.add_argument(
+        "--beacon-address", action="append", metavar="IP[:PORT]",
+        help=f"where to listen for tables; may be repeated ({DEFAULT_BEACON_TEXT})",
+    )  # fmt: skip
+    join.add_argument(
+        "--listen", dest="listen_seconds", type=float, default=DEFAULT_LISTEN, metavar="S",
         help=f"seconds to listen for tables ({DEFAULT_LISTEN:g})",
     )  # fmt: skip
     add_seat_arguments(join)

@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import ipaddress
-import socket
 import sys
 from collections.abc import Callable, Sequence
 from typing import IO
@@ -19,40 +18,45 @@ import trio
 
 from belote_p2p.net.address import format_address, parse_address
 from belote_p2p.net.discovery import (
+    DEFAULT_ADDRESSES,
     DEFAULT_BEACON_PORT,
     DEFAULT_GROUP,
     DEFAULT_LISTEN,
+    IPV6_GROUP,
     MULTICAST_GROUP,
     Beacon,
     TableAd,
-    discover,
+    beacon_socket,
+    discover_all,
     encode_beacon,
+    send_beacon,
 )
 
 BeaconAddress = tuple[str, int]
 
 
 DEFAULT_BEACON_ADDRESS: BeaconAddress = (DEFAULT_GROUP, DEFAULT_BEACON_PORT)
+DEFAULT_BEACON_ADDRESSES: tuple[BeaconAddress, ...] = DEFAULT_ADDRESSES
 
 
 async def send_last_beacon(beacon: Beacon, address: BeaconAddress) -> None:
     """One beacon (the table is full: ``free`` 0, so that listeners forget the table);
     a failure is ignored, as every beacon's."""
     with contextlib.suppress(OSError):
-        sock = trio.socket.socket(trio.socket.AF_INET, trio.socket.SOCK_DGRAM)
+        sock = beacon_socket(address[0])
         with sock:
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_BROADCAST, 1)
-            await sock.sendto(encode_beacon(beacon), address)
+            await send_beacon(sock, encode_beacon(beacon), address)
 
 
 def beacon_address(text: str) -> BeaconAddress:
-    """``IP[:PORT]`` (an IPv4 broadcast, multicast or unicast address; port 7778)."""
+    """``IP[:PORT]`` (an IPv4 broadcast, multicast or unicast address, or an IPv6 multicast
+    or unicast one in brackets; port 7778)."""
     host, port = parse_address(text, DEFAULT_BEACON_PORT)
-    ipaddress.IPv4Address(host)  # ValueError if not
+    ipaddress.ip_address(host)  # ValueError if not
     return host, port
 
 
-DEFAULT_BEACON_TEXT = format_address(*DEFAULT_BEACON_ADDRESS)
+DEFAULT_BEACON_TEXT = " and ".join(format_address(*a) for a in DEFAULT_BEACON_ADDRESSES)
 
 
 def format_ads(ads: Sequence[TableAd]) -> str:
@@ -96,31 +100,32 @@ def choose_table(
 
 
 def _tables_command(args: argparse.Namespace) -> int:
-    try:
-        ipaddress.IPv4Address(args.group)
-    except ValueError:
-        print(f"belote-p2p tables: --group {args.group!r} is not an IPv4 address", file=sys.stderr)
-        return 2
+    groups = args.group or [DEFAULT_GROUP, IPV6_GROUP]
+    for group in groups:
+        try:
+            ipaddress.ip_address(group)
+        except ValueError:
+            print(f"belote-p2p tables: --group {group!r} is not an IP address", file=sys.stderr)
+            return 2
     if not 0 < args.port < 65536 or args.seconds <= 0:
         print("belote-p2p tables: --port is 1..65535 and --seconds positive", file=sys.stderr)
         return 2
-    address = (args.group, args.port)
+    addresses = [(group, args.port) for group in groups]
+    shown = ", ".join(format_address(*a) for a in addresses)
     try:
-        ads = trio.run(_discover_for, address, args.seconds)
+        ads = trio.run(_discover_for, addresses, args.seconds)
     except OSError as exc:
-        print(
-            f"belote-p2p tables: cannot listen on {args.group}:{args.port}: {exc}", file=sys.stderr
-        )
+        print(f"belote-p2p tables: cannot listen on {shown}: {exc}", file=sys.stderr)
         return 2
     if not ads:
-        print(f"No open table heard on {args.group}:{args.port} in {args.seconds:g} s.")
+        print(f"No open table heard on {shown} in {args.seconds:g} s.")
         return 1
     print(format_ads(ads))
     return 0
 
 
-async def _discover_for(address: tuple[str, int], duration: float) -> list[TableAd]:
-    return await discover(address=address, duration=duration)
+async def _discover_for(addresses: Sequence[tuple[str, int]], duration: float) -> list[TableAd]:
+    return await discover_all(addresses, duration=duration)
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -129,9 +134,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="list the open tables on the local network",
         description="Listen for the beacons that hosts with free seats send on the local "
         f"network and list their tables (host, variant, free seats, lobby address). By default "
-        f"beacons are UDP broadcasts to {DEFAULT_GROUP} port {DEFAULT_BEACON_PORT}; give "
-        f"--group {MULTICAST_GROUP} (or another) where the hosts use multicast. Exit status 0 "
-        "if a table was heard, 1 if none, 2 on a usage or socket error.",
+        f"beacons are UDP broadcasts to {DEFAULT_GROUP} and IPv6 link-local multicasts to "
+        f"{IPV6_GROUP}, port {DEFAULT_BEACON_PORT}; give --group {MULTICAST_GROUP} (or "
+        "another) where the hosts use an IPv4 multicast group. Exit status 0 if a table was "
+        "heard, 1 if none, 2 on a usage or socket error.",
     )
     p.add_argument(
         "--seconds", type=float, default=DEFAULT_LISTEN, metavar="S",
@@ -142,7 +148,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help=f"UDP port of the beacons ({DEFAULT_BEACON_PORT})",
     )  # fmt: skip
     p.add_argument(
-        "--group", default=DEFAULT_GROUP, metavar="G",
-        help=f"broadcast or multicast address ({DEFAULT_GROUP})",
+        "--group", action="append", metavar="G",
+        help=f"broadcast, multicast or unicast address, IPv4 or IPv6; may be repeated "
+        f"({DEFAULT_GROUP} and {IPV6_GROUP})",
     )  # fmt: skip
     p.set_defaults(func=_tables_command)

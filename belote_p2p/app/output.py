@@ -18,8 +18,7 @@ from typing import IO, Any
 
 from belote_p2p.game.cards import Card
 from belote_p2p.net.peer import PeerResult, PeerStatus
-from belote_p2p.protocol.identity import fingerprint
-from belote_p2p.protocol.session import (
+from belote_p2p.protocol.events import (
     ActionTaken,
     DecisionNeeded,
     Event,
@@ -29,6 +28,7 @@ from belote_p2p.protocol.session import (
     RoundAudited,
     TableReady,
 )
+from belote_p2p.protocol.identity import fingerprint
 from belote_p2p.protocol.table import TableDefinition
 
 from .display import format_round, format_sheet
@@ -151,6 +151,7 @@ def result_line(result: PeerResult, definition: TableDefinition, *, xp: int | No
         or (result.fault and f"seat {result.fault.seat}: {result.fault.reason}"),
         "transcript": str(result.transcript),
         "xp": xp,
+        "relayed": result.relayed,
     }
     return RESULT_PREFIX + json.dumps(data)
 

@@ -1,8 +1,10 @@
 """``belote-p2p resume``: go on with a game after a crash.
 
 The table and our seat come from the transcript (by default the one unfinished game of this
-identity in its home); the peer listens again at its seat's address, reconnects to the
-others and plays on. ``host`` and ``join`` only mention an unfinished game; they never
+identity in its home); the peer listens again at its seat's address (the host: its whole
+port, relay included; nothing with ``--no-listen`` or when it did not listen), reconnects to
+the others, directly or through the relay (``--relay``, by default the host's port), and
+plays on. ``host`` and ``join`` only mention an unfinished game; they never
 resume one by themselves.
 """
 
@@ -12,11 +14,15 @@ import argparse
 import sys
 from pathlib import Path
 
+import trio
+
 from belote_p2p.net.address import (
-    open_listener,
+    open_listeners,
     parse_address,
 )
 from belote_p2p.net.peer import PeerError
+from belote_p2p.net.relay import HostPort
+from belote_p2p.protocol.relay import DEFAULT_RELAY_PORT
 from belote_p2p.protocol.secretstore import SecretStoreError
 from belote_p2p.protocol.transcript import TranscriptError, read_transcript
 
@@ -35,6 +41,7 @@ from .seat import (
 async def resume_game(options: SeatOptions, path: Path | None) -> int:
     """Go on with the game of ``path`` (default: the one unfinished game in the home)."""
     identity = options.home.identity()
+    path_given = path is not None
     if path is None:
         games = unfinished_games(options.home, identity)
         if not games:
@@ -59,22 +66,39 @@ async def resume_game(options: SeatOptions, path: Path | None) -> int:
         print(f"error: {path} is seat {seat}'s, whose key is not {options.home}'s identity",
               file=sys.stderr)  # fmt: skip
         return 2
-    if game_ended(game.envelopes, definition.roster):
+    if path_given and game_ended(definition, game.envelopes):  # else found unfinished
         print(f"error: the game of {path} is over", file=sys.stderr)
         return 2
     if not options.quiet:
         print(f"Resuming table {definition.table_id.hex()}, seat {seat}, from {path} "
               f"({len(game.envelopes)} envelopes)", flush=True)  # fmt: skip
     player = make_player(options)
+    ours = definition.seats[seat].address
+    host = definition.seats[0].address
+    relay = None
+    if options.relay:
+        relay = parse_address(options.relay, DEFAULT_RELAY_PORT)
+    elif host:
+        relay = parse_address(host)
     listeners = []
-    if seat < 3:
+    if seat < 3 and ours and options.listen:
         # The others know us at the address of the table definition: listen there again.
-        _, port = parse_address(definition.seats[seat].address)
-        listeners.append(await open_listener(options.bind, port))
+        _, port = parse_address(ours)
+        listeners = await open_listeners(options.bind, port)
+    port_service = HostPort() if seat == 0 and listeners else None
     try:
-        result = await play_seat(
-            definition, seat, identity, player, listeners, options, transcript=path
-        )
+        async with trio.open_nursery() as nursery:
+            if port_service is not None:
+                # The host's port: its mesh and the relay the others may use.
+                await nursery.start(port_service.serve, listeners)
+                listeners = []
+            result = await play_seat(
+                definition, seat, identity, player, listeners, options, transcript=path,
+                relay=relay,
+                on_mesh=None if port_service is None
+                else lambda mesh: port_service.set_mesh(mesh.incoming),
+            )  # fmt: skip
+            nursery.cancel_scope.cancel()
     except (PeerError, SecretStoreError) as exc:
         print(f"error: {exc}", file=sys.stderr, flush=True)
         return 1
@@ -98,7 +122,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         description="Resume this identity's unfinished game after a crash or a restart: the "
         "table and seat come from the transcript (default: the one unfinished game in "
         "--home), the peer listens again at its address, reconnects and plays on. Give the "
-        "same --home and player (--bot) as before.",
+        "same --home and player (--bot) as before, and --relay if the table used a relay "
+        "other than the host's port.",
     )
     resume.add_argument(
         "transcript", nargs="?", metavar="TRANSCRIPT", help="the game's transcript file"

@@ -19,23 +19,23 @@ from typing import Any
 
 import trio
 
+from belote_p2p.net.address import ALL_ADDRESSES
 from belote_p2p.net.lobby import (
     check_name,
 )
 from belote_p2p.net.peer import PeerConfig, PeerResult, PeerStatus, run_peer
+from belote_p2p.net.transport import Mesh
 from belote_p2p.players.bots import BotError
 from belote_p2p.players.player import BotPlayer, Player
+from belote_p2p.protocol.events import ActionTaken, Event
 from belote_p2p.protocol.identity import Identity, IdentityError, fingerprint
-from belote_p2p.protocol.session import (
-    ActionTaken,
-    Event,
-)
 from belote_p2p.protocol.table import TableDefinition
 
 from .home import Home
 from .output import Printer, TimingLog, both, print_roster, result_line
 from .profile import ImportStatus, ProfileError, level_for_xp, open_db, record_game
 from .tui import TableView, TerminalUI, TuiPlayer
+from .web.options import WebOptions
 
 
 @dataclass(frozen=True)
@@ -52,6 +52,14 @@ class SeatOptions:
     grace: float = 120.0
     plain: bool = False
     """A person's seat in plain lines, without the frame or colours."""
+    web: WebOptions | None = None
+    """A person's seat in the browser (``--web``; :mod:`belote_p2p.app.web`)."""
+    listen: bool = True
+    """Accept direct connections from the other peers (``--no-listen``: only a relay
+    reaches us, as behind a NAT)."""
+    relay: str | None = None
+    """``--relay HOST:PORT``: the relay to use (host: the table's; join, resume: instead of
+    the one the host names)."""
 
     def peer_config(self, seat: int) -> PeerConfig:
         bots = frozenset({seat}) if self.bot is not None else frozenset()
@@ -115,6 +123,17 @@ def terminal_player(
     return player, Countdown(ui, seat, options.peer_config(seat))
 
 
+def _both_status(
+    first: Callable[[PeerStatus], None] | None, second: Callable[[PeerStatus], None]
+) -> Callable[[PeerStatus], None]:
+    def call(status: PeerStatus) -> None:
+        if first is not None:
+            first(status)
+        second(status)
+
+    return call
+
+
 def record_experience(home: Home, result: PeerResult, key: bytes) -> tuple[int | None, str]:
     """Record the game of ``result`` in ``<home>/profile.sqlite3``: the XP it gave our
     seat (None if nothing was recorded) and one line to print."""
@@ -146,9 +165,27 @@ async def play_seat(
     options: SeatOptions,
     *,
     transcript: Path | None = None,
+    proposal: bytes | None = None,
+    watch: tuple[Callable[[Event], None], Callable[[PeerStatus], None]] | None = None,
+    relay: tuple[str, int] | None = None,
+    on_mesh: Callable[[Mesh], None] | None = None,
+    host_address: tuple[str, int] | None = None,
 ) -> PeerResult:
-    """Play ``seat`` with ``player`` (None: a person, through the terminal table), record
-    the experience, and print the ``RESULT`` line."""
+    """Play ``seat`` with ``player`` (None: a person, through the terminal table, or the
+    browser's with ``options.web``), record the experience, and print the ``RESULT`` line.
+    ``proposal`` is the host's signature of the definition (none when resuming: the
+    transcript holds it); ``watch``: more ``on_event`` and ``on_status`` callbacks;
+    ``relay`` the relay that reaches the seats we cannot connect to directly; ``on_mesh``
+    sees the mesh before it runs (the host's port hands it its connections);
+    ``host_address`` where we reached the host's port (the mesh dials seat 0 there)."""
+    if player is None and options.web is not None:
+        from .web.seat import play_in_browser  # the web server loads only when asked for
+
+        return await play_in_browser(
+            play_seat, definition, seat, identity, listeners, options, options.web,
+            transcript=transcript, proposal=proposal, relay=relay, on_mesh=on_mesh,
+            host_address=host_address,
+        )  # fmt: skip
     if not options.quiet:
         print_roster(definition, seat)
     on_event: Callable[[Event], None]
@@ -159,6 +196,9 @@ async def play_seat(
     else:
         printer = Printer(definition, seat, quiet=options.quiet)
         on_event, on_status = printer, None if options.quiet else printer.status
+    if watch is not None:
+        on_event = both(on_event, watch[0])
+        on_status = _both_status(on_status, watch[1])
     timing = TimingLog(options.timing_log, seat) if options.timing_log else None
     callback = both(on_event, timing) if timing else on_event
     try:
@@ -173,6 +213,10 @@ async def play_seat(
             on_status=on_status,
             config=options.peer_config(seat),
             secrets=options.home.secrets(definition, seat),
+            proposal=proposal,
+            relay=relay,
+            on_mesh=on_mesh,
+            host_address=host_address,
         )
     finally:
         if timing is not None:
@@ -212,6 +256,9 @@ def seat_options(args: argparse.Namespace, home: Home | None = None) -> SeatOpti
         person_deadline=args.person_deadline,
         grace=args.grace,
         plain=args.plain,
+        web=WebOptions(port=args.web_port, open_browser=args.browser) if args.web else None,
+        listen=args.listen,
+        relay=args.relay,
     )
 
 
@@ -246,9 +293,27 @@ def add_seat_arguments(p: argparse.ArgumentParser, *, seat: bool = True, name: b
         return
     p.add_argument("--name", required=name, help="the name shown to the other players")
     p.add_argument("--home", metavar="DIR", help=f"identity and transcripts ({Home.default()})")
-    p.add_argument("--bind", default="0.0.0.0", metavar="IP", help="address to listen on (0.0.0.0)")
+    p.add_argument(
+        "--bind", default=ALL_ADDRESSES, metavar="IP",
+        help="address to listen on (all addresses, IPv4 and IPv6)",
+    )  # fmt: skip
+    p.add_argument(
+        "--no-listen", dest="listen", action="store_false",
+        help="accept no direct connection from the other peers: they reach this one through "
+        "the relay (what a peer behind a home router amounts to; listening is the default)",
+    )  # fmt: skip
+    p.add_argument(
+        "--relay", metavar="HOST:PORT",
+        help="the relay for the peers that cannot connect directly (default: the host's port)",
+    )  # fmt: skip
     p.add_argument("--quiet", action="store_true", help="print only the RESULT line")
     p.add_argument(
         "--plain", action="store_true", help="plain lines, no colour (screen readers, logs)"
     )
     p.add_argument("--timing-log", metavar="DIR", help=argparse.SUPPRESS)
+    p.add_argument("--web", action="store_true", help="play in the browser (a page on 127.0.0.1)")
+    p.add_argument("--web-port", type=int, default=0, metavar="PORT",
+                   help="the page's port with --web (0: any free port)")  # fmt: skip
+    p.add_argument("--browser", action=argparse.BooleanOptionalAction, default=True,
+                   help="open the page in the default browser with --web (--no-browser: "
+                   "print its URL only)")  # fmt: skip

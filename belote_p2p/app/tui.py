@@ -60,8 +60,7 @@ from belote_p2p.game.rules import RuleSet
 from belote_p2p.game.scoring import CAPOT_POINTS, Outcome
 from belote_p2p.game.tables import ALL_TRUMP, NO_TRUMP, STRENGTH, TRUMP_LETTERS, winning_index
 from belote_p2p.players.player import Resigned
-from belote_p2p.protocol.identity import fingerprint
-from belote_p2p.protocol.session import (
+from belote_p2p.protocol.events import (
     ActionTaken,
     DecisionNeeded,
     Event,
@@ -72,6 +71,7 @@ from belote_p2p.protocol.session import (
     RoundDealt,
     TableReady,
 )
+from belote_p2p.protocol.identity import fingerprint
 from belote_p2p.protocol.table import TableDefinition
 
 from .display import format_sheet

@@ -29,8 +29,9 @@ class AnnouncementKind(Enum):
 
 # Ranks 7 8 9 T J Q K A by index: carré points (0 = no carré for that rank).
 CARRE_POINTS = (0, 0, 150, 100, 200, 100, 100, 100)
-# Carrés of equal points rank A > T > K > Q (RULES.md §5).
-CARRE_ORDER = (0, 0, 0, 2, 0, 1, 3, 4)
+# Carrés of equal points rank A > T > K > Q (RULES.md §5), indexed by rank 7 8 9 T J Q K A;
+# jacks and nines have points of their own, so their place here never decides.
+CARRE_ORDER = (0, 0, 0, 3, 0, 1, 2, 4)
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,6 +23,14 @@ or rate-limit multicast; its reach is the local link, which is what a LAN table 
 A multicast group (``--group 239.255.42.99``, an organisation-local address) works too:
 the listener joins it and the sender sends with TTL 1. Any other address is unicast, which
 is how the tests run on ``127.0.0.1``.
+
+IPv6 has no broadcast: a host also sends each beacon to the link-local multicast group
+``ff12::6265:6c6f`` (:data:`IPV6_GROUP`; ``6265:6c6f`` is "belo" in ASCII) on every
+interface, with a hop limit of 1, and a listener joins that group on every interface. The
+group has link-local scope (``ff.2``) with the transient flag set (``ff1.``): RFC 4291 keeps
+``ff02::`` for groups IANA assigned, and a group nobody assigned is a transient one. A
+beacon heard over IPv6 names the host by the datagram's source, a link-local address with
+its interface (``fe80::1%eth0``), which ``join`` dials as it is.
 """
 
 from __future__ import annotations
@@ -31,7 +39,7 @@ import contextlib
 import ipaddress
 import logging
 import socket
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -56,6 +64,14 @@ DEFAULT_GROUP = "255.255.255.255"
 DEFAULT_BEACON_PORT = 7778
 MULTICAST_GROUP = "239.255.42.99"
 """The suggested multicast group, for networks where broadcast is filtered."""
+IPV6_GROUP = "ff12::6265:6c6f"
+"""The IPv6 link-local multicast group of beacons (see the module docstring)."""
+DEFAULT_ADDRESSES: tuple[tuple[str, int], ...] = (
+    (DEFAULT_GROUP, DEFAULT_BEACON_PORT),
+    (IPV6_GROUP, DEFAULT_BEACON_PORT),
+)
+"""Where hosts send beacons and players listen by default: IPv4 broadcast and IPv6
+multicast."""
 DEFAULT_INTERVAL = 1.0
 """Seconds between two beacons."""
 DEFAULT_LISTEN = 3.0
@@ -197,11 +213,24 @@ class TableDirectory:
 
 
 def _is_multicast(ip: str) -> bool:
-    return ipaddress.IPv4Address(ip).is_multicast
+    return ipaddress.ip_address(ip).is_multicast
 
 
-def _udp_socket() -> trio.socket.SocketType:
-    return trio.socket.socket(trio.socket.AF_INET, trio.socket.SOCK_DGRAM)
+def _is_v6(ip: str) -> bool:
+    return ipaddress.ip_address(ip).version == 6
+
+
+def _udp_socket(ip: str = DEFAULT_GROUP) -> trio.socket.SocketType:
+    family = trio.socket.AF_INET6 if _is_v6(ip) else trio.socket.AF_INET
+    return trio.socket.socket(family, trio.socket.SOCK_DGRAM)
+
+
+def _interfaces() -> list[int]:
+    """The indexes of this machine's network interfaces."""
+    try:
+        return [index for index, _ in socket.if_nameindex()]
+    except OSError:
+        return []
 
 
 async def open_listener(address: tuple[str, int]) -> trio.socket.SocketType:
@@ -212,22 +241,46 @@ async def open_listener(address: tuple[str, int]) -> trio.socket.SocketType:
     machine sharing the port, and a multicast group is joined.
     """
     group, port = address
-    ipaddress.IPv4Address(group)  # an IPv4 address, or ValueError
-    sock = _udp_socket()
+    ip = ipaddress.ip_address(group)  # an IP address, or ValueError
+    sock = _udp_socket(group)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         if hasattr(socket, "SO_REUSEPORT"):
             with contextlib.suppress(OSError):  # declared but refused by some kernels
                 sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
-        local = group if ipaddress.IPv4Address(group).is_loopback else ""
+        if ip.version == 6:
+            sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+        local = group if ip.is_loopback else ("::" if ip.version == 6 else "")
         await sock.bind((local, port))
-        if _is_multicast(group):
+        if ip.is_multicast and ip.version == 4:
             membership = socket.inet_aton(group) + socket.inet_aton("0.0.0.0")
             sock.setsockopt(socket.IPPROTO_IP, socket.IP_ADD_MEMBERSHIP, membership)
+        elif ip.is_multicast:
+            joined = 0
+            for index in _interfaces():
+                request = socket.inet_pton(socket.AF_INET6, group) + index.to_bytes(4, "little")
+                with contextlib.suppress(OSError):  # an interface without multicast
+                    sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_JOIN_GROUP, request)
+                    joined += 1
+            if not joined:
+                raise OSError(f"no interface joins {group}")
     except BaseException:
         sock.close()
         raise
     return sock
+
+
+def _source_host(source: tuple[Any, ...]) -> str:
+    """The sender's IP; an IPv6 link-local one with its interface (``fe80::1%eth0``), which
+    is needed to dial it."""
+    host = str(source[0])
+    scope = source[3] if len(source) >= 4 else 0
+    if scope and "%" not in host:
+        try:
+            host = f"{host}%{socket.if_indextoname(scope)}"
+        except OSError:
+            host = f"{host}%{scope}"
+    return host
 
 
 async def listen(
@@ -239,7 +292,7 @@ async def listen(
         while True:
             # One byte more than a beacon: a longer datagram is seen, and refused, as long.
             data, source = await sock.recvfrom(MAX_BEACON_SIZE + 1)
-            directory.receive(data, source[0], trio.current_time())
+            directory.receive(data, _source_host(source), trio.current_time())
     return directory.ads()
 
 
@@ -260,6 +313,34 @@ async def discover(
         return await listen(sock, duration)
 
 
+async def discover_all(
+    addresses: Sequence[tuple[str, int]] = DEFAULT_ADDRESSES,
+    *,
+    duration: float = DEFAULT_LISTEN,
+) -> list[TableAd]:
+    """:func:`discover` on several addresses at once (IPv4 and IPv6 by default); the open
+    tables heard on any. An address that cannot be listened on (no IPv6 here, say) is
+    skipped; ``OSError`` only if none can."""
+    directory = TableDirectory()
+    socks = []
+    errors = []
+    for address in addresses:
+        try:
+            socks.append(await open_listener(address))
+        except OSError as exc:
+            errors.append(exc)
+    if not socks:
+        raise errors[0]
+    try:
+        async with trio.open_nursery() as nursery:
+            for sock in socks:
+                nursery.start_soon(listen, sock, duration, directory)
+    finally:
+        for sock in socks:
+            sock.close()
+    return directory.ads()
+
+
 async def send_beacons(
     beacon_fn: Callable[[], Beacon | None],
     *,
@@ -273,23 +354,52 @@ async def send_beacons(
     returns None to skip a beacon. A failed send (no network yet, say) is logged and the
     next one tried: announcing a table must never break hosting it.
     """
-    sock = _udp_socket()
+    sock = beacon_socket(address[0])
     with sock:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_BROADCAST, 1)
-        if _is_multicast(address[0]):
-            sock.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_TTL, 1)
         task_status.started()
         warned = False
         while True:
             beacon = beacon_fn()
             if beacon is not None:
                 try:
-                    await sock.sendto(encode_beacon(beacon), address)
+                    await send_beacon(sock, encode_beacon(beacon), address)
                 except OSError as exc:
                     if not warned:
                         logger.warning("cannot send the table's beacon to %s: %s", address, exc)
                         warned = True
             await trio.sleep(interval)
+
+
+def beacon_socket(group: str) -> trio.socket.SocketType:
+    """A UDP socket to send beacons to ``group`` (broadcast allowed; multicast with a TTL
+    or hop limit of 1: beacons stay on the local link)."""
+    sock = _udp_socket(group)
+    if _is_v6(group):
+        sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_MULTICAST_HOPS, 1)
+    else:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_BROADCAST, 1)
+        if _is_multicast(group):
+            sock.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_TTL, 1)
+    return sock
+
+
+async def send_beacon(sock: trio.socket.SocketType, data: bytes, address: tuple[str, int]) -> None:
+    """Send one datagram to ``address``; an IPv6 multicast group gets it on every interface
+    that takes it (``OSError`` if none does)."""
+    group, port = address
+    if not (_is_v6(group) and _is_multicast(group)):
+        await sock.sendto(data, address)
+        return
+    sent = 0
+    last: OSError | None = None
+    for index in _interfaces():
+        try:
+            await sock.sendto(data, (group, port, 0, index))
+            sent += 1
+        except OSError as exc:
+            last = exc
+    if not sent:
+        raise last or OSError(f"no interface to send to {group}")
 
 
 # -- the prompt and the command -------------------------------------------------------------

@@ -7,15 +7,24 @@ accepted in the transcript (its own included, in acceptance order), and answers 
 session's "your turn" through a :class:`Player`: a bot in a worker thread under a deadline
 (:class:`BotPlayer`) or a person at the terminal (:class:`~belote_p2p.app.tui.TuiPlayer`).
 
-Failure policy. Bytes that are not a valid envelope of this table
-(:class:`~belote_p2p.protocol.wire.RemoteProtocolError`) are logged, counted and dropped: the
-mesh is authenticated, so they come from a seated peer, and dropping them never lets them into the
-record; more than :attr:`PeerConfig.max_rejected` of them from one peer ends the game for this
-seat with :attr:`PeerResult.error`. A rule broken by a valid envelope ends the game with
-:attr:`PeerResult.fault` (the session's :class:`~belote_p2p.protocol.session.PeerFault`). If our own
-player fails (a closed terminal) we resign, with :attr:`PeerResult.error`; a person who
-chose to leave (the terminal UI's :class:`~belote_p2p.app.tui.Resigned`) resigns too, but that
-is no error: :attr:`PeerResult.resigned`.
+Failure policy. Unsigned bytes prove nothing against anyone. A frame the session refuses
+(:class:`~belote_p2p.errors.RemoteProtocolError`: not a valid envelope of this table, a
+malformed sync request) costs the connection that delivered it: it is logged, counted in
+:attr:`PeerResult.rejected`, and that connection is dropped (the mesh drops one that sends an
+oversized frame itself). The higher seat dials again and both sides sync, as after any lost
+connection; the game goes on, and what the peer's connection did not bring comes through the
+other peers' sync answers (they carry every seat's envelopes). Nothing of this ever ends the
+game or counts against a seat: the only vote against a seat is for its silence past its
+deadline and grace, as this peer's own clock measures them (below). A rule broken by a valid
+envelope ends the game with :attr:`PeerResult.fault` (the session's
+:class:`~belote_p2p.protocol.events.PeerFault`). If our own player fails (a closed terminal)
+we resign, with :attr:`PeerResult.error`; a person who chose to leave (the terminal UI's
+:class:`~belote_p2p.app.tui.Resigned`) resigns too, but that is no error:
+:attr:`PeerResult.resigned`.
+
+Sending never waits on a peer: the mesh gives each connection its own bounded queue and
+drops a connection whose peer stops reading (:class:`~belote_p2p.net.transport.Mesh`), so a
+slow or stuck peer does not slow the game between the others.
 
 Time. Every seat that owes the next message has a deadline (:class:`PeerConfig`: a decision,
 a protocol step); past it, the wait is reported (a log line, and :class:`PeerStatus` to
@@ -52,23 +61,17 @@ from belote_p2p.errors import BeloteError, RemoteProtocolError
 from belote_p2p.game.engine import Action, Phase, State
 from belote_p2p.game.observation import Observation, observe
 from belote_p2p.players.player import Player, Resigned
+from belote_p2p.protocol.bodies import parse_sync
+from belote_p2p.protocol.events import DecisionNeeded, Event, PeerFault, RoundAudited, RoundDealt
 from belote_p2p.protocol.identity import Identity
-from belote_p2p.protocol.session import (
-    DecisionNeeded,
-    Event,
-    PeerFault,
-    RoundAudited,
-    RoundDealt,
-    SecretStore,
-    SessionError,
-    TableSession,
-    parse_sync,
-)
+from belote_p2p.protocol.secretstore import SecretStore
+from belote_p2p.protocol.session import SessionError, TableSession
 from belote_p2p.protocol.table import TableDefinition
 from belote_p2p.protocol.transcript import TranscriptError, TranscriptWriter, read_transcript
 from belote_p2p.protocol.wire import SEATS
 
 from .address import parse_address
+from .relay import relay_fallback
 from .transport import (
     AnyListener,
     ConnectionClosed,
@@ -80,6 +83,10 @@ from .transport import (
 )
 
 logger = logging.getLogger(__name__)
+
+
+_INPUT_BUFFER = 64
+"""Inputs (frames, connection changes, decisions) held for the driver."""
 
 
 class PeerError(BeloteError):
@@ -106,10 +113,10 @@ class PeerConfig:
     grace: float = 120.0
     """Seconds after its deadline before the others sign a silent seat gone."""
     sync_interval: float = 2.0
+    """Seconds without progress before we ask the peers for what we may lack."""
     sync_answer_interval: float = 0.5
     """Seconds between two sync requests of one peer that we answer: an answer can be the
     whole transcript, so a peer that keeps asking gets the rest ignored."""
-    """Seconds without progress before we ask the peers for what we may lack."""
     status_interval: float = 1.0
     """Seconds between two :class:`PeerStatus` reports while the game waits."""
     report_interval: float = 10.0
@@ -121,8 +128,6 @@ class PeerConfig:
     linger: float = 60.0
     """Seconds a finished peer keeps answering (reconnections, sync requests) while a peer
     has not yet said ``bye``, i.e. may still miss our ``done``."""
-    max_rejected: int = 16
-    """Invalid frames tolerated from one peer before giving up on the game."""
     durable: bool = True
     """fsync the transcript before any envelope of ours leaves (a power cut must not make
     us sign, after a resume, something other than what the peers already have)."""
@@ -194,7 +199,8 @@ class PeerResult:
     sent_bytes: int
     """Their bytes (each counted once)."""
     rejected: tuple[int, ...] = (0, 0, 0, 0)
-    """Invalid frames received, by seat."""
+    """Invalid frames received, by the seat whose connection delivered them (each cost that
+    connection; none ends the game)."""
     resumed: bool = False
     """The game went on from a transcript written before (a restart after a crash)."""
     reconnections: int = 0
@@ -204,6 +210,8 @@ class PeerResult:
     resigned: bool = False
     """Our player chose to leave the game (the game is abandoned by our seat; not an
     error)."""
+    relayed: int = 0
+    """Connections that went through a relay."""
 
     @property
     def ok(self) -> bool:
@@ -231,6 +239,7 @@ class _Counters:
     rejected: list[int] = field(default_factory=lambda: [0] * SEATS)
     reconnections: int = 0
     sync_ignored: int = 0
+    relayed: int = 0
 
 
 def open_session(
@@ -239,15 +248,24 @@ def open_session(
     identity: Identity,
     transcript: Path,
     secrets: SecretStore,
+    proposal: bytes | None = None,
 ) -> tuple[TableSession, tuple[bytes, ...]]:
-    """The seat's session and the envelopes already in ``transcript``: a new session, or,
-    if the transcript holds envelopes of this table and seat, the one they and ``secrets``
-    rebuild (a resume after a crash).
+    """The seat's session and the envelopes already in ``transcript``: a new session (which
+    signs the table with the host's ``proposal``), or, if the transcript holds envelopes of
+    this table and seat, the one they and ``secrets`` rebuild (a resume after a crash).
 
-    Raises :class:`PeerError` if the transcript is another table's or cannot be resumed.
+    Raises :class:`PeerError` if the transcript is another table's or cannot be resumed, or
+    if a new session of a joiner has no valid proposal.
     """
+
+    def new() -> TableSession:
+        try:
+            return TableSession(definition, seat, identity, secrets=secrets, proposal=proposal)
+        except SessionError as exc:
+            raise PeerError(f"seat {seat}: {exc}") from exc
+
     if not (transcript.exists() and transcript.stat().st_size > 0):
-        return TableSession(definition, seat, identity, secrets=secrets), ()
+        return new(), ()
     try:
         record = read_transcript(transcript)
     except TranscriptError as exc:
@@ -255,7 +273,7 @@ def open_session(
     if record.definition != definition or record.seat != seat:
         raise PeerError(f"{transcript} is the transcript of another table or seat")
     if not record.envelopes:
-        return TableSession(definition, seat, identity, secrets=secrets), ()
+        return new(), ()
     try:
         session = TableSession.resume(definition, seat, identity, record.envelopes, secrets)
     except (SessionError, RemoteProtocolError) as exc:
@@ -275,7 +293,11 @@ async def run_peer(
     on_status: Callable[[PeerStatus], None] | None = None,
     mesh_config: MeshConfig | None = None,
     secrets: SecretStore,
+    proposal: bytes | None = None,
     config: PeerConfig | None = None,
+    relay: tuple[str, int] | None = None,
+    on_mesh: Callable[[Mesh], None] | None = None,
+    host_address: tuple[str, int] | None = None,
 ) -> PeerResult:
     """Play ``seat`` of the table ``definition`` to the end; see the module docstring.
 
@@ -283,30 +305,49 @@ async def run_peer(
     from them (and from ``secrets``): our envelopes are sent again and the peers asked for
     what we missed. ``secrets`` keeps each round's deck secrets before their first use (a
     :class:`~belote_p2p.protocol.secretstore.FileSecrets`, so that a crash loses none).
+    ``proposal`` is the host's signature of the definition (from the lobby), which a new
+    seat repeats when it signs the table; the host (seat 0) makes its own.
 
     ``listeners`` are our mesh listeners when already open (the lobby opens them first, to
-    announce their port); otherwise we listen at our seat's address. ``on_event`` sees
+    announce their port; ``[]``: we accept no direct connection); otherwise we listen at our
+    seat's address (none if it is empty: a seat that does not listen). ``relay`` is the
+    relay (``host, port``) through which the seats that cannot connect directly are
+    reached (:mod:`belote_p2p.net.relay`); ``on_mesh`` sees the mesh before it runs (the
+    host's port hands it the connections it accepts). ``host_address`` is where we reached
+    the host's port (its lobby): the mesh dials seat 0 there rather than at the address the
+    host saw itself at (behind a router, its own private address). ``on_event`` sees
     every session event as it happens (for printing), ``on_status`` what the game waits
     on, about every second while it waits. Raises :class:`PeerError` if the mesh does not
     open or the transcript cannot be resumed; every later failure is in the result.
     """
     config = config or PeerConfig()
-    session, recorded = open_session(definition, seat, identity, transcript, secrets)
+    session, recorded = open_session(definition, seat, identity, transcript, secrets, proposal)
     resumed = bool(recorded)
-    addresses = {s: parse_address(definition.seats[s].address) for s in range(SEATS)}
+    addresses = {s: seat_address(definition, s) for s in range(SEATS)}
+    if host_address is not None and addresses[0] is not None:
+        addresses[0] = host_address
     if seat == SEATS - 1 and listeners:
         # The last seat only dials; the listener the lobby made it open is not needed.
         for listener in listeners:
             await listener.aclose()
         listeners = None
     mesh = Mesh(identity, definition.table_id, seat, definition.roster, mesh_config)
+    fallback = None
+    if relay is not None and session.proposal is not None:
+        fallback = relay_fallback(
+            relay, identity, definition, session.proposal, seat, max_frame=mesh.config.max_frame
+        )
+    if on_mesh is not None:
+        on_mesh(mesh)
     failure: BaseException | None = None
     with TranscriptWriter(transcript, definition, seat) as writer:
         driver = _Driver(session, seat, player, writer, config, on_event, on_status, recorded)
         async with trio.open_nursery() as nursery:
             try:
                 with trio.fail_after(config.connect_timeout):
-                    await nursery.start(partial(mesh.run, addresses, listeners=listeners))
+                    await nursery.start(
+                        partial(mesh.run, addresses, listeners=listeners, fallback=fallback)
+                    )
             except Exception as exc:  # a timeout, DialFailed, a failed handshake, OSError...
                 failure = exc
                 mesh.close()
@@ -321,13 +362,10 @@ async def run_peer(
     return PeerResult(
         seat=seat,
         state=session.state,
-        finished=session.finished
-        and session.fault is None
-        and session.abandoned is None
-        and driver.error is None,
+        finished=session.completed and driver.error is None,
         fault=session.fault,
         abandoned=session.abandoned,
-        error=driver.error,
+        error=driver.error or (session.disputed.reason if session.disputed else None),
         transcript=transcript,
         envelopes=driver.written,
         sent=c.sent,
@@ -337,7 +375,15 @@ async def run_peer(
         reconnections=c.reconnections,
         sync_ignored=c.sync_ignored,
         resigned=driver.resigned,
+        relayed=c.relayed,
     )
+
+
+def seat_address(definition: TableDefinition, seat: int) -> tuple[str, int] | None:
+    """Where ``seat`` listens for the mesh; None for a seat that does not listen (its
+    address is empty: only a relay reaches it)."""
+    text = definition.seats[seat].address
+    return parse_address(text) if text else None
 
 
 def _explain(exc: BaseException) -> str:
@@ -385,7 +431,8 @@ class _Driver:
         self._index = 0
         self._deciding_since: float | None = None
         self._replies: list[tuple[int, bytes]] = []
-        self._sync_answered: dict[int, float] = {}
+        self._sync_answered: dict[int, tuple[int, float]] = {}
+        """The connection on which we last answered each seat's sync request, and when."""
         # The clock: when each seat started owing its current message, and of what kind.
         self._owes: dict[int, tuple[bool, float]] = {}
         self._seqs = [0] * SEATS
@@ -395,17 +442,19 @@ class _Driver:
         self._last_status = -math.inf
         self._last_report: dict[int, float] = {}
         self._status_key: object = None
-        self._inputs_in, self._inputs_out = trio.open_memory_channel[_Input](math.inf)
-        self._send_in, self._send_out = trio.open_memory_channel[tuple[int | None, bytes]](math.inf)
+        # Bounded: a peer flooding us is read no faster than the session takes its frames.
+        self._inputs_in, self._inputs_out = trio.open_memory_channel[_Input](_INPUT_BUFFER)
+        self._links: dict[int, int] = {}
+        """The number of each seat's current connection."""
         self._nursery: trio.Nursery | None = None
+        self._mesh: Mesh | None = None
 
     async def play(self, mesh: Mesh) -> None:
         session = self.session
         self._last_progress = trio.current_time()
+        self._mesh = mesh
         async with trio.open_nursery() as nursery:
             self._nursery = nursery
-            sender_done = trio.Event()
-            nursery.start_soon(self._sender, mesh, sender_done)
             nursery.start_soon(self._reader, mesh)
             self.player.new_game(session.definition.rules, self.seat)
             if not session.started:
@@ -422,14 +471,18 @@ class _Driver:
             # that one that lost our ``done`` on a dropped connection can still get it.
             with trio.move_on_after(self.config.linger):
                 while not session.closed and self.error is None:
-                    with trio.move_on_after(self.config.sync_interval):
+                    with trio.move_on_after(self.config.sync_interval) as idle:
                         item = await self._inputs_out.receive()
                         self._handle(item)
+                    if idle.cancelled_caught:
+                        # A ``bye`` may have been lost on the way (a relay may drop frames):
+                        # ask for it, as during the game.
+                        request = session.sync_request()
+                        self._replies += [(s, request) for s in range(SEATS) if s != self.seat]
                     self._step()
             # Our last envelopes (the ``done`` above all) must reach the peers before we close.
-            self._send_in.close()
             with trio.move_on_after(self.config.flush_timeout):
-                await sender_done.wait()
+                await mesh.flush()
             nursery.cancel_scope.cancel()
 
     def _tick(self) -> float:
@@ -446,17 +499,13 @@ class _Driver:
             try:
                 replies = session.receive(item.payload)
             except RemoteProtocolError as exc:
-                self.counters.rejected[item.seat] += 1
-                count = self.counters.rejected[item.seat]
-                logger.warning(
-                    "seat %d: dropped an invalid frame from seat %d (%d so far): %s",
-                    self.seat, item.seat, count, exc,
-                )  # fmt: skip
-                if count > self.config.max_rejected:
-                    self.error = f"seat {item.seat} sent {count} invalid frames"
+                self._reject(item, exc)
                 return
             self._replies += [(item.seat, reply) for reply in replies]
         elif isinstance(item, PeerConnected):
+            self._links[item.seat] = item.connection
+            if item.relayed:
+                self.counters.relayed += 1
             if item.seat in self.disconnected or item.reconnected:
                 self.counters.reconnections += 1
                 logger.warning("seat %d: seat %d is back", self.seat, item.seat)
@@ -464,6 +513,10 @@ class _Driver:
             # Whatever either side missed meanwhile comes back through sync requests.
             self._replies.append((item.seat, session.sync_request()))
         elif isinstance(item, PeerLost):
+            if item.refused:  # an oversized frame: the mesh dropped the connection itself
+                self.counters.rejected[item.seat] += 1
+            if self._links.get(item.seat, item.connection) != item.connection:
+                return  # an older connection, already replaced
             if item.seat in self.done_from or session.finished:
                 return
             self.disconnected.add(item.seat)
@@ -487,8 +540,25 @@ class _Driver:
             if session.ready:
                 self._vote(self.seat)  # resign, so that the others need not wait for us
 
+    def _reject(self, item: Received, exc: RemoteProtocolError) -> None:
+        """A frame the session refused: it costs the connection that delivered it, and
+        nothing else (unsigned bytes prove nothing against anyone)."""
+        self.counters.rejected[item.seat] += 1
+        reason = f"it sent an invalid frame ({exc})"
+        if self._mesh is not None and self._mesh.disconnect(
+            item.seat, reason, connection=item.connection
+        ):
+            logger.warning(
+                "seat %d: dropping the connection to seat %d: %s",
+                self.seat, item.seat, reason,
+            )  # fmt: skip
+        else:
+            logger.debug("seat %d: an invalid frame from seat %d: %s", self.seat, item.seat, exc)
+
     def _too_soon_for_sync(self, item: Received) -> bool:
-        """A sync request from a peer we answered a moment ago (a flood of them)."""
+        """A sync request from a peer we answered a moment ago on the same connection (a
+        flood of them). The first one on a new connection is always answered: the last
+        answer may have been lost with the old one."""
         try:
             is_sync = parse_sync(item.payload) is not None
         except RemoteProtocolError:
@@ -497,9 +567,13 @@ class _Driver:
             return False
         now = trio.current_time()
         last = self._sync_answered.get(item.seat)
-        if last is not None and now - last < self.config.sync_answer_interval:
+        if (
+            last is not None
+            and last[0] == item.connection
+            and now - last[1] < self.config.sync_answer_interval
+        ):
             return True
-        self._sync_answered[item.seat] = now
+        self._sync_answered[item.seat] = (item.connection, now)
         return False
 
     def _vote(self, seat: int) -> None:
@@ -627,10 +701,7 @@ class _Driver:
         self._index = len(transcript)
         if ours and self.config.durable:
             self.writer.sync()
-        for payload in session.take_outbox():
-            self._send_in.send_nowait((None, payload))
-        for target, payload in self._replies:
-            self._send_in.send_nowait((target, payload))
+        self._send(session.take_outbox(), self._replies)
         self._replies.clear()
         dealt = False
         for event in session.take_events():
@@ -668,14 +739,15 @@ class _Driver:
                 return
             await self._inputs_in.send(event)
 
-    async def _sender(self, mesh: Mesh, done: trio.Event) -> None:
-        async with self._send_out:
-            async for target, payload in self._send_out:
-                if target is None:
-                    await mesh.broadcast(payload)
-                    self.counters.sent += 1
-                    self.counters.sent_bytes += len(payload)
-                else:
-                    with contextlib.suppress(ConnectionClosed):
-                        await mesh.send(target, payload)
-        done.set()
+    def _send(self, envelopes: Sequence[bytes], replies: Sequence[tuple[int, bytes]]) -> None:
+        """Queue our envelopes for every peer and the replies for their seats (never waits:
+        a peer that does not read loses its connection, not our time)."""
+        mesh = self._mesh
+        assert mesh is not None, "the driver sends only while it plays"
+        for payload in envelopes:
+            mesh.broadcast(payload)
+            self.counters.sent += 1
+            self.counters.sent_bytes += len(payload)
+        for target, payload in replies:
+            with contextlib.suppress(ConnectionClosed):
+                mesh.send(target, payload)

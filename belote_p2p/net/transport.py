@@ -7,31 +7,53 @@ payloads between authenticated seats; decoding envelopes is the table session's 
 Each pair of seats shares exactly one TCP connection, dialled by the higher seat to
 the lower seat's listener; seat 0 only listens and seat 3 only dials.
 
+Links. The mesh runs each seat's connection over a :class:`Link`: whole frames in both
+directions. A direct TCP stream is a :class:`FramedStream`; :meth:`Mesh.attach` takes any
+other link (a relayed one, say) through the same handshake and the same life.
+
+Sending never waits on a peer. Every connection has its own bounded queue and its own sender
+task: :meth:`Mesh.send` and :meth:`Mesh.broadcast` only queue. A peer that does not read
+fills its queue (:attr:`MeshConfig.send_queue_bytes`, :attr:`MeshConfig.send_queue_frames`)
+or leaves a frame unsent past :attr:`MeshConfig.send_timeout`; either way its connection is
+dropped, and the others never notice. Frames to one seat leave in the order queued.
+
+Relayed links. A seat that cannot be reached directly (it does not listen, ``--no-listen``,
+or a NAT or firewall stands between) is reached through a relay
+(:mod:`belote_p2p.net.relay`): given a *fallback* (a coroutine that opens a relayed link to
+a seat), the mesh opens one to every seat that stays unconnected for
+:attr:`MeshConfig.fallback_after` seconds (at once when a direct connection cannot exist) and
+runs it through the same handshake. Direct connections are still tried (the higher seat
+keeps dialling, more slowly, while the link is relayed) and one that succeeds replaces the
+relayed link, as any new connection replaces the old one; what either switch loses in flight
+is the session's sync's to fill, and a frame that arrives twice is a harmless duplicate.
+
 Reconnection. A connection that breaks is dialled again by the higher seat, with backoff,
 for as long as the mesh runs; the lower seat keeps accepting. A new connection passes the
 same authenticated handshake as the first and replaces whatever connection the seat had (a
 restarted peer may reach us before we notice that its old connection is dead). The mesh
 reports :class:`PeerConnected` for every authenticated connection and :class:`PeerLost`
-when one ends; what was lost in between is the table session's business (its sync
-requests).
+when one ends; what was lost in between (the frames still queued included) is the table
+session's business (its sync requests).
 """
 
 from __future__ import annotations
 
+import itertools
 import logging
 from collections import deque
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager, suppress
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
-from typing import TypeAlias
+from typing import Protocol, TypeAlias
 
 import trio
 
-from belote_p2p.errors import BeloteError, LocalProtocolError
+from belote_p2p.errors import BeloteError, LocalProtocolError, RemoteProtocolError
 from belote_p2p.protocol.identity import Identity
 from belote_p2p.protocol.wire import (
     DEFAULT_MAX_FRAME,
+    FRAME_HEADER_SIZE,
     SEATS,
     FrameDecoder,
     FrameTooLarge,
@@ -71,8 +93,32 @@ class DialFailed(TransportError):
         self.seat = seat
 
 
+Fallback: TypeAlias = "Callable[[int], Awaitable[Link]]"
+"""Opens a relayed link to a seat (waiting until the relay pairs it with that seat's own);
+raises :class:`TransportError`, a :class:`~belote_p2p.errors.RemoteProtocolError` or an
+``OSError`` when it cannot."""
+
+
+class Link(Protocol):
+    """Whole frames to and from one peer: what the mesh runs a seat's connection over.
+
+    The mesh calls :meth:`send` from one task at a time (a connection's sender task), and
+    :meth:`receive` from one task. :meth:`send` may take as long as the peer makes it (the
+    mesh puts a deadline around it); it raises :class:`ConnectionClosed` once the link is
+    gone. :meth:`receive` returns the next payload, raises :class:`ConnectionClosed` when the
+    link ends and :class:`~belote_p2p.protocol.wire.FrameTooLarge` for an oversized frame.
+    :meth:`aclose` may be cancelled (the mesh closes links forcefully)."""
+
+    async def send(self, payload: bytes) -> None: ...
+
+    async def receive(self) -> bytes: ...
+
+    async def aclose(self) -> None: ...
+
+
 class FramedStream(trio.abc.AsyncResource):
-    """Whole frames over a byte stream. Sends may come from many tasks; receive from one."""
+    """Whole frames over a byte stream (the :class:`Link` of a direct TCP connection).
+    Sends may come from many tasks; receive from one."""
 
     def __init__(
         self,
@@ -124,7 +170,7 @@ class FramedStream(trio.abc.AsyncResource):
 
 
 async def handshake(
-    conn: FramedStream,
+    conn: Link,
     identity: Identity,
     table: bytes,
     seat: int,
@@ -152,6 +198,9 @@ class Received:
 
     seat: int
     payload: bytes
+    connection: int = field(default=0, compare=False, kw_only=True)
+    """The number of the connection that delivered it (for :meth:`Mesh.disconnect`); not
+    part of equality."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,6 +210,9 @@ class PeerLost:
 
     seat: int
     reason: str
+    connection: int = field(default=0, compare=False, kw_only=True)
+    refused: bool = field(default=False, kw_only=True)
+    """It ended because the peer sent what the mesh refuses (an oversized frame)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,6 +222,9 @@ class PeerConnected:
     seat: int
     reconnected: bool
     """The seat had been connected before."""
+    connection: int = field(default=0, compare=False, kw_only=True)
+    relayed: bool = field(default=False, compare=False, kw_only=True)
+    """The connection goes through a relay."""
 
 
 MeshEvent: TypeAlias = Received | PeerLost | PeerConnected
@@ -186,11 +241,157 @@ class MeshConfig:
     dial_backoff: float = 0.05
     """Seconds before the second attempt; doubles after each failure."""
     dial_max_backoff: float = 2.0
+    dial_timeout: float = 10.0
+    """Seconds one direct TCP connection attempt may take (a firewall that drops the
+    packets never refuses)."""
+    fallback_after: float = 3.0
+    """Seconds a seat stays unconnected before a relayed link to it is opened (when the
+    mesh has a fallback; at once when no direct connection can exist)."""
+    direct_retry: float = 30.0
+    """Longest wait between two direct connection attempts while a seat is relayed."""
     send_timeout: float = 30.0
     """Seconds one frame may take to leave; a connection stuck longer is dropped (and, being
     lost, dialled again)."""
+    send_queue_bytes: int = 8 << 20
+    """Payload bytes queued for one connection before it is dropped (its peer does not
+    read). At least :attr:`max_frame`: a whole transcript sent as a sync answer (a long
+    game is about half a megabyte) must fit."""
+    send_queue_frames: int = 8192
+    """Frames queued for one connection before it is dropped (twice the longest sync
+    answer a session gives)."""
     event_buffer: int = 64
     """Events held for the consumer before the readers stop reading (backpressure)."""
+
+
+async def _close_now(link: Link) -> None:
+    """Close ``link`` without waiting on its peer (as :func:`trio.aclose_forcefully`), and
+    without letting an outer cancellation replace the exception being handled."""
+    with trio.CancelScope(shield=True), trio.CancelScope() as scope:
+        scope.cancel()
+        await link.aclose()
+
+
+class _Connection:
+    """One authenticated link to a seat: its send queue and the tasks that run it."""
+
+    def __init__(self, mesh: Mesh, seat: int, link: Link, number: int) -> None:
+        self.mesh = mesh
+        self.seat = seat
+        self.link = link
+        self.number = number
+        self.relayed = bool(getattr(link, "relayed", False))
+        config = mesh.config
+        self._queue_in, self._queue_out = trio.open_memory_channel[bytes](config.send_queue_frames)
+        self.queued_bytes = 0
+        self.queued_frames = 0
+        self.reason: str | None = None
+        """Why the connection is closing, once it is."""
+        self.refused = False
+        """The peer sent an oversized frame."""
+        self.cancel_scope = trio.CancelScope()
+        self.ended = trio.Event()
+        self._drained = trio.Event()
+        self._drained.set()
+
+    @property
+    def closing(self) -> bool:
+        return self.reason is not None
+
+    def close(self, reason: str) -> None:
+        """Stop the connection's tasks (its link is closed as they end); keep the first
+        reason given."""
+        if self.reason is None:
+            self.reason = reason
+        self.cancel_scope.cancel()
+        self._drained.set()
+
+    def enqueue(self, payload: bytes) -> None:
+        """Queue ``payload``; if the queue is over budget, drop the connection and raise
+        :class:`ConnectionClosed`."""
+        if self.reason is not None:
+            raise ConnectionClosed(f"seat {self.seat}: {self.reason}", seat=self.seat)
+        config = self.mesh.config
+        size = len(payload) + FRAME_HEADER_SIZE
+        if self.queued_bytes + size > config.send_queue_bytes:
+            full = f"{self.queued_bytes} bytes"
+        else:
+            try:
+                self._queue_in.send_nowait(payload)
+            except trio.WouldBlock:
+                full = f"{self.queued_frames} frames"
+            else:
+                self.queued_bytes += size
+                self.queued_frames += 1
+                if self._drained.is_set():
+                    self._drained = trio.Event()
+                return
+        reason = f"seat {self.seat} is not reading: {full} wait for it"
+        logger.warning("seat %d: dropping the connection to %s", self.mesh.seat, reason)
+        self.close(reason)
+        raise ConnectionClosed(reason, seat=self.seat, clean=False)
+
+    async def drained(self) -> None:
+        """Until every frame queued so far has left (or the connection is closing)."""
+        await self._drained.wait()
+
+    async def run(self) -> str:
+        """Send and receive until the link ends or :meth:`close`; return why it ended. The
+        link is closed on return."""
+        try:
+            with self.cancel_scope:
+                async with trio.open_nursery() as nursery:
+                    nursery.start_soon(self._send_loop)
+                    self.close(await self._read_loop())
+        finally:
+            await self.shut("the mesh is closing")
+        assert self.reason is not None
+        return self.reason
+
+    async def shut(self, reason: str) -> None:
+        """Close the connection and its link at once (also under cancellation)."""
+        self.close(reason)
+        self._queue_in.close()
+        if self.ended.is_set():
+            return
+        try:
+            await _close_now(self.link)
+        finally:
+            self.ended.set()
+
+    async def _send_loop(self) -> None:
+        timeout = self.mesh.config.send_timeout
+        async for payload in self._queue_out:
+            try:
+                with trio.move_on_after(timeout) as scope:
+                    await self.link.send(payload)
+            except ConnectionClosed as exc:
+                self.close(str(exc))
+                return
+            if scope.cancelled_caught:
+                reason = f"seat {self.seat} stopped reading: a frame waited {timeout:g} s"
+                logger.warning("seat %d: dropping the connection: %s", self.mesh.seat, reason)
+                self.close(reason)
+                return
+            self.queued_bytes -= len(payload) + FRAME_HEADER_SIZE
+            self.queued_frames -= 1
+            if not self.queued_frames:
+                self._drained.set()
+
+    async def _read_loop(self) -> str:
+        """Forward frames until the link ends; return why it ended."""
+        events = self.mesh._event_in
+        while True:
+            try:
+                payload = await self.link.receive()
+            except FrameTooLarge as exc:
+                self.refused = True
+                return str(exc)
+            except ConnectionClosed as exc:
+                return str(exc)
+            try:
+                await events.send(Received(self.seat, payload, connection=self.number))
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                return "nobody listens for events any more"
 
 
 class Mesh:
@@ -199,7 +400,7 @@ class Mesh:
     Start :meth:`run` with ``nursery.start`` (it returns once all three peers are
     connected and authenticated) or use :func:`open_mesh`. Then :meth:`receive` yields
     :class:`PeerConnected`, :class:`Received` and :class:`PeerLost` events from every peer
-    in arrival order.
+    in arrival order, and :meth:`send` and :meth:`broadcast` queue frames without waiting.
     """
 
     def __init__(
@@ -219,52 +420,107 @@ class Mesh:
         self.seat = seat
         self.roster = tuple(roster)
         self.config = config or MeshConfig()
-        self._peers: dict[int, FramedStream] = {}
+        if self.config.send_queue_bytes < self.config.max_frame + FRAME_HEADER_SIZE:
+            raise LocalProtocolError("a send queue must hold at least one frame of max_frame")
+        self._peers: dict[int, _Connection] = {}
         self._ever: set[int] = set()
+        self._numbers = itertools.count(1)
         self._all_connected = trio.Event()
         self._cancel_scope: trio.CancelScope | None = None
         self._closed = False
         self._event_in, self._event_out = trio.open_memory_channel[MeshEvent](
             self.config.event_buffer
         )
+        self._changed = trio.Event()
+        self._nursery: trio.Nursery | None = None
+        self._handed: list[Link] = []
 
     @property
     def peers(self) -> frozenset[int]:
         """The seats connected right now."""
-        return frozenset(self._peers)
+        return frozenset(s for s, conn in self._peers.items() if not conn.closing)
+
+    @property
+    def relayed(self) -> frozenset[int]:
+        """The seats connected right now through a relay."""
+        return frozenset(s for s, c in self._peers.items() if not c.closing and c.relayed)
+
+    def _notify(self) -> None:
+        self._changed.set()
+        self._changed = trio.Event()
+
+    def backlog(self, seat: int) -> int:
+        """Bytes queued for ``seat`` and not yet sent (0 when it is not connected)."""
+        conn = self._peers.get(seat)
+        return conn.queued_bytes if conn is not None else 0
 
     async def run(
         self,
-        addresses: Mapping[int, Address],
+        addresses: Mapping[int, Address | None],
         *,
         listeners: Sequence[AnyListener] | None = None,
+        fallback: Fallback | None = None,
         task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
     ) -> None:
         """Listen (unless seat 3), dial the lower seats and run every connection.
 
-        ``addresses`` maps seats to ``(host, port)``; those of the lower seats are
-        dialled, and our own is where we listen unless ``listeners`` are given. Signals
-        ``task_status`` once all three peers are authenticated, then runs until
-        cancelled or :meth:`close`. Until a lower seat was first connected, a failed dial
-        or handshake with it is raised; later ones are retried. A bad incoming connection
-        is only refused.
+        ``addresses`` maps seats to ``(host, port)``, or None for a seat that does not
+        listen; those of the lower seats are dialled, and our own is where we listen unless
+        ``listeners`` are given (``[]``: we accept no direct connection, or someone else
+        hands them to :meth:`incoming`). ``fallback`` opens relayed links (see the module
+        docstring). Signals ``task_status`` once all three peers are authenticated, then
+        runs until cancelled or :meth:`close`. Without a fallback, until a lower seat was
+        first connected, a failed dial or handshake with it is raised; later ones are
+        retried. A bad incoming connection is only refused.
         """
         try:
             async with trio.open_nursery() as nursery:
                 self._cancel_scope = nursery.cancel_scope
+                self._nursery = nursery
                 if self._closed:
                     nursery.cancel_scope.cancel()
+                own = addresses.get(self.seat)
                 if self.seat < SEATS - 1:
                     if listeners is None:
-                        host, port = addresses[self.seat]
-                        listeners = await trio.open_tcp_listeners(port, host=host)
+                        listeners = []
+                        if own is not None:
+                            listeners = await trio.open_tcp_listeners(own[1], host=own[0] or None)
                     await nursery.start(self.serve, listeners)
-                for peer in range(self.seat):
-                    nursery.start_soon(self._dial, peer, addresses[peer])
+                for link in self._handed:
+                    nursery.start_soon(self._attach_incoming, link)
+                self._handed.clear()
+                for peer in range(SEATS):
+                    if peer == self.seat:
+                        continue
+                    direct = addresses.get(peer) if peer < self.seat else own
+                    if peer < self.seat:
+                        address = addresses.get(peer)
+                        if address is not None:
+                            nursery.start_soon(self._dial, peer, address, fallback is not None)
+                        elif fallback is None:
+                            raise DialFailed(
+                                f"seat {peer} does not listen and there is no relay", seat=peer
+                            )
+                    if fallback is not None:
+                        wait = self.config.fallback_after if direct is not None else 0.0
+                        nursery.start_soon(self._fallback_loop, peer, fallback, wait)
                 await self._all_connected.wait()
                 task_status.started()
         finally:
+            self._nursery = None
+            for link in self._handed:
+                await _close_now(link)
+            self._handed.clear()
             self._event_in.close()
+
+    def incoming(self, link: Link) -> None:
+        """Take a connection someone else accepted for us (the host's one port hands over
+        the mesh's hellos): it is authenticated and run as any incoming connection. Before
+        :meth:`run` has started it waits for it."""
+        if self._nursery is not None:
+            self._nursery.start_soon(self._attach_incoming, link)
+        else:
+            self._handed.append(link)
 
     async def serve(
         self,
@@ -285,60 +541,119 @@ class Mesh:
         except (trio.EndOfChannel, trio.ClosedResourceError):
             raise ConnectionClosed("the mesh is closed") from None
 
-    async def send(self, seat: int, payload: bytes) -> None:
-        """Send one payload to ``seat``; raise :class:`ConnectionClosed` if it is gone.
+    def send(self, seat: int, payload: bytes) -> None:
+        """Queue one payload for ``seat``; never waits.
 
-        A send stuck past :attr:`MeshConfig.send_timeout` (a peer that stopped reading)
-        drops the connection and raises :class:`ConnectionClosed`.
+        Raises :class:`ConnectionClosed` if the seat is not connected, or if this payload
+        would overfill its queue (a peer that stopped reading): that connection is then
+        dropped (the higher seat dials again).
         """
+        if len(payload) > self.config.max_frame:
+            raise LocalProtocolError(f"payload of {len(payload)} bytes exceeds the frame limit")
         conn = self._peers.get(seat)
         if conn is None:
             raise ConnectionClosed(f"no connection to seat {seat}", seat=seat)
-        try:
-            with trio.move_on_after(self.config.send_timeout) as scope:
-                await conn.send(payload)
-        except ConnectionClosed as exc:
-            exc.seat = seat
-            raise
-        if scope.cancelled_caught:
-            await self._drop(seat, conn)
-            raise ConnectionClosed(f"seat {seat} stopped reading", seat=seat, clean=False)
+        conn.enqueue(payload)
 
-    async def drop(self, seat: int) -> None:
-        """Close the connection to ``seat`` (its loss is reported as any other; the higher
-        seat dials again)."""
-        conn = self._peers.get(seat)
-        if conn is not None:
-            await self._drop(seat, conn)
+    def broadcast(self, payload: bytes) -> frozenset[int]:
+        """Queue ``payload`` for every other seat; return the seats not reached (not
+        connected, or dropped for a full queue). Never waits.
 
-    async def _drop(self, seat: int, conn: FramedStream) -> None:
-        with suppress(trio.BrokenResourceError, trio.ClosedResourceError):
-            await conn.aclose()
-
-    async def broadcast(self, payload: bytes) -> frozenset[int]:
-        """Send ``payload`` to every other seat at once; return the seats not reached.
-
-        A lost peer is not an error here: its reader reports :class:`PeerLost`.
+        A lost peer is not an error here: its connection reports :class:`PeerLost`.
         """
         missed: set[int] = set()
-
-        async def send_one(seat: int) -> None:
-            try:
-                await self.send(seat, payload)
-            except ConnectionClosed:
-                missed.add(seat)
-
-        async with trio.open_nursery() as nursery:
-            for seat in range(SEATS):
-                if seat != self.seat:
-                    nursery.start_soon(send_one, seat)
+        for seat in range(SEATS):
+            if seat != self.seat:
+                try:
+                    self.send(seat, payload)
+                except ConnectionClosed:
+                    missed.add(seat)
         return frozenset(missed)
 
+    async def flush(self) -> None:
+        """Until every frame queued so far has left, or its connection has ended."""
+        for conn in list(self._peers.values()):
+            await conn.drained()
+
+    def disconnect(self, seat: int, reason: str, *, connection: int | None = None) -> bool:
+        """Close the connection to ``seat`` (only if it is number ``connection``, when
+        given); its loss is reported as any other, and the higher seat dials again.
+        Returns whether a connection was closed."""
+        conn = self._peers.get(seat)
+        if conn is None or conn.closing:
+            return False
+        if connection is not None and conn.number != connection:
+            return False
+        conn.close(reason)
+        return True
+
+    async def drop(self, seat: int) -> None:
+        """Close the connection to ``seat`` and wait until it is closed."""
+        conn = self._peers.get(seat)
+        if conn is not None:
+            conn.close("dropped by this peer")
+            await conn.ended.wait()
+
     def close(self) -> None:
-        """Stop :meth:`run`: cancel every connection task; they close their streams."""
+        """Stop :meth:`run`: cancel every connection task; they close their links."""
         self._closed = True
         if self._cancel_scope is not None:
             self._cancel_scope.cancel()
+
+    async def attach(self, link: Link, *, peer_seat: int | None) -> None:
+        """Authenticate ``link`` (a connection we dialled to ``peer_seat``, or one we
+        accepted, ``peer_seat=None``) and run it as that seat's connection until it ends.
+
+        Raises :class:`HandshakeError` if the handshake fails or takes longer than
+        :attr:`MeshConfig.handshake_timeout`. The link is closed on return.
+        """
+        try:
+            timeout = self.config.handshake_timeout
+            try:
+                with trio.fail_after(timeout):
+                    seat = await handshake(
+                        link, self.identity, self.table, self.seat, self.roster, peer_seat=peer_seat
+                    )
+            except trio.TooSlowError:
+                raise HandshakeError(f"no handshake within {timeout} s", seat=peer_seat) from None
+        except BaseException:
+            await _close_now(link)
+            raise
+        conn = _Connection(self, seat, link, next(self._numbers))
+        old = self._peers.get(seat)
+        self._peers[seat] = conn  # before closing the old one: its task must see this
+        if old is not None:
+            # Only the seat's key could pass the handshake: the peer came back before we
+            # noticed that its old connection was dead. The new one wins.
+            logger.info("seat %d: seat %d reconnected; closing its old connection",
+                        self.seat, seat)  # fmt: skip
+            old.close("replaced by a new connection")
+        reconnected = seat in self._ever
+        self._ever.add(seat)
+        if len(self._peers) == SEATS - 1:
+            self._all_connected.set()
+        self._notify()
+        if conn.relayed:
+            logger.info("seat %d: connected to seat %d through the relay", self.seat, seat)
+        try:
+            with suppress(trio.BrokenResourceError, trio.ClosedResourceError):
+                await self._event_in.send(
+                    PeerConnected(seat, reconnected, connection=conn.number, relayed=conn.relayed)
+                )
+            reason = await conn.run()
+        finally:
+            current = self._peers.get(seat) is conn
+            if current:
+                del self._peers[seat]
+                self._notify()
+            await conn.shut("the mesh is closing")
+        if not current:
+            return  # replaced by a newer connection: the seat is not lost
+        logger.info("seat %d lost seat %d: %s", self.seat, seat, reason)
+        with suppress(trio.BrokenResourceError, trio.ClosedResourceError):
+            await self._event_in.send(
+                PeerLost(seat, reason, connection=conn.number, refused=conn.refused)
+            )
 
     async def _accept_loop(self, listener: AnyListener, nursery: trio.Nursery) -> None:
         async with listener:
@@ -347,22 +662,81 @@ class Mesh:
                 nursery.start_soon(self._incoming, stream)
 
     async def _incoming(self, stream: trio.abc.Stream) -> None:
+        await self._attach_incoming(FramedStream(stream, max_frame=self.config.max_frame))
+
+    async def _attach_incoming(self, link: Link) -> None:
         try:
-            await self._connection(stream, peer_seat=None)
+            await self.attach(link, peer_seat=None)
         except HandshakeError as exc:
             logger.warning("seat %d refused a connection: %s", self.seat, exc)
 
-    async def _dial(self, peer: int, address: Address) -> None:
-        """Connect to the lower seat ``peer``, and connect again whenever it is lost."""
+    async def open_direct(self, host: str, port: int) -> trio.abc.Stream:
+        """One direct TCP connection attempt (tests override it to cut a path)."""
+        return await trio.open_tcp_stream(host, port)
+
+    async def _wait_unconnected(self, peer: int, after: float) -> None:
+        """Until ``peer`` has been without a connection for ``after`` seconds."""
+        while True:
+            while peer in self.peers:
+                await self._changed.wait()
+            with trio.move_on_after(after):
+                while peer not in self.peers:
+                    await self._changed.wait()
+                continue  # it connected meanwhile
+            return
+
+    async def _fallback_loop(self, peer: int, fallback: Fallback, after: float) -> None:
+        """Keep a relayed link to ``peer`` whenever it has no direct one."""
+        delay = self.config.dial_backoff
+        while True:
+            await self._wait_unconnected(peer, after)
+            link: Link | None = None
+            try:
+                async with trio.open_nursery() as watch:
+
+                    async def connected(scope: trio.CancelScope) -> None:
+                        while peer not in self.peers:
+                            await self._changed.wait()
+                        scope.cancel()
+
+                    watch.start_soon(connected, watch.cancel_scope)
+                    link = await fallback(peer)
+                    watch.cancel_scope.cancel()
+            except (TransportError, RemoteProtocolError, OSError) as exc:
+                logger.info("seat %d: no relayed link to seat %d: %s", self.seat, peer, exc)
+                await trio.sleep(delay)
+                delay = min(delay * 2, self.config.dial_max_backoff)
+                continue
+            if link is None:
+                continue  # the seat connected directly while we waited for the relay
+            if peer in self.peers:
+                await _close_now(link)
+                continue
+            try:
+                await self.attach(link, peer_seat=peer if peer < self.seat else None)
+            except HandshakeError as exc:
+                logger.warning("seat %d: relayed link to seat %d: %s", self.seat, peer, exc)
+                await trio.sleep(delay)
+                delay = min(delay * 2, self.config.dial_max_backoff)
+            else:
+                delay = self.config.dial_backoff
+
+    async def _dial(self, peer: int, address: Address, relayed: bool = False) -> None:
+        """Connect to the lower seat ``peer``, and connect again whenever it is lost.
+
+        With ``relayed`` (the mesh has a fallback) a failure is never final: the relay
+        carries the seat meanwhile, and the attempts go on, at most every
+        :attr:`MeshConfig.direct_retry` seconds while it does."""
         host, port = address
         delay = self.config.dial_backoff
         failures = 0
         while True:
             try:
-                stream: trio.abc.Stream = await trio.open_tcp_stream(host, port)
-            except OSError as exc:
+                with trio.fail_after(self.config.dial_timeout):
+                    stream: trio.abc.Stream = await self.open_direct(host, port)
+            except (OSError, trio.TooSlowError) as exc:
                 failures += 1
-                if peer not in self._ever and failures >= self.config.dial_attempts:
+                if not relayed and peer not in self._ever and failures >= self.config.dial_attempts:
                     raise DialFailed(
                         f"seat {peer} at {host}:{port}: {failures} attempts, last: {exc}",
                         seat=peer,
@@ -370,9 +744,10 @@ class Mesh:
                 logger.info("seat %d: dialling seat %d failed (%s); retrying", self.seat, peer, exc)
             else:
                 try:
-                    await self._connection(stream, peer_seat=peer)
+                    link = FramedStream(stream, max_frame=self.config.max_frame)
+                    await self.attach(link, peer_seat=peer)
                 except HandshakeError as exc:
-                    if peer not in self._ever:
+                    if peer not in self._ever and not relayed:
                         raise
                     failures += 1
                     logger.warning("seat %d: reconnecting to seat %d: %s", self.seat, peer, exc)
@@ -382,56 +757,10 @@ class Mesh:
                     delay = self.config.dial_backoff
             await trio.sleep(delay)
             if failures:
-                delay = min(delay * 2, self.config.dial_max_backoff)
-
-    async def _connection(self, stream: trio.abc.Stream, *, peer_seat: int | None) -> None:
-        """Authenticate a fresh connection, then read it until it ends."""
-        async with FramedStream(stream, max_frame=self.config.max_frame) as conn:
-            timeout = self.config.handshake_timeout
-            try:
-                with trio.fail_after(timeout):
-                    seat = await handshake(
-                        conn, self.identity, self.table, self.seat, self.roster, peer_seat=peer_seat
-                    )
-            except trio.TooSlowError:
-                raise HandshakeError(f"no handshake within {timeout} s", seat=peer_seat) from None
-            old = self._peers.get(seat)
-            self._peers[seat] = conn  # before closing the old one: its reader must see this
-            if old is not None:
-                # Only the seat's key could pass the handshake: the peer came back before we
-                # noticed that its old connection was dead. The new one wins.
-                logger.info("seat %d: seat %d reconnected; closing its old connection",
-                            self.seat, seat)  # fmt: skip
-                await self._drop(seat, old)
-            reconnected = seat in self._ever
-            self._ever.add(seat)
-            if len(self._peers) == SEATS - 1:
-                self._all_connected.set()
-            with suppress(trio.BrokenResourceError, trio.ClosedResourceError):
-                await self._event_in.send(PeerConnected(seat, reconnected))
-            try:
-                reason = await self._read(seat, conn)
-            finally:
-                current = self._peers.get(seat) is conn
-                if current:
-                    del self._peers[seat]
-        if not current:
-            return  # replaced by a newer connection: the seat is not lost
-        logger.info("seat %d lost seat %d: %s", self.seat, seat, reason)
-        with suppress(trio.BrokenResourceError, trio.ClosedResourceError):
-            await self._event_in.send(PeerLost(seat, reason))
-
-    async def _read(self, seat: int, conn: FramedStream) -> str:
-        """Forward frames from ``seat`` until its connection ends; return why it ended."""
-        while True:
-            try:
-                payload = await conn.receive()
-            except (ConnectionClosed, FrameTooLarge) as exc:
-                return str(exc)
-            try:
-                await self._event_in.send(Received(seat, payload))
-            except (trio.BrokenResourceError, trio.ClosedResourceError):
-                return "nobody listens for events any more"
+                cap = self.config.dial_max_backoff
+                if relayed and (peer in self.relayed or failures >= self.config.dial_attempts):
+                    cap = max(cap, self.config.direct_retry)
+                delay = min(delay * 2, cap)
 
 
 @asynccontextmanager
@@ -440,15 +769,16 @@ async def open_mesh(
     table: bytes,
     seat: int,
     roster: Sequence[bytes],
-    addresses: Mapping[int, Address],
+    addresses: Mapping[int, Address | None],
     *,
     listeners: Sequence[AnyListener] | None = None,
     config: MeshConfig | None = None,
+    fallback: Fallback | None = None,
 ) -> AsyncIterator[Mesh]:
     """A :class:`Mesh` with all three peers connected; closed when the block ends."""
     mesh = Mesh(identity, table, seat, roster, config)
     async with trio.open_nursery() as nursery:
-        await nursery.start(partial(mesh.run, addresses, listeners=listeners))
+        await nursery.start(partial(mesh.run, addresses, listeners=listeners, fallback=fallback))
         try:
             yield mesh
         finally:

@@ -1,12 +1,20 @@
-"""The deck protocol: a mental-poker shuffle and deal of the 32 cards, sans-io.
+"""The deck protocol: a mental-poker shuffle and deal of the 32 cards, sans-io (version 2).
 
 Four peers shuffle and deal one round's deck so that each learns only its own cards, the
 classic turned card and the cards played, with no trusted dealer; at the end of the round
 every peer reveals its secrets and each one re-checks everything (the audit). The scheme is
 Barnett–Smart: ElGamal over the prime-order group of Ed25519 (:mod:`belote_p2p.protocol.group`),
-re-masking shuffles, and decryption shares with Chaum–Pedersen proofs.
-``protocol/DECK.md`` is the language-neutral specification (every byte of every message
-and hash); ``protocol/vectors/deck-classic.json`` is a recorded round.
+re-masking shuffles each proven in zero knowledge (:mod:`belote_p2p.protocol.shuffle`), and
+decryption shares with Chaum–Pedersen proofs. ``protocol/DECK.md`` is the language-neutral
+specification (every byte of every message and hash); ``protocol/vectors/deck-classic.json``
+is a recorded round.
+
+Every proof is checked on receipt, by every peer and every observer: each shuffle proof, in
+shuffle order, before anything uses that deck; each decryption share, of every position and
+every seat. So a fault is named at once, with its sender, and every honest participant names
+the same one; no card can fail to open. The end-of-round audit (seeds recomputed, keys and
+seeds checked against their commitments, the rules engine's audit with every hand) is a
+second line.
 
 Usage
 -----
@@ -28,7 +36,7 @@ messages of the other peers and sends what it produces, inside signed envelopes:
 
 One :class:`DeckObserver` per round for someone who holds no seat (``belote-p2p verify``
 replaying a transcript): it is handed the messages of all four seats, sends nothing, checks
-every proof at once and audits the round once the four reveals are in::
+what a peer checks and audits the round once the four reveals are in::
 
     observer = DeckObserver(rules, dealer=d, table_id=tid, round_number=n)
     for each message m of any seat:         # in the order each sender sent them
@@ -41,16 +49,18 @@ API
 ---
 ``DeckPeer(rules, *, seat, dealer, table_id, round_number, secret_key=None, shuffle_seed=None)``
     ``secret_key`` (32-byte canonical non-zero scalar) and ``shuffle_seed`` (32 bytes) come
-    from :mod:`secrets` unless given; given values make a peer deterministic (tests, vectors).
+    from :mod:`secrets` unless given; given values make a peer deterministic (tests, vectors):
+    every message it sends, shuffle proof included, is a function of them and of what it
+    received.
 ``start() -> KeyMessage``
     Call once; messages received before it are held.
 ``receive(msg: DeckMessage) -> None``
     Accepts messages of the other seats in any interleaving (each sender's own messages in
     the order it sent them); a message that cannot be used yet is held until it can.
-    Raises a :class:`DeckError` subclass when a message is wrong, naming the seat to blame;
-    the message is then dropped. Any ``DeckError`` ends the round: the session aborts it and,
-    if the peers still cooperate, exchanges reveals and calls :meth:`~DeckPeer.audit`, which
-    names the first culprit (``seat`` is ``None`` only when that takes the audit).
+    Raises a :class:`DeckError` subclass when a message is wrong, naming the seat to blame
+    (``seat`` is always that seat); the message is then dropped. Any ``DeckError`` ends the
+    round: the session aborts it and, if the peers still cooperate, exchanges reveals and
+    calls :meth:`~DeckPeer.audit`.
 ``next_messages() -> list[DeckMessage]``
     The messages this peer produced on its own (its shuffle, its decryption shares), once.
 ``set_taker(taker: int) -> SharesMessage``
@@ -61,40 +71,40 @@ API
     Our secret key and shuffle seed; allowed once the four shuffles are done. After it,
     :meth:`~DeckPeer.play` is refused.
 ``audit() -> tuple[Card, ...]``
-    Once the four reveals are in: re-derives every shuffle and checks every message kept,
-    then returns the 32 cards in deck order (hand them to the engine's audit).
+    Once the four reveals are in: re-derives every other shuffle and its proof from the
+    revealed seed, then returns the 32 cards in deck order (hand them to the engine's audit).
 ``waiting_for() -> frozenset[int]``
     Seats that owe the next message (for deadlines and abandonment); empty while waiting
     for the local session (bidding, plays) or when done.
 ``hand()``, ``known_cards()``, ``card_at(p)``, ``turned_card()``, ``played()``,
-``positions_of(seat)``, ``owner_of(p)``, ``phase``
+``positions_of(seat)``, ``owner_of(p)``, ``phase``, ``joint_key``, ``public_key``
     Read the peer's view.
 
 ``DeckObserver(rules, *, dealer, table_id, round_number)``
     The same view without a seat (``seat`` is ``None``; no ``hand()``, ``start()``,
     ``play()`` or ``reveal()``). ``receive()`` takes the messages of all four seats, held
-    as a peer holds them, and verifies at once everything public: key proofs, the points of
-    every shuffled deck, every decryption share of every position and seat (a peer checks
-    only those of its own cards and of the turned card until a card is played), plays and
-    their owner. ``set_taker(taker)`` returns nothing (classic; allowed once the four
-    shuffles are in) and may raise the :class:`DeckError` of a message it releases.
-    ``next_messages()`` is always empty. ``phase`` and ``waiting_for()`` mean what they
-    mean for a peer, over the four seats: ``AUDITABLE`` once the four reveals are in.
-    ``known_cards()`` never holds more than the turned card and the cards played. A reveal
-    is checked against its key share and commitment on receipt (``CommitmentMismatch``);
-    ``audit()`` re-derives all four shuffles and returns the 32 cards in deck order.
+    as a peer holds them, and verifies what a peer verifies: key proofs, every shuffle proof,
+    every decryption share, plays and their owner. ``set_taker(taker)`` returns nothing
+    (classic; allowed once the four shuffles are in) and may raise the :class:`DeckError` of
+    a message it releases. ``next_messages()`` is always empty. ``phase`` and
+    ``waiting_for()`` mean what they mean for a peer, over the four seats: ``AUDITABLE`` once
+    the four reveals are in. ``known_cards()`` never holds more than the turned card and the
+    cards played. ``audit()`` re-derives all four shuffles.
 
 Message types (frozen dataclasses; ``to_wire()`` gives a msgpack-ready ``dict`` with
-``bytes`` fields, ``from_wire()`` parses strictly and raises :class:`MalformedDeckMessage`):
-:class:`KeyMessage`, :class:`ShuffleMessage`, :class:`SharesMessage`, :class:`PlayMessage`,
-:class:`RevealMessage`; :func:`message_from_wire`, :func:`encode_message` and
-:func:`decode_message` dispatch on the ``type`` field. The session must check that the
-``seat`` field of a message is its envelope's sender (pass ``sender=`` to the parsers).
+``bytes`` fields, ``from_wire(data, sender)`` parses strictly and raises
+:class:`MalformedDeckMessage` naming ``sender``, the seat of the envelope that carried it):
+:class:`KeyMessage`, :class:`ShuffleMessage` (with its
+:class:`~belote_p2p.protocol.shuffle.ShuffleProof`), :class:`SharesMessage`,
+:class:`PlayMessage`, :class:`RevealMessage`; :func:`message_from_wire`,
+:func:`encode_message` and :func:`decode_message` (canonical msgpack,
+:mod:`belote_p2p.protocol.wire`) dispatch on the ``type`` field.
 
 Errors: :class:`DeckError` (a peer misbehaved: ``seat``, ``reason``) with subclasses
 :class:`MalformedDeckMessage`, :class:`UnexpectedMessage`, :class:`BadPoint`, :class:`BadProof`,
-:class:`BadShuffle`, :class:`CommitmentMismatch`, :class:`WrongOwner`; and
-:class:`DeckUsageError` when the local caller misused the API.
+:class:`BadShuffle`, :class:`CommitmentMismatch`, :class:`WrongOwner`;
+:class:`DeckUsageError` when the local caller misused the API; :class:`DeckInvariantError`
+when a state the proofs rule out is reached anyway (a bug, nobody's fault to blame).
 """
 
 from __future__ import annotations
@@ -107,15 +117,22 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any, ClassVar, TypeAlias
 
-import msgpack  # type: ignore[import-untyped]  # ships no type information
-
 from belote_p2p.errors import LocalProtocolError, RemoteProtocolError
 from belote_p2p.game.cards import CARDS, Card
 from belote_p2p.game.engine import TURNED, deal_owners
 from belote_p2p.game.rules import RuleSet
 
-from . import group
+from . import group, wire
 from .group import L, Proof, base_mul, hash_to_point, is_valid_point, mul, u8, u32
+from .shuffle import (
+    MalformedShuffleProof,
+    ShuffleProof,
+    ShuffleProofUsageError,
+    follows_seed,
+    invalid_point,
+    prove_shuffle,
+    verify_shuffle,
+)
 
 SEATS = 4
 DECK_SIZE = 32
@@ -142,14 +159,16 @@ MASK_LABEL = b"shuffle-mask"
 
 
 class DeckError(RemoteProtocolError):
-    """A peer sent something the protocol forbids; ``seat`` names it.
+    """A peer sent something the protocol forbids; ``seat`` names it, always.
 
-    ``seat`` is ``None`` only when the fault is certain but its author can only be named
-    by the audit (a card that does not decrypt although every share is proven).
+    Every deck fault has an author: each proof is checked on receipt, so the first message
+    that breaks the protocol is refused with its sender's seat.
     """
 
-    def __init__(self, seat: int | None, reason: str) -> None:
-        super().__init__(f"seat {seat}: {reason}" if seat is not None else reason, seat=seat)
+    seat: int
+
+    def __init__(self, seat: int, reason: str) -> None:
+        super().__init__(f"seat {seat}: {reason}", seat=seat)
         self.reason = reason
 
 
@@ -170,7 +189,8 @@ class BadProof(DeckError):
 
 
 class BadShuffle(DeckError):
-    """A shuffled deck that is not its seed's permutation and re-masking of its input."""
+    """A shuffle whose proof does not verify, or (at the audit) whose deck or proof is not
+    the one its revealed seed gives."""
 
 
 class CommitmentMismatch(DeckError):
@@ -183,6 +203,12 @@ class WrongOwner(DeckError):
 
 class DeckUsageError(LocalProtocolError):
     """The local caller misused :class:`DeckPeer` (a call out of order, a bad argument)."""
+
+
+class DeckInvariantError(LocalProtocolError):
+    """A state that the proofs checked on receipt rule out was reached anyway (a card that
+    does not open, an own deck that is not valid): a bug of this program, not a fault any
+    peer can be blamed for."""
 
 
 # -- public values -----------------------------------------------------------------------
@@ -218,6 +244,14 @@ def step_positions(rules: RuleSet, step: int) -> range:
 
 def _context(table_id: bytes, round_number: int, seat: int) -> tuple[bytes, ...]:
     return (table_id, u32(round_number), u8(seat))
+
+
+def shuffle_proof_context(
+    table_id: bytes, round_number: int, seat: int, commitment: bytes
+) -> tuple[bytes, ...]:
+    """What a shuffle proof is bound to besides the key and the decks: table, round, the
+    shuffler's seat and its seed commitment (every field of the shuffle message)."""
+    return (*_context(table_id, round_number, seat), commitment)
 
 
 def shuffle_commitment(table_id: bytes, round_number: int, seat: int, seed: bytes) -> bytes:
@@ -284,6 +318,11 @@ class Ciphertext:
         return cls(data[:32], data[32:])
 
 
+TRIVIAL_DECK: tuple[Ciphertext, ...] = tuple(Ciphertext(group.IDENTITY, m) for m in CARD_POINTS)
+"""The deck before the first shuffle: card ``i`` at position ``i``, encrypted with no mask
+(``(O, M_i)``). Never sent; the first shuffle proof is checked against it."""
+
+
 @dataclass(frozen=True, slots=True)
 class DecryptionShare:
     """``x_i·c1`` for one position, with the Chaum–Pedersen proof (``c || s``) that it is."""
@@ -300,11 +339,11 @@ class DecryptionShare:
 
 
 class _Wire:
-    """Strict readers of a wire map, blaming ``seat`` (the sender when known)."""
+    """Strict readers of a wire map, blaming ``seat`` (the envelope's sender)."""
 
     __slots__ = ("data", "seat")
 
-    def __init__(self, data: Mapping[str, Any], seat: int | None) -> None:
+    def __init__(self, data: Mapping[str, Any], seat: int) -> None:
         self.data = data
         self.seat = seat
 
@@ -347,21 +386,23 @@ class KeyMessage:
         return {"type": self.TYPE, "seat": self.seat, "key": self.public_key, "proof": self.proof}
 
     @classmethod
-    def from_wire(cls, data: object, sender: int | None = None) -> KeyMessage:
+    def from_wire(cls, data: object, sender: int) -> KeyMessage:
         w = _open_wire(data, cls.TYPE, cls.FIELDS, sender)
         return cls(_seat_of(w), w.bin("key", 32), w.bin("proof", group.PROOF_SIZE))
 
 
 @dataclass(frozen=True, slots=True)
 class ShuffleMessage:
-    """A peer's shuffled and re-masked deck, with the commitment to its shuffle seed."""
+    """A peer's shuffled and re-masked deck, the commitment to its shuffle seed, and the
+    proof that the deck is a permutation and re-masking of the previous one."""
 
     TYPE: ClassVar[str] = "deck.shuffle"
-    FIELDS: ClassVar[frozenset[str]] = frozenset({"type", "seat", "commitment", "deck"})
+    FIELDS: ClassVar[frozenset[str]] = frozenset({"type", "seat", "commitment", "deck", "proof"})
 
     seat: int
     commitment: bytes
     deck: tuple[Ciphertext, ...]
+    proof: ShuffleProof
 
     def to_wire(self) -> dict[str, Any]:
         return {
@@ -369,18 +410,20 @@ class ShuffleMessage:
             "seat": self.seat,
             "commitment": self.commitment,
             "deck": [c.to_bytes() for c in self.deck],
+            "proof": self.proof.to_wire(),
         }
 
     @classmethod
-    def from_wire(cls, data: object, sender: int | None = None) -> ShuffleMessage:
+    def from_wire(cls, data: object, sender: int) -> ShuffleMessage:
         w = _open_wire(data, cls.TYPE, cls.FIELDS, sender)
         seat = _seat_of(w)
         deck = w.bin_list("deck", CIPHERTEXT_SIZE, DECK_SIZE, DECK_SIZE)
-        return cls(
-            seat,
-            w.bin("commitment", COMMITMENT_SIZE),
-            tuple(Ciphertext.from_bytes(c) for c in deck),
-        )
+        commitment = w.bin("commitment", COMMITMENT_SIZE)
+        try:
+            proof = ShuffleProof.from_wire(w.data["proof"], DECK_SIZE)
+        except MalformedShuffleProof as exc:
+            raise w.fail(f"proof: {exc}") from None
+        return cls(seat, commitment, tuple(Ciphertext.from_bytes(c) for c in deck), proof)
 
 
 @dataclass(frozen=True, slots=True)
@@ -407,7 +450,7 @@ class SharesMessage:
         }
 
     @classmethod
-    def from_wire(cls, data: object, sender: int | None = None) -> SharesMessage:
+    def from_wire(cls, data: object, sender: int) -> SharesMessage:
         w = _open_wire(data, cls.TYPE, cls.FIELDS, sender)
         seat = _seat_of(w)
         step = w.uint("step", STEP_COMPLETION)
@@ -439,7 +482,7 @@ class PlayMessage:
         }
 
     @classmethod
-    def from_wire(cls, data: object, sender: int | None = None) -> PlayMessage:
+    def from_wire(cls, data: object, sender: int) -> PlayMessage:
         w = _open_wire(data, cls.TYPE, cls.FIELDS, sender)
         seat = _seat_of(w)
         position = w.uint("position", DECK_SIZE - 1)
@@ -468,7 +511,7 @@ class RevealMessage:
         }
 
     @classmethod
-    def from_wire(cls, data: object, sender: int | None = None) -> RevealMessage:
+    def from_wire(cls, data: object, sender: int) -> RevealMessage:
         w = _open_wire(data, cls.TYPE, cls.FIELDS, sender)
         return cls(_seat_of(w), w.bin("secret_key", 32), w.bin("seed", SEED_SIZE))
 
@@ -478,9 +521,8 @@ _MESSAGE_CLASSES = (KeyMessage, ShuffleMessage, SharesMessage, PlayMessage, Reve
 MESSAGE_TYPES: dict[str, type[DeckMessage]] = {cls.TYPE: cls for cls in _MESSAGE_CLASSES}
 
 
-def _open_wire(data: object, type_name: str, fields: frozenset[str], sender: int | None) -> _Wire:
-    if sender is not None and (type(sender) is not int or not 0 <= sender < SEATS):
-        raise DeckUsageError(f"not a seat: {sender!r}")
+def _open_wire(data: object, type_name: str, fields: frozenset[str], sender: int) -> _Wire:
+    _check_sender(sender)
     if not isinstance(data, Mapping):
         raise MalformedDeckMessage(sender, "a message is a map")
     if data.get("type") != type_name:
@@ -492,20 +534,24 @@ def _open_wire(data: object, type_name: str, fields: frozenset[str], sender: int
     return _Wire(data, sender)
 
 
+def _check_sender(sender: object) -> None:
+    if type(sender) is not int or not 0 <= sender < SEATS:
+        raise DeckUsageError(f"not a seat: {sender!r}")
+
+
 def _seat_of(w: _Wire) -> int:
     seat = w.data["seat"]
     if type(seat) is not int or not 0 <= seat < SEATS:
         raise w.fail("'seat' must be an integer in 0..3")
-    if w.seat is None:
-        w.seat = seat
-    elif seat != w.seat:
+    if seat != w.seat:
         raise w.fail(f"message names seat {seat} but was sent by seat {w.seat}")
     return seat
 
 
-def message_from_wire(data: object, sender: int | None = None) -> DeckMessage:
-    """Parse any deck message from its wire map; ``sender`` (the envelope's) is checked
-    against the ``seat`` field and blamed for a malformed message."""
+def message_from_wire(data: object, sender: int) -> DeckMessage:
+    """Parse any deck message from its wire map; ``sender`` (the seat of the envelope that
+    carried it) is checked against the ``seat`` field and blamed for a malformed message."""
+    _check_sender(sender)
     if not isinstance(data, Mapping):
         raise MalformedDeckMessage(sender, "a message is a map")
     kind = data.get("type")
@@ -516,17 +562,20 @@ def message_from_wire(data: object, sender: int | None = None) -> DeckMessage:
 
 
 def encode_message(msg: DeckMessage) -> bytes:
-    """The msgpack bytes of a message (for tests and vectors; the session has envelopes)."""
-    packed: bytes = msgpack.packb(msg.to_wire(), use_bin_type=True)
-    return packed
+    """The canonical msgpack bytes of a message (``PROTOCOL.md`` §2, as inside an envelope;
+    for tests and vectors: the session sends the wire map in its envelopes)."""
+    return wire.encode(msg.to_wire())
 
 
-def decode_message(raw: bytes, sender: int | None = None) -> DeckMessage:
-    """Parse msgpack bytes into a message; raise :class:`MalformedDeckMessage` on any fault."""
+def decode_message(raw: bytes, sender: int) -> DeckMessage:
+    """Parse canonical msgpack bytes sent by ``sender`` into a message; raise
+    :class:`MalformedDeckMessage` naming ``sender`` on any fault, a non-canonical encoding
+    included."""
+    _check_sender(sender)
     try:
-        data = msgpack.unpackb(raw, raw=False, strict_map_key=True, use_list=True)
-    except (ValueError, TypeError, OverflowError) as exc:  # msgpack's errors derive from these
-        raise MalformedDeckMessage(sender, f"not msgpack: {exc}") from None
+        data = wire.decode(raw)
+    except wire.MalformedMessage as exc:
+        raise MalformedDeckMessage(sender, str(exc)) from None
     return message_from_wire(data, sender)
 
 
@@ -557,9 +606,9 @@ class DeckPhase(Enum):
 class _DeckRound(ABC):
     """The public side of one round's deck: what every participant sees and checks.
 
-    It holds the messages received, verifies them, opens the cards whose shares are all
-    public and runs the audit. :class:`DeckPeer` adds a seat's secrets and the messages they
-    produce; :class:`DeckObserver` holds no seat and checks every proof of every seat.
+    It holds the messages received, verifies every proof in them on receipt, opens the cards
+    whose shares are all in and runs the audit. :class:`DeckPeer` adds a seat's secrets and
+    the messages they produce; :class:`DeckObserver` holds no seat.
     """
 
     seat: int | None
@@ -594,13 +643,11 @@ class _DeckRound(ABC):
         self._keys: dict[int, bytes] = {}
         self._joint: bytes | None = None
         self._decks: list[tuple[Ciphertext, ...]] = []
+        self._proofs: list[ShuffleProof] = []  # one per deck, for the audit
         self._commitments: dict[int, bytes] = {}
-        # Published shares by position then seat, a peer's own included; _proven holds the
-        # (seat, position) pairs whose proof was checked.
+        # Published shares by position then seat, a peer's own included, each one proven.
         self._shares: list[dict[int, bytes]] = [{} for _ in range(DECK_SIZE)]
-        self._proven: set[tuple[int, int]] = set()
         self._share_steps: set[tuple[int, int]] = set()  # (step, seat) received or sent
-        self._share_messages: dict[tuple[int, int], SharesMessage] = {}  # by (seat, step)
         self._owners = deal_owners(rules, dealer)
         # DeckPeer: its share of its own positions, unpublished (an observer has none).
         self._private: dict[int, bytes] = {}
@@ -624,16 +671,8 @@ class _DeckRound(ABC):
         """The joint key was just formed."""
 
     @abstractmethod
-    def _checks_deck(self, index: int) -> bool:
-        """Whether the points of the ``index``-th shuffled deck are checked on receipt."""
-
-    @abstractmethod
     def _after_shuffle(self) -> None:
         """A shuffled deck was just added."""
-
-    @abstractmethod
-    def _must_prove(self, position: int) -> bool:
-        """Whether a deal share of ``position`` is verified on receipt."""
 
     def _secrets(self) -> dict[int, tuple[int, bytes]]:
         """Every seat's secret key and seed, for the audit."""
@@ -816,10 +855,12 @@ class _DeckRound(ABC):
             self._apply_reveal(msg)
 
     def _apply_key(self, msg: KeyMessage) -> None:
-        if not is_valid_point(msg.public_key):
-            raise BadPoint(msg.seat, "the key share is not a valid point")
         proof = self._parse_proof(msg.seat, msg.proof)
-        if not group.verify_key(msg.public_key, proof, self._ctx(msg.seat)):
+        try:  # the multiplication by the key share validates it
+            ok = group.verify_key(msg.public_key, proof, self._ctx(msg.seat))
+        except group.InvalidPoint:
+            raise BadPoint(msg.seat, "the key share is not a valid point") from None
+        if not ok:
             raise BadProof(msg.seat, "the proof of knowledge of the key share does not verify")
         self._keys[msg.seat] = msg.public_key
         self._join_keys(msg.seat)
@@ -835,20 +876,30 @@ class _DeckRound(ABC):
             self._keys_joined()
 
     def _apply_shuffle(self, msg: ShuffleMessage) -> None:
-        # A peer checks the points of the deck it shuffles next; the final deck's c1 are
-        # checked by the scalar multiplications of the deal and its c2 when a card is
-        # opened. An observer checks every deck. The audit compares every deck byte for
-        # byte with its recomputation.
-        if self._checks_deck(len(self._decks)):
-            for j, ct in enumerate(msg.deck):
-                if not (is_valid_point(ct.c1) and is_valid_point(ct.c2)):
-                    reason = f"shuffled deck position {j} is not a valid ciphertext"
-                    raise BadPoint(msg.seat, reason)
+        """Verify the proof against the previous deck (the trivial one for the first shuffle)
+        before anything uses this deck. The proof's verification puts every point of the
+        deck and of the proof through a libsodium multiplication, which validates it, so a
+        deck that is accepted holds only valid points."""
+        assert self._joint is not None
+        inputs = self._decks[-1] if self._decks else TRIVIAL_DECK
+        ctx = shuffle_proof_context(self.table_id, self.round_number, msg.seat, msg.commitment)
+        try:
+            ok = verify_shuffle(self._joint, inputs, msg.deck, msg.proof, ctx)
+        except ShuffleProofUsageError as exc:
+            raise DeckInvariantError(f"an accepted deck or the key is invalid: {exc}") from exc
+        if not ok:
+            where = invalid_point(msg.deck, msg.proof)
+            if where is not None:
+                raise BadPoint(msg.seat, f"the shuffle's {where} is not a valid point")
+            raise BadShuffle(msg.seat, "the proof of shuffle does not verify")
         self._decks.append(msg.deck)
+        self._proofs.append(msg.proof)
         self._commitments[msg.seat] = msg.commitment
         self._after_shuffle()
 
     def _apply_shares(self, msg: SharesMessage) -> None:
+        """Verify every share of the message, whoever's card it is for: a wrong share is
+        refused at once, by every peer alike."""
         positions = self._shared_by(msg.seat, msg.step)
         if len(msg.shares) != len(positions):
             raise MalformedDeckMessage(
@@ -856,21 +907,11 @@ class _DeckRound(ABC):
             )
         deck = self._decks[-1]
         key = self._keys[msg.seat]
-        checked: list[tuple[int, bytes]] = []
         for p, share in zip(positions, msg.shares, strict=True):
-            if self._must_prove(p):
-                self._check_share(msg.seat, p, key, deck[p].c1, share)
-            else:
-                # Checked when the card is played (a wrong share then fails to open a card
-                # and its proof is examined) and at the audit; a malformed proof fails now.
-                self._parse_proof(msg.seat, share.proof)
-            checked.append((p, share.point))
-        for p, point in checked:
-            self._shares[p][msg.seat] = point
-            if self._must_prove(p):
-                self._proven.add((msg.seat, p))
+            self._check_share(msg.seat, p, key, deck[p].c1, share)
+        for p, share in zip(positions, msg.shares, strict=True):
+            self._shares[p][msg.seat] = share.point
         self._share_steps.add((msg.step, msg.seat))
-        self._share_messages[(msg.seat, msg.step)] = msg
         self._open_dealt(msg.step)
 
     def _apply_play(self, msg: PlayMessage) -> None:
@@ -887,11 +928,8 @@ class _DeckRound(ABC):
             raise MalformedDeckMessage(msg.seat, f"the play of position {p} carries no share")
         ct = self._decks[-1][p]
         self._check_share(msg.seat, p, self._keys[msg.seat], ct.c1, msg.share)
-        shares = dict(self._shares[p])
-        shares[msg.seat] = msg.share.point
-        self._open(p, shares)
+        self._open(p, {**self._shares[p], msg.seat: msg.share.point})
         self._shares[p][msg.seat] = msg.share.point
-        self._proven.add((msg.seat, p))
         self._played.append(p)
 
     def _apply_reveal(self, msg: RevealMessage) -> None:
@@ -946,14 +984,13 @@ class _DeckRound(ABC):
             self._open(p, shares)
 
     def _open(self, position: int, shares: Mapping[int, bytes]) -> None:
-        """Decrypt a position from its four shares and learn its card.
+        """Decrypt a position from its four proven shares and learn its card.
 
-        A result that is no card, or a card already seen elsewhere, is a fault: the shares
-        not yet proven are examined (blaming a bad one), then the final ciphertext's c2
-        (blaming the last shuffler); if all hold, a shuffle is wrong and the audit names it.
+        The final deck is a proven permutation and re-masking of the 32 card points and
+        every share is proven, so the result is a card not seen elsewhere; anything else is
+        a :class:`DeckInvariantError`.
         """
-        ct = self._decks[-1][position]
-        point = ct.c2
+        point = self._decks[-1][position].c2
         try:
             for s in range(SEATS):
                 point = group.sub(point, shares[s])
@@ -961,15 +998,12 @@ class _DeckRound(ABC):
             card = None
         else:
             card = card_of_point(point)
-        if card is not None and all(c != card for c in self._cards.values()):
-            self._cards[position] = card
-            return
-        self._blame_shares(position)
-        if not is_valid_point(ct.c2):
-            last = self.shuffle_order[-1]
-            raise BadPoint(last, f"final deck position {position} is not a valid ciphertext")
-        reason = "does not decrypt to a card" if card is None else f"repeats {card}"
-        raise BadShuffle(None, f"position {position} {reason} although its shares are proven")
+        if card is None or any(c == card for c in self._cards.values()):
+            reason = "does not decrypt to a card" if card is None else f"repeats {card}"
+            raise DeckInvariantError(
+                f"position {position} {reason} although every shuffle and share is proven"
+            )
+        self._cards[position] = card
 
     def _check_share(
         self, seat: int, position: int, key: bytes, c1: bytes, share: DecryptionShare
@@ -985,69 +1019,46 @@ class _DeckRound(ABC):
         if not ok:
             raise BadProof(seat, f"the share proof for position {position} does not verify")
 
-    def _blame_shares(self, position: int) -> None:
-        """A card did not decrypt: check every share of the position not yet proven."""
-        c1 = self._decks[-1][position].c1
-        for seat in range(SEATS):
-            if seat == self.seat or (seat, position) in self._proven:
-                continue
-            share = self._published_share(seat, position)
-            if share is not None:
-                self._check_share(seat, position, self._keys[seat], c1, share)
-
-    def _published_share(self, seat: int, position: int) -> DecryptionShare | None:
-        for step in (STEP_DEAL, STEP_COMPLETION):
-            msg = self._share_messages.get((seat, step))
-            if msg is not None:
-                positions = self._shared_by(seat, step)
-                if position in positions:
-                    return msg.shares[positions.index(position)]
-        return None
-
     # -- audit ----------------------------------------------------------------------------
 
     def audit(self) -> tuple[Card, ...]:
         """Check the whole round from the revealed secrets; return the 32 cards in order.
 
-        Raises the :class:`DeckError` of the first message (in protocol order: shuffles,
-        deal shares, completion shares, plays) that the secrets contradict.
+        For each shuffle of another seat, in shuffle order, the published deck must be the
+        one its revealed seed derives, byte for byte, and its proof the one the seed's
+        nonces give (:func:`~belote_p2p.protocol.shuffle.follows_seed`); the first that is
+        not raises :class:`BadShuffle` naming its shuffler. Every share was proven on
+        receipt, so none is checked again. Keys and seeds were checked against their
+        commitments on receipt of the reveals.
         """
         if not self._reveals_complete():
             raise DeckUsageError("the audit needs the four reveals")
+        assert self._joint is not None
         revealed = self._secrets()
-        secrets_of = {s: x for s, (x, _) in revealed.items()}
-        seeds = {s: seed for s, (_, seed) in revealed.items()}
-        x = sum(secrets_of.values()) % L
+        x = sum(secret for secret, _ in revealed.values()) % L
         randomness = [0] * DECK_SIZE
         cards = list(range(DECK_SIZE))
         for k, seat in enumerate(self.shuffle_order):
-            perm = shuffle_permutation(self.table_id, self.round_number, seat, seeds[seat])
-            masks = shuffle_masks(self.table_id, self.round_number, seat, seeds[seat])
+            seed = revealed[seat][1]
+            perm = shuffle_permutation(self.table_id, self.round_number, seat, seed)
+            masks = shuffle_masks(self.table_id, self.round_number, seat, seed)
             randomness = [(randomness[perm[j]] + masks[j]) % L for j in range(DECK_SIZE)]
             cards = [cards[perm[j]] for j in range(DECK_SIZE)]
             if seat == self.seat:
                 continue
-            for j, ct in enumerate(self._decks[k]):
+            deck = self._decks[k]
+            for j, ct in enumerate(deck):
                 r = randomness[j]
                 if ct.c1 != base_mul(r) or ct.c2 != group.add(
                     CARD_POINTS[cards[j]], base_mul(x * r % L)
                 ):
                     raise BadShuffle(seat, f"shuffled deck position {j} does not match the seed")
-        final = self._decks[-1]
-        for step in (STEP_DEAL, STEP_COMPLETION):
-            for seat in range(SEATS):
-                msg = self._share_messages.get((seat, step))
-                if msg is None or seat == self.seat:
-                    continue
-                for p, share in zip(self._shared_by(seat, step), msg.shares, strict=True):
-                    if (seat, p) in self._proven:
-                        continue
-                    ctx = (*self._ctx(seat), u8(p))
-                    proof = self._parse_proof(seat, share.proof)
-                    c1 = final[p].c1
-                    x_i, key = secrets_of[seat], self._keys[seat]
-                    if not group.audit_share(x_i, key, c1, randomness[p], share.point, proof, ctx):
-                        raise BadProof(seat, f"the share for position {p} or its proof is wrong")
+            inputs = self._decks[k - 1] if k else TRIVIAL_DECK
+            ctx = shuffle_proof_context(
+                self.table_id, self.round_number, seat, self._commitments[seat]
+            )
+            if not follows_seed(self._joint, inputs, deck, self._proofs[k], ctx, perm, masks, seed):
+                raise BadShuffle(seat, "the proof of shuffle is not the one its seed gives")
         return tuple(CARDS[c] for c in cards)
 
 
@@ -1154,9 +1165,6 @@ class DeckPeer(_DeckRound):
         if self.shuffle_order[0] == self.seat:
             self._shuffle()
 
-    def _checks_deck(self, index: int) -> bool:
-        return index + 1 < SEATS and self.shuffle_order[index + 1] == self.seat
-
     def _after_shuffle(self) -> None:
         done = len(self._decks)
         if done == SEATS:
@@ -1164,15 +1172,14 @@ class DeckPeer(_DeckRound):
         elif self.shuffle_order[done] == self.seat:
             self._shuffle()
 
-    def _must_prove(self, position: int) -> bool:
-        """Deal shares we check at once: those of our cards and of the turned card."""
-        return self._step_owner(position) in (self.seat, TURNED)
-
     def _shuffle(self) -> None:
+        """Permute and re-mask the last deck (the trivial one first) as our seed derives,
+        and prove it, with nonces from the same seed."""
         assert self._joint is not None
         joint = self._joint
-        perm = shuffle_permutation(self.table_id, self.round_number, self.seat, self._seed)
-        masks = shuffle_masks(self.table_id, self.round_number, self.seat, self._seed)
+        seat, seed = self.seat, self._seed
+        perm = shuffle_permutation(self.table_id, self.round_number, seat, seed)
+        masks = shuffle_masks(self.table_id, self.round_number, seat, seed)
         out: list[Ciphertext] = []
         if not self._decks:
             for j in range(DECK_SIZE):
@@ -1187,10 +1194,14 @@ class DeckPeer(_DeckRound):
                     Ciphertext(group.add(ct.c1, base_mul(r)), group.add(ct.c2, mul(r, joint)))
                 )
         new_deck = tuple(out)
-        commitment = shuffle_commitment(self.table_id, self.round_number, self.seat, self._seed)
+        inputs = self._decks[-1] if self._decks else TRIVIAL_DECK
+        commitment = shuffle_commitment(self.table_id, self.round_number, seat, seed)
+        ctx = shuffle_proof_context(self.table_id, self.round_number, seat, commitment)
+        proof = prove_shuffle(joint, inputs, new_deck, perm, masks, ctx, seed)
         self._decks.append(new_deck)
-        self._commitments[self.seat] = commitment
-        self._outbox.append(ShuffleMessage(self.seat, commitment, new_deck))
+        self._proofs.append(proof)
+        self._commitments[seat] = commitment
+        self._outbox.append(ShuffleMessage(seat, commitment, new_deck, proof))
         self._after_shuffle()
 
     def _prove_share(self, position: int, share: bytes) -> bytes:
@@ -1206,8 +1217,7 @@ class DeckPeer(_DeckRound):
             try:
                 share = mul(self._x, deck[p].c1)
             except group.InvalidPoint:
-                last = self.shuffle_order[-1]
-                raise BadPoint(last, f"final deck position {p} is not a valid ciphertext") from None
+                raise DeckInvariantError(f"final deck position {p} is not valid") from None
             if self._step_owner(p) == self.seat:
                 self._private[p] = share
             else:
@@ -1225,8 +1235,8 @@ class DeckPeer(_DeckRound):
 class DeckObserver(_DeckRound):
     """A round's deck seen by someone who holds no seat (``seat`` is ``None``).
 
-    It receives the messages of all four seats, verifies every proof as soon as it can
-    (key proofs, every decryption share of every position, plays), learns the turned card
+    It receives the messages of all four seats, verifies every proof on receipt as a peer
+    does (key proofs, shuffle proofs, every decryption share, plays), learns the turned card
     and the cards played, and audits the round once the four reveals are in. It sends
     nothing. See the module docstring.
     """
@@ -1261,12 +1271,6 @@ class DeckObserver(_DeckRound):
     def _keys_joined(self) -> None:
         pass
 
-    def _checks_deck(self, index: int) -> bool:
-        return True
-
     def _after_shuffle(self) -> None:
         if len(self._decks) == SEATS:
             self._steps_started.add(STEP_DEAL)
-
-    def _must_prove(self, position: int) -> bool:
-        return True

@@ -1,7 +1,8 @@
-"""The prime-order group of Ed25519, domain-separated hashing and the two proofs of the deck.
+"""The prime-order group of Ed25519, domain-separated hashing and the deck's sigma proofs.
 
-Everything the deck protocol (:mod:`belote_p2p.protocol.deck`) needs from cryptography lives
-here, on top of libsodium through ``nacl.bindings``:
+What the deck protocol (:mod:`belote_p2p.protocol.deck`) and its proof of shuffle
+(:mod:`belote_p2p.protocol.shuffle`) need from cryptography lives here, on top of libsodium
+through ``nacl.bindings``:
 
 * points are 32-byte compressed Edwards encodings, as libsodium writes them;
 * scalars are Python ints in ``0..L-1`` (``L`` the prime order of the group), encoded as
@@ -42,7 +43,7 @@ from nacl.bindings import (
 
 from belote_p2p.errors import RemoteProtocolError
 
-DOMAIN = b"belote-p2p/deck/v1"
+DOMAIN = b"belote-p2p/deck/v2"
 """The domain label in front of every hash of the deck protocol."""
 
 L = 2**252 + 27742317777372353535851937790883648493
@@ -250,28 +251,3 @@ def verify_share(
     a = sub(base_mul(s), mul(c, public))
     b = sub(mul(s, base), mul(c, share))
     return hash_to_scalar(SHARE_CHALLENGE, *context, public, base, share, a, b) == c
-
-
-def audit_share(
-    x: int,
-    public: bytes,
-    base: bytes,
-    base_log: int,
-    share: bytes,
-    proof: Proof,
-    context: Sequence[bytes],
-) -> bool:
-    """Check a share and its :func:`prove_share` proof knowing the secrets, cheaply.
-
-    With ``x`` revealed (``public = x·G``) and ``base = base_log·G`` known (the audit knows
-    every ciphertext's randomness), ``share`` must be ``(x·base_log)·G`` and the proof's
-    nonce is ``k = s − c·x``: both commitments are base-point multiplications.
-    """
-    if share != base_mul(x * base_log % L):
-        return False
-    k = (proof.response - proof.challenge * x) % L
-    if k == 0:
-        return False
-    a = base_mul(k)
-    b = base_mul(k * base_log % L)
-    return hash_to_scalar(SHARE_CHALLENGE, *context, public, base, share, a, b) == proof.challenge

@@ -1,10 +1,11 @@
-"""A seat's deck secrets on disk, so that a crashed peer can resume its game.
+"""Where a seat keeps its deck secrets: on disk, so that a crashed peer can resume its game.
 
 The table session (:class:`~belote_p2p.protocol.session.TableSession`) asks its
-:class:`~belote_p2p.protocol.session.SecretStore` to keep each round's secret key and shuffle seed
-*before* it first uses them: a peer that signed a shuffle and then died must find the same
-secrets when it restarts, or it could never open its cards nor reveal its seed, and the table
-would be stuck. :class:`FileSecrets` keeps them in one file per table and seat,
+:class:`SecretStore` to keep each round's secret key and shuffle seed *before* it first uses
+them: a peer that signed a shuffle and then died must find the same secrets when it restarts,
+or it could never open its cards nor reveal its seed, and the table would be stuck.
+:class:`MemorySecrets` keeps them in memory (tests; a peer that never resumes).
+:class:`FileSecrets` keeps them in one file per table and seat,
 ``<home>/secrets/<table id>-seat<k>.secrets``, a canonical msgpack map::
 
     {"type": "belote-p2p/secrets", "version": 1, "table": table id, "seat": k,
@@ -21,16 +22,37 @@ from __future__ import annotations
 import contextlib
 import os
 from pathlib import Path
+from typing import Protocol
 
-from belote_p2p.errors import RemoteProtocolError
+from belote_p2p.errors import BeloteError, RemoteProtocolError
 
 from .wire import decode, encode
 
 SECRETS_TYPE = "belote-p2p/secrets"
 
 
-class SecretStoreError(ValueError):
+class SecretStoreError(BeloteError, ValueError):
     """The secrets file exists but is not this table's and seat's, or is damaged."""
+
+
+class SecretStore(Protocol):
+    """Where a seat keeps each round's deck secrets before their first use."""
+
+    def load(self, round_number: int) -> tuple[bytes, bytes] | None: ...
+    def save(self, round_number: int, secret_key: bytes, shuffle_seed: bytes) -> None: ...
+
+
+class MemorySecrets:
+    """A :class:`SecretStore` in memory (tests; a peer that never resumes)."""
+
+    def __init__(self) -> None:
+        self.rounds: dict[int, tuple[bytes, bytes]] = {}
+
+    def load(self, round_number: int) -> tuple[bytes, bytes] | None:
+        return self.rounds.get(round_number)
+
+    def save(self, round_number: int, secret_key: bytes, shuffle_seed: bytes) -> None:
+        self.rounds[round_number] = (secret_key, shuffle_seed)
 
 
 def secrets_path(directory: Path, table_id: bytes, seat: int) -> Path:
@@ -38,8 +60,7 @@ def secrets_path(directory: Path, table_id: bytes, seat: int) -> Path:
 
 
 class FileSecrets:
-    """A :class:`~belote_p2p.protocol.session.SecretStore` in ``directory`` (see the module
-    docstring)."""
+    """A :class:`SecretStore` in ``directory`` (see the module docstring)."""
 
     def __init__(self, directory: Path, table_id: bytes, seat: int) -> None:
         self.directory = directory

@@ -13,58 +13,85 @@ card is then checked against the engine (turn, legality as far as it can be deci
 deck protocol's proof for the card) and against the ``state`` digest it carries, before it
 changes anything.
 
-Bodies (all maps with a ``type``; ``protocol/PROTOCOL.md`` §6 is the reference):
+Phases. Where the seat stands is one :class:`SessionPhase`, changed only along the table
+``_TRANSITIONS``. Each body type has one handler, which lets its envelope wait, applies it
+or blames its sender; the seat's own steps (its deck messages, the deal, its reveal, the
+audit, ``done`` and ``bye``) are taken between envelopes. The bodies are built and read by
+:mod:`belote_p2p.protocol.bodies` (``protocol/PROTOCOL.md`` §6 is the reference); the events
+are in :mod:`belote_p2p.protocol.events`.
 
-* ``table``: ``{digest}``, the sender's signature of the table definition; the game starts
-  when the four are in;
-* ``deck``: ``{round, msg}``, a deck protocol message (:mod:`belote_p2p.protocol.deck`);
-* ``bid``: ``{round, bid, state}``, a bid in text form (``"pass"``, ``"90 H"``...);
-* ``play``: ``{round, deck, claim, state}``, the deck protocol's play message (the card's
-  position and the player's decryption share) and the player's claim (announcements with its
-  first card, belote with the first of the trump king and queen);
-* ``done``: ``{scores}``, sent once after the last round's audit;
-* ``bye``: ``{}``, sent once a peer holds the four ``done``: a peer may close its
-  connections when it holds the four ``bye`` (everyone has everything);
-* ``abandon``: ``{seat}``, the sender declares that ``seat`` left the game: a seat may resign
-  itself, or the three others sign that it stayed silent past its grace period. The game
-  ends, recorded as abandoned by that seat.
-
-Crash and resume: a seat's round secrets come from a :class:`SecretStore`, which keeps them
-(on disk, in the peer) before they are first used; :meth:`TableSession.resume` rebuilds a
-session from its transcript and that store, re-deriving its own envelopes and checking them
-against the recorded ones, so that it signs nothing it did not sign before.
+Crash and resume: a seat's round secrets come from a
+:class:`~belote_p2p.protocol.secretstore.SecretStore`, which keeps them (on disk, in the
+peer) before they are first used; :meth:`TableSession.resume` rebuilds a session from its
+transcript and that store, re-deriving its own envelopes and checking them against the
+recorded ones, so that it signs nothing it did not sign before.
 
 A message that breaks a rule is a fault of its sender: the session stops, reports
-:class:`PeerFault` with the signed envelope as evidence, and keeps its record.
+:class:`~belote_p2p.protocol.events.PeerFault` with the signed envelope as evidence, and
+keeps its record.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from enum import Enum
 from secrets import token_bytes
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
-from belote_p2p.errors import RemoteProtocolError
-from belote_p2p.game.announcements import Announcement, announcement_from_cards
-from belote_p2p.game.audit import AuditReport, audit_round, corrected_record
+from belote_p2p.errors import LocalProtocolError, RemoteProtocolError
+from belote_p2p.game.audit import audit_round, corrected_record
 from belote_p2p.game.cards import Card
-from belote_p2p.game.engine import Action, Bid, Claim, IllegalActionError, Phase, RoundRecord, State
-from belote_p2p.game.observation import Observation, observe
+from belote_p2p.game.engine import Action, Bid, Claim, IllegalActionError, Phase, State
+from belote_p2p.game.observation import observe
 
+from .bodies import (
+    abandon_body,
+    abandoned_seat,
+    bid_body,
+    bye_body,
+    deck_body,
+    deck_message,
+    done_body,
+    done_scores,
+    encode_sync,
+    fault_body,
+    fault_evidence,
+    parse_bid,
+    parse_sync,
+    play_body,
+    play_claim,
+    play_message,
+    round_of,
+    state_of,
+    table_body,
+    table_digest,
+    table_proposal,
+)
 from .deck import (
     DeckError,
     DeckMessage,
     DeckPeer,
     DeckPhase,
-    PlayMessage,
     RevealMessage,
     SharesMessage,
-    message_from_wire,
+)
+from .events import (
+    ActionTaken,
+    DecisionNeeded,
+    Event,
+    GameAbandoned,
+    GameOver,
+    PeerFault,
+    RoundAudited,
+    RoundDealt,
+    TableDisputed,
+    TableReady,
 )
 from .group import random_scalar, scalar_bytes
 from .identity import Identity
+from .secretstore import MemorySecrets, SecretStore
 from .table import TableDefinition
 from .wire import (
     ZERO_HASH,
@@ -72,174 +99,160 @@ from .wire import (
     ChainTracker,
     Envelope,
     Equivocation,
-    MalformedMessage,
+    WrongTable,
     decode,
     encode,
 )
 
-SYNC_TYPE = "sync"
-MAX_EARLY = 256
+MAX_EARLY = 64
 """Envelopes held per sender while an earlier one is missing."""
-MAX_WANT = 64
+ENVELOPE_CAPS: Final[Mapping[str, int]] = {
+    "table": 1 << 9,
+    "deck": 1 << 14,  # a shuffle: 32 ciphertexts and their proof
+    "bid": 1 << 9,
+    "play": 1 << 11,  # a share, its proof and the announcements claimed
+    "done": 1 << 9,
+    "bye": 1 << 9,
+    "abandon": 1 << 9,
+    "fault": 5 << 14,  # up to four envelopes of evidence
+}
+"""The largest encoded envelope of each body type; a signed envelope over it is a fault."""
+MAX_ENVELOPE = max(ENVELOPE_CAPS.values())
+MAX_EVIDENCE = 4
+"""Envelopes of evidence in one fault report (and taken in from one)."""
+EVIDENCE_BUDGET = ENVELOPE_CAPS["fault"] - (1 << 12)
+"""Bytes of evidence in one fault report: what fits under its cap, with room to spare."""
+ROUND_CAPS: Final[Mapping[str, int]] = {"deck": 8, "bid": 24, "play": 8}
+"""The most envelopes of each kind a seat signs in one round (an honest one signs at most 5
+deck messages, 8 plays and, in a coinche auction, about 14 bids)."""
+GAME_CAPS: Final[Mapping[str, int]] = {"table": 1, "done": 1, "bye": 1, "abandon": 4, "fault": 2}
+"""The most envelopes of each kind without a round a seat signs in one game."""
 MAX_SYNC_REPLY = 4096
 STATE_LABEL = b"belote-p2p/state/v1\x00"
 
 
-class SessionError(Exception):
+class SessionError(LocalProtocolError):
     """The local program misused the session (acting out of turn, an illegal card...)."""
 
 
-# -- events ------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class TableReady:
-    """All four peers signed the table definition."""
-
-
-@dataclass(frozen=True, slots=True)
-class RoundDealt:
-    number: int
-    dealer: int
-    hand: tuple[Card, ...]
-    turned: Card | None
-
-
-@dataclass(frozen=True, slots=True)
-class ActionTaken:
-    seat: int
-    action: Action
-    state: State
-    """The state after the action (this peer's view)."""
-
-
-@dataclass(frozen=True, slots=True)
-class DecisionNeeded:
-    """It is this seat's turn: answer with :meth:`TableSession.act`."""
-
-    observation: Observation
-
-
-@dataclass(frozen=True, slots=True)
-class RoundAudited:
-    """A round's secrets were revealed and the round replayed with every hand known."""
-
-    record: RoundRecord
-    """The record as scored after the audit (corrected if the audit found a fault)."""
-    report: AuditReport
-    state: State
-
-
-@dataclass(frozen=True, slots=True)
-class GameOver:
-    state: State
-
-
-@dataclass(frozen=True, slots=True)
-class PeerFault:
-    """A peer broke the protocol or the rules; its signed envelope(s) are the evidence."""
+class RuleBroken(RemoteProtocolError):
+    """Raised inside the session when a validly signed envelope breaks a rule; it becomes
+    the :class:`~belote_p2p.protocol.events.PeerFault` event (the signed envelopes in
+    ``evidence`` prove it to anyone)."""
 
     seat: int
-    reason: str
-    evidence: tuple[bytes, ...]
-
-
-class Fault(Exception):
-    """Raised inside the session when a processed envelope breaks a rule."""
 
     def __init__(self, seat: int, reason: str, evidence: tuple[bytes, ...] = ()) -> None:
-        super().__init__(f"seat {seat}: {reason}")
-        self.seat = seat
+        super().__init__(f"seat {seat}: {reason}", seat=seat, evidence=evidence)
         self.reason = reason
-        self.evidence = evidence
 
 
-def claim_to_wire(claim: Claim) -> dict[str, Any]:
-    return {
-        "belote": claim.belote,
-        "announcements": [[str(c) for c in a.card_list] for a in claim.announcements],
-    }
+class SessionPhase(Enum):
+    """Where a seat stands in the game (:attr:`TableSession.phase`).
 
-
-def claim_from_wire(data: object, trump: int) -> Claim:
-    """Parse a claim; ``ValueError`` if malformed."""
-    if not isinstance(data, dict) or set(data) != {"belote", "announcements"}:
-        raise ValueError("a claim is a map of belote and announcements")
-    belote, anns = data["belote"], data["announcements"]
-    if type(belote) is not bool or not isinstance(anns, list) or len(anns) > 4:
-        raise ValueError("bad claim fields")
-    out: list[Announcement] = []
-    for cards in anns:
-        if not isinstance(cards, list) or not all(isinstance(c, str) for c in cards):
-            raise ValueError("an announcement is a list of cards")
-        out.append(announcement_from_cards([Card.parse(c) for c in cards], trump))
-    return Claim(tuple(out), belote)
-
-
-def parse_sync(data: bytes) -> tuple[list[int], list[bytes]] | None:
-    """``(have, want)`` if ``data`` is a sync request, ``None`` if it looks like an envelope.
-
-    A sync request is the canonical map ``{"type": "sync", "have": [4 ints], "want":
-    [hashes]}``, unsigned: it only asks for signed envelopes. Raises
-    :class:`~belote_p2p.protocol.wire.MalformedMessage` for a malformed one.
+    A round goes DEALING, BIDDING, COMPLETING, PLAYING, ROUND_OVER, REVEALING, then
+    BETWEEN_ROUNDS or GAME_OVER; four passes go from BIDDING to ROUND_OVER (a redeal). The
+    engine's :class:`~belote_p2p.game.engine.Phase` says whose turn it is; this says which
+    step of the seat's own is next. An abandonment is no phase: it decides the outcome
+    (:attr:`TableSession.abandoned`), and the session goes on checking what still comes.
     """
-    if not data or data[0] != 0x83:  # a map of three entries; an envelope has seven
-        return None
-    value = decode(data)
-    if not isinstance(value, dict) or value.get("type") != SYNC_TYPE:
-        return None
-    have, want = value.get("have"), value.get("want")
-    if (
-        set(value) != {"type", "have", "want"}
-        or not isinstance(have, list)
-        or len(have) != 4
-        or any(type(n) is not int or n < 0 for n in have)
-        or not isinstance(want, list)
-        or len(want) > MAX_WANT
-        or any(type(h) is not bytes or len(h) != 32 for h in want)
-    ):
-        raise MalformedMessage("malformed sync request", evidence=(bytes(data),))
-    return have, want
+
+    SIGNING = "signing"
+    """The four ``table`` signatures come in; no other body counts before them."""
+    BETWEEN_ROUNDS = "between-rounds"
+    """The table is signed, or a round was audited: the next round's deck protocol starts at
+    the next step."""
+    DEALING = "dealing"
+    """The round's deck protocol runs (keys, shuffles, the first decryption shares) until
+    the first cards open and the engine deals."""
+    BIDDING = "bidding"
+    """The engine holds the first cards: bids are applied in turn."""
+    COMPLETING = "completing"
+    """A bid named the taker: the completion shares open the rest of the hands (classic; in
+    coinche every card is open already and the phase passes at once)."""
+    PLAYING = "playing"
+    """The engine holds the whole hand of this seat: cards are applied in turn."""
+    ROUND_OVER = "round-over"
+    """The engine closed the round (eight tricks, or four passes and a redeal): this seat's
+    reveal is due."""
+    REVEALING = "revealing"
+    """This seat revealed its round secrets; with the others' reveals the round is audited,
+    and rescored if the audit finds a fault."""
+    GAME_OVER = "game-over"
+    """The last round is audited: this seat signs the final score (``done``); the four
+    ``done`` come in."""
+    FINISHED = "finished"
+    """The four ``done`` are in: this seat said ``bye``, and the others' come in (a peer
+    keeps answering until then)."""
+    CLOSED = "closed"
+    """Every seat said ``bye`` (for an observer: every ``done`` is in); each holds the whole
+    game."""
+    STOPPED = "stopped"
+    """A fault stopped the game (:attr:`TableSession.fault`); the record is kept."""
 
 
-class SecretStore(Protocol):
-    """Where a seat keeps each round's deck secrets before their first use."""
+_TRANSITIONS: Final[Mapping[SessionPhase, frozenset[SessionPhase]]] = {
+    # A fault may stop the game in any phase.
+    SessionPhase.SIGNING: frozenset({
+        SessionPhase.BETWEEN_ROUNDS,  # the fourth signature
+        SessionPhase.STOPPED,
+    }),
+    SessionPhase.BETWEEN_ROUNDS: frozenset({
+        SessionPhase.DEALING,  # the round's deck protocol starts (a seat sends its key)
+        SessionPhase.STOPPED,
+    }),
+    SessionPhase.DEALING: frozenset({
+        SessionPhase.BIDDING,  # the first cards open: the engine deals
+        SessionPhase.STOPPED,
+    }),
+    SessionPhase.BIDDING: frozenset({
+        SessionPhase.COMPLETING,  # a bid named the taker
+        SessionPhase.ROUND_OVER,  # four passes: a redeal
+        SessionPhase.STOPPED,
+    }),
+    SessionPhase.COMPLETING: frozenset({
+        SessionPhase.PLAYING,  # the whole hand is in the engine
+        SessionPhase.STOPPED,
+    }),
+    SessionPhase.PLAYING: frozenset({
+        SessionPhase.ROUND_OVER,  # the last card
+        SessionPhase.STOPPED,
+    }),
+    SessionPhase.ROUND_OVER: frozenset({
+        SessionPhase.REVEALING,  # our reveal
+        SessionPhase.STOPPED,
+    }),
+    SessionPhase.REVEALING: frozenset({
+        SessionPhase.BETWEEN_ROUNDS,  # the audit, the game goes on
+        SessionPhase.GAME_OVER,  # the audit, a team reached the target
+        SessionPhase.STOPPED,
+    }),
+    SessionPhase.GAME_OVER: frozenset({
+        SessionPhase.FINISHED,  # the fourth done
+        SessionPhase.CLOSED,  # the fourth done, for an observer
+        SessionPhase.STOPPED,
+    }),
+    SessionPhase.FINISHED: frozenset({
+        SessionPhase.CLOSED,  # the fourth bye
+        SessionPhase.STOPPED,
+    }),
+    SessionPhase.CLOSED: frozenset({
+        SessionPhase.STOPPED,  # a late equivocation is still one
+    }),
+    SessionPhase.STOPPED: frozenset(),
+}  # fmt: skip
+"""Every allowed transition: phase -> the phases it may go to."""
 
-    def load(self, round_number: int) -> tuple[bytes, bytes] | None: ...
-    def save(self, round_number: int, secret_key: bytes, shuffle_seed: bytes) -> None: ...
-
-
-class MemorySecrets:
-    """A :class:`SecretStore` in memory (tests; a peer that never resumes)."""
-
-    def __init__(self) -> None:
-        self.rounds: dict[int, tuple[bytes, bytes]] = {}
-
-    def load(self, round_number: int) -> tuple[bytes, bytes] | None:
-        return self.rounds.get(round_number)
-
-    def save(self, round_number: int, secret_key: bytes, shuffle_seed: bytes) -> None:
-        self.rounds[round_number] = (secret_key, shuffle_seed)
-
-
-@dataclass(frozen=True, slots=True)
-class GameAbandoned:
-    """The game ended because ``seat`` left it (resigned, or silent past its grace)."""
-
-    seat: int
-    state: State
-
-
-Event = (
-    TableReady
-    | RoundDealt
-    | ActionTaken
-    | DecisionNeeded
-    | RoundAudited
-    | GameOver
-    | GameAbandoned
-    | PeerFault
-)
+_ROUND_GOES_ON: Final = frozenset({
+    SessionPhase.DEALING, SessionPhase.BIDDING, SessionPhase.COMPLETING, SessionPhase.PLAYING,
+})  # fmt: skip
+"""The phases of a round that is neither closed nor revealed."""
+_DECIDING: Final = frozenset({SessionPhase.BIDDING, SessionPhase.PLAYING})
+_AFTER_THE_GAME: Final = frozenset({
+    SessionPhase.GAME_OVER, SessionPhase.FINISHED, SessionPhase.CLOSED,
+})  # fmt: skip
+_ALL_DONE: Final = frozenset({SessionPhase.FINISHED, SessionPhase.CLOSED})
+"""The four ``done`` are in."""
 
 
 class _Deck(Protocol):
@@ -259,6 +272,26 @@ class _Deck(Protocol):
     def set_taker(self, taker: int) -> object: ...
 
 
+@dataclass(frozen=True, slots=True)
+class _Received:
+    """An envelope being processed, as its handler sees it."""
+
+    envelope: Envelope
+    seat: int
+    own: bool
+
+    @property
+    def body(self) -> dict[str, Any]:
+        return self.envelope.body
+
+    @property
+    def evidence(self) -> tuple[bytes, ...]:
+        return (self.envelope.encode(),)
+
+    def fault(self, reason: str) -> RuleBroken:
+        return RuleBroken(self.seat, reason, self.evidence)
+
+
 class TableSession:
     """One seat's view and conduct of a game (see the module docstring).
 
@@ -273,11 +306,19 @@ class TableSession:
         identity: Identity | None,
         *,
         secrets: SecretStore | None = None,
+        proposal: bytes | None = None,
     ) -> None:
         if seat is not None and (
             identity is None or definition.seats[seat].key != identity.public_key_bytes
         ):
             raise SessionError(f"this identity is not the key of seat {seat}")
+        if seat == 0 and proposal is None:
+            assert identity is not None
+            proposal = definition.propose(identity)
+        if seat is not None and not definition.proposed_by_host(proposal):
+            raise SessionError("a seat signs the table with its host's signature of it")
+        self.proposal = proposal
+        """The host's signature of the definition, repeated in our ``table`` envelope."""
         self.definition = definition
         self.seat = seat
         self.identity = identity
@@ -297,17 +338,36 @@ class TableSession:
         self._outbox: list[Envelope] = []
         self._events: list[Event] = []
         self._digest = hashlib.sha256(STATE_LABEL + definition.digest).digest()
-        self._asked: tuple[int, int] | None = None  # (round, action count) already asked
-        self._completed = False  # our classic completion cards are in the engine
-        self._revealed = False
-        self._aborted: str | None = None  # the round stopped for its audit
-        self._early_revealer: tuple[int, bytes] | None = None
+        self._phase = SessionPhase.SIGNING
+        # A decision is asked once, however often the session steps: (round, action count).
+        self._asked: tuple[int, int] | None = None
         self._done: set[int] = set()
         self._bye: set[int] = set()
         self.fault: PeerFault | None = None
+        self.disputed: TableDisputed | None = None
+        """The seats signed different tables and no signature shows who lied."""
+        self._host_signed: Envelope | None = None  # a table envelope with the host's proposal
         self.started = False
+        self._signed_counts: dict[int, dict[tuple[str, int | None], int]] = {}
+        self._reported: set[int] = set()  # seats that sent a fault report
+        self._last_round: dict[int, int] = {}
+        self._handlers: dict[str, Callable[[_Received], bool]] = {
+            "table": self._on_table,
+            "deck": self._on_deck,
+            "bid": self._on_bid,
+            "play": self._on_play,
+            "done": self._on_done,
+            "bye": self._on_bye,
+            "abandon": self._on_abandon,
+            "fault": self._on_fault,
+        }
 
     # -- reading -------------------------------------------------------------------------
+
+    @property
+    def phase(self) -> SessionPhase:
+        """Where this seat stands in the game (see :class:`SessionPhase`)."""
+        return self._phase
 
     @property
     def ready(self) -> bool:
@@ -316,16 +376,34 @@ class TableSession:
 
     @property
     def closed(self) -> bool:
-        """Every peer said ``bye``: each holds the whole game, so connections may close.
-        A game stopped by a fault or an abandonment is closed at once."""
-        if self.fault is not None or self.abandoned is not None:
+        """Every peer holds what it needs, so connections may close: every seat said
+        ``bye``; or the game was abandoned or the table disputed; or, after a fault, every
+        seat but the culprit reported a fault too (until then this peer keeps answering sync
+        requests, so that a peer the culprit kept in the dark can fetch the evidence)."""
+        if self.abandoned is not None or self.disputed is not None:
             return True
-        return len(self._bye) == 4 or (self.seat is None and len(self._done) == 4)
+        if self._phase is SessionPhase.STOPPED:
+            assert self.fault is not None
+            waiting = set(range(4)) - {self.fault.seat, self.seat} - self._reported
+            return self.seat is None or not waiting
+        return self._phase is SessionPhase.CLOSED
 
     @property
     def finished(self) -> bool:
         """The game is over and audited, and every peer said so (or a fault stopped it)."""
-        return self.fault is not None or self.abandoned is not None or len(self._done) == 4
+        return self.abandoned is not None or self._phase in (
+            SessionPhase.FINISHED,
+            SessionPhase.CLOSED,
+            SessionPhase.STOPPED,
+        )
+
+    @property
+    def completed(self) -> bool:
+        """The game was played to its end and every peer signed the final score."""
+        return self.abandoned is None and self._phase in (
+            SessionPhase.FINISHED,
+            SessionPhase.CLOSED,
+        )
 
     @property
     def transcript(self) -> Sequence[Envelope]:
@@ -354,7 +432,8 @@ class TableSession:
             raise SessionError("start() called twice")
         self.started = True
         if self.seat is not None:
-            self._send({"type": "table", "digest": self.definition.digest})
+            assert self.proposal is not None
+            self._send(table_body(self.definition.digest, self.proposal))
         self._pump()
 
     def receive(self, data: bytes) -> list[bytes]:
@@ -364,43 +443,105 @@ class TableSession:
         request asks for; nothing for an envelope). Raises
         :class:`~belote_p2p.protocol.wire.RemoteProtocolError` for bytes that are neither (the
         caller counts them against the connection that delivered them); a rule broken by
-        a validly signed envelope becomes a :class:`PeerFault` event instead.
+        a validly signed envelope becomes a :class:`~belote_p2p.protocol.events.PeerFault`
+        event instead.
         """
         request = parse_sync(data)
         if request is not None:
             return self._answer_sync(*request)
-        envelope = Envelope.decode(data)
-        if self.fault is None:
+        envelope = self._admit(Envelope.decode(data))
+        try:
             self._accept(envelope)
-            self._pump()
+        except RuleBroken as fault:
+            self._blame(fault)
+        # After a fault nothing is processed any more; the chains still grow, so that the
+        # others' fault reports are known and what we hold can be fetched by a sync.
+        self._pump()
         return []
 
+    def _admit(self, envelope: Envelope) -> Envelope:
+        """A validly signed envelope of this table from a seat of it, or a
+        :class:`RemoteProtocolError` against whoever delivered it (an envelope of another
+        table proves nothing against the seat it names)."""
+        if envelope.table != self.definition.table_id:
+            raise WrongTable(
+                "envelope for another table", sender=envelope.sender, evidence=(envelope.raw,)
+            )
+        self.tracker.seat_of(envelope.sender)  # UnknownSender
+        return envelope
+
     def _accept(self, envelope: Envelope) -> None:
-        """Accept ``envelope`` into its sender's chain, holding it if it comes early."""
+        """Accept ``envelope`` into its sender's chain, holding it if it comes early; raise
+        :class:`RuleBroken` if the sender signed more than the protocol allows."""
         seat = self.tracker.seat_of(envelope.sender)
         expected = self.tracker.next_seq(seat)
         if envelope.seq > expected:
             # Relayed or resent envelopes may overtake each other: hold a bounded few.
             early = self._early.setdefault(seat, {})
-            if len(early) < MAX_EARLY or envelope.seq in early:
+            fits = len(envelope.raw) <= MAX_ENVELOPE
+            if fits and (len(early) < MAX_EARLY or envelope.seq in early):
                 early[envelope.seq] = envelope
             return
+        broken = self._beyond_limits(envelope, seat) if envelope.seq == expected else None
+        if broken is not None and self._phase is SessionPhase.STOPPED:
+            return  # nothing more is proven after a fault: keep memory bounded
         try:
             accepted = self.tracker.accept(envelope)
         except (Equivocation, BrokenChain) as exc:
             # Both envelopes carry the sender's valid signature: it signed two histories.
             assert exc.seat is not None
-            self._blame(Fault(exc.seat, f"equivocation: {exc}", exc.evidence))
+            self._blame(RuleBroken(exc.seat, f"equivocation: {exc}", exc.evidence))
             return
         if accepted is None:
             return
         self._by_hash[accepted.hash] = accepted
         self._pending.append(accepted)
         if accepted.type == "fault":
+            self._reported.add(seat)
+        if broken is not None:
+            # Accepted first, so that the record holds the envelope that proves it.
+            raise RuleBroken(seat, broken, (accepted.raw,))
+        self._count(accepted, seat)
+        if accepted.type == "fault":
             self._replay_evidence(accepted)
         following = self._early.get(seat, {}).pop(accepted.seq + 1, None)
         if following is not None:
             self._accept(following)
+
+    def _beyond_limits(self, envelope: Envelope, seat: int) -> str | None:
+        """Why ``envelope``, the next of ``seat``'s chain, is more than the protocol allows
+        (None if it is not): its size, or too many of its kind along the seat's own chain
+        (per round or per game), or a round out of order or more than one ahead of ours.
+        A flood of validly signed envelopes is a fault of its signer, decided by its chain
+        alone, and what waits in memory stays bounded."""
+        kind = envelope.type
+        size_cap = ENVELOPE_CAPS.get(kind)
+        if size_cap is None:
+            return f"unknown message type {kind!r}"
+        if len(envelope.raw) > size_cap:
+            return f"a {kind} envelope of {len(envelope.raw)} bytes (at most {size_cap})"
+        if kind in ROUND_CAPS:
+            number = round_of(envelope.body)
+            if number is None or number < 0:
+                return "a message without a round number"
+            last = self._last_round.get(seat, 0)
+            if not last <= number <= last + 1 or number > self._current_round() + 1:
+                return f"a message for round {number} out of turn"
+            cap, where = ROUND_CAPS[kind], f"in round {number}"
+        else:
+            number, cap, where = None, GAME_CAPS[kind], "in one game"
+        if self._signed_counts.get(seat, {}).get((kind, number), 0) >= cap:
+            return f"more than {cap} {kind} messages {where}"
+        return None
+
+    def _count(self, envelope: Envelope, seat: int) -> None:
+        """Count ``envelope`` (within the limits) along its seat's chain."""
+        number = round_of(envelope.body) if envelope.type in ROUND_CAPS else None
+        counts = self._signed_counts.setdefault(seat, {})
+        key = (envelope.type, number)
+        counts[key] = counts.get(key, 0) + 1
+        if number is not None:
+            self._last_round[seat] = number
 
     def _replay_evidence(self, envelope: Envelope) -> None:
         """Take in the evidence of another peer's fault report, as if it had come to us.
@@ -409,19 +550,13 @@ class TableSession:
         peer finds the fault itself (an equivocation at once; a bad message when it is
         processed in causal order) or finds nothing.
         """
-        evidence = envelope.body.get("evidence")
-        if not isinstance(evidence, list):
-            return
-        for data in evidence[:4]:
-            if type(data) is not bytes:
-                continue
+        for data in fault_evidence(envelope.body):
             try:
-                piece = Envelope.decode(data)
-                if piece.table == self.definition.table_id:
-                    self._accept(piece)
+                piece = self._admit(Envelope.decode(data))
             except RemoteProtocolError:
-                continue
-            if self.fault is not None:
+                continue  # not an envelope of this table: it proves nothing here
+            self._accept(piece)
+            if self._phase is SessionPhase.STOPPED:
                 return
 
     def sync_request(self) -> bytes:
@@ -433,7 +568,7 @@ class TableSession:
                 if h not in self._by_hash and h != ZERO_HASH and h not in want:
                     want.append(h)
         have = [self.tracker.next_seq(s) for s in range(4)]
-        return encode({"type": SYNC_TYPE, "have": have, "want": want[:MAX_WANT]})
+        return encode_sync(have, want)
 
     def _answer_sync(self, have: list[int], want: list[bytes]) -> list[bytes]:
         out: list[bytes] = []
@@ -447,7 +582,7 @@ class TableSession:
 
     def act(self, action: Action) -> None:
         """This seat's decision (a bid or a card); raises :class:`SessionError` if illegal."""
-        if self.fault is not None:
+        if self._phase is SessionPhase.STOPPED:
             raise SessionError("the game was stopped by a fault")
         if self.seat is None:
             raise SessionError("an observer does not act")
@@ -458,20 +593,12 @@ class TableSession:
             raise SessionError(f"{action} is not legal now")
         round_number = state.number
         if isinstance(action, Bid):
-            body: dict[str, Any] = {
-                "type": "bid", "round": round_number, "bid": str(action), "state": self._digest,
-            }  # fmt: skip
+            body = bid_body(round_number, action, self._digest)
         else:
             assert isinstance(self.deck, DeckPeer)
             position = next(p for p, c in self.deck.hand().items() if c == action)
             play = self.deck.play(position)
-            body = {
-                "type": "play",
-                "round": round_number,
-                "deck": play.to_wire(),
-                "claim": claim_to_wire(state.claim_for(action)),
-                "state": self._digest,
-            }
+            body = play_body(round_number, play, state.claim_for(action), self._digest)
         self._send(body)
         self._pump()
 
@@ -482,7 +609,7 @@ class TableSession:
             raise SessionError("an observer does not act")
         if self.finished:
             return
-        self._send({"type": "abandon", "seat": seat})
+        self._send(abandon_body(seat))
         self._pump()
 
     @classmethod
@@ -500,14 +627,22 @@ class TableSession:
         sent is processed again. The outbox then holds every envelope of ours, to be sent
         again (peers ignore the ones they have).
         """
-        session = cls(definition, seat, identity, secrets=secrets)
+        ours: dict[int, Envelope] = {}
         others = []
         for data in envelopes:
             envelope = Envelope.decode(data)
             if envelope.sender == identity.public_key_bytes:
-                session._recorded[envelope.seq] = envelope
+                ours[envelope.seq] = envelope
             else:
                 others.append(data)
+        # Our first envelope signed the table with the host's proposal: sign it again so.
+        first = ours.get(0)
+        proposal = table_proposal(first.body) if first is not None else None
+        session = cls(
+            definition, seat, identity, secrets=secrets,
+            proposal=proposal if type(proposal) is bytes else None,
+        )  # fmt: skip
+        session._recorded = ours
         session.start()
         for data in others:
             session.receive(data)
@@ -528,6 +663,14 @@ class TableSession:
         return out
 
     # -- the machinery -------------------------------------------------------------------
+
+    def _transition(self, phase: SessionPhase) -> None:
+        if phase not in _TRANSITIONS[self._phase]:
+            # The session's own logic went wrong: no peer can cause this.
+            raise RuntimeError(
+                f"table session bug: no transition from {self._phase.name} to {phase.name}"
+            )
+        self._phase = phase
 
     def _send(self, body: dict[str, Any]) -> None:
         # ``seen`` names what this peer has *processed*, so that a receiver that processes
@@ -555,19 +698,27 @@ class TableSession:
         self._outbox.append(envelope)
         self._pending.append(envelope)
 
-    def _blame(self, fault: Fault) -> None:
-        if self.fault is None:
-            self.fault = PeerFault(fault.seat, fault.reason, fault.evidence)
-            self._events.append(self.fault)
-            if self.seat is not None and fault.evidence:
-                # Tell the others: the evidence proves itself to whoever replays it.
-                self._send({"type": "fault", "seat": fault.seat, "evidence": list(fault.evidence)})
+    def _blame(self, fault: RuleBroken) -> None:
+        if self._phase is SessionPhase.STOPPED:
+            return  # the first fault is the one reported
+        self._transition(SessionPhase.STOPPED)
+        self.fault = PeerFault(fault.seat, fault.reason, fault.evidence)
+        self._events.append(self.fault)
+        if self.seat is not None and fault.evidence:
+            # Tell the others: the evidence proves itself to whoever replays it. What does not
+            # fit in a report (a flood of huge envelopes) they fetch by a sync.
+            evidence, room = [], EVIDENCE_BUDGET
+            for piece in fault.evidence[:MAX_EVIDENCE]:
+                if len(piece) <= room:
+                    evidence.append(piece)
+                    room -= len(piece)
+            self._send(fault_body(fault.seat, evidence))
 
     def _pump(self) -> None:
         """Process every envelope that can be, and take every local step that is due."""
         try:
             progress = True
-            while progress and self.fault is None:
+            while progress and self._phase is not SessionPhase.STOPPED:
                 progress = self._advance()
                 for envelope in list(self._pending):
                     if self._ready(envelope) and self._process(envelope):
@@ -575,7 +726,7 @@ class TableSession:
                         self._processed.add(envelope.hash)
                         self._last_processed[self.tracker.seat_of(envelope.sender)] = envelope.hash
                         progress = True
-        except Fault as fault:
+        except RuleBroken as fault:
             self._blame(fault)
 
     def _ready(self, envelope: Envelope) -> bool:
@@ -584,237 +735,333 @@ class TableSession:
     def _current_round(self) -> int:
         return self.deck.round_number if self.deck is not None else self.state.number
 
+    # -- the envelopes, one handler per body type ------------------------------------------
+    #
+    # A handler returns False to let its envelope wait, True once it is applied, and raises
+    # Fault if the envelope breaks a rule.
+
     def _process(self, envelope: Envelope) -> bool:
-        """Apply one envelope; False if it must wait; raise :class:`Fault` if it is wrong."""
+        """Apply one envelope; False if it must wait; raise :class:`RuleBroken` if it is wrong."""
         seat = self.tracker.seat_of(envelope.sender)
-        body = envelope.body
-        evidence = (envelope.encode(),)
-        own = seat == self.seat
-        kind = body.get("type")
-
-        def fault(reason: str) -> Fault:
-            return Fault(seat, reason, evidence)
-
-        if kind == "table":
-            if body.get("digest") != self.definition.digest:
-                raise fault("signed another table definition")
-            if seat in self._signed:
-                raise fault("signed the table twice")
-            self._signed.add(seat)
-            if self.ready:
-                self._events.append(TableReady())
-            return True
-        if not self.ready:
+        received = _Received(envelope, seat, seat == self.seat)
+        if envelope.type != "table" and self._phase is SessionPhase.SIGNING:
             return False
-        if kind == "fault":
-            return True  # its evidence was taken in when it was accepted
-        if kind == "abandon":
-            gone = body.get("seat")
-            if type(gone) is not int or not 0 <= gone < 4:
-                raise fault("abandons no seat")
-            votes = self._abandon_votes.setdefault(gone, set())
-            votes.add(seat)
-            if gone == seat or len(votes - {gone}) == 3:
-                self.abandoned = gone
-                self._events.append(GameAbandoned(gone, self.state))
+        return self._handlers.get(envelope.type, self._on_unknown)(received)
+
+    def _on_table(self, m: _Received) -> bool:
+        """A seat signs the table definition, once, with the host's proposal of it.
+
+        Another definition under the host's own signature proves that the host proposed
+        two tables for one id: the host's fault, with both signatures as evidence. Another
+        definition without it proves nothing against anyone (the sender may have met
+        someone posing as our host): the table is disputed and no game is played."""
+        try:
+            digest = table_digest(m.body)
+        except ValueError as exc:
+            raise m.fault(f"malformed table: {exc}") from None
+        proposal = table_proposal(m.body)
+        definition = self.definition
+        if digest != definition.digest:
+            if definition.proposed_by_host(proposal, digest) and self._host_signed is not None:
+                raise RuleBroken(
+                    0, "proposed two different table definitions for one table",
+                    (m.envelope.encode(), self._host_signed.encode()),
+                )  # fmt: skip
+            self.disputed = TableDisputed(
+                m.seat, f"seat {m.seat} signed a table definition our host did not propose"
+            )
+            self._events.append(self.disputed)
+            self._transition(SessionPhase.STOPPED)
             return True
-        if kind == "bye":
-            if len(self._done) < 4:
-                return False
-            self._bye.add(seat)
+        if not definition.proposed_by_host(proposal):
+            raise m.fault("signed the table with a host signature that does not verify")
+        if m.seat in self._signed:
+            raise m.fault("signed the table twice")
+        self._signed.add(m.seat)
+        if self._host_signed is None:
+            self._host_signed = m.envelope
+        if self.ready:
+            self._transition(SessionPhase.BETWEEN_ROUNDS)
+            self._events.append(TableReady())
+        return True
+
+    def _on_fault(self, m: _Received) -> bool:
+        return True  # its evidence was taken in when it was accepted
+
+    def _on_abandon(self, m: _Received) -> bool:
+        """A seat resigns, or is the fourth to sign that another one is gone. Once the game
+        has ended (abandoned already, or the four ``done`` are in) it changes nothing."""
+        gone = abandoned_seat(m.body)
+        if gone is None:
+            raise m.fault("abandons no seat")
+        votes = self._abandon_votes.setdefault(gone, set())
+        votes.add(m.seat)
+        if self.abandoned is not None or self._phase in _ALL_DONE:
             return True
-        if kind == "done":
-            if not self.state.is_over or self.deck is not None:
-                return False
-            if body.get("scores") != list(self.state.scores):
-                raise fault(f"ends the game with scores {body.get('scores')}")
-            self._done.add(seat)
-            return True
-        round_number = body.get("round")
-        if type(round_number) is not int:
-            raise fault("a message without a round number")
+        if gone == m.seat or len(votes - {gone}) == 3:
+            self.abandoned = gone
+            self._events.append(GameAbandoned(gone, self.state))
+        return True
+
+    def _on_done(self, m: _Received) -> bool:
+        """A seat signs the final score, which must be ours (it waits for our last audit)."""
+        if self._phase not in _AFTER_THE_GAME:
+            return False
+        scores = done_scores(m.body)
+        if scores != list(self.state.scores):
+            raise m.fault(f"ends the game with scores {scores}")
+        self._done.add(m.seat)
+        if len(self._done) == 4 and self._phase is SessionPhase.GAME_OVER:
+            observer = self.seat is None  # says no bye: the four done close its game
+            self._transition(SessionPhase.CLOSED if observer else SessionPhase.FINISHED)
+        return True
+
+    def _on_bye(self, m: _Received) -> bool:
+        """A seat holds the four ``done``."""
+        if self._phase not in _ALL_DONE:
+            return False
+        self._bye.add(m.seat)
+        self._close_after_four_byes()
+        return True
+
+    def _on_deck(self, m: _Received) -> bool:
+        """A deck protocol message of this round: the deck checks it."""
+        if not self._for_this_round(m):
+            return False
+        if m.own:
+            return True  # our deck made it
+        assert self.deck is not None
+        try:
+            msg = deck_message(m.body, m.seat)
+            if isinstance(msg, RevealMessage) and self._phase in _ROUND_GOES_ON:
+                # Secrets come out only once the round is over: an early reveal could pull
+                # everybody's, and with them every hand. It is never answered.
+                raise m.fault("revealed its secrets before the round ended")
+            self.deck.receive(msg)
+        except DeckError as exc:
+            self._deck_fault(exc, m.seat, m.evidence)
+        return True
+
+    def _on_bid(self, m: _Received) -> bool:
+        """The bid of the seat to act, on the state we hold."""
+        if not self._for_this_round(m) or not self._takes_its_turn(m):
+            return False
+        return self._apply_action(m, self._read_bid)
+
+    def _on_play(self, m: _Received) -> bool:
+        """The card of the seat to act, opened by its share, with its claim."""
+        if not self._for_this_round(m) or not self._takes_its_turn(m):
+            return False
+        return self._apply_action(m, self._read_play)
+
+    def _on_unknown(self, m: _Received) -> bool:
+        # Checked like a message of a round first, so the fault blamed stays the same.
+        if not self._for_this_round(m):
+            return False
+        raise m.fault(f"unknown message type {m.envelope.type!r}")
+
+    def _for_this_round(self, m: _Received) -> bool:
+        """True if ``m`` is for the round in play; False while its round is yet to come or
+        between rounds; a fault if it names no round or one that is over."""
+        round_number = round_of(m.body)
+        if round_number is None:
+            raise m.fault("a message without a round number")
         if round_number > self._current_round() or self.deck is None:
             return False
         if round_number < self._current_round():
-            raise fault(f"a message for round {round_number}, which is over")
-        if kind == "deck":
-            if own:
-                return True
-            try:
-                msg = message_from_wire(body.get("msg"), sender=seat)
-                if (
-                    isinstance(msg, RevealMessage)
-                    and self._early_revealer is None
-                    and not self._revealed
-                    and self.state.number == self.deck.round_number
-                ):
-                    self._early_revealer = (seat, envelope.encode())
-                self.deck.receive(msg)
-            except DeckError as exc:
-                self._deck_fault(exc, seat, evidence)
-            return True
-        if kind not in ("bid", "play"):
-            raise fault(f"unknown message type {kind!r}")
-        if not self._can_decide() or self.state.phase is Phase.DEAL:
-            return False
-        if self.state.to_act != seat:
-            raise fault(f"acted out of turn (seat {self.state.to_act} was to act)")
-        if body.get("state") != self._digest:
-            raise fault("its state digest differs from ours")
-        action: Action
-        claim: Claim | None = None
-        try:
-            if kind == "bid":
-                text = body.get("bid")
-                if not isinstance(text, str):
-                    raise ValueError("a bid is text")
-                action = Bid.parse(text)
-                if self.state.phase is Phase.PLAY:
-                    raise ValueError("a bid during play")
-            else:
-                if self.state.phase is not Phase.PLAY:
-                    raise ValueError("a card during the bidding")
-                play = PlayMessage.from_wire(body.get("deck"), sender=seat)
-                if not own:
-                    self.deck.receive(play)
-                card = self.deck.card_at(play.position)
-                if card is None:
-                    raise ValueError(f"position {play.position} did not open")
-                action = card
-                claim = claim_from_wire(body.get("claim"), self.state.trump)
-                if own:
-                    claim = None  # the engine computes our own claim from our hand
-            self.state = self.state.apply(action, claim, proven=kind == "play")
-        except DeckError as exc:
-            self._deck_fault(exc, seat, evidence)
-            return True
-        except IllegalActionError as exc:
-            raise fault(f"illegal {kind}: {exc.reason}") from None
-        except ValueError as exc:
-            raise fault(f"malformed {kind}: {exc}") from None
-        self._digest = hashlib.sha256(
-            self._digest + encode([round_number, seat, str(action)])
-        ).digest()
-        self._events.append(ActionTaken(seat, action, self.state))
+            raise m.fault(f"a message for round {round_number}, which is over")
         return True
 
+    def _takes_its_turn(self, m: _Received) -> bool:
+        """True if ``m`` may be applied now; False until the engine holds our cards for it;
+        a fault if its seat is not to act or it was signed on another state."""
+        if not self._can_decide():
+            return False
+        if self.state.to_act != m.seat:
+            raise m.fault(f"acted out of turn (seat {self.state.to_act} was to act)")
+        if state_of(m.body) != self._digest:
+            raise m.fault("its state digest differs from ours")
+        return True
+
+    def _apply_action(
+        self, m: _Received, read: Callable[[_Received], tuple[Action, Claim | None]]
+    ) -> bool:
+        kind = m.envelope.type
+        deck = self.deck
+        assert deck is not None
+        try:
+            action, claim = read(m)
+            self.state = self.state.apply(action, claim, proven=kind == "play")
+        except DeckError as exc:
+            self._deck_fault(exc, m.seat, m.evidence)
+            return True
+        except IllegalActionError as exc:
+            raise m.fault(f"illegal {kind}: {exc.reason}") from None
+        except ValueError as exc:
+            raise m.fault(f"malformed {kind}: {exc}") from None
+        self._digest = hashlib.sha256(
+            self._digest + encode([deck.round_number, m.seat, str(action)])
+        ).digest()
+        if self.state.number != deck.round_number:
+            self._transition(SessionPhase.ROUND_OVER)
+        elif self.state.phase is Phase.PLAY and self._phase is SessionPhase.BIDDING:
+            self._transition(SessionPhase.COMPLETING)
+        self._events.append(ActionTaken(m.seat, action, self.state))
+        return True
+
+    def _read_bid(self, m: _Received) -> tuple[Action, Claim | None]:
+        bid = parse_bid(m.body)
+        if self.state.phase is Phase.PLAY:
+            raise ValueError("a bid during play")
+        return bid, None
+
+    def _read_play(self, m: _Received) -> tuple[Action, Claim | None]:
+        if self.state.phase is not Phase.PLAY:
+            raise ValueError("a card during the bidding")
+        deck = self.deck
+        assert deck is not None
+        play = play_message(m.body, m.seat)
+        if not m.own:
+            deck.receive(play)
+        card = deck.card_at(play.position)
+        if card is None:
+            raise ValueError(f"position {play.position} did not open")
+        claim = play_claim(m.body, self.state.trump)
+        # The engine computes our own claim from our hand.
+        return card, None if m.own else claim
+
     def _deck_fault(self, exc: DeckError, sender: int, evidence: tuple[bytes, ...]) -> None:
-        """Blame the seat the deck protocol names; if it names none yet (a card that does
-        not open although every share is proven), stop the round and let the audit of the
-        revealed secrets name the shuffler."""
-        if exc.seat is None:
-            self._aborted = f"deck protocol: {exc}"
-            return
+        """Blame the seat the deck protocol names (every shuffle and share is proven on
+        receipt, so a deck fault always names its author)."""
         if exc.seat != sender:
             # Found while handling another seat's message: the culprit's own envelopes of
             # this round are the evidence.
             evidence = self._round_envelopes(exc.seat)
-        raise Fault(exc.seat, f"deck protocol: {exc}", evidence)
+        raise RuleBroken(exc.seat, f"deck protocol: {exc}", evidence)
 
     def _can_decide(self) -> bool:
         """The engine has our cards for the current phase (bids or plays can be applied)."""
-        state = self.state
-        if state.phase in (Phase.DEAL, Phase.GAME_OVER) or self.deck is None:
-            return False
-        if self._aborted is not None or self._revealed:
-            return False
-        if state.number != self.deck.round_number:
-            return False
-        return state.phase is not Phase.PLAY or self._completed
+        return self._phase in _DECIDING
+
+    # -- our own steps, between envelopes --------------------------------------------------
 
     def _advance(self) -> bool:
-        """Take the local steps that are due; True if anything changed."""
-        if not self.ready or self.fault is not None:
+        """Take the local steps that are due, in order; True if anything changed."""
+        if self._phase in (SessionPhase.SIGNING, SessionPhase.STOPPED):
             return False
-        state = self.state
-        seat = self.seat
         changed = False
         if self.deck is None:
-            if state.is_over:
-                if seat is not None and seat not in self._done:
-                    self._send({"type": "done", "scores": list(state.scores)})
-                    self._events.append(GameOver(state))
-                    return True
-                if seat is not None and len(self._done) == 4 and seat not in self._bye:
-                    self._bye.add(seat)
-                    self._send({"type": "bye"})
-                    return True
-                return False
-            self.deck = self._new_deck(state)
-            self._completed = self._revealed = False
-            self._aborted = None
-            self._early_revealer = None
+            if self._phase is not SessionPhase.BETWEEN_ROUNDS:
+                return self._say_done_or_bye()
+            self._start_round()
             changed = True
         deck = self.deck
+        assert deck is not None
         for msg in deck.next_messages():
-            self._send({"type": "deck", "round": deck.round_number, "msg": msg.to_wire()})
+            self._send(deck_body(deck.round_number, msg))
             changed = True
-        same_round = state.number == deck.round_number
-        if (
-            same_round
-            and state.phase is Phase.DEAL
-            and deck.phase in (DeckPhase.BIDDING, DeckPhase.PLAY)
+        if self._phase is SessionPhase.DEALING and deck.phase in (
+            DeckPhase.BIDDING,
+            DeckPhase.PLAY,
         ):
-            self.state = state = state.deal(deck.known_cards())
-            hand = state.hand(seat) if seat is not None else ()
-            self._events.append(RoundDealt(state.number, state.dealer, hand, state.turned))
+            self._deal(deck)
             changed = True
-        if same_round and state.phase is Phase.PLAY and not self._completed:
-            if not state.rules.is_coinche and deck.taker is None:
-                try:
-                    shares = deck.set_taker(state.taker)
-                except DeckError as exc:  # an observer refuses a held play here
-                    seat_at_fault = exc.seat if exc.seat is not None else -1
-                    raise Fault(seat_at_fault, f"deck protocol: {exc}") from None
-                if isinstance(shares, SharesMessage):
-                    self._send(
-                        {"type": "deck", "round": deck.round_number, "msg": shares.to_wire()}
-                    )
-                changed = True
-            if deck.phase is DeckPhase.PLAY:
-                if isinstance(deck, DeckPeer):
-                    mine = {p: c for p, c in deck.hand().items() if state.deck[p] is None}
-                    self.state = state = state.reveal(mine)
-                self._completed = True
-                changed = True
-        interrupted = self._aborted is not None or (
-            deck.phase is DeckPhase.REVEAL and self._early_revealer is not None
-        )
-        if (not same_round or interrupted) and not self._revealed:
-            # The engine closed the round (played out or redealt), or the round cannot go on:
-            # reveal our secrets so that everyone can audit the deal.
-            self._revealed = True
-            if isinstance(deck, DeckPeer):
-                msg = deck.reveal()
-                self._send({"type": "deck", "round": deck.round_number, "msg": msg.to_wire()})
+        if self._phase is SessionPhase.COMPLETING:
+            changed = self._complete(deck) or changed
+        if self._phase is SessionPhase.ROUND_OVER:
+            self._reveal(deck)
             return True
-        if self._revealed and deck.phase is DeckPhase.AUDITABLE:
-            if same_round:
-                self._audit_interrupted(deck)
+        if self._phase is SessionPhase.REVEALING and deck.phase is DeckPhase.AUDITABLE:
             self._audit(deck)
             return True
-        if (
-            seat is not None
-            and self._can_decide()
-            and state.to_act == seat
-            and self._asked != (state.number, len(state.actions))
-        ):
-            self._asked = (state.number, len(state.actions))
-            recorded = self._recorded.get(self.tracker.next_seq(seat))
-            if recorded is not None and recorded.type in ("bid", "play"):
-                self.act(self._recorded_action(recorded))
-                return True
-            self._events.append(DecisionNeeded(observe(state, seat)))
+        return self._decide_if_due() or changed
+
+    def _start_round(self) -> None:
+        self.deck = self._new_deck(self.state)
+        self._transition(SessionPhase.DEALING)
+
+    def _deal(self, deck: _Deck) -> None:
+        self.state = state = self.state.deal(deck.known_cards())
+        hand = state.hand(self.seat) if self.seat is not None else ()
+        self._transition(SessionPhase.BIDDING)
+        self._events.append(RoundDealt(state.number, state.dealer, hand, state.turned))
+
+    def _complete(self, deck: _Deck) -> bool:
+        """Classic: name the taker to the deck (our completion shares go out); then, once
+        every card is open, put the rest of our hand in the engine. True if anything
+        changed."""
+        state = self.state
+        changed = False
+        if not state.rules.is_coinche and deck.taker is None:
+            try:
+                shares = deck.set_taker(state.taker)
+            except DeckError as exc:  # an observer refuses a held play here
+                evidence = self._round_envelopes(exc.seat)
+                raise RuleBroken(exc.seat, f"deck protocol: {exc}", evidence) from None
+            if isinstance(shares, SharesMessage):
+                self._send(deck_body(deck.round_number, shares))
+            changed = True
+        if deck.phase is DeckPhase.PLAY:
+            if isinstance(deck, DeckPeer):
+                mine = {p: c for p, c in deck.hand().items() if state.deck[p] is None}
+                self.state = state.reveal(mine)
+            self._transition(SessionPhase.PLAYING)
+            changed = True
         return changed
+
+    def _reveal(self, deck: _Deck) -> None:
+        """The round is over: reveal our secrets, so that everyone can audit the deal."""
+        self._transition(SessionPhase.REVEALING)
+        if isinstance(deck, DeckPeer):
+            self._send(deck_body(deck.round_number, deck.reveal()))
+
+    def _decide_if_due(self) -> bool:
+        """Ask for our decision once it is due (when resuming, take the recorded one
+        instead). True if it acted."""
+        state = self.state
+        seat = self.seat
+        if (
+            seat is None
+            or not self._can_decide()
+            or state.to_act != seat
+            or self._asked == (state.number, len(state.actions))
+        ):
+            return False
+        self._asked = (state.number, len(state.actions))
+        recorded = self._recorded.get(self.tracker.next_seq(seat))
+        if recorded is not None and recorded.type in ("bid", "play"):
+            self.act(self._recorded_action(recorded))
+            return True
+        self._events.append(DecisionNeeded(observe(state, seat)))
+        return False
+
+    def _say_done_or_bye(self) -> bool:
+        """After the game: sign the final score, then ``bye`` once the four ``done`` are
+        in (an observer signs nothing). True if anything was sent."""
+        seat = self.seat
+        if seat is None:
+            return False
+        if seat not in self._done:
+            self._send(done_body(self.state.scores))
+            self._events.append(GameOver(self.state))
+            return True
+        if self._phase is SessionPhase.FINISHED and seat not in self._bye:
+            self._bye.add(seat)
+            self._send(bye_body())
+            self._close_after_four_byes()
+            return True
+        return False
+
+    def _close_after_four_byes(self) -> None:
+        if len(self._bye) == 4 and self._phase is SessionPhase.FINISHED:
+            self._transition(SessionPhase.CLOSED)
 
     def _recorded_action(self, envelope: Envelope) -> Action:
         """The bid or card of one of our own recorded envelopes (when resuming)."""
-        body = envelope.body
-        if body["type"] == "bid":
-            return Bid.parse(body["bid"])
+        if envelope.type == "bid":
+            return parse_bid(envelope.body)
         assert isinstance(self.deck, DeckPeer)
-        card = self.deck.hand()[PlayMessage.from_wire(body["deck"]).position]
-        return card
+        return self.deck.hand()[play_message(envelope.body, self.deck.seat).position]
 
     def _new_deck(self, state: State) -> _Deck:
         """The deck protocol of the round about to be dealt (a seat sends its key at once)."""
@@ -835,7 +1082,7 @@ class TableSession:
             state.rules, seat=self.seat, dealer=state.dealer, table_id=table_id,
             round_number=state.number, secret_key=secret_key, shuffle_seed=seed,
         )  # fmt: skip
-        self._send({"type": "deck", "round": state.number, "msg": peer.start().to_wire()})
+        self._send(deck_body(state.number, peer.start()))
         return peer
 
     def _round_envelopes(self, seat: int) -> tuple[bytes, ...]:
@@ -848,21 +1095,8 @@ class TableSession:
             if e.type == "deck" and e.body.get("round") == round_number
         )
 
-    def _audit_fault(self, exc: DeckError) -> Fault:
-        if exc.seat is None:
-            return Fault(-1, f"deck audit: {exc}")
-        return Fault(exc.seat, f"deck audit: {exc}", self._round_envelopes(exc.seat))
-
-    def _audit_interrupted(self, deck: _Deck) -> None:
-        """Audit a round stopped before its end; always ends in a fault."""
-        try:
-            deck.audit()
-        except DeckError as exc:
-            raise self._audit_fault(exc) from None
-        if self._early_revealer is not None:
-            seat, envelope = self._early_revealer
-            raise Fault(seat, "revealed its secrets before the round ended", (envelope,))
-        raise Fault(-1, f"round stopped ({self._aborted}); the audit names nobody")
+    def _audit_fault(self, exc: DeckError) -> RuleBroken:
+        return RuleBroken(exc.seat, f"deck audit: {exc}", self._round_envelopes(exc.seat))
 
     def _audit(self, deck: _Deck) -> None:
         try:
@@ -881,3 +1115,5 @@ class TableSession:
             ).digest()
         self._events.append(RoundAudited(record, report, self.state))
         self.deck = None
+        over = self.state.is_over
+        self._transition(SessionPhase.GAME_OVER if over else SessionPhase.BETWEEN_ROUNDS)

@@ -10,11 +10,14 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any
 
+from belote_p2p.errors import LocalProtocolError
 from belote_p2p.game.rules import RuleSet
 
+from .identity import Identity, verify
 from .wire import TABLE_ID_SIZE, encode
 
 TABLE_LABEL = b"belote-p2p/table/v1\x00"
+PROPOSAL_LABEL = b"belote-p2p/table-proposal/v1\x00"
 MAX_NAME = 32
 MAX_ADDRESS = 255
 
@@ -85,3 +88,27 @@ class TableDefinition:
     @property
     def roster(self) -> tuple[bytes, ...]:
         return tuple(s.key for s in self.seats)
+
+    @property
+    def host_key(self) -> bytes:
+        """The key of seat 0, the host that proposed the table."""
+        return self.seats[0].key
+
+    def propose(self, host: Identity) -> bytes:
+        """The host's signature of this definition (its proposal): every seat repeats it in
+        its ``table`` envelope, so that a host that proposed two definitions for one table
+        id is caught with both signatures."""
+        if host.public_key_bytes != self.host_key:
+            raise LocalProtocolError("only the key of seat 0 proposes the table")
+        return host.sign(proposal_statement(self.table_id, self.digest))
+
+    def proposed_by_host(self, signature: object, digest: bytes | None = None) -> bool:
+        """Whether ``signature`` is this table's host signing ``digest`` (by default this
+        definition's) under this table id."""
+        statement = proposal_statement(self.table_id, self.digest if digest is None else digest)
+        return type(signature) is bytes and verify(self.host_key, signature, statement)
+
+
+def proposal_statement(table_id: bytes, digest: bytes) -> bytes:
+    """What the host signs to propose a table: the label, the table id and the digest."""
+    return PROPOSAL_LABEL + table_id + digest

@@ -9,14 +9,16 @@ the seat to blame.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from belote_p2p.errors import RemoteProtocolError
 from belote_p2p.game.engine import State
 
+from .events import PeerFault, RoundAudited, TableDisputed
 from .identity import fingerprint
-from .session import PeerFault, RoundAudited, TableSession
+from .session import TableSession
 from .table import TableDefinition
 from .transcript import read_transcript
 
@@ -38,6 +40,8 @@ class Verdict:
     truncated: bool
     abandoned: int | None = None
     """The seat that left the game (it resigned, or the three others signed its absence)."""
+    disputed: TableDisputed | None = None
+    """The seats signed different tables and no signature shows who lied: no game."""
 
     @property
     def ok(self) -> bool:
@@ -48,6 +52,19 @@ class Verdict:
             and (self.finished or self.abandoned is not None)
         )
 
+    @property
+    def over(self) -> bool:
+        """The record proves the game over: played out and signed by all four, abandoned,
+        stopped by a fault that the replay itself found, or never begun because the seats
+        signed different tables. A ``fault`` body in the record is only a peer's claim: it
+        counts only if its evidence proves the fault here."""
+        return (
+            self.finished
+            or self.abandoned is not None
+            or self.fault is not None
+            or self.disputed is not None
+        )
+
     def summary(self) -> str:
         names = [f"{s.name} [{fingerprint(s.key)}]" for s in self.definition.seats]
         if self.corrupt is not None:
@@ -55,6 +72,8 @@ class Verdict:
         if self.fault is not None:
             who = names[self.fault.seat] if 0 <= self.fault.seat < 4 else "an unknown seat"
             return f"FAULT by seat {self.fault.seat} ({who}): {self.fault.reason}"
+        if self.disputed is not None:
+            return f"NO GAME: the seats did not sign the same table ({self.disputed.reason})"
         a, b = self.state.scores
         if self.abandoned is not None:
             return (
@@ -72,15 +91,23 @@ class Verdict:
 def verify_transcript(path: Path) -> Verdict:
     """Replay and check a transcript file; raise ``TranscriptError`` if it is not one."""
     transcript = read_transcript(path)
-    session = TableSession(transcript.definition, None, None)
+    return verify_record(transcript.definition, transcript.envelopes, transcript.truncated)
+
+
+def verify_record(
+    definition: TableDefinition, envelopes: Sequence[bytes], truncated: bool = False
+) -> Verdict:
+    """Replay and check the envelopes of a game record of the table ``definition``
+    (``truncated``: the file they come from ends in a cut record)."""
+    session = TableSession(definition, None, None)
     session.start()
     rounds: list[RoundAudited] = []
     corrupt = None
-    for index, data in enumerate(transcript.envelopes):
+    for index, data in enumerate(envelopes):
         try:
             session.receive(data)
         except RemoteProtocolError as exc:
-            roster = transcript.definition.roster
+            roster = definition.roster
             seat = exc.seat if exc.seat is not None else None
             if seat is None and exc.sender in roster:
                 seat = roster.index(exc.sender)
@@ -91,12 +118,13 @@ def verify_transcript(path: Path) -> Verdict:
         if session.fault is not None:
             break
     return Verdict(
-        transcript.definition,
+        definition,
         session.state,
         tuple(rounds),
         session.fault,
         corrupt,
-        session.finished and session.fault is None and session.abandoned is None,
-        transcript.truncated,
+        session.completed,
+        truncated,
         session.abandoned,
+        session.disputed,
     )

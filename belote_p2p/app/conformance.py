@@ -1,0 +1,526 @@
+"""``belote-p2p conformance --verifier CMD``: check another implementation's verifier.
+
+A second implementation of the protocol proves that it reads game records as this one does
+by running its verifier over the recorded games of ``protocol/vectors/`` and over tampered
+copies of each (a flipped byte, a re-signed lie, a dropped, duplicated or reordered record).
+``conformance.json`` beside the vectors says what a verifier must answer for each case; this
+command writes each case to a file, runs ``CMD FILE``, and reports every case the verifier
+wrongly accepts, wrongly refuses or judges with the wrong verdict.
+
+The verifier's contract (``protocol/README.md``):
+
+* it is run as ``CMD FILE`` (``CMD`` split as a shell would, without a shell);
+* the first line of its standard output is the verdict: ``OK: ... wins A-B after N rounds``,
+  ``ABANDONED by seat S ... at A-B``, ``FAULT by seat S ...``, ``INCOMPLETE: ...``,
+  ``INVALID: ...`` or ``NO GAME: ...``, as ``belote-p2p verify`` prints it;
+* its exit status is 0 for ``OK`` and ``ABANDONED`` (a valid, complete record), 1 for the
+  other verdicts, 2 when FILE is not a transcript at all (no verdict line is read then).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import shlex
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from belote_p2p.errors import BeloteError
+from belote_p2p.protocol.identity import Identity
+from belote_p2p.protocol.wire import Envelope, decode, encode
+
+MANIFEST = "conformance.json"
+"""The file of the vectors folder that lists the recorded games and what a verifier says."""
+TRANSCRIPT_SUFFIX = ".transcript"
+
+EXIT_VALID = 0
+EXIT_NOT_VALID = 1
+EXIT_UNREADABLE = 2
+KINDS = ("OK", "ABANDONED", "FAULT", "INCOMPLETE", "INVALID", "NO GAME")
+"""The verdicts, as the first words of the verdict line."""
+VALID_KINDS = frozenset({"OK", "ABANDONED"})
+
+
+class ConformanceError(BeloteError):
+    """The kit cannot run: no manifest, an unreadable vector, a verifier that cannot start."""
+
+
+# -- verdicts ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """What a verifier said about one file: its exit status, and the verdict it printed."""
+
+    status: int
+    kind: str | None = None
+    """One of :data:`KINDS`; ``None`` for exit status 2 or a line that names no verdict."""
+    seat: int | None = None
+    """The seat at fault (``FAULT``) or gone (``ABANDONED``)."""
+    scores: tuple[int, int] | None = None
+    """The final scores of ``OK`` and ``ABANDONED``."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "exit": self.status,
+            "verdict": self.kind,
+            "seat": self.seat,
+            "scores": list(self.scores) if self.scores is not None else None,
+        }
+
+    @classmethod
+    def from_json(cls, data: Any) -> Answer:
+        scores = data.get("scores")
+        return cls(
+            data["exit"],
+            data.get("verdict"),
+            data.get("seat"),
+            (scores[0], scores[1]) if scores is not None else None,
+        )
+
+    def __str__(self) -> str:
+        if self.kind is None:
+            what = "no verdict" if self.status != EXIT_UNREADABLE else "not a transcript"
+        else:
+            what = self.kind
+            if self.seat is not None:
+                what += f" by seat {self.seat}"
+            if self.scores is not None:
+                what += f" at {self.scores[0]}-{self.scores[1]}"
+        return f"{what} (exit {self.status})"
+
+
+_SEAT = re.compile(r"^(?:FAULT|ABANDONED) by seat ([0-3])\b")
+_OK_SCORES = re.compile(r" wins (\d+)-(\d+) after \d+ rounds?$")
+_ABANDONED_SCORES = re.compile(r" at (\d+)-(\d+)$")
+
+
+def parse_verdict(status: int, line: str) -> Answer:
+    """The answer of a verifier that exited with ``status`` and printed ``line`` first."""
+    if status == EXIT_UNREADABLE:
+        return Answer(status)
+    line = line.strip()
+    kind = next((k for k in KINDS if line == k or line.startswith((k + ":", k + " "))), None)
+    if kind is None:
+        return Answer(status)
+    seat = scores = None
+    found = _SEAT.match(line)
+    if found is not None:
+        seat = int(found.group(1))
+    pattern = {"OK": _OK_SCORES, "ABANDONED": _ABANDONED_SCORES}.get(kind)
+    if pattern is not None:
+        match = pattern.search(line)
+        if match is not None:
+            scores = (int(match.group(1)), int(match.group(2)))
+    return Answer(status, kind, seat, scores)
+
+
+def judge(expected: Answer, got: Answer) -> str | None:
+    """``None`` if ``got`` is the ``expected`` answer, else what is wrong with it."""
+    if expected.status == EXIT_VALID and got.status != EXIT_VALID:
+        return "wrongly refused"
+    if expected.status != EXIT_VALID and got.status == EXIT_VALID:
+        return "wrongly accepted"
+    if got != expected:
+        return "wrong verdict"
+    return None
+
+
+# -- transcripts as frames -------------------------------------------------------------------
+
+
+def split_frames(data: bytes) -> list[bytes]:
+    """The payloads of a transcript file: 4-byte big-endian lengths, each followed by that
+    many bytes (``protocol/PROTOCOL.md`` §7.1). The first is the header."""
+    out = []
+    pos = 0
+    while pos < len(data):
+        if pos + 4 > len(data):
+            raise ConformanceError(f"a frame header is cut at byte {pos}")
+        length = int.from_bytes(data[pos : pos + 4], "big")
+        if pos + 4 + length > len(data):
+            raise ConformanceError(f"the frame at byte {pos} is cut")
+        out.append(data[pos + 4 : pos + 4 + length])
+        pos += 4 + length
+    if not out:
+        raise ConformanceError("an empty file")
+    return out
+
+
+def join_frames(payloads: Iterable[bytes]) -> bytes:
+    return b"".join(len(p).to_bytes(4, "big") + p for p in payloads)
+
+
+# -- the tampered copies ---------------------------------------------------------------------
+
+Tamper = Callable[[list[bytes], Sequence[bytes]], list[bytes] | None]
+"""Frames of a transcript (header first) and the seats' private keys -> the frames of a
+tampered copy, or ``None`` where the tamper does not apply (no record to change)."""
+
+
+def _type_of(record: bytes) -> str:
+    """The body type of a record (read, not verified: the verifier's job)."""
+    body = decode(record).get("body")
+    kind = body.get("type") if isinstance(body, dict) else None
+    return kind if isinstance(kind, str) else ""
+
+
+def _first(frames: list[bytes], *kinds: str) -> int | None:
+    """The index in ``frames`` of the first record whose body is of the first of ``kinds``
+    that has one."""
+    types = [_type_of(r) for r in frames[1:]]
+    for kind in kinds:
+        if kind in types:
+            return 1 + types.index(kind)
+    return None
+
+
+def flip_signature(frames: list[bytes], keys: Sequence[bytes]) -> list[bytes] | None:
+    """The first ``bid`` record (else the first ``deck`` record) with the lowest bit of the
+    first byte of its signature flipped."""
+    index = _first(frames, "bid", "deck")
+    if index is None:
+        return None
+    envelope = decode(frames[index])
+    sig = envelope["sig"]
+    envelope["sig"] = bytes([sig[0] ^ 1]) + sig[1:]
+    return [*frames[:index], encode(envelope), *frames[index + 1 :]]
+
+
+def flip_body(frames: list[bytes], keys: Sequence[bytes]) -> list[bytes] | None:
+    """The first ``deck`` record with the lowest bit of the last byte of its body flipped (the
+    body is the first value of the envelope map, right after ``87 a4 'body'``)."""
+    index = _first(frames, "deck")
+    if index is None:
+        return None
+    record = frames[index]
+    end = 6 + len(encode(decode(record)["body"]))
+    if record[:6] != b"\x87\xa4body":
+        raise ConformanceError("an envelope that does not start with its body")
+    flipped = record[: end - 1] + bytes([record[end - 1] ^ 1]) + record[end:]
+    return [*frames[:index], flipped, *frames[index + 1 :]]
+
+
+def flip_header(frames: list[bytes], keys: Sequence[bytes]) -> list[bytes] | None:
+    """The header with the lowest bit of the first character of seat 1's name flipped (and
+    the header encoded again, canonically)."""
+    header = decode(frames[0])
+    seat = header["definition"]["seats"][1]
+    seat["name"] = chr(ord(seat["name"][0]) ^ 1) + seat["name"][1:]
+    return [encode(header), *frames[1:]]
+
+
+def drop_record(frames: list[bytes], keys: Sequence[bytes]) -> list[bytes] | None:
+    """Without its first ``play`` record (else its first ``bid`` record)."""
+    index = _first(frames, "play", "bid")
+    if index is None:
+        return None
+    return frames[:index] + frames[index + 1 :]
+
+
+def duplicate_record(frames: list[bytes], keys: Sequence[bytes]) -> list[bytes] | None:
+    """With a copy of its first ``deck`` record added at the end."""
+    index = _first(frames, "deck")
+    if index is None:
+        return None
+    return [*frames, frames[index]]
+
+
+def swap_records(frames: list[bytes], keys: Sequence[bytes]) -> list[bytes] | None:
+    """Records 1 and 2 swapped, 3 and 4, 5 and 6... wherever the two have different senders
+    (so every sender's records keep their order, and the record order is less causal)."""
+    records = frames[1:]
+    senders = [Envelope.decode(r).sender for r in records]
+    for i in range(0, len(records) - 1, 2):
+        if senders[i] != senders[i + 1]:
+            records[i], records[i + 1] = records[i + 1], records[i]
+    return [frames[0], *records]
+
+
+def _lie(
+    frames: list[bytes], keys: Sequence[bytes], kind: str, change: Callable[[dict[str, Any]], None]
+) -> list[bytes] | None:
+    """The first record of ``kind`` with its body changed by ``change`` and signed again by
+    its sender; every later record that names a changed one (``prev``, ``seen``, a fault
+    report's evidence) names the new one and is signed again by its own sender."""
+    index = _first(frames, kind)
+    if index is None:
+        return None
+    signers = {i.public_key_bytes: i for i in (Identity.from_seed(k) for k in keys)}
+    new: dict[bytes, Envelope] = {}  # old hash -> the envelope signed in its place
+    out = list(frames[:index])
+    for position, record in enumerate(frames[index:]):
+        envelope = Envelope.decode(record)
+        body = dict(envelope.body)
+        if position == 0:
+            change(body)
+        if body.get("type") == "fault" and isinstance(body.get("evidence"), list):
+            evidence = [Envelope.decode(piece) for piece in body["evidence"]]
+            body["evidence"] = [new[e.hash].encode() if e.hash in new else e.raw for e in evidence]
+        prev = new[envelope.prev].hash if envelope.prev in new else envelope.prev
+        seen = [new[h].hash if h in new else h for h in envelope.seen]
+        if body == envelope.body and prev == envelope.prev and seen == list(envelope.seen):
+            out.append(record)
+            continue
+        again = Envelope.create(
+            signers[envelope.sender], envelope.table, envelope.seq, prev, seen, body
+        )
+        new[envelope.hash] = again
+        out.append(again.encode())
+    return out
+
+
+def lie_state(frames: list[bytes], keys: Sequence[bytes]) -> list[bytes] | None:
+    """The first ``bid`` record with the lowest bit of the last byte of its ``state`` digest
+    flipped, signed again by its sender; every later record that names a changed record
+    (``prev``, ``seen``, a fault report's evidence) names the new one, signed again by its
+    own sender."""
+
+    def change(body: dict[str, Any]) -> None:
+        state = body["state"]
+        body["state"] = state[:-1] + bytes([state[-1] ^ 1])
+
+    return _lie(frames, keys, "bid", change)
+
+
+def lie_score(frames: list[bytes], keys: Sequence[bytes]) -> list[bytes] | None:
+    """The first ``done`` record with 10 more points for team 0, signed again by its sender;
+    every later record that names a changed record (``prev``, ``seen``, a fault report's
+    evidence) names the new one, signed again by its own sender."""
+
+    def change(body: dict[str, Any]) -> None:
+        body["scores"] = [body["scores"][0] + 10, body["scores"][1]]
+
+    return _lie(frames, keys, "done", change)
+
+
+TAMPERS: dict[str, Tamper] = {
+    "flip-signature": flip_signature,
+    "flip-body": flip_body,
+    "flip-header": flip_header,
+    "drop": drop_record,
+    "duplicate": duplicate_record,
+    "swap": swap_records,
+    "lie-state": lie_state,
+    "lie-score": lie_score,
+}
+"""Every tampered copy the kit makes, by name (``original`` is the vector itself)."""
+
+
+def describe(tamper: Tamper) -> str:
+    """A tamper's definition, in plain words (for the manifest)."""
+    text = " ".join((tamper.__doc__ or "").split())
+    return re.sub(r"``([^`]*)``", r"\1", text)
+
+
+def copies(data: bytes, keys: Sequence[bytes]) -> dict[str, bytes]:
+    """The vector itself (``original``) and each tampered copy that applies to it."""
+    frames = split_frames(data)
+    out = {"original": data}
+    for name, tamper in TAMPERS.items():
+        changed = tamper(list(frames), keys)
+        if changed is not None:
+            out[name] = join_frames(changed)
+    return out
+
+
+# -- the manifest and the cases ----------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Case:
+    vector: str
+    tamper: str
+    data: bytes
+    expected: Answer
+
+    @property
+    def name(self) -> str:
+        return f"{self.vector} [{self.tamper}]"
+
+    @property
+    def file_name(self) -> str:
+        stem = self.vector.removesuffix(TRANSCRIPT_SUFFIX)
+        return f"{stem}.{self.tamper}{TRANSCRIPT_SUFFIX}"
+
+
+def load_manifest(directory: Path) -> dict[str, Any]:
+    path = directory / MANIFEST
+    try:
+        manifest: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ConformanceError(f"cannot read {path}: {exc}") from None
+    return manifest
+
+
+def cases(directory: Path, only: Sequence[str] = ()) -> list[Case]:
+    """Every case of the manifest in ``directory`` (or of the vectors named in ``only``)."""
+    manifest = load_manifest(directory)
+    out = []
+    for vector in manifest["vectors"]:
+        name = vector["file"]
+        if only and name not in only and name.removesuffix(TRANSCRIPT_SUFFIX) not in only:
+            continue
+        try:
+            data = (directory / name).read_bytes()
+        except OSError as exc:
+            raise ConformanceError(f"cannot read the vector {name}: {exc}") from None
+        try:
+            made = copies(data, [bytes.fromhex(k) for k in vector["keys"]])
+        except (BeloteError, KeyError, ValueError) as exc:
+            raise ConformanceError(f"cannot make the cases of {name}: {exc}") from None
+        expected = vector["expected"]
+        if set(made) != set(expected):
+            raise ConformanceError(
+                f"{MANIFEST} is out of date for {name}: it expects {sorted(expected)}, the "
+                f"kit makes {sorted(made)}"
+            )
+        out += [Case(name, t, made[t], Answer.from_json(expected[t])) for t in made]
+    if only and not out:
+        raise ConformanceError(f"no vector named {', '.join(only)} in {MANIFEST}")
+    return out
+
+
+# -- running a verifier ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Result:
+    case: Case
+    got: Answer
+    line: str
+    """The verdict line as printed (or what went wrong running the verifier)."""
+
+    @property
+    def wrong(self) -> str | None:
+        return judge(self.case.expected, self.got)
+
+
+def run_verifier(command: Sequence[str], path: Path, timeout: float) -> tuple[Answer, str]:
+    """Run ``command path``; its answer and its first line of output."""
+    try:
+        done = subprocess.run(
+            [*command, str(path)], capture_output=True, text=True, timeout=timeout, check=False
+        )
+    except FileNotFoundError as exc:
+        raise ConformanceError(f"cannot run the verifier: {exc}") from None
+    except subprocess.TimeoutExpired:
+        return Answer(-1), f"no answer within {timeout:g} s"
+    lines = [line for line in done.stdout.splitlines() if line.strip()]
+    first = lines[0] if lines else ""
+    return parse_verdict(done.returncode, first), first
+
+
+def check(
+    command: Sequence[str], all_cases: Sequence[Case], folder: Path, *, jobs: int, timeout: float
+) -> list[Result]:
+    """Write each case to ``folder`` and run the verifier on it (``jobs`` at a time)."""
+
+    def one(case: Case) -> Result:
+        path = folder / case.file_name
+        path.write_bytes(case.data)
+        got, line = run_verifier(command, path, timeout)
+        return Result(case, got, line)
+
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        return list(pool.map(one, all_cases))
+
+
+def report(results: Sequence[Result], out: Any) -> int:
+    """Print one line per case and a summary; the exit status: 0 if every answer is right."""
+    counts: dict[str, int] = {}
+    for r in results:
+        wrong = r.wrong
+        if wrong is None:
+            print(f"right  {r.case.name}: {r.got}", file=out)
+        else:
+            counts[wrong] = counts.get(wrong, 0) + 1
+            print(
+                f"WRONG  {r.case.name}: {wrong}: expected {r.case.expected}, got {r.got}"
+                + (f": {r.line}" if r.line else ""),
+                file=out,
+            )
+    right = len(results) - sum(counts.values())
+    parts = [f"{right} right"] + [f"{n} {what}" for what, n in sorted(counts.items())]
+    print(f"{len(results)} cases: {', '.join(parts)}", file=out)
+    return 0 if not counts else 1
+
+
+def default_vectors() -> Path | None:
+    """``protocol/vectors`` of the current directory, else of the source tree."""
+    for root in (Path.cwd(), Path(__file__).resolve().parents[2]):
+        candidate = root / "protocol" / "vectors"
+        if (candidate / MANIFEST).is_file():
+            return candidate
+    return None
+
+
+def command(args: argparse.Namespace) -> int:
+    prog = "belote-p2p conformance"
+    verifier = shlex.split(args.verifier)
+    if not verifier:
+        print(f"{prog}: --verifier names no command", file=sys.stderr)
+        return 2
+    directory = Path(args.vectors) if args.vectors is not None else default_vectors()
+    if directory is None:
+        print(f"{prog}: no protocol/vectors here: give --vectors DIR", file=sys.stderr)
+        return 2
+    try:
+        selected = cases(directory, args.only or ())
+        if args.keep is not None:
+            folder = Path(args.keep)
+            folder.mkdir(parents=True, exist_ok=True)
+            results = check(verifier, selected, folder, jobs=args.jobs, timeout=args.timeout)
+        else:
+            with tempfile.TemporaryDirectory(prefix="belote-conformance-") as tmp:
+                results = check(verifier, selected, Path(tmp), jobs=args.jobs, timeout=args.timeout)
+    except ConformanceError as exc:
+        print(f"{prog}: {exc}", file=sys.stderr)
+        return 2
+    except (KeyError, TypeError, ValueError) as exc:
+        print(f"{prog}: a malformed {MANIFEST}: {exc!r}", file=sys.stderr)
+        return 2
+    return report(results, sys.stdout)
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "conformance",
+        help="check another implementation's verifier against the recorded games",
+        description="Run a verifier (CMD FILE) over every recorded game of protocol/vectors "
+        "and over tampered copies of each (flipped bytes, a re-signed lie, a dropped, "
+        "duplicated or reordered record), and report each case it wrongly accepts, wrongly "
+        "refuses or judges wrongly. The verifier prints its verdict first, as belote-p2p "
+        "verify does, and exits 0 for a valid complete record (OK, ABANDONED), 1 for any "
+        "other verdict, 2 for a file that is not a transcript. Exit status: 0 if every "
+        "answer is right, 1 if any is wrong, 2 if the kit cannot run.",
+    )
+    p.add_argument(
+        "--verifier",
+        required=True,
+        metavar="CMD",
+        help="the verifier's command line; the file is added as its last argument "
+        '(e.g. "belote-p2p verify")',
+    )
+    p.add_argument(
+        "--vectors",
+        metavar="DIR",
+        help="the vectors folder (default: protocol/vectors here or in the source tree)",
+    )
+    p.add_argument(
+        "--only",
+        action="append",
+        metavar="NAME",
+        help="check only this vector (a file name, with or without .transcript); repeatable",
+    )
+    p.add_argument("--jobs", type=int, default=2, help="verifiers run at once (default 2)")
+    p.add_argument("--timeout", type=float, default=300, help="seconds one verification may take")
+    p.add_argument("--keep", metavar="DIR", help="write the files checked to DIR and keep them")
+    p.set_defaults(func=command)

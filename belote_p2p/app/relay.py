@@ -1,0 +1,105 @@
+"""``belote-p2p relay``: a relay anyone can run on a public machine for the tables whose
+peers cannot reach each other (``host --relay HOST:PORT`` names it).
+
+It forwards frames only between seats that proved their key of a host-signed table to it,
+keeps no game state and writes nothing to disk (:mod:`belote_p2p.protocol.relay`). It prints
+what it counted (connections, pairs, bytes forwarded, what it dropped or refused) every
+``--report`` seconds and when it stops.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+
+import trio
+
+from belote_p2p.net.address import ALL_ADDRESSES, listener_port, local_addresses, open_listeners
+from belote_p2p.net.relay import RelayService
+from belote_p2p.protocol.relay import DEFAULT_RELAY_PORT, RelayLimits
+
+STATS_PREFIX = "RELAY "
+
+
+async def run_relay(bind: str, port: int, limits: RelayLimits, report: float) -> None:
+    listeners = await open_listeners(bind, port)
+    chosen = listener_port(listeners[0])
+    relay = RelayService(limits)
+    shown = ", ".join(f"{ip}:{chosen}" if ":" not in ip else f"[{ip}]:{chosen}"
+                      for ip in local_addresses(bind))  # fmt: skip
+    print(f"Relay listening on {shown} (port {chosen})", flush=True)
+    print(f"Tables use it with:  belote-p2p host --relay HOST:{chosen} ...", flush=True)
+    try:
+        async with trio.open_nursery() as nursery:
+            await nursery.start(relay.serve, listeners)
+            while True:
+                await trio.sleep(report)
+                print(STATS_PREFIX + json.dumps(relay.stats), flush=True)
+    finally:
+        print(STATS_PREFIX + json.dumps(relay.stats), flush=True)
+
+
+def cmd_relay(args: argparse.Namespace) -> int:
+    defaults = RelayLimits()
+    try:
+        limits = RelayLimits(
+            max_connections=args.max_connections,
+            max_tables=args.max_tables,
+            max_frame=defaults.max_frame,
+            rate=args.rate * 1024,
+            burst=max(args.burst * 1024, defaults.max_frame + 4),
+        )
+        if min(args.max_connections, args.max_tables, args.rate, args.report) <= 0:
+            raise ValueError("the caps and --report are positive")
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    logging.basicConfig(level=logging.WARNING, format="%(message)s")
+    try:
+        trio.run(run_relay, args.bind, args.port, limits, args.report)
+    except KeyboardInterrupt:
+        return 0
+    except OSError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    defaults = RelayLimits()
+    p = sub.add_parser(
+        "relay",
+        help="forward the frames of tables whose peers cannot connect directly",
+        description="Run a relay for belote-p2p tables (on a machine the players can all "
+        "reach; a host names it with `host --relay HOST:PORT`). It forwards frames only "
+        "between seats that prove their key of a table signed by its host, sees nothing but "
+        "signed messages and the deck protocol's ciphertexts, keeps no game state and "
+        "writes nothing to disk. Stop it with Ctrl-C.",
+    )
+    p.add_argument("--port", type=int, default=DEFAULT_RELAY_PORT,
+                   help=f"TCP port ({DEFAULT_RELAY_PORT}; 0: any)")  # fmt: skip
+    p.add_argument("--bind", default=ALL_ADDRESSES, metavar="IP",
+                   help="address to listen on (all addresses, IPv4 and IPv6)")  # fmt: skip
+    p.add_argument(
+        "--max-tables", type=int, default=defaults.max_tables, metavar="N",
+        help=f"tables served at once ({defaults.max_tables})",
+    )  # fmt: skip
+    p.add_argument(
+        "--max-connections", type=int, default=defaults.max_connections, metavar="N",
+        help=f"connections open at once ({defaults.max_connections})",
+    )  # fmt: skip
+    p.add_argument(
+        "--rate", type=float, default=defaults.rate / 1024, metavar="KIB",
+        help=f"KiB per second one seat may send, sustained ({defaults.rate / 1024:g})",
+    )  # fmt: skip
+    p.add_argument(
+        "--burst", type=float, default=defaults.burst / 1024, metavar="KIB",
+        help=f"KiB one seat may send at once above the rate ({defaults.burst / 1024:g})",
+    )  # fmt: skip
+    p.add_argument(
+        "--report", type=float, default=600.0, metavar="S",
+        help="seconds between two lines of counts (600)",
+    )  # fmt: skip
+    p.set_defaults(func=cmd_relay)

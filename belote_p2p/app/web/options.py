@@ -1,0 +1,24 @@
+"""How a person's seat is shown in the browser (``--web``): light, so that the commands can
+name it without loading the web server."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .server import WebServer
+
+DEFAULT_LINGER = 600.0
+
+
+@dataclass(frozen=True)
+class WebOptions:
+    port: int = 0
+    """The page's port on 127.0.0.1 (0: any free port)."""
+    open_browser: bool = True
+    """Open the page in the default browser (else only print its URL)."""
+    linger: float = DEFAULT_LINGER
+    """Seconds the page stays served after the game, until the person leaves it."""
+    server: WebServer | None = None
+    """A server already running (the ``belote-p2p web`` lobby's): the table joins it."""

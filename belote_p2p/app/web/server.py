@@ -1,0 +1,339 @@
+"""The web server of a browser table: a small ASGI app served by hypercorn's trio worker,
+in the peer's own trio process.
+
+Why hypercorn: it speaks HTTP/1.1 and WebSockets (wsproto) under trio in the same event
+loop as the peer, so the page, its live updates and the game share one process and one
+thread, with no framework and no build step; trio-websocket alone serves no plain HTTP,
+and the page, its script and the card images need it.
+
+Only the local person may use it:
+
+* it listens on 127.0.0.1 (a port chosen by the system unless given);
+* every request, the WebSocket included, must carry the secret token: in the URL the
+  command opens (``/?token=...``), after which a cookie holds it (``HttpOnly``,
+  ``SameSite=Strict``, named after the port, so two tables on one machine keep theirs);
+* the ``Host`` header must name the loopback address and our port (a DNS rebinding page
+  cannot reach us) and an ``Origin`` header, when present (always on a WebSocket), must be
+  ours: another page in the same browser can neither read the hand nor play the seat;
+* without them every request gets 403. The pages forbid framing and any other origin
+  (Content-Security-Policy).
+
+What the server shows: :attr:`WebServer.table` (a :class:`~.table.WebTable`) when a game
+is on, else :attr:`WebServer.lobby` (the ``belote-p2p web`` lobby). Every open page gets the
+whole state again after each change (:class:`~.table.Hub`), so a reload or a second tab
+shows the table as it stands.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import logging
+import secrets
+import socket
+from collections.abc import Awaitable, Callable
+from functools import partial
+from http import HTTPStatus
+from importlib import resources
+from typing import Any, Protocol
+from urllib.parse import parse_qs
+
+import trio
+from hypercorn.config import Config
+from hypercorn.trio import serve
+
+from belote_p2p.errors import BeloteError
+
+from .cardsvg import image
+from .table import Hub, WebTable
+from .viewmodel import JSON
+
+logger = logging.getLogger(__name__)
+
+Scope = dict[str, Any]
+Receive = Callable[[], Awaitable[dict[str, Any]]]
+Send = Callable[[dict[str, Any]], Awaitable[None]]
+
+LOOPBACK = "127.0.0.1"
+MAX_MESSAGE = 16 * 1024
+"""Bytes of one WebSocket message from the page (an action, a chat line)."""
+STATIC = {
+    "app.js": "text/javascript; charset=utf-8",
+    "app.css": "text/css; charset=utf-8",
+}
+TABLE_MESSAGES = frozenset({"act", "resign", "leave", "chat", "rematch"})
+
+
+class WebError(BeloteError, OSError):
+    """The table page could not be served (its port is taken...)."""
+
+
+class LobbyPage(Protocol):
+    """What the server asks of the ``belote-p2p web`` lobby."""
+
+    def model(self) -> JSON: ...
+
+    async def handle(self, message: dict[str, Any]) -> str | None: ...
+
+
+def _headers(scope: Scope) -> dict[str, str]:
+    return {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+
+
+def _cookies(header: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for part in header.split(";"):
+        name, _, value = part.strip().partition("=")
+        if name:
+            out[name] = value
+    return out
+
+
+class WebServer:
+    """The table page of one person, on ``127.0.0.1:port`` (see the module docstring)."""
+
+    def __init__(self, *, port: int = 0, token: str | None = None) -> None:
+        self.port = port
+        self.token = token or secrets.token_urlsafe(32)
+        self.hub = Hub()
+        self.table: WebTable | None = None
+        self.lobby: LobbyPage | None = None
+        self.pages = 0
+        """WebSocket connections open now."""
+        self.closing = False
+        self._shutdown = trio.Event()
+
+    # -- addresses --------------------------------------------------------------------
+
+    @property
+    def origin(self) -> str:
+        return f"http://{LOOPBACK}:{self.port}"
+
+    @property
+    def url(self) -> str:
+        """The URL to open: it carries the token."""
+        return f"{self.origin}/?token={self.token}"
+
+    @property
+    def cookie_name(self) -> str:
+        return f"belote-{self.port}"
+
+    def _hosts(self) -> set[str]:
+        return {f"{LOOPBACK}:{self.port}", f"localhost:{self.port}"}
+
+    # -- running --------------------------------------------------------------------------
+
+    async def run(self, *, task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED) -> None:
+        """Serve until :meth:`close`; ``task_status`` gets the URL once listening."""
+        config = Config()
+        config.bind = [f"{LOOPBACK}:{self.port}"]
+        config.accesslog = None
+        config.errorlog = logger
+        config.loglevel = "WARNING"
+        config.graceful_timeout = 2.0
+        config.websocket_max_message_size = MAX_MESSAGE
+        config.include_server_header = False
+        self.check_port()
+        async with trio.open_nursery() as nursery:
+            binds = await nursery.start(
+                partial(serve, self.app, config, shutdown_trigger=self._shutdown.wait)  # type: ignore[arg-type]
+            )
+            self.port = int(str(binds[0]).rsplit(":", 1)[1])
+            task_status.started(self.url)
+
+    def check_port(self) -> None:
+        """Raise :class:`WebError` now, not from inside the server's tasks, if our port
+        cannot be had."""
+        if not self.port:
+            return
+        with socket.socket() as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                probe.bind((LOOPBACK, self.port))
+            except OSError as exc:
+                raise WebError(f"cannot serve the page on {LOOPBACK}:{self.port}: {exc}") from exc
+
+    def close(self) -> None:
+        """Stop serving: open pages are told, then closed."""
+        self.closing = True
+        self.hub.bump()
+        self._shutdown.set()
+
+    # -- checks ---------------------------------------------------------------------------
+
+    def refusal(self, scope: Scope) -> str | None:
+        """Why this request (or WebSocket) is refused, or None (see the module docstring)."""
+        headers = _headers(scope)
+        if headers.get("host") not in self._hosts():
+            return "wrong host"
+        origin = headers.get("origin")
+        if scope["type"] == "websocket" and origin is None:
+            return "no origin"
+        if origin is not None and origin not in {f"http://{h}" for h in self._hosts()}:
+            return "foreign origin"
+        if not self._token_of(scope, headers):
+            return "no token"
+        return None
+
+    def _token_of(self, scope: Scope, headers: dict[str, str]) -> bool:
+        cookie = _cookies(headers.get("cookie", "")).get(self.cookie_name, "")
+        return self._query_token(scope) or self._matches(cookie)
+
+    def _query_token(self, scope: Scope) -> bool:
+        query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
+        return any(self._matches(t) for t in query.get("token", []))
+
+    def _matches(self, given: str) -> bool:
+        return bool(given) and hmac.compare_digest(given.encode(), self.token.encode())
+
+    # -- the state --------------------------------------------------------------------------
+
+    def state(self) -> JSON:
+        return {
+            "type": "state",
+            "version": self.hub.version,
+            "table": self.table.model() if self.table is not None else None,
+            "lobby": self.lobby.model() if self.lobby is not None else None,
+            "closing": self.closing,
+        }
+
+    async def dispatch(self, message: object) -> str | None:
+        """One message from a page; an error to show, or None."""
+        if not isinstance(message, dict) or not isinstance(message.get("type"), str):
+            return "A malformed message."
+        if self.table is not None and message["type"] in TABLE_MESSAGES:
+            return await self.table.handle(message)
+        if self.lobby is not None:
+            return await self.lobby.handle(message)
+        return "Nothing to do that here."
+
+    # -- ASGI -----------------------------------------------------------------------------
+
+    async def app(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            while True:
+                message = await receive()
+                if message["type"] == "lifespan.startup":
+                    await send({"type": "lifespan.startup.complete"})
+                elif message["type"] == "lifespan.shutdown":
+                    await send({"type": "lifespan.shutdown.complete"})
+                    return
+        if scope["type"] == "websocket":
+            await self._websocket(scope, receive, send)
+            return
+        if scope["type"] == "http":
+            await self._http(scope, send)
+
+    async def _respond(
+        self,
+        send: Send,
+        status: int,
+        body: bytes,
+        content_type: str = "text/plain; charset=utf-8",
+        extra: list[tuple[bytes, bytes]] | None = None,
+    ) -> None:
+        csp = (
+            "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
+            "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+        )
+        headers = [
+            (b"content-type", content_type.encode()),
+            (b"content-length", str(len(body)).encode()),
+            (b"cache-control", b"no-store"),
+            (b"x-content-type-options", b"nosniff"),
+            (b"x-frame-options", b"DENY"),
+            (b"referrer-policy", b"no-referrer"),
+            (b"content-security-policy", csp.encode()),
+            *(extra or []),
+        ]
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
+
+    async def _http(self, scope: Scope, send: Send) -> None:
+        refused = self.refusal(scope)
+        if refused is not None:
+            logger.info("refused %s %s: %s", scope.get("method"), scope.get("path"), refused)
+            await self._respond(send, HTTPStatus.FORBIDDEN, b"Forbidden\n")
+            return
+        if scope.get("method") not in ("GET", "HEAD"):
+            await self._respond(send, HTTPStatus.METHOD_NOT_ALLOWED, b"Method not allowed\n")
+            return
+        path: str = scope.get("path", "/")
+        cookie = f"{self.cookie_name}={self.token}; Path=/; HttpOnly; SameSite=Strict".encode()
+        if path == "/" and self._query_token(scope):
+            # The token leaves the address bar: the cookie carries it from here on.
+            await self._respond(
+                send,
+                HTTPStatus.SEE_OTHER,
+                b"",
+                extra=[(b"location", b"/"), (b"set-cookie", cookie)],
+            )
+            return
+        extra = [(b"set-cookie", cookie)]
+        if path == "/":
+            body = resources.files(__package__).joinpath("static", "index.html").read_bytes()
+            await self._respond(send, HTTPStatus.OK, body, "text/html; charset=utf-8", extra)
+        elif path.startswith("/static/") and path[8:] in STATIC:
+            name = path[8:]
+            body = resources.files(__package__).joinpath("static", name).read_bytes()
+            await self._respond(send, HTTPStatus.OK, body, STATIC[name], extra)
+        elif path.startswith("/cards/") and path.endswith(".svg"):
+            svg = image(path[7:-4])
+            if svg is None:
+                await self._respond(send, HTTPStatus.NOT_FOUND, b"Not found\n")
+            else:
+                await self._respond(send, HTTPStatus.OK, svg.encode(), "image/svg+xml", extra)
+        elif path == "/api/state":
+            body = json.dumps(self.state()).encode()
+            await self._respond(send, HTTPStatus.OK, body, "application/json", extra)
+        else:
+            await self._respond(send, HTTPStatus.NOT_FOUND, b"Not found\n")
+
+    async def _websocket(self, scope: Scope, receive: Receive, send: Send) -> None:
+        message = await receive()
+        if message["type"] != "websocket.connect":
+            return
+        refused = self.refusal(scope) or (None if scope.get("path") == "/ws" else "no such path")
+        if refused is not None:
+            logger.info("refused a WebSocket: %s", refused)
+            await send({"type": "websocket.close", "code": 1008})  # before accept: HTTP 403
+            return
+        await send({"type": "websocket.accept"})
+        lock = trio.Lock()
+
+        async def say(payload: JSON) -> None:
+            async with lock:
+                await send({"type": "websocket.send", "text": json.dumps(payload)})
+
+        async def updates() -> None:
+            while True:
+                seen = self.hub.version
+                await say(self.state())
+                if self.closing:
+                    async with lock:
+                        await send({"type": "websocket.close", "code": 1001})
+                    return
+                await self.hub.wait_past(seen)
+
+        self.pages += 1
+        self.hub.bump()
+        try:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(updates)
+                while True:
+                    message = await receive()
+                    if message["type"] == "websocket.disconnect":
+                        break
+                    if message["type"] != "websocket.receive":
+                        continue
+                    try:
+                        data = json.loads(message.get("text") or message.get("bytes") or b"")
+                    except ValueError:
+                        data = None
+                    error = await self.dispatch(data)
+                    if error is not None:
+                        await say({"type": "error", "text": error})
+                nursery.cancel_scope.cancel()
+        finally:
+            self.pages -= 1
+            self.hub.bump()

@@ -1,0 +1,427 @@
+// The table page: a view of one seat, drawn from the JSON state the server sends over a
+// WebSocket after every change, and the seat's input (clicks, keys) sent back as action
+// codes. Every rule is checked in Python; this page only shows and asks.
+"use strict";
+
+const $ = (sel, root = document) => root.querySelector(sel);
+const $$ = (sel, root = document) => Array.from(root.querySelectorAll(sel));
+
+function el(tag, attrs = {}, ...children) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (v === null || v === undefined || v === false) continue;
+    if (k === "class") e.className = v;
+    else if (k === "text") e.textContent = v;
+    else if (k.startsWith("on")) e.addEventListener(k.slice(2), v);
+    else if (k.startsWith("data")) e.setAttribute(k.replace(/[A-Z]/g, (m) => "-" + m.toLowerCase()), v);
+    else e.setAttribute(k, v === true ? "" : v);
+  }
+  for (const c of children) if (c !== null && c !== undefined) e.append(c);
+  return e;
+}
+
+// Children, leaving out the absent ones (null, undefined, false).
+function fill(parent, ...children) {
+  parent.replaceChildren(...children.filter((c) => c !== null && c !== undefined && c !== false));
+}
+
+function cardImg(card, extra = {}) {
+  return el("img", { src: `/cards/${card.code}.svg`, alt: card.label, title: card.text, ...extra });
+}
+
+// -- the connection ---------------------------------------------------------------------
+
+let socket = null;
+let state = null;
+let retry = 500;
+
+function connect() {
+  socket = new WebSocket(`ws://${location.host}/ws`);
+  socket.addEventListener("open", () => {
+    retry = 500;
+    document.body.dataset.connected = "true";
+    $("#banner").textContent = "";
+  });
+  socket.addEventListener("message", (ev) => {
+    const msg = JSON.parse(ev.data);
+    if (msg.type === "state") {
+      state = msg;
+      render();
+    } else if (msg.type === "error") {
+      toast(msg.text);
+    }
+  });
+  socket.addEventListener("close", () => {
+    document.body.dataset.connected = "false";
+    if (state && state.closing) {
+      $("#banner").textContent = "The table page is closed: you may close this tab.";
+      return;
+    }
+    $("#banner").textContent = "Connection to the game lost: reconnecting…";
+    setTimeout(connect, retry);
+    retry = Math.min(retry * 2, 5000);
+  });
+}
+
+function send(msg) {
+  if (socket && socket.readyState === WebSocket.OPEN) socket.send(JSON.stringify(msg));
+  else toast("Not connected to the game.");
+}
+
+let toastTimer = null;
+function toast(text) {
+  const t = $("#toast");
+  t.textContent = text;
+  t.hidden = false;
+  clearTimeout(toastTimer);
+  toastTimer = setTimeout(() => { t.hidden = true; }, 4000);
+}
+
+// -- drawing ----------------------------------------------------------------------------
+
+function render() {
+  document.body.dataset.version = String(state.version);
+  const table = state.table;
+  $("#table").hidden = !table;
+  $("#lobby").hidden = !!table || !state.lobby;
+  if (table) renderTable(table);
+  else if (state.lobby) renderLobby(state.lobby);
+}
+
+let deadlineAt = null;
+let pickedValue = null;
+
+function renderTable(t) {
+  const root = $("#table");
+  root.dataset.phase = t.phase;
+  root.dataset.yourTurn = String(t.your_turn);
+  root.dataset.decision = t.decision === null ? "" : String(t.decision);
+  root.dataset.round = t.round === null ? "" : String(t.round);
+  root.dataset.finished = String(t.finished);
+  document.title = t.your_turn ? "▶ Your turn · Belote p2p" : "Belote p2p";
+  $("#title").textContent = t.title;
+
+  const sc = t.scores;
+  fill($("#scores"), 
+    el("span", { class: "team us", title: sc.us_names, text: `Us ${sc.us}` }),
+    el("span", { class: "team them", title: sc.them_names, text: `Them ${sc.them}` }),
+    el("span", { class: "dim", text: `to ${sc.target}` }),
+    sc.pending ? el("span", { class: "badge", text: `pot ${sc.pending}` }) : null,
+  );
+  $("#contract").textContent = t.contract.text;
+  $("#resign").hidden = t.finished || !!t.ended;
+
+  for (const s of t.seats) renderSeat(t, s);
+  renderTrick(t);
+  renderTurned(t);
+  renderBidding(t);
+  renderHand(t);
+  $("#turn-line").textContent = t.turn.text;
+
+  if (t.turn.deadline_in !== null && t.turn.deadline_in !== undefined) {
+    deadlineAt = performance.now() + t.turn.deadline_in * 1000;
+  } else {
+    deadlineAt = null;
+  }
+  tick();
+
+  renderLastTrick(t);
+  $("#bids").textContent = t.bids.length ? t.bids.map((b) => `${b.name}: ${b.text}`).join(" · ") : "none yet";
+  fill($("#news"), ...t.log.slice(-8).map((n) => el("li", { text: n })));
+  renderChat(t);
+  renderSummary(t);
+}
+
+function renderSeat(t, s) {
+  const box = $(`.seat[data-pos="${s.position}"]`);
+  box.className = `seat ${s.team}${s.to_act ? " to-act" : ""}`;
+  box.dataset.seat = String(s.seat);
+  const badges = el("div", { class: "badges" },
+    s.dealer ? el("span", { class: "badge dealer", text: "dealer" }) : null,
+    s.taker ? el("span", { class: "badge taker", text: "taker" }) : null,
+    s.partner ? el("span", { class: "badge", text: "partner" }) : null,
+    s.connected ? null : el("span", { class: "badge off", text: "disconnected" }),
+  );
+  const said = [...s.announced, ...s.belote.map((c) => `belote ${c}`)];
+  const bid = t.phase !== "play" ? [...t.bids].reverse().find((b) => b.seat === s.seat) : null;
+  fill(box, 
+    el("div", { class: "name", text: s.you ? `You (${s.name})` : s.name }),
+    s.you ? null : el("div", { class: "fp", title: "key fingerprint", text: s.fingerprint }),
+    s.you || !s.cards ? null : el("div", { class: "backs", "aria-label": `${s.cards} cards` },
+      ...Array.from({ length: s.cards }, () => el("img", { src: "/cards/back.svg", alt: "" }))),
+    badges,
+    bid ? el("div", { class: "said", text: bid.text }) : null,
+    said.length ? el("div", { class: "said", text: said.join(", ") }) : null,
+  );
+}
+
+function renderTrick(t) {
+  const bySeat = {};
+  if (t.trick) for (const c of t.trick.cards) bySeat[c.seat] = c;
+  for (const s of t.seats) {
+    const slot = $(`.slot[data-pos="${s.position}"]`);
+    const c = bySeat[s.seat];
+    slot.className = "slot" + (t.trick && t.trick.master === s.seat && c ? " master" : "");
+    slot.dataset.card = c ? c.code : "";
+    if (!c) { fill(slot, ); continue; }
+    const tags = [];
+    if (t.trick.leader === s.seat) tags.push("led");
+    if (t.trick.master === s.seat) tags.push("★ master");
+    fill(slot, cardImg(c), tags.length ? el("span", { class: "tag", text: tags.join(" · ") }) : null);
+  }
+  $("#trick").hidden = t.phase !== "play";
+}
+
+function renderTurned(t) {
+  const box = $("#turned");
+  const show = t.turned && (t.phase === "take-first" || t.phase === "take-second");
+  box.hidden = !show;
+  if (show) fill(box, cardImg(t.turned), el("span", { class: "dim", text: "turned card" }));
+}
+
+const SUIT_NAMES = { S: "spades", H: "hearts", D: "diamonds", C: "clubs" };
+
+function suitButton(letter, code, label) {
+  const img = "SHDC".includes(letter) ? el("img", { src: `/cards/suit-${letter}.svg`, alt: "" }) : null;
+  return el("button", { type: "button", class: "suit", dataCode: code, "aria-label": label, onclick: () => act(code) },
+    img, ` ${SUIT_NAMES[letter] || letter}`);
+}
+
+function renderBidding(t) {
+  const box = $("#bidding");
+  const b = t.bidding;
+  if (!b) { fill(box, ); pickedValue = null; return; }
+  const rows = [];
+  const simple = [];
+  if (b.take) simple.push(el("button", { type: "button", class: "primary", dataCode: "take", onclick: () => act("take") },
+    `Take the ${b.turned ? b.turned.text : "turned card"}`));
+  for (const s of b.choose) simple.push(suitButton(s, `choose ${s}`, `choose ${SUIT_NAMES[s] || s} as trump`));
+  if (simple.length) rows.push(el("div", { class: "row" }, ...simple));
+  const values = [...b.values.map(String), ...(b.capot ? ["capot"] : []), ...(b.generale ? ["generale"] : [])];
+  if (values.length) {
+    if (pickedValue && !values.includes(pickedValue)) pickedValue = null;
+    rows.push(el("div", { class: "row", role: "group", "aria-label": "contract" },
+      ...values.map((v) => el("button", { type: "button", dataValue: v, "aria-pressed": String(v === pickedValue),
+        onclick: () => { pickedValue = v; renderBidding(t); } }, v === "generale" ? "générale" : v))));
+    rows.push(el("div", { class: "row", role: "group", "aria-label": "trump" },
+      ...b.suits.map((s) => {
+        const btn = suitButton(s, pickedValue ? `${pickedValue} ${s}` : "", `bid ${pickedValue || ""} ${SUIT_NAMES[s] || s}`);
+        btn.disabled = !pickedValue;
+        return btn;
+      })));
+  }
+  const last = [];
+  if (b.coinche) last.push(el("button", { type: "button", dataCode: "coinche", onclick: () => act("coinche") }, "Coinche"));
+  if (b.surcoinche) last.push(el("button", { type: "button", dataCode: "surcoinche", onclick: () => act("surcoinche") }, "Surcoinche"));
+  if (b.pass) last.push(el("button", { type: "button", dataCode: "pass", onclick: () => act("pass") }, "Pass"));
+  rows.push(el("div", { class: "row" }, ...last));
+  const focused = document.activeElement && document.activeElement.closest("#bidding") ? document.activeElement.dataset.code || document.activeElement.dataset.value : null;
+  fill(box, ...rows);
+  if (focused) {
+    const again = $$("#bidding button").find((x) => x.dataset.code === focused || x.dataset.value === focused);
+    if (again) again.focus();
+  }
+}
+
+function act(code) {
+  if (!state || !state.table || state.table.decision === null) return;
+  send({ type: "act", code, decision: state.table.decision });
+}
+
+function renderHand(t) {
+  const box = $("#hand");
+  const focused = document.activeElement && document.activeElement.classList.contains("card") ? document.activeElement.dataset.code : null;
+  const playing = t.hand.some((c) => c.playable);
+  box.classList.toggle("playing", playing);
+  const items = [];
+  let suit = null;
+  for (const c of t.hand) {
+    if (suit !== null && c.suit !== suit) items.push(el("span", { class: "gap", "aria-hidden": "true" }));
+    suit = c.suit;
+    const label = `${c.number}: ${c.label}` + (playing ? (c.legal ? ", playable" : ", cannot be played now") : "");
+    items.push(el("button", {
+      type: "button", class: "card" + (c.legal ? " legal" : ""), dataCode: c.code, dataNumber: String(c.number),
+      "aria-label": label, "aria-disabled": playing && !c.legal ? "true" : null,
+      onclick: () => { if (c.legal) act(c.code); else if (playing) toast(`${c.text} cannot be played now.`); },
+    }, cardImg(c, { alt: "" }), el("span", { class: "num", text: String(c.number) })));
+  }
+  fill(box, ...items);
+  if (focused) {
+    const again = $(`#hand button.card[data-code="${focused}"]`);
+    if (again) again.focus();
+  }
+}
+
+function renderLastTrick(t) {
+  const box = $("#last-trick");
+  const lt = t.last_trick;
+  if (!lt) { box.textContent = "none yet"; return; }
+  const names = Object.fromEntries(t.seats.map((s) => [s.seat, s.you ? "You" : s.name]));
+  fill(box, 
+    ...lt.cards.map((c) => el("figure", { class: c.seat === lt.master ? "won" : "" }, cardImg(c, { alt: c.label }),
+      el("figcaption", { text: names[c.seat] }))),
+    el("span", { class: "dim", text: `→ ${names[lt.master]} (${lt.points})` }),
+  );
+  box.setAttribute("aria-label", t.last_trick_text);
+}
+
+function renderChat(t) {
+  fill($("#chat"), ...t.chat.map((c) => el("li", {}, el("b", { text: `${c.name}: ` }), c.text)));
+  const input = $("#chat-input");
+  input.disabled = !t.chat_enabled;
+  input.placeholder = t.chat_enabled ? "Say something" : "Chat is not available at this table yet";
+  $("#chat-form button").disabled = !t.chat_enabled;
+}
+
+// The summary of a round stays on screen until the person closes it or has to act; the
+// side panel keeps it through the next round.
+function dismissed() { return sessionStorage.getItem("dismissed-round"); }
+
+function renderSummary(t) {
+  const over = !!t.ended || t.finished;
+  const rp = t.round_points;
+  const key = rp ? `${t.table_id}/${rp.round}` : null;
+  if (rp && t.your_turn && !over) sessionStorage.setItem("dismissed-round", key);
+  const show = over || (rp !== null && key !== dismissed());
+  fill($("#last-round"), ...t.last_summary.map((s) => el("li", { text: s })));
+  $("#last-round-panel").hidden = !t.last_summary.length;
+  const box = $("#summary");
+  box.hidden = !show;
+  if (!show) return;
+  const factor = rp && rp.multiplier > 1 ? ` (${rp.multiplier === 2 ? "coinched" : "surcoinched"} ×${rp.multiplier})` : "";
+  $("#summary-title").textContent = rp ? `Round ${rp.round}: ${rp.outcome}${factor}` : (over ? "Game over" : "Round over");
+  const rows = [];
+  if (rp) {
+    rows.push(el("tr", {}, el("th", { text: "" }), el("th", { text: "Us" }), el("th", { text: "Them" })));
+    const line = (label, pair) => el("tr", {}, el("td", { text: label }), el("td", { text: String(pair.us) }), el("td", { text: String(pair.them) }));
+    rows.push(line("Card points", rp.card_points));
+    if (rp.announcements.us || rp.announcements.them) rows.push(line("Announcements", rp.announcements));
+    if (rp.belote.us || rp.belote.them) rows.push(line("Belote", rp.belote));
+    rows.push(line("Round score", rp.score));
+    rows.push(line("Game", rp.game));
+  }
+  fill($("#summary-points"), ...rows);
+  fill($("#summary-lines"), ...t.last_summary.map((s) => el("li", { text: s })));
+  $("#final").hidden = !t.ended;
+  $("#final").textContent = t.ended || "";
+  $("#score-sheet").hidden = !(over && t.sheet);
+  $("#score-sheet").textContent = t.sheet || "";
+  $("#result-line").textContent = t.result || "";
+  $("#summary-close").hidden = over;
+  $("#rematch").hidden = !t.rematch_enabled;
+  $("#leave").hidden = !t.finished;
+}
+
+function tick() {
+  const box = $("#countdown");
+  if (deadlineAt === null || !state || !state.table || state.table.turn.seat === null) {
+    box.textContent = "";
+    return;
+  }
+  const left = Math.max(0, Math.ceil((deadlineAt - performance.now()) / 1000));
+  box.textContent = `${left} s left`;
+  box.classList.toggle("mine", state.table.your_turn);
+  box.classList.toggle("late", left === 0);
+}
+
+// -- the lobby --------------------------------------------------------------------------
+
+let lobbyFilled = false;
+
+function renderLobby(l) {
+  if (!lobbyFilled) {
+    $("#lobby-name").value = l.name || "";
+    fill($("#host-variant"), ...l.variants.map((v) => el("option", { value: v, text: v })));
+    lobbyFilled = true;
+  }
+  $("#lobby-status").textContent = l.status || "";
+  $("#profile-line").textContent = l.profile || "";
+  const busy = l.busy;
+  for (const b of ["#host-button", "#join-button", "#scan-button", "#quit-button"]) $(b).disabled = busy;
+  $("#lobby").dataset.busy = String(busy);
+  fill($("#lan-tables"), ...l.tables.map((ad) => el("li", {},
+    el("span", { text: `${ad.name} · ${ad.variant} to ${ad.target} · ${ad.free} free · ${ad.address}` }),
+    el("button", { type: "button", disabled: busy, onclick: () => join(ad.address) }, "Join"))));
+  $("#resume-panel").hidden = !l.unfinished.length;
+  fill($("#resume-list"), ...l.unfinished.map((g) => el("li", {},
+    el("span", { text: g.text }),
+    el("button", { type: "button", disabled: busy, onclick: () => send({ type: "resume", path: g.path }) }, "Resume"))));
+  fill($("#ranking tbody"), ...l.ranking.map((r) => el("tr", {},
+    ...[r.rank, `${r.name} [${r.fingerprint}]`, r.level, r.xp, r.games, r.won].map((v) => el("td", { text: String(v) })))));
+  fill($("#games tbody"), ...l.games.map((g) => el("tr", {},
+    ...[g.date, `${g.variant} to ${g.target}`, g.players, g.score, g.result].map((v) => el("td", { text: String(v) })))));
+}
+
+function lobbyName() { return $("#lobby-name").value.trim(); }
+
+function join(address) {
+  send({ type: "join", name: lobbyName(), address });
+}
+
+// -- input --------------------------------------------------------------------------------
+
+function legalButtons() { return $$("#hand button.card.legal"); }
+
+document.addEventListener("keydown", (ev) => {
+  if (!state || !state.table) return;
+  if (ev.target instanceof HTMLInputElement || ev.target instanceof HTMLSelectElement) return;
+  const t = state.table;
+  if (/^[1-8]$/.test(ev.key) && t.hand.some((c) => c.playable)) {
+    const c = t.hand.find((x) => x.number === Number(ev.key));
+    if (c && c.legal) act(c.code);
+    else if (c) toast(`${c.text} cannot be played now.`);
+    ev.preventDefault();
+    return;
+  }
+  if (ev.key === "ArrowLeft" || ev.key === "ArrowRight") {
+    const cards = legalButtons().length ? legalButtons() : $$("#hand button.card");
+    if (!cards.length) return;
+    const i = cards.indexOf(document.activeElement);
+    const step = ev.key === "ArrowLeft" ? -1 : 1;
+    const next = i < 0 ? (step > 0 ? 0 : cards.length - 1) : (i + step + cards.length) % cards.length;
+    cards[next].focus();
+    ev.preventDefault();
+  }
+});
+
+document.addEventListener("DOMContentLoaded", () => {
+  $("#summary-close").addEventListener("click", () => {
+    const t = state && state.table;
+    if (t && t.round_points) sessionStorage.setItem("dismissed-round", `${t.table_id}/${t.round_points.round}`);
+    $("#summary").hidden = true;
+  });
+  $("#leave").addEventListener("click", () => send({ type: "leave" }));
+  $("#rematch").addEventListener("click", () => send({ type: "rematch" }));
+  let armed = null;
+  $("#resign").addEventListener("click", (ev) => {
+    const b = ev.currentTarget;
+    if (armed) {
+      clearTimeout(armed);
+      armed = null;
+      b.textContent = "Resign";
+      send({ type: "resign" });
+      return;
+    }
+    b.textContent = "Really resign? Click again";
+    armed = setTimeout(() => { armed = null; b.textContent = "Resign"; }, 5000);
+  });
+  $("#chat-form").addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    const text = $("#chat-input").value.trim();
+    if (text) send({ type: "chat", text });
+    $("#chat-input").value = "";
+  });
+  $("#host-form").addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    send({ type: "host", name: lobbyName(), variant: $("#host-variant").value,
+      target: Number($("#host-target").value), bots: Number($("#host-bots").value), port: Number($("#host-port").value) });
+  });
+  $("#join-form").addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    join($("#join-address").value.trim());
+  });
+  $("#scan-button").addEventListener("click", () => send({ type: "scan" }));
+  $("#quit-button").addEventListener("click", () => send({ type: "quit" }));
+  setInterval(tick, 250);
+  connect();
+});

@@ -1,0 +1,299 @@
+"""One seat's live table in the browser: the view fed by the peer's events and status, the
+decision the seat owes, and the :class:`WebPlayer` the peer asks.
+
+Everything here runs in the peer's trio thread: the peer calls :meth:`WebTable.on_event`
+and :meth:`WebTable.on_status`, its driver awaits :meth:`WebPlayer.decide`, and the
+server's WebSocket tasks call :meth:`WebTable.submit`. A :class:`Hub` counts changes, so
+that every open page (a reload, a second tab) gets the new state.
+
+Hooks left for the terminal work, wired when it lands (see ``chat``, ``rematch``,
+``autoplay``): each is None (the page hides or disables the control) until set.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections import deque
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+import trio
+
+from belote_p2p.game.engine import Action, RoundRecord
+from belote_p2p.game.observation import Observation
+from belote_p2p.game.rules import RuleSet
+from belote_p2p.net.peer import PeerStatus
+from belote_p2p.players.player import Resigned
+from belote_p2p.protocol.events import ActionTaken, Event, RoundAudited
+
+from ..tui import SEATS, TableView
+from .viewmodel import JSON, legal_by_code, table_model
+
+LOG_LINES = 12
+CHAT_LINES = 50
+CHAT_LENGTH = 200
+
+
+class Hub:
+    """A change counter that tasks can wait on (every open page's sender)."""
+
+    def __init__(self) -> None:
+        self.version = 0
+        self._changed = trio.Event()
+
+    def bump(self) -> None:
+        self.version += 1
+        self._changed.set()
+        self._changed = trio.Event()
+
+    async def wait_past(self, version: int) -> int:
+        """Wait until the version is past ``version``; the new version."""
+        while self.version == version:
+            await self._changed.wait()
+        return self.version
+
+
+@dataclass
+class _Pending:
+    number: int
+    observation: Observation
+    send: trio.MemorySendChannel[Action | None]
+    """An action, or None to resign."""
+
+
+@dataclass(frozen=True, slots=True)
+class ChatLine:
+    seat: int
+    name: str
+    text: str
+
+
+class WebTable:
+    """A :class:`TableView` with what the page adds: the decision owed, the seats'
+    deadlines and connections, the last round's record, a short log, chat and hooks."""
+
+    def __init__(
+        self,
+        view: TableView,
+        hub: Hub | None = None,
+        *,
+        config_deadline: Callable[[int], float] | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        table_id: str = "",
+    ) -> None:
+        self.view = view
+        self.table_id = table_id
+        self.hub = hub or Hub()
+        self.clock = clock
+        self.config_deadline = config_deadline
+        self.pending: _Pending | None = None
+        self.decisions = 0
+        self.record: RoundRecord | None = None
+        self.last_summary: tuple[str, ...] = ()
+        """The last round's summary lines, kept through the next round."""
+        self.disconnected: frozenset[int] = frozenset()
+        self.log: deque[str] = deque(maxlen=LOG_LINES)
+        self.chat: deque[ChatLine] = deque(maxlen=CHAT_LINES)
+        self.resign_asked = False
+        self.result: str | None = None
+        """The line printed when the game is over (experience, transcript), once known."""
+        self.finished = trio.Event()
+        """The game is over for this seat (the peer returned)."""
+        self.left = trio.Event()
+        """The person left the table page (its Leave button)."""
+        # Hooks (see the module docstring).
+        self.send_chat: Callable[[str], None] | None = None
+        """Sends a chat line to the table (the session's ``chat`` body, when it exists)."""
+        self.rematch: Callable[[], Awaitable[None]] | None = None
+        """Proposes a new game to the same players (when the session offers it)."""
+
+    @property
+    def seat(self) -> int:
+        return self.view.seat
+
+    @property
+    def rules(self) -> RuleSet:
+        return self.view.rules
+
+    # -- fed by the peer -------------------------------------------------------------------
+
+    def on_event(self, event: Event) -> None:
+        """The peer's ``on_event``: the view takes the event; every open page redraws."""
+        notices = self.view.apply(event)
+        if isinstance(event, ActionTaken) and self.config_deadline is not None:
+            nxt = event.state.to_act
+            if 0 <= nxt < SEATS and not event.state.is_over:
+                self.view.set_deadline(nxt, self.clock() + self.config_deadline(nxt))
+        if isinstance(event, RoundAudited):
+            self.record = event.record
+            self.last_summary = self.view.summary  # the view forgets it at the next deal
+        self.log.extend(n.text for n in notices)
+        self.hub.bump()
+
+    def on_status(self, status: PeerStatus) -> None:
+        """The peer's ``on_status``: deadlines (ours included) and lost connections."""
+        now = self.clock()
+        changed = status.disconnected != self.disconnected
+        self.disconnected = status.disconnected
+        for wait in status.waiting_for:
+            if not wait.decision or wait.seat != self.view.to_act:
+                continue
+            left = wait.deadline_in if wait.deadline_in > 0 else wait.abandon_in
+            before = self.view.deadline
+            self.view.set_deadline(wait.seat, now + left)
+            if before is None or before[0] != wait.seat or abs(before[1] - (now + left)) > 1.0:
+                changed = True
+        if changed:
+            self.hub.bump()
+
+    def add_chat(self, seat: int, text: str) -> None:
+        """A chat line from ``seat`` (the hook for the session's chat events)."""
+        self.chat.append(ChatLine(seat, self.view.name(seat), text[:CHAT_LENGTH]))
+        self.hub.bump()
+
+    def game_over(self, result: str | None) -> None:
+        self.result = result
+        self.finished.set()
+        self.hub.bump()
+
+    # -- the seat's decisions --------------------------------------------------------------
+
+    async def decide(self, observation: Observation) -> Action | None:
+        """Wait for the page's answer to this decision (None: the person resigned)."""
+        if self.resign_asked:
+            return None
+        self.decisions += 1
+        send, receive = trio.open_memory_channel[Action | None](1)
+        self.pending = _Pending(self.decisions, observation, send)
+        self.view.observe(observation)
+        self.hub.bump()
+        try:
+            async with receive:
+                return await receive.receive()
+        finally:
+            self.pending = None
+            self.hub.bump()
+
+    def submit(self, code: str, decision: int | None) -> str | None:
+        """The page chose ``code`` for decision number ``decision``; None if taken, else
+        why not (a stale click, not the seat's turn, not legal now)."""
+        pending = self.pending
+        if pending is None:
+            return "It is not your turn."
+        if decision is not None and decision != pending.number:
+            return "That choice was for an earlier turn."
+        action = legal_by_code(pending.observation.legal).get(code)
+        if action is None:
+            return f"{code!r} is not legal now."
+        try:
+            pending.send.send_nowait(action)
+        except trio.WouldBlock:
+            return "An answer is already on its way."
+        return None
+
+    def resign(self) -> None:
+        """The person resigns: now if a decision is owed, else at the next one."""
+        self.resign_asked = True
+        if self.pending is not None:
+            with contextlib.suppress(trio.WouldBlock):
+                self.pending.send.send_nowait(None)
+        self.hub.bump()
+
+    # -- the page ---------------------------------------------------------------------------
+
+    def model(self) -> JSON:
+        pending = self.pending
+        model = table_model(
+            self.view,
+            now=self.clock(),
+            decision=pending.number if pending is not None else None,
+            record=self.record,
+            disconnected=self.disconnected,
+            log=list(self.log),
+        )
+        model["table_id"] = self.table_id
+        model["last_summary"] = list(self.last_summary)
+        model["chat"] = [{"seat": c.seat, "name": c.name, "text": c.text} for c in self.chat]
+        model["chat_enabled"] = self.send_chat is not None
+        model["rematch_enabled"] = self.rematch is not None and self.finished.is_set()
+        model["finished"] = self.finished.is_set()
+        model["result"] = self.result
+        model["resigning"] = self.resign_asked
+        return model
+
+    async def handle(self, message: dict[str, Any]) -> str | None:
+        """One message from the page; an error to show it, or None."""
+        kind = message.get("type")
+        if kind == "act":
+            code, decision = message.get("code"), message.get("decision")
+            if not isinstance(code, str) or not (decision is None or isinstance(decision, int)):
+                return "A malformed action."
+            return self.submit(code, decision)
+        if kind == "resign":
+            self.resign()
+            return None
+        if kind == "leave":
+            if not self.finished.is_set():
+                return "The game is not over: resign first to leave it."
+            self.left.set()
+            self.hub.bump()
+            return None
+        if kind == "chat":
+            text = message.get("text")
+            if self.send_chat is None:
+                return "Chat is not available at this table."
+            if not isinstance(text, str) or not text.strip():
+                return "An empty chat line."
+            self.send_chat(text.strip()[:CHAT_LENGTH])
+            return None
+        if kind == "rematch":
+            if self.rematch is None or not self.finished.is_set():
+                return "No rematch is offered."
+            await self.rematch()
+            return None
+        return f"Unknown message {kind!r}."
+
+
+class WebPlayer:
+    """A :class:`~belote_p2p.players.player.Player` answered in the browser.
+
+    With no page open the seat waits as the terminal's does: the table's decision
+    deadline, then the others' grace. ``autoplay`` (a hook for the terminal's autoplay
+    on timeout): called with the observation after ``turn_seconds`` without an answer,
+    its action is played.
+    """
+
+    def __init__(
+        self,
+        table: WebTable,
+        *,
+        turn_seconds: float | None = None,
+        autoplay: Callable[[Observation], Action] | None = None,
+    ) -> None:
+        self.table = table
+        self.turn_seconds = turn_seconds
+        self.autoplay = autoplay
+
+    def new_game(self, rules: RuleSet, seat: int) -> None:
+        pass
+
+    def new_round(self, observation: Observation) -> None:
+        pass
+
+    async def decide(self, observation: Observation) -> Action:
+        answer: Action | None
+        if self.autoplay is not None and self.turn_seconds is not None:
+            with trio.move_on_after(self.turn_seconds):
+                answer = await self.table.decide(observation)
+                return self._taken(answer)
+            return self.autoplay(observation)
+        answer = await self.table.decide(observation)
+        return self._taken(answer)
+
+    @staticmethod
+    def _taken(answer: Action | None) -> Action:
+        if answer is None:
+            raise Resigned("the player resigned")
+        return answer

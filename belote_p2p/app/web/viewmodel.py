@@ -1,0 +1,278 @@
+"""The page's state: a JSON view model of one seat, built from the terminal's
+:class:`~belote_p2p.app.tui.TableView`, so that the terminal and the browser know what a
+seat sees in one way (the view, fed the session's events).
+
+The model is plain JSON (dicts, lists, strings, numbers, booleans, null). An action is
+named by its code: a card as it prints (``JH``, ``TS``), a bid as it prints (``take``,
+``pass``, ``choose H``, ``90 S``, ``capot H``, ``generale D``, ``coinche``,
+``surcoinche``); :func:`action_code` and :func:`legal_by_code` map both ways.
+
+What the view does not keep and the page shows (the last round's points as numbers, the
+team names, the seat positions, a bid's parts) is worked out here from the view's own
+attributes; these helpers are listed in :data:`HELPERS` for a later merge into the view.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from belote_p2p.game.cards import SUIT_LETTERS, Card
+from belote_p2p.game.engine import Action, Bid, BidKind, Phase, RoundRecord, Trick
+from belote_p2p.game.scoring import CAPOT_POINTS, GENERALE_POINTS, Outcome
+from belote_p2p.game.tables import TRUMP_LETTERS
+
+from ..tui import SEATS, TableView, display_hand
+from ..wording import announcement_text, bid_text, card_text, trump_text
+from .cardsvg import card_label
+
+JSON = dict[str, Any]
+
+HELPERS = (
+    "positions",
+    "bid_model",
+    "round_points",
+    "turn_text",
+    "cards_held",
+)
+"""Pieces of the model the terminal view does not have yet (see the module docstring)."""
+
+PHASES = {
+    None: "waiting",
+    Phase.DEAL: "between-rounds",
+    Phase.TAKE_FIRST: "take-first",
+    Phase.TAKE_SECOND: "take-second",
+    Phase.AUCTION: "auction",
+    Phase.PLAY: "play",
+    Phase.GAME_OVER: "game-over",
+}
+POSITIONS = ("bottom", "right", "top", "left")
+"""Where each seat sits on the screen, counted from ours (the terminal's compass)."""
+
+
+def action_code(action: Action) -> str:
+    """The code the page sends for ``action``: ``JH`` for a card, ``90 S`` for a bid."""
+    return str(action)
+
+
+def legal_by_code(legal: Sequence[Action]) -> dict[str, Action]:
+    return {action_code(a): a for a in legal}
+
+
+def card_model(c: Card) -> JSON:
+    return {
+        "code": str(c),
+        "text": card_text(c),
+        "label": card_label(c),
+        "suit": SUIT_LETTERS[c >> 3],
+    }
+
+
+def positions(seat: int) -> list[str]:
+    """The screen position of seats 0..3 for a view from ``seat``."""
+    return [POSITIONS[(s - seat) % SEATS] for s in range(SEATS)]
+
+
+def bid_model(view: TableView) -> JSON | None:
+    """The bidding buttons for the seat's turn, or None when it has no bid to make."""
+    bids = [a for a in view.legal if isinstance(a, Bid)]
+    if not bids or not view.my_turn():
+        return None
+    kinds = {b.kind for b in bids}
+    values = sorted({b.value for b in bids if b.kind is BidKind.BID})
+    suits = sorted({b.trump for b in bids if b.kind is BidKind.BID})
+    return {
+        "take": BidKind.TAKE in kinds,
+        "turned": card_model(view.turned) if view.turned is not None else None,
+        "choose": [TRUMP_LETTERS[b.trump] for b in bids if b.kind is BidKind.CHOOSE],
+        "values": [v for v in values if v < CAPOT_POINTS],
+        "capot": CAPOT_POINTS in values,
+        "generale": GENERALE_POINTS in values,
+        "suits": [TRUMP_LETTERS[t] for t in suits],
+        "coinche": BidKind.COINCHE in kinds,
+        "surcoinche": BidKind.SURCOINCHE in kinds,
+        "pass": BidKind.PASS in kinds,
+        "codes": sorted(action_code(b) for b in bids),
+    }
+
+
+def cards_held(view: TableView, seat: int) -> int:
+    """How many cards ``seat`` holds now, as every seat may count them (its card backs)."""
+    if view.phase is Phase.PLAY:
+        played = seat in view.trick_cards()
+        return max(0, 8 - view.tricks_done - played)
+    if view.phase in (Phase.TAKE_FIRST, Phase.TAKE_SECOND, Phase.AUCTION):
+        return len(view.hand)
+    return 0
+
+
+def trick_model(view: TableView, trick: Trick | None = None) -> JSON | None:
+    """The trick on the table (or a finished ``trick``): who led, the cards by seat, who is
+    master (wins it)."""
+    master: int | None
+    if trick is not None:
+        leader, cards, master = trick.leader, trick.cards, trick.winner
+        points: int | None = trick.points
+    elif view.phase is Phase.PLAY:
+        leader, cards, master = view.leader, view.trick, view.trick_master()
+        points = None
+    else:
+        return None
+    return {
+        "leader": leader,
+        "master": master,
+        "points": points,
+        "cards": [{"seat": (leader + i) % SEATS, **card_model(c)} for i, c in enumerate(cards)],
+    }
+
+
+def round_points(view: TableView, record: RoundRecord | None) -> JSON | None:
+    """The last round's points as numbers, us and them (None before a round is scored)."""
+    if record is None or record.score is None:
+        return None
+    sc = record.score
+    us, them = view.seat % 2, 1 - view.seat % 2
+
+    def pair(values: tuple[int, int]) -> JSON:
+        return {"us": values[us], "them": values[them]}
+
+    outcome = {Outcome.MADE: "made", Outcome.FAILED: "failed", Outcome.LITIGE: "litige"}
+    return {
+        "round": record.number + 1,
+        "taker": record.taker,
+        "trump": trump_text(record.trump),
+        "contract": record.contract,
+        "multiplier": record.multiplier,
+        "outcome": outcome[sc.outcome],
+        "card_points": pair(sc.card_points),
+        "announcements": pair(sc.announcements),
+        "belote": pair(sc.belote),
+        "score": pair(sc.score),
+        "game": pair(record.scores_after),
+        "pending": sc.pending,
+    }
+
+
+def turn_text(view: TableView, now: float) -> str:
+    """The terminal's turn line, with the page's ways to play a card."""
+    if view.my_turn() and view.phase is Phase.PLAY:
+        left = view.seconds_left(now)
+        clock = "" if left is None else f" ({left} s left)"
+        return f"▶ Your turn{clock}: click a card, or type its number, or use ← → and Enter"
+    return view.turn_line(now)
+
+
+def table_model(
+    view: TableView,
+    *,
+    now: float,
+    decision: int | None = None,
+    record: RoundRecord | None = None,
+    disconnected: frozenset[int] = frozenset(),
+    log: Sequence[str] = (),
+) -> JSON:
+    """What the page draws for ``view`` at ``now`` (a ``time.monotonic()`` instant).
+
+    ``decision``: the number of the decision the seat owes (None: none), which the page
+    sends back with its answer; ``record``: the last round scored (for its summary).
+    """
+    me = view.seat
+    team = me % 2
+    places = positions(me)
+    master = view.trick_master() if view.phase is Phase.PLAY else None
+    left = view.seconds_left(now) if view.deadline is not None else None
+    if view.deadline is not None and view.deadline[0] == view.to_act:
+        exact: float | None = max(0.0, view.deadline[1] - now)
+    else:
+        exact = None
+    seats = []
+    for s in range(SEATS):
+        declared = view.declared[s] if s < len(view.declared) else None
+        seats.append(
+            {
+                "seat": s,
+                "name": view.names[s] if s < len(view.names) else f"seat {s}",
+                "shown_name": view.name(s),
+                "fingerprint": view.fingerprints[s][:9],
+                "team": "us" if s % 2 == team else "them",
+                "position": places[s],
+                "you": s == me,
+                "partner": s == (me + 2) % SEATS,
+                "dealer": s == view.dealer,
+                "to_act": s == view.to_act,
+                "taker": s == view.taker and view.phase is Phase.PLAY,
+                "master": s == master,
+                "connected": s not in disconnected,
+                "announced": [announcement_text(a) for a in declared or ()],
+                "belote": [card_text(c) for who, c in view.belote if who == s],
+                "cards": cards_held(view, s),
+            }
+        )
+    my_turn = view.my_turn()
+    playing = view.phase is Phase.PLAY
+    hand = view.shown_hand()
+    legal_cards = {a for a in view.legal if isinstance(a, Card)} if my_turn and playing else set()
+    hand_model = [
+        {**card_model(c), "number": i, "legal": c in legal_cards, "playable": playing and my_turn}
+        for i, c in enumerate(hand, 1)
+    ]
+    trump = view.trump if view.trump >= 0 else None
+    return {
+        "kind": "table",
+        "title": view.title(),
+        "variant": view.rules.name,
+        "coinche": view.rules.is_coinche,
+        "target": view.rules.target,
+        "seat": me,
+        "ready": view.ready,
+        "round": None if view.number is None else view.number + 1,
+        "phase": PHASES.get(view.phase, "waiting"),
+        "seats": seats,
+        "dealer": view.dealer,
+        "to_act": view.to_act,
+        "turned": card_model(view.turned) if view.turned is not None else None,
+        "bids": [
+            {"seat": s, "name": view.name(s), "text": bid_text(b), "code": action_code(b)}
+            for s, b in view.bids
+        ],
+        "contract": {
+            "text": view.contract_line(),
+            "trump": trump_text(trump) if trump is not None else None,
+            "trump_letter": TRUMP_LETTERS[trump] if trump is not None else None,
+            "taker": view.taker if view.taker >= 0 else None,
+            "value": view.contract or None,
+            "multiplier": view.multiplier,
+        },
+        "trick": trick_model(view),
+        "trick_number": min(view.tricks_done + 1, 8) if playing else None,
+        "last_trick": trick_model(view, view.last_trick) if view.last_trick else None,
+        "last_trick_text": view.last_trick_text(),
+        "hand": hand_model,
+        "hand_order": [str(c) for c in display_hand(view.hand, view.trump)],
+        "your_turn": my_turn,
+        "decision": decision if my_turn else None,
+        "bidding": bid_model(view) if decision is not None else None,
+        "cards_legal": sorted(str(c) for c in legal_cards) if decision is not None else [],
+        "scores": {
+            "us": view.scores[team],
+            "them": view.scores[1 - team],
+            "us_names": view.team_members(team),
+            "them_names": view.team_members(1 - team),
+            "target": view.rules.target,
+            "pending": view.pending,
+            "line": view.score_line(),
+        },
+        "turn": {
+            "seat": view.to_act if view.to_act >= 0 else None,
+            "text": turn_text(view, now),
+            "seconds_left": left,
+            "deadline_in": exact,
+        },
+        "bids_line": view.bids_line(10_000),
+        "news": list(view.news),
+        "log": list(log),
+        "summary": list(view.summary),
+        "round_points": round_points(view, record),
+        "sheet": view.sheet,
+        "ended": view.ended,
+    }

@@ -1,0 +1,377 @@
+"""The relay over trio: a thin shell around :class:`~belote_p2p.protocol.relay.RelayServer`,
+and the client side, :func:`open_relay_link`, which a mesh uses as its fallback.
+
+:class:`RelayService` reads each connection's bytes into the sans-io server and carries out
+what it answers: frames to queue for a connection, connections to close. Each connection
+has one bounded send queue and one sender task: a relayed peer that does not read loses its
+connection (and its partner's), never anybody else's time, and what was queued for it is
+counted as dropped. ``belote-p2p relay`` runs one alone; ``belote-p2p host`` runs one on
+its lobby port (:class:`HostPort`), so that a table needs no other machine.
+
+:class:`HostPort` is the host's one TCP port: it reads each new connection's first frame and
+hands the connection, that frame included, to the lobby (a ``join``), to the mesh (a
+``hello``) or to the relay (a ``relay-hello``).
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import trio
+
+from belote_p2p.errors import BeloteError, RemoteProtocolError
+from belote_p2p.protocol.identity import Identity
+from belote_p2p.protocol.relay import (
+    Close,
+    RelayLimits,
+    RelayServer,
+    Send,
+    check_paired,
+    hello_message,
+    join_message,
+)
+from belote_p2p.protocol.table import TableDefinition
+from belote_p2p.protocol.wire import DEFAULT_MAX_FRAME, FrameDecoder, FrameTooLarge, decode
+
+from .address import format_address
+from .transport import AnyListener, ConnectionClosed, FramedStream, Link
+
+logger = logging.getLogger(__name__)
+
+RELAY_CONNECT_TIMEOUT = 10.0
+"""Seconds to open a TCP connection to the relay and pass its challenge."""
+SEND_QUEUE_BYTES = 8 << 20
+"""Bytes queued for one relay connection before it is cut (its peer does not read)."""
+SEND_TIMEOUT = 30.0
+"""Seconds one queued chunk may take to leave before its connection is cut."""
+FIRST_FRAME_TIMEOUT = 10.0
+"""Seconds a connection to the host's port has to send its first frame."""
+MAX_FIRST_FRAME = 1 << 14
+
+
+class RelayLink(FramedStream):
+    """A :class:`~belote_p2p.net.transport.Link` through a relay (the mesh runs its
+    handshake end to end over it)."""
+
+    relayed = True
+
+    def __init__(self, stream: trio.abc.Stream, *, relay: str, max_frame: int) -> None:
+        super().__init__(stream, max_frame=max_frame)
+        self.relay = relay
+
+
+async def open_relay_link(
+    address: tuple[str, int],
+    identity: Identity,
+    definition: TableDefinition,
+    proposal: bytes,
+    seat: int,
+    peer: int,
+    *,
+    max_frame: int = DEFAULT_MAX_FRAME,
+    connect_timeout: float = RELAY_CONNECT_TIMEOUT,
+) -> RelayLink:
+    """A link to ``peer`` through the relay at ``address``, once the relay has paired us.
+
+    Proves our seat to the relay (the signed challenge), then waits (as long as the relay
+    holds us, or until cancelled) for ``peer``'s own join. Raises :class:`RelayError` when
+    the relay refuses us and :class:`ConnectionClosed` or ``OSError`` when it is gone."""
+    host, port = address
+    shown = format_address(host, port)
+    with trio.fail_after(connect_timeout):
+        stream = await trio.open_tcp_stream(host, port)
+    link = RelayLink(stream, relay=shown, max_frame=max_frame)
+    try:
+        with trio.fail_after(connect_timeout):
+            await link.send(hello_message())
+            challenge = await link.receive()
+            await link.send(join_message(challenge, identity, definition, proposal, seat, peer))
+        check_paired(await link.receive())
+    except trio.TooSlowError:
+        await trio.aclose_forcefully(link)
+        raise ConnectionClosed(f"the relay at {shown} did not answer") from None
+    except (ConnectionClosed, FrameTooLarge) as exc:
+        await trio.aclose_forcefully(link)
+        raise ConnectionClosed(f"the relay at {shown}: {exc}") from None
+    except BaseException:
+        await trio.aclose_forcefully(link)
+        raise
+    return link
+
+
+def relay_fallback(
+    address: tuple[str, int],
+    identity: Identity,
+    definition: TableDefinition,
+    proposal: bytes,
+    seat: int,
+    *,
+    max_frame: int = DEFAULT_MAX_FRAME,
+) -> Callable[[int], Awaitable[Link]]:
+    """The mesh's fallback (:meth:`~belote_p2p.net.transport.Mesh.run`) through one relay."""
+
+    async def fallback(peer: int) -> Link:
+        return await open_relay_link(
+            address, identity, definition, proposal, seat, peer, max_frame=max_frame
+        )
+
+    return fallback
+
+
+# -- the relay itself -------------------------------------------------------------------------
+
+
+@dataclass
+class _Out:
+    """One relay connection's send side."""
+
+    stream: trio.abc.Stream
+    send: trio.MemorySendChannel[bytes]
+    receive: trio.MemoryReceiveChannel[bytes]
+    cancel: trio.CancelScope = field(default_factory=trio.CancelScope)
+    queued: int = 0
+    closing: bool = False
+
+
+class RelayService:
+    """A relay: accept connections and run each through one :class:`RelayServer`."""
+
+    def __init__(
+        self, limits: RelayLimits | None = None, *, server: RelayServer | None = None
+    ) -> None:
+        self.server = server if server is not None else RelayServer(limits)
+        self._outs: dict[int, _Out] = {}
+        self._numbers = itertools.count(1)
+        self._wake = trio.Event()
+
+    @property
+    def stats(self) -> dict[str, Any]:
+        return self.server.stats.to_dict()
+
+    async def serve(
+        self,
+        listeners: Sequence[AnyListener],
+        *,
+        task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
+    ) -> None:
+        """Accept relay connections on ``listeners`` until cancelled."""
+        await _serve(listeners, self.handle, self.run_clock, task_status)
+
+    async def run_clock(self) -> None:
+        """Apply the server's deadlines (joins, pairing); run it beside :meth:`handle`."""
+        while True:
+            deadline = self.server.next_deadline()
+            with trio.move_on_at(deadline if deadline is not None else trio.current_time() + 60):
+                await self._wake.wait()
+                self._wake = trio.Event()
+            self._apply(self.server.tick(trio.current_time()))
+
+    async def handle(self, stream: trio.abc.Stream, first: bytes = b"") -> None:
+        """Run one connection (``first``: bytes already read from it) until it ends."""
+        number = next(self._numbers)
+        send, receive = trio.open_memory_channel[bytes](1 << 16)
+        out = _Out(stream, send, receive)
+        self._outs[number] = out
+        try:
+            self._apply(self.server.connected(number, trio.current_time()))
+            self._wake.set()
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(self._send_loop, number, out, nursery.cancel_scope)
+                with out.cancel:
+                    data = first
+                    while True:
+                        if data:
+                            self._apply(
+                                self.server.data_received(number, data, trio.current_time())
+                            )
+                            self._wake.set()
+                        if out.closing:
+                            break
+                        try:
+                            data = bytes(await stream.receive_some(1 << 16))
+                        except (trio.BrokenResourceError, trio.ClosedResourceError):
+                            break
+                        if not data:
+                            break
+                if not out.closing:
+                    self._apply(self.server.closed(number))
+                out.send.close()  # the sender sends what is queued, then ends
+        finally:
+            self._outs.pop(number, None)
+            self._apply(self.server.closed(number))
+            await trio.aclose_forcefully(stream)
+
+    async def _send_loop(self, number: int, out: _Out, scope: trio.CancelScope) -> None:
+        async for data in out.receive:
+            try:
+                with trio.fail_after(SEND_TIMEOUT):
+                    await out.stream.send_all(data)
+            except (trio.BrokenResourceError, trio.ClosedResourceError, trio.TooSlowError):
+                out.cancel.cancel()
+                self._apply(self.server.closed(number))
+                return
+            out.queued -= len(data)
+
+    def _apply(self, actions: Sequence[Send | Close]) -> None:
+        for action in actions:
+            out = self._outs.get(action.conn)
+            if out is None or out.closing:
+                if isinstance(action, Send):
+                    self.server.count_dropped(1, len(action.data))
+                continue
+            if isinstance(action, Close):
+                logger.info("relay: closing connection %d: %s", action.conn, action.reason)
+                out.closing = True
+                out.cancel.cancel()
+                out.send.close()
+                continue
+            if out.queued + len(action.data) > SEND_QUEUE_BYTES:
+                self.server.count_dropped(1, len(action.data))
+                logger.warning("relay: connection %d does not read; cutting it", action.conn)
+                self.server.stats.refuse("not reading")
+                self._apply(self.server.closed(action.conn))
+                continue
+            try:
+                out.send.send_nowait(action.data)
+            except (trio.WouldBlock, trio.ClosedResourceError):
+                self.server.count_dropped(1, len(action.data))
+                self._apply(self.server.closed(action.conn))
+                continue
+            out.queued += len(action.data)
+
+
+async def _serve(
+    listeners: Sequence[AnyListener],
+    handle: Callable[[trio.abc.Stream], Awaitable[None]],
+    clock: Callable[[], Awaitable[None]],
+    task_status: trio.TaskStatus[None],
+) -> None:
+    """Run ``clock`` and ``handle`` every connection accepted on ``listeners``."""
+
+    async def accept_loop(listener: AnyListener, nursery: trio.Nursery) -> None:
+        async with listener:
+            while True:
+                nursery.start_soon(handle, await listener.accept())
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(clock)
+        for listener in listeners:
+            nursery.start_soon(accept_loop, listener, nursery)
+        task_status.started()
+
+
+# -- the host's one port ----------------------------------------------------------------------
+
+
+class PrefixedStream(trio.abc.Stream):
+    """A stream whose first bytes were already read: they are received again first."""
+
+    def __init__(self, stream: trio.abc.Stream, prefix: bytes) -> None:
+        self.transport_stream = stream
+        self._prefix = prefix
+
+    async def send_all(self, data: bytes | bytearray | memoryview) -> None:
+        await self.transport_stream.send_all(data)
+
+    async def wait_send_all_might_not_block(self) -> None:
+        await self.transport_stream.wait_send_all_might_not_block()
+
+    async def receive_some(self, max_bytes: int | None = None) -> bytes:
+        if self._prefix:
+            size = len(self._prefix) if max_bytes is None else max_bytes
+            data, self._prefix = self._prefix[:size], self._prefix[size:]
+            return data
+        return bytes(await self.transport_stream.receive_some(max_bytes))
+
+    async def aclose(self) -> None:
+        await self.transport_stream.aclose()
+
+
+class PortError(BeloteError):
+    """A connection to the host's port sent nothing the port serves."""
+
+
+Handler = Callable[[trio.abc.Stream], Awaitable[None]]
+
+
+class HostPort:
+    """The host's one TCP port: lobby, mesh and relay (see the module docstring).
+
+    :attr:`lobby` takes ``join`` connections while the lobby is open; :attr:`mesh` the
+    mesh's ``hello`` connections (they wait until it is set); the relay takes the rest."""
+
+    def __init__(self, relay: RelayService | None = None) -> None:
+        self.relay = relay if relay is not None else RelayService()
+        self.lobby: Handler | None = None
+        self._mesh: Callable[[Link], None] | None = None
+        self._waiting: list[Link] = []
+
+    def set_mesh(self, incoming: Callable[[Link], None] | None) -> None:
+        """Where the mesh's connections go (``Mesh.incoming``); those that came before it
+        was set are handed over now."""
+        self._mesh = incoming
+        if incoming is not None:
+            waiting, self._waiting = self._waiting, []
+            for link in waiting:
+                incoming(link)
+
+    async def serve(
+        self,
+        listeners: Sequence[AnyListener],
+        *,
+        task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
+    ) -> None:
+        """Accept connections on ``listeners`` and hand each over, until cancelled."""
+        await _serve(listeners, self._dispatch, self.relay.run_clock, task_status)
+
+    async def _dispatch(self, stream: trio.abc.Stream) -> None:
+        try:
+            kind, read = await self._first_frame(stream)
+        except (PortError, trio.TooSlowError, trio.BrokenResourceError) as exc:
+            logger.info("host port: a connection sent nothing we serve: %r", exc)
+            await trio.aclose_forcefully(stream)
+            return
+        replay = PrefixedStream(stream, read)
+        if kind == "join" and self.lobby is not None:
+            await self.lobby(replay)
+        elif kind == "hello":
+            link = FramedStream(replay)
+            if self._mesh is not None:
+                self._mesh(link)
+            elif len(self._waiting) < 16:
+                self._waiting.append(link)
+            else:
+                await trio.aclose_forcefully(stream)
+        elif kind == "join":
+            await trio.aclose_forcefully(stream)  # the lobby is closed
+        else:
+            await self.relay.handle(stream, read)
+
+    @staticmethod
+    async def _first_frame(stream: trio.abc.Stream) -> tuple[str, bytes]:
+        """The ``type`` of the first frame and every byte read so far; the relay's frames
+        go as they are (the relay checks them)."""
+        decoder = FrameDecoder(MAX_FIRST_FRAME)
+        read = b""
+        with trio.fail_after(FIRST_FRAME_TIMEOUT):
+            while True:
+                data = await stream.receive_some(1 << 14)
+                if not data:
+                    raise PortError("closed before a frame")
+                read += data
+                try:
+                    frames = decoder.feed(data)
+                except FrameTooLarge:
+                    return "relay", read  # the relay refuses it and counts it
+                if frames:
+                    break
+        try:
+            msg = decode(frames[0])
+        except RemoteProtocolError:
+            return "relay", read
+        kind = msg.get("type") if isinstance(msg, dict) else None
+        return (kind if kind in ("join", "hello") else "relay"), read

@@ -1,0 +1,95 @@
+"""What a table session reports to its driver (:meth:`TableSession.take_events
+<belote_p2p.protocol.session.TableSession.take_events>`): the game as this seat sees it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from belote_p2p.game.audit import AuditReport
+from belote_p2p.game.cards import Card
+from belote_p2p.game.engine import Action, RoundRecord, State
+from belote_p2p.game.observation import Observation
+
+
+@dataclass(frozen=True, slots=True)
+class TableReady:
+    """All four peers signed the table definition."""
+
+
+@dataclass(frozen=True, slots=True)
+class RoundDealt:
+    number: int
+    dealer: int
+    hand: tuple[Card, ...]
+    turned: Card | None
+
+
+@dataclass(frozen=True, slots=True)
+class ActionTaken:
+    seat: int
+    action: Action
+    state: State
+    """The state after the action (this peer's view)."""
+
+
+@dataclass(frozen=True, slots=True)
+class DecisionNeeded:
+    """It is this seat's turn: answer with
+    :meth:`~belote_p2p.protocol.session.TableSession.act`."""
+
+    observation: Observation
+
+
+@dataclass(frozen=True, slots=True)
+class RoundAudited:
+    """A round's secrets were revealed and the round replayed with every hand known."""
+
+    record: RoundRecord
+    """The record as scored after the audit (corrected if the audit found a fault)."""
+    report: AuditReport
+    state: State
+
+
+@dataclass(frozen=True, slots=True)
+class GameOver:
+    state: State
+
+
+@dataclass(frozen=True, slots=True)
+class GameAbandoned:
+    """The game ended because ``seat`` left it (resigned, or silent past its grace)."""
+
+    seat: int
+    state: State
+
+
+@dataclass(frozen=True, slots=True)
+class PeerFault:
+    """A peer broke the protocol or the rules; its signed envelope(s) are the evidence."""
+
+    seat: int
+    reason: str
+    evidence: tuple[bytes, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class TableDisputed:
+    """The seats did not sign the same table, and no signature shows who lied: ``seat``
+    signed a definition that this table's host did not propose (it may have met someone
+    posing as our host). No game is played and nobody is blamed."""
+
+    seat: int
+    reason: str
+
+
+Event = (
+    TableReady
+    | TableDisputed
+    | RoundDealt
+    | ActionTaken
+    | DecisionNeeded
+    | RoundAudited
+    | GameOver
+    | GameAbandoned
+    | PeerFault
+)

@@ -1,0 +1,501 @@
+"""The relay protocol, sans-io: the bookkeeping of an untrusted frame forwarder.
+
+Two seats of a table that cannot open a TCP connection to each other (a peer behind NAT, a
+firewall, a ``--no-listen`` peer) each open one to a *relay* and ask for the other; the relay
+pairs the two connections and from then on forwards each frame from one to the other,
+unchanged. The pair still runs the mesh's signed hello handshake end to end through it
+(``PROTOCOL.md`` §4), so a relayed connection is as authenticated as a direct one; the
+relay sees what a wiretap would (signed envelopes, sync requests, the deck protocol's
+ciphertexts and proven shares), no more.
+
+The relay forwards only for peers that proved a seat of a table to it: its first frame to a
+client is a fresh nonce, and the client answers with the table definition, the host's
+signature of it (the lobby's proposal, ``PROTOCOL.md`` §6.0) and its own signature of the
+nonce, the table id, the definition's digest, its seat and the seat it wants, under the key
+the definition gives its seat. Messages (one frame each, canonical msgpack, ``PROTOCOL.md``
+§3 and §8):
+
+* client → relay: ``{"type": "relay-hello", "version": 1}``
+* relay → client: ``{"type": "relay-challenge", "version": 1, "nonce": bin 32}``
+* client → relay: ``{"type": "relay-join", "definition": map, "proposal": bin 64,
+  "seat": int, "peer": int, "sig": bin 64}``
+* relay → client: ``{"type": "relay-paired"}`` once the peer's own join for us is in; then
+  every frame either way is the peer's, forwarded as is;
+* relay → client: ``{"type": "relay-error", "reason": str}``, then the connection closes.
+
+:class:`RelayServer` holds every connection's state and the caps (:class:`RelayLimits`):
+what it is fed (bytes received, connections opened and closed, the clock) it answers with
+:class:`Send` and :class:`Close` actions. It keeps no game state, needs no disk, and trusts
+nobody: anything that is not the protocol (garbage, a bad signature, a table it cannot
+check, more than the byte rate allows, a frame over the cap) closes the connection that
+sent it, and touches no other table.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+from belote_p2p.errors import LocalProtocolError, RemoteProtocolError
+
+from .identity import Identity, verify
+from .table import TableDefinition
+from .wire import (
+    DEFAULT_MAX_FRAME,
+    FRAME_HEADER_SIZE,
+    NONCE_SIZE,
+    SEATS,
+    FrameDecoder,
+    FrameTooLarge,
+    decode,
+    encode,
+    frame,
+)
+
+RELAY_VERSION = 1
+RELAY_JOIN_LABEL = b"belote-p2p/relay-join/v1\x00"
+DEFAULT_RELAY_PORT = 7779
+MAX_CONTROL_FRAME = 1 << 14
+"""Largest frame a client may send before it is paired (a join with its table is ~1 KiB)."""
+
+
+class RelayError(RemoteProtocolError):
+    """A relay client or a relay broke the relay protocol; ``reason`` says how."""
+
+
+def join_statement(nonce: bytes, definition: TableDefinition, seat: int, peer: int) -> bytes:
+    """What a seat signs to be relayed to ``peer``: the relay's nonce, the table and the
+    two seats (so that a join is good for one relay connection, one table, one pair)."""
+    return RELAY_JOIN_LABEL + encode(
+        {
+            "nonce": nonce,
+            "table": definition.table_id,
+            "digest": definition.digest,
+            "seat": seat,
+            "peer": peer,
+        }
+    )
+
+
+# -- the client's side ------------------------------------------------------------------------
+
+
+def hello_message() -> bytes:
+    return encode({"type": "relay-hello", "version": RELAY_VERSION})
+
+
+def join_message(
+    challenge: bytes,
+    identity: Identity,
+    definition: TableDefinition,
+    proposal: bytes,
+    seat: int,
+    peer: int,
+) -> bytes:
+    """The client's answer to the relay's ``challenge`` frame: join ``seat`` to ``peer``.
+
+    Raises :class:`RelayError` if ``challenge`` is not a relay's challenge."""
+    msg = _decode_map(challenge, "the relay")
+    if msg.get("type") == "relay-error":
+        raise RelayError(f"the relay refused us: {msg.get('reason')!r}")
+    nonce = msg.get("nonce")
+    if (
+        set(msg) != {"type", "version", "nonce"}
+        or msg["type"] != "relay-challenge"
+        or msg["version"] != RELAY_VERSION
+        or type(nonce) is not bytes
+        or len(nonce) != NONCE_SIZE
+    ):
+        raise RelayError("the relay did not send a version 1 challenge")
+    if definition.seats[seat].key != identity.public_key_bytes:
+        raise LocalProtocolError(f"this identity does not hold seat {seat}")
+    sig = identity.sign(join_statement(nonce, definition, seat, peer))
+    return encode(
+        {
+            "type": "relay-join",
+            "definition": definition.to_wire(),
+            "proposal": proposal,
+            "seat": seat,
+            "peer": peer,
+            "sig": sig,
+        }
+    )
+
+
+def check_paired(data: bytes) -> None:
+    """The relay's answer to a join: return if paired, else :class:`RelayError`."""
+    msg = _decode_map(data, "the relay")
+    if msg.get("type") == "relay-error":
+        reason = msg.get("reason")
+        raise RelayError(f"the relay refused us: {reason if isinstance(reason, str) else '?'}")
+    if msg != {"type": "relay-paired"}:
+        raise RelayError("the relay sent neither relay-paired nor relay-error")
+
+
+def _decode_map(data: bytes, who: str) -> dict[str, Any]:
+    try:
+        msg = decode(data)
+    except RemoteProtocolError as exc:
+        raise RelayError(f"{who} sent something that is not canonical msgpack: {exc}") from None
+    if not isinstance(msg, dict):
+        raise RelayError(f"{who} sent something that is not a map")
+    return msg
+
+
+# -- the relay's side -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class RelayLimits:
+    """The relay's caps; past any of them a connection is refused or cut, and counted."""
+
+    max_connections: int = 512
+    """Connections open at once, authenticated or not."""
+    max_tables: int = 64
+    """Tables with at least one authenticated connection."""
+    max_per_table: int = 24
+    """Authenticated connections of one table (12 directed pairs, and room for their
+    replacements while the old ones close)."""
+    max_frame: int = DEFAULT_MAX_FRAME
+    """Largest frame forwarded (the mesh's own cap)."""
+    rate: float = 256 * 1024
+    """Bytes per second one seat of a table may send through the relay, over all its
+    connections, sustained."""
+    burst: float = 4 * 1024 * 1024
+    """Bytes one seat may send at once above the rate (a sync answer can be a whole
+    transcript, about half a megabyte for a long game)."""
+    join_timeout: float = 10.0
+    """Seconds a new connection has to send its hello and its join."""
+    pair_timeout: float = 120.0
+    """Seconds an authenticated connection waits for its peer's join."""
+
+
+class RelayPhase(Enum):
+    HELLO = "hello"
+    """Connected; its ``relay-hello`` not yet in."""
+    CHALLENGED = "challenged"
+    """The nonce is sent; its ``relay-join`` not yet in."""
+    WAITING = "waiting"
+    """Authenticated; its peer's join not yet in."""
+    PAIRED = "paired"
+    """Forwarding."""
+
+
+@dataclass(frozen=True, slots=True)
+class Send:
+    """Send ``data`` (whole frames, already framed) on connection ``conn``."""
+
+    conn: int
+    data: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class Close:
+    """Close connection ``conn`` (after sending what was queued for it); ``reason`` is for
+    the log."""
+
+    conn: int
+    reason: str
+
+
+Action = Send | Close
+TableKey = tuple[bytes, bytes]
+"""A table as the relay knows it: its id and its definition's digest."""
+
+
+@dataclass
+class _Conn:
+    number: int
+    opened: float
+    decoder: FrameDecoder
+    phase: RelayPhase = RelayPhase.HELLO
+    nonce: bytes = b""
+    table: TableKey | None = None
+    seat: int = -1
+    peer: int = -1
+    partner: int | None = None
+    since: float = 0.0
+
+
+@dataclass
+class _Bucket:
+    """Rate of one seat of one table: a token bucket of bytes."""
+
+    tokens: float
+    at: float
+
+
+@dataclass
+class RelayStats:
+    """What the relay counted since it started."""
+
+    connections: int = 0
+    paired: int = 0
+    forwarded_frames: int = 0
+    forwarded_bytes: int = 0
+    dropped_frames: int = 0
+    """Frames that reached the relay and were not forwarded (their connection was being cut,
+    its partner was gone, or the partner did not read: counted by the shell)."""
+    dropped_bytes: int = 0
+    refused: dict[str, int] = field(default_factory=dict)
+    """Connections refused or cut, by cause."""
+
+    def refuse(self, cause: str) -> None:
+        self.refused[cause] = self.refused.get(cause, 0) + 1
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "connections": self.connections,
+            "paired": self.paired,
+            "forwarded_frames": self.forwarded_frames,
+            "forwarded_bytes": self.forwarded_bytes,
+            "dropped_frames": self.dropped_frames,
+            "dropped_bytes": self.dropped_bytes,
+            "refused": dict(sorted(self.refused.items())),
+        }
+
+
+class RelayServer:
+    """A relay's whole state, without I/O (see the module docstring).
+
+    The shell calls :meth:`connected` for each new connection, :meth:`data_received` with
+    what it reads, :meth:`closed` once a connection is gone, and :meth:`tick` now and then;
+    each returns the actions to carry out in order. A :class:`Close` is final: the shell
+    closes that connection and calls :meth:`closed` (which is then a no-op for it).
+    """
+
+    def __init__(
+        self,
+        limits: RelayLimits | None = None,
+        *,
+        nonce: Callable[[], bytes] | None = None,
+    ) -> None:
+        self.limits = limits or RelayLimits()
+        self._nonce = nonce or (lambda: secrets.token_bytes(NONCE_SIZE))
+        self._conns: dict[int, _Conn] = {}
+        self._tables: dict[TableKey, dict[tuple[int, int], int]] = {}
+        """Per table, the connection that holds each (seat, peer)."""
+        self._buckets: dict[tuple[TableKey, int], _Bucket] = {}
+        self.stats = RelayStats()
+
+    # -- reading ----------------------------------------------------------------------------
+
+    @property
+    def connections(self) -> int:
+        return len(self._conns)
+
+    @property
+    def tables(self) -> int:
+        return len(self._tables)
+
+    def phase(self, conn: int) -> RelayPhase | None:
+        c = self._conns.get(conn)
+        return c.phase if c is not None else None
+
+    def partner(self, conn: int) -> int | None:
+        c = self._conns.get(conn)
+        return c.partner if c is not None else None
+
+    # -- events -----------------------------------------------------------------------------
+
+    def connected(self, conn: int, now: float) -> list[Action]:
+        """A new connection, numbered ``conn`` by the shell (numbers are never reused)."""
+        if conn in self._conns:
+            raise LocalProtocolError(f"connection {conn} is already open")
+        self.stats.connections += 1
+        if len(self._conns) >= self.limits.max_connections:
+            self.stats.refuse("too many connections")
+            return [Close(conn, "the relay is full")]
+        self._conns[conn] = _Conn(conn, now, FrameDecoder(MAX_CONTROL_FRAME), since=now)
+        return []
+
+    def data_received(self, conn: int, data: bytes, now: float) -> list[Action]:
+        """Bytes read from ``conn``."""
+        c = self._conns.get(conn)
+        if c is None:
+            return []  # already cut: what was in flight is dropped
+        if c.phase is RelayPhase.PAIRED:
+            assert c.table is not None
+            if not self._spend(c.table, c.seat, len(data), now):
+                self.stats.refuse("over the byte rate")
+                return self._cut(c, "over the byte rate", flood=True)
+        try:
+            frames = c.decoder.feed(data)
+        except FrameTooLarge as exc:
+            self.stats.refuse("frame too large")
+            return self._cut(c, str(exc))
+        actions: list[Action] = []
+        for payload in frames:
+            if c.phase is RelayPhase.PAIRED:
+                actions += self._forward(c, payload)
+                continue
+            actions += self._control(c, payload, now)
+            if c.number not in self._conns:
+                break  # cut: the rest is dropped
+        return actions
+
+    def closed(self, conn: int) -> list[Action]:
+        """``conn`` is gone (its peer hung up, or the shell closed it)."""
+        c = self._conns.get(conn)
+        if c is None:
+            return []
+        return self._drop(c, "its peer's connection to the relay ended")
+
+    def tick(self, now: float) -> list[Action]:
+        """Cut the connections past their deadlines (joins, pairing)."""
+        actions: list[Action] = []
+        for c in list(self._conns.values()):
+            if c.phase in (RelayPhase.HELLO, RelayPhase.CHALLENGED):
+                if now - c.opened >= self.limits.join_timeout:
+                    self.stats.refuse("no join in time")
+                    actions += self._cut(c, "no join in time")
+            elif c.phase is RelayPhase.WAITING and now - c.since >= self.limits.pair_timeout:
+                self.stats.refuse("peer never came")
+                actions += self._cut(c, f"seat {c.peer} did not come in time")
+        return actions
+
+    def next_deadline(self) -> float | None:
+        """When :meth:`tick` next has something to do (None: nothing pending)."""
+        times = [
+            c.opened + self.limits.join_timeout
+            if c.phase in (RelayPhase.HELLO, RelayPhase.CHALLENGED)
+            else c.since + self.limits.pair_timeout
+            for c in self._conns.values()
+            if c.phase is not RelayPhase.PAIRED
+        ]
+        return min(times, default=None)
+
+    def count_dropped(self, frames: int, size: int) -> None:
+        """The shell could not deliver ``frames`` frames of ``size`` bytes in all."""
+        self.stats.dropped_frames += frames
+        self.stats.dropped_bytes += size
+
+    # -- the protocol -----------------------------------------------------------------------
+
+    def _control(self, c: _Conn, payload: bytes, now: float) -> list[Action]:
+        try:
+            msg = decode(payload)
+        except RemoteProtocolError:
+            self.stats.refuse("not the relay protocol")
+            return self._cut(c, "not canonical msgpack", error=True)
+        if not isinstance(msg, dict):
+            self.stats.refuse("not the relay protocol")
+            return self._cut(c, "not a map", error=True)
+        if c.phase is RelayPhase.HELLO:
+            if msg != {"type": "relay-hello", "version": RELAY_VERSION}:
+                self.stats.refuse("not the relay protocol")
+                return self._cut(c, "expected a version 1 relay-hello", error=True)
+            c.nonce = self._nonce()
+            c.phase = RelayPhase.CHALLENGED
+            challenge = {"type": "relay-challenge", "version": RELAY_VERSION, "nonce": c.nonce}
+            return [Send(c.number, frame(encode(challenge)))]
+        if c.phase is RelayPhase.CHALLENGED:
+            return self._join(c, msg, now)
+        self.stats.refuse("not the relay protocol")
+        return self._cut(c, "a frame before the pairing", error=True)
+
+    def _join(self, c: _Conn, msg: dict[str, Any], now: float) -> list[Action]:
+        keys = {"type", "definition", "proposal", "seat", "peer", "sig"}
+        if set(msg) != keys or msg["type"] != "relay-join":
+            self.stats.refuse("not the relay protocol")
+            return self._cut(c, f"expected a relay-join with {sorted(keys)}", error=True)
+        seat, peer, sig, proposal = msg["seat"], msg["peer"], msg["sig"], msg["proposal"]
+        if (
+            type(seat) is not int
+            or type(peer) is not int
+            or not (0 <= seat < SEATS and 0 <= peer < SEATS and seat != peer)
+        ):
+            self.stats.refuse("not the relay protocol")
+            return self._cut(c, "seat and peer are two different seats 0..3", error=True)
+        try:
+            definition = TableDefinition.from_wire(msg["definition"])
+        except ValueError as exc:
+            self.stats.refuse("bad table")
+            return self._cut(c, f"a bad table definition: {exc}", error=True)
+        if not definition.proposed_by_host(proposal):
+            self.stats.refuse("bad table")
+            return self._cut(c, "the host's signature of the table does not verify", error=True)
+        statement = join_statement(c.nonce, definition, seat, peer)
+        if type(sig) is not bytes or not verify(definition.seats[seat].key, sig, statement):
+            self.stats.refuse("no key for the seat")
+            return self._cut(c, f"the join is not signed by seat {seat}'s key", error=True)
+        table: TableKey = (definition.table_id, definition.digest)
+        links = self._tables.get(table)
+        if links is None:
+            if len(self._tables) >= self.limits.max_tables:
+                self.stats.refuse("too many tables")
+                return self._cut(c, "the relay serves too many tables", error=True)
+            links = self._tables[table] = {}
+        actions: list[Action] = []
+        old = links.get((seat, peer))
+        if old is not None:
+            # The seat opened a new connection for the same peer: it wins (the old one is
+            # dead, or about to be: a client holds one relayed link per peer).
+            actions += self._cut(self._conns[old], "replaced by a newer connection")
+            links = self._tables.setdefault(table, {})
+        elif len(links) >= self.limits.max_per_table:
+            self.stats.refuse("too many connections for the table")
+            return actions + self._cut(c, "too many connections for this table", error=True)
+        links[(seat, peer)] = c.number
+        c.table, c.seat, c.peer, c.phase, c.since = table, seat, peer, RelayPhase.WAITING, now
+        c.decoder = FrameDecoder(self.limits.max_frame)
+        self._buckets.setdefault((table, seat), _Bucket(self.limits.burst, now))
+        other = links.get((peer, seat))
+        if other is None:
+            return actions
+        o = self._conns[other]
+        c.partner, o.partner = o.number, c.number
+        c.phase = o.phase = RelayPhase.PAIRED
+        self.stats.paired += 1
+        paired = frame(encode({"type": "relay-paired"}))
+        return [*actions, Send(o.number, paired), Send(c.number, paired)]
+
+    def _forward(self, c: _Conn, payload: bytes) -> list[Action]:
+        assert c.partner is not None
+        self.stats.forwarded_frames += 1
+        self.stats.forwarded_bytes += len(payload) + FRAME_HEADER_SIZE
+        return [Send(c.partner, frame(payload, self.limits.max_frame))]
+
+    def _spend(self, table: TableKey, seat: int, size: int, now: float) -> bool:
+        bucket = self._buckets[(table, seat)]
+        limits = self.limits
+        bucket.tokens = min(limits.burst, bucket.tokens + (now - bucket.at) * limits.rate)
+        bucket.at = now
+        if size > bucket.tokens:
+            return False
+        bucket.tokens -= size
+        return True
+
+    def _cut(
+        self, c: _Conn, reason: str, *, error: bool = False, flood: bool = False
+    ) -> list[Action]:
+        """Close ``c`` (and its partner, if paired); tell it why if ``error``."""
+        actions: list[Action] = []
+        if error:
+            actions.append(
+                Send(c.number, frame(encode({"type": "relay-error", "reason": reason[:200]})))
+            )
+        buffered = c.decoder.buffered
+        if buffered or flood:
+            self.count_dropped(1, buffered)
+        return actions + self._drop(c, reason)
+
+    def _drop(self, c: _Conn, reason: str) -> list[Action]:
+        actions: list[Action] = [Close(c.number, reason)]
+        del self._conns[c.number]
+        if c.table is not None:
+            links = self._tables.get(c.table, {})
+            if links.get((c.seat, c.peer)) == c.number:
+                del links[(c.seat, c.peer)]
+            if not links:
+                self._tables.pop(c.table, None)
+                for s in range(SEATS):
+                    self._buckets.pop((c.table, s), None)
+        if c.partner is not None and c.partner in self._conns:
+            partner = self._conns[c.partner]
+            partner.partner = None
+            actions += self._drop(partner, f"seat {c.seat}'s side of the pair closed")
+        return actions

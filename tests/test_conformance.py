@@ -1,0 +1,212 @@
+"""The conformance kit: ``belote-p2p verify`` answers every case right, and verifiers that
+are wrong are reported case by case."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+from pathlib import Path
+
+import pytest
+from helpers import ROOT
+
+from belote_p2p.app import cli, conformance
+from belote_p2p.app.conformance import Answer, judge, parse_verdict
+from belote_p2p.protocol.identity import verify
+from belote_p2p.protocol.wire import ENVELOPE_LABEL, Envelope, decode, encode
+
+VECTORS = ROOT / "protocol" / "vectors"
+
+
+def kit(capsys: pytest.CaptureFixture[str], verifier: str, *more: str) -> tuple[int, list[str]]:
+    """Run ``belote-p2p conformance``; its exit status and its output lines."""
+    status = cli.main(["conformance", "--verifier", verifier, "--vectors", str(VECTORS), *more])
+    return status, capsys.readouterr().out.splitlines()
+
+
+def script(tmp_path: Path, name: str, text: str) -> str:
+    """A verifier command: ``text`` as a Python script run by this interpreter."""
+    path = tmp_path / f"{name}.py"
+    path.write_text(text, encoding="utf-8")
+    return f"{shlex.quote(sys.executable)} {shlex.quote(str(path))}"
+
+
+def expectations() -> list[tuple[str, str, Answer]]:
+    data = json.loads((VECTORS / conformance.MANIFEST).read_text(encoding="utf-8"))
+    return [
+        (v["file"], case, Answer.from_json(answer))
+        for v in data["vectors"]
+        for case, answer in v["expected"].items()
+    ]
+
+
+def test_belote_p2p_verify_answers_every_case_right(capsys: pytest.CaptureFixture[str]) -> None:
+    verifier = f"{shlex.quote(sys.executable)} -m belote_p2p verify"
+    status, lines = kit(capsys, verifier, "--jobs", "2")
+    total = len(expectations())
+    assert lines[-1] == f"{total} cases: {total} right", "\n".join(lines)
+    assert status == 0
+    assert len(lines) == total + 1 and all(line.startswith("right  ") for line in lines[:-1])
+
+
+def test_a_verifier_that_accepts_everything_is_reported(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    verifier = script(tmp_path, "yes", 'print("OK: team 0 (a and b) wins 0-0 after 1 rounds")\n')
+    status, lines = kit(capsys, verifier)
+    assert status == 1
+    refused = [(f, c) for f, c, a in expectations() if a.status != 0]
+    valid = [(f, c) for f, c, a in expectations() if a.status == 0]
+    for file, case in refused:
+        assert any(line.startswith(f"WRONG  {file} [{case}]: wrongly accepted") for line in lines)
+    for file, case in valid:  # accepted, but with the wrong score
+        assert any(line.startswith(f"WRONG  {file} [{case}]: wrong verdict") for line in lines)
+    assert lines[-1] == (
+        f"{len(refused) + len(valid)} cases: 0 right, {len(valid)} wrong verdict, "
+        f"{len(refused)} wrongly accepted"
+    )
+    assert "WRONG  game-classic.transcript [lie-state]: wrongly accepted: expected FAULT by " in (
+        "\n".join(lines)
+    )
+
+
+def test_a_verifier_that_refuses_everything_is_reported(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    verifier = script(
+        tmp_path, "no", 'import sys\nprint("INVALID: nothing is valid here")\nsys.exit(1)\n'
+    )
+    status, lines = kit(capsys, verifier)
+    assert status == 1
+    cases = expectations()
+    right = sum(a.kind == "INVALID" for _, _, a in cases)
+    refused = sum(a.status == 0 for _, _, a in cases)
+    wrong = len(cases) - right - refused
+    assert lines[-1] == (
+        f"{len(cases)} cases: {right} right, {wrong} wrong verdict, {refused} wrongly refused"
+    )
+    assert "WRONG  game-abandoned.transcript [original]: wrongly refused" in "\n".join(lines)
+
+
+def test_a_verifier_that_blames_the_wrong_seat_is_reported(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    verifier = script(
+        tmp_path, "blame", 'import sys\nprint("FAULT by seat 2 (x): it was him")\nsys.exit(1)\n'
+    )
+    status, lines = kit(capsys, verifier, "--only", "game-fault")
+    assert status == 1
+    assert lines[0].startswith("WRONG  game-fault.transcript [original]: wrong verdict: ")
+    assert "expected FAULT by seat 1 (exit 1), got FAULT by seat 2 (exit 1)" in lines[0]
+
+
+def test_the_kit_cannot_run_without_a_verifier_or_vectors(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    status = cli.main([
+        "conformance", "--verifier", str(tmp_path / "no-such-verifier"), "--only", "game-fault",
+        "--vectors", str(VECTORS),
+    ])  # fmt: skip
+    assert status == 2
+    assert "cannot run the verifier" in capsys.readouterr().err
+    empty = tmp_path / "vectors"
+    empty.mkdir()
+    assert cli.main(["conformance", "--verifier", "true", "--vectors", str(empty)]) == 2
+    assert "cannot read" in capsys.readouterr().err
+
+
+def test_the_kit_refuses_a_manifest_that_does_not_match_its_cases(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    manifest = json.loads((VECTORS / conformance.MANIFEST).read_text(encoding="utf-8"))
+    for vector in manifest["vectors"]:
+        (tmp_path / vector["file"]).write_bytes((VECTORS / vector["file"]).read_bytes())
+    del manifest["vectors"][0]["expected"]["swap"]
+    (tmp_path / conformance.MANIFEST).write_text(json.dumps(manifest), encoding="utf-8")
+    assert cli.main(["conformance", "--verifier", "true", "--vectors", str(tmp_path)]) == 2
+    assert "out of date" in capsys.readouterr().err
+
+
+def test_the_kit_keeps_the_files_it_checked(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    verifier = script(tmp_path, "yes", 'print("INVALID: x")\n')
+    kit(capsys, verifier, "--only", "game-abandoned.transcript", "--keep", str(tmp_path / "kept"))
+    kept = sorted(p.name for p in (tmp_path / "kept").iterdir())
+    assert "game-abandoned.original.transcript" in kept
+    assert "game-abandoned.lie-state.transcript" in kept
+    original = (tmp_path / "kept" / "game-abandoned.original.transcript").read_bytes()
+    assert original == (VECTORS / "game-abandoned.transcript").read_bytes()
+
+
+# -- the pieces -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("status", "line", "answer"),
+    [
+        (0, "OK: team 1 (p1 and p3) wins 11-252 after 3 rounds", Answer(0, "OK", None, (11, 252))),
+        (0, "ABANDONED by seat 3 (p3 [e905]) in round 1 at 0-0", Answer(0, "ABANDONED", 3, (0, 0))),
+        (1, "FAULT by seat 1 (a (b) wins 1-2 after 3 rounds): equivocation", Answer(1, "FAULT", 1)),
+        (1, "INCOMPLETE: the record stops in round 2 at 0-0", Answer(1, "INCOMPLETE")),
+        (1, "INVALID: record 3 is not a valid envelope", Answer(1, "INVALID")),
+        (1, "NO GAME: the seats did not sign the same table (x)", Answer(1, "NO GAME")),
+        (1, "OKAY then", Answer(1)),
+        (1, "", Answer(1)),
+        (2, "OK: whatever", Answer(2)),
+    ],
+)  # fmt: skip
+def test_a_verdict_line_is_read_by_its_first_words(status: int, line: str, answer: Answer) -> None:
+    assert parse_verdict(status, line) == answer
+
+
+def test_what_counts_as_wrong() -> None:
+    ok = Answer(0, "OK", None, (10, 20))
+    fault = Answer(1, "FAULT", 2)
+    assert judge(ok, ok) is None and judge(fault, fault) is None
+    assert judge(ok, fault) == "wrongly refused"
+    assert judge(fault, ok) == "wrongly accepted"
+    assert judge(fault, Answer(1, "FAULT", 3)) == "wrong verdict"
+    assert judge(ok, Answer(0, "OK", None, (20, 10))) == "wrong verdict"
+    assert judge(Answer(1, "INVALID"), Answer(2)) == "wrong verdict"
+
+
+def records(data: bytes) -> list[Envelope]:
+    return [Envelope.decode(f) for f in conformance.split_frames(data)[1:]]
+
+
+def test_every_tampered_copy_differs_and_lies_are_validly_signed() -> None:
+    manifest = json.loads((VECTORS / conformance.MANIFEST).read_text(encoding="utf-8"))
+    entry = manifest["vectors"][0]
+    data = (VECTORS / entry["file"]).read_bytes()
+    made = conformance.copies(data, [bytes.fromhex(k) for k in entry["keys"]])
+    assert set(made) == {"original", *conformance.TAMPERS}
+    assert len({d for d in made.values()}) == len(made)
+    original = records(data)
+    for name in ("lie-state", "lie-score"):
+        lie = records(made[name])
+        assert len(lie) == len(original)
+        changed = [i for i, (a, b) in enumerate(zip(original, lie, strict=True)) if a != b]
+        first = changed[0]
+        assert lie[first].type == ("bid" if name == "lie-state" else "done")
+        for envelope in lie[first:]:  # every record after the lie is signed and chained again
+            unsigned = {k: v for k, v in decode(envelope.raw).items() if k != "sig"}
+            assert verify(envelope.sender, envelope.sig, ENVELOPE_LABEL + encode(unsigned))
+    swapped = records(made["swap"])
+    assert sorted(e.hash for e in swapped) == sorted(e.hash for e in original)
+    for sender in {e.sender for e in original}:
+        assert [e.seq for e in swapped if e.sender == sender] == sorted(
+            e.seq for e in original if e.sender == sender
+        )
+    assert len(records(made["drop"])) == len(original) - 1
+    assert records(made["duplicate"])[-1] == next(e for e in original if e.type == "deck")
+
+
+def test_frames_split_and_join_back() -> None:
+    data = (VECTORS / "game-fault.transcript").read_bytes()
+    assert conformance.join_frames(conformance.split_frames(data)) == data
+    with pytest.raises(conformance.ConformanceError):
+        conformance.split_frames(data[:-1])
+    with pytest.raises(conformance.ConformanceError):
+        conformance.split_frames(b"")

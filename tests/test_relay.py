@@ -1,0 +1,351 @@
+"""Games through a relay, in one process over loopback TCP: seats that do not listen, a
+relay that records, drops or damages frames, a link that moves to the relay and back, and
+garbage sent to the relay while a table plays on it."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+import trio.testing
+from helpers import TABLE, TIMEOUT, check_agreement, has_ipv6_loopback, identities
+
+import belote_p2p.net.peer as peer_module
+from belote_p2p.game.rules import RULE_SETS
+from belote_p2p.net.address import format_address
+from belote_p2p.net.peer import PeerConfig, PeerResult, run_peer
+from belote_p2p.net.relay import RelayService
+from belote_p2p.net.transport import MeshConfig
+from belote_p2p.players.player import BotPlayer
+from belote_p2p.protocol.deck import TURNED_POSITION
+from belote_p2p.protocol.events import ActionTaken
+from belote_p2p.protocol.identity import Identity
+from belote_p2p.protocol.relay import Action, RelayServer, Send
+from belote_p2p.protocol.secretstore import FileSecrets
+from belote_p2p.protocol.session import TableSession
+from belote_p2p.protocol.table import Seat, TableDefinition
+from belote_p2p.protocol.transcript import read_transcript
+from belote_p2p.protocol.verify import verify_transcript
+from belote_p2p.protocol.wire import Envelope, decode, encode, frame
+
+
+async def play_relayed(
+    tmp_path: Path,
+    *,
+    listening: tuple[int, ...] = (),
+    relay: RelayService | None = None,
+    variant: str = "classic",
+    target: int = 151,
+    seed: int = 31,
+    host: str = "127.0.0.1",
+    mesh_config: MeshConfig | None = None,
+    config: PeerConfig | None = None,
+    watch: Any = None,
+    timeout: float = TIMEOUT,
+) -> tuple[list[PeerResult], TableDefinition]:
+    """Four peers play; the seats in ``listening`` accept direct connections on ``host``,
+    the others do not (their address is empty) and are reached through ``relay`` (a
+    :class:`RelayService` on ``host``, made here if not given)."""
+    relay = relay or RelayService()
+    relay_listener = (await trio.open_tcp_listeners(0, host=host))[0]
+    relay_address = (host, relay_listener.socket.getsockname()[1])
+    listeners = {s: (await trio.open_tcp_listeners(0, host=host))[0] for s in listening}
+    ids = identities(seed)
+    seats = tuple(
+        Seat(
+            f"p{s}",
+            ids[s].public_key_bytes,
+            format_address(host, listeners[s].socket.getsockname()[1]) if s in listeners else "",
+        )
+        for s in range(4)
+    )
+    definition = TableDefinition(TABLE, RULE_SETS[variant].with_(target=target), seats)
+    proposal = definition.propose(ids[0])
+    results: list[PeerResult | None] = [None] * 4
+
+    async def one(seat: int) -> None:
+        results[seat] = await run_peer(
+            definition, seat, ids[seat], BotPlayer("random", seed=seat),
+            transcript=tmp_path / f"seat{seat}.transcript",
+            listeners=[listeners[seat]] if seat in listeners else [],
+            secrets=FileSecrets(tmp_path / "secrets", definition.table_id, seat),
+            proposal=proposal, relay=relay_address, mesh_config=mesh_config, config=config,
+            on_event=watch if seat == 0 else None,
+        )  # fmt: skip
+
+    with trio.fail_after(timeout):
+        async with trio.open_nursery() as nursery:
+            await nursery.start(relay.serve, [relay_listener])
+            async with trio.open_nursery() as peers:
+                for seat in range(4):
+                    peers.start_soon(one, seat)
+            nursery.cancel_scope.cancel()
+    done = [r for r in results if r is not None]
+    assert len(done) == 4
+    return done, definition
+
+
+async def test_four_peers_that_do_not_listen_play_through_a_relay(tmp_path: Path) -> None:
+    results, _ = await play_relayed(tmp_path, variant="coinche")
+    check_agreement(results)
+    assert all(r.relayed == 3 for r in results), [r.relayed for r in results]
+
+
+async def test_only_the_pairs_that_need_it_go_through_the_relay(tmp_path: Path) -> None:
+    """Seat 0 listens: the others dial it directly; their own three pairs are relayed."""
+    relay = RelayService()
+    results, _ = await play_relayed(tmp_path, listening=(0,), relay=relay)
+    check_agreement(results)
+    assert [r.relayed for r in results] == [0, 2, 2, 2]
+    assert relay.stats["paired"] == 3
+
+
+class RecordingServer(RelayServer):
+    """A relay that keeps a copy of every frame it forwards."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.record: list[bytes] = []
+
+    def _forward(self, c: Any, payload: bytes) -> list[Action]:
+        self.record.append(payload)
+        actions: list[Action] = super()._forward(c, payload)
+        return actions
+
+
+async def test_what_a_relay_records_opens_no_card_before_it_is_played(tmp_path: Path) -> None:
+    """Every frame the relay forwarded, replayed into an observer as they came: until a
+    round's reveals, the observer knows only the turned card and the cards played. The
+    record holds nothing else than handshakes, sync requests and signed envelopes."""
+    server = RecordingServer()
+    results, definition = await play_relayed(
+        tmp_path, relay=RelayService(server=server), target=301
+    )
+    check_agreement(results)
+    observer = TableSession(definition, None, None)
+    observer.start()
+    kinds: set[str] = set()
+    checked_plays = 0
+    revealed: set[int] = set()
+    for payload in server.record:
+        message = decode(payload)
+        if "sig" in message and "seq" in message:
+            envelope = Envelope.decode(payload)
+            body = envelope.body
+            if body["type"] == "deck" and body["msg"]["type"] == "deck.reveal":
+                revealed.add(body["round"])
+            observer.receive(payload)
+            kinds.add("envelope")
+        else:
+            kinds.add(message["type"])
+            continue
+        deck = observer.deck
+        if deck is None or deck.round_number in revealed:
+            continue
+        public = set(deck.played()) | (
+            {TURNED_POSITION} if not definition.rules.is_coinche else set()
+        )
+        known = {p for p, card in enumerate(deck.known_cards()) if card is not None}
+        assert known <= public, (deck.round_number, sorted(known - public))
+        checked_plays = max(checked_plays, len(deck.played()))
+    assert kinds <= {"hello", "hello-proof", "sync", "envelope"}, kinds
+    assert checked_plays >= 31  # the check ran through whole rounds of play
+    assert observer.completed  # the record held the whole game
+
+
+class DamagingServer(RelayServer):
+    """A relay that drops some forwarded frames and flips a bit in others (seeded), past
+    the handshakes, for a bounded number of frames."""
+
+    def __init__(self, seed: int, *, drop: float, flip: float, budget: int) -> None:
+        super().__init__()
+        self.rng = random.Random(seed)
+        self.drop, self.flip, self.budget = drop, flip, budget
+        self.dropped = self.flipped = 0
+
+    def _forward(self, c: Any, payload: bytes) -> list[Action]:
+        actions: list[Action] = super()._forward(c, payload)
+        if self.budget <= 0 or len(payload) < 200:  # handshakes and sync requests pass
+            return actions
+        roll = self.rng.random()
+        if roll < self.drop:
+            self.budget -= 1
+            self.dropped += 1
+            return []
+        if roll < self.drop + self.flip:
+            self.budget -= 1
+            self.flipped += 1
+            damaged = bytearray(payload)
+            damaged[self.rng.randrange(len(damaged))] ^= 1 << self.rng.randrange(8)
+            (send,) = actions
+            assert isinstance(send, Send)
+            return [Send(send.conn, frame(bytes(damaged)))]
+        return actions
+
+
+@pytest.fixture
+def clock() -> trio.testing.MockClock:
+    """Virtual time that jumps when every task has waited 10 ms of real time (the sync
+    requests after a dropped frame come at once)."""
+    return trio.testing.MockClock(autojump_threshold=0.01)
+
+
+async def test_a_relay_that_drops_and_damages_frames_only_delays_the_game(
+    tmp_path: Path, clock: trio.testing.MockClock
+) -> None:
+    server = DamagingServer(5, drop=0.05, flip=0.05, budget=40)
+    results, _ = await play_relayed(
+        tmp_path, relay=RelayService(server=server), timeout=TIMEOUT * 20
+    )
+    # A ``bye`` the relay dropped may never reach a peer whose others had all left: the game
+    # is the same for all (every ``done`` is in), only the farewells may differ.
+    assert len({r.state.scores for r in results}) == 1
+    games = [
+        {e.hash for e in map(Envelope.decode, read_transcript(r.transcript).envelopes)
+         if e.body["type"] != "bye"}
+        for r in results
+    ]  # fmt: skip
+    assert all(g == games[0] for g in games)
+    assert server.dropped >= 5 and server.flipped >= 5, (server.dropped, server.flipped)
+    for r in results:
+        assert r.fault is None and r.abandoned is None and r.error is None
+        verdict = verify_transcript(r.transcript)
+        assert verdict.ok and verdict.finished, verdict.summary()
+    # Damaged frames are refused by the receiver (a bad signature, or not msgpack): they cost
+    # the relayed connection, which comes back.
+    assert sum(sum(r.rejected) for r in results) >= 1
+    assert sum(r.reconnections for r in results) >= 1
+
+
+async def test_a_link_moves_to_the_relay_and_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Everybody listens, but seat 3 cannot reach seat 1 directly at first: their link goes
+    through the relay. Once the path opens (after some plays), seat 3's next direct attempt
+    succeeds and replaces the relayed link. Nothing is lost or counted twice: the four
+    records are the same and verify."""
+    real_mesh = peer_module.Mesh
+    blocked = trio.Event()  # set: the path is open
+    attempts: list[bool] = []
+
+    class CutMesh(real_mesh):  # type: ignore[misc, valid-type]
+        async def open_direct(self, host: str, port: int) -> Any:
+            if self.seat == 3 and port == ports[1]:
+                attempts.append(blocked.is_set())
+                if not blocked.is_set():
+                    raise OSError("no route to seat 1 (the test)")
+            return await super().open_direct(host, port)
+
+    ports: dict[int, int] = {}
+    monkeypatch.setattr(peer_module, "Mesh", CutMesh)
+    actions = 0
+
+    def watch(event: object) -> None:
+        nonlocal actions
+        if isinstance(event, ActionTaken):
+            actions += 1
+            if actions == 10:
+                blocked.set()
+
+    real_open = trio.open_tcp_listeners
+
+    async def record_ports(port: int, **kw: Any) -> Any:
+        listeners = await real_open(port, **kw)
+        ports[len(ports) - 1] = listeners[0].socket.getsockname()[1]  # -1: the relay's
+        return listeners
+
+    monkeypatch.setattr(trio, "open_tcp_listeners", record_ports)
+    config = MeshConfig(fallback_after=0.2, direct_retry=0.5, dial_max_backoff=0.2)
+    results, _ = await play_relayed(
+        tmp_path, listening=(0, 1, 2, 3), mesh_config=config, watch=watch, target=301
+    )
+    check_agreement(results)
+    assert actions > 10
+    assert results[1].relayed == results[3].relayed == 1
+    assert results[0].relayed == results[2].relayed == 0
+    assert results[3].reconnections >= 1 and results[1].reconnections >= 1
+    assert attempts[0] is False and attempts[-1] is True
+
+
+async def test_garbage_and_impostors_at_the_relay_do_not_disturb_a_table(
+    tmp_path: Path,
+) -> None:
+    """While a table plays through the relay, other clients send it garbage, a flood, and
+    a join for the table's seat without its key: each is cut, and the game is not touched."""
+    relay = RelayService()
+    cut: list[str] = []
+    game_over = trio.Event()
+
+    async def attack(address: tuple[str, int]) -> None:
+        impostor = Identity.from_seed(b"\x66" * 32)
+        ids = identities(31)
+        seats = tuple(Seat(f"p{s}", ids[s].public_key_bytes, "") for s in range(4))
+        definition = TableDefinition(TABLE, RULE_SETS["classic"].with_(target=151), seats)
+        attempts = [
+            b"\x00\x00\x00\x05garbage!",
+            frame(encode({"type": "relay-hello", "version": 1})) + bytes(200_000),
+        ]
+        for data in attempts:
+            stream = await trio.open_tcp_stream(*address)
+            await stream.send_all(data)
+            cut.append(await read_to_end(stream))
+        stream = await trio.open_tcp_stream(*address)
+        await stream.send_all(frame(encode({"type": "relay-hello", "version": 1})))
+        await read_frame(stream)
+        join = {
+            "type": "relay-join", "definition": definition.to_wire(),
+            "proposal": definition.propose(ids[0]), "seat": 1, "peer": 2,
+            "sig": impostor.sign(b"x" * 64),
+        }  # fmt: skip
+        await stream.send_all(frame(encode(join)))
+        cut.append(await read_to_end(stream))
+        game_over.set()
+
+    real_serve = relay.serve
+
+    async def serve(listeners: Any, *, task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
+        address = listeners[0].socket.getsockname()[:2]
+        async with trio.open_nursery() as nursery:
+            await nursery.start(real_serve, listeners)
+            nursery.start_soon(attack, address)
+            task_status.started()
+
+    relay.serve = serve  # type: ignore[method-assign]
+    results, _ = await play_relayed(tmp_path, relay=relay)
+    check_agreement(results)
+    assert game_over.is_set()
+    assert "not canonical msgpack" in cut[0] or "expected" in cut[0]
+    assert "not signed by seat 1's key" in cut[2]
+    refused = relay.stats["refused"]
+    assert refused.get("no key for the seat") == 1 and sum(refused.values()) >= 3
+
+
+async def read_to_end(stream: trio.abc.Stream) -> str:
+    data = b""
+    with trio.fail_after(10):
+        try:
+            while chunk := await stream.receive_some():
+                data += chunk
+        except trio.BrokenResourceError:
+            pass  # reset: the relay closed with our bytes unread
+    await stream.aclose()
+    return data.decode("latin-1")
+
+
+async def read_frame(stream: trio.abc.Stream) -> bytes:
+    data = b""
+    while len(data) < 4 or len(data) < 4 + int.from_bytes(data[:4], "big"):
+        data += await stream.receive_some()
+    return data[4:]
+
+
+@pytest.mark.skipif(not has_ipv6_loopback(), reason="this machine has no IPv6 loopback (::1)")
+async def test_a_game_over_ipv6_loopback(tmp_path: Path) -> None:
+    """Two seats listen on [::1], two are reached through a relay on [::1]."""
+    results, definition = await play_relayed(tmp_path, listening=(0, 1), host="::1")
+    check_agreement(results)
+    assert definition.seats[0].address.startswith("[::1]:")
+    assert [r.relayed for r in results] == [0, 0, 1, 1]

@@ -1,0 +1,732 @@
+"""The recorded games of ``protocol/vectors/``: each verifies as ``conformance.json`` says,
+and the code still writes it byte for byte; the handshake vector; the deck vector's layout.
+
+Every game is played by four table sessions in memory. Identities, deck secrets, the
+players' choices and the delivery order all come from the game's recorded seed, and Ed25519
+signatures and the deck protocol's proof nonces are deterministic, so one seed gives one
+file. A seed was found by ``--search``, which plays seeds 0, 1, 2... with the rules engine
+alone (the deck protocol's cards follow from the shuffle seeds without any group
+operation) until the game holds the events the vector is for.
+
+    PYTHONPATH=. python tests/test_vectors.py --search NAME    # the first seed that fits
+    PYTHONPATH=. python tests/test_vectors.py --write [NAME]   # regenerate (and the manifest)
+
+Regenerate only after a deliberate change to the wire, the session or the deck protocol,
+and say so in the commit.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import sys
+import tempfile
+from collections import deque
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cheaters import resign
+from helpers import ROOT, SeededSecrets, identities, make_table, table_sessions, write_transcript
+
+from belote_p2p.app import conformance
+from belote_p2p.game.announcements import find_announcements
+from belote_p2p.game.audit import audit_round
+from belote_p2p.game.cards import CARDS, Card, mask_of
+from belote_p2p.game.engine import Action, Bid, Phase, RoundRecord, State
+from belote_p2p.game.observation import Observation, observe
+from belote_p2p.game.scoring import Outcome
+from belote_p2p.protocol.bodies import abandon_body
+from belote_p2p.protocol.deck import shuffle_order, shuffle_permutation
+from belote_p2p.protocol.events import DecisionNeeded
+from belote_p2p.protocol.identity import Identity, verify
+from belote_p2p.protocol.secretstore import MemorySecrets
+from belote_p2p.protocol.session import TableSession
+from belote_p2p.protocol.table import TableDefinition
+from belote_p2p.protocol.transcript import TranscriptError, read_transcript
+from belote_p2p.protocol.verify import Verdict, verify_record, verify_transcript
+from belote_p2p.protocol.wire import (
+    HELLO_LABEL,
+    Envelope,
+    Handshake,
+    HandshakeError,
+    decode,
+    encode,
+)
+
+VECTORS = ROOT / "protocol" / "vectors"
+MANIFEST = VECTORS / conformance.MANIFEST
+
+
+# -- the games ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Game:
+    """One recorded game: its table, its seed, the bids it scripts, what it must hold."""
+
+    name: str
+    """The file is ``protocol/vectors/<name>.transcript``."""
+    description: str
+    variant: str
+    target: int
+    seed: int
+    """Deck secrets, choices and delivery order (found by ``--search``)."""
+    keys: int
+    """The seed of the four identities (``helpers.identities``)."""
+    rules: Mapping[str, Any] = field(default_factory=dict)
+    """Rule-set fields other than the variant's and ``target``."""
+    bids: Mapping[int, tuple[str, ...]] = field(default_factory=dict)
+    """Round -> the bids of that round in bidding order (from dealer+1), as wire text;
+    every other decision is a seeded random legal one."""
+    wanted: Callable[[State], bool] | None = None
+    """What the game played by the engine alone must hold (``--search``)."""
+    silent_seat: int | None = None
+    """This seat stops answering at its first card after two tricks; the three others
+    sign it gone (``abandon``)."""
+    equivocating_seat: int | None = None
+    """This seat signs its first bid twice, differently: one version to seat 0, the other
+    to the others."""
+
+
+def rounds(state: State) -> tuple[RoundRecord, ...]:
+    return state.history
+
+
+def outcomes(state: State) -> list[Outcome | None]:
+    return [r.score.outcome if r.score is not None else None for r in rounds(state)]
+
+
+def classic_wanted(state: State) -> bool:
+    """A redeal, a litige whose pot a later round wins, an announcement and a belote."""
+    history = rounds(state)
+    if not state.is_over or len(history) > 5 or history[0].score is not None:
+        return False
+    litiges = [i for i, r in enumerate(history) if r.score and r.score.outcome is Outcome.LITIGE]
+    if len(litiges) != 1 or litiges[0] == len(history) - 1:
+        return False
+    won_pot = history[litiges[0] + 1]
+    assert won_pot.score is not None
+    return (
+        won_pot.score.pending == 0
+        and won_pot.score.outcome is not Outcome.LITIGE
+        and any(r.announcements_team is not None for r in history)
+        and any(r.belote for r in history)
+    )
+
+
+def held_announcements(record: RoundRecord) -> bool:
+    """Some hand of the round holds an announcement (that the rule set does not score)."""
+    hands = audit_round(record).hands
+    return any(find_announcements(mask_of(hand), record.trump) for hand in hands)
+
+
+def no_announcements_wanted(state: State) -> bool:
+    """One round, a belote, and a hand whose announcement does not count."""
+    history = rounds(state)
+    return (
+        state.is_over
+        and len(history) == 1
+        and bool(history[0].belote)
+        and held_announcements(history[0])
+        and not any(history[0].declared)
+    )
+
+
+def coinche_wanted(state: State) -> bool:
+    """Two rounds: the scripted auctions, both contracts played out."""
+    return state.is_over and len(rounds(state)) == 2
+
+
+GAMES = (
+    Game(
+        "game-classic",
+        "Classic belote to 200: round 0 is redealt (everybody passes twice), a litige sets "
+        "points aside, a later round wins the pot; announcements and a belote score.",
+        "classic",
+        target=200,
+        seed=182,
+        keys=11,
+        bids={0: ("pass",) * 8},
+        wanted=classic_wanted,
+    ),
+    Game(
+        "game-coinche",
+        "Belote coinchée to 501 with sans-atout and tout-atout bids: round 0 goes 80 NT, "
+        "90 AT, coinche, then three passes; round 1 goes pass, 110 NT, coinche, surcoinche.",
+        "coinche",
+        target=501,
+        seed=0,
+        keys=12,
+        rules={"sans_atout": True, "tout_atout": True},
+        bids={
+            0: ("80 NT", "90 AT", "coinche", "pass", "pass", "pass"),
+            1: ("pass", "110 NT", "coinche", "surcoinche"),
+        },
+        wanted=coinche_wanted,
+    ),
+    Game(
+        "game-no-announcements",
+        "Classic belote without announcements, to 100: one round; a hand holds a sequence "
+        "that does not count, and a belote that does.",
+        "classic-no-announcements",
+        target=100,
+        seed=1,
+        keys=13,
+        wanted=no_announcements_wanted,
+    ),
+    Game(
+        "game-abandoned",
+        "Classic belote: in round 0, after two tricks, seat 3 stops answering; the three "
+        "others sign it gone and the game ends, abandoned by seat 3.",
+        "classic",
+        target=501,
+        seed=0,
+        keys=14,
+        silent_seat=3,
+    ),
+    Game(
+        "game-fault",
+        "Classic belote: seat 1 signs two different first bids at one seq, one to seat 0 and "
+        "the other to seats 2 and 3. The peers find the equivocation and report it with both "
+        "envelopes as evidence; the game stops, seat 1 at fault.",
+        "classic",
+        target=501,
+        seed=0,
+        keys=15,
+        equivocating_seat=1,
+    ),
+)
+BY_NAME = {g.name: g for g in GAMES}
+
+
+def definition_of(game: Game) -> tuple[TableDefinition, list[Identity]]:
+    definition, ids = make_table(game.variant, game.target, game.keys)
+    rules = definition.rules.with_(**game.rules)
+    rules.validate()
+    return replace(definition, rules=rules), ids
+
+
+class Player:
+    """A seat's choices: the scripted bids of the game, else a seeded random legal action."""
+
+    def __init__(self, game: Game, seat: int) -> None:
+        self.bids = game.bids
+        self.rng = random.Random(f"{game.seed}/player/{seat}")
+
+    def decide(self, observation: Observation) -> Action:
+        script = self.bids.get(observation.number, ())
+        if observation.phase is not Phase.PLAY and len(observation.bids) < len(script):
+            bid = Bid.parse(script[len(observation.bids)])
+            assert bid in observation.legal, (observation.number, bid, observation.legal)
+            return bid
+        return self.rng.choice(observation.legal)
+
+
+# -- the engine alone (for --search) -----------------------------------------------------
+
+
+def predicted_deck(definition: TableDefinition, seed: int, state: State) -> list[Card]:
+    """The cards the deck protocol deals in ``state``'s round, from the seeded shuffle seeds:
+    each shuffle moves card ``perm[j]`` to position ``j`` (``protocol/DECK.md`` §4, §10)."""
+    cards = list(range(32))
+    for seat in shuffle_order(state.dealer):
+        loaded = SeededSecrets(seed, seat).load(state.number)
+        assert loaded is not None
+        perm = shuffle_permutation(definition.table_id, state.number, seat, loaded[1])
+        cards = [cards[perm[j]] for j in range(32)]
+    return [CARDS[c] for c in cards]
+
+
+def simulate(game: Game) -> State:
+    """The game as the engine plays it with every hand known: the same cards and choices as
+    the recorded game (a game without a twist)."""
+    definition, _ = definition_of(game)
+    players = [Player(game, seat) for seat in range(4)]
+    state = State.new_game(definition.rules)
+    while not state.is_over and state.number < 12:
+        state = state.deal(predicted_deck(definition, game.seed, state))
+        while state.phase not in (Phase.DEAL, Phase.GAME_OVER):
+            state = state.apply(players[state.to_act].decide(observe(state, state.to_act)))
+    return state
+
+
+def search(game: Game, start: int = 0, count: int = 100_000) -> int:
+    assert game.wanted is not None
+    for seed in range(start, start + count):
+        if game.wanted(simulate(replace(game, seed=seed))):
+            return seed
+    raise LookupError(f"no seed in {start}..{start + count - 1} gives {game.name}")
+
+
+# -- the game played by four sessions ----------------------------------------------------
+
+
+class Table:
+    """Four sessions, one FIFO queue per ordered pair, a seeded delivery order."""
+
+    def __init__(self, game: Game) -> None:
+        self.game = game
+        self.definition, self.ids = definition_of(game)
+        self.sessions = table_sessions(self.definition, self.ids, deal_seed=game.seed)
+        self.players = [Player(game, seat) for seat in range(4)]
+        self.rng = random.Random(f"{game.seed}/delivery")
+        self.queues = {(a, b): deque[bytes]() for a in range(4) for b in range(4) if a != b}
+        self.silent = False
+        self.equivocated = False
+
+    @property
+    def honest(self) -> tuple[int, ...]:
+        bad = {self.game.silent_seat, self.game.equivocating_seat}
+        return tuple(s for s in range(4) if s not in bad)
+
+    def send(self, seat: int, data: bytes) -> None:
+        if self.silent and seat == self.game.silent_seat:
+            return
+        twin = self._twin(seat, data)
+        for other in range(4):
+            if other != seat:
+                self.queues[seat, other].append(twin if twin and other == 0 else data)
+
+    def _twin(self, seat: int, data: bytes) -> bytes | None:
+        """The other version of the equivocating seat's first bid."""
+        if seat != self.game.equivocating_seat or self.equivocated:
+            return None
+        envelope = Envelope.decode(data)
+        if envelope.type != "bid":
+            return None
+        self.equivocated = True
+        body = dict(envelope.body)
+        body["bid"] = "take" if body["bid"] == "pass" else "pass"
+        return resign(self.ids[seat], envelope, body).encode()
+
+    def flush(self, seat: int) -> None:
+        session = self.sessions[seat]
+        for data in session.take_outbox():
+            self.send(seat, data)
+        for event in session.take_events():
+            if not isinstance(event, DecisionNeeded):
+                continue
+            observation = event.observation
+            if seat == self.game.silent_seat and self._falls_silent(observation):
+                continue
+            session.act(self.players[seat].decide(observation))
+            self.flush(seat)
+
+    def _falls_silent(self, observation: Observation) -> bool:
+        due = observation.phase is Phase.PLAY and len(observation.tricks) >= 2
+        if not self.silent and not due:
+            return False
+        if not self.silent:
+            self.silent = True
+            for other in self.honest:  # in a real game: once its deadline and grace passed
+                self.sessions[other].abandon(observation.seat)
+                self.flush(other)
+        return True
+
+    def run(self, limit: int = 100_000) -> None:
+        for seat in range(4):
+            self.sessions[seat].start()
+            self.flush(seat)
+        synced = False
+        for _ in range(limit):
+            if all(self.sessions[s].closed for s in self.honest):
+                return
+            busy = [k for k, q in self.queues.items() if q]
+            if not busy:
+                assert not synced, "nothing moves, even after a sync"
+                for a in self.honest:
+                    for b in range(4):
+                        if a != b:
+                            self.queues[a, b].append(self.sessions[a].sync_request())
+                synced = True
+                continue
+            synced = False
+            a, b = self.rng.choice(busy)
+            replies = self.sessions[b].receive(self.queues[a, b].popleft())
+            if not (self.silent and b == self.game.silent_seat):
+                self.queues[b, a].extend(replies)  # a sync answer goes back on its connection
+            self.flush(b)
+        raise AssertionError("the game does not end")
+
+
+def record(game: Game, path: Path) -> TableSession:
+    """Play ``game``; seat 0's transcript goes to ``path``."""
+    table = Table(game)
+    table.run()
+    path.unlink(missing_ok=True)
+    write_transcript(path, table.sessions[0])
+    return table.sessions[0]
+
+
+def vector_path(game: Game) -> Path:
+    return VECTORS / f"{game.name}.transcript"
+
+
+# -- the manifest: what a verifier answers for each game and each tampered copy -------------
+
+
+def private_keys(game: Game) -> list[bytes]:
+    """The RFC 8032 private keys of the game's seats (``helpers.identities``)."""
+    keys = [bytes([game.keys, seat]) * 16 for seat in range(4)]
+    assert [Identity.from_seed(k).public_key_bytes for k in keys] == [
+        i.public_key_bytes for i in identities(game.keys)
+    ]
+    return keys
+
+
+def round_secrets(game: Game) -> dict[str, list[dict[str, str]]]:
+    """Per round of the record, each seat's deck secrets (``SeededSecrets``): its secret key
+    and its shuffle seed (DECK.md §3, §4)."""
+    envelopes = map(Envelope.decode, read_transcript(vector_path(game)).envelopes)
+    rounds = sorted({e.body["round"] for e in envelopes if e.type == "deck"})
+    out = {}
+    for number in rounds:
+        entries = []
+        for seat in range(4):
+            loaded = SeededSecrets(game.seed, seat).load(number)
+            assert loaded is not None
+            entries.append({"secret_key": loaded[0].hex(), "shuffle_seed": loaded[1].hex()})
+        out[str(number)] = entries
+    return out
+
+
+def reference_answer(data: bytes, folder: Path) -> conformance.Answer:
+    """What ``belote-p2p verify`` answers for a transcript file holding ``data``."""
+    path = folder / "case.transcript"
+    path.write_bytes(data)
+    try:
+        verdict = verify_transcript(path)
+    except TranscriptError:
+        return conformance.Answer(conformance.EXIT_UNREADABLE)
+    status = conformance.EXIT_VALID if verdict.ok else conformance.EXIT_NOT_VALID
+    return conformance.parse_verdict(status, verdict.summary())
+
+
+def manifest(folder: Path) -> dict[str, Any]:
+    vectors = []
+    for game in GAMES:
+        keys = private_keys(game)
+        made = conformance.copies(vector_path(game).read_bytes(), keys)
+        vectors.append({
+            "file": vector_path(game).name,
+            "description": game.description,
+            "rules": definition_of(game)[0].rules.to_dict(),
+            "seed": game.seed,
+            "keys": [k.hex() for k in keys],
+            "secrets": round_secrets(game),
+            "expected": {t: reference_answer(d, folder).to_json() for t, d in made.items()},
+        })  # fmt: skip
+    return {
+        "description": "The recorded games of this folder and what a verifier answers for "
+        "each, as it is and tampered (protocol/README.md, 'The conformance kit'). 'keys' are "
+        "the seats' RFC 8032 private keys (test identities), with which the kit signs its "
+        "lies again. 'expected' maps a case ('original' or a tamper) to the verifier's exit "
+        "status and verdict; 'seat' is the seat at fault or gone, 'scores' the final scores "
+        "of OK and ABANDONED. 'secrets' are each seat's deck secrets of each round (its "
+        "secret key and shuffle seed, DECK.md sections 3 and 4), so that a table session can "
+        "replay any seat.",
+        "verifier": {
+            "command": "CMD FILE",
+            "exit": {
+                "0": "OK or ABANDONED: a valid and complete record",
+                "1": "FAULT, INCOMPLETE, INVALID or NO GAME",
+                "2": "FILE is not a transcript (its header or framing is wrong)",
+            },
+            "verdicts": list(conformance.KINDS),
+        },
+        "tampers": {name: conformance.describe(t) for name, t in conformance.TAMPERS.items()},
+        "vectors": vectors,
+    }
+
+
+def manifest_text(folder: Path) -> str:
+    return json.dumps(manifest(folder), indent=1, ensure_ascii=False) + "\n"
+
+
+def write(names: list[str]) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        for game in GAMES:
+            if not names or game.name in names:
+                record(game, vector_path(game))
+                print(f"wrote {vector_path(game)}")
+        MANIFEST.write_text(manifest_text(Path(tmp)), encoding="utf-8")
+        print(f"wrote {MANIFEST}")
+    HANDSHAKE.write_text(handshake_text(), encoding="utf-8")
+    print(f"wrote {HANDSHAKE}")
+
+
+# -- the tests -----------------------------------------------------------------------------
+
+
+def expected(game: Game) -> conformance.Answer:
+    data = json.loads(MANIFEST.read_text(encoding="utf-8"))
+    entry = next(v for v in data["vectors"] if v["file"] == vector_path(game).name)
+    return conformance.Answer.from_json(entry["expected"]["original"])
+
+
+@pytest.mark.parametrize("game", GAMES, ids=lambda g: g.name)
+def test_the_code_still_writes_the_game_byte_for_byte(game: Game, tmp_path: Path) -> None:
+    fresh = tmp_path / "fresh.transcript"
+    session = record(game, fresh)
+    assert fresh.read_bytes() == vector_path(game).read_bytes()
+    if game.wanted is not None:  # the engine alone plays the same game, which is as wanted
+        alone = simulate(game)
+        assert game.wanted(alone)
+        assert outcomes(session.state) == outcomes(alone)
+        assert session.state.scores == alone.scores
+    assert reference_answer(fresh.read_bytes(), tmp_path) == expected(game)
+
+
+def test_the_games_hold_what_they_are_for() -> None:
+    answers = {g.name: expected(g) for g in GAMES}
+    assert {a.kind for a in answers.values()} == {"OK", "ABANDONED", "FAULT"}
+    assert answers["game-abandoned"].seat == 3 and answers["game-fault"].seat == 1
+    coinche = [str(b) for r in simulate(BY_NAME["game-coinche"]).history for _, b in r.bids]
+    assert {"80 NT", "90 AT", "coinche", "surcoinche", "110 NT"} <= set(coinche)
+
+
+def test_the_manifest_lists_every_game_its_seed_keys_and_cases() -> None:
+    data = json.loads(MANIFEST.read_text(encoding="utf-8"))
+    assert [v["file"] for v in data["vectors"]] == [vector_path(g).name for g in GAMES]
+    assert sorted(p.name for p in VECTORS.glob("*.transcript")) == sorted(
+        vector_path(g).name for g in GAMES
+    )
+    for game, entry in zip(GAMES, data["vectors"], strict=True):
+        assert entry["seed"] == game.seed
+        assert entry["keys"] == [k.hex() for k in private_keys(game)]
+        assert entry["rules"] == definition_of(game)[0].rules.to_dict()
+        assert entry["secrets"] == round_secrets(game)
+    assert data["tampers"] == {n: conformance.describe(t) for n, t in conformance.TAMPERS.items()}
+    # The cases the kit makes are the ones the manifest answers (it refuses to run otherwise).
+    assert len(conformance.cases(VECTORS)) == sum(len(v["expected"]) for v in data["vectors"])
+
+
+@pytest.mark.parametrize("game", GAMES, ids=lambda g: g.name)
+def test_the_record_order_is_not_causal(game: Game) -> None:
+    """Each game has a record that comes before an envelope its ``seen`` names: a verifier
+    that processes the records in file order, without holding any, fails on every vector."""
+    envelopes = [Envelope.decode(e) for e in read_transcript(vector_path(game)).envelopes]
+    position = {e.hash: i for i, e in enumerate(envelopes)}
+    assert any(position.get(h, -1) > i for i, e in enumerate(envelopes) for h in e.seen)
+
+
+def test_the_fault_is_proven_by_the_evidence_of_a_fault_report() -> None:
+    """The equivocation of game-fault is seen only in the evidence of the fault reports: the
+    chain of seat 1 in seat 0's record holds one of the two bids."""
+    transcript = read_transcript(vector_path(BY_NAME["game-fault"]))
+    envelopes = [Envelope.decode(e) for e in transcript.envelopes]
+    reports = [e for e in envelopes if e.type == "fault"]
+    assert len(reports) == 3 and {e.body["seat"] for e in reports} == {1}
+    without = [e.raw for e in envelopes if e.type != "fault"]
+    assert verify_record(transcript.definition, without).fault is None
+
+
+@pytest.mark.parametrize("game", [g for g in GAMES if g.wanted], ids=lambda g: g.name)
+def test_seat_0_signs_its_record_again_from_the_manifest(game: Game) -> None:
+    """From the manifest's keys and secrets, a session of seat 0 fed the others' envelopes
+    derives every body seat 0 recorded (``TableSession.resume`` checks each one). Not in
+    the games where seat 0 signed what no session derives: an abandonment (its driver's
+    decision, on a deadline) or a fault report (whose evidence depends on what came first)."""
+    data = json.loads(MANIFEST.read_text(encoding="utf-8"))
+    entry = next(v for v in data["vectors"] if v["file"] == vector_path(game).name)
+    secrets = MemorySecrets()
+    for number, seats in entry["secrets"].items():
+        secrets.save(
+            int(number), *(bytes.fromhex(seats[0][k]) for k in ("secret_key", "shuffle_seed"))
+        )
+    transcript = read_transcript(vector_path(game))
+    identity = Identity.from_seed(bytes.fromhex(entry["keys"][0]))
+    session = TableSession.resume(transcript.definition, 0, identity, transcript.envelopes, secrets)
+    ours = [
+        e for e in transcript.envelopes if Envelope.decode(e).sender == identity.public_key_bytes
+    ]
+    assert session.take_outbox() == ours
+
+
+def signed_after(game: Game, seat: int, body: dict[str, Any], path: Path) -> Verdict:
+    """The verdict on ``game``'s record with one more envelope of ``seat`` at its end."""
+    frames = conformance.split_frames(vector_path(game).read_bytes())
+    signer = Identity.from_seed(private_keys(game)[seat])
+    last = [e for e in map(Envelope.decode, frames[1:]) if e.sender == signer.public_key_bytes][-1]
+    seen = list(last.seen)
+    seen[seat] = last.hash
+    more = Envelope.create(signer, last.table, last.seq + 1, last.hash, seen, body)
+    path.write_bytes(conformance.join_frames([*frames, more.encode()]))
+    return verify_transcript(path)
+
+
+def test_a_resignation_after_the_four_done_changes_nothing(tmp_path: Path) -> None:
+    verdict = signed_after(BY_NAME["game-classic"], 1, abandon_body(1), tmp_path / "late")
+    assert verdict.ok and verdict.finished and verdict.abandoned is None
+    assert verdict.summary().startswith("OK: ")
+
+
+def test_the_first_abandonment_stands(tmp_path: Path) -> None:
+    verdict = signed_after(BY_NAME["game-abandoned"], 0, abandon_body(0), tmp_path / "again")
+    assert verdict.abandoned == 3
+
+
+# -- the hello handshake --------------------------------------------------------------------
+
+HANDSHAKE = VECTORS / "handshake.json"
+HANDSHAKE_KEYS = 16
+"""The seed of the four identities of the handshake vector."""
+
+
+def handshake_vector() -> dict[str, Any]:
+    """Seat 2 dials seat 1: both hellos, both signed statements and both proofs; then what
+    each side refuses: a hello from a lower seat, and a recorded proof on a new connection."""
+    ids = identities(HANDSHAKE_KEYS)
+    roster = [i.public_key_bytes for i in ids]
+    table = bytes(range(0x10, 0x20))
+    nonces = {1: bytes([0x11]) * 32, 2: bytes([0x22]) * 32}
+    listener = Handshake(ids[1], table, 1, roster, peer_seat=None, nonce=nonces[1])
+    dialler = Handshake(ids[2], table, 2, roster, peer_seat=1, nonce=nonces[2])
+    hellos = {1: listener.hello(), 2: dialler.hello()}
+    proofs = {2: dialler.receive_hello(hellos[1]), 1: listener.receive_hello(hellos[2])}
+    assert listener.receive_proof(proofs[2]) == 2 and dialler.receive_proof(proofs[1]) == 1
+    statements = {
+        1: listener._statement(1, 2, nonces[1], nonces[2]),
+        2: dialler._statement(2, 1, nonces[2], nonces[1]),
+    }
+    # A second connection: the listener draws a fresh nonce, the dialler's old proof fails.
+    fresh = bytes([0x33]) * 32
+    again = Handshake(ids[1], table, 1, roster, peer_seat=None, nonce=fresh)
+    again.receive_hello(hellos[2])
+    with pytest.raises(HandshakeError):
+        again.receive_proof(proofs[2])
+    lower = Handshake(ids[0], table, 0, roster, peer_seat=None, nonce=bytes([0x44]) * 32)
+    with pytest.raises(HandshakeError):
+        Handshake(ids[1], table, 1, roster, peer_seat=None, nonce=nonces[1]).receive_hello(
+            lower.hello()
+        )
+
+    def side(seat: int) -> dict[str, Any]:
+        return {
+            "seat": seat,
+            "private_key": (bytes([HANDSHAKE_KEYS, seat]) * 16).hex(),
+            "nonce": nonces[seat].hex(),
+            "hello": hellos[seat].hex(),
+            "statement": statements[seat].hex(),
+            "proof": proofs[seat].hex(),
+        }
+
+    return {
+        "description": "The hello handshake of PROTOCOL.md section 4.2 between seat 2, which "
+        "dials, and seat 1, which listens. Bytes are hex; every message is canonical msgpack "
+        "(one frame payload). 'statement' is what the side signs: the label and the "
+        "canonical map of section 4.2 built from its own point of view; 'proof' is its "
+        "hello-proof. Each side checks the other's hello, then its proof. 'refused' lists "
+        "frames a side must refuse (close the connection).",
+        "table": table.hex(),
+        "roster": [k.hex() for k in roster],
+        "listener": side(1),
+        "dialler": side(2),
+        "refused": [
+            {
+                "case": "a recorded proof on a new connection",
+                "receiver": 1,
+                "receiver_nonce": fresh.hex(),
+                "hello": hellos[2].hex(),
+                "proof": proofs[2].hex(),
+                "why": "the proof signs the listener nonce of the first connection",
+            },
+            {
+                "case": "a hello from a lower seat",
+                "receiver": 1,
+                "receiver_nonce": nonces[1].hex(),
+                "hello": lower.hello().hex(),
+                "why": "higher seats dial lower ones: seat 1 listens only to seats 2 and 3",
+            },
+        ],
+    }
+
+
+def handshake_text() -> str:
+    return json.dumps(handshake_vector(), indent=1) + "\n"
+
+
+def test_the_handshake_vector_is_what_the_code_sends() -> None:
+    assert HANDSHAKE.read_text(encoding="utf-8") == handshake_text()
+
+
+def test_the_handshake_vector_checks_out_from_its_own_data() -> None:
+    data = json.loads(HANDSHAKE.read_text(encoding="utf-8"))
+    roster = [bytes.fromhex(k) for k in data["roster"]]
+    for me, peer in (("listener", "dialler"), ("dialler", "listener")):
+        mine, theirs = data[me], data[peer]
+        assert decode(bytes.fromhex(mine["hello"])) == {
+            "type": "hello",
+            "table": bytes.fromhex(data["table"]),
+            "seat": mine["seat"],
+            "key": roster[mine["seat"]],
+            "nonce": bytes.fromhex(mine["nonce"]),
+        }
+        statement = bytes.fromhex(mine["statement"])
+        assert statement.startswith(HELLO_LABEL)
+        assert decode(statement[len(HELLO_LABEL) :]) == {
+            "table": bytes.fromhex(data["table"]),
+            "signer_seat": mine["seat"],
+            "signer_key": roster[mine["seat"]],
+            "peer_seat": theirs["seat"],
+            "peer_key": roster[theirs["seat"]],
+            "signer_nonce": bytes.fromhex(mine["nonce"]),
+            "peer_nonce": bytes.fromhex(theirs["nonce"]),
+        }
+        proof = decode(bytes.fromhex(mine["proof"]))
+        assert proof["type"] == "hello-proof"
+        assert verify(roster[mine["seat"]], proof["sig"], statement)
+        assert (
+            Identity.from_seed(bytes.fromhex(mine["private_key"])).sign(statement) == proof["sig"]
+        )
+
+
+# -- the deck vector's layout -----------------------------------------------------------------
+
+DECK_VECTOR = VECTORS / "deck-classic.json"
+
+
+def documented_layout() -> dict[str, set[str]]:
+    """The keys of DECK.md §12's table: top-level key -> the field names its row lists."""
+    text = (ROOT / "protocol" / "DECK.md").read_text(encoding="utf-8")
+    section = text.split("## 12. Test vectors")[1].split("`events` is one sequence")[0]
+    rows = [line.split("|")[1:3] for line in section.splitlines() if line.startswith("| `")]
+    layout = {}
+    for keys, content in rows:
+        names = set(re.findall(r"`([a-z_]+)`", content))
+        for key in re.findall(r"`([a-z_]+)`", keys):
+            layout[key] = names
+    return layout
+
+
+def test_the_deck_vector_is_laid_out_as_deck_md_says() -> None:
+    data = json.loads(DECK_VECTOR.read_text(encoding="utf-8"))
+    layout = documented_layout()
+    assert set(data) == set(layout)
+    for key in ("secrets", "derived"):
+        assert [set(entry) for entry in data[key]] == [layout[key]] * 4
+        assert [entry["seat"] for entry in data[key]] == [0, 1, 2, 3]
+    assert set(data["hands"]) == {"0", "1", "2", "3"}
+    local = {"start": set(), "reveal": set(), "set_taker": {"taker"}, "play": {"position"}}
+    for event in data["events"]:
+        if event["event"] == "message":
+            assert set(event) == {"event", "from", "canonical_msgpack", "fields"}
+            raw = bytes.fromhex(event["canonical_msgpack"])
+            assert encode(decode(raw)) == raw  # canonical: decode refuses anything else
+        else:
+            assert set(event) == {"event", "seat"} | local[event["event"]]
+
+
+if __name__ == "__main__":
+    args = sys.argv[1:]
+    if args[:1] == ["--search"]:
+        for name in args[1:] or [g.name for g in GAMES if g.wanted is not None]:
+            print(name, search(BY_NAME[name]))
+    elif args[:1] == ["--write"]:
+        write(args[1:])
+    else:
+        print("usage: PYTHONPATH=. python tests/test_vectors.py --search|--write [NAME...]")

@@ -1,0 +1,335 @@
+"""The table in a real browser: a person plays a whole round by clicking, against three bot
+processes, in classic and in coinche (``belote-p2p host --web --bots 3``).
+
+Chromium is Debian's (``/usr/bin/chromium``, or ``$BELOTE_CHROMIUM``), driven by
+Playwright's Python API; ``.ci/run`` installs it when it can, and these tests skip, saying
+why, where it is missing. Screenshots of the table (bidding, a trick under way, the round's
+summary, a phone-sized screen) go to ``docs/screenshots/`` (``$BELOTE_SCREENSHOTS``).
+
+Nothing here sleeps: every wait is for a condition of the page or for the process to end.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import cli_argv, source_pythonpath
+
+ROOT = Path(__file__).resolve().parent.parent
+CHROMIUM = Path(os.environ.get("BELOTE_CHROMIUM", "/usr/bin/chromium"))
+SCREENSHOTS = Path(os.environ.get("BELOTE_SCREENSHOTS", ROOT / "docs" / "screenshots"))
+DESKTOP = {"width": 1280, "height": 800}
+PHONE = {"width": 390, "height": 844}
+WAIT_MS = 60_000
+"""Playwright's limit for one wait (a guard against a hung game, not a measure)."""
+
+
+def _missing() -> str | None:
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        return "playwright is not installed (pip install playwright)"
+    if not CHROMIUM.exists():
+        return f"no Chromium at {CHROMIUM} (apt-get install chromium; .ci/run installs it)"
+    return None
+
+
+pytestmark = pytest.mark.skipif(_missing() is not None, reason=str(_missing()))
+
+# -- the page, as the tests read it -----------------------------------------------------------
+
+MY_DECISION_OR_OVER = """() => {
+  const t = document.querySelector('#table');
+  return t && !t.hidden && (t.dataset.decision !== '' || t.dataset.finished === 'true');
+}"""
+BETWEEN_ROUNDS = """() => {
+  const t = document.querySelector('#table');
+  return t.dataset.decision === '' && t.dataset.finished !== 'true'
+    && !document.querySelector('#summary').hidden && document.querySelector('#final').hidden;
+}"""
+DECISION_OR_SUMMARY = f"() => ({MY_DECISION_OR_OVER})() || ({BETWEEN_ROUNDS})()"
+DECISION_GONE = """(d) => document.querySelector('#table').dataset.decision !== d"""
+SNAPSHOT = """() => {
+  const t = document.querySelector('#table');
+  const cards = (sel) => Array.from(document.querySelectorAll(sel)).map((b) => b.dataset.code);
+  return {
+    phase: t.dataset.phase, decision: t.dataset.decision, round: t.dataset.round,
+    hand: cards('#hand button.card'), legal: cards('#hand button.card.legal'),
+    trick: Array.from(document.querySelectorAll('#trick .slot')).map((s) => s.dataset.card),
+    seats: Array.from(document.querySelectorAll('#felt .seat .name')).map((n) => n.textContent),
+    contract: document.querySelector('#contract').textContent,
+    scores: document.querySelector('#scores').textContent,
+    lastTrick: document.querySelector('#last-trick').textContent,
+  };
+}"""
+FITS = """() => {
+  const w = window.innerWidth, h = window.innerHeight;
+  const inside = Array.from(document.querySelectorAll('#hand button.card, #bidding button'))
+    .every((b) => { const r = b.getBoundingClientRect();
+                    return r.left >= 0 && r.right <= w + 0.5 && r.top >= -30; });
+  return {noScroll: document.documentElement.scrollWidth <= w, inside, tall: h};
+}"""
+
+
+class Served:
+    """``belote-p2p ARGS`` serving a page (``--no-browser``), in its own process group."""
+
+    def __init__(self, *args: object) -> None:
+        self.proc = subprocess.Popen(
+            cli_argv(*args, "--no-browser"),
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            text=True, env={**os.environ, "PYTHONPATH": source_pythonpath()},
+            start_new_session=True,
+        )  # fmt: skip
+        self.lines: list[str] = []
+        self.url: str | None = None
+        self._served = threading.Event()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self.lines.append(line)
+            if line.startswith("Table page: "):
+                self.url = line.split(": ", 1)[1].strip()
+                self._served.set()
+        self._served.set()  # the process ended (with or without a page)
+
+    @property
+    def output(self) -> str:
+        return "".join(self.lines)
+
+    def page_url(self) -> str:
+        self._served.wait()
+        assert self.url is not None, self.output
+        return self.url
+
+    def wait(self) -> int:
+        status = self.proc.wait(timeout=WAIT_MS / 1000 * 4)
+        self._reader.join()
+        return status
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+            self.proc.wait()
+
+
+@pytest.fixture
+def browser() -> Iterator[Any]:
+    from playwright.sync_api import Error, sync_playwright
+
+    with sync_playwright() as p:
+        try:
+            chromium = p.chromium.launch(
+                executable_path=str(CHROMIUM), args=["--no-sandbox", "--disable-gpu"]
+            )
+        except Error as exc:
+            pytest.skip(f"Chromium at {CHROMIUM} does not start: {exc}")
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+def shot(page: Any, name: str) -> None:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"))
+
+
+def check_fits(page: Any) -> None:
+    fits = page.evaluate(FITS)
+    assert fits["noScroll"] and fits["inside"], fits
+
+
+def bid(page: Any, coinche: bool, state: dict[str, Any]) -> None:
+    """Take the turned card, or name a suit, or bid the lowest contract once; else pass."""
+    bidding = page.locator("#bidding")
+    if not coinche:
+        for code in ("take",):
+            if bidding.locator(f'button[data-code="{code}"]').count():
+                bidding.locator(f'button[data-code="{code}"]').click()
+                return
+        suits = bidding.locator('button[data-code^="choose "]')
+        if suits.count():
+            suits.first.click()
+            return
+    elif not state["bid"] and bidding.locator("button[data-value]").count():
+        bidding.locator("button[data-value]").first.click()
+        page.locator("#bidding button.suit:not([disabled])").first.click()
+        state["bid"] = True
+        return
+    bidding.locator('button[data-code="pass"]').click()
+
+
+def play_card(page: Any, turn: int) -> None:
+    """The first legal card: by a click mostly, by its number or the arrows now and then."""
+    legal = page.locator("#hand button.card.legal")
+    if turn % 4 == 1:
+        page.keyboard.press(legal.first.get_attribute("data-number"))
+    elif turn % 4 == 2:
+        page.keyboard.press("ArrowRight")
+        page.keyboard.press("Enter")
+    else:
+        legal.first.click()
+
+
+def check_reload_and_second_tab(page: Any, url: str) -> None:
+    """Mid-trick, a reload shows the same table, and a second tab too; the second tab
+    plays the card, and the first sees it played."""
+    before = page.evaluate(SNAPSHOT)
+    page.reload()
+    page.wait_for_function(MY_DECISION_OR_OVER)
+    assert page.evaluate(SNAPSHOT) == before
+    other = page.context.new_page()
+    other.set_viewport_size(DESKTOP)
+    other.goto(url.split("?")[0])  # no token in the URL: the cookie carries it
+    other.wait_for_function(MY_DECISION_OR_OVER)
+    assert other.evaluate(SNAPSHOT) == before
+    other.locator("#hand button.card.legal").first.click()
+    page.wait_for_function(DECISION_GONE, arg=before["decision"])
+    other.close()
+
+
+def play_game(page: Any, variant: str, url: str, *, shots: bool = True) -> None:
+    coinche = variant == "coinche"
+    taken: set[str] = set()
+    state: dict[str, Any] = {"bid": False}
+    turn = 0
+    while True:
+        page.wait_for_function(DECISION_OR_SUMMARY)
+        if page.evaluate(BETWEEN_ROUNDS):
+            # A round's summary: it stays until the person closes it or has to act.
+            if "between-rounds" not in taken:
+                taken.add("between-rounds")
+                shot(page, f"{variant}-between-rounds")
+            page.wait_for_function(MY_DECISION_OR_OVER)
+            assert page.locator("#summary").is_hidden() or page.locator("#final").is_visible()
+        now = page.evaluate(SNAPSHOT)
+        if page.locator("#table").get_attribute("data-finished") == "true":
+            return
+        if now["phase"] == "play":
+            on_table = [c for c in now["trick"] if c]
+            if on_table and "mid-trick" not in taken and shots:
+                taken.add("mid-trick")
+                check_fits(page)
+                shot(page, f"{variant}-mid-trick")
+                page.set_viewport_size(PHONE)
+                check_fits(page)
+                shot(page, f"{variant}-phone")
+                page.set_viewport_size(DESKTOP)
+                if not coinche:
+                    check_reload_and_second_tab(page, url)
+                    continue
+            dimmed = page.locator("#hand button.card:not(.legal)")
+            if dimmed.count() and "dimmed" not in taken:
+                # A dimmed card says why it cannot be played, and plays nothing.
+                taken.add("dimmed")
+                dimmed.first.click(force=True)
+                page.locator("#toast").wait_for(state="visible")
+                assert "cannot be played now" in page.locator("#toast").text_content()
+                assert page.evaluate(SNAPSHOT)["decision"] == now["decision"]
+            turn += 1
+            play_card(page, turn)
+        else:
+            if "bidding" not in taken and shots:
+                taken.add("bidding")
+                check_fits(page)
+                shot(page, f"{variant}-bidding")
+            bid(page, coinche, state)
+        page.wait_for_function(DECISION_GONE, arg=now["decision"])
+
+
+@pytest.mark.parametrize("variant", ["classic", "coinche"])
+def test_a_person_plays_a_round_in_the_browser(browser: Any, tmp_path: Path, variant: str) -> None:
+    host = Served(
+        "host", "--web", "--name", "Alice", "--variant", variant, "--target", 1, "--bots", 3,
+        "--port", 0, "--no-beacon", "--home", tmp_path / "home", "--seed", 11,
+    )  # fmt: skip
+    try:
+        url = host.page_url()
+        page = browser.new_context(viewport=DESKTOP).new_page()
+        page.set_default_timeout(WAIT_MS)
+        errors: list[str] = []
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        page.goto(url)
+        assert "token=" not in page.url  # the cookie holds it from here on
+        play_game(page, variant, url)
+        # Target 1: the first round scored ends the game; its summary stays on screen.
+        page.locator("#summary").wait_for(state="visible")
+        assert "Game over" in page.locator("#final").text_content()
+        assert page.locator("#summary-points td").count() >= 9  # card points, round, game
+        shot(page, f"{variant}-round-summary")
+        page.locator("#leave").click()
+        assert host.wait() == 0, host.output
+        assert not errors, errors
+    finally:
+        host.stop()
+    out = host.output
+    assert "All 4 peers agree" in out, out
+    assert "RESULT" in out
+
+
+def test_the_lobby_hosts_a_game_and_shows_it_after(browser: Any, tmp_path: Path) -> None:
+    """``belote-p2p web``: host a table with three bots from the lobby, play a game of a few
+    rounds on the same page (each round's summary stays until the person has to act),
+    leave it, find it among the past games, quit."""
+    lobby = Served("web", "--name", "Alice", "--home", tmp_path / "home")
+    try:
+        url = lobby.page_url()
+        page = browser.new_context(viewport=DESKTOP).new_page()
+        page.set_default_timeout(WAIT_MS)
+        page.goto(url)
+        page.locator("#lobby").wait_for(state="visible")
+        assert page.locator("#lobby-name").input_value() == "Alice"
+        page.locator("#host-variant").select_option("classic")
+        page.locator("#host-target").fill("300")
+        page.locator("#host-port").fill("0")
+        page.locator("#host-bots").select_option("3")
+        page.locator("#host-button").click()
+        page.locator("#table").wait_for(state="visible")
+        play_game(page, "classic", url, shots=False)
+        page.locator("#leave").click()
+        page.locator("#lobby").wait_for(state="visible")
+        page.locator("#games tbody tr").first.wait_for()
+        page.wait_for_function("() => document.querySelector('#lobby').dataset.busy === 'false'")
+        assert "classic to 300" in page.locator("#games").text_content()
+        assert "Alice" in page.locator("#ranking").text_content()
+        shot(page, "lobby")
+        page.locator("#quit-button").click()
+        assert lobby.wait() == 0, lobby.output
+    finally:
+        lobby.stop()
+    assert "All 4 peers agree" in lobby.output, lobby.output
+
+
+def test_a_person_resigns_from_the_page(browser: Any, tmp_path: Path) -> None:
+    """Resign (asked twice): the game ends, abandoned by our seat, on every peer."""
+    host = Served(
+        "host", "--web", "--name", "Alice", "--target", 1000, "--bots", 3, "--port", 0,
+        "--no-beacon", "--home", tmp_path / "home",
+    )  # fmt: skip
+    try:
+        page = browser.new_context(viewport=DESKTOP).new_page()
+        page.set_default_timeout(WAIT_MS)
+        page.goto(host.page_url())
+        page.wait_for_function(MY_DECISION_OR_OVER)
+        page.locator("#resign").click()
+        assert "Really" in page.locator("#resign").text_content()
+        page.locator("#resign").click()
+        page.wait_for_function("() => document.querySelector('#table').dataset.finished === 'true'")
+        assert "You left it" in page.locator("#final").text_content()
+        assert "You resigned" in page.locator("#result-line").text_content()
+        page.locator("#leave").click()
+        assert host.wait() == 0, host.output
+    finally:
+        host.stop()
+    assert '"resigned": true' in host.output
