@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 import random
-from typing import ClassVar
+from collections.abc import Iterator
+from typing import Any, ClassVar
 
 import pytest
 
@@ -123,3 +124,61 @@ def test_ladder_command(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["arena", "--ladder", "--bots", "random,rules", "--boards", "2", "--jobs", "1",
                  "--no-progress", "--variant", COINCHE.name]) == 0  # fmt: skip
     assert "Elo" in capsys.readouterr().out
+
+
+def test_a_bad_bot_option_is_refused_before_any_match(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    played: list[int] = []
+    monkeypatch.setattr(arena, "play_board", lambda *a, **k: played.append(1))
+    for bots in (
+        "expert:seconds=abc,rules",
+        "rules,pimc:nothing=1",
+        "rules,random,expert:exact=99",
+    ):
+        argv = ["arena", "--bots", bots, "--boards", "2", "--jobs", "1", "--no-progress"]
+        assert main([*argv, "--ladder"]) == 2
+        assert "error:" in capsys.readouterr().err
+    assert main(["arena", "--bots", "expert:seconds=abc,rules", "--cluster", "local"]) == 2
+    assert played == []
+
+
+@pytest.fixture(scope="module")
+def local_cluster() -> Iterator[Any]:
+    pytest.importorskip("distributed")
+    with arena.open_cluster("local", 2, processes=False) as client:
+        yield client
+
+
+@pytest.mark.parametrize("variant", ["classic", "coinche"])
+def test_cluster_results_are_those_of_one_process(local_cluster: Any, variant: str) -> None:
+    seen: list[tuple[int, int]] = []
+    one = run_match(("rules", "random"), boards=7, variant=variant, seed=5, jobs=1)
+    two = run_match(("rules", "random"), boards=7, variant=variant, seed=5, jobs=2)
+    dask = run_match(
+        ("rules", "random"),
+        boards=7,
+        variant=variant,
+        seed=5,
+        cluster=local_cluster,
+        progress=lambda label, done, total: seen.append((done, total)),
+    )
+    assert one.boards == two.boards == dask.boards
+    assert [b.board for b in dask.boards] == list(range(7))
+    assert dask.fallbacks == one.fallbacks
+    # The progress follows the chunks as they come back, up to every board.
+    assert seen[0] == (0, 7) and seen[-1] == (7, 7) and len(seen) > 2
+    assert [d for d, _ in seen] == sorted(d for d, _ in seen)
+
+
+def test_arena_command_on_a_cluster_address(
+    local_cluster: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["arena", "--bots", "rules,random", "--boards", "5", "--seed", "9", "--json"]
+    assert main([*argv, "--jobs", "1"]) == 0
+    alone = json.loads(capsys.readouterr().out)
+    address = local_cluster.scheduler.address
+    assert main([*argv, "--cluster", address, "--no-progress"]) == 0
+    on_cluster = json.loads(capsys.readouterr().out)
+    for key in ("points_per_board", "ci95", "sd", "round_win_rate", "elo", "fallbacks"):
+        assert alone[key] == on_cluster[key]
