@@ -113,27 +113,19 @@ def _cmd_arena(args: argparse.Namespace) -> int:
             cluster = None
             if args.cluster:
                 cluster = stack.enter_context(open_cluster(args.cluster, args.jobs))
+            how: dict[str, Any] = {
+                "boards": args.boards,
+                "variant": args.variant,
+                "seed": args.seed,
+                "jobs": args.jobs,
+                "progress": progress,
+                "cluster": cluster,
+            }
             if args.ladder:
-                out = run_ladder(
-                    specs,
-                    boards=args.boards,
-                    variant=args.variant,
-                    seed=args.seed,
-                    jobs=args.jobs,
-                    progress=progress,
-                    cluster=cluster,
-                )
+                out = run_ladder(specs, **how)
                 print(json.dumps(out) if args.json else format_ladder(out))
                 return 0
-            match = run_match(
-                (specs[0], specs[1]),
-                boards=args.boards,
-                variant=args.variant,
-                seed=args.seed,
-                jobs=args.jobs,
-                progress=progress,
-                cluster=cluster,
-            )
+            match = run_match((specs[0], specs[1]), **how)
     except (BotError, ValueError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
