@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+import threading
 from collections.abc import Iterator
 from typing import Any, ClassVar
 
@@ -182,3 +183,40 @@ def test_arena_command_on_a_cluster_address(
     on_cluster = json.loads(capsys.readouterr().out)
     for key in ("points_per_board", "ci95", "sd", "round_win_rate", "elo", "fallbacks"):
         assert alone[key] == on_cluster[key]
+
+
+class LosesItsWorker:
+    """Plays as ``random``; the first decision after the test arms it closes the worker
+    it runs on, then waits until the test lets it go (its answer comes too late)."""
+
+    armed = threading.Event()
+    release = threading.Event()
+    closed: ClassVar[list[str]] = []
+
+    def decide(self, observation: Observation, rng: random.Random) -> Action:
+        if LosesItsWorker.armed.is_set():
+            LosesItsWorker.armed.clear()
+            distributed = pytest.importorskip("distributed")
+            worker = distributed.get_worker()
+            LosesItsWorker.closed.append(worker.address)
+            worker.loop.add_callback(worker.close, executor_wait=False, nanny=False)
+            LosesItsWorker.release.wait(timeout=60)
+        return rng.choice(observation.legal)
+
+
+def test_a_lost_worker_costs_only_its_boards(monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("distributed")
+    known = {**arena.load_bots(), "victim": BotInfo("victim", LosesItsWorker)}
+    monkeypatch.setattr(arena, "load_bots", lambda: known)
+    alone = run_match(("victim", "rules"), boards=6, seed=8, jobs=1)
+    with arena.open_cluster("local", 2, processes=False) as client:
+        LosesItsWorker.armed.set()
+        try:
+            lost = run_match(
+                ("victim", "rules"), boards=6, variant="classic", seed=8, cluster=client
+            )
+        finally:
+            LosesItsWorker.release.set()
+        assert len(LosesItsWorker.closed) == 1
+        assert LosesItsWorker.closed[0] not in client.nthreads()  # that worker is gone
+    assert lost.boards == alone.boards

@@ -372,7 +372,7 @@ def open_cluster(address: str, workers: int = 1, *, processes: bool = True) -> I
             n_workers=max(1, workers),
             threads_per_worker=1,
             processes=processes,
-            dashboard_address=None,
+            dashboard_address=":0",  # any free port: never in the way of another cluster
         ) as local,
         distributed.Client(local) as client,
     ):
