@@ -88,7 +88,7 @@ def test_a_whole_game_rewards_add_up_to_the_score(variant: str) -> None:
     e = raw_env(variant=variant, seed=7)
     e.reset()
     totals, _ = play(e, random_policy(random.Random(1)))
-    state = e.state
+    state = e.game
     assert state.phase is Phase.GAME_OVER
     assert max(state.scores) >= state.rules.target
     for seat, agent in enumerate(AGENTS):
@@ -106,15 +106,15 @@ def test_masks_and_observations_follow_the_engine(variant: str) -> None:
             e.step(None)
             continue
         seat = AGENTS.index(agent)
-        assert e.state.to_act == seat
+        assert e.game.to_act == seat
         obs = e.observe(agent)
         vector, mask = obs["observation"], obs["action_mask"]
         assert vector.shape == (OBS_SIZE,) and vector.dtype == np.float32
         assert ((vector >= 0) & (vector <= 1)).all()
         legal = {action_at(i) for i in np.flatnonzero(mask)}
-        assert legal == set(e.state.legal_actions())
+        assert legal == set(e.game.legal_actions())
         hand = vector[OFFSETS["hand"] : OFFSETS["hand"] + 32]
-        assert set(np.flatnonzero(hand)) == set(e.state.hand(seat))
+        assert set(np.flatnonzero(hand)) == set(e.game.hand(seat))
         # Another seat sees no legal action and its own hand.
         other = AGENTS[(seat + 1) % 4]
         assert not e.observe(other)["action_mask"].any()
@@ -124,7 +124,7 @@ def test_masks_and_observations_follow_the_engine(variant: str) -> None:
 def test_seeded_resets_repeat_the_deals() -> None:
     def hands(seed: int | None, e: BeloteEnv) -> list[tuple[int, ...]]:
         e.reset(seed=seed)
-        return [e.state.hand(s) for s in range(4)]
+        return [e.game.hand(s) for s in range(4)]
 
     a, b = raw_env(variant="coinche"), raw_env(variant="coinche")
     assert hands(5, a) == hands(5, b)
@@ -138,7 +138,7 @@ def test_an_episode_of_some_rounds() -> None:
     e = raw_env(variant="classic", rounds=3, seed=4)
     e.reset(seed=4)
     play(e, random_policy(random.Random(3)))
-    assert e.scored == 3 and e.state.phase is Phase.DEAL
+    assert e.scored == 3 and e.game.phase is Phase.DEAL
 
 
 @pytest.mark.parametrize("variant", VARIANTS)

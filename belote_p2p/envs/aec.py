@@ -9,6 +9,7 @@ game to the rule set's target, or ``rounds`` scored rounds; it is truncated afte
 redeal for ever). The decks come from a
 ``random.Random`` seeded by ``reset(seed=...)`` (or by the ``seed`` given at creation, the
 next game of the same sequence when ``reset`` has no seed): the same seed, the same deals.
+The engine's state of the game is ``env.game`` (a :class:`~belote_p2p.game.engine.State`).
 """
 
 from __future__ import annotations
@@ -76,7 +77,7 @@ class BeloteEnv(AECEnv):  # type: ignore[misc]  # PettingZoo is untyped
         )
         self._action_space = spaces.Discrete(NUM_ACTIONS)
         self._rng = random.Random(f"belote-env:{seed}")
-        self.state = State.new_game(self.rules)
+        self.game = State.new_game(self.rules)
         self.scored = 0
         self.agents: list[str] = []
 
@@ -100,8 +101,8 @@ class BeloteEnv(AECEnv):  # type: ignore[misc]  # PettingZoo is untyped
         self.scored = 0
         self.passed_out = 0
         dealer = self._rng.randrange(4)
-        self.state = self._deal(State.new_game(self.rules.with_(first_dealer=dealer)))
-        self.agent_selection = AGENTS[self.state.to_act]
+        self.game = self._deal(State.new_game(self.rules.with_(first_dealer=dealer)))
+        self.agent_selection = AGENTS[self.game.to_act]
 
     def _deal(self, state: State) -> State:
         deck = list(CARDS)
@@ -115,7 +116,7 @@ class BeloteEnv(AECEnv):  # type: ignore[misc]  # PettingZoo is untyped
             return
         if action is None:
             raise ValueError(f"{agent} must act: None is for an agent whose episode is over")
-        state = self.state
+        state = self.game
         rounds = len(state.history)
         state = state.apply(action_at(int(action)))
         self.rewards = dict.fromkeys(self.agents, 0)
@@ -135,7 +136,7 @@ class BeloteEnv(AECEnv):  # type: ignore[misc]  # PettingZoo is untyped
         stuck = self.passed_out >= self.max_deals
         if not over and not stuck and state.phase is Phase.DEAL:
             state = self._deal(state)  # the next round, or a redeal after everybody passed
-        self.state = state
+        self.game = state
         self._cumulative_rewards[agent] = 0
         if over:
             self.terminations = dict.fromkeys(self.agents, True)
@@ -146,12 +147,12 @@ class BeloteEnv(AECEnv):  # type: ignore[misc]  # PettingZoo is untyped
         self._accumulate_rewards()
 
     def observe(self, agent: str) -> ObsDict:
-        obs = observe(self.state, AGENTS.index(agent))
+        obs = observe(self.game, AGENTS.index(agent))
         return {"observation": encode(obs), "action_mask": action_mask(obs)}
 
     def render(self) -> str | None:
         if self.render_mode == "ansi":
-            return self.state.summary()
+            return self.game.summary()
         return None
 
     def close(self) -> None:
