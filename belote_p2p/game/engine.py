@@ -27,7 +27,7 @@ from belote_p2p.errors import LocalProtocolError
 from .announcements import Announcement, announcement_from_cards, find_announcements, scoring_team
 from .cards import _BYTE_CARDS as _SUIT_CARDS
 from .cards import CARDS, SUIT_MASKS, Card, cards_of, format_cards, mask_of
-from .rules import RuleSet
+from .rules import RuleSet, Variant
 from .scoring import CAPOT_POINTS, GENERALE_POINTS, RoundScore, score_round
 from .tables import (
     ABOVE,
@@ -238,16 +238,38 @@ class IllegalActionError(LocalProtocolError, ValueError):
         )
 
 
+TURNED_POSITION = {4: 20, 3: 15}
+"""Deck position of the turned card, by seat count (classic and three-handed)."""
+
+
 @lru_cache(maxsize=64)
 def deal_owners(rules: RuleSet, dealer: int, taker: int | None = None) -> tuple[int, ...]:
-    """Who receives each of the 32 deck positions.
+    """Who receives each deck position: a tuple of ``rules.deck_size`` seats or owner codes.
 
-    Classic: 3 then 2 cards to each seat from dealer+1, then the turned card (``TURNED``),
-    then, once ``taker`` is known, 2 cards to the taker and 3 to every other seat from
-    dealer+1 (``UNDEALT`` before that). Coinche: 3, 2, 3 from dealer+1.
+    Seats deal in playing order from ``dealer + 1`` (modulo ``rules.seats``).
+
+    * classic (32 positions): 3 then 2 cards to each seat, the turned card at position 20
+      (``TURNED``), then, once ``taker`` is known, 2 cards to the taker and 3 to every other
+      seat (``UNDEALT`` for positions 21-31 while ``taker`` is ``None``);
+    * coinche (32): 3, 2, 3 cards to each seat;
+    * three-handed (24, RULES.md §12): 3 then 2 cards to each seat (positions 0-14), the
+      turned card at position 15 (``TURNED``), then, once ``taker`` is known, 2 cards to
+      the taker and 3 to each other seat (``UNDEALT`` for positions 16-23 before);
+    * two-handed (32, RULES.md §13): every position belongs to a seat, ``taker`` is
+      ignored. With ``n`` the non-dealer and ``d`` the dealer, positions 0-3 are ``n``'s
+      face-down cards of piles 0-3, 4-7 ``d``'s face-down 0-3, 8-11 ``n``'s face-up 0-3,
+      12-15 ``d``'s face-up 0-3, then 16-31 the same for piles 4-7. Position 31 (the
+      dealer's pile 7, face up) is the last card dealt: its suit is trump.
+      See :func:`public_positions` and :func:`under_position`.
     """
+    seats = rules.seats
+    order = [(dealer + 1 + i) % seats for i in range(seats)]
     owners: list[int] = []
-    order = [(dealer + 1 + i) % 4 for i in range(4)]
+    if rules.variant is Variant.TWO_HANDED:
+        for _ in range(2):
+            for seat in order + order:
+                owners += [seat] * 4
+        return tuple(owners)
     for n in (3, 2):
         for seat in order:
             owners += [seat] * n
@@ -257,18 +279,49 @@ def deal_owners(rules: RuleSet, dealer: int, taker: int | None = None) -> tuple[
         return tuple(owners)
     owners.append(TURNED)
     if taker is None:
-        return tuple(owners + [UNDEALT] * 11)
+        return tuple(owners + [UNDEALT] * (rules.deck_size - len(owners)))
     for seat in order:
         owners += [seat] * (2 if seat == taker else 3)
     return tuple(owners)
 
 
-_OWNERS: dict[tuple[bool, int, int], tuple[int, ...]] = {}
+def public_positions(rules: RuleSet, dealer: int) -> tuple[int, ...]:
+    """The deck positions every player sees from the deal, in increasing order.
+
+    Two-handed: the 16 face-up cards, positions 8-15 and 24-31 (both players' piles, see
+    :func:`deal_owners`), whatever the dealer. Every other variant: ``()`` (the classic
+    turned card is not listed: it is the position whose owner code is ``TURNED``).
+    """
+    del dealer  # the same positions for either dealer; kept for a uniform signature
+    if rules.variant is not Variant.TWO_HANDED:
+        return ()
+    return _TWO_HANDED_PUBLIC
+
+
+_TWO_HANDED_PUBLIC = tuple(range(8, 16)) + tuple(range(24, 32))
+
+
+def under_position(rules: RuleSet, dealer: int, position: int) -> int | None:
+    """Two-handed: the deck position of the face-down card lying under the face-up card
+    at ``position`` (``position - 8``: same seat, same pile), or ``None`` when
+    ``position`` is itself face-down. That card is turned up, to both players, once the
+    trick in which the face-up card is played ends. ``None`` in every other variant.
+    ``ValueError`` for a position outside ``0..rules.deck_size - 1``.
+    """
+    del dealer
+    if not 0 <= position < rules.deck_size:
+        raise ValueError(f"no deck position {position} in {rules.name}")
+    if rules.variant is not Variant.TWO_HANDED or position % 16 < 8:
+        return None
+    return position - 8
+
+
+_OWNERS: dict[tuple[Variant, int, int], tuple[int, ...]] = {}
 
 
 def _owners_of(rules: RuleSet, dealer: int, taker: int = -1) -> tuple[int, ...]:
     """:func:`deal_owners` cached on plain ints (hashing a rule set costs more than this)."""
-    key = (rules.is_coinche, dealer, taker)
+    key = (rules.variant, dealer, taker)
     owners = _OWNERS.get(key)
     if owners is None:
         owners = _OWNERS[key] = deal_owners(rules, dealer, None if taker < 0 else taker)
@@ -304,6 +357,7 @@ class State:
         "number",
         "passes",
         "pending",
+        "pending_openings",
         "phase",
         "played",
         "rules",
@@ -361,6 +415,14 @@ class State:
     belote: tuple[tuple[int, Card], ...]
     """Each belote declared: the seat and the first of its king and queen played."""
     actions: tuple[tuple[Action, Claim], ...]
+    pending_openings: tuple[int, ...]
+    """Two-handed, partial knowledge only: deck positions of face-down cards turned up by
+    the trick just ended whose cards this state does not know yet, in increasing order.
+    While it is not empty no action is legal (:meth:`legal_actions` is empty and
+    :meth:`apply` raises ``IllegalActionError``): learn them with :meth:`reveal`, which
+    adds each card to its owner's playable cards and removes its position from here.
+    Always ``()`` in the other variants and whenever the deck is fully known (referee,
+    bots, local play)."""
     _cat_cache: tuple[int, ...] | None
 
     # -- construction -------------------------------------------------------------------
@@ -404,6 +466,7 @@ class State:
         self.declared = (None, None, None, None)
         self.belote = ()
         self.actions = ()
+        self.pending_openings = ()
         self._cat_cache = None
 
     def _copy(self) -> State:
@@ -439,6 +502,7 @@ class State:
         s.declared = self.declared
         s.belote = self.belote
         s.actions = self.actions
+        s.pending_openings = self.pending_openings
         s._cat_cache = None
         return s
 
@@ -837,6 +901,7 @@ class State:
         s.multiplier = self.multiplier
         s.declared = self.declared
         s.belote = self.belote
+        s.pending_openings = ()
         s._cat_cache = None
         nb = ~bit
         h = self.hands
