@@ -97,15 +97,16 @@ def make_table(
     *,
     listeners: list[trio.SocketListener] | None = None,
 ) -> tuple[TableDefinition, list[Identity]]:
-    """A four-seat table of ``variant`` to ``target`` with the identities of ``seed``; its
-    seats' addresses are those of ``listeners`` (else 127.0.0.1:7000 to 7003)."""
-    ids = identities(seed)
+    """A table of ``variant`` (its rules' seats: 4, 3 or 2) to ``target`` with the identities
+    of ``seed``; its seats' addresses are those of ``listeners`` (else 127.0.0.1:7000...)."""
+    rules = RULE_SETS[variant].with_(target=target)
+    n = rules.seats
+    ids = identities(seed)[:n]
     if listeners is None:
-        addresses = [f"{LOOPBACK}:{7000 + i}" for i in range(4)]
+        addresses = [f"{LOOPBACK}:{7000 + i}" for i in range(n)]
     else:
         addresses = [f"{LOOPBACK}:{address_of(listener)[1]}" for listener in listeners]
-    seats = tuple(Seat(f"p{i}", ids[i].public_key_bytes, addresses[i]) for i in range(4))
-    rules = RULE_SETS[variant].with_(target=target)
+    seats = tuple(Seat(f"p{i}", ids[i].public_key_bytes, addresses[i]) for i in range(n))
     return TableDefinition(TABLE, rules, seats), ids
 
 
@@ -129,10 +130,11 @@ def table_sessions(
     definition: TableDefinition, ids: list[Identity], deal_seed: int | None = None
 ) -> list[TableSession]:
     """One session per seat (with :class:`SeededSecrets` of ``deal_seed`` if given)."""
-    secrets = [None if deal_seed is None else SeededSecrets(deal_seed, i) for i in range(4)]
+    n = len(definition.seats)
+    secrets = [None if deal_seed is None else SeededSecrets(deal_seed, i) for i in range(n)]
     proposal = definition.propose(ids[0])
     return [
-        TableSession(definition, i, ids[i], secrets=secrets[i], proposal=proposal) for i in range(4)
+        TableSession(definition, i, ids[i], secrets=secrets[i], proposal=proposal) for i in range(n)
     ]
 
 
@@ -154,15 +156,16 @@ class Net:
     def __init__(self, sessions: list[TableSession], rng: random.Random) -> None:
         self.sessions = sessions
         self.rng = rng
-        self.queues = {(a, b): deque[bytes]() for a in range(4) for b in range(4) if a != b}
-        self.bots = [random.Random(rng.random()) for _ in range(4)]
-        self.events: list[list[object]] = [[] for _ in range(4)]
+        n = self.n = len(sessions)
+        self.queues = {(a, b): deque[bytes]() for a in range(n) for b in range(n) if a != b}
+        self.bots = [random.Random(rng.random()) for _ in range(n)]
+        self.events: list[list[object]] = [[] for _ in range(n)]
 
     def flush(self, seat: int) -> None:
         """Queue what ``seat`` sent to every other seat; its bot answers what it is asked."""
         s = self.sessions[seat]
         for data in s.take_outbox():
-            for other in range(4):
+            for other in range(self.n):
                 if other != seat:
                     self.queues[seat, other].append(data)
         for event in s.take_events():
@@ -173,14 +176,14 @@ class Net:
 
     def start(self) -> None:
         """Start every session and queue what it sends first."""
-        for seat in range(4):
+        for seat in range(self.n):
             self.sessions[seat].start()
             self.flush(seat)
 
     def sync(self) -> None:
         """Every peer asks every other for what it lacks (as on a reconnection)."""
-        for a in range(4):
-            for b in range(4):
+        for a in range(self.n):
+            for b in range(self.n):
                 if a != b and not self.sessions[a].closed:
                     self.queues[a, b].append(self.sessions[a].sync_request())
 
@@ -199,8 +202,11 @@ class Net:
         a, b = self.rng.choice(self.in_flight())
         self.deliver(a, b)
 
-    def run(self, limit: int = 200_000, honest: tuple[int, ...] = (0, 1, 2, 3)) -> None:
-        """Start, then deliver (syncing when nothing moves) until the ``honest`` seats close."""
+    def run(self, limit: int = 200_000, honest: tuple[int, ...] | None = None) -> None:
+        """Start, then deliver (syncing when nothing moves) until the ``honest`` seats (by
+        default every seat) close."""
+        if honest is None:
+            honest = tuple(range(self.n))
         self.start()
         steps = 0
         synced = False
