@@ -62,9 +62,10 @@ def test_golden_rounds_of_two_and_three_players() -> None:
             assert all(len(t["cards"]) == seats for t in result["tricks"])
             assert sum(t["points"] for t in result["tricks"]) == 162
             assert len(result["score"]) == len(result["totals"]) == seats
-            assert sorted(result["card_points"]) in ([0, 0, 250], [0, 250]) or sum(
-                result["card_points"]
-            ) == 162
+            assert (
+                sorted(result["card_points"]) in ([0, 0, 250], [0, 250])
+                or sum(result["card_points"]) == 162
+            )
             outcomes.add(result["outcome"])
     assert outcomes == {"made", "failed", "no-contract"}
 
