@@ -50,9 +50,9 @@ def cards(text: str) -> tuple[Card, ...]:
     return parse_cards(text.split())
 
 
-def random_deck(rng: random.Random) -> list[Card]:
-    """The 32 cards in an order drawn from ``rng``."""
-    deck = list(CARDS)
+def random_deck(rng: random.Random, rules: RuleSet | None = None) -> list[Card]:
+    """The 32 cards (or the cards of ``rules``' deck) in an order drawn from ``rng``."""
+    deck = list(CARDS if rules is None else rules.deck_cards)
     rng.shuffle(deck)
     return deck
 

@@ -396,7 +396,7 @@ class TableView:
         self.ready = False
         self.number: int | None = None
         self.dealer = rules.first_dealer
-        self.scores = (0, 0)
+        self.scores: tuple[int, ...] = (0, 0)
         self.pending = 0
         self.news: deque[str] = deque(maxlen=NEWS_LINES)
         self.summary: tuple[str, ...] = ()
@@ -625,7 +625,7 @@ class TableView:
         me = self.seat % 2
         us, them = me, 1 - me
 
-        def pair(values: tuple[int, int]) -> str:
+        def pair(values: tuple[int, ...]) -> str:
             return f"us {values[us]}, them {values[them]}"
 
         points = f"Card points {pair(sc.card_points)}"

@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from .announcements import Announcement
-from .cards import FULL_DECK, Card, CardMask, cards_of
+from .cards import Card, CardMask, cards_of
 from .engine import Action, Bid, Phase, State, Trick, other_belote_card
-from .rules import RuleSet, SeatNumber
+from .rules import RuleSet, SeatNumber, Variant
 from .tables import ABOVE, TrumpMode, winning_index
 
 
@@ -46,17 +46,25 @@ class Observation(NamedTuple):
     voids: tuple[CardMask, CardMask, CardMask, CardMask]
     """Cards each seat has shown it does not hold (masks)."""
     shown: tuple[CardMask, CardMask, CardMask, CardMask]
-    """Cards each seat is known to hold and has not played (announced, belote, turned)."""
-    scores: tuple[int, int]
+    """Cards each seat is known to hold and has not played (announced, belote, turned; in
+    two-handed, every seat's face-up cards)."""
+    scores: tuple[int, ...]
+    """Game scores: per team with four seats, per seat otherwise."""
     pending: int
 
     @property
+    def seats(self) -> int:
+        return self.rules.seats
+
+    @property
     def partner(self) -> SeatNumber:
-        return (self.seat + 2) % 4
+        """The partner's seat; -1 when there are no teams (two or three seats)."""
+        return (self.seat + 2) % 4 if self.rules.has_teams else -1
 
     @property
     def team(self) -> int:
-        return self.seat % 2
+        """The index of this seat's entry in ``scores``: its team, or itself without teams."""
+        return self.seat % 2 if self.rules.has_teams else self.seat
 
     @property
     def target(self) -> int:
@@ -70,14 +78,17 @@ class Observation(NamedTuple):
         return m
 
     def unseen(self) -> CardMask:
-        """Cards held by the other three seats, as a mask, as far as this seat can tell."""
-        return FULL_DECK & ~(self.played | self.hand_mask)
+        """Cards held by the other seats (two-handed: and the face-down cards), as a mask, as
+        far as this seat can tell."""
+        return self.rules.deck_mask & ~(self.played | self.hand_mask)
 
     def possible(self, seat: SeatNumber) -> CardMask:
         """Cards ``seat`` may still hold, given voids and cards known elsewhere."""
         if seat == self.seat:
             return self.hand_mask
         elsewhere = 0
+        if self.rules.variant is Variant.TWO_HANDED:
+            return self.shown[seat]
         for s in range(4):
             if s != seat:
                 elsewhere |= self.shown[s]
@@ -87,7 +98,7 @@ class Observation(NamedTuple):
         """Unplayed cards that beat every other unplayed card of their suit (masks)."""
         if self.trump < 0:
             return 0
-        remaining = FULL_DECK & ~self.played
+        remaining = self.rules.deck_mask & ~self.played
         out = 0
         above = ABOVE[self.trump]
         for c in cards_of(remaining):
@@ -100,7 +111,7 @@ class Observation(NamedTuple):
         if not self.trick or self.trump < 0:
             return None
         best = winning_index(self.trick, self.trump)
-        return (self.leader + best) % 4
+        return (self.leader + best) % self.rules.seats
 
 
 def observe(state: State, seat: int) -> Observation:
@@ -129,6 +140,8 @@ def observe(state: State, seat: int) -> Observation:
         shown = (t * (taker == 0), t * (taker == 1), t * (taker == 2), t * (taker == 3))
     else:
         shown = (0, 0, 0, 0)
+    if state.seats == 2:
+        shown = state.hands  # two-handed: the face-up cards are everybody's to see
     return _make(
         Observation,
         (

@@ -133,7 +133,7 @@ def round_points(view: TableView, record: RoundRecord | None) -> JSON | None:
     sc = record.score
     us, them = view.seat % 2, 1 - view.seat % 2
 
-    def pair(values: tuple[int, int]) -> JSON:
+    def pair(values: tuple[int, ...]) -> JSON:
         return {"us": values[us], "them": values[them]}
 
     outcome = {Outcome.MADE: "made", Outcome.FAILED: "failed", Outcome.LITIGE: "litige"}
