@@ -262,15 +262,19 @@ async def play_table(
     on_status: list[list[PeerStatus]] | None = None,
     watch: dict[int, Callable[[object], None]] | None = None,
     timeout: float = TIMEOUT,
-    until: int = 4,
+    until: int | None = None,
 ) -> tuple[list[PeerResult], list[list[object]]]:
-    """Four peers play a table over loopback TCP (seeded random bots, or ``players``); the
-    results of seats 0 to ``until - 1`` (the other seats are cancelled once those are
-    done) and the events each seat saw."""
-    listeners = await open_listeners()
+    """The peers of a table (four, or three or two as the variant seats) play over loopback
+    TCP (seeded random bots, or ``players``); the results of seats 0 to ``until - 1`` (by
+    default every seat; the other seats are cancelled once those are done) and the events
+    each seat saw."""
+    n = RULE_SETS[variant].seats
+    if until is None:
+        until = n
+    listeners = await open_listeners(n)
     definition, ids = make_table(variant, target, seed, listeners=listeners)
-    results: list[PeerResult | None] = [None] * 4
-    events: list[list[object]] = [[] for _ in range(4)]
+    results: list[PeerResult | None] = [None] * n
+    events: list[list[object]] = [[] for _ in range(n)]
     finished = trio.Event()
 
     async def one(seat: int) -> None:
@@ -298,7 +302,7 @@ async def play_table(
 
     with trio.fail_after(timeout):
         async with trio.open_nursery() as nursery:
-            for seat in range(4):
+            for seat in range(n):
                 nursery.start_soon(one, seat)
             await finished.wait()
             nursery.cancel_scope.cancel()
@@ -323,7 +327,8 @@ def check_agreement(results: list[PeerResult]) -> None:
     assert all(c == contents[0] for c in contents)
     dones = [Envelope.decode(e) for e in read_transcript(results[0].transcript).envelopes]
     scores = [e.body["scores"] for e in dones if e.body["type"] == "done"]
-    assert len(scores) == 4 and all(s == list(results[0].state.scores) for s in scores)
+    assert len(scores) == len(results)
+    assert all(s == list(results[0].state.scores) for s in scores)
 
 
 # -- child processes -----------------------------------------------------------------------
@@ -337,6 +342,18 @@ def cli_argv(*args: object) -> list[str]:
 def source_pythonpath(*more: str) -> str:
     """A ``PYTHONPATH`` that finds this source tree and its built-in bots (then ``more``)."""
     return os.pathsep.join([str(ROOT), str(ROOT / "plugins"), *more])
+
+
+async def run_cli(cwd: Path, *args: str, timeout: float) -> subprocess.CompletedProcess[bytes]:
+    """Run ``belote-p2p args`` in ``cwd`` to its end (at most ``timeout`` seconds), with
+    this source tree on its path and nothing on its input; its output captured."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = source_pythonpath(env.get("PYTHONPATH", ""))
+    with trio.fail_after(timeout):
+        return await trio.run_process(
+            cli_argv(*args), capture_stdout=True, capture_stderr=True, check=False, env=env,
+            cwd=cwd, stdin=subprocess.DEVNULL,
+        )  # fmt: skip
 
 
 class Process:

@@ -11,8 +11,15 @@ from .wording import bid_contract_text, sweep_text
 TEAM_NAMES = ("Team 0 (seats 0+2)", "Team 1 (seats 1+3)")
 
 
+def dashed(values: tuple[int, ...]) -> str:
+    """``82-80`` (two sides), ``60-52-50`` (three players)."""
+    return "-".join(str(v) for v in values)
+
+
 def contract_text(record: RoundRecord, taker: str | None = None) -> str:
     trump = trump_letter(record.trump)
+    if record.taker < 0:  # two-handed: no bidding, trump from the last card dealt
+        return f"trump {trump} (the last card dealt)"
     who = taker or f"seat {record.taker}"
     if record.contract:
         return bid_contract_text(f"{who} bids", record.contract, trump, record.multiplier)
@@ -28,9 +35,11 @@ def format_round(record: RoundRecord, names: tuple[str, ...] | None = None) -> s
         lines.append("  everybody passed: the next dealer deals again")
         return "\n".join(lines)
     lines.append(f"  contract: {contract_text(record, label(record.taker))}")
+    teams = len(record.declared) == 4
     for seat, anns in enumerate(record.declared):
         if anns:
-            scored = " (scores)" if record.announcements_team == seat % 2 else ""
+            side = seat % 2 if teams else seat
+            scored = " (scores)" if record.announcements_team == side else ""
             shown = ", ".join(str(a) for a in anns)
             lines.append(f"  {label(seat)} announces {shown}{scored}")
     for seat, card in record.belote:
@@ -41,30 +50,31 @@ def format_round(record: RoundRecord, names: tuple[str, ...] | None = None) -> s
             f"-> {label(t.winner)} ({t.points})"
         )
     sc = record.score
-    extra = sweep_text(sc, label, lambda team: f"team {team}")
+    extra = sweep_text(sc, label, (lambda team: f"team {team}") if teams else label)
     lines.append(
-        f"  card points {sc.card_points[0]}-{sc.card_points[1]}, totals "
-        f"{sc.totals[0]}-{sc.totals[1]}: {sc.outcome.value}{extra}"
+        f"  card points {dashed(sc.card_points)}, totals {dashed(sc.totals)}: "
+        f"{sc.outcome.value}{extra}"
     )
     pot = f", litige pot {sc.pending}" if sc.pending else ""
-    lines.append(
-        f"  round score {sc.score[0]}-{sc.score[1]}, game {record.scores_after[0]}-"
-        f"{record.scores_after[1]}{pot}"
-    )
+    lines.append(f"  round score {dashed(sc.score)}, game {dashed(record.scores_after)}{pot}")
     return "\n".join(lines)
 
 
 def format_sheet(state: State) -> str:
     """The score sheet of a game: one line a round, then the result."""
-    lines = ["Score sheet", f"  {'round':>5}  {'team 0':>7}  {'team 1':>7}  {'total':>11}"]
+    teams = state.rules.has_teams
+    sides = ("team 0", "team 1") if teams else tuple(f"seat {s}" for s in range(state.rules.seats))
+    head = "".join(f"  {side:>7}" for side in sides)
+    lines = ["Score sheet", f"  {'round':>5}{head}  {'total':>11}"]
     for r in state.history:
         if r.score is None:
             lines.append(f"  {r.number + 1:>5}  {'redeal':>7}")
             continue
-        a, b = r.score.score
-        lines.append(
-            f"  {r.number + 1:>5}  {a:>7}  {b:>7}  {r.scores_after[0]:>5}-{r.scores_after[1]:<5}"
-        )
+        cells = "".join(f"  {x:>7}" for x in r.score.score)
+        after = r.scores_after
+        total = f"{after[0]:>5}-{after[1]:<5}" if teams else f"{dashed(after):>11}"
+        lines.append(f"  {r.number + 1:>5}{cells}  {total}")
     if state.winner is not None:
-        lines.append(f"{TEAM_NAMES[state.winner]} wins {state.scores[0]}-{state.scores[1]}")
+        who = TEAM_NAMES[state.winner] if teams else f"Seat {state.winner}"
+        lines.append(f"{who} wins {dashed(state.scores)}")
     return "\n".join(lines)

@@ -58,7 +58,8 @@ class Printer:
     def __call__(self, event: Event) -> None:
         names = self.names
         if isinstance(event, TableReady):
-            self.say("All four peers signed the table. Dealing.")
+            every = "All four peers" if len(names) == 4 else f"The {len(names)} peers"
+            self.say(f"{every} signed the table. Dealing.")
         elif isinstance(event, RoundAudited):
             self.say(format_round(event.record, names))
             if event.report.fault is not None:
@@ -70,7 +71,7 @@ class Printer:
             self.say(f"The game is abandoned: {names[event.seat]} (seat {event.seat}) left it.")
             self.say(format_sheet(event.state))
         elif isinstance(event, PeerFault):
-            who = names[event.seat] if 0 <= event.seat < 4 else "?"
+            who = names[event.seat] if 0 <= event.seat < len(names) else "?"
             self.say(f"Seat {event.seat} ({who}) broke the protocol: {event.reason}")
         elif isinstance(event, DecisionNeeded):
             pass
@@ -136,7 +137,8 @@ def print_roster(definition: TableDefinition, seat: int) -> None:
     print(f"Table {definition.table_id.hex()}: {rules.name} to {rules.target}", flush=True)
     for i, s in enumerate(definition.seats):
         you = "  (you)" if i == seat else ""
-        print(f"  seat {i}, team {i % 2}: {s.name} [{fingerprint(s.key)}] at {s.address}{you}")
+        team = f", team {i % 2}" if rules.has_teams else ""
+        print(f"  seat {i}{team}: {s.name} [{fingerprint(s.key)}] at {s.address}{you}")
 
 
 def result_line(result: PeerResult, definition: TableDefinition, *, xp: int | None = None) -> str:

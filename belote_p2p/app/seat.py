@@ -19,6 +19,7 @@ from typing import Any
 
 import trio
 
+from belote_p2p.errors import BeloteError
 from belote_p2p.net.address import ALL_ADDRESSES
 from belote_p2p.net.lobby import (
     check_name,
@@ -68,6 +69,24 @@ class SeatOptions:
             bot_deadline=self.bot_deadline,
             bot_seats=bots,
             grace=self.grace,
+        )
+
+
+PERSON_SEATS = 4
+"""The seats the terminal and browser tables lay out: a person plays four-seat tables only."""
+
+
+class TableNotShown(BeloteError, ValueError):
+    """A person would sit at a table the terminal (or browser) table cannot lay out yet: two
+    or three seats. Bots play those tables (``--bot NAME``)."""
+
+
+def check_person_table(seats: int) -> None:
+    """Refuse, with a clear message, a person at a table of other than four seats."""
+    if seats != PERSON_SEATS:
+        raise TableNotShown(
+            f"the terminal and browser tables show four seats only: a person cannot sit at "
+            f"this {seats}-seat table yet; play it with a bot (--bot rules)"
         )
 
 
@@ -178,6 +197,8 @@ async def play_seat(
     ``relay`` the relay that reaches the seats we cannot connect to directly; ``on_mesh``
     sees the mesh before it runs (the host's port hands it its connections);
     ``host_address`` where we reached the host's port (the mesh dials seat 0 there)."""
+    if player is None:
+        check_person_table(len(definition.seats))
     if player is None and options.web is not None:
         from .web.seat import play_in_browser  # the web server loads only when asked for
 

@@ -323,10 +323,11 @@ async def run_peer(
     config = config or PeerConfig()
     session, recorded = open_session(definition, seat, identity, transcript, secrets, proposal)
     resumed = bool(recorded)
-    addresses = {s: seat_address(definition, s) for s in range(SEATS)}
+    seats = len(definition.seats)
+    addresses = {s: seat_address(definition, s) for s in range(seats)}
     if host_address is not None and addresses[0] is not None:
         addresses[0] = host_address
-    if seat == SEATS - 1 and listeners:
+    if seat == seats - 1 and listeners:
         # The last seat only dials; the listener the lobby made it open is not needed.
         for listener in listeners:
             await listener.aclose()
@@ -435,7 +436,7 @@ class _Driver:
         """The connection on which we last answered each seat's sync request, and when."""
         # The clock: when each seat started owing its current message, and of what kind.
         self._owes: dict[int, tuple[bool, float]] = {}
-        self._seqs = [0] * SEATS
+        self._seqs = [0] * session.seats
         self._length = -1
         self._last_progress = 0.0
         self._last_sync = -math.inf
@@ -478,7 +479,8 @@ class _Driver:
                         # A ``bye`` may have been lost on the way (a relay may drop frames):
                         # ask for it, as during the game.
                         request = session.sync_request()
-                        self._replies += [(s, request) for s in range(SEATS) if s != self.seat]
+                        others = [s for s in range(session.seats) if s != self.seat]
+                        self._replies += [(s, request) for s in others]
                     self._step()
             # Our last envelopes (the ``done`` above all) must reach the peers before we close.
             with trio.move_on_after(self.config.flush_timeout):
@@ -606,7 +608,7 @@ class _Driver:
         if len(session.transcript) != self._length:
             self._length = len(session.transcript)
             self._last_progress = now
-        sent = [tracker.next_seq(s) for s in range(SEATS)]
+        sent = [tracker.next_seq(s) for s in range(session.seats)]
         owed = self._owed()
         for s in list(self._owes):
             if s not in owed:
@@ -658,7 +660,7 @@ class _Driver:
             # No progress for a while: ask every peer for what we may lack.
             self._last_sync = now
             request = session.sync_request()
-            self._replies += [(s, request) for s in range(SEATS) if s != self.seat]
+            self._replies += [(s, request) for s in range(session.seats) if s != self.seat]
         if not waits and stalled >= config.peer_timeout:
             self.error = f"the game made no progress for {stalled:.0f} s"
 
