@@ -10,16 +10,19 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from belote_p2p.app.profile import score_game
-from belote_p2p.game.announcements import find_announcements, scoring_team
-from belote_p2p.game.audit import audit_round
-from belote_p2p.game.cards import CARDS, Card, card, parse_cards
+from belote_p2p.game.announcements import AnnouncementKind, find_announcements, scoring_team
+from belote_p2p.game.audit import FaultKind, audit_round
+from belote_p2p.game.cards import CARDS, Card, card, cards_of, parse_cards
 from belote_p2p.game.engine import (
+    NO_CLAIM,
     PASS,
     TAKE,
     TURNED,
     UNDEALT,
+    Claim,
     IllegalActionError,
     Phase,
+    RoundRecord,
     State,
     deal_owners,
     public_positions,
@@ -557,3 +560,131 @@ def test_two_handed_partial_knowledge_follows_the_full_game(seed: int) -> None:
         full, peer = full.apply(c), peer.apply(c)
     assert peer.history[-1].score == full.history[-1].score
     assert peer.history[-1].deck == full.history[-1].deck
+
+
+# -- partial knowledge and the audit with three seats ----------------------------------------
+
+
+class ThreeTable:
+    """A full three-handed state and seat ``viewer``'s view (only its own cards and the
+    turned card), moved in lockstep until a play the full state refuses."""
+
+    def __init__(self, seed: int, viewer: int) -> None:
+        rng = random.Random(seed)
+        self.rng = rng
+        self.viewer = viewer
+        while True:
+            self.deck = shuffled(THREE, rng)
+            self.full = State.new_game(THREE).deal(self.deck)
+            owners = deal_owners(THREE, 0)
+            masked = [c if owners[i] in (viewer, TURNED) else None for i, c in enumerate(self.deck)]
+            self.view = State.new_game(THREE).deal(masked)
+            while self.full.phase is not Phase.PLAY and self.full.phase is not Phase.DEAL:
+                bid = rng.choice(self.full.legal_actions())
+                self.full, self.view = self.full.apply(bid), self.view.apply(bid)
+            if self.full.phase is Phase.PLAY:
+                break
+        owners = deal_owners(THREE, 0, self.full.taker)
+        mine = {i: self.deck[i] for i in range(16, 24) if owners[i] == viewer}
+        self.view = self.view.reveal(mine)
+
+    def play(self, c: Card, *, claim: Claim | None = None, honest: bool = True) -> None:
+        seat = self.view.to_act
+        if seat == self.viewer:
+            self.view = self.view.apply(c)
+        elif honest:
+            self.view = self.view.apply(c, self.full.claim_for(c), proven=True)
+        else:
+            self.view = self.view.apply(c, claim or NO_CLAIM, proven=True)
+        if honest:
+            self.full = self.full.apply(c)
+
+
+def test_three_handed_peer_view_follows_an_honest_round() -> None:
+    for seed in range(4):
+        t = ThreeTable(seed, viewer=seed % 3)
+        assert t.view.hands[t.viewer] == t.full.hands[t.viewer]
+        assert sum(t.view.unknown) == 16 - (t.full.taker != t.viewer)  # the turned card
+        while t.full.phase is Phase.PLAY:
+            t.play(t.rng.choice(cards_of(t.full.legal_mask())))
+        assert t.view.history[-1].score == t.full.history[-1].score
+        report = audit_round(t.view.history[-1], t.deck)
+        assert report.clean and report.score == t.full.history[-1].score
+        assert len(report.hands) == 3
+
+
+def test_three_handed_audit_finds_a_revoke_and_the_offender_loses() -> None:
+    found = 0
+    for seed in range(60):
+        t = ThreeTable(seed, viewer=0)
+        while t.full.phase is Phase.PLAY:
+            seat = t.full.to_act
+            hand = cards_of(t.full.hands[seat])
+            illegal = [c for c in hand if not t.full.legal_mask() >> c & 1]
+            if seat != t.viewer and illegal:
+                break
+            t.play(t.rng.choice(cards_of(t.full.legal_mask())))
+        else:
+            continue
+        index = len(t.view.actions)
+        t.play(illegal[0], honest=False)
+        # The rest of the round: any card of the true hands.
+        hands = [t.full.hands[s] & ~t.view.played for s in range(3)]
+        while t.view.phase is Phase.PLAY:
+            seat = t.view.to_act
+            if seat == t.viewer:
+                c = cards_of(t.view.legal_mask())[0]
+            else:
+                c = cards_of(hands[seat])[0]
+            hands[seat] &= ~(1 << c)
+            t.play(c, honest=False)
+        record = t.view.history[-1]
+        report = audit_round(record, t.deck)
+        assert report.fault is not None and report.fault.kind is FaultKind.ILLEGAL_PLAY
+        assert report.fault.index == index and report.fault.seat == seat_of(record, index)
+        score = report.score
+        assert score is not None
+        offender = report.fault.seat
+        if offender == record.taker:
+            assert score.outcome is Outcome.FAILED
+            assert score.score[offender] == score.belote[offender]
+        else:
+            assert score.outcome is Outcome.MADE
+            assert score.score[offender] == score.belote[offender]
+            assert score.score[record.taker] >= 162
+        found += 1
+        if found == 3:
+            break
+    assert found == 3
+
+
+def seat_of(record: RoundRecord, index: int) -> int:
+    """The seat that made action ``index`` of a round."""
+    state = record.start.deal(record.deck)
+    for action, claim in record.actions[:index]:
+        state = state.apply(action, claim if isinstance(action, Card) else None)
+    return state.to_act
+
+
+def test_three_handed_audit_finds_a_false_announcement() -> None:
+    for seed in range(40):
+        t = ThreeTable(seed, viewer=0)
+        claimer = t.full.to_act
+        if claimer == t.viewer or t.full.declared[claimer]:
+            continue
+        # A tierce of cards the claimer does not hold, as far as the viewer can tell.
+        others = t.full.hands[3 - claimer] if claimer else 0
+        fake = find_announcements(others, t.full.trump)
+        seqs = [a for a in fake if a.kind is not AnnouncementKind.CARRE]
+        if not seqs:
+            continue
+        c = cards_of(t.full.hands[claimer] & t.full.legal_mask())[0]
+        index = len(t.view.actions)
+        t.play(c, claim=Claim((seqs[0],), False), honest=False)
+        record = t.view.round_record()
+        report = audit_round(record, t.deck)
+        assert report.fault is not None
+        assert report.fault.kind is FaultKind.FALSE_ANNOUNCEMENT
+        assert report.fault.seat == claimer and report.fault.index == index
+        return
+    pytest.fail("no deal with a sequence to claim falsely")
