@@ -361,6 +361,9 @@ def test_13_face_down_cards_stay_unknown_until_turned_up() -> None:
     expected = tuple(sorted(under_position(TWO, 0, deck.index(c)) or 0 for c in (first, second)))
     assert s.pending_openings == expected and full.pending_openings == ()
     assert s.legal_actions() == ()
+    still_down = next(p for p in range(8) if p not in expected)
+    with pytest.raises(ValueError, match="face down"):
+        s.reveal({still_down: deck[still_down]})
     with pytest.raises(IllegalActionError):
         s.apply(full.legal_actions()[0])
     s = s.reveal({expected[0]: deck[expected[0]]})
