@@ -398,7 +398,8 @@ class State:
     start: State | None
     deck: tuple[Card | None, ...]
     hands: tuple[int, int, int, int]
-    """Known cards of each seat, as masks (all of them in full information)."""
+    """Known cards of each seat, as masks (all of them in full information). Two-handed:
+    each seat's face-up cards, the cards it may play (face-down cards join when turned up)."""
     unknown: tuple[int, int, int, int]
     """How many cards of each seat's hand are unknown (0 in full information)."""
     voids: tuple[int, int, int, int]
@@ -710,8 +711,9 @@ class State:
         two-handed, face-down cards turned up, listed in :attr:`pending_openings`).
 
         A learned position of :attr:`pending_openings` leaves it and its card becomes
-        playable by its owner. ``ValueError`` for a position outside the deck, or one
-        that already holds another card.
+        playable by its owner. ``ValueError`` for a position outside the deck or one that
+        already holds another card; in two-handed also for a face-down position that is
+        not turned up yet, or a card already elsewhere in the deck.
         """
         s = self._copy()
         deck = list(s.deck)
@@ -727,10 +729,11 @@ class State:
                 raise ValueError(f"position {pos} already holds {deck[pos]}")
             if deck[pos] is None:
                 if two:
+                    if pos not in opening:
+                        raise ValueError(f"position {pos} is face down until it is turned up")
                     deck[pos] = CARDS[c]
-                    if pos in opening:
-                        hands[owners[pos]] |= 1 << c
-                        opening.discard(pos)
+                    hands[owners[pos]] |= 1 << c
+                    opening.discard(pos)
                     continue
                 deck[pos] = CARDS[c]
                 owner = owners[pos]
