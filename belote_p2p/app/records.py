@@ -154,8 +154,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     xp_rules = (
         f"XP from verified games only: {XP_GAME_FINISHED} for playing a game to its end, "
         f"{XP_GAME_WON} for winning it, {XP_ROUND_WON} per round your team wins (made its "
-        f"contract or beat the takers'), {XP_TRICK_WON} per trick you take; challenges "
-        f"award extra XP and coins once. Levels: {LEVEL_CURVE}"
+        f"contract or beat the takers'; with three players: you made your contract, or the "
+        f"taker failed; with two: you scored more), {XP_TRICK_WON} per trick you take; "
+        f"challenges award extra XP and coins once. Levels: {LEVEL_CURVE}"
     )
     home_help = f"data directory ({Home.default()}); the database is <home>/{PROFILE_FILE_NAME}"
 
@@ -163,9 +164,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "import",
         help="verify game transcripts and record their XP",
         description="Verify each transcript and record its game: XP, statistics and "
-        "challenges for the four players. A transcript that does not verify to the end of "
-        "the game is refused with the reason. A game is recorded once, whichever seat's "
-        "transcript brings it. Exit status 0 if every file was recorded (or was already), "
+        "challenges for every player (four, three or two). A transcript that does not "
+        "verify to the end of the game is refused with the reason. A game is recorded "
+        "once, whichever seat's transcript brings it. Exit status 0 if every file was "
+        "recorded (or was already), "
         f"1 if one was refused. {xp_rules}",
     )
     p.add_argument("files", nargs="+", metavar="FILE")
