@@ -147,6 +147,17 @@ def write_transcript(path: Path, session: TableSession) -> Path:
     return path
 
 
+def hexed(value: object) -> object:
+    """``value`` with every ``bytes`` in hex, for JSON vectors."""
+    if isinstance(value, bytes):
+        return value.hex()
+    if isinstance(value, list):
+        return [hexed(v) for v in value]
+    if isinstance(value, dict):
+        return {k: hexed(v) for k, v in value.items()}
+    return value
+
+
 # -- four sessions in memory ---------------------------------------------------------------
 
 

@@ -8,11 +8,15 @@ an honest peer is never named.
 from __future__ import annotations
 
 import hashlib
+import json
+import sys
 from collections import deque
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import hexed
 
 from belote_p2p.game.cards import CARDS, Card, Rank
 from belote_p2p.game.engine import TURNED, deal_owners, public_positions
@@ -81,11 +85,14 @@ class Table:
         self.tamper = tamper
         self.queue: deque[DeckMessage] = deque()
         self.sent: list[DeckMessage] = []
+        self.events: list[tuple[Any, ...]] = []
+        """Local steps ``(name, seat, *args)`` and ``("message", seat, msg)``, in order."""
         self.errors: dict[int | None, DeckError] = {}
 
     def send(self, msg: DeckMessage) -> None:
         if self.tamper is not None:
             msg = self.tamper(msg)
+        self.events.append(("message", msg.seat, msg))
         self.sent.append(msg)
         self.queue.append(msg)
 
@@ -103,32 +110,36 @@ class Table:
                     for out in view.next_messages():
                         self.send(out)
 
+    def act(self, seat: int, step: str, *args: Any) -> None:
+        self.events.append((step, seat, *args))
+        self.send(getattr(self.peers[seat], step)(*args))
+
     def deal(self) -> None:
         for peer in self.peers:
-            self.send(peer.start())
+            self.act(peer.seat, "start")
         self.pump()
 
     def complete(self, taker: int) -> None:
         for peer in self.peers:
-            self.send(peer.set_taker(taker))
+            self.act(peer.seat, "set_taker", taker)
         self.observer.set_taker(taker)
         self.pump()
 
     def open(self, positions: list[int]) -> None:
         for peer in self.peers:
-            self.send(peer.open(positions))
+            self.act(peer.seat, "open", positions)
             self.pump()
         self.observer.open(positions)
 
     def play(self, position: int) -> None:
         owner = self.peers[0].owner_of(position)
         assert owner is not None
-        self.send(self.peers[owner].play(position))
+        self.act(owner, "play", position)
         self.pump()
 
     def reveal_all(self) -> None:
         for peer in self.peers:
-            self.send(peer.reveal())
+            self.act(peer.seat, "reveal")
         self.pump()
 
     def audits(self) -> tuple[Card, ...]:
@@ -456,3 +467,138 @@ def test_open_messages_round_trip_and_parse_strictly() -> None:
         with pytest.raises(MalformedDeckMessage) as info:
             message_from_wire(data, 0)
         assert info.value.seat == 0
+
+
+# -- recorded rounds -------------------------------------------------------------------------
+
+VECTORS = Path(__file__).resolve().parent.parent / "protocol" / "vectors"
+
+
+def recorded_round(variant: str) -> Table:
+    """The round of ``protocol/vectors/deck-<variant>.json``: dealer 0, round 1; three-handed
+    with taker 1; plays in position order (not a legal game: the deck protocol knows no
+    rules of play); two-handed turns up the two face-down cards under each pair of face-up
+    cards played, then plays them."""
+    if variant == "three-handed":
+        table = Table(THREE)
+        table.deal()
+        table.complete(1)
+        for p in sorted(range(24), key=lambda p: (p % 8, p)):
+            table.play(p)
+    else:
+        table = Table(TWO)
+        table.deal()
+        up = sorted(public_positions(TWO, 0))
+        for i in range(0, 16, 2):
+            pair = up[i : i + 2]
+            for p in pair:
+                table.play(p)
+            under = [p - 8 for p in pair]  # under_position: the card below, same pile
+            table.open(under)
+            for p in under:
+                table.play(p)
+    table.reveal_all()
+    return table
+
+
+def build_vector(variant: str) -> dict[str, Any]:
+    table = recorded_round(variant)
+    deck = table.audits()
+    rules = table.rules
+    events: list[dict[str, Any]] = []
+    for event in table.events:
+        kind, seat = event[0], event[1]
+        if kind == "message":
+            msg = event[2]
+            raw = encode_message(msg).hex()
+            fields = hexed(msg.to_wire())
+            events.append(
+                {"event": "message", "from": seat, "canonical_msgpack": raw, "fields": fields}
+            )
+        else:
+            names = {"set_taker": ["taker"], "play": ["position"], "open": ["positions"]}
+            args = dict(zip(names.get(kind, []), event[2:], strict=True))
+            events.append({"event": kind, "seat": seat, **args})
+    seats = range(rules.seats)
+    return {
+        "description": f"A {variant} round of the deck protocol (protocol/DECK.md section 16) "
+        f"between {rules.seats} peers with the secrets below; the layout of deck-classic.json "
+        "(DECK.md section 12), with 'open' steps (two-handed: the face-down positions the "
+        "engine turned up) and no taker in two-handed. Plays go in an order the deck "
+        "protocol accepts, not a legal order of play.",
+        "domain": group.DOMAIN.decode(),
+        "rules": rules.name,
+        "table_id": TABLE_ID.hex(),
+        "round": 1,
+        "dealer": 0,
+        "taker": 1 if rules.has_bidding else None,
+        "deck_cards": [str(c) for c in deck_cards(rules)],
+        "shuffle_order": list(shuffle_order(0, rules.seats)),
+        "secrets": [
+            {"seat": s, "secret_key": secret_key(s).hex(), "shuffle_seed": shuffle_seed(s).hex()}
+            for s in seats
+        ],
+        "joint_key": (table.peers[0].joint_key or b"").hex(),
+        "events": events,
+        "deck": [str(c) for c in deck],
+        "hands": {str(s): [str(deck[p]) for p in table.peers[s].positions_of(s)] for s in seats},
+    }
+
+
+def vector_text(variant: str) -> str:
+    return json.dumps(build_vector(variant), indent=1) + "\n"
+
+
+@pytest.mark.parametrize("variant", ["three-handed", "two-handed"])
+def test_the_committed_vector_matches_byte_for_byte(variant: str) -> None:
+    assert (VECTORS / f"deck-{variant}.json").read_text() == vector_text(variant)
+
+
+@pytest.mark.parametrize("variant", ["three-handed", "two-handed"])
+def test_the_committed_vector_replays_for_every_seat_and_an_observer(variant: str) -> None:
+    data = json.loads((VECTORS / f"deck-{variant}.json").read_text())
+    rules = rule_set(variant)
+    for me in range(rules.seats):
+        peer = DeckPeer(
+            rules, seat=me, dealer=0, table_id=TABLE_ID, round_number=1,
+            secret_key=bytes.fromhex(data["secrets"][me]["secret_key"]),
+            shuffle_seed=bytes.fromhex(data["secrets"][me]["shuffle_seed"]),
+        )  # fmt: skip
+        recorded = [
+            e["canonical_msgpack"]
+            for e in data["events"]
+            if e["event"] == "message" and e["from"] == me
+        ]
+        produced: list[DeckMessage] = []
+        for e in data["events"]:
+            if e["event"] == "message":
+                if e["from"] != me:
+                    peer.receive(decode_message(bytes.fromhex(e["canonical_msgpack"]), e["from"]))
+            elif e["seat"] == me:
+                args = [e[k] for k in ("taker", "position", "positions") if k in e]
+                produced.append(getattr(peer, e["event"])(*args))
+            produced += peer.next_messages()
+        # Every message of ours comes out again, byte for byte, in the recorded order.
+        assert [encode_message(m).hex() for m in produced] == recorded
+        assert [str(c) for c in peer.audit()] == data["deck"]
+    observer = DeckObserver(rules, dealer=0, table_id=TABLE_ID, round_number=1)
+    told: set[tuple[str, str]] = set()
+    for e in data["events"]:
+        if e["event"] == "message":
+            observer.receive(decode_message(bytes.fromhex(e["canonical_msgpack"]), e["from"]))
+        elif e["event"] in ("set_taker", "open"):
+            arg = e.get("taker", e.get("positions"))
+            if (e["event"], str(arg)) not in told:
+                told.add((e["event"], str(arg)))
+                getattr(observer, e["event"])(arg)
+    assert [str(c) for c in observer.audit()] == data["deck"]
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] == ["--write-vectors"]:
+        for name in ("three-handed", "two-handed"):
+            path = VECTORS / f"deck-{name}.json"
+            path.write_text(vector_text(name))
+            print(f"wrote {path}")
+    else:
+        print("usage: PYTHONPATH=. python tests/test_deck_few.py --write-vectors")
