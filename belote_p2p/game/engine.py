@@ -12,6 +12,12 @@ Two modes share every rule:
   A play by such a seat is checked as far as it can be (turn, card not seen elsewhere, not
   contradicting a void the seat showed earlier), and what the play proves about the seat's
   hand is remembered. The round is audited when the hands are revealed (:mod:`.audit`).
+
+Four seats in teams (classic, coinche), three seats each for himself with 24 cards
+(three-handed, RULES.md §12), or two seats playing from piles of a face-down card under a
+face-up one (two-handed, §13: see :func:`deal_owners`, :func:`public_positions`,
+:func:`under_position` and :attr:`State.pending_openings`). Per-seat tuples keep four
+entries whatever the seat count; scores have one entry per team, or per seat without teams.
 """
 
 from __future__ import annotations
@@ -1424,7 +1430,11 @@ class State:
         assert self.start is not None  # a round in progress
         scores = self.scores
         if score is not None:
-            scores = tuple(a + b for a, b in zip(scores, score.score, strict=True))
+            add = score.score
+            if len(scores) == 2:
+                scores = (scores[0] + add[0], scores[1] + add[1])
+            else:
+                scores = tuple(a + b for a, b in zip(scores, add, strict=True))
         return RoundRecord(
             self.number, self.dealer, self.start, self.deck, self.actions, self.turned,
             self.trump, self.taker, self.contract, self.multiplier, self.tricks, declared, team,
@@ -1451,10 +1461,17 @@ class State:
                 s.dealer = 0 if a > b else 1
         s._reset_round()
         target = self.rules.target
-        top = max(s.scores)
-        if top >= target and s.scores.count(top) == 1:
+        scores = s.scores
+        if len(scores) == 2:
+            a, b = scores
+            over = (a >= target or b >= target) and a != b
+            top = a if a > b else b
+        else:
+            top = max(scores)
+            over = top >= target and scores.count(top) == 1
+        if over:
             s.phase = Phase.GAME_OVER
-            s.winner = s.scores.index(top)
+            s.winner = scores.index(top)
         else:
             s.phase = Phase.DEAL
         return s
