@@ -21,7 +21,9 @@ masks (:data:`CardMask`), a trump mode is a suit or :data:`NO_TRUMP` / :data:`AL
 (:data:`TrumpMode`); the per-trump tables (:data:`POINTS`, :data:`STRENGTH`, :data:`ABOVE`,
 :data:`TRUMP_MASK`) make card play arithmetic cheap.
 
-For search, two tools beside the checked engine (:class:`State`):
+For search, two tools beside the checked engine (:class:`State`), both for four seats only
+(with two or three players, RULES.md §12-13, search on the checked engine; ``ValueError``
+otherwise):
 
 * :class:`FastState`, the fast path: the card play of a round as four hand masks and a few
   ints, unchecked, with ``push``/``pop`` (undo), ``play`` and ``copy``. Build it from your

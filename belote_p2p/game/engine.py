@@ -12,6 +12,12 @@ Two modes share every rule:
   A play by such a seat is checked as far as it can be (turn, card not seen elsewhere, not
   contradicting a void the seat showed earlier), and what the play proves about the seat's
   hand is remembered. The round is audited when the hands are revealed (:mod:`.audit`).
+
+Four seats in teams (classic, coinche), three seats each for himself with 24 cards
+(three-handed, RULES.md §12), or two seats playing from piles of a face-down card under a
+face-up one (two-handed, §13: see :func:`deal_owners`, :func:`public_positions`,
+:func:`under_position` and :attr:`State.pending_openings`). Per-seat tuples keep four
+entries whatever the seat count; scores have one entry per team, or per seat without teams.
 """
 
 from __future__ import annotations
@@ -20,7 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
 from functools import lru_cache
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 from belote_p2p.errors import LocalProtocolError
 
@@ -361,12 +367,10 @@ class State:
         "number",
         "passes",
         "pending",
-        "pending_openings",
         "phase",
         "played",
         "rules",
         "scores",
-        "seats",
         "start",
         "taker",
         "team_points",
@@ -381,9 +385,11 @@ class State:
     )
 
     rules: RuleSet
-    seats: int
+    seats: int = 4
     """``rules.seats``: 4, 3 or 2. Per-seat tuples (hands, unknown, voids) always have four
-    entries; those of seats that do not play stay 0."""
+    entries; those of seats that do not play stay 0. (A state of two or three seats is a
+    private subclass with this and :attr:`pending_openings` as fields, so that four-seat
+    states copy no more than they need.)"""
     phase: Phase
     dealer: int
     number: int
@@ -426,7 +432,7 @@ class State:
     belote: tuple[tuple[int, Card], ...]
     """Each belote declared: the seat and the first of its king and queen played."""
     actions: tuple[tuple[Action, Claim], ...]
-    pending_openings: tuple[int, ...]
+    pending_openings: tuple[int, ...] = ()
     """Two-handed, partial knowledge only: deck positions of face-down cards turned up by
     the trick just ended whose cards this state does not know yet, in increasing order.
     While it is not empty no action is legal (:meth:`legal_actions` is empty and
@@ -446,9 +452,11 @@ class State:
 
         ``scores``: the game scores to start from (one per team with four seats, one per
         seat otherwise; zeros by default)."""
-        s = object.__new__(cls)
+        n = rules.seats
+        s = object.__new__(cls if n == 4 else _FewState)
         s.rules = rules
-        s.seats = n = rules.seats
+        if n != 4:
+            cast("_FewState", s).seats = n
         width = 2 if n == 4 else n
         if scores is None:
             scores = (0,) * width
@@ -488,13 +496,11 @@ class State:
         self.declared = (None, None, None, None)
         self.belote = ()
         self.actions = ()
-        self.pending_openings = ()
         self._cat_cache = None
 
     def _copy(self) -> State:
-        s = object.__new__(State)
+        s = object.__new__(self.__class__)
         s.rules = self.rules
-        s.seats = self.seats
         s.phase = self.phase
         s.dealer = self.dealer
         s.number = self.number
@@ -525,7 +531,6 @@ class State:
         s.declared = self.declared
         s.belote = self.belote
         s.actions = self.actions
-        s.pending_openings = self.pending_openings
         s._cat_cache = None
         return s
 
@@ -614,11 +619,10 @@ class State:
         """
         if self.phase is not Phase.DEAL:
             raise IllegalActionError("deal", self, f"no deal expected in phase {self.phase.value}")
-        size = self.rules.deck_size
-        if len(deck) != size:
-            raise ValueError(f"a deck has {size} positions, not {len(deck)}")
         if self.seats != 4:
             return self._deal_few(deck)
+        if len(deck) != 32:
+            raise ValueError(f"a deck has 32 positions, not {len(deck)}")
         seen = 0
         hands = [0, 0, 0, 0]
         unknown = [0, 0, 0, 0]
@@ -660,6 +664,9 @@ class State:
     def _deal_few(self, deck: Sequence[Card | None]) -> State:
         """:meth:`deal` for three-handed and two-handed."""
         rules = self.rules
+        size = rules.deck_size
+        if len(deck) != size:
+            raise ValueError(f"a deck has {size} positions, not {len(deck)}")
         owners = _owners_of(rules, self.dealer)
         two = rules.variant is Variant.TWO_HANDED
         public = _TWO_HANDED_PUBLIC if two else ()
@@ -741,7 +748,7 @@ class State:
                     hands[owner] |= 1 << c
                     unknown[owner] -= 1
         if two:
-            s.pending_openings = tuple(sorted(opening))
+            cast("_FewState", s).pending_openings = tuple(sorted(opening))
             if len({c for c in deck if c is not None}) != sum(c is not None for c in deck):
                 raise ValueError("a card appears twice in the deck")
         s.deck = tuple(deck)
@@ -760,8 +767,6 @@ class State:
         ``()`` between rounds, at the end, and while :attr:`pending_openings` is not empty."""
         phase = self.phase
         if phase is Phase.PLAY:
-            if self.pending_openings:
-                return ()
             seat = self.to_act
             if self.unknown[seat]:
                 return cards_of(self.legal_mask())
@@ -891,10 +896,6 @@ class State:
         """
         phase = self.phase
         if phase is Phase.PLAY:
-            if self.pending_openings:
-                raise IllegalActionError(
-                    action, self, f"positions {self.pending_openings} must be turned up first"
-                )
             if type(action) is not Card:
                 if not isinstance(action, int) or isinstance(action, bool) or not 0 <= action < 32:
                     raise IllegalActionError(action, self, "a card is expected")
@@ -1003,7 +1004,6 @@ class State:
         # What ``self._copy()._place(seat, c, NO_CLAIM, denied)`` gives, each field set once.
         s = object.__new__(State)
         s.rules = self.rules
-        s.seats = self.seats
         s.phase = self.phase
         s.dealer = self.dealer
         s.number = self.number
@@ -1024,7 +1024,6 @@ class State:
         s.multiplier = self.multiplier
         s.declared = self.declared
         s.belote = self.belote
-        s.pending_openings = ()
         s._cat_cache = None
         nb = ~bit
         h = self.hands
@@ -1047,20 +1046,14 @@ class State:
             trick = trick + (c,)
         else:
             trick = (c,)
-        n = self.seats
-        if len(trick) < n:
+        if len(trick) < 4:
             s.trick = trick
             s.best = best
-            s.to_act = (seat + 1) % n
+            s.to_act = (seat + 1) % 4
             s.leader = self.leader
             s.tricks = self.tricks
             s.team_points = self.team_points
             return s
-        if n != 4:
-            s.leader = self.leader
-            s.tricks = self.tricks
-            s.team_points = self.team_points
-            return s._close_trick(trick, best)
         leader = self.leader
         winner = (leader + best) % 4
         points = POINTS[trump]
@@ -1264,7 +1257,7 @@ class State:
             else:
                 hands[owners[pos - 8]] |= 1 << under
         self.hands = (hands[0], hands[1], hands[2], hands[3])
-        self.pending_openings = tuple(sorted(pending))
+        cast("_FewState", self).pending_openings = tuple(sorted(pending))
 
     def _played_by(self, seat: int) -> int:
         """The cards ``seat`` played this round, as a mask."""
@@ -1437,7 +1430,11 @@ class State:
         assert self.start is not None  # a round in progress
         scores = self.scores
         if score is not None:
-            scores = tuple(a + b for a, b in zip(scores, score.score, strict=True))
+            add = score.score
+            if len(scores) == 2:
+                scores = (scores[0] + add[0], scores[1] + add[1])
+            else:
+                scores = tuple(a + b for a, b in zip(scores, add, strict=True))
         return RoundRecord(
             self.number, self.dealer, self.start, self.deck, self.actions, self.turned,
             self.trump, self.taker, self.contract, self.multiplier, self.tricks, declared, team,
@@ -1464,10 +1461,17 @@ class State:
                 s.dealer = 0 if a > b else 1
         s._reset_round()
         target = self.rules.target
-        top = max(s.scores)
-        if top >= target and s.scores.count(top) == 1:
+        scores = s.scores
+        if len(scores) == 2:
+            a, b = scores
+            over = (a >= target or b >= target) and a != b
+            top = a if a > b else b
+        else:
+            top = max(scores)
+            over = top >= target and scores.count(top) == 1
+        if over:
             s.phase = Phase.GAME_OVER
-            s.winner = s.scores.index(top)
+            s.winner = scores.index(top)
         else:
             s.phase = Phase.DEAL
         return s
@@ -1488,3 +1492,40 @@ class State:
         return s._next_round(record)
 
     # -- views --------------------------------------------------------------------------
+
+
+class _FewState(State):
+    """A :class:`State` of two or three seats (RULES.md §12-13): the fields four seats do
+    without, and every card through the general path (no four-seat fast path)."""
+
+    __slots__ = ("pending_openings", "seats")
+
+    def _copy(self) -> State:
+        s = cast("_FewState", State._copy(self))
+        s.seats = self.seats
+        s.pending_openings = self.pending_openings
+        return s
+
+    def _reset_round(self) -> None:
+        State._reset_round(self)
+        self.pending_openings = ()
+
+    def legal_actions(self) -> tuple[Action, ...]:
+        if self.pending_openings:
+            return ()
+        return State.legal_actions(self)
+
+    def apply(self, action: Action, claim: Claim | None = None, *, proven: bool = False) -> State:
+        if self.pending_openings:
+            raise IllegalActionError(
+                action, self, f"positions {self.pending_openings} must be turned up first"
+            )
+        return State.apply(self, action, claim, proven=proven)
+
+    def _play(self, c: Card, claim: Claim | None) -> State:
+        cats = self._cat_cache
+        if cats is None:
+            cats = self._categories()
+        if claim is not None or self.unknown[self.to_act]:
+            return self._play_with_claims(c, claim, cats)
+        return self._play_known_claim(c, cats)
