@@ -21,7 +21,7 @@ from typing import Any
 import trio
 
 from belote_p2p.game.cards import CARDS, Card, parse_cards
-from belote_p2p.game.engine import Phase, State
+from belote_p2p.game.engine import Phase, State, under_position
 from belote_p2p.game.rules import RULE_SETS, RuleSet
 from belote_p2p.net.peer import PeerConfig, PeerResult, PeerStatus, run_peer
 from belote_p2p.net.transport import MeshConfig
@@ -156,6 +156,33 @@ def hexed(value: object) -> object:
     if isinstance(value, dict):
         return {k: hexed(v) for k, v in value.items()}
     return value
+
+
+def check_turn_ups(definition: TableDefinition, envelopes: list[Envelope]) -> int:
+    """A two-handed record, in the order one seat holds it: every seat's shares of a
+    face-down card (``deck.open``) come right after the trick that turned it up (exactly
+    the positions under the trick's face-up cards), from both seats, and no deal shares a
+    face-down position. Returns how many positions were opened."""
+    rules = definition.rules
+    played: dict[int, list[int]] = {}
+    opened: dict[tuple[int, int], set[int]] = {}
+    for envelope in envelopes:
+        body = envelope.body
+        seat = definition.roster.index(envelope.sender)
+        if body["type"] == "play":
+            played.setdefault(body["round"], []).append(body["deck"]["position"])
+        elif body["type"] == "deck" and body["msg"]["type"] == "deck.shares":
+            assert len(body["msg"]["shares"]) == 16  # the face-up cards only
+        elif body["type"] == "deck" and body["msg"]["type"] == "deck.open":
+            plays = played.get(body["round"], [])
+            assert plays and len(plays) % 2 == 0, "shares before the trick ended"
+            dealer = definition.rules.first_dealer  # under_position does not use it
+            under = {under_position(rules, dealer, p) for p in plays[-2:]} - {None}
+            assert set(body["msg"]["positions"]) == under
+            for p in body["msg"]["positions"]:
+                opened.setdefault((body["round"], p), set()).add(seat)
+    assert all(seats == {0, 1} for seats in opened.values())
+    return len(opened)
 
 
 # -- four sessions in memory ---------------------------------------------------------------

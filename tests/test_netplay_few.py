@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from helpers import run_cli
+from helpers import check_turn_ups, run_cli
 
 from belote_p2p.app.cli import main
 from belote_p2p.app.output import parse_result
@@ -17,6 +17,7 @@ from belote_p2p.net.lobby import JoinRefused, JoinRequest, Lobby
 from belote_p2p.protocol.table import TableDefinition
 from belote_p2p.protocol.transcript import read_transcript
 from belote_p2p.protocol.verify import verify_transcript
+from belote_p2p.protocol.wire import Envelope
 
 
 @pytest.mark.parametrize(("variant", "seats"), [("three-handed", 3), ("two-handed", 2)])
@@ -43,6 +44,11 @@ async def test_demo_processes_play_to_an_agreed_end_and_every_record_verifies(
     assert {v.summary() for v in verdicts} == {verdicts[0].summary()}
     assert list(verdicts[0].state.scores) == scores
     assert verdicts[0].summary().startswith("OK: seat ")
+    if variant == "two-handed":  # no face-down card opened before its trick, in each record
+        for path in transcripts:
+            record = read_transcript(path)
+            envelopes = [Envelope.decode(e) for e in record.envelopes]
+            assert check_turn_ups(record.definition, envelopes) >= 16
     # The same through the commands.
     capsys.readouterr()
     for path in transcripts:
@@ -53,10 +59,19 @@ async def test_demo_processes_play_to_an_agreed_end_and_every_record_verifies(
     # Every player's profile got its XP for the game (no teams: a seat's own rounds).
     profiles = sorted(home.rglob("profile.sqlite3"))
     assert len(profiles) == seats
+    per_seat = []
     for path in profiles:
         with open_db(path) as db:
             (games,) = db.execute("SELECT COUNT(*) FROM games").fetchone()
+            rows = db.execute("SELECT seat, xp, won FROM game_seats ORDER BY seat").fetchall()
         assert games == 1
+        per_seat.append([tuple(r) for r in rows])
+    # Every peer recorded the same XP for each of the players, one row per seat.
+    assert all(p == per_seat[0] for p in per_seat)
+    assert [r[0] for r in per_seat[0]] == list(range(seats))
+    assert per_seat[0][0][1] == result["xp"]
+    winner = verdicts[0].state.winner
+    assert [bool(r[2]) for r in per_seat[0]] == [s == winner for s in range(seats)]
 
 
 @pytest.mark.parametrize("variant", ["three-handed", "two-handed"])
