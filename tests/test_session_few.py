@@ -14,9 +14,10 @@ from typing import Any
 import pytest
 from helpers import Net, check_turn_ups, make_table, table_sessions, write_transcript
 
-from belote_p2p.game.engine import public_positions, under_position
-from belote_p2p.protocol.deck import DeckPeer, DecryptionShare, OpenMessage
-from belote_p2p.protocol.events import GameAbandoned, PeerFault, RoundAudited
+from belote_p2p.game.engine import Claim, public_positions, under_position
+from belote_p2p.protocol.bodies import play_body
+from belote_p2p.protocol.deck import DeckPeer, DecryptionShare, OpenMessage, PlayMessage
+from belote_p2p.protocol.events import DecisionNeeded, GameAbandoned, PeerFault, RoundAudited
 from belote_p2p.protocol.session import TableSession
 from belote_p2p.protocol.verify import verify_record, verify_transcript
 from belote_p2p.protocol.wire import Envelope
@@ -243,3 +244,46 @@ def test_three_handed_abandonment_takes_both_other_seats() -> None:
     assert sessions[0].abandoned == sessions[1].abandoned == 2
     verdict = verify_record(definition, [e.encode() for e in sessions[0].transcript])
     assert verdict.abandoned == 2 and verdict.ok
+
+
+class HiddenCardPlayer(Net):
+    """Seat ``cheater``, at its first decision, plays one of its face-down cards that no
+    trick has turned up: a signed play whose card nobody (the cheater included) can open."""
+
+    cheater = 1
+    cheated: int | None = None
+
+    def flush(self, seat: int) -> None:
+        s = self.sessions[seat]
+        if seat != self.cheater or self.cheated is not None:
+            super().flush(seat)
+            return
+        for data in s.take_outbox():
+            for other in range(self.n):
+                if other != seat:
+                    self.queues[seat, other].append(data)
+        for event in s.take_events():
+            self.events[seat].append(event)
+            if isinstance(event, DecisionNeeded) and self.cheated is None:
+                deck = s.deck
+                assert isinstance(deck, DeckPeer)
+                hidden = next(
+                    p for p in range(32) if deck.owner_of(p) == seat and deck.card_at(p) is None
+                )
+                self.cheated = hidden
+                play = PlayMessage(seat, hidden, None)
+                s._send(play_body(s.state.number, play, Claim((), False), s._digest))
+                self.flush(seat)
+
+
+def test_a_play_of_a_card_not_turned_up_is_named() -> None:
+    definition, ids = make_table("two-handed", target=301)
+    sessions = table_sessions(definition, ids)
+    net = HiddenCardPlayer(sessions, random.Random(8))
+    net.run(honest=(0,))
+    assert net.cheated is not None
+    fault = sessions[0].fault
+    assert fault is not None and fault.seat == 1, fault
+    assert f"position {net.cheated} did not open" in fault.reason
+    verdict = verify_record(definition, [e.encode() for e in sessions[0].transcript])
+    assert verdict.fault is not None and verdict.fault.seat == 1
