@@ -209,8 +209,12 @@ class Net:
         for event in s.take_events():
             self.events[seat].append(event)
             if isinstance(event, DecisionNeeded):
-                s.act(self.bots[seat].choice(event.observation.legal))
-                self.flush(seat)
+                self.decide(seat, event)
+
+    def decide(self, seat: int, event: DecisionNeeded) -> None:
+        """``seat``'s bot answers ``event`` (a seeded random legal action)."""
+        self.sessions[seat].act(self.bots[seat].choice(event.observation.legal))
+        self.flush(seat)
 
     def start(self) -> None:
         """Start every session and queue what it sends first."""

@@ -253,27 +253,18 @@ class HiddenCardPlayer(Net):
     cheater = 1
     cheated: int | None = None
 
-    def flush(self, seat: int) -> None:
-        s = self.sessions[seat]
+    def decide(self, seat: int, event: DecisionNeeded) -> None:
         if seat != self.cheater or self.cheated is not None:
-            super().flush(seat)
+            super().decide(seat, event)
             return
-        for data in s.take_outbox():
-            for other in range(self.n):
-                if other != seat:
-                    self.queues[seat, other].append(data)
-        for event in s.take_events():
-            self.events[seat].append(event)
-            if isinstance(event, DecisionNeeded) and self.cheated is None:
-                deck = s.deck
-                assert isinstance(deck, DeckPeer)
-                hidden = next(
-                    p for p in range(32) if deck.owner_of(p) == seat and deck.card_at(p) is None
-                )
-                self.cheated = hidden
-                play = PlayMessage(seat, hidden, None)
-                s._send(play_body(s.state.number, play, Claim((), False), s._digest))
-                self.flush(seat)
+        s = self.sessions[seat]
+        deck = s.deck
+        assert isinstance(deck, DeckPeer)
+        hidden = next(p for p in range(32) if deck.owner_of(p) == seat and deck.card_at(p) is None)
+        self.cheated = hidden
+        play = PlayMessage(seat, hidden, None)
+        s._send(play_body(s.state.number, play, Claim((), False), s._digest))
+        self.flush(seat)
 
 
 def test_a_play_of_a_card_not_turned_up_is_named() -> None:
