@@ -51,6 +51,10 @@ class Observation(NamedTuple):
     scores: tuple[int, ...]
     """Game scores: per team with four seats, per seat otherwise."""
     pending: int
+    open_deck: tuple[Card | None, ...] = ()
+    """Two-handed: the deck as both players see it, by position (:func:`deal_owners`):
+    every face-up card and every face-down card turned up, ``None`` for a card still face
+    down. ``()`` in the other variants."""
 
     @property
     def seats(self) -> int:
@@ -169,8 +173,28 @@ def observe(state: State, seat: int) -> Observation:
             shown,
             state.scores,
             state.pending,
+            _open_deck(state) if state.seats == 2 else (),
         ),
     )
+
+
+def _open_deck(state: State) -> tuple[Card | None, ...]:
+    """Two-handed: ``state.deck`` without the face-down cards not turned up yet (a card is
+    turned up once the trick of the card that covered it is over)."""
+    deck = state.deck
+    if not deck:
+        return ()
+    out = list(deck)
+    in_trick = 0
+    for c in state.trick:
+        in_trick |= 1 << c
+    done = state.played & ~in_trick
+    for pos in range(32):
+        if pos % 16 < 8:
+            cover = deck[pos + 8]
+            if cover is None or not done >> cover & 1:
+                out[pos] = None
+    return tuple(out)
 
 
 # The named tuple's own constructor is Python code with 24 arguments; bots get one
