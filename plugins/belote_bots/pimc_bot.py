@@ -129,7 +129,7 @@ def rebuild(obs: Observation, hands: list[int]) -> State | None:
     played = played_by_seat(obs)
     full = [_cards(hands[s] | played[s]) for s in range(len(played))]
     try:
-        state = State.for_play(
+        start = State.for_play(
             obs.rules,
             dealer=obs.dealer,
             hands=full,
@@ -139,14 +139,10 @@ def rebuild(obs: Observation, hands: list[int]) -> State | None:
             multiplier=obs.multiplier,
             pending=obs.pending,
         )
-        for trick in obs.tricks:
-            for c in trick.cards:
-                state = state.apply(c)
-        for c in obs.trick:
-            state = state.apply(c)
-    except (IllegalActionError, ValueError):
+    except ValueError:
         return None
-    if state.belote != obs.belote:
+    state = _replay(obs, start)
+    if state is None or state.belote != obs.belote:
         return None
     for s in range(len(played)):
         if obs.declared[s] is not None and state.declared[s] != obs.declared[s]:
@@ -168,12 +164,21 @@ def rebuild_two_handed(obs: Observation, rng: random.Random) -> State | None:
     full = [c if c is not None else unseen.pop() for c in deck]
     try:
         state = State.new_game(obs.rules.with_(first_dealer=obs.dealer)).deal(full)
+    except ValueError:
+        return None
+    return _replay(obs, state)
+
+
+def _replay(obs: Observation, state: State) -> State | None:
+    """``state`` (at the round's first card) after the cards ``obs`` saw played, or None
+    if one is illegal there."""
+    try:
         for trick in obs.tricks:
             for c in trick.cards:
                 state = state.apply(c)
         for c in obs.trick:
             state = state.apply(c)
-    except (IllegalActionError, ValueError):
+    except IllegalActionError:
         return None
     return state
 
