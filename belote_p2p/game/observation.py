@@ -44,7 +44,8 @@ class Observation(NamedTuple):
     belote: tuple[tuple[SeatNumber, Card], ...]
     """Each belote announced this round: the seat and the first of its king and queen played."""
     voids: tuple[CardMask, CardMask, CardMask, CardMask]
-    """Cards each seat has shown it does not hold (masks)."""
+    """Cards each seat has shown it does not hold (masks). In two-handed, it did not hold
+    them face up then: a face-down card turned up later may be one."""
     shown: tuple[CardMask, CardMask, CardMask, CardMask]
     """Cards each seat is known to hold and has not played (announced, belote, turned; in
     two-handed, every seat's face-up cards)."""
