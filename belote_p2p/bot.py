@@ -77,6 +77,8 @@ from belote_p2p.game.engine import (
     Trick,
     deal_owners,
     other_belote_card,
+    public_positions,
+    under_position,
 )
 from belote_p2p.game.fastplay import FastState, random_round, round_score
 from belote_p2p.game.observation import Observation
@@ -155,10 +157,12 @@ __all__ = [
     "hookimpl",
     "mask_of",
     "other_belote_card",
+    "public_positions",
     "random_round",
     "round_score",
     "rule_set",
     "solve",
     "solve_moves",
+    "under_position",
     "winning_index",
 ]

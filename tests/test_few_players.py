@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import random
 
 import pytest
@@ -32,6 +33,7 @@ from belote_p2p.game.observation import observe
 from belote_p2p.game.rules import CLASSIC, COINCHE, Variant, rule_set
 from belote_p2p.game.scoring import Outcome, score_round_few
 from belote_p2p.game.tables import STRENGTH
+from belote_p2p.players.bots import SafePlayer, load_bots, make_bot
 
 THREE = rule_set("three-handed")
 TWO = rule_set("two-handed")
@@ -691,3 +693,52 @@ def test_three_handed_audit_finds_a_false_announcement() -> None:
         assert report.fault.seat == claimer and report.fault.index == index
         return
     pytest.fail("no deal with a sequence to claim falsely")
+
+
+# -- observations and bots -------------------------------------------------------------------
+
+
+def test_two_handed_observation_opens_the_deck_as_it_is_turned_up() -> None:
+    rebuild_two_handed = importlib.import_module("belote_bots.pimc_bot").rebuild_two_handed
+    deck = shuffled(TWO, random.Random(12))
+    s = State.new_game(TWO).deal(deck)
+    rng = random.Random(12)
+    while s.phase is Phase.PLAY:
+        obs = observe(s, s.to_act)
+        for pos, c in enumerate(obs.open_deck):
+            if pos in public_positions(TWO, 0):
+                assert c == deck[pos]
+            elif c is not None:
+                assert c == deck[pos] and deck[pos + 8] in {x for t in s.tricks for x in t.cards}
+            else:
+                cover = deck[pos + 8]
+                assert not any(cover in t.cards for t in s.tricks)
+        # The unplayed cards not in the open deck are the unseen ones.
+        hidden = {c for c, o in zip(deck, obs.open_deck, strict=True) if o is None}
+        assert hidden == set(cards_of(obs.unseen() & ~obs.shown[1 - obs.seat]))
+        state = rebuild_two_handed(obs, rng)
+        assert state is not None and state.hands == s.hands and state.trick == s.trick
+        s = s.apply(rng.choice(s.legal_actions()))
+    assert observe(State.new_game(THREE).deal(shuffled(THREE, rng)), 0).open_deck == ()
+
+
+@pytest.mark.parametrize("name", ["three-handed", "two-handed"])
+@pytest.mark.parametrize(
+    "spec", ["random", "rules", "pimc:iterations=3:bid_samples=2", "expert:samples=3"]
+)
+def test_built_in_bots_play_a_whole_game_legally(name: str, spec: str) -> None:
+    rules = rule_set(name, target=300)
+    bots = load_bots()
+    players = [SafePlayer(make_bot(spec, bots), name=spec) for _ in range(rules.seats)]
+    rng = random.Random(5)
+    s = State.new_game(rules)
+    while not s.is_over:
+        if s.phase is Phase.DEAL:
+            s = s.deal(shuffled(rules, rng))
+            continue
+        s = s.apply(players[s.to_act].decide(observe(s, s.to_act), rng))
+    counts = players[0].counts
+    for p in players[1:]:
+        counts.add(p.counts)
+    assert counts.decisions > 0
+    assert counts.illegal == counts.errors == counts.timeouts == 0

@@ -44,13 +44,18 @@ class Observation(NamedTuple):
     belote: tuple[tuple[SeatNumber, Card], ...]
     """Each belote announced this round: the seat and the first of its king and queen played."""
     voids: tuple[CardMask, CardMask, CardMask, CardMask]
-    """Cards each seat has shown it does not hold (masks)."""
+    """Cards each seat has shown it does not hold (masks). In two-handed, it did not hold
+    them face up then: a face-down card turned up later may be one."""
     shown: tuple[CardMask, CardMask, CardMask, CardMask]
     """Cards each seat is known to hold and has not played (announced, belote, turned; in
     two-handed, every seat's face-up cards)."""
     scores: tuple[int, ...]
     """Game scores: per team with four seats, per seat otherwise."""
     pending: int
+    open_deck: tuple[Card | None, ...] = ()
+    """Two-handed: the deck as both players see it, by position (:func:`deal_owners`):
+    every face-up card and every face-down card turned up, ``None`` for a card still face
+    down. ``()`` in the other variants."""
 
     @property
     def seats(self) -> int:
@@ -169,8 +174,28 @@ def observe(state: State, seat: int) -> Observation:
             shown,
             state.scores,
             state.pending,
+            _open_deck(state) if state.seats == 2 else (),
         ),
     )
+
+
+def _open_deck(state: State) -> tuple[Card | None, ...]:
+    """Two-handed: ``state.deck`` without the face-down cards not turned up yet (a card is
+    turned up once the trick of the card that covered it is over)."""
+    deck = state.deck
+    if not deck:
+        return ()
+    out = list(deck)
+    in_trick = 0
+    for c in state.trick:
+        in_trick |= 1 << c
+    done = state.played & ~in_trick
+    for pos in range(32):
+        if pos % 16 < 8:
+            cover = deck[pos + 8]
+            if cover is None or not done >> cover & 1:
+                out[pos] = None
+    return tuple(out)
 
 
 # The named tuple's own constructor is Python code with 24 arguments; bots get one

@@ -9,6 +9,10 @@ average round score. Samples whose replay contradicts what was seen (an announce
 belote the seat did not declare) are redrawn. Bidding is the ``rules`` bot's, checked in
 classic against sampled deals.
 
+With three players (RULES.md §12) the same, for three seats. With two (§13) a sample deals
+the face-down cards nobody has seen under the face-up cards that still cover one (the
+observation's ``open_deck``) and replays the round from that deal.
+
 The budget is a number of samples (reproducible, the default) or a time in seconds.
 """
 
@@ -125,7 +129,7 @@ def rebuild(obs: Observation, hands: list[int]) -> State | None:
     played = played_by_seat(obs)
     full = [_cards(hands[s] | played[s]) for s in range(len(played))]
     try:
-        state = State.for_play(
+        start = State.for_play(
             obs.rules,
             dealer=obs.dealer,
             hands=full,
@@ -135,18 +139,47 @@ def rebuild(obs: Observation, hands: list[int]) -> State | None:
             multiplier=obs.multiplier,
             pending=obs.pending,
         )
+    except ValueError:
+        return None
+    state = _replay(obs, start)
+    if state is None or state.belote != obs.belote:
+        return None
+    for s in range(len(played)):
+        if obs.declared[s] is not None and state.declared[s] != obs.declared[s]:
+            return None
+    return state
+
+
+def rebuild_two_handed(obs: Observation, rng: random.Random) -> State | None:
+    """Two-handed: a full-information state of ``obs`` with the face-down cards still
+    unknown dealt at random under the face-up cards that cover them; None if the replay
+    fails (it cannot, for an observation of a legal round)."""
+    deck = list(obs.open_deck)
+    known = 0
+    for c in deck:
+        if c is not None:
+            known |= 1 << c
+    unseen = _cards(obs.rules.deck_mask & ~known)
+    rng.shuffle(unseen)
+    full = [c if c is not None else unseen.pop() for c in deck]
+    try:
+        state = State.new_game(obs.rules.with_(first_dealer=obs.dealer)).deal(full)
+    except ValueError:
+        return None
+    return _replay(obs, state)
+
+
+def _replay(obs: Observation, state: State) -> State | None:
+    """``state`` (at the round's first card) after the cards ``obs`` saw played, or None
+    if one is illegal there."""
+    try:
         for trick in obs.tricks:
             for c in trick.cards:
                 state = state.apply(c)
         for c in obs.trick:
             state = state.apply(c)
-    except (IllegalActionError, ValueError):
+    except IllegalActionError:
         return None
-    if state.belote != obs.belote:
-        return None
-    for s in range(len(played)):
-        if obs.declared[s] is not None and state.declared[s] != obs.declared[s]:
-            return None
     return state
 
 
@@ -279,17 +312,15 @@ class PimcBot:
     def play(self, obs: Observation, rng: random.Random) -> Action:
         legal = [c for c in obs.legal if isinstance(c, int)]
         preferred = self.rules.play(obs)
-        if not obs.rules.has_bidding:
-            # Two-handed: the face-down cards lie in piles an observation does not place,
-            # so no deal can be sampled and replayed; the rules bot's play stands.
-            return preferred
         totals = dict.fromkeys(legal, 0.0)
         team = obs.team
         count, stop = self._budget()
         done = 0
         for _ in range(count):
             state = None
-            for _ in range(_REDRAWS):
+            if obs.open_deck:
+                state = rebuild_two_handed(obs, rng)
+            for _ in range(0 if obs.open_deck else _REDRAWS):
                 hands = sample_hands(obs, rng)
                 if hands is not None:
                     state = rebuild(obs, hands)
@@ -492,5 +523,6 @@ __all__ = [
     "greedy_card",
     "playout",
     "rebuild",
+    "rebuild_two_handed",
     "sample_hands",
 ]
