@@ -1,4 +1,5 @@
-"""The lobby: how four peers agree on a table definition before the mesh opens.
+"""The lobby: how the peers (four, or three or two as the rules seat) agree on a table
+definition before the mesh opens.
 
 One peer hosts. It listens on a TCP port (7777 unless told otherwise); each other peer
 connects, sends one join request and waits for the table. Every message is one frame of the
@@ -9,13 +10,15 @@ wire's frame format (4-byte big-endian length, then canonical msgpack):
   already open on (0: it accepts no connection, ``--no-listen``); optionally ``seat`` (the
   seat it asks for, 1..3) and ``partner`` (the name of the player it wants to sit with);
 * host -> joiner: ``{type: "table", definition, proposal}`` (:meth:`TableDefinition.to_wire`
-  and the host's signature of it, :meth:`TableDefinition.propose`) once three joiners are
-  in, with ``relay`` (``host:port``) when the table uses another relay than the host's port;
-  or ``{type: "error", reason}`` and the connection closes.
+  and the host's signature of it, :meth:`TableDefinition.propose`) once every joiner is in
+  (three; two at a three-handed table, one at a two-handed one), with ``relay``
+  (``host:port``) when the table uses another relay than the host's port; or ``{type:
+  "error", reason}`` and the connection closes.
 
 The host takes seat 0 and the joiners the other seats in arrival order, as far as their
 requests allow: a requested seat is refused at once when another joiner holds it, a partner
-request puts the two at seats 1 and 3 (or the joiner at seat 2, the host's partner), and the
+request puts the two at seats 1 and 3 (or the joiner at seat 2, the host's partner; a table
+without teams refuses partner requests and seats beyond its own), and the
 host may reorder the seats before it signs the table (:meth:`Lobby.reorder`). A seat's
 address is the IP the host saw the joiner's connection come from, with the port the joiner
 announced (empty for port 0: only a relay reaches it); the host's own is the local IP of the

@@ -1,9 +1,9 @@
 """One seat of a live game: a :class:`~belote_p2p.protocol.session.TableSession` driven over
 the mesh.
 
-:func:`run_peer` opens the TCP mesh to the three other seats, feeds every frame they send to
-the session, broadcasts every envelope the session emits, records every envelope the session
-accepted in the transcript (its own included, in acceptance order), and answers the
+:func:`run_peer` opens the TCP mesh to the other seats (three, or two or one), feeds every
+frame they send to the session, broadcasts every envelope the session emits, records every
+envelope the session accepted in the transcript (its own included, in acceptance order), and answers the
 session's "your turn" through a :class:`Player`: a bot in a worker thread under a deadline
 (:class:`BotPlayer`) or a person at the terminal (:class:`~belote_p2p.app.tui.TuiPlayer`).
 
@@ -29,7 +29,7 @@ slow or stuck peer does not slow the game between the others.
 Time. Every seat that owes the next message has a deadline (:class:`PeerConfig`: a decision,
 a protocol step); past it, the wait is reported (a log line, and :class:`PeerStatus` to
 ``on_status`` with the seconds left), and after a further grace period we sign the seat gone
-(the session's ``abandon``): the game ends, abandoned by that seat, once the three others
+(the session's ``abandon``): the game ends, abandoned by that seat, once all the others
 have signed it, and with :attr:`PeerResult.error` if they have not within another grace
 period. A lost connection is not a departure: the mesh reconnects (the higher seat dials
 again), both sides send a sync request (``TableSession.sync_request``) and answer the

@@ -3,7 +3,14 @@
 Signed envelopes in (:meth:`TableSession.receive`), signed envelopes and events out
 (:meth:`TableSession.take_outbox`, :meth:`TableSession.take_events`); a local decision goes
 in through :meth:`TableSession.act`. No sockets, no clock: the trio layer
-(:mod:`belote_p2p.net.peer`) moves bytes, and tests pass envelopes between four sessions.
+(:mod:`belote_p2p.net.peer`) moves bytes, and tests pass envelopes between the sessions.
+
+Seats. A table has ``rules.seats`` seats: four (classic, coinche), three (three-handed) or
+two (two-handed); "the four" below reads "every seat" for the others, and a seat is gone
+once every other seat signed its abandonment. Two-handed has no bidding: the deal goes
+straight to the play, and after each trick the session turns up, through the deck protocol,
+the face-down cards the engine lists (``State.pending_openings``) before any play is
+processed (``protocol/PROTOCOL.md`` §10).
 
 Order. Envelopes are accepted per sender in sequence
 (:class:`~belote_p2p.protocol.wire.ChainTracker`) and processed in causal order: an envelope
