@@ -3,8 +3,8 @@ the mesh.
 
 :func:`run_peer` opens the TCP mesh to the other seats (three, or two or one), feeds every
 frame they send to the session, broadcasts every envelope the session emits, records every
-envelope the session accepted in the transcript (its own included, in acceptance order), and answers the
-session's "your turn" through a :class:`Player`: a bot in a worker thread under a deadline
+envelope the session accepted in the transcript (its own included, in acceptance order), and
+answers the session's "your turn" through a :class:`Player`: a bot in a worker thread under a deadline
 (:class:`BotPlayer`) or a person at the terminal (:class:`~belote_p2p.app.tui.TuiPlayer`).
 
 Failure policy. Unsigned bytes prove nothing against anyone. A frame the session refuses
