@@ -4,8 +4,9 @@ the mesh.
 :func:`run_peer` opens the TCP mesh to the other seats (three, or two or one), feeds every
 frame they send to the session, broadcasts every envelope the session emits, records every
 envelope the session accepted in the transcript (its own included, in acceptance order), and
-answers the session's "your turn" through a :class:`Player`: a bot in a worker thread under a deadline
-(:class:`BotPlayer`) or a person at the terminal (:class:`~belote_p2p.app.tui.TuiPlayer`).
+answers the session's "your turn" through a :class:`Player`: a bot in a worker thread under
+a deadline (:class:`BotPlayer`) or a person at the terminal
+(:class:`~belote_p2p.app.tui.TuiPlayer`).
 
 Failure policy. Unsigned bytes prove nothing against anyone. A frame the session refuses
 (:class:`~belote_p2p.errors.RemoteProtocolError`: not a valid envelope of this table, a
