@@ -425,3 +425,27 @@ async def test_a_peer_that_keeps_asking_to_sync_is_answered_once_in_a_while(
         assert not driver._too_soon_for_sync(Received(1, envelope))  # not a sync request
         autojump_clock.jump(0.6)
         assert not driver._too_soon_for_sync(Received(1, request))
+
+
+@pytest.mark.parametrize(("variant", "silent"), [("three-handed", 1), ("two-handed", 1)])
+async def test_a_silent_seat_of_three_or_two_is_abandoned_by_all_the_others(
+    variant: str, silent: int, tmp_path: Path, clock: trio.testing.MockClock
+) -> None:
+    results, _ = await play_table(
+        variant, tmp_path, config=QUICK, players={silent: SilentPlayer(5)},
+        timeout=TIMEOUT * 10,
+    )  # fmt: skip
+    assert len(results) == RULE_SETS[variant].seats
+    assert all(r.abandoned == silent for r in results), [(r.abandoned, r.error) for r in results]
+    assert all(r.error is None and r.fault is None for r in results)
+    for r in results:
+        verdict = verify_transcript(r.transcript)
+        assert verdict.ok and verdict.abandoned == silent, verdict.summary()
+        abandons = [
+            Envelope.decode(e).sender
+            for e in read_transcript(r.transcript).envelopes
+            if Envelope.decode(e).type == "abandon"
+        ]
+        # Every other seat signed it gone, and only they did.
+        others = {s.key for i, s in enumerate(verdict.definition.seats) if i != silent}
+        assert set(abandons) == others
