@@ -590,7 +590,8 @@ class State:
     def summary(self) -> str:
         parts = [f"round {self.number}", self.phase.value, f"dealer {self.dealer}"]
         if self.trump >= 0:
-            parts.append(f"trump {trump_letter(self.trump)} taker {self.taker}")
+            taker = f" taker {self.taker}" if self.taker >= 0 else ""  # none in two-handed
+            parts.append(f"trump {trump_letter(self.trump)}{taker}")
         if self.phase is Phase.PLAY:
             parts.append(
                 f"trick {len(self.tricks) + 1} led by {self.leader}: {format_cards(self.trick)}"
