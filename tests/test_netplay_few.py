@@ -135,3 +135,15 @@ async def test_a_joining_person_is_refused_before_anything_is_signed(
     with pytest.raises(TableNotShown, match="four seats only"):
         await play_seat(definition, 1, ids[1], None, [], options)
     assert not list(tmp_path.rglob("*.transcript"))
+
+
+@pytest.mark.parametrize(("variant", "seats"), [("three-handed", 3), ("two-handed", 2)])
+def test_a_local_game_deals_the_variants_deck(
+    variant: str, seats: int, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["play", "--local", "--variant", variant, "--seed", "3", "--target", "101"]) == 0
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    header = lines[lines.index("Score sheet") + 1]
+    assert header.split()[1:-1] == [w for s in range(seats) for w in ("seat", str(s))]
+    assert lines[-1].startswith("Seat ")

@@ -12,8 +12,9 @@ from belote_p2p.game.rules import RULE_SETS, RuleSet, rule_set
 from .display import format_round, format_sheet
 
 
-def shuffled_deck(rng: random.Random) -> list[Card]:
-    deck = list(CARDS)
+def shuffled_deck(rng: random.Random, cards: tuple[Card, ...] = CARDS) -> list[Card]:
+    """``cards`` (the 32, or a variant's deck) in an order drawn from ``rng``."""
+    deck = list(cards)
     rng.shuffle(deck)
     return deck
 
@@ -22,7 +23,7 @@ def play_game(rules: RuleSet, rng: random.Random, *, verbose: bool = True) -> St
     """Play a whole game with uniformly random legal actions drawn from ``rng``."""
     state = State.new_game(rules)
     while not state.is_over:
-        state = state.deal(shuffled_deck(rng))
+        state = state.deal(shuffled_deck(rng, rules.deck_cards))
         while state.phase not in (Phase.DEAL, Phase.GAME_OVER):
             state = state.apply(rng.choice(state.legal_actions()))
         if verbose:
@@ -43,10 +44,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "play",
         help="play a whole game on this machine",
-        description="Play a whole game between four seeded random players on this machine "
-        "(no network) and print every round and the score sheet.",
+        description="Play a whole game between seeded random players (one per seat) on this "
+        "machine (no network) and print every round and the score sheet.",
     )
-    p.add_argument("--local", action="store_true", help="no network: all four seats here")
+    p.add_argument("--local", action="store_true", help="no network: every seat here")
     p.add_argument("--seed", type=int, help="seed of the deals and players (default: random)")
     p.add_argument("--variant", choices=sorted(RULE_SETS), default="classic")
     p.add_argument("--target", type=int, default=501, help="score that wins the game")
