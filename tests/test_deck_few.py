@@ -24,6 +24,7 @@ from belote_p2p.game.rules import CLASSIC, RuleSet, rule_set
 from belote_p2p.protocol import group
 from belote_p2p.protocol.deck import (
     BadProof,
+    BadShuffle,
     DeckError,
     DeckMessage,
     DeckObserver,
@@ -602,3 +603,28 @@ if __name__ == "__main__":
             print(f"wrote {path}")
     else:
         print("usage: PYTHONPATH=. python tests/test_deck_few.py --write-vectors")
+
+
+@pytest.mark.parametrize("variant", ["three-handed", "two-handed"])
+def test_a_shuffled_deck_that_its_proof_does_not_cover_is_named_by_everyone(
+    variant: str,
+) -> None:
+    """The last shuffler swaps two ciphertexts of its proven deck (it would know where two
+    cards went): every other peer and the observer refuse the shuffle, naming it."""
+    rules = rule_set(variant)
+    cheater = shuffle_order(0, rules.seats)[-1]
+
+    def swap(msg: DeckMessage) -> DeckMessage:
+        if isinstance(msg, ShuffleMessage) and msg.seat == cheater:
+            deck = list(msg.deck)
+            deck[0], deck[1] = deck[1], deck[0]
+            return ShuffleMessage(msg.seat, msg.commitment, tuple(deck), msg.proof)
+        return msg
+
+    table = Table(rules, tamper=swap)
+    table.deal()
+    honest = {s for s in range(rules.seats) if s != cheater}
+    assert set(table.errors) == honest | {None}
+    for error in table.errors.values():
+        assert isinstance(error, BadShuffle) and error.seat == cheater
+    assert all(v.known_cards() == (None,) * rules.deck_size for v in (table.observer,))
