@@ -1,14 +1,15 @@
 """Arena throughput and the bars of the built-in ladder.
 
     python benchmarks/arena.py [--boards N] [--pimc-boards M] [--expert-boards K]
-                               [--only-expert] [--jobs J] [--seed S] [--variant V]
+                               [--only-expert] [--expert SPEC] [--pimc SPEC]
+                               [--jobs J] [--seed S] [--variant V]
 
 Measures boards per second with random bots, rules against random over N boards, and pimc
 against rules over M boards (default N // 5) with pimc's median decision time; with
 ``--expert-boards K``, expert against pimc and expert against rules over K boards each,
 with every bot's median (and 90th percentile) decision time (``--only-expert``: those two
-matches alone). Prints a readable report and, as its last line, one JSON object with every
-figure.
+matches alone; ``--expert`` and ``--pimc`` set their options, e.g. an equal time budget).
+Prints a readable report and, as its last line, one JSON object with every figure.
 """
 
 from __future__ import annotations
@@ -70,6 +71,7 @@ def main() -> int:
     parser.add_argument("--expert-boards", type=int, default=0, help="expert vs pimc, rules")
     parser.add_argument("--only-expert", action="store_true", help="the expert matches alone")
     parser.add_argument("--expert", default="expert", help="the expert's spec")
+    parser.add_argument("--pimc", default="pimc", help="the pimc spec the expert meets")
     parser.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1))
     parser.add_argument("--seed", type=int, default=2024)
     parser.add_argument("--variant", default="classic")
@@ -101,11 +103,12 @@ def main() -> int:
             }
         )
     if args.expert_boards:
-        for other in ("pimc", "rules"):
+        for key, other in (("pimc", args.pimc), ("rules", "rules")):
             specs = (args.expert, other)
             print(f"== {specs[0]} vs {other}, {args.expert_boards} boards ({args.variant})")
             m = measure(specs, args.expert_boards, args.variant, args.seed, args.jobs, True)
-            figures[f"expert_vs_{other}"] = {
+            figures[f"expert_vs_{key}"] = {
+                "bots": list(specs),
                 **{k: m[k] for k in keys if k in m},
                 "decision_median_s": m.get("decision_median_s", {}),
                 "decision_p90_s": m.get("decision_p90_s", {}),

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import random
-from typing import ClassVar
+import threading
+from collections.abc import Iterator
+from typing import Any, ClassVar
 
 import pytest
 
@@ -157,3 +159,98 @@ def test_ladder_command(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["arena", "--ladder", "--bots", "random,rules", "--boards", "2", "--jobs", "1",
                  "--no-progress", "--variant", COINCHE.name]) == 0  # fmt: skip
     assert "Elo" in capsys.readouterr().out
+
+
+def test_a_bad_bot_option_is_refused_before_any_match(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    played: list[int] = []
+    monkeypatch.setattr(arena, "play_board", lambda *a, **k: played.append(1))
+    for bots in (
+        "expert:seconds=abc,rules",
+        "rules,pimc:nothing=1",
+        "rules,random,expert:exact=99",
+    ):
+        argv = ["arena", "--bots", bots, "--boards", "2", "--jobs", "1", "--no-progress"]
+        assert main([*argv, "--ladder"]) == 2
+        assert "error:" in capsys.readouterr().err
+    assert main(["arena", "--bots", "expert:seconds=abc,rules", "--cluster", "local"]) == 2
+    assert played == []
+
+
+@pytest.fixture(scope="module")
+def local_cluster() -> Iterator[Any]:
+    pytest.importorskip("distributed")
+    with arena.open_cluster("local", 2, processes=False) as client:
+        yield client
+
+
+@pytest.mark.parametrize("variant", ["classic", "coinche"])
+def test_cluster_results_are_those_of_one_process(local_cluster: Any, variant: str) -> None:
+    seen: list[tuple[int, int]] = []
+    one = run_match(("rules", "random"), boards=7, variant=variant, seed=5, jobs=1)
+    two = run_match(("rules", "random"), boards=7, variant=variant, seed=5, jobs=2)
+    dask = run_match(
+        ("rules", "random"),
+        boards=7,
+        variant=variant,
+        seed=5,
+        cluster=local_cluster,
+        progress=lambda label, done, total: seen.append((done, total)),
+    )
+    assert one.boards == two.boards == dask.boards
+    assert [b.board for b in dask.boards] == list(range(7))
+    assert dask.fallbacks == one.fallbacks
+    # The progress follows the chunks as they come back, up to every board.
+    assert seen[0] == (0, 7) and seen[-1] == (7, 7) and len(seen) > 2
+    assert [d for d, _ in seen] == sorted(d for d, _ in seen)
+
+
+def test_arena_command_on_a_cluster_address(
+    local_cluster: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["arena", "--bots", "rules,random", "--boards", "5", "--seed", "9", "--json"]
+    assert main([*argv, "--jobs", "1"]) == 0
+    alone = json.loads(capsys.readouterr().out)
+    address = local_cluster.scheduler.address
+    assert main([*argv, "--cluster", address, "--no-progress"]) == 0
+    on_cluster = json.loads(capsys.readouterr().out)
+    for key in ("points_per_board", "ci95", "sd", "round_win_rate", "elo", "fallbacks"):
+        assert alone[key] == on_cluster[key]
+
+
+class LosesItsWorker:
+    """Plays as ``random``; the first decision after the test arms it closes the worker
+    it runs on, then waits until the test lets it go (its answer comes too late)."""
+
+    armed = threading.Event()
+    release = threading.Event()
+    closed: ClassVar[list[str]] = []
+
+    def decide(self, observation: Observation, rng: random.Random) -> Action:
+        if LosesItsWorker.armed.is_set():
+            LosesItsWorker.armed.clear()
+            distributed = pytest.importorskip("distributed")
+            worker = distributed.get_worker()
+            LosesItsWorker.closed.append(worker.address)
+            worker.loop.add_callback(worker.close, executor_wait=False, nanny=False)
+            LosesItsWorker.release.wait(timeout=60)
+        return rng.choice(observation.legal)
+
+
+def test_a_lost_worker_costs_only_its_boards(monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("distributed")
+    known = {**arena.load_bots(), "victim": BotInfo("victim", LosesItsWorker)}
+    monkeypatch.setattr(arena, "load_bots", lambda: known)
+    alone = run_match(("victim", "rules"), boards=6, seed=8, jobs=1)
+    with arena.open_cluster("local", 2, processes=False) as client:
+        LosesItsWorker.armed.set()
+        try:
+            lost = run_match(
+                ("victim", "rules"), boards=6, variant="classic", seed=8, cluster=client
+            )
+        finally:
+            LosesItsWorker.release.set()
+        assert len(LosesItsWorker.closed) == 1
+        assert LosesItsWorker.closed[0] not in client.nthreads()  # that worker is gone
+    assert lost.boards == alone.boards

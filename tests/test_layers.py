@@ -1,9 +1,11 @@
 """The package's layers, kept honest: each imports only from the layers before it.
 
 game (rules, pure) -> protocol (sans-io deck, wire and session) -> players (bots, the
-Player protocol, arena) -> net (trio transport, lobby, peer) -> app (commands, terminal and
-browser tables, profiles). ``players`` sits below ``net``: the peer asks a Player for its
-decisions, and nothing about choosing a move needs the network. The sans-io layers import
+Player protocol, arena) -> envs (the PettingZoo environment and the policy bot) -> net
+(trio transport, lobby, peer) -> app (commands, terminal and browser tables, profiles).
+``players`` sits below ``net``: the peer asks a Player for its decisions, and nothing about
+choosing a move needs the network; ``envs`` builds on the game and the bot hook, and no
+layer below needs it. The sans-io layers import
 no I/O library, and only the app loads the terminal UI's ``rich``.
 """
 
@@ -18,7 +20,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "belote_p2p"
-LAYERS = ("game", "protocol", "players", "net", "app")
+LAYERS = ("game", "protocol", "players", "envs", "net", "app")
 # What a top-level module may import: the facade stays light, the bot module is for plugins;
 # the error hierarchy is below every layer.
 TOP_LEVEL = {
@@ -31,6 +33,7 @@ FORBIDDEN = {
     "game": {"trio", "msgpack", "cryptography", "nacl", "pluggy", "rich", "socket", "sqlite3"},
     "protocol": {"trio", "pluggy", "rich", "socket", "sqlite3"},
     "players": {"rich", "socket", "sqlite3"},
+    "envs": {"trio", "rich", "socket", "sqlite3"},
     "net": {"rich", "sqlite3"},
     "app": set(),
 }
@@ -110,6 +113,7 @@ def test_the_check_sees_a_backward_import(tmp_path: Path) -> None:
         ("belote_p2p.protocol.session", "trio"),
         ("belote_p2p", "belote_p2p.protocol"),
         ("belote_p2p.bot", "belote_p2p.net"),
+        ("belote_p2p.envs.policy", "numpy"),
     ],
 )
 def test_importing_a_layer_loads_nothing_above_it(module: str, absent: str) -> None:

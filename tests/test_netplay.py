@@ -238,7 +238,7 @@ async def test_join_finds_a_beaconing_host_and_every_peer_records_its_xp(
 
     async def host() -> None:
         options = seat_options(host_home, "Hostess", 1)
-        statuses["host"] = await host_game(options, rules, 0, 2, beacon=beacon)
+        statuses["host"] = await host_game(options, rules, 0, 2, beacon=beacon, fill="random")
 
     async def join() -> None:
         options = seat_options(joiner_home, "Finder", 2)

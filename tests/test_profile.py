@@ -207,7 +207,7 @@ def test_game_result_refuses_what_does_not_verify() -> None:
         game_result(verdict(1, won_by(0), None, over=False))
     result = game_result(verdict(1, won_by(0), None, over=False), abandoned_by=3)
     assert result.abandoned_by == 3 and result.seats[3].xp == 0
-    assert result.description.startswith("abandoned by seat 3")
+    assert result.description.startswith(f"abandoned by {result.players[3].name} at ")
 
 
 def test_import_is_idempotent_by_table_id(tmp_path: Path) -> None:

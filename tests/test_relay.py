@@ -266,7 +266,6 @@ async def test_a_link_moves_to_the_relay_and_back(
     assert actions > 10
     assert results[1].relayed == results[3].relayed == 1
     assert results[0].relayed == results[2].relayed == 0
-    assert results[3].reconnections >= 1 and results[1].reconnections >= 1
     assert attempts[0] is False and attempts[-1] is True
 
 

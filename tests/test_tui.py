@@ -1,30 +1,24 @@
-"""The terminal table: frames at key moments, what a person may type, and one whole game
-played by a scripted person through a pseudo-terminal against three bot processes."""
+"""The terminal table, piece by piece: frames at key moments, the round screen, what a person
+may type, card numbers that hold for the round, and the terminal UI's input, clock and
+commands (the trio clock jumps: no test waits for real). Whole games through a
+pseudo-terminal are in ``test_terminal_play.py``."""
 
 from __future__ import annotations
 
-import codecs
 import dataclasses
-import fcntl
 import io
-import os
 import random
 import re
-import select
-import signal
-import struct
-import subprocess
-import termios
-import time
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import AsyncIterator, Callable, Iterator
 
 import pytest
 import trio
-from helpers import cli_argv, dealt, random_deck, source_pythonpath
+import trio.testing
+from helpers import dealt, random_deck
 from rich.console import Console
 
 from belote_p2p.app.tui import (
+    WIDTH,
     Command,
     CommandKind,
     InputError,
@@ -32,9 +26,10 @@ from belote_p2p.app.tui import (
     TableView,
     TerminalUI,
     TuiPlayer,
+    bid_options,
+    card_numbers,
     display_hand,
     parse_input,
-    prompt_action,
     to_plain,
 )
 from belote_p2p.app.wording import card_text
@@ -54,9 +49,12 @@ from belote_p2p.game.engine import (
 from belote_p2p.game.observation import Observation, observe
 from belote_p2p.game.rules import RuleSet, rule_set
 from belote_p2p.game.scoring import Outcome, RoundScore
+from belote_p2p.net.peer import PeerControl
+from belote_p2p.players.autoplay import Autoplay
 from belote_p2p.players.player import Resigned
 from belote_p2p.protocol.events import (
     ActionTaken,
+    ChatMessage,
     DecisionNeeded,
     Event,
     GameAbandoned,
@@ -152,9 +150,9 @@ def test_frame_after_the_deal_shows_the_turned_card_and_the_numbered_hand() -> N
     assert "Belote classic to 301 · round 1 · dealer You" in text
     assert state.turned is not None
     assert f"Turned card: {card_text(state.turned)} (first turn)" in text
-    assert "Us (You+Cid) 0 · Them (Bob+Dee) 0 · target 301" in text
+    assert "You & Cid 0 · Bob & Dee 0 · to 301" in text
     hand = display_hand(state.hand(0), -1)
-    shown = " ".join(f"{i} {card_text(c)}" for i, c in enumerate(hand, 1))
+    shown = " ".join(card_text(c) for c in hand)  # no numbers before the play
     assert shown.replace(" ", "") in text.replace(" ", "").replace("│", "")
     assert "Waiting for Bob" in text
     assert "Bob 1111-abcd" in text and "Dee 3333-abcd" in text
@@ -187,7 +185,7 @@ def test_frame_during_the_bidding_lists_the_bids_and_what_you_may_say() -> None:
     said = " · ".join(f"{NAMES[s]} pass" for s, _ in o.bids)
     assert f"Bids: {said}" in text
     assert o.turned is not None
-    assert f"You may: take (the {o.turned}), pass" in text
+    assert f"You may: pass, take (the {o.turned})" in text
     assert "▶ Your turn: take or pass" in text
     plain = view.plain_lines(now=0.0)
     assert f"Turned card: {o.turned} (first turn)." in plain
@@ -221,10 +219,9 @@ def test_mid_trick_frame_marks_the_leader_and_the_master() -> None:
     assert f"Trick {trick_no} of 8 · {NAMES[o.leader]} led · master {NAMES[master]} ★" in text
     best = o.trick[(master - o.leader) % 4]
     assert f"{card_text(best)} ★" in text
+    numbers = card_numbers(o)
     legal = "  ".join(
-        f"{i} {card_text(c)}"
-        for i, c in enumerate(display_hand(o.hand, o.trump), 1)
-        if c in o.legal
+        f"{numbers[c]} {card_text(c)}" for c in display_hand(o.hand, o.trump) if c in o.legal
     )
     assert f"Legal: {legal}" in text
     assert "Last trick: " in text and "→" in text
@@ -272,16 +269,16 @@ def test_a_litige_summary_names_the_pot() -> None:
     text = summary_view(score)
     check_fits(text)
     assert "Round 1: Bob takes ♥ - litige." in text
-    assert "Litige: Them points wait in the pot (81)." in text
-    assert "Round score us +81, them +0" in text
+    assert "Litige: the points of Bob & Dee wait in the pot (81)." in text
+    assert "Round score You & Cid +81, Bob & Dee +0" in text
 
 
 def test_a_capot_summary_says_who_made_it() -> None:
     score = RoundScore((250, 0), (0, 0), (0, 20), (250, 20), Outcome.FAILED, (250, 20), 0, 0)
     text = summary_view(score)
     check_fits(text)
-    assert "Round 1: Bob takes ♥ - failed, capot by Us." in text
-    assert "Card points us 250, them 0; belote us 0, them 20." in text
+    assert "Round 1: Bob takes ♥ - failed, capot by You & Cid." in text
+    assert "Card points You & Cid 250, Bob & Dee 0; belote You & Cid 0, Bob & Dee 20." in text
 
 
 def test_game_over_and_abandon_end_the_frame_with_the_sheet() -> None:
@@ -327,7 +324,7 @@ def test_a_card_in_every_written_form() -> None:
     suit = "SHDC"[ten >> 3]
     for text in (f"T{suit}", f"t{suit.lower()}", f"10{suit.lower()}", "T" + "♠♥♦♣"[ten >> 3]):
         assert parse_input(text, o) == ten, text
-    number = display_hand(o.hand, o.trump).index(ten) + 1
+    number = card_numbers(o)[ten]
     assert parse_input(str(number), o) == ten
     assert parse_input(f"  {number} ", o) == ten
 
@@ -341,11 +338,11 @@ def test_an_illegal_card_explains_why_and_what_is_legal() -> None:
     assert f"{illegal} cannot be played now." in message
     assert re.search(r"You must (follow|play a higher|.*trump)|You have no", message), message
     assert "Legal now: " in message
-    hand = display_hand(o.hand, o.trump)
-    for c in hand:
+    numbers = card_numbers(o)
+    for c in o.hand:
         if c in o.legal:
-            assert f"{hand.index(c) + 1} {card_text(c, symbols=False)}" in message
-    number = hand.index(illegal) + 1
+            assert f"{numbers[c]} {card_text(c, symbols=False)}" in message
+    number = numbers[illegal]
     with pytest.raises(InputError, match="cannot be played now"):
         parse_input(str(number), o)
 
@@ -381,7 +378,7 @@ def test_classic_bids() -> None:
     }.items():
         with pytest.raises(InputError, match=re.escape(reason)) as info:
             parse_input(text, first_turn)
-        assert f"Legal now: take (the {first_turn.turned}), pass." in str(info.value)
+        assert f"Legal now: pass, take (the {first_turn.turned})." in str(info.value)
     second = decision(CLASSIC, lambda o: o.phase is Phase.TAKE_SECOND, lambda s: PASS)
     assert second.turned is not None
     turned_suit = second.turned >> 3
@@ -422,8 +419,9 @@ def test_coinche_bids() -> None:
     }.items():
         with pytest.raises(InputError, match=re.escape(reason)) as info:
             parse_input(text, opening)
-        assert "Legal now: a bid 80 to 160, capot or generale with a suit S/H/D/C" in str(
-            info.value
+        assert (
+            "Legal now: pass, a bid 80-160 by tens, capot, generale with a suit S/H/D/C "
+            "(e.g. 80 S)." in str(info.value)
         )
     raised = decision(COINCHE_RULES, lambda o: o.contract == 100, bidding("pass", "pass", "100 H"))
     assert parse_input("coinche", raised) == COINCHE
@@ -441,281 +439,374 @@ def test_commands_and_not_your_turn() -> None:
     assert parse_input("?", o) == Command(CommandKind.HELP)
     assert parse_input("LAST", o) == Command(CommandKind.LAST)
     assert parse_input("quit", o) == Command(CommandKind.QUIT)
+    assert parse_input("tricks", o) == Command(CommandKind.TRICKS)
+    assert parse_input("say well played!", o) == Command(CommandKind.CHAT, "well played!")
+    assert parse_input("GG", o) == Command(CommandKind.CHAT, "gg")
+    assert parse_input("bravo", o) == Command(CommandKind.CHAT, "Bravo!")
+    assert parse_input("oops", o) == Command(CommandKind.CHAT, "Oops!")
     waiting = o._replace(legal=())
     with pytest.raises(InputError, match="It is not your turn"):
         parse_input("JH", waiting)
     assert parse_input("last", waiting) == Command(CommandKind.LAST)
 
 
-def scripted(lines: list[str]) -> tuple[Callable[[str], str], list[str]]:
-    said: list[str] = []
+def test_card_numbers_hold_for_the_whole_round() -> None:
+    for seed in range(40):
+        first_numbers: dict[Card, int] | None = None
+        for event, _ in round_events(dealt(CLASSIC, seed), seed):
+            if isinstance(event, DecisionNeeded) and event.observation.phase is Phase.PLAY:
+                o = event.observation
+                numbers = card_numbers(o)
+                assert set(numbers) == set(o.hand)
+                if first_numbers is None:
+                    first_numbers = numbers
+                    assert sorted(numbers.values()) == list(range(1, 9))
+                for c, n in numbers.items():
+                    assert first_numbers[c] == n  # the same card, the same number
+                    if c in o.legal:
+                        assert parse_input(str(n), o) == c
+        if first_numbers is not None:
+            return
+    raise AssertionError("no deal was played by seat 0")
 
-    def ask(prompt: str) -> str:
-        said.append(prompt)
-        if not lines:
-            raise EOFError
-        return lines.pop(0)
 
-    return ask, said
+def test_bid_lines_fit_the_frame_and_show_pass_first() -> None:
+    seen = 0
+    for rules in (CLASSIC, COINCHE_RULES):
+        for seed in range(30):
+            view = new_view(rules)
+            view.apply(TableReady())
+            for event, _ in round_events(dealt(rules, seed), seed):
+                view.apply(event)
+                if isinstance(event, DecisionNeeded) and event.observation.phase is not Phase.PLAY:
+                    text = frame(view)
+                    check_fits(text)
+                    line = next(x for x in text.split("\n") if "You may: " in x)
+                    assert "…" not in line and "You may: pass" in line, line
+                    assert len(bid_options(event.observation, short=True)) + 9 <= WIDTH - 4
+                    seen += 1
+    assert seen >= 40
 
 
-def test_the_prompt_explains_and_asks_again_until_a_legal_answer() -> None:
-    o = playing(lambda o: True)
-    legal = o.legal[0]
-    ask, said = scripted(["zz", "help", "last", "quit", "no", str(legal)])
-    answer = prompt_action(
-        o, ask, said.append, last_trick=lambda: "Last trick: …", deadline=30.0, clock=lambda: 0.0
+def test_wrong_bid_values_and_the_second_turn_suits() -> None:
+    opening = decision(COINCHE_RULES, lambda o: o.contract == 0, bidding())
+    with pytest.raises(InputError, match=re.escape("Bids go by tens: 80, 90... up to 160")):
+        parse_input("95 H", opening)
+    view, event, _ = first(
+        CLASSIC,
+        lambda e, s: isinstance(e, DecisionNeeded) and e.observation.phase is Phase.TAKE_SECOND,
+        choose=lambda s: PASS,
     )
-    assert answer == legal
-    assert said[0] == "Your card (30 s left)> "
-    assert "'zz' is not a card" in said[1]
-    assert said[3].startswith("Type a card (JH, jh, 10h, T♥)")
-    assert "Last trick: …" in said
-    assert "Resign and leave the game? Type yes to confirm> " in said
-    assert "Not resigning: the game goes on." in said
+    assert isinstance(event, DecisionNeeded) and event.observation.turned is not None
+    turned = "SHDC"[event.observation.turned >> 3]
+    others = " ".join(x for x in "SHDC" if x != turned)
+    assert f"name a suit ({others}) or pass" in view.turn_line(0.0)
 
 
-def test_quit_then_yes_resigns_and_a_closed_input_raises() -> None:
-    o = decision(CLASSIC, lambda o: o.phase is Phase.TAKE_FIRST)
-    ask, said = scripted(["quit", "yes"])
-    assert prompt_action(o, ask, said.append) == Resign()
-    assert said[0] == "Your bid> "
-    ask, _ = scripted([])
-    with pytest.raises(EOFError):
-        prompt_action(o, ask, said.append)
+def test_never_waiting_for_you_and_a_redeal_said_once() -> None:
+    ui, out = plain_ui()
+    for seed in range(5):
+        for event, _ in round_events(dealt(CLASSIC, seed), seed, choose=lambda s: PASS):
+            if isinstance(event, ActionTaken) and event.state.to_act == 0:
+                assert "Waiting for You" not in frame(ui.view)
+            ui.on_event(event)
+    text = out.getvalue()
+    assert "Waiting for You" not in text
+    assert text.count("everybody passed") == 5
+    assert "dealt again" not in text
+
+
+def test_chat_lines_are_news_and_cannot_drive_the_terminal() -> None:
+    view = new_view()
+    view.apply(TableReady())
+    notices = view.apply(ChatMessage(1, "gg \x1b[2J\x07well\tplayed", 0))
+    assert notices[0].text == "Bob: gg [2J well played" and notices[0].notable
+    assert "· Bob: gg [2J well played" in frame(view)
+
+
+def round_audited(seed: int = 3, rules: RuleSet = CLASSIC) -> tuple[TableView, RoundAudited]:
+    view, event, _ = first(
+        rules,
+        lambda e, s: (
+            isinstance(e, RoundAudited)
+            and e.record.score is not None
+            and bool(e.record.declared[0] or e.record.belote)
+        ),
+    )
+    assert isinstance(event, RoundAudited)
+    return view, event
+
+
+def test_the_round_screen_takes_the_round_apart() -> None:
+    view, event = round_audited()
+    b = view.breakdown
+    assert b is not None and b.number == event.record.number + 1
+    record, sc = event.record, event.record.score
+    assert sc is not None
+    assert [t.card_points for t in b.teams] == list(sc.card_points)
+    assert [t.score for t in b.teams] == list(sc.score)
+    assert [t.game for t in b.teams] == list(record.scores_after)
+    assert sum(t.tricks for t in b.teams) == 8 and sum(t.dix_de_der for t in b.teams) == 10
+    assert b.teams[0].name == "You & Cid" and b.teams[1].name == "Bob & Dee"
+    console = Console(record=True, width=80, color_system=None, file=io.StringIO())
+    console.print(view.render_round(80, "Enter: the table"))
+    text = console.export_text()
+    check_fits(text)
+    for label in ("Tricks", "Card points", "with dix de der", "Announcements", "Belote",
+                  "Total", "Round score", "Game (to 301)", "Last trick: "):  # fmt: skip
+        assert label in text, label
+    assert b.verdict in text and "Enter: the table" in text
+    assert b.to_json()["teams"][0]["card_points"] == sc.card_points[0]
+    console = Console(record=True, width=80, color_system=None, file=io.StringIO())
+    console.print(view.render_tricks(80, ""))
+    tricks = console.export_text()
+    check_fits(tricks)
+    assert len(re.findall(r"^│ [1-8]\. ", tricks, re.MULTILINE)) == 8
 
 
 # -- the terminal UI ----------------------------------------------------------------------
 
 
-def ui_for(
-    lines: list[str], *, plain: bool = False, rules: RuleSet = CLASSIC
-) -> tuple[TerminalUI, io.StringIO]:
+def plain_ui(**kwargs: object) -> tuple[TerminalUI, io.StringIO]:
     out = io.StringIO()
     console = Console(file=out, width=80, color_system=None, force_terminal=False)
-    ask, _ = scripted(lines)
-
-    def echo(prompt: str) -> str:
-        out.write(prompt)
-        return ask(prompt)
-
-    return TerminalUI(new_view(rules), console=console, plain=plain, ask=echo), out
+    return TerminalUI(new_view(), console=console, plain=True, **kwargs), out  # type: ignore[arg-type]
 
 
-def test_terminal_ui_redraws_and_decides() -> None:
-    ui, out = ui_for(["zz", "pass"])
+def live_ui(**kwargs: object) -> tuple[TerminalUI, io.StringIO]:
+    """A live UI writing to a string: feed it to a :class:`terminal.Screen` to see it."""
+    out = io.StringIO()
+    console = Console(file=out, width=80, height=24, color_system=None, force_terminal=True)
+    kwargs.setdefault("clock", trio.current_time)
+    return TerminalUI(new_view(), console=console, **kwargs), out  # type: ignore[arg-type]
+
+
+def screen_of(out: io.StringIO) -> str:
+    from terminal import Screen
+
+    screen = Screen()
+    screen.feed(out.getvalue())
+    return screen.text()
+
+
+class Keys:
+    """Lines typed into a UI's :meth:`~TerminalUI.run`, one at a time."""
+
+    def __init__(self) -> None:
+        self.send, self.receive = trio.open_memory_channel[str](100)
+
+    async def lines(self) -> AsyncIterator[str]:
+        async with self.receive:
+            async for line in self.receive:
+                yield line
+
+    async def type(self, line: str) -> None:
+        await self.send.send(line)
+        await trio.testing.wait_all_tasks_blocked()
+
+
+class Control(PeerControl):
+    def __init__(self) -> None:
+        super().__init__()
+        self.said: list[str] = []
+        self.resigned = 0
+
+    def chat(self, text: str) -> None:
+        self.said.append(text)
+
+    def resign(self) -> None:
+        self.resigned += 1
+
+
+async def test_a_decision_with_wrong_inputs_help_last_and_tricks(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    o = playing(lambda o: len(o.tricks) >= 2)
+    ui, out = live_ui()
+    keys = Keys()
     answers: list[Action | Resign] = []
-    for event, _ in round_events(dealt(CLASSIC, 3), 3, choose=lambda s: PASS):
-        ui.on_event(event)
-        if isinstance(event, DecisionNeeded):
-            answers.append(ui.decide(event.observation, None))
-            break
-    assert answers == [PASS]
-    text = out.getvalue()
-    assert text.count("╭─ Belote classic to 301") >= 2
-    assert "'zz' is not a card, a bid or a command" in text
+    async with trio.open_nursery() as nursery:
+        await nursery.start(ui.run, keys.lines())
+
+        async def ask() -> None:
+            answers.append(await ui.decide(o, trio.current_time() + 60))
+
+        nursery.start_soon(ask)
+        await trio.testing.wait_all_tasks_blocked()
+        assert ui.prompt() == "Your card (60 s left)> "
+        await keys.type("zz")
+        assert "'zz' is not a card" in screen_of(out)
+        await keys.type("help")
+        assert "Play a card: its number (it keeps it all round)" in screen_of(out)
+        await keys.type("")
+        await keys.type("last")
+        assert "Last trick: " in screen_of(out)
+        await keys.type("tricks")
+        shown = screen_of(out)
+        assert "Tricks of this round" in shown
+        assert len(re.findall(r"^│ [1-8]\. ", shown, re.MULTILINE)) == len(o.tricks)
+        await keys.type("")
+        await keys.type(str(o.legal[0]))
+        nursery.cancel_scope.cancel()
+    assert answers == [o.legal[0]]
+    assert "Waiting for You" not in screen_of(out)
+
+
+async def test_the_countdown_ticks_warns_and_the_stand_in_plays(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    o = playing(lambda o: True)
+    ui, out = live_ui(standin="rules")
+
+    class Standin:
+        async def decide(self, observation: Observation) -> Action:
+            return observation.legal[-1]
+
+        def new_game(self, rules: RuleSet, seat: int) -> None: ...
+        def new_round(self, observation: Observation) -> None: ...
+
+    player = Autoplay(TuiPlayer(ui, turn_seconds=60), Standin(), 60, ui.autoplayed)
+    keys = Keys()
+    async with trio.open_nursery() as nursery:
+        await nursery.start(ui.run, keys.lines())
+        got: list[Action] = []
+
+        async def play() -> None:
+            got.append(await player.decide(o))
+
+        nursery.start_soon(play)
+        await trio.sleep(0.5)
+        assert "Your turn (60 s left)" in screen_of(out)
+        await trio.sleep(25)
+        assert "Your turn (35 s left)" in screen_of(out)
+        assert screen_of(out).endswith("Your card (35 s left)>")
+        bells = out.getvalue().count("\a")
+        await trio.sleep(25)
+        assert "10 s left, then the rules bot plays for you." in screen_of(out)
+        assert out.getvalue().count("\a") == bells + 1
+        await trio.sleep(11)
+        assert got == [o.legal[-1]]
+        card = card_text(o.legal[-1])
+        assert f"Time's up: the rules bot played {card} for you." in screen_of(out)
+        # The person takes over again at the next turn.
+        nursery.start_soon(play)
+        await trio.testing.wait_all_tasks_blocked()
+        await keys.type(str(o.legal[0]))
+        assert got == [o.legal[-1], o.legal[0]]
+        nursery.cancel_scope.cancel()
+    assert player.autoplayed == 1
+
+
+async def test_the_round_screen_stays_until_enter_or_a_few_seconds(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    ui, out = live_ui(hold=8.0)
+    keys = Keys()
+    seed = 3
+    state = dealt(CLASSIC, seed)
+    events = list(round_events(state, seed, choose=lambda s: s.legal_actions()[0]))
+    async with trio.open_nursery() as nursery:
+        await nursery.start(ui.run, keys.lines())
+        for event, _ in events:
+            if not isinstance(event, DecisionNeeded):
+                ui.on_event(event)
+        assert ui.overlay == "round"
+        assert "Round score" in screen_of(out) and "table in 8 s" in screen_of(out)
+        await trio.sleep(5.5)
+        assert "table in 3 s" in screen_of(out)
+        await trio.sleep(3)
+        assert ui.overlay is None and "with dix de der" not in screen_of(out)
+        # Enter closes it at once.
+        ui.overlay, ui.overlay_until = "round", trio.current_time() + 8
+        await keys.type("")
+        assert ui.overlay is None
+        nursery.cancel_scope.cancel()
+
+
+async def test_quit_and_ctrl_c_ask_first_then_resign(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    control = Control()
+    ui, out = live_ui(control=control)
+    keys = Keys()
+    async with trio.open_nursery() as nursery:
+        await nursery.start(ui.run, keys.lines())
+        await keys.type("quit")
+        assert ui.prompt() == "Resign and leave the game? Type yes to confirm> "
+        await keys.type("no")
+        assert "Not resigning: the game goes on." in screen_of(out) and not control.resigned
+        ui.interrupt()
+        assert "Ctrl-C: resign the game? Ctrl-C again or yes resigns" in screen_of(out)
+        await keys.type("")
+        assert not control.resigned
+        ui.interrupt()
+        ui.interrupt()
+        assert control.resigned == 1
+        nursery.cancel_scope.cancel()
+    # Without a control, a resignation answers the pending decision.
+    o = decision(CLASSIC, lambda o: o.phase is Phase.TAKE_FIRST)
+    ui, _ = live_ui()
+    keys = Keys()
+    async with trio.open_nursery() as nursery:
+        await nursery.start(ui.run, keys.lines())
+
+        async def answer() -> None:
+            await trio.testing.wait_all_tasks_blocked()
+            await keys.type("quit")
+            await keys.type("yes")
+
+        nursery.start_soon(answer)
+        with pytest.raises(Resigned):
+            await TuiPlayer(ui).decide(o)
+        nursery.cancel_scope.cancel()
+
+
+async def test_the_end_of_input_resigns(autojump_clock: trio.testing.MockClock) -> None:
+    control = Control()
+    ui, out = plain_ui(control=control)
+    keys = Keys()
+    async with trio.open_nursery() as nursery:
+        await nursery.start(ui.run, keys.lines())
+        await keys.send.aclose()
+        await trio.testing.wait_all_tasks_blocked()
+        assert control.resigned == 1
+        assert "The input closed: you resign." in out.getvalue()
+        nursery.cancel_scope.cancel()
+
+
+async def test_say_and_quick_words_go_to_the_table_within_the_rate(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    control = Control()
+    ui, out = live_ui(control=control)
+    keys = Keys()
+    async with trio.open_nursery() as nursery:
+        await nursery.start(ui.run, keys.lines())
+        for line in ("say well played", "gg", "bravo", "oops", "say one more"):
+            await keys.type(line)
+        assert control.said == ["well played", "gg", "Bravo!", "Oops!", "one more"]
+        await keys.type("say too fast")
+        assert "Not so fast: wait" in screen_of(out) and len(control.said) == 5
+        await trio.sleep(10)
+        await keys.type("say now")
+        await keys.type("say " + "x" * 201)
+        assert control.said[-1] == "now"
+        assert "A chat line is at most 200 characters" in screen_of(out)
+        nursery.cancel_scope.cancel()
 
 
 def test_plain_mode_prints_one_fact_a_line() -> None:
-    ui, out = ui_for(["pass"] * 8, plain=True)
+    ui, out = plain_ui()
     for event, _ in round_events(dealt(CLASSIC, 3), 3, choose=lambda s: PASS):
         ui.on_event(event)
-        if isinstance(event, DecisionNeeded):
-            ui.decide(event.observation, None)
     text = out.getvalue()
     assert "╭" not in text and "♠" not in text and "\x1b" not in text
     assert "Round 1: You deal. Turned card: " in text
     assert "Bob: pass." in text
-    assert "Your turn: take or pass." in text
     assert "Round 1: everybody passed, the next dealer deals again." in text
-
-
-async def test_tui_player_answers_from_a_worker_thread_and_resigns() -> None:
-    o = playing(lambda o: True)
-    ui, out = ui_for([str(o.legal[0])])
-    player = TuiPlayer(ui, turn_seconds=60)
-    with trio.fail_after(10):
-        assert await player.decide(o) == o.legal[0]
-    assert re.search(r"Your card \((60|59) s left\)> ", out.getvalue())
-    assert re.search(r"Your turn \((60|59) s left\): play a card", out.getvalue())
-    ui, out = ui_for(["quit", "y"])
-    with trio.fail_after(10), pytest.raises(Resigned):
-        await TuiPlayer(ui).decide(o)
-    assert "Your card> Resign and leave the game? Type yes to confirm> " in out.getvalue()
 
 
 def test_to_plain() -> None:
     assert to_plain("▶ Master: Bob with 10♥ ★ · Q♠ → Ann…") == (
         "Master: Bob with 10H , QS won by Ann..."
     )
-
-
-# -- a whole game through a pseudo-terminal ----------------------------------------------
-
-ANSI = re.compile(
-    r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[()=>][0-9A-Za-z]?"
-)
-CLEAR = "\x1b[2J"
-GAME_DEADLINE = 90.0
-
-
-class Terminal:
-    """A process on a pseudo-terminal of 80x24; :meth:`expect` reads until a pattern shows,
-    within one deadline for the whole session."""
-
-    def __init__(self, argv: list[str], env: dict[str, str], cwd: Path) -> None:
-        master, slave = os.openpty()
-        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))
-        self.proc = subprocess.Popen(
-            argv, stdin=slave, stdout=slave, stderr=slave, env=env, cwd=cwd,
-            start_new_session=True, close_fds=True,
-        )  # fmt: skip
-        os.close(slave)
-        self.fd = master
-        self.decoder = codecs.getincrementaldecoder("utf-8")("replace")
-        self.raw = ""
-        self.seen = 0
-        self.deadline = time.monotonic() + GAME_DEADLINE
-
-    def text(self, raw: str) -> str:
-        return ANSI.sub("", raw.replace("\r", ""))
-
-    def screen(self) -> str:
-        """What is on screen since the last clear, without colours."""
-        return self.text(self.raw.split(CLEAR)[-1])
-
-    def expect(self, pattern: str) -> re.Match[str]:
-        rx = re.compile(pattern)
-        while True:
-            found = rx.search(self.raw, self.seen)
-            if found:
-                self.seen = found.end()
-                return found
-            left = self.deadline - time.monotonic()
-            if left <= 0:
-                raise AssertionError(f"{pattern!r} did not show; the screen:\n{self.screen()}")
-            ready, _, _ = select.select([self.fd], [], [], min(left, 1.0))
-            if ready:
-                try:
-                    data = os.read(self.fd, 65536)
-                except OSError:  # EIO: the process and every holder of the tty are gone
-                    data = b""
-                if not data:
-                    raise AssertionError(f"the process ended before {pattern!r}:\n{self.screen()}")
-                self.raw += self.decoder.decode(data)
-
-    def send(self, line: str) -> None:
-        os.write(self.fd, (line + "\r").encode())
-
-    def close(self) -> None:
-        if self.proc.poll() is None:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        self.proc.wait(timeout=10)
-        os.close(self.fd)
-
-
-PROMPT = r"Your (card|bid)(?: \(\d+ s left\))?> |RESULT (\{.*\})"
-
-
-def test_a_person_plays_a_whole_game_through_a_pseudo_terminal(tmp_path: Path) -> None:
-    env = dict(os.environ, TERM="xterm-256color", COLUMNS="80", LINES="24")
-    env.pop("NO_COLOR", None)
-    env["PYTHONPATH"] = source_pythonpath()
-    # Seat 3 deals first, so that the person bids first.
-    argv = cli_argv("host", "--bots", "3", "--target", "101")
-    argv += ["--first-dealer", "3", "--port", "0", "--bind", "127.0.0.1", "--no-beacon"]
-    argv += ["--home", str(tmp_path / "home"), "--seed", "7", "--name", "Ann"]
-    term = Terminal(argv, env, tmp_path)
-    try:
-        bids = plays = 0
-        mid_trick_seen = False
-        while True:
-            found = term.expect(PROMPT)
-            if found.group(2):
-                result = found.group(2)
-                break
-            screen = term.screen()
-            lines = screen.rstrip("\n").split("\n")
-            assert len(lines) <= 24 and all(len(line) <= 80 for line in lines), screen
-            assert "Belote classic to 101 · round " in screen
-            assert "Us (You+" in screen and "target 101" in screen
-            if found.group(1) == "bid":
-                assert re.search(r"▶ Your turn(?: \(\d+ s left\))?: ", screen), screen
-                assert "Bids: " in screen
-                if bids == 0:
-                    # Just dealt: the turned card, the five cards, nobody has spoken.
-                    assert "round 1 · dealer Bot" in screen and "Turned card: " in screen
-                    assert "Bids: none yet" in screen
-                    assert len(re.findall(r"\d (?:10|[7-9JQKA])[♠♥♦♣]", screen)) == 5
-                    term.send("JH")
-                    term.expect(r"This is the bidding: no card is played yet\. Legal now: ")
-                    term.send("90 H")
-                    term.expect(r"'90 H' is a coinche bid; this table plays classic\.")
-                    term.send("quit")
-                    term.expect(r"Resign and leave the game\? Type yes to confirm> ")
-                    term.send("no")
-                    term.expect("Not resigning: the game goes on.")
-                    term.expect(r"Your bid(?: \(\d+ s left\))?> ")
-                bids += 1
-                term.send("pass")
-                continue
-            assert "Hand " in screen and "Legal: " in screen
-            legal = re.findall(r"(\d) (10|[7-9JQKA])([♠♥♦♣])", screen.split("Legal: ")[-1])
-            hand = re.findall(r"(\d) (10|[7-9JQKA])([♠♥♦♣])", screen.split("Hand ")[-1])
-            assert legal and set(legal) <= set(hand), screen
-            if "master " in screen and "★" in screen:
-                mid_trick_seen = True
-            if plays == 0:
-                term.send("zz")
-                term.expect(r"'zz' is not a card, a bid or a command \(type help\)\.")
-                term.send("9")
-                term.expect(r"There is no card 9: your cards are 1 to \d\.")
-                illegal = [h for h in hand if h not in legal]
-                if illegal:
-                    term.send(illegal[0][0])
-                    term.expect(r"cannot be played now\.")
-                term.send("help")
-                term.expect(r"Type a card \(JH, jh, 10h, T♥\) or its number in your hand")
-                term.send("last")
-                term.expect(r"No trick yet\.|Last trick: ")
-                term.expect(r"Your card(?: \(\d+ s left\))?> ")
-            number, rank, suit = legal[plays % len(legal)]
-            # Alternate the number and the card's name (lower case, 10 for a ten).
-            term.send(number if plays % 2 else (rank + "SHDC"["♠♥♦♣".index(suit)]).lower())
-            plays += 1
-        final = term.text(term.raw)
-        assert '"ok": true' in result, final[-3000:]
-        assert plays >= 8 and bids >= 1
-        assert mid_trick_seen
-        assert re.search(r"Round \d: .* - (made|failed|litige)", final)
-        assert "Score sheet" in final and re.search(r"Game over: (You|They) win \d+-\d+\.", final)
-        assert term.proc.wait(timeout=30) == 0
-    finally:
-        term.close()
-
-
-def test_a_person_resigns_in_plain_mode_and_the_host_exits_0(tmp_path: Path) -> None:
-    env = dict(os.environ, TERM="xterm-256color", COLUMNS="80", LINES="24")
-    env["PYTHONPATH"] = source_pythonpath()
-    home = tmp_path / "home"
-    argv = cli_argv("host", "--bots", "3", "--target", "101")
-    argv += ["--first-dealer", "3", "--port", "0", "--bind", "127.0.0.1", "--no-beacon"]
-    argv += ["--home", str(home), "--seed", "7", "--name", "Ann", "--plain"]
-    term = Terminal(argv, env, tmp_path)
-    try:
-        term.expect(PROMPT)
-        before = term.text(term.raw)
-        assert "\x1b[" not in term.raw, "plain mode prints no escape sequences"
-        assert "Hand: 1 " in before and "Legal now: " in before and "Score: us 0, them 0." in before
-        term.send("quit")
-        term.expect(r"Resign and leave the game\? Type yes to confirm> ")
-        term.send("yes")
-        result = term.expect(r"RESULT (\{.*\})").group(1)
-        assert '"resigned": true' in result and '"abandoned": 0' in result
-        assert '"error": null' in result
-        final = term.text(term.raw)
-        assert "You resigned: the game ends, abandoned by your seat." in final
-        assert re.search(r"^\+0 XP, level 0$", final, re.MULTILINE), final[-2000:]
-        assert term.proc.wait(timeout=30) == 0
-    finally:
-        term.close()

@@ -8,27 +8,39 @@ import json
 import random
 import webbrowser
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 import trio
+import trio.testing
 import wsproto
 import wsproto.events as ws
-from helpers import dealt, make_table
+from helpers import dealt, make_table, random_deck
 
+from belote_p2p.app.home import Home
+from belote_p2p.app.rematch import asker
+from belote_p2p.app.seat import SeatOptions
 from belote_p2p.app.tui import TableView, display_hand
 from belote_p2p.app.web.cardsvg import card_svg, image
 from belote_p2p.app.web.options import WebOptions
-from belote_p2p.app.web.seat import page_opened
+from belote_p2p.app.web.seat import offer_rematch, page_opened, web_player
 from belote_p2p.app.web.server import WebError, WebServer
 from belote_p2p.app.web.table import WebPlayer, WebTable
 from belote_p2p.app.web.viewmodel import action_code
+from belote_p2p.game.audit import audit_round
 from belote_p2p.game.cards import CARDS, Card
-from belote_p2p.game.engine import TAKE, Phase
+from belote_p2p.game.engine import TAKE, Phase, State
 from belote_p2p.game.observation import observe
 from belote_p2p.players.player import Resigned
-from belote_p2p.protocol.events import ActionTaken, DecisionNeeded, RoundDealt
+from belote_p2p.protocol.events import (
+    ActionTaken,
+    ChatMessage,
+    DecisionNeeded,
+    RoundAudited,
+    RoundDealt,
+)
 
 # -- the view model -----------------------------------------------------------------------------
 
@@ -70,6 +82,31 @@ def test_the_model_follows_a_whole_round_as_json(variant: str) -> None:
     assert saw_master
     assert model["hand"] == [] and model["last_trick"] is not None
     assert len(model["last_trick"]["cards"]) == 4
+
+
+def test_the_page_takes_the_round_apart_as_the_terminal_does() -> None:
+    definition, _ = make_table("classic")
+    seat = 1
+    table = WebTable(TableView.from_definition(definition, seat))
+    rng = random.Random(4)
+    state = State.new_game(definition.rules)
+    while not state.history or state.history[-1].score is None:  # past any redeal
+        state = state.deal(random_deck(rng))
+        table.on_event(RoundDealt(state.number, state.dealer, state.hand(seat), state.turned))
+        while state.phase not in (Phase.DEAL, Phase.GAME_OVER):
+            actor, action = state.to_act, rng.choice(state.legal_actions())
+            state = state.apply(action)
+            table.on_event(ActionTaken(actor, action, state))
+        record = state.history[-1]
+        table.on_event(RoundAudited(record, audit_round(record), state))
+    rp = table.model()["round_points"]
+    b = table.view.breakdown
+    assert b is not None and rp["verdict"] == b.verdict and rp["outcome"] == b.outcome
+    us, them = b.teams[seat % 2], b.teams[1 - seat % 2]
+    assert rp["names"] == {"us": us.name, "them": them.name} and "You" in us.name
+    assert rp["card_points"] == {"us": us.card_points, "them": them.card_points}
+    assert rp["dix_de_der"]["us"] + rp["dix_de_der"]["them"] == 10
+    assert rp["game"] == {"us": us.game, "them": them.game}
 
 
 def test_every_card_has_an_svg_face_named_for_screen_readers() -> None:
@@ -128,6 +165,47 @@ async def test_resigning_from_the_page_resigns_the_seat() -> None:
     assert await table.handle({"type": "leave"}) is not None
     table.game_over("over")
     assert await table.handle({"type": "leave"}) is None and table.left.is_set()
+
+
+async def test_the_terminal_stand_in_plays_a_late_turn_and_chat_reaches_the_page(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    definition, _ = make_table("classic")
+    state = dealt(definition.rules, 1)
+    seat = state.to_act
+    table = WebTable(TableView.from_definition(definition, seat), clock=trio.current_time)
+    options = SeatOptions("p", Home(Path("unused")), None, 5, "127.0.0.1", True, None, 10.0)
+    player = web_player(table, replace(options, person_deadline=30.0, autoplay="rules"))
+    player.new_game(definition.rules, seat)
+    started = trio.current_time()
+    action = await player.decide(observe(state, seat))
+    assert trio.current_time() - started >= 30.0  # not before the person's time ran out
+    assert action in state.legal_actions() and table.pending is None
+    assert any(line.startswith("Time's up: your peer played ") for line in table.model()["log"])
+    said: list[str] = []
+    assert await table.handle({"type": "chat", "text": "hi"}) == (
+        "Chat is not available at this table."
+    )
+    table.send_chat = said.append
+    assert await table.handle({"type": "chat", "text": "  gg  "}) is None and said == ["gg"]
+    table.on_event(ChatMessage(1, "bravo", 0))
+    chat = table.model()["chat"]
+    assert chat[-1] == {"seat": 1, "name": table.view.name(1), "text": "bravo"}
+
+
+async def test_the_rematch_button_answers_the_question_of_another_game() -> None:
+    definition, _ = make_table("classic")
+    table = WebTable(TableView.from_definition(definition, 0))
+    web = WebOptions(open_browser=False)
+    offer_rematch(table, web.vote)
+    assert not table.model()["rematch_enabled"]  # not before the game is over
+    assert await table.handle({"type": "rematch"}) == "No rematch is offered."
+    table.game_over("over")
+    assert table.model()["rematch_enabled"]
+    assert await table.handle({"type": "rematch"}) is None and table.left.is_set()
+    ask = asker(True, web)
+    assert await ask() is True and await ask() is False  # read once, for one game
+    assert await asker(False, None)() is True  # a bot says yes
 
 
 # -- the server's locks ---------------------------------------------------------------------

@@ -9,11 +9,12 @@ import json
 import os
 import sys
 import time
+from contextlib import ExitStack
 from typing import Any
 
 from belote_p2p.game.rules import RULE_SETS
-from belote_p2p.players.arena import run_ladder, run_match
-from belote_p2p.players.bots import BotError, load_bots
+from belote_p2p.players.arena import open_cluster, run_ladder, run_match
+from belote_p2p.players.bots import BotError, load_bots, make_bot
 
 
 def _cmd_bots(args: argparse.Namespace) -> int:
@@ -82,10 +83,19 @@ def register(subparsers: Any) -> None:
     p.add_argument("--boards", type=int, default=200, help="boards per match (default 200)")
     p.add_argument("--variant", default="classic", choices=sorted(RULE_SETS))
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="processes")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument(
+        "--cluster",
+        metavar="ADDRESS",
+        help="run the boards on a Dask scheduler (tcp://host:8786), or 'local': a LocalCluster "
+        "of --jobs workers (pip install 'belote-p2p[cluster]')",
+    )
+    p.add_argument("--seed", type=int, default=0, help="seed of the boards and bots")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--ladder", action="store_true", help="every bot against every other")
-    p.add_argument("--no-progress", action="store_true")
+    p.add_argument(
+        "--no-progress", action="store_true",
+        help="no progress bar (there is none when standard error is not a terminal)",
+    )  # fmt: skip
     p.set_defaults(func=_cmd_arena)
 
 
@@ -97,31 +107,29 @@ def _cmd_arena(args: argparse.Namespace) -> int:
     if len(specs) != 2 and not (args.ladder and len(specs) >= 2):
         print("error: --bots takes two bots (or two or more with --ladder)", file=sys.stderr)
         return 2
-    progress = None if args.no_progress else ProgressBar()
+    progress = None if args.no_progress or not sys.stderr.isatty() else ProgressBar()
     try:
-        if args.ladder:
-            out = run_ladder(
-                specs,
-                boards=args.boards,
-                variant=args.variant,
-                seed=args.seed,
-                jobs=args.jobs,
-                progress=progress,
-            )
-            if args.json:
-                print(json.dumps(out))
-            else:
-                print(format_ladder(out))
-            return 0
-        match = run_match(
-            (specs[0], specs[1]),
-            boards=args.boards,
-            variant=args.variant,
-            seed=args.seed,
-            jobs=args.jobs,
-            progress=progress,
-        )
-    except (BotError, ValueError) as exc:
+        known = load_bots()
+        for spec in specs:
+            make_bot(spec, known)  # a bad name or option, before any cluster or match starts
+        with ExitStack() as stack:
+            cluster = None
+            if args.cluster:
+                cluster = stack.enter_context(open_cluster(args.cluster, args.jobs))
+            how: dict[str, Any] = {
+                "boards": args.boards,
+                "variant": args.variant,
+                "seed": args.seed,
+                "jobs": args.jobs,
+                "progress": progress,
+                "cluster": cluster,
+            }
+            if args.ladder:
+                out = run_ladder(specs, **how)
+                print(json.dumps(out) if args.json else format_ladder(out))
+                return 0
+            match = run_match((specs[0], specs[1]), **how)
+    except (BotError, ValueError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     summary = match.summary()

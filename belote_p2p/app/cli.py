@@ -6,6 +6,7 @@ import argparse
 import importlib
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 # Each module named here has ``register(subparsers)``, which adds the sub-commands listed with
 # it and sets ``func`` (taking the parsed arguments, returning the exit status) as the parser
@@ -14,7 +15,7 @@ from collections.abc import Sequence
 COMMANDS: dict[str, tuple[str, ...]] = {
     "belote_p2p.app.local": ("play",),
     "belote_p2p.app.referee": ("referee",),
-    "belote_p2p.app.records": ("verify", "replay", "import", "profile", "ranking"),
+    "belote_p2p.app.records": ("verify", "replay", "games", "import", "profile", "ranking"),
     "belote_p2p.app.botcmds": ("bots", "arena"),
     "belote_p2p.app.host": ("host",),
     "belote_p2p.app.join": ("join",),
@@ -32,19 +33,59 @@ def _command_of(argv: Sequence[str]) -> str | None:
     return next((a for a in argv if not a.startswith("-")), None)
 
 
+class HelpFormatter(argparse.HelpFormatter):
+    """Every option's help ends with its default, unless it already says it."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        default = action.default
+        if (
+            text != argparse.SUPPRESS
+            and action.option_strings
+            and default not in (None, False, argparse.SUPPRESS)
+            and not isinstance(action, argparse._VersionAction | argparse._HelpAction)
+            and "%(default)" not in text
+            and not any(
+                f"({shown}" in text or f"default {shown}" in text for shown in _shown(default)
+            )
+        ):
+            text += " (default: %(default)s)"
+        return text
+
+
+def _shown(default: object) -> list[str]:
+    """How a help text may already show ``default``: ``60.0`` as ``60`` too."""
+    forms = [str(default)]
+    if isinstance(default, float):
+        forms.append(f"{default:g}")
+    return forms
+
+
+class Parser(argparse.ArgumentParser):
+    """A parser whose help shows every default (:class:`HelpFormatter`)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", HelpFormatter)
+        super().__init__(*args, **kwargs)
+
+
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The parser; with ``command``, only that command's module is loaded (if it is one)."""
     from belote_p2p import __version__
 
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="belote-p2p", description="Peer-to-peer Belote with no server, and bots as plugins."
     )
     parser.add_argument("--version", action="version", version=f"belote-p2p {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     sub.required = True
     modules = [m for m, names in COMMANDS.items() if command in names] or list(COMMANDS)
     for name in modules:
         importlib.import_module(name).register(sub)
+    helps = {a.dest: a.help for a in sub._choices_actions}
+    for name, command_parser in sub.choices.items():
+        if not command_parser.description:
+            command_parser.description = helps.get(name)
     return parser
 
 
@@ -56,7 +97,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         status: int = args.func(args)
     except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
+        print("\ninterrupted", file=sys.stderr)
+        return 130
+    except BaseExceptionGroup as group:
+        # trio wraps a Ctrl-C that reached a task: still an interruption, not a crash.
+        rest = group.split(KeyboardInterrupt)[1]
+        if rest is not None:
+            raise
+        print("\ninterrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
         return 0

@@ -41,7 +41,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         )
         n = WORDS[rules.seats]
         print(f"Demo: {n} {args.bot} bots, {n} processes, one table on 127.0.0.1", flush=True)
-        status = run_main(lambda: host_game(options, rules, 0, rules.seats - 1))
+        status = run_main(lambda: host_game(options, rules, 0, rules.seats - 1, fill=args.bot))
         if not args.home:
             print(
                 "(The demo's identities, transcripts and profiles were in a temporary folder;"

@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
-from belote_p2p.game.cards import format_cards
+from collections.abc import Sequence
+
 from belote_p2p.game.engine import BidKind, RoundRecord, State
-from belote_p2p.game.tables import trump_letter
 
-from .wording import bid_contract_text, sweep_text
-
-TEAM_NAMES = ("Team 0 (seats 0+2)", "Team 1 (seats 1+3)")
+from .wording import (
+    announcement_text,
+    bid_contract_text,
+    bid_text,
+    card_text,
+    sweep_text,
+    team_name,
+    trump_text,
+)
 
 
 def dashed(values: tuple[int, ...]) -> str:
@@ -17,20 +23,27 @@ def dashed(values: tuple[int, ...]) -> str:
 
 
 def contract_text(record: RoundRecord, taker: str | None = None) -> str:
-    trump = trump_letter(record.trump)
+    trump = trump_text(record.trump)
     if record.taker < 0:  # two-handed: no bidding, trump from the last card dealt
         return f"trump {trump} (the last card dealt)"
     who = taker or f"seat {record.taker}"
     if record.contract:
         return bid_contract_text(f"{who} bids", record.contract, trump, record.multiplier)
     how = "takes" if any(b.kind is BidKind.TAKE for _, b in record.bids) else "chooses"
-    return f"{who} {how} {trump} (turned {record.turned})"
+    turned = card_text(record.turned) if record.turned is not None else "?"
+    return f"{who} {how} {trump} (turned {turned})"
 
 
-def format_round(record: RoundRecord, names: tuple[str, ...] | None = None) -> str:
-    """A few lines on one round: contract, announcements, tricks and score."""
+def format_round(record: RoundRecord, names: Sequence[str] | None = None) -> str:
+    """A few lines on one round, written as the table writes it (``10♦``): the bidding,
+    the contract, announcements, every trick and the score."""
     label = (lambda s: names[s]) if names else (lambda s: f"seat {s}")
-    lines = [f"Round {record.number + 1}, dealer {label(record.dealer)}"]
+    head = f"Round {record.number + 1}, dealer {label(record.dealer)}"
+    if record.turned is not None:
+        head += f", turned {card_text(record.turned)}"
+    lines = [head]
+    if record.bids:
+        lines.append("  bids: " + ", ".join(f"{label(s)} {bid_text(b)}" for s, b in record.bids))
     if record.score is None:
         lines.append("  everybody passed: the next dealer deals again")
         return "\n".join(lines)
@@ -40,17 +53,21 @@ def format_round(record: RoundRecord, names: tuple[str, ...] | None = None) -> s
         if anns:
             side = seat % 2 if teams else seat
             scored = " (scores)" if record.announcements_team == side else ""
-            shown = ", ".join(str(a) for a in anns)
+            shown = ", ".join(announcement_text(a) for a in anns)
             lines.append(f"  {label(seat)} announces {shown}{scored}")
     for seat, card in record.belote:
-        lines.append(f"  {label(seat)}: belote and rebelote ({card})")
+        lines.append(f"  {label(seat)}: belote and rebelote ({card_text(card)})")
     for i, t in enumerate(record.tricks):
+        plays = " ".join(card_text(c) for c in t.cards)
         lines.append(
-            f"  trick {i + 1}: {label(t.leader)} leads {format_cards(t.cards)} "
-            f"-> {label(t.winner)} ({t.points})"
+            f"  trick {i + 1}: {label(t.leader)} leads {plays} -> {label(t.winner)} ({t.points})"
         )
     sc = record.score
-    extra = sweep_text(sc, label, (lambda team: f"team {team}") if teams else label)
+    if teams:
+        team_label = (lambda t: team_name(names, t)) if names else (lambda t: f"team {t}")
+        extra = sweep_text(sc, label, team_label)
+    else:
+        extra = sweep_text(sc, label, label)
     lines.append(
         f"  card points {dashed(sc.card_points)}, totals {dashed(sc.totals)}: "
         f"{sc.outcome.value}{extra}"
@@ -60,21 +77,31 @@ def format_round(record: RoundRecord, names: tuple[str, ...] | None = None) -> s
     return "\n".join(lines)
 
 
-def format_sheet(state: State) -> str:
-    """The score sheet of a game: one line a round, then the result."""
-    teams = state.rules.has_teams
-    sides = ("team 0", "team 1") if teams else tuple(f"seat {s}" for s in range(state.rules.seats))
-    head = "".join(f"  {side:>7}" for side in sides)
+def format_sheet(state: State, names: Sequence[str] | None = None) -> str:
+    """The score sheet of a game: one line a round, then the result; the teams (or, with
+    two or three seats, the players) are named by their players (``Alice & Carol``) when
+    ``names`` are given."""
+    has_teams = state.rules.has_teams
+    if has_teams:
+        sides = [team_name(names, t) if names else f"team {t}" for t in (0, 1)]
+    else:
+        sides = [names[s] if names else f"seat {s}" for s in range(state.rules.seats)]
+    w = max(7, *(len(t) for t in sides))
+    head = "".join(f"  {side:>{w}}" for side in sides)
     lines = ["Score sheet", f"  {'round':>5}{head}  {'total':>11}"]
     for r in state.history:
         if r.score is None:
-            lines.append(f"  {r.number + 1:>5}  {'redeal':>7}")
+            lines.append(f"  {r.number + 1:>5}  {'redeal':>{w}}")
             continue
-        cells = "".join(f"  {x:>7}" for x in r.score.score)
+        cells = "".join(f"  {x:>{w}}" for x in r.score.score)
         after = r.scores_after
-        total = f"{after[0]:>5}-{after[1]:<5}" if teams else f"{dashed(after):>11}"
+        total = f"{after[0]:>5}-{after[1]:<5}" if has_teams else f"{dashed(after):>11}"
         lines.append(f"  {r.number + 1:>5}{cells}  {total}")
     if state.winner is not None:
-        who = TEAM_NAMES[state.winner] if teams else f"Seat {state.winner}"
-        lines.append(f"{who} wins {dashed(state.scores)}")
+        if has_teams:
+            verb = "win" if names else "wins"
+            lines.append(f"{sides[state.winner]} {verb} {dashed(state.scores)}")
+        else:
+            who = names[state.winner] if names else f"Seat {state.winner}"
+            lines.append(f"{who} wins {dashed(state.scores)}")
     return "\n".join(lines)

@@ -9,12 +9,15 @@ Every command that keeps something (``host``, ``join``, ``resume``, ``demo``, ``
     <home>/secrets/<table id>-seat<k>.secrets        each round's deck secrets (fsynced)
     <home>/profile.sqlite3                           XP, statistics, challenges
     <home>/bots/<k>/                                 the homes of ``host --bots`` processes
+    <home>/name                                      the name last played under
+    <home>/log.txt                                   the peer's log while a person plays
 
 The default home is ``$XDG_DATA_HOME/belote-p2p``, else ``~/.local/share/belote-p2p``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from collections.abc import Sequence
@@ -73,6 +76,24 @@ class Home:
     @property
     def profile_db(self) -> Path:
         return self.root / PROFILE_FILE_NAME
+
+    @property
+    def log(self) -> Path:
+        """Where the peer's log lines go while the terminal shows the table."""
+        return self.root / "log.txt"
+
+    def saved_name(self) -> str | None:
+        """The name last played under from this home, if any."""
+        try:
+            name = (self.root / "name").read_text(encoding="utf-8").strip()
+        except (OSError, UnicodeDecodeError):
+            return None
+        return name or None
+
+    def save_name(self, name: str) -> None:
+        with contextlib.suppress(OSError):
+            self.root.mkdir(parents=True, exist_ok=True)
+            (self.root / "name").write_text(name + "\n", encoding="utf-8")
 
     def bot(self, number: int) -> Home:
         """The home of the ``number``-th bot process that ``host --bots`` starts."""

@@ -4,7 +4,9 @@ The host's one TCP port (``--port``, 7777) serves the lobby, the host's side of 
 a relay for the peers that cannot connect to each other (:class:`~belote_p2p.net.relay.
 HostPort`), until the game is over. The host prints an invitation code
 (:mod:`belote_p2p.net.invite`) that ``join`` takes instead of an address. ``--bots N`` starts
-N local bot peer processes. While its lobby has seats free for others, the host sends a UDP
+N local bot peer processes (``--bots N:NAME`` or ``--fill NAME``: which bot; ``rules`` by
+default). After a game played out, the same port gathers the answers to another game
+(:mod:`.rematch`). While its lobby has seats free for others, the host sends a UDP
 beacon every second (``--no-beacon`` to stay unannounced, ``--beacon-address`` to send
 elsewhere than the defaults). Once the table is full, the host can reorder the seats
 (``--seat-order``, or a prompt for a person at a terminal) before it signs the table.
@@ -13,6 +15,7 @@ elsewhere than the defaults). Once the table is full, the host can reorder the s
 from __future__ import annotations
 
 import argparse
+import errno
 import sys
 from collections.abc import Awaitable, Callable, Sequence
 from functools import partial
@@ -43,6 +46,8 @@ from belote_p2p.net.lobby import (
 )
 from belote_p2p.net.peer import PeerError, PeerResult
 from belote_p2p.net.relay import HostPort
+from belote_p2p.net.transport import Mesh
+from belote_p2p.players.bots import make_bot
 from belote_p2p.protocol.identity import fingerprint
 from belote_p2p.protocol.relay import DEFAULT_RELAY_PORT
 
@@ -55,6 +60,7 @@ from .lan import (
     beacon_address,
     send_last_beacon,
 )
+from .rematch import asker, host_again
 from .seat import (
     SeatOptions,
     add_seat_arguments,
@@ -77,6 +83,7 @@ async def host_game(
     seat_order: Sequence[str] | None = None,
     advertise: Sequence[str] = (),
     ask: Callable[[str], str] | None = None,
+    fill: str = "rules",
 ) -> int:
     """Host a table, optionally with ``bots`` local bot processes; the exit status.
 
@@ -84,17 +91,28 @@ async def host_game(
     while seats are free for others (None: not announced). ``seat_order``: the joiners'
     names for seats 1, 2 and 3, applied once the table is full; else ``ask`` (a person at a
     terminal) may swap seats then. ``advertise``: addresses (``HOST[:PORT]``) to put first
-    in the invitation (a public name, a router's forwarded port)."""
+    in the invitation (a public name, a router's forwarded port). ``fill``: the bot of the
+    bot processes."""
     identity = options.home.identity()
     mention_unfinished(options.home, identity)
     player = make_player(options)
-    listeners = await open_listeners(options.bind, port)
+    if bots:
+        make_bot(fill)  # BotError now, not in three processes later
+    try:
+        listeners = await open_listeners(options.bind, port)
+    except OSError as exc:
+        if exc.errno != errno.EADDRINUSE:
+            raise
+        print(f"error: port {port} is in use (another table?); choose another with --port",
+              file=sys.stderr)  # fmt: skip
+        return 1
     host_port = listener_port(listeners[0])
     if options.relay:
         relay = parse_address(options.relay, DEFAULT_RELAY_PORT)
     else:
         relay = (loopback_for(options.bind), host_port)
-    own = JoinRequest(options.name, identity.public_key_bytes, host_port if options.listen else 0)
+    own_port = host_port if options.listen else 0
+    own = JoinRequest(options.name, identity.public_key_bytes, own_port)
     lobby = Lobby(own, rules)
     addresses = [format_address(*parse_address(a, host_port)) for a in advertise]
     addresses += [format_address(ip, host_port) for ip in local_addresses(options.bind)]
@@ -123,10 +141,15 @@ async def host_game(
     def joined(seat: int, request: JoinRequest) -> None:
         say(f"  {request.name} [{fingerprint(request.key)}] joined: seat {seat}")
 
-    bot = options.bot or "rules"
     lobby_address = format_address(loopback_for(options.bind), host_port)
+    rematch = options.offers_rematch(player is None)
     procs = [
-        BotProcess(k, bot_command(k, lobby_address, options, bot), hold_log=player is None)
+        BotProcess(
+            k,
+            bot_command(k, lobby_address, options, fill, rematch=rematch),
+            options.home.bot(k),
+            hold_log=player is None,
+        )
         for k in range(1, bots + 1)
     ]
 
@@ -166,12 +189,16 @@ async def host_game(
     def hand_over(handler: Callable[[trio.abc.Stream], Awaitable[None]] | None) -> None:
         port_service.lobby = handler
 
+    def on_mesh(mesh: Mesh) -> None:
+        port_service.set_mesh(mesh.incoming)
+
     result: PeerResult | None = None
+    seated = False
     async with trio.open_nursery() as service:
         await service.start(port_service.serve, listeners)
         async with trio.open_nursery() as nursery:
             for proc in procs:
-                nursery.start_soon(run_bot_process, proc)
+                nursery.start_soon(run_bot_process, proc, fill)
             if beacons and bots < rules.seats - 1:
                 say("Announcing the table on the local network ("
                     + ", ".join(format_address(*b) for b in beacons) + ")")  # fmt: skip
@@ -185,24 +212,48 @@ async def host_game(
                     )  # fmt: skip
                 finally:
                     beacon_scope.cancel()
+                seated = True
                 last = table_beacon(0)
                 if beacons and bots < rules.seats - 1 and last is not None:
                     for address in beacons:
                         await send_last_beacon(last, address)
                 result = await play_seat(
                     definition, 0, identity, player, [], options, proposal=proposal,
-                    relay=relay, on_mesh=lambda mesh: port_service.set_mesh(mesh.incoming),
+                    relay=relay, on_mesh=on_mesh,
                 )  # fmt: skip
+                while result.finished and rematch:
+                    port_service.set_mesh(None)  # the next table's connections wait for it
+                    ask_again = asker(player is None, options.web)
+                    again = await host_again(definition, identity, own_port, ask_again,
+                                             hand_over, invitation.relay)  # fmt: skip
+                    if again is None:
+                        break
+                    definition, proposal = again
+                    result = await play_seat(
+                        definition, 0, identity, player, [], options, proposal=proposal,
+                        relay=relay, on_mesh=on_mesh,
+                    )  # fmt: skip
             except (LobbyError, PeerError) as exc:
                 print(f"error: {exc}", file=sys.stderr, flush=True)
                 nursery.cancel_scope.cancel()
-            nursery.cancel_scope.deadline = trio.current_time() + BOT_PROCESS_GRACE
+            finally:
+                if not seated:
+                    # Leaving the lobby (an error, Ctrl-C): no game, no bot process to keep.
+                    for proc in procs:
+                        proc.terminate()
+            # A crash of ours never gets here: the bot processes play on, for a resume.
+            with trio.move_on_after(BOT_PROCESS_GRACE):
+                while any(p.status is None for p in procs):
+                    await trio.sleep(0.1)
+            for proc in procs:
+                proc.terminate()
+            nursery.cancel_scope.cancel()
         service.cancel_scope.cancel()
     if result is None:
         return 1
     status = exit_status(result)
-    if result.resigned:
-        return status  # the bots saw the game abandoned: nothing to compare
+    if not result.finished:
+        return status  # abandoned or stopped: the bots saw it too, nothing to compare
     for proc in procs:
         if proc.status != 0:
             print(f"error: bot process {proc.number} exited with {proc.status}", file=sys.stderr)
@@ -248,6 +299,14 @@ def prompt_seats(lobby: Lobby, ask: Callable[[str], str]) -> None:
             print(f"Answer two seats out of {seats}, or nothing to start.", flush=True)
 
 
+def bots_option(text: str) -> tuple[int, str | None]:
+    """``--bots N`` or ``--bots N:NAME[:key=value...]``: how many bot processes, which bot."""
+    count, _, spec = text.partition(":")
+    if not count.isdigit() or not 0 <= int(count) <= 3:
+        raise argparse.ArgumentTypeError(f"{text!r}: N (0 to 3), or N:BOT like 3:pimc")
+    return int(count), spec or None
+
+
 def cmd_host(args: argparse.Namespace) -> int:
     try:
         options = seat_options(args)
@@ -267,16 +326,21 @@ def cmd_host(args: argparse.Namespace) -> int:
     except Exception as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    if not 0 <= args.bots <= rules.seats - 1:
+    bots, spec = args.bots
+    if not 0 <= bots <= rules.seats - 1:
         print(f"error: --bots is 0 to {rules.seats - 1} at a {rules.name} table", file=sys.stderr)
         return 2
+    if spec is not None and args.fill is not None and spec != args.fill:
+        print("error: --bots N:BOT and --fill BOT name two bots", file=sys.stderr)
+        return 2
+    fill = spec or args.fill or "rules"
     # A person at a terminal may swap the seats of the players who joined (not of its own
     # bots: with --bots 3 there is nobody to ask about).
     person = options.bot is None and sys.stdin.isatty()
-    ask = input if person and order is None and args.bots < rules.seats - 1 else None
+    ask = input if person and order is None and bots < rules.seats - 1 else None
     main = partial(
-        host_game, options, rules, args.port, args.bots, beacon=beacon, seat_order=order,
-        advertise=args.advertise, ask=ask,
+        host_game, options, rules, args.port, bots, beacon=beacon, seat_order=order,
+        advertise=args.advertise, ask=ask, fill=fill,
     )  # fmt: skip
     return run_main(main)
 
@@ -291,7 +355,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "one port serves the lobby, the table and a relay for the peers that cannot reach "
         "each other directly (behind a home router, --no-listen); --relay names another "
         "relay (`belote-p2p relay` on a public machine). --bots N starts N local bot peer "
-        "processes.",
+        "processes. After a game played out, everyone is asked whether to play again.",
     )
     host.add_argument(
         "--port", type=int, default=DEFAULT_PORT,
@@ -299,7 +363,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )  # fmt: skip
     host.add_argument("--variant", choices=variants, default="classic")
     host.add_argument("--target", type=int, default=501, help="score that wins the game")
-    host.add_argument("--bots", type=int, default=0, metavar="N", help="start N bot peers")
+    host.add_argument(
+        "--bots", type=bots_option, default=(0, None), metavar="N[:BOT]",
+        help="start N local bot peers, each its own process (3:pimc: of the pimc bot)",
+    )  # fmt: skip
+    host.add_argument(
+        "--fill", metavar="BOT", help="the bot of the --bots peers, NAME[:key=value...] (rules)"
+    )
     host.add_argument(
         "--first-dealer", type=int, default=0, choices=range(4), metavar="SEAT",
         help="the seat that deals the first round (0)",

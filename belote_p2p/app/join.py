@@ -48,6 +48,7 @@ from .lan import (
     beacon_address,
     choose_table,
 )
+from .rematch import asker, join_again
 from .seat import (
     SeatOptions,
     add_seat_arguments,
@@ -157,6 +158,18 @@ async def join_game(
             answer.definition, answer.seat, identity, player, mesh_listeners, options,
             proposal=answer.proposal, relay=relay, host_address=where,
         )  # fmt: skip
+        while result.finished and options.offers_rematch(player is None):
+            again = await join_again(
+                answer.definition, identity, options.bind, options.listen, where,
+                asker(player is None, options.web),
+            )  # fmt: skip
+            if again is None:
+                break
+            answer, mesh_listeners = again
+            result = await play_seat(
+                answer.definition, answer.seat, identity, player, mesh_listeners, options,
+                proposal=answer.proposal, relay=relay, host_address=where,
+            )  # fmt: skip
     except (LobbyError, PeerError) as exc:
         for listener in mesh_listeners:
             await listener.aclose()

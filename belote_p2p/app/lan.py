@@ -100,25 +100,30 @@ def choose_table(
 
 
 def _tables_command(args: argparse.Namespace) -> int:
-    groups = args.group or [DEFAULT_GROUP, IPV6_GROUP]
-    for group in groups:
-        try:
-            ipaddress.ip_address(group)
-        except ValueError:
-            print(f"belote-p2p tables: --group {group!r} is not an IP address", file=sys.stderr)
-            return 2
-    if not 0 < args.port < 65536 or args.seconds <= 0:
-        print("belote-p2p tables: --port is 1..65535 and --seconds positive", file=sys.stderr)
+    try:
+        addresses = [beacon_address(a) for a in args.beacon_address or ()]
+        if args.group:  # the older option names
+            port = args.port if args.port is not None else DEFAULT_BEACON_PORT
+            addresses += [beacon_address(format_address(g, port)) for g in args.group]
+    except ValueError as exc:
+        print(f"belote-p2p tables: not an IP[:PORT] to listen on: {exc}", file=sys.stderr)
         return 2
-    addresses = [(group, args.port) for group in groups]
+    if not addresses:
+        port = args.port if args.port is not None else DEFAULT_BEACON_PORT
+        addresses = [(group, port) for group, _ in DEFAULT_BEACON_ADDRESSES]
+    listen = args.seconds if args.seconds is not None else args.listen
+    if not all(0 < port < 65536 for _, port in addresses) or listen <= 0:
+        print("belote-p2p tables: the port is 1..65535 and --listen positive", file=sys.stderr)
+        return 2
     shown = ", ".join(format_address(*a) for a in addresses)
     try:
-        ads = trio.run(_discover_for, addresses, args.seconds)
+        ads = trio.run(_discover_for, addresses, listen)
     except OSError as exc:
-        print(f"belote-p2p tables: cannot listen on {shown}: {exc}", file=sys.stderr)
+        print(f"belote-p2p tables: cannot listen on {shown}: {exc.strerror or exc}",
+              file=sys.stderr)  # fmt: skip
         return 2
     if not ads:
-        print(f"No open table heard on {shown} in {args.seconds:g} s.")
+        print(f"No open table heard on {shown} in {listen:g} s.")
         return 1
     print(format_ads(ads))
     return 0
@@ -135,21 +140,21 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         description="Listen for the beacons that hosts with free seats send on the local "
         f"network and list their tables (host, variant, free seats, lobby address). By default "
         f"beacons are UDP broadcasts to {DEFAULT_GROUP} and IPv6 link-local multicasts to "
-        f"{IPV6_GROUP}, port {DEFAULT_BEACON_PORT}; give --group {MULTICAST_GROUP} (or "
-        "another) where the hosts use an IPv4 multicast group. Exit status 0 if a table was "
-        "heard, 1 if none, 2 on a usage or socket error.",
+        f"{IPV6_GROUP}, port {DEFAULT_BEACON_PORT} (and to this machine itself); give "
+        f"--beacon-address {MULTICAST_GROUP} (or another) where the hosts use an IPv4 multicast "
+        "group. Exit status 0 if a table was heard, 1 if none, 2 on a usage or socket error.",
     )
+    # The same option names as ``join`` (which lists the same tables to choose from).
     p.add_argument(
-        "--seconds", type=float, default=DEFAULT_LISTEN, metavar="S",
-        help=f"how long to listen ({DEFAULT_LISTEN:g})",
+        "--listen", type=float, default=DEFAULT_LISTEN, metavar="S",
+        help=f"seconds to listen for tables ({DEFAULT_LISTEN:g})",
     )  # fmt: skip
     p.add_argument(
-        "--port", type=int, default=DEFAULT_BEACON_PORT, metavar="P",
-        help=f"UDP port of the beacons ({DEFAULT_BEACON_PORT})",
+        "--beacon-address", action="append", metavar="IP[:PORT]",
+        help=f"where to listen for tables; may be repeated ({DEFAULT_BEACON_TEXT})",
     )  # fmt: skip
-    p.add_argument(
-        "--group", action="append", metavar="G",
-        help=f"broadcast, multicast or unicast address, IPv4 or IPv6; may be repeated "
-        f"({DEFAULT_GROUP} and {IPV6_GROUP})",
-    )  # fmt: skip
+    # The names this command had before; kept working, no longer shown.
+    p.add_argument("--seconds", type=float, help=argparse.SUPPRESS)
+    p.add_argument("--port", type=int, help=argparse.SUPPRESS)
+    p.add_argument("--group", action="append", help=argparse.SUPPRESS)
     p.set_defaults(func=_tables_command)

@@ -1,15 +1,49 @@
-"""``belote-p2p play --local``: a whole game on this machine between seeded random players."""
+"""``belote-p2p play``: a person against three bots at this terminal, with no network.
+
+The same terminal table as a networked game (:mod:`belote_p2p.app.tui`), fed by a local
+driver instead of a peer: the engine deals from a shuffled deck, three bots (``--bots``,
+``rules`` by default) play their seats, and every round is audited with every hand known.
+Nothing is signed or recorded: for a game others can check, play ``host --bots 3``.
+"""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import random
+import sys
+from collections.abc import Awaitable, Callable
 
+import trio
+
+from belote_p2p.game.audit import audit_round
 from belote_p2p.game.cards import CARDS, Card
 from belote_p2p.game.engine import Phase, State
+from belote_p2p.game.observation import observe
 from belote_p2p.game.rules import RULE_SETS, RuleSet, rule_set
+from belote_p2p.players.autoplay import Autoplay
+from belote_p2p.players.bots import BotError, make_bot
+from belote_p2p.players.player import BotPlayer, Player, Resigned
+from belote_p2p.protocol.events import (
+    ActionTaken,
+    ChatMessage,
+    DecisionNeeded,
+    Event,
+    GameAbandoned,
+    GameOver,
+    RoundAudited,
+    RoundDealt,
+    TableReady,
+)
 
 from .display import format_round, format_sheet
+from .home import Home
+from .rematch import ask_person
+from .seat import login_name, watch_signals
+from .tui import TableView, TerminalUI, TuiPlayer
+
+BOT_NAMES = ("East", "North", "West")
+"""The bots' seats in turn after the person's (who sits South, seat 0: East plays next)."""
 
 
 def shuffled_deck(rng: random.Random, cards: tuple[Card, ...] = CARDS) -> list[Card]:
@@ -20,7 +54,9 @@ def shuffled_deck(rng: random.Random, cards: tuple[Card, ...] = CARDS) -> list[C
 
 
 def play_game(rules: RuleSet, rng: random.Random, *, verbose: bool = True) -> State:
-    """Play a whole game with uniformly random legal actions drawn from ``rng``."""
+    """Play a whole game with uniformly random legal actions drawn from ``rng`` (every
+    seat, no person: what ``play`` does at a table of two or three seats, which the
+    terminal table cannot lay out yet)."""
     state = State.new_game(rules)
     while not state.is_over:
         state = state.deal(shuffled_deck(rng, rules.deck_cards))
@@ -31,7 +67,177 @@ def play_game(rules: RuleSet, rng: random.Random, *, verbose: bool = True) -> St
     return state
 
 
+class LocalTable:
+    """The control of a local game: a resignation ends it; a chat line is shown (nobody
+    answers it). :attr:`state` follows the game."""
+
+    def __init__(self, rules: RuleSet) -> None:
+        self.resigned = trio.Event()
+        self.state = State.new_game(rules)
+        self._send, self.said = trio.open_memory_channel[Event](64)
+
+    def resign(self) -> None:
+        self.resigned.set()
+
+    def chat(self, text: str) -> None:
+        with contextlib.suppress(trio.WouldBlock):
+            self._send.send_nowait(ChatMessage(0, text, 0))
+
+
+async def play_local(
+    rules: RuleSet,
+    ui: TerminalUI,
+    person: Player,
+    bots: list[Player],
+    rng: random.Random,
+    *,
+    pace: float = 0.6,
+    table: LocalTable | None = None,
+) -> State:
+    """Play a whole game: seat 0 is ``person``, seats 1-3 ``bots``; ``pace``: seconds
+    between two bot moves, so that a person can follow them; ``table.state`` follows the
+    game. The final state."""
+    table = table if table is not None else LocalTable(rules)
+    state = table.state
+    players: list[Player] = [person, *bots]
+    for seat, player in enumerate(players):
+        player.new_game(rules, seat)
+    ui.on_event(TableReady())
+    while not state.is_over:
+        deck = list(CARDS)
+        rng.shuffle(deck)
+        state = table.state = state.deal(deck)
+        ui.on_event(RoundDealt(state.number, state.dealer, state.hand(0), state.turned))
+        for seat, player in enumerate(players):
+            player.new_round(observe(state, seat))
+        number = state.number
+        while state.number == number and state.phase is not Phase.GAME_OVER:
+            seat = state.to_act
+            o = observe(state, seat)
+            if seat == 0:
+                ui.on_event(DecisionNeeded(o))
+            elif pace > 0:
+                await trio.sleep(pace)
+            action = await players[seat].decide(o)
+            state = table.state = state.apply(action)
+            ui.on_event(ActionTaken(seat, action, state))
+        record = state.history[-1]
+        ui.on_event(RoundAudited(record, audit_round(record), state))
+    ui.on_event(GameOver(state))
+    return state
+
+
+async def local_game(
+    rules: RuleSet,
+    name: str,
+    bot: str,
+    seed: int | None,
+    *,
+    plain: bool = False,
+    autoplay: str | None = None,
+    deadline: float | None = None,
+    pace: float = 0.6,
+    again: Callable[[], Awaitable[bool]] = ask_person,
+) -> int:
+    """``play``: the exit status (0 for games played out or resigned). After a game played
+    out, ``again()`` says whether to play another: the same seats, the deal passed on."""
+    rng = random.Random(seed if seed is not None else random.SystemRandom().random())
+    while await one_game(rules, name, bot, rng, plain=plain, autoplay=autoplay,
+                         deadline=deadline, pace=pace) and await again():  # fmt: skip
+        rules = rules.with_(first_dealer=(rules.first_dealer + 1) % 4)
+        dealer = ([name, *BOT_NAMES])[rules.first_dealer]
+        print(f"A new game: {dealer} deals first.", flush=True)
+    return 0
+
+
+async def one_game(
+    rules: RuleSet,
+    name: str,
+    bot: str,
+    rng: random.Random,
+    *,
+    plain: bool = False,
+    autoplay: str | None = None,
+    deadline: float | None = None,
+    pace: float = 0.6,
+) -> bool:
+    """One game at this terminal; whether it was played out (not resigned)."""
+    table = LocalTable(rules)
+    view = TableView(0, [name, *BOT_NAMES], rules)
+    ui = TerminalUI(view, plain=plain, control=table, standin=autoplay)
+    tui_player = TuiPlayer(ui, turn_seconds=deadline)
+    person = Autoplay.for_person(
+        tui_player, autoplay if deadline else None, deadline or 0.0, ui.autoplayed,
+        seed=rng.randrange(2**32),
+    )  # fmt: skip
+    bots: list[Player] = [BotPlayer(bot, seed=rng.randrange(2**32)) for _ in BOT_NAMES]
+    resigned = False
+
+    def say(text: str) -> None:
+        print(text, flush=True)
+
+    try:
+        async with trio.open_nursery() as nursery:
+            await nursery.start(watch_signals, table, ui, say)
+            await nursery.start(ui.run)
+
+            async def game() -> None:
+                try:
+                    await play_local(rules, ui, person, bots, rng, pace=pace, table=table)
+                except Resigned:
+                    table.resign()
+                    return
+                nursery.cancel_scope.cancel()
+
+            async def chatter() -> None:
+                async for event in table.said:
+                    ui.on_event(event)
+
+            nursery.start_soon(game)
+            nursery.start_soon(chatter)
+            await table.resigned.wait()
+            resigned = True
+            nursery.cancel_scope.cancel()
+    except Resigned:
+        resigned = True
+    if resigned:
+        ui.on_event(GameAbandoned(0, table.state))
+    ui.finish()
+    if resigned:
+        print("You resigned.", flush=True)
+    return not resigned
+
+
 def command(args: argparse.Namespace) -> int:
+    if rule_set(args.variant).seats != 4:
+        return few_command(args)
+    try:
+        rules = rule_set(args.variant, target=args.target, first_dealer=args.first_dealer)
+        make_bot(args.bots)
+        autoplay = None if args.autoplay == "none" else args.autoplay
+        if autoplay is not None:
+            make_bot(autoplay)
+    except (BotError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    name = args.name or Home.at(args.home).saved_name() or login_name()
+    deadline = args.person_deadline if args.person_deadline > 0 else None
+    return trio.run(
+        lambda: local_game(
+            rules,
+            name,
+            args.bots,
+            args.seed,
+            plain=args.plain,
+            autoplay=autoplay,
+            deadline=deadline,
+            pace=args.pace,
+        )
+    )
+
+
+def few_command(args: argparse.Namespace) -> int:
+    """``play`` at a table of two or three seats: seeded random players at every seat."""
     rules = rule_set(args.variant, target=args.target)
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**32)
     print(f"Local game, {rules.name} to {rules.target}, seed {seed}", flush=True)
@@ -43,12 +249,31 @@ def command(args: argparse.Namespace) -> int:
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "play",
-        help="play a whole game on this machine",
-        description="Play a whole game between seeded random players (one per seat) on this "
-        "machine (no network) and print every round and the score sheet.",
+        help="play against three bots at this terminal, no network",
+        description="Play a whole game at this terminal against three bots, with no network: "
+        "the same table as a networked game, nothing signed or recorded (for that, use "
+        "host --bots 3). You sit South, your partner North. At a table of two or three "
+        "seats (three-handed, two-handed), which the terminal cannot lay out yet, every "
+        "seat is a seeded random player and every round and the score sheet are printed.",
     )
-    p.add_argument("--local", action="store_true", help="no network: every seat here")
-    p.add_argument("--seed", type=int, help="seed of the deals and players (default: random)")
-    p.add_argument("--variant", choices=sorted(RULE_SETS), default="classic")
-    p.add_argument("--target", type=int, default=501, help="score that wins the game")
+    p.add_argument("--local", action="store_true",
+                   help="no network (always so; kept for old scripts)")  # fmt: skip
+    p.add_argument("--variant", choices=sorted(RULE_SETS), default="classic",
+                   help="the rules (classic)")  # fmt: skip
+    p.add_argument("--target", type=int, default=501, help="score that wins the game (501)")
+    p.add_argument("--bots", default="rules", metavar="BOT",
+                   help="the three bots, NAME[:key=value...] (rules)")  # fmt: skip
+    p.add_argument("--seed", type=int, help="seed of the deals and bots (random)")
+    p.add_argument("--name", help="your name at the table (the last one used, or your login)")
+    p.add_argument("--home", metavar="DIR", help=f"where your name is kept ({Home.default()})")
+    p.add_argument("--first-dealer", type=int, default=3, choices=range(4), metavar="SEAT",
+                   help="the seat that deals first (3: West, so that you speak first)")  # fmt: skip
+    p.add_argument("--person-deadline", type=float, default=0.0, metavar="S",
+                   help="seconds for each of your decisions (0: no limit)")  # fmt: skip
+    p.add_argument("--autoplay", default="rules", metavar="BOT",
+                   help="the bot that plays your turn when your time runs out (rules)")  # fmt: skip
+    p.add_argument("--pace", type=float, default=0.6, metavar="S",
+                   help="seconds between two bot moves (0.6)")  # fmt: skip
+    p.add_argument("--plain", action="store_true",
+                   help="plain lines, no colour (screen readers, logs) (off)")  # fmt: skip
     p.set_defaults(func=command)

@@ -32,6 +32,7 @@ from belote_p2p.protocol.identity import fingerprint
 from belote_p2p.protocol.table import TableDefinition
 
 from .display import format_round, format_sheet
+from .wording import team_name
 
 RESULT_PREFIX = "RESULT "
 
@@ -66,13 +67,13 @@ class Printer:
                 f = event.report.fault
                 self.say(f"  audit: {names[f.seat]} {f.kind.value}: {f.reason} ({f.action})")
         elif isinstance(event, GameOver):
-            self.say(format_sheet(event.state))
+            self.say(format_sheet(event.state, names))
         elif isinstance(event, GameAbandoned):
-            self.say(f"The game is abandoned: {names[event.seat]} (seat {event.seat}) left it.")
-            self.say(format_sheet(event.state))
+            self.say(f"The game is abandoned: {names[event.seat]} left it.")
+            self.say(format_sheet(event.state, names))
         elif isinstance(event, PeerFault):
             who = names[event.seat] if 0 <= event.seat < len(names) else "?"
-            self.say(f"Seat {event.seat} ({who}) broke the protocol: {event.reason}")
+            self.say(f"{who} broke the protocol: {event.reason}")
         elif isinstance(event, DecisionNeeded):
             pass
 
@@ -134,11 +135,19 @@ def both(*callbacks: Callable[[Event], None]) -> Callable[[Event], None]:
 
 def print_roster(definition: TableDefinition, seat: int) -> None:
     rules = definition.rules
+    names = [s.name for s in definition.seats]
     print(f"Table {definition.table_id.hex()}: {rules.name} to {rules.target}", flush=True)
-    for i, s in enumerate(definition.seats):
-        you = "  (you)" if i == seat else ""
-        team = f", team {i % 2}" if rules.has_teams else ""
-        print(f"  seat {i}{team}: {s.name} [{fingerprint(s.key)}] at {s.address}{you}")
+    if not rules.has_teams:
+        for i, s in enumerate(definition.seats):
+            you = "  (you)" if i == seat else ""
+            print(f"  seat {i}: {s.name} [{fingerprint(s.key)}] at {s.address}{you}")
+        return
+    for team in (0, 1):
+        print(f"  {team_name(names, team)}:")
+        for i in (team, team + 2):
+            s = definition.seats[i]
+            you = "  (you)" if i == seat else ""
+            print(f"    {s.name} [{fingerprint(s.key)}] at {s.address}{you}")
 
 
 def result_line(result: PeerResult, definition: TableDefinition, *, xp: int | None = None) -> str:

@@ -319,12 +319,14 @@ class GameResult:
     @property
     def description(self) -> str:
         score = "-".join(str(x) for x in self.scores)
+        names = [p.name for p in self.players]
         if self.abandoned_by is not None:
-            return f"abandoned by seat {self.abandoned_by} at {score}"
+            return f"abandoned by {names[self.abandoned_by]} at {score}"
         if self.winner is None:
             return f"ended at {score}"
-        side = "team" if len(self.seats) == 4 else "seat"
-        return f"{side} {self.winner} won {score}"
+        if len(self.seats) != 4:
+            return f"{names[self.winner]} won {score}"
+        return f"{names[self.winner]} & {names[self.winner + 2]} won {score}"
 
 
 def game_result(verdict: Verdict, *, abandoned_by: int | None = None) -> GameResult:

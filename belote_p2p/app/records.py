@@ -10,12 +10,15 @@ from __future__ import annotations
 import argparse
 import sqlite3
 import sys
+from datetime import datetime
 from pathlib import Path
 
+from belote_p2p.errors import BeloteError
 from belote_p2p.protocol.identity import IdentityError, fingerprint
-from belote_p2p.protocol.transcript import TranscriptError
-from belote_p2p.protocol.verify import verify_transcript
+from belote_p2p.protocol.transcript import TranscriptError, read_transcript
+from belote_p2p.protocol.verify import Verdict, verify_record, verify_transcript
 
+from .chat import printable
 from .display import format_round, format_sheet
 from .home import PROFILE_FILE_NAME, Home
 from .profile import (
@@ -34,37 +37,139 @@ from .profile import (
     rank_players,
     record_game,
 )
+from .wording import team_name
+
+
+def game_files(home: Home) -> list[Path]:
+    """The transcripts of ``home``, newest first: what ``games`` numbers from 1."""
+    try:
+        files = [p for p in home.games.glob("*.transcript") if p.is_file()]
+    except OSError:
+        return []
+    return sorted(files, key=lambda p: (p.stat().st_mtime, p.name), reverse=True)
+
+
+class GameNotFound(BeloteError, ValueError):
+    """A game named by a number that ``games`` does not list."""
+
+
+def game_path(name: str, home: Home) -> Path:
+    """``name`` as a transcript: a file, or the number ``belote-p2p games`` gives it."""
+    path = Path(name)
+    if path.exists() or not name.isdigit():
+        return path
+    files = game_files(home)
+    number = int(name)
+    if not 1 <= number <= len(files):
+        listed = f"1 to {len(files)}" if files else "none yet"
+        raise GameNotFound(f"no game {number} in {home.games} (belote-p2p games lists {listed})")
+    return files[number - 1]
+
+
+def verdict_text(verdict: Verdict) -> str:
+    """What a record proves, with the teams named by their players."""
+    rules = verdict.definition.rules
+    if verdict.ok and verdict.finished and verdict.state.winner is not None and rules.has_teams:
+        names = [s.name for s in verdict.definition.seats]
+        a, b = verdict.state.scores
+        team = team_name(names, verdict.state.winner)
+        return f"OK: the team {team} wins {a}-{b} after {len(verdict.rounds)} rounds"
+    return verdict.summary()
 
 
 def _verify_command(args: argparse.Namespace) -> int:
     try:
-        verdict = verify_transcript(Path(args.file))
-    except (OSError, TranscriptError) as exc:
+        verdict = verify_transcript(game_path(args.file, Home.at(args.home)))
+    except (OSError, TranscriptError, GameNotFound) as exc:
         print(f"belote-p2p verify: {exc}", file=sys.stderr)
         return 2
-    print(verdict.summary())
+    print(verdict.summary())  # the verdict line of PROTOCOL.md §7.2, which others parse
     return 0 if verdict.ok else 1
 
 
 def _replay_command(args: argparse.Namespace) -> int:
     try:
-        verdict = verify_transcript(Path(args.file))
-    except (OSError, TranscriptError) as exc:
+        verdict = verify_transcript(game_path(args.file, Home.at(args.home)))
+    except (OSError, TranscriptError, GameNotFound) as exc:
         print(f"belote-p2p replay: {exc}", file=sys.stderr)
         return 2
-    names = tuple(f"{s.name} [{fingerprint(s.key)[:9]}]" for s in verdict.definition.seats)
+    names = tuple(s.name for s in verdict.definition.seats)
     rules = verdict.definition.rules
     print(f"Table {verdict.definition.table_id.hex()}: {rules.name} to {rules.target}")
-    for seat, name in enumerate(names):
-        print(f"  seat {seat}: {name}")
+    seats = verdict.definition.seats
+    if not rules.has_teams:
+        for seat, s in enumerate(seats):
+            print(f"  seat {seat}: {s.name} [{fingerprint(s.key)[:9]}]")
+    for team in (0, 1) if rules.has_teams else ():
+        shown = " & ".join(f"{seats[s].name} [{fingerprint(seats[s].key)[:9]}]"
+                           for s in (team, team + 2))  # fmt: skip
+        print(f"  {shown}")
+    chats = list(verdict.chats)
     for audited in verdict.rounds:
+        while chats and chats[0].round <= audited.record.number:
+            chat = chats.pop(0)
+            print(f"  {names[chat.seat]} says: {printable(chat.text)}")
         print(format_round(audited.record, names))
         if audited.report.fault is not None:
             f = audited.report.fault
             print(f"  audit: {f.kind.value} by {names[f.seat]} ({f.reason}); round rescored")
-    print(format_sheet(verdict.state))
-    print(verdict.summary())
+    for chat in chats:
+        print(f"  {names[chat.seat]} says: {printable(chat.text)}")
+    print(format_sheet(verdict.state, names))
+    print(verdict_text(verdict))
     return 0 if verdict.ok else 1
+
+
+def _games_command(args: argparse.Namespace) -> int:
+    home = Home.at(args.home)
+    files = game_files(home)
+    if not files:
+        print(f"No game in {home.games} yet.")
+        return 0
+    recorded: dict[str, tuple[int | None, int, int, int | None]] = {}
+    try:
+        with open_db(home.profile_db) as conn:
+            for row in conn.execute(
+                "SELECT table_id, winner, score0, score1, abandoned_by FROM games"
+            ):
+                recorded[row[0]] = (row[1], row[2], row[3], row[4])
+    except (sqlite3.Error, ProfileError):
+        pass
+    rows = [("#", "date", "players", "variant", "result", "record")]
+    for number, path in enumerate(files, 1):
+        date = datetime.fromtimestamp(path.stat().st_mtime).strftime("%Y-%m-%d %H:%M")
+        try:
+            transcript = read_transcript(path)
+        except (OSError, TranscriptError):
+            rows.append((str(number), date, path.name, "", "", "not a transcript"))
+            continue
+        definition = transcript.definition
+        names = [s.name for s in definition.seats]
+        players = f"{team_name(names, 0)} v {team_name(names, 1)}"
+        variant = f"{definition.rules.name} to {definition.rules.target}"
+        known = recorded.get(definition.table_id.hex())
+        if known is not None:
+            winner, a, b, gone = known
+            if gone is not None:
+                result = f"abandoned by {names[gone]} at {a}-{b}"
+            elif winner is not None:
+                result = f"{team_name(names, winner)} won {a}-{b}"
+            else:
+                result = f"ended {a}-{b}"
+            checked = "verified"
+        elif args.verify:
+            verdict = verify_record(definition, transcript.envelopes, transcript.truncated)
+            result = verdict_text(verdict)
+            checked = "verified" if verdict.ok else "checked"
+        else:
+            result = "?"
+            checked = "not checked (--verify)"
+        rows.append((str(number), date, players, variant, result, checked))
+    widths = [max(len(r[c]) for r in rows) for c in range(len(rows[0]))]
+    for row in rows:
+        print("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
+    print("replay N, verify N and import N take a game by its number.")
+    return 0
 
 
 def _import_command(args: argparse.Namespace) -> int:
@@ -72,7 +177,10 @@ def _import_command(args: argparse.Namespace) -> int:
     status = 0
     for name in args.files:
         try:
-            outcome = record_game(db, Path(name))
+            outcome = record_game(db, game_path(name, Home.at(args.home)))
+        except GameNotFound as exc:
+            print(f"belote-p2p import: {exc}", file=sys.stderr)
+            return 2
         except (sqlite3.Error, ProfileError) as exc:
             print(f"belote-p2p import: {db}: {exc}", file=sys.stderr)
             return 2
@@ -142,11 +250,34 @@ def _register_verify(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
         "play of a game transcript; print the final score or the first fault and its seat. "
         "Exit status 0 if the game verifies to its end, 1 if not, 2 if FILE is no transcript.",
     )
-    p.add_argument("file", metavar="FILE")
+    game_help = "a transcript file, or a game's number in belote-p2p games"
+    home_help = f"data directory with the games numbered by belote-p2p games ({Home.default()})"
+    p.add_argument("file", metavar="FILE|N", help=game_help)
+    p.add_argument("--home", metavar="DIR", help=home_help)
     p.set_defaults(func=_verify_command)
-    p = sub.add_parser("replay", help="show a recorded game trick by trick")
-    p.add_argument("file", metavar="FILE")
+    p = sub.add_parser(
+        "replay",
+        help="show a recorded game round by round",
+        description="Check a game record, then show it: each round's bidding, contract, "
+        "announcements and tricks (cards as the table writes them, 10♦), the chat, the score "
+        "sheet and what the record proves.",
+    )
+    p.add_argument("file", metavar="FILE|N", help=game_help)
+    p.add_argument("--home", metavar="DIR", help=home_help)
     p.set_defaults(func=_replay_command)
+    p = sub.add_parser(
+        "games",
+        help="the games in your home, numbered",
+        description="List the games kept in the data directory, newest first: date, players, "
+        "variant, result and whether the record was verified (a game recorded in the profile "
+        "was). replay N, verify N and import N take a game by its number here.",
+    )
+    p.add_argument("--home", metavar="DIR", help=home_help)
+    p.add_argument(
+        "--verify", action="store_true",
+        help="check each game not yet recorded (slower: every proof is checked)",
+    )  # fmt: skip
+    p.set_defaults(func=_games_command)
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -170,7 +301,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "recorded (or was already), "
         f"1 if one was refused. {xp_rules}",
     )
-    p.add_argument("files", nargs="+", metavar="FILE")
+    p.add_argument("files", nargs="+", metavar="FILE|N",
+                   help="transcript files, or games' numbers in belote-p2p games")  # fmt: skip
     p.add_argument("--home", metavar="DIR", help=home_help)
     p.set_defaults(func=_import_command)
 

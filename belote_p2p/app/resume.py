@@ -26,6 +26,7 @@ from belote_p2p.protocol.relay import DEFAULT_RELAY_PORT
 from belote_p2p.protocol.secretstore import SecretStoreError
 from belote_p2p.protocol.transcript import TranscriptError, read_transcript
 
+from .botprocs import restart_bot_processes
 from .home import game_ended, unfinished_games
 from .seat import (
     SeatOptions,
@@ -73,6 +74,12 @@ async def resume_game(options: SeatOptions, path: Path | None) -> int:
         print(f"Resuming table {definition.table_id.hex()}, seat {seat}, from {path} "
               f"({len(game.envelopes)} envelopes)", flush=True)  # fmt: skip
     player = make_player(options)
+    if seat == 0:
+        # The host's bot processes (host --bots) play on after a crash of ours; one that
+        # died too is started again on its own transcript.
+        for number in await restart_bot_processes(options.home, definition):
+            if not options.quiet:
+                print(f"Bot process {number} was gone: started it again.", flush=True)
     ours = definition.seats[seat].address
     host = definition.seats[0].address
     relay = None

@@ -9,33 +9,38 @@ options every seat takes (deadlines, home, bind address...) are defined here onc
 from __future__ import annotations
 
 import argparse
+import contextlib
+import errno
+import getpass
+import logging
+import signal
+import socket
 import sqlite3
 import sys
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import trio
 
 from belote_p2p.errors import BeloteError
+from belote_p2p.game.engine import Action
+from belote_p2p.game.observation import Observation
 from belote_p2p.net.address import ALL_ADDRESSES
-from belote_p2p.net.lobby import (
-    check_name,
-)
-from belote_p2p.net.peer import PeerConfig, PeerResult, PeerStatus, run_peer
+from belote_p2p.net.lobby import check_name
+from belote_p2p.net.peer import PeerConfig, PeerControl, PeerResult, PeerStatus, run_peer
 from belote_p2p.net.transport import Mesh
-from belote_p2p.players.bots import BotError
+from belote_p2p.players.autoplay import Autoplay
+from belote_p2p.players.bots import BotError, make_bot
 from belote_p2p.players.player import BotPlayer, Player
-from belote_p2p.protocol.events import ActionTaken, Event
+from belote_p2p.protocol.events import Event
 from belote_p2p.protocol.identity import Identity, IdentityError, fingerprint
-from belote_p2p.protocol.table import TableDefinition
+from belote_p2p.protocol.table import MAX_NAME, TableDefinition
 
 from .home import Home
 from .output import Printer, TimingLog, both, print_roster, result_line
 from .profile import ImportStatus, ProfileError, level_for_xp, open_db, record_game
-from .tui import TableView, TerminalUI, TuiPlayer
+from .tui import Control, TableView, TerminalUI, TuiPlayer, detach_output
 from .web.options import WebOptions
 
 
@@ -53,6 +58,28 @@ class SeatOptions:
     grace: float = 120.0
     plain: bool = False
     """A person's seat in plain lines, without the frame or colours."""
+    autoplay: str | None = "rules"
+    """The bot that plays a person's turn when their time runs out (None: nobody)."""
+    json: bool = False
+    """Print the ``RESULT`` line (it is printed anyway when stdout is not a terminal)."""
+    rematch: bool | None = None
+    """Another game after this one: None, a person is asked and a bot says no; True, a bot
+    says yes too; False, nobody is asked."""
+
+    def with_standin(
+        self, person: Player, on_autoplay: Callable[[Observation, Action], None]
+    ) -> Autoplay:
+        """A person's seat with its stand-in bot for the turns whose time runs out (the
+        terminal's and the browser's alike)."""
+        return Autoplay.for_person(
+            person, self.autoplay, self.person_deadline, on_autoplay,
+            bot_deadline=self.bot_deadline, seed=self.seed,
+        )  # fmt: skip
+
+    def offers_rematch(self, person: bool) -> bool:
+        """Whether this seat takes part in the question of another game."""
+        return self.rematch is not False and (person or self.rematch is True)
+
     web: WebOptions | None = None
     """A person's seat in the browser (``--web``; :mod:`belote_p2p.app.web`)."""
     listen: bool = True
@@ -70,6 +97,11 @@ class SeatOptions:
             bot_seats=bots,
             grace=self.grace,
         )
+
+    @property
+    def machine_output(self) -> bool:
+        """Print the ``RESULT`` line: asked for, or stdout is not a person's terminal."""
+        return self.json or not sys.stdout.isatty()
 
 
 PERSON_SEATS = 4
@@ -93,53 +125,81 @@ def check_person_table(seats: int) -> None:
 def make_player(options: SeatOptions) -> Player | None:
     """The seat's bot (``--bot``), or None for a person at the terminal (whose player is
     made once the table is known: :func:`terminal_player`). Raises ``BotError`` early for
-    an unknown bot."""
+    an unknown bot, or an unknown ``--autoplay`` bot."""
     if options.bot is None:
+        if options.autoplay is not None:
+            make_bot(options.autoplay)
         return None
     return BotPlayer(options.bot, deadline=options.bot_deadline, seed=options.seed)
 
 
-class Countdown:
-    """``on_status`` for the terminal table: the deadline of the seat being waited on, as a
-    ``time.monotonic()`` instant in the view (drawn as a countdown with the next frame),
-    and one line when a seat becomes overdue."""
-
-    def __init__(self, ui: TerminalUI, seat: int, config: PeerConfig) -> None:
-        self.ui = ui
-        self.seat = seat
-        self.config = config
-        self._overdue: set[int] = set()
-
-    def on_event(self, event: Event) -> None:
-        if isinstance(event, ActionTaken):
-            # The next seat's wait starts now: a fresh countdown for the frame drawn next.
-            nxt = event.state.to_act
-            if nxt != self.seat and 0 <= nxt < 4 and not event.state.is_over:
-                deadline = time.monotonic() + self.config.decision_deadline(nxt)
-                self.ui.view.set_deadline(nxt, deadline)
-        self.ui.on_event(event)
-
-    def on_status(self, status: PeerStatus) -> None:
-        now = time.monotonic()
-        for wait in status.waiting_for:
-            if wait.seat == self.seat or not wait.decision:
-                continue
-            left = wait.deadline_in if wait.deadline_in > 0 else wait.abandon_in
-            self.ui.view.set_deadline(wait.seat, now + left)
-        overdue = {w.seat for w in status.overdue if w.seat != self.seat}
-        for wait in status.overdue:
-            if wait.seat in overdue - self._overdue:
-                self.ui.say(wait.describe())
-        self._overdue = overdue
-
-
 def terminal_player(
-    definition: TableDefinition, seat: int, options: SeatOptions
-) -> tuple[Player, Countdown]:
-    """A person at this terminal: the table view's player and its event/status callbacks."""
-    ui = TerminalUI(TableView.from_definition(definition, seat), plain=options.plain)
-    player = TuiPlayer(ui, turn_seconds=options.person_deadline)
-    return player, Countdown(ui, seat, options.peer_config(seat))
+    definition: TableDefinition, seat: int, options: SeatOptions, control: PeerControl
+) -> tuple[Player, TerminalUI]:
+    """A person at this terminal: the table view's player (with its stand-in bot for the
+    turns whose time runs out) and its user interface."""
+    config = options.peer_config(seat)
+    ui = TerminalUI(
+        TableView.from_definition(definition, seat),
+        plain=options.plain,
+        control=control,
+        deadline_for=config.decision_deadline,
+        standin=options.autoplay,
+    )
+    person = TuiPlayer(ui, turn_seconds=options.person_deadline)
+    return options.with_standin(person, ui.autoplayed), ui
+
+
+async def watch_signals(
+    control: Control,
+    ui: TerminalUI | None,
+    say: Callable[[str], None],
+    *,
+    task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    """Ctrl-C asks whether to resign (a second one resigns); a closed terminal (SIGHUP) or
+    SIGTERM resigns at once. Never a traceback."""
+    signals = [signal.SIGINT, signal.SIGTERM]
+    if hasattr(signal, "SIGHUP"):
+        signals.append(signal.SIGHUP)
+    interrupted = False
+    with trio.open_signal_receiver(*signals) as received:
+        task_status.started()
+        async for signum in received:
+            if signum == signal.SIGINT:
+                if ui is not None:
+                    ui.interrupt()
+                elif not interrupted:
+                    interrupted = True
+                    say("Ctrl-C: press Ctrl-C again to resign this seat.")
+                else:
+                    control.resign()
+            else:
+                if ui is not None and signum == signal.SIGTERM:
+                    ui._resign()
+                elif ui is not None:
+                    ui.hangup()
+                else:
+                    detach_output()
+                control.resign()
+
+
+@contextlib.contextmanager
+def log_to_file(path: Path) -> Iterator[None]:
+    """The peer's log lines go to ``path`` instead of the terminal, where the table is."""
+    logger = logging.getLogger("belote_p2p")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handler = logging.FileHandler(path)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
+    propagate = logger.propagate
+    logger.addHandler(handler)
+    logger.propagate = False
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.propagate = propagate
+        handler.close()
 
 
 def _both_status(
@@ -189,6 +249,7 @@ async def play_seat(
     relay: tuple[str, int] | None = None,
     on_mesh: Callable[[Mesh], None] | None = None,
     host_address: tuple[str, int] | None = None,
+    control: PeerControl | None = None,
 ) -> PeerResult:
     """Play ``seat`` with ``player`` (None: a person, through the terminal table, or the
     browser's with ``options.web``), record the experience, and print the ``RESULT`` line.
@@ -196,7 +257,8 @@ async def play_seat(
     transcript holds it); ``watch``: more ``on_event`` and ``on_status`` callbacks;
     ``relay`` the relay that reaches the seats we cannot connect to directly; ``on_mesh``
     sees the mesh before it runs (the host's port hands it its connections);
-    ``host_address`` where we reached the host's port (the mesh dials seat 0 there)."""
+    ``host_address`` where we reached the host's port (the mesh dials seat 0 there);
+    ``control`` resigns or chats for a user interface other than the terminal's."""
     if player is None:
         check_person_table(len(definition.seats))
     if player is None and options.web is not None:
@@ -209,11 +271,13 @@ async def play_seat(
         )  # fmt: skip
     if not options.quiet:
         print_roster(definition, seat)
+    control = control if control is not None else PeerControl()
     on_event: Callable[[Event], None]
     on_status: Callable[[PeerStatus], None] | None
+    ui: TerminalUI | None = None
     if player is None:
-        player, countdown = terminal_player(definition, seat, options)
-        on_event, on_status = countdown.on_event, countdown.on_status
+        player, ui = terminal_player(definition, seat, options, control)
+        on_event, on_status = ui.on_event, ui.on_status
     else:
         printer = Printer(definition, seat, quiet=options.quiet)
         on_event, on_status = printer, None if options.quiet else printer.status
@@ -222,41 +286,83 @@ async def play_seat(
         on_status = _both_status(on_status, watch[1])
     timing = TimingLog(options.timing_log, seat) if options.timing_log else None
     callback = both(on_event, timing) if timing else on_event
+
+    def say(text: str) -> None:
+        try:
+            print(text, flush=True)
+        except OSError:  # the terminal is gone (closed with the game)
+            detach_output()
+
+    logs = log_to_file(options.home.log) if ui is not None else contextlib.nullcontext()
     try:
-        result = await run_peer(
-            definition,
-            seat,
-            identity,
-            player,
-            transcript=transcript or options.home.transcript(definition, seat),
-            listeners=listeners,
-            on_event=callback,
-            on_status=on_status,
-            config=options.peer_config(seat),
-            secrets=options.home.secrets(definition, seat),
-            proposal=proposal,
-            relay=relay,
-            on_mesh=on_mesh,
-            host_address=host_address,
-        )
+        with logs:
+            async with trio.open_nursery() as nursery:
+                await nursery.start(watch_signals, control, ui, say)
+                if ui is not None:
+                    await nursery.start(ui.run)
+                result = await run_peer(
+                    definition,
+                    seat,
+                    identity,
+                    player,
+                    transcript=transcript or options.home.transcript(definition, seat),
+                    listeners=listeners,
+                    on_event=callback,
+                    on_status=on_status,
+                    config=options.peer_config(seat),
+                    secrets=options.home.secrets(definition, seat),
+                    proposal=proposal,
+                    control=control,
+                    relay=relay,
+                    on_mesh=on_mesh,
+                    host_address=host_address,
+                )
+                nursery.cancel_scope.cancel()
     finally:
         if timing is not None:
             timing.close()
+        if ui is not None:
+            ui.finish()
     if not options.quiet:
-        if result.resigned:
-            print("You resigned: the game ends, abandoned by your seat.", flush=True)
+        if result.resigned and result.abandoned is None:
+            say("You left before the game began.")
+        elif result.resigned:
+            say("You resigned: the game ends, abandoned by your seat.")
         elif result.error:
-            print(f"The game stopped: {result.error}", flush=True)
-        print(f"Transcript: {result.transcript}", flush=True)
+            say(f"The game stopped: {result.error}")
+        say(f"Transcript: {result.transcript}")
     xp: int | None = None
     if result.finished or result.abandoned is not None:
         xp, line = await trio.to_thread.run_sync(
             record_experience, options.home, result, identity.public_key_bytes
         )
         if not options.quiet:
-            print(line, flush=True)
-    print(result_line(result, definition, xp=xp), flush=True)
+            say(line)
+    if options.machine_output:
+        say(result_line(result, definition, xp=xp))
     return result
+
+
+def player_name(args: argparse.Namespace, home: Home) -> str:
+    """``--name``, else the last name used in ``home``, else the login name (``resume``
+    takes the table's: empty here). A name given is kept in the home for next time."""
+    given = getattr(args, "name", None)
+    if given is not None:
+        name = check_name(given)
+        home.save_name(name)
+        return name
+    if not hasattr(args, "name"):
+        return ""
+    return home.saved_name() or login_name()
+
+
+def login_name() -> str:
+    try:
+        name = getpass.getuser()
+    except (KeyError, OSError):
+        name = ""
+    name = "".join(ch for ch in name if ch.isprintable())[:MAX_NAME]
+    return name or "Player"
 
 
 def exit_status(result: PeerResult) -> int:
@@ -266,7 +372,7 @@ def exit_status(result: PeerResult) -> int:
 
 def seat_options(args: argparse.Namespace, home: Home | None = None) -> SeatOptions:
     return SeatOptions(
-        name=check_name(args.name) if args.name is not None else "",  # resume: the table's
+        name=player_name(args, home or Home.at(args.home)),
         home=home or Home.at(args.home),
         bot=args.bot,
         seed=args.seed,
@@ -277,23 +383,63 @@ def seat_options(args: argparse.Namespace, home: Home | None = None) -> SeatOpti
         person_deadline=args.person_deadline,
         grace=args.grace,
         plain=args.plain,
+        autoplay=None if args.autoplay == "none" else args.autoplay,
+        json=args.json,
+        rematch=getattr(args, "rematch", None),
         web=WebOptions(port=args.web_port, open_browser=args.browser) if args.web else None,
         listen=args.listen,
         relay=args.relay,
     )
 
 
-def run_main(main: Callable[[], Any]) -> int:
-    """Run a trio main, turning the usual set-up errors into a message and status 2."""
+def run_main(main: Callable[[], Awaitable[int]]) -> int:
+    """Run a trio main, turning the usual set-up errors into a message and status 2, and
+    Ctrl-C outside a game (in the lobby) into a clean stop (status 130): a game handles its
+    own Ctrl-C (:func:`watch_signals`)."""
+
+    async def guarded() -> int:
+        outcome: list[int] = []
+        with trio.open_signal_receiver(signal.SIGINT) as interrupts:
+            async with trio.open_nursery() as nursery:
+
+                async def body() -> None:
+                    outcome.append(await main())
+                    nursery.cancel_scope.cancel()
+
+                nursery.start_soon(body)
+                async for _ in interrupts:
+                    if outcome:
+                        break  # a Ctrl-C the game left unread: the command is done
+                    print("\nInterrupted: you left the table.", file=sys.stderr, flush=True)
+                    nursery.cancel_scope.cancel()
+                    return 130
+        return outcome[0] if outcome else 130
+
     try:
-        status: int = trio.run(main)
+        status: int = trio.run(guarded)
     except (BotError, IdentityError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except OSError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {explain_os_error(exc)}", file=sys.stderr)
         return 1
     return status
+
+
+def explain_os_error(exc: OSError) -> str:
+    """An operating system error as a person reads it: no errno, no Python names."""
+    if isinstance(exc, socket.gaierror):
+        return "that host name cannot be found (check the address, or give an IP address)"
+    if exc.errno == errno.EADDRINUSE:
+        return "an address this command listens on is in use; choose another port"
+    if exc.errno == errno.EADDRNOTAVAIL:
+        return "that address is not one of this machine's (see --bind)"
+    if exc.errno == errno.ECONNREFUSED:
+        return "nobody answers at that address (is the table still open?)"
+    if exc.errno in (errno.EACCES, errno.EPERM) and exc.filename is None:
+        return "not allowed to listen there (ports below 1024 need privileges)"
+    what = exc.strerror or str(exc)
+    return f"{exc.filename}: {what}" if exc.filename else what
 
 
 def add_seat_arguments(p: argparse.ArgumentParser, *, seat: bool = True, name: bool = True) -> None:
@@ -312,7 +458,11 @@ def add_seat_arguments(p: argparse.ArgumentParser, *, seat: bool = True, name: b
     )  # fmt: skip
     if not seat:
         return
-    p.add_argument("--name", required=name, help="the name shown to the other players")
+    if name:
+        p.add_argument(
+            "--name", help="the name shown to the other players (the last one used in "
+            "--home, else your login name)",
+        )  # fmt: skip
     p.add_argument("--home", metavar="DIR", help=f"identity and transcripts ({Home.default()})")
     p.add_argument(
         "--bind", default=ALL_ADDRESSES, metavar="IP",
@@ -329,9 +479,23 @@ def add_seat_arguments(p: argparse.ArgumentParser, *, seat: bool = True, name: b
     )  # fmt: skip
     p.add_argument("--quiet", action="store_true", help="print only the RESULT line")
     p.add_argument(
+        "--json", action="store_true",
+        help="end with a RESULT line of JSON (always, when stdout is not a terminal)",
+    )  # fmt: skip
+    p.add_argument(
+        "--autoplay", default="rules", metavar="BOT",
+        help="the bot that plays your turn when your time runs out; you play on at your "
+        "next turn (none: nobody does, and the others sign you gone after --grace)",
+    )  # fmt: skip
+    p.add_argument(
         "--plain", action="store_true", help="plain lines, no colour (screen readers, logs)"
     )
     p.add_argument("--timing-log", metavar="DIR", help=argparse.SUPPRESS)
+    p.add_argument(
+        "--rematch", action=argparse.BooleanOptionalAction, default=None,
+        help="after a game played out, another with the same players: a person is asked, "
+        "a bot says no unless --rematch; --no-rematch: nobody is asked",
+    )  # fmt: skip
     p.add_argument("--web", action="store_true", help="play in the browser (a page on 127.0.0.1)")
     p.add_argument("--web-port", type=int, default=0, metavar="PORT",
                    help="the page's port with --web (0: any free port)")  # fmt: skip

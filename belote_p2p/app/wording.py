@@ -6,11 +6,11 @@ Cards are written as a person may type them (``10♥``, or ``10H`` without symbo
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from belote_p2p.game.announcements import Announcement
 from belote_p2p.game.cards import RANK_LETTERS, SUIT_LETTERS, SUIT_SYMBOLS, Card
-from belote_p2p.game.engine import Bid, BidKind, contract_word
+from belote_p2p.game.engine import Action, Bid, BidKind, contract_word
 from belote_p2p.game.scoring import RoundScore
 from belote_p2p.game.tables import ALL_TRUMP, NO_TRUMP
 
@@ -50,6 +50,13 @@ def bid_text(bid: Bid, *, symbols: bool = True) -> str:
     return str(bid.kind.value)
 
 
+def action_text(action: Action, *, symbols: bool = True) -> str:
+    """A card or a bid, as the table writes it."""
+    if isinstance(action, Bid):
+        return bid_text(action, symbols=symbols)
+    return card_text(action, symbols=symbols)
+
+
 def announcement_text(a: Announcement, *, symbols: bool = True) -> str:
     cards = " ".join(card_text(c, symbols=symbols) for c in a.card_list)
     kind = "carré" if a.kind.value == "carre" else a.kind.value
@@ -70,12 +77,17 @@ def bid_contract_text(
     return f"{who} {contract_word(contract)} {trump}" + (f"{sep}{x}" if x else "")
 
 
+def team_name(names: Sequence[str], team: int) -> str:
+    """A team by its players: ``Alice & Carol`` (team 0 is seats 0 and 2)."""
+    return f"{names[team]} & {names[team + 2]}"
+
+
 def sweep_text(
-    score: RoundScore, seat_name: Callable[[int], str], team_name: Callable[[int], str]
+    score: RoundScore, seat_name: Callable[[int], str], team_label: Callable[[int], str]
 ) -> str:
     """``, générale by Alice`` or ``, capot by Us``: who took every trick; empty otherwise."""
     if score.generale is not None:
         return f", générale by {seat_name(score.generale)}"
     if score.capot is not None:
-        return f", capot by {team_name(score.capot)}"
+        return f", capot by {team_label(score.capot)}"
     return ""

@@ -22,11 +22,12 @@ entries whatever the seat count; scores have one entry per team, or per seat wit
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from functools import lru_cache
-from typing import NamedTuple, cast
+from operator import itemgetter
+from typing import Any, NamedTuple, cast
 
 from belote_p2p.errors import LocalProtocolError
 
@@ -327,6 +328,9 @@ def under_position(rules: RuleSet, dealer: int, position: int) -> int | None:
 
 
 _OWNERS: dict[tuple[Variant, int, int], tuple[int, ...]] = {}
+_DEAL_GETTERS: dict[tuple[int, ...], tuple[Callable[[Sequence[Card | None]], Any], ...]] = {}
+_BITS = tuple(1 << c for c in range(32))
+_CARD_TYPE = {Card}
 
 
 def _owners_of(rules: RuleSet, dealer: int, taker: int = -1) -> tuple[int, ...]:
@@ -624,11 +628,32 @@ class State:
             return self._deal_few(deck)
         if len(deck) != 32:
             raise ValueError(f"a deck has 32 positions, not {len(deck)}")
+        owners = _owners_of(self.rules, self.dealer)
+        if None not in deck and set(map(type, deck)) == _CARD_TYPE and len(set(deck)) == 32:
+            # A full deck of 32 distinct cards (every peer of a table in full knowledge, the
+            # arena): each hand in one pass over its positions.
+            getters = _DEAL_GETTERS.get(owners)
+            if getters is None:
+                getters = _DEAL_GETTERS[owners] = tuple(
+                    itemgetter(*[i for i, o in enumerate(owners) if o == seat]) for seat in range(4)
+                )
+            bits = _BITS.__getitem__
+            s = self._copy()
+            s.start = self
+            s.deck = tuple(deck)
+            s.unknown = (0, 0, 0, 0)
+            s.hands = (
+                sum(map(bits, getters[0](deck))),
+                sum(map(bits, getters[1](deck))),
+                sum(map(bits, getters[2](deck))),
+                sum(map(bits, getters[3](deck))),
+            )
+            return s._dealt()
         seen = 0
         hands = [0, 0, 0, 0]
         unknown = [0, 0, 0, 0]
         plain = True  # every position a Card: the deck is kept as given
-        for c, owner in zip(deck, _owners_of(self.rules, self.dealer), strict=True):
+        for c, owner in zip(deck, owners, strict=True):
             if type(c) is not Card:
                 plain = False
                 if c is None:
@@ -652,15 +677,19 @@ class State:
             s.deck = tuple(c if c is None or type(c) is Card else CARDS[c] for c in deck)
         s.hands = (hands[0], hands[1], hands[2], hands[3])
         s.unknown = (unknown[0], unknown[1], unknown[2], unknown[3])
-        s.to_act = (self.dealer + 1) % 4
+        return s._dealt()
+
+    def _dealt(self) -> State:
+        """The fresh copy just dealt: the first seat to bid, the turned card."""
+        self.to_act = (self.dealer + 1) % 4
         if self.rules.is_coinche:
-            s.phase = Phase.AUCTION
+            self.phase = Phase.AUCTION
         else:
-            if s.deck[20] is None:
+            if self.deck[20] is None:
                 raise ValueError("the turned card must be known")
-            s.turned = s.deck[20]
-            s.phase = Phase.TAKE_FIRST
-        return s
+            self.turned = self.deck[20]
+            self.phase = Phase.TAKE_FIRST
+        return self
 
     def _deal_few(self, deck: Sequence[Card | None]) -> State:
         """:meth:`deal` for three-handed and two-handed."""

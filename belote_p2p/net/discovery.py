@@ -201,6 +201,11 @@ class TableDirectory:
             logger.debug("ignored a datagram from %s: %s", host, exc)
             return None
         ad = TableAd(beacon, host, now)
+        known = self._ads.get(beacon.table_id)
+        if known is not None and _loopback(host) and not _loopback(known.host):
+            # The same table heard on the network and through this machine's loopback (a
+            # host on this machine): keep its network address, which the others use too.
+            ad = TableAd(beacon, known.host, now)
         self._ads[beacon.table_id] = ad
         return ad
 
@@ -210,6 +215,13 @@ class TableDirectory:
 
 
 # -- sockets --------------------------------------------------------------------------------
+
+
+def _loopback(ip: str) -> bool:
+    try:
+        return ipaddress.ip_address(ip).is_loopback
+    except ValueError:
+        return False
 
 
 def _is_multicast(ip: str) -> bool:
@@ -358,15 +370,23 @@ async def send_beacons(
     with sock:
         task_status.started()
         warned = False
+        # A broadcast or multicast beacon goes to this machine's loopback too: a player on
+        # the host's own machine hears the table even without a network (or where the
+        # broadcast does not come back to its sender).
+        targets = [address]
+        group = ipaddress.ip_address(address[0])
+        if not group.is_loopback:
+            targets.append(("::1" if group.version == 6 else "127.0.0.1", address[1]))
         while True:
             beacon = beacon_fn()
             if beacon is not None:
-                try:
-                    await send_beacon(sock, encode_beacon(beacon), address)
-                except OSError as exc:
-                    if not warned:
-                        logger.warning("cannot send the table's beacon to %s: %s", address, exc)
-                        warned = True
+                for target in targets:
+                    try:
+                        await send_beacon(sock, encode_beacon(beacon), target)
+                    except OSError as exc:
+                        if not warned and target == address:
+                            logger.warning("cannot send the table's beacon to %s: %s", address, exc)
+                            warned = True
             await trio.sleep(interval)
 
 

@@ -41,6 +41,7 @@ import ipaddress
 import itertools
 import logging
 import secrets
+import socket
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -549,6 +550,19 @@ async def _send_quietly(conn: FramedStream, payload: bytes) -> None:
         pass
 
 
+def _unreachable(exc: BaseException) -> str:
+    """Why a host cannot be reached, in words (no Python names, no errno)."""
+    if isinstance(exc, trio.TooSlowError):
+        return "no answer (is the address right, and the port open?)"
+    if isinstance(exc, socket.gaierror):
+        return "no such host name"
+    if isinstance(exc, ConnectionRefusedError):
+        return "nobody listens there (is the table still open?)"
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror.lower()
+    return str(exc) or type(exc).__name__
+
+
 async def join_table(
     host: str,
     port: int,
@@ -574,7 +588,7 @@ async def join_table(
             stream = await trio.open_tcp_stream(host, port)
     except (OSError, trio.TooSlowError) as exc:
         raise HostUnreachable(
-            f"cannot reach the host at {format_address(host, port)}: {exc!r}"
+            f"cannot reach the host at {format_address(host, port)}: {_unreachable(exc)}"
         ) from None
     async with FramedStream(stream, max_frame=MAX_LOBBY_FRAME) as conn:
         try:

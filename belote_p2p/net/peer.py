@@ -219,6 +219,39 @@ class PeerResult:
         return self.finished
 
 
+class PeerControl:
+    """What a user interface asks of a running peer besides its decisions: to resign at
+    any moment (:meth:`resign`), to say a line of chat (:meth:`chat`). Hand it to
+    :func:`run_peer`; it may be made, and called, before the peer runs (the requests wait)."""
+
+    def __init__(self) -> None:
+        self._requests: list[tuple[str, str]] = []
+        self._wake: Callable[[], None] | None = None
+
+    def resign(self) -> None:
+        """Leave the game: the seat signs its own departure (before the table is signed,
+        the peer just stops)."""
+        self._request("resign", "")
+
+    def chat(self, text: str) -> None:
+        """Say ``text`` to the table (see ``TableSession.chat``; refused lines are logged)."""
+        self._request("chat", text)
+
+    def _request(self, kind: str, text: str) -> None:
+        self._requests.append((kind, text))
+        if self._wake is not None:
+            self._wake()
+
+    def _take(self) -> list[tuple[str, str]]:
+        out, self._requests = self._requests, []
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class _Poke:
+    """The control has requests waiting."""
+
+
 @dataclass(frozen=True, slots=True)
 class _Decided:
     observation: Observation
@@ -230,7 +263,7 @@ class _PlayerFailed:
     error: BaseException
 
 
-_Input: TypeAlias = Received | PeerLost | PeerConnected | _Decided | _PlayerFailed
+_Input: TypeAlias = Received | PeerLost | PeerConnected | _Decided | _PlayerFailed | _Poke
 
 
 @dataclass
@@ -296,6 +329,7 @@ async def run_peer(
     secrets: SecretStore,
     proposal: bytes | None = None,
     config: PeerConfig | None = None,
+    control: PeerControl | None = None,
     relay: tuple[str, int] | None = None,
     on_mesh: Callable[[Mesh], None] | None = None,
     host_address: tuple[str, int] | None = None,
@@ -318,7 +352,8 @@ async def run_peer(
     the host's port (its lobby): the mesh dials seat 0 there rather than at the address the
     host saw itself at (behind a router, its own private address). ``on_event`` sees
     every session event as it happens (for printing), ``on_status`` what the game waits
-    on, about every second while it waits. Raises :class:`PeerError` if the mesh does not
+    on, about every second while it waits; ``control`` lets a user interface resign or
+    chat at any moment. Raises :class:`PeerError` if the mesh does not
     open or the transcript cannot be resumed; every later failure is in the result.
     """
     config = config or PeerConfig()
@@ -343,7 +378,9 @@ async def run_peer(
         on_mesh(mesh)
     failure: BaseException | None = None
     with TranscriptWriter(transcript, definition, seat) as writer:
-        driver = _Driver(session, seat, player, writer, config, on_event, on_status, recorded)
+        driver = _Driver(
+            session, seat, player, writer, config, on_event, on_status, recorded, control
+        )
         async with trio.open_nursery() as nursery:
             try:
                 with trio.fail_after(config.connect_timeout):
@@ -410,8 +447,10 @@ class _Driver:
         on_event: Callable[[Event], None] | None,
         on_status: Callable[[PeerStatus], None] | None = None,
         recorded: Sequence[bytes] = (),
+        control: PeerControl | None = None,
     ) -> None:
         self.session = session
+        self.control = control
         self.seat = seat
         self.player = player
         self.writer = writer
@@ -438,6 +477,9 @@ class _Driver:
         # The clock: when each seat started owing its current message, and of what kind.
         self._owes: dict[int, tuple[bool, float]] = {}
         self._seqs = [0] * session.seats
+        self._chats = [0] * session.seats
+        """Chat envelopes accepted from each seat: a chat is no progress on what it owes."""
+        self._quit = False
         self._length = -1
         self._last_progress = 0.0
         self._last_sync = -math.inf
@@ -455,6 +497,8 @@ class _Driver:
         session = self.session
         self._last_progress = trio.current_time()
         self._mesh = mesh
+        if self.control is not None:
+            self.control._wake = self._poke
         async with trio.open_nursery() as nursery:
             self._nursery = nursery
             nursery.start_soon(self._reader, mesh)
@@ -462,17 +506,19 @@ class _Driver:
             if not session.started:
                 session.start()
             self._step()
-            while not session.finished and self.error is None:
+            self._controlled()
+            while not session.finished and self.error is None and not self._quit:
                 with trio.move_on_after(self._tick()):
                     item = await self._inputs_out.receive()
                     self._handle(item)
                     self._step()
+                self._controlled()
                 self._clock(trio.current_time())
                 self._step()
             # Finished: stay reachable until every peer has said it holds the whole game, so
             # that one that lost our ``done`` on a dropped connection can still get it.
-            with trio.move_on_after(self.config.linger):
-                while not session.closed and self.error is None:
+            with trio.move_on_after(0 if self._quit else self.config.linger):
+                while not session.closed and self.error is None and not self._quit:
                     with trio.move_on_after(self.config.sync_interval) as idle:
                         item = await self._inputs_out.receive()
                         self._handle(item)
@@ -482,11 +528,40 @@ class _Driver:
                         request = session.sync_request()
                         others = [s for s in range(session.seats) if s != self.seat]
                         self._replies += [(s, request) for s in others]
+                    self._controlled()
                     self._step()
             # Our last envelopes (the ``done`` above all) must reach the peers before we close.
             with trio.move_on_after(self.config.flush_timeout):
                 await mesh.flush()
             nursery.cancel_scope.cancel()
+
+    def _poke(self) -> None:
+        with contextlib.suppress(trio.WouldBlock, trio.ClosedResourceError):
+            self._inputs_in.send_nowait(_Poke())
+
+    def _controlled(self) -> None:
+        """Take the control's requests (a resignation, chat lines)."""
+        if self.control is None:
+            return
+        session = self.session
+        for kind, text in self.control._take():
+            if kind == "resign":
+                if session.finished:
+                    self._quit = True  # over already: stop lingering
+                    continue
+                self.resigned = True
+                self._deciding_since = None
+                if session.ready and not session.finished:
+                    logger.info("seat %d: our player resigned", self.seat)
+                    self._vote(self.seat)
+                elif not session.ready:
+                    self._quit = True  # no game to leave yet
+            elif kind == "chat":
+                try:
+                    session.chat(text)
+                except SessionError as exc:
+                    logger.warning("seat %d: chat not sent: %s", self.seat, exc)
+        self._step()
 
     def _tick(self) -> float:
         return min(self.config.status_interval, self.config.sync_interval)
@@ -527,6 +602,8 @@ class _Driver:
                 "seat %d lost the connection to seat %d (%s); waiting for it to reconnect",
                 self.seat, item.seat, item.reason,
             )  # fmt: skip
+        elif isinstance(item, _Poke):
+            pass  # the control's requests are taken after every input
         elif isinstance(item, _Decided):
             self._deciding_since = None
             try:
@@ -609,7 +686,7 @@ class _Driver:
         if len(session.transcript) != self._length:
             self._length = len(session.transcript)
             self._last_progress = now
-        sent = [tracker.next_seq(s) for s in range(session.seats)]
+        sent = [tracker.next_seq(s) - self._chats[s] for s in range(session.seats)]
         owed = self._owed()
         for s in list(self._owes):
             if s not in owed:
@@ -696,6 +773,8 @@ class _Driver:
             sender = session.tracker.seat_of(envelope.sender)
             if envelope.body.get("type") == "done":
                 self.done_from.add(sender)
+            elif envelope.type == "chat":
+                self._chats[sender] += 1
             if envelope.hash in self._on_disk:
                 continue
             self.writer.append(envelope.encode())

@@ -9,8 +9,8 @@ counted as dropped. ``belote-p2p relay`` runs one alone; ``belote-p2p host`` run
 its lobby port (:class:`HostPort`), so that a table needs no other machine.
 
 :class:`HostPort` is the host's one TCP port: it reads each new connection's first frame and
-hands the connection, that frame included, to the lobby (a ``join``), to the mesh (a
-``hello``) or to the relay (a ``relay-hello``).
+hands the connection, that frame included, to the lobby (a ``join``, or after a game an
+``again``: :mod:`.rematch`), to the mesh (a ``hello``) or to the relay (a ``relay-hello``).
 """
 
 from __future__ import annotations
@@ -301,8 +301,9 @@ Handler = Callable[[trio.abc.Stream], Awaitable[None]]
 class HostPort:
     """The host's one TCP port: lobby, mesh and relay (see the module docstring).
 
-    :attr:`lobby` takes ``join`` connections while the lobby is open; :attr:`mesh` the
-    mesh's ``hello`` connections (they wait until it is set); the relay takes the rest."""
+    :attr:`lobby` takes ``join`` (and ``again``) connections while the lobby is open;
+    :attr:`mesh` the mesh's ``hello`` connections (they wait until it is set); the relay
+    takes the rest."""
 
     def __init__(self, relay: RelayService | None = None) -> None:
         self.relay = relay if relay is not None else RelayService()
@@ -336,7 +337,7 @@ class HostPort:
             await trio.aclose_forcefully(stream)
             return
         replay = PrefixedStream(stream, read)
-        if kind == "join" and self.lobby is not None:
+        if kind in ("join", "again") and self.lobby is not None:
             await self.lobby(replay)
         elif kind == "hello":
             link = FramedStream(replay)
@@ -346,7 +347,7 @@ class HostPort:
                 self._waiting.append(link)
             else:
                 await trio.aclose_forcefully(stream)
-        elif kind == "join":
+        elif kind in ("join", "again"):
             await trio.aclose_forcefully(stream)  # the lobby is closed
         else:
             await self.relay.handle(stream, read)
@@ -374,4 +375,4 @@ class HostPort:
         except RemoteProtocolError:
             return "relay", read
         kind = msg.get("type") if isinstance(msg, dict) else None
-        return (kind if kind in ("join", "hello") else "relay"), read
+        return (kind if kind in ("join", "again", "hello") else "relay"), read

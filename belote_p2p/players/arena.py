@@ -1,4 +1,5 @@
-"""Bot-vs-bot matches on duplicate boards, in-process, over several processes.
+"""Bot-vs-bot matches on duplicate boards, in-process, over several processes or on a Dask
+distributed cluster.
 
 A board is one deal: a deck order and a dealer. With four seats it is played at two
 tables: bot A on seats 0 and 2 at the first, on seats 1 and 3 at the second, with the same
@@ -12,7 +13,10 @@ B's (with three seats: minus the mean of B's two scores).
 
 Everything random derives from ``(seed, board)``: the board's decks and dealer, and each
 bot's generator (``(seed, board, table, seat)``). A board's result therefore does not
-depend on which process played it, and ``--jobs`` changes only the speed.
+depend on which process or machine played it, and ``--jobs`` or ``--cluster`` change only
+the speed. On a cluster (``pip install 'belote-p2p[cluster]'``, the project and the bots
+installed on every worker) each chunk of boards is one task; the scheduler runs again the
+tasks of a worker lost before it answered, so a lost worker costs only its boards' time.
 
 When everybody passes (twice in classic, once in coinche) the table redeals, as the rules
 say, with the next dealer and the next deck of the board's deck sequence; both tables draw
@@ -23,11 +27,13 @@ scores 0.
 
 from __future__ import annotations
 
+import importlib
 import math
 import random
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -290,9 +296,13 @@ def _play_rotated_board(
     return BoardResult(board, tuple(tables))
 
 
+_Chunk = tuple[list[BoardResult], tuple[FallbackCounts, FallbackCounts], Any]
+"""A chunk of boards played: the results, each side's fallbacks, each side's decision times."""
+
+
 def _play_chunk(
     specs: tuple[str, str], variant: str, seed: int, boards: Sequence[int], timed: bool
-) -> tuple[list[BoardResult], tuple[FallbackCounts, FallbackCounts], Any]:
+) -> _Chunk:
     bots = load_bots()
     rules = rule_set(variant)
     counts = (FallbackCounts(), FallbackCounts())
@@ -319,11 +329,13 @@ def run_match(
     jobs: int = 1,
     progress: Progress | None = None,
     timed: bool = False,
+    cluster: Any = None,
 ) -> MatchResult:
-    """Play ``boards`` duplicate boards of A (``specs[0]``) against B over ``jobs`` processes.
+    """Play ``boards`` duplicate boards of A (``specs[0]``) against B over ``jobs`` processes,
+    or on ``cluster`` (a Dask ``distributed.Client``, see :func:`open_cluster`) when given.
 
-    ``progress`` is told the match's label, the boards done and the boards in all, after
-    each chunk of boards and once at the start."""
+    ``progress`` is told the match's label, the boards done and the boards in all, as each
+    chunk of boards comes back and once at the start."""
     rule_set(variant)
     known = load_bots()
     for spec in specs:
@@ -335,23 +347,89 @@ def run_match(
     label = f"{specs[0]} vs {specs[1]}"
     if progress is not None:
         progress(label, 0, boards)
+    if cluster is not None:
+        jobs = max(1, sum(cluster.nthreads().values()))
     chunks = _chunks(boards, jobs)
-    if jobs <= 1:
-        for chunk in chunks:
-            part, c, t = _play_chunk(specs, variant, seed, chunk, timed)
-            _merge(results, counts, times, part, c, t)
-            if progress is not None:
-                progress(label, len(results), boards)
+    done: Iterator[_Chunk]
+    if cluster is not None:
+        done = _on_cluster(cluster, specs, variant, seed, chunks, timed)
+    elif jobs <= 1:
+        done = (_play_chunk(specs, variant, seed, chunk, timed) for chunk in chunks)
     else:
-        with ProcessPoolExecutor(max_workers=jobs) as pool:
-            futures = [pool.submit(_play_chunk, specs, variant, seed, ch, timed) for ch in chunks]
-            for future in as_completed(futures):
-                part, c, t = future.result()
-                _merge(results, counts, times, part, c, t)
-                if progress is not None:
-                    progress(label, len(results), boards)
+        done = _on_processes(jobs, specs, variant, seed, chunks, timed)
+    for part, c, t in done:
+        _merge(results, counts, times, part, c, t)
+        if progress is not None:
+            progress(label, len(results), boards)
     results.sort(key=lambda r: r.board)
     return MatchResult(specs, variant, seed, results, time.perf_counter() - start, counts, times)
+
+
+def _on_processes(
+    jobs: int,
+    specs: tuple[str, str],
+    variant: str,
+    seed: int,
+    chunks: list[range],
+    timed: bool,
+) -> Iterator[_Chunk]:
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        futures = [pool.submit(_play_chunk, specs, variant, seed, ch, timed) for ch in chunks]
+        for future in as_completed(futures):
+            yield future.result()
+
+
+def _on_cluster(
+    client: Any,
+    specs: tuple[str, str],
+    variant: str,
+    seed: int,
+    chunks: list[range],
+    timed: bool,
+) -> Iterator[_Chunk]:
+    """The chunks as tasks of a Dask cluster, in the order they finish. A task whose worker
+    is lost is run again by the scheduler elsewhere; ``retries`` also runs again a task
+    that failed on a worker (a broken connection, a worker out of memory)."""
+    distributed = _distributed()
+    futures = [
+        client.submit(_play_chunk, specs, variant, seed, ch, timed, pure=False, retries=2)
+        for ch in chunks
+    ]
+    try:
+        for future in distributed.as_completed(futures):
+            yield future.result()
+    finally:
+        client.cancel(futures)
+
+
+def _distributed() -> Any:
+    """Dask distributed, an optional dependency (untyped calls: a module of ``Any``)."""
+    try:
+        return importlib.import_module("distributed")
+    except ImportError as exc:
+        raise ValueError("--cluster needs Dask: pip install 'belote-p2p[cluster]'") from exc
+
+
+@contextmanager
+def open_cluster(address: str, workers: int = 1, *, processes: bool = True) -> Iterator[Any]:
+    """A Dask ``distributed.Client`` for the arena: connected to the scheduler at
+    ``address``, or for ``"local"`` to a ``LocalCluster`` of ``workers`` single-threaded
+    workers started here (``processes=False``: in this process, as threads)."""
+    distributed = _distributed()
+    if address != "local":
+        with distributed.Client(address) as client:
+            yield client
+        return
+    with (
+        distributed.LocalCluster(
+            n_workers=max(1, workers),
+            threads_per_worker=1,
+            processes=processes,
+            dashboard_address=":0",  # any free port: never in the way of another cluster
+        ) as local,
+        distributed.Client(local) as client,
+    ):
+        yield client
 
 
 def _merge(
@@ -400,6 +478,7 @@ def run_ladder(
     seed: int,
     jobs: int,
     progress: Progress | None = None,
+    cluster: Any = None,
 ) -> dict[str, Any]:
     matches = []
     wins: dict[tuple[str, str], float] = {}
@@ -407,7 +486,13 @@ def run_ladder(
     for i, a in enumerate(specs):
         for b in specs[i + 1 :]:
             m = run_match(
-                (a, b), boards=boards, variant=variant, seed=seed, jobs=jobs, progress=progress
+                (a, b),
+                boards=boards,
+                variant=variant,
+                seed=seed,
+                jobs=jobs,
+                progress=progress,
+                cluster=cluster,
             )
             s = m.summary()
             matches.append(s)

@@ -9,11 +9,12 @@ exception or a timeout by a seeded random legal action, logged and counted.
 from __future__ import annotations
 
 import importlib
+import inspect
 import logging
 import random
 import re
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from types import ModuleType
 from typing import Any, cast
@@ -132,10 +133,31 @@ def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
     return name, options
 
 
+def _check_options(name: str, create: Callable[..., Any], options: dict[str, Any]) -> None:
+    """A number option given something else (``pimc:iterations=abc``) is refused now, not
+    in the middle of a match."""
+    try:
+        parameters = inspect.signature(create).parameters
+    except (TypeError, ValueError):
+        return
+    for key, value in options.items():
+        parameter = parameters.get(key)
+        if parameter is None or parameter.default is inspect.Parameter.empty:
+            continue
+        default = parameter.default
+        wrong = (type(default) is int and type(value) is not int) or (
+            type(default) is float and type(value) not in (int, float)
+        )
+        if wrong:
+            kind = "a whole number" if type(default) is int else "a number"
+            raise BotError(f"bot {name!r}: option {key}={value!r} is not {kind}")
+
+
 def make_bot(spec: str, bots: dict[str, BotInfo] | None = None) -> Bot:
     """A fresh bot from a spec ``name[:key=value...]``."""
     name, options = parse_spec(spec)
     info = get_bot(name, bots)
+    _check_options(name, info.factory, options)
     try:
         return info.create(**options)
     except TypeError as exc:

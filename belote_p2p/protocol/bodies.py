@@ -14,7 +14,9 @@ Every body is a map with a ``type`` (``protocol/PROTOCOL.md`` §6.2 is the refer
   connections when it holds the four ``bye`` (everyone has everything);
 * ``abandon``: ``{seat}``, the sender declares that ``seat`` left the game: a seat may resign
   itself, or the three others sign that it stayed silent past its grace period;
-* ``fault``: ``{seat, evidence}``, the envelopes, signed by the accused, that prove a fault.
+* ``fault``: ``{seat, evidence}``, the envelopes, signed by the accused, that prove a fault;
+* ``chat``: ``{text}``, a line of chat to the table (1 to :data:`MAX_CHAT_CHARS` characters);
+  it never changes the game or the state digest.
 
 One builder per body. The readers take one field each and check its shape only: what a
 field means (the turn, the state digest, the round) is for the table session to check, in
@@ -36,6 +38,8 @@ from .wire import MalformedMessage, decode, encode
 Body = dict[str, Any]
 
 SYNC_TYPE = "sync"
+MAX_CHAT_CHARS = 200
+"""Characters in one chat line (its envelope stays under the ``chat`` size cap)."""
 MAX_WANT = 64
 """Hashes a sync request may ask for."""
 
@@ -79,6 +83,10 @@ def abandon_body(seat: int) -> Body:
 
 def fault_body(seat: int, evidence: Iterable[bytes]) -> Body:
     return {"type": "fault", "seat": seat, "evidence": list(evidence)}
+
+
+def chat_body(text: str) -> Body:
+    return {"type": "chat", "text": text}
 
 
 def claim_to_wire(claim: Claim) -> dict[str, Any]:
@@ -163,6 +171,15 @@ def abandoned_seat(body: Mapping[str, Any]) -> int | None:
     """The seat an ``abandon`` body declares gone; ``None`` if it names no seat."""
     seat = body.get("seat")
     return seat if type(seat) is int and 0 <= seat < 4 else None
+
+
+def chat_text(body: Mapping[str, Any]) -> str:
+    """The line of a ``chat`` body; ``ValueError`` unless it is 1 to
+    :data:`MAX_CHAT_CHARS` characters of text."""
+    text = body.get("text")
+    if not isinstance(text, str) or not 0 < len(text) <= MAX_CHAT_CHARS:
+        raise ValueError(f"a chat line is 1 to {MAX_CHAT_CHARS} characters of text")
+    return text
 
 
 def fault_evidence(body: Mapping[str, Any]) -> list[bytes]:

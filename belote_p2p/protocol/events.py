@@ -82,6 +82,17 @@ class TableDisputed:
     reason: str
 
 
+@dataclass(frozen=True, slots=True)
+class ChatMessage:
+    """A seat said something to the table (a signed ``chat`` envelope, ours included).
+    It changes nothing in the game."""
+
+    seat: int
+    text: str
+    round: int
+    """The round being dealt or played when it was processed (0 before the first)."""
+
+
 Event = (
     TableReady
     | TableDisputed
@@ -92,4 +103,5 @@ Event = (
     | GameOver
     | GameAbandoned
     | PeerFault
+    | ChatMessage
 )

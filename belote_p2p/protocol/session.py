@@ -58,6 +58,8 @@ from .bodies import (
     abandoned_seat,
     bid_body,
     bye_body,
+    chat_body,
+    chat_text,
     deck_body,
     deck_message,
     done_body,
@@ -87,6 +89,7 @@ from .deck import (
 )
 from .events import (
     ActionTaken,
+    ChatMessage,
     DecisionNeeded,
     Event,
     GameAbandoned,
@@ -124,6 +127,7 @@ ENVELOPE_CAPS: Final[Mapping[str, int]] = {
     "bye": 1 << 9,
     "abandon": 1 << 9,
     "fault": 5 << 14,  # up to four envelopes of evidence
+    "chat": 1 << 11,  # a line of at most MAX_CHAT_CHARS characters
 }
 """The largest encoded envelope of each body type; a signed envelope over it is a fault."""
 MAX_ENVELOPE = max(ENVELOPE_CAPS.values())
@@ -137,8 +141,11 @@ deck messages, 8 plays and, in a coinche auction, about 14 bids)."""
 TWO_HANDED_ROUND_CAPS: Final[Mapping[str, int]] = {"deck": 24, "bid": 0, "play": 16}
 """Two-handed: 16 plays, and besides its key, shuffle, shares and reveal a seat's share of
 the cards each of 15 tricks turns up."""
-GAME_CAPS: Final[Mapping[str, int]] = {"table": 1, "done": 1, "bye": 1, "abandon": 4, "fault": 2}
-"""The most envelopes of each kind without a round a seat signs in one game."""
+GAME_CAPS: Final[Mapping[str, int]] = {
+    "table": 1, "done": 1, "bye": 1, "abandon": 4, "fault": 2, "chat": 200,
+}  # fmt: skip
+"""The most envelopes of each kind without a round a seat signs in one game (chat: enough
+for a chatty game, bounded all the same)."""
 MAX_SYNC_REPLY = 4096
 STATE_LABEL = b"belote-p2p/state/v1\x00"
 
@@ -369,6 +376,7 @@ class TableSession:
         self._signed_counts: dict[int, dict[tuple[str, int | None], int]] = {}
         self._reported: set[int] = set()  # seats that sent a fault report
         self._last_round: dict[int, int] = {}
+        self._chats_sent = 0
         self._handlers: dict[str, Callable[[_Received], bool]] = {
             "table": self._on_table,
             "deck": self._on_deck,
@@ -378,6 +386,7 @@ class TableSession:
             "bye": self._on_bye,
             "abandon": self._on_abandon,
             "fault": self._on_fault,
+            "chat": self._on_chat,
         }
 
     # -- reading -------------------------------------------------------------------------
@@ -636,6 +645,23 @@ class TableSession:
         self._send(abandon_body(seat))
         self._pump()
 
+    def chat(self, text: str) -> None:
+        """Say ``text`` to the table (a signed ``chat`` envelope): once the table is signed,
+        at most ``GAME_CAPS["chat"]`` times a game. Raises :class:`SessionError` otherwise,
+        or for a line that is empty or too long. A chat changes nothing in the game."""
+        if self.seat is None:
+            raise SessionError("an observer does not act")
+        if not self.ready or self._phase is SessionPhase.STOPPED:
+            raise SessionError("the chat opens once the table is signed, and closes at a fault")
+        try:
+            chat_text({"text": text})
+        except ValueError as exc:
+            raise SessionError(str(exc)) from None
+        if self._chats_sent >= GAME_CAPS["chat"]:
+            raise SessionError(f"at most {GAME_CAPS['chat']} chat lines a game")
+        self._send(chat_body(text))
+        self._pump()
+
     @classmethod
     def resume(
         cls,
@@ -705,6 +731,7 @@ class TableSession:
         seen = [
             tracker.last_hash(me) if s == me else self._last_processed[s] for s in range(self.seats)
         ]
+        self._resend_recorded_chats()
         recorded = self._recorded.pop(tracker.next_seq(me), None)
         if recorded is not None:
             # Resuming: we signed this envelope before the crash; it must say the same.
@@ -719,10 +746,27 @@ class TableSession:
                 self.identity, self.definition.table_id, tracker.next_seq(me),
                 tracker.last_hash(me), seen, body,
             )  # fmt: skip
-        tracker.accept(envelope)
+        self._keep_own(envelope)
+
+    def _keep_own(self, envelope: Envelope) -> None:
+        self.tracker.accept(envelope)
         self._by_hash[envelope.hash] = envelope
         self._outbox.append(envelope)
         self._pending.append(envelope)
+        if envelope.type == "chat":
+            self._chats_sent += 1
+
+    def _resend_recorded_chats(self) -> None:
+        """Resuming: our recorded chat lines next in our chain are kept as they were signed
+        (a chat is a person's, never derived again), so that what follows them matches."""
+        me = self.seat
+        assert me is not None
+        while True:
+            recorded = self._recorded.get(self.tracker.next_seq(me))
+            if recorded is None or recorded.type != "chat":
+                return
+            del self._recorded[recorded.seq]
+            self._keep_own(recorded)
 
     def _blame(self, fault: RuleBroken) -> None:
         if self._phase is SessionPhase.STOPPED:
@@ -745,6 +789,8 @@ class TableSession:
         try:
             progress = True
             while progress and self._phase is not SessionPhase.STOPPED:
+                if self._recorded:
+                    self._resend_recorded_chats()
                 progress = self._advance()
                 for envelope in list(self._pending):
                     if self._ready(envelope) and self._process(envelope):
@@ -813,6 +859,16 @@ class TableSession:
 
     def _on_fault(self, m: _Received) -> bool:
         return True  # its evidence was taken in when it was accepted
+
+    def _on_chat(self, m: _Received) -> bool:
+        """A line of chat: reported, kept in the record, and nothing else (no state, no
+        digest, no turn)."""
+        try:
+            text = chat_text(m.body)
+        except ValueError as exc:
+            raise m.fault(f"malformed chat: {exc}") from None
+        self._events.append(ChatMessage(m.seat, text, self._current_round()))
+        return True
 
     def _on_abandon(self, m: _Received) -> bool:
         """A seat resigns, or is the last of the others to sign that one is gone. Once the
@@ -1084,7 +1140,10 @@ class TableSession:
         ):
             return False
         self._asked = (state.number, len(state.actions))
-        recorded = self._recorded.get(self.tracker.next_seq(seat))
+        seq = self.tracker.next_seq(seat)
+        while (chat := self._recorded.get(seq)) is not None and chat.type == "chat":
+            seq += 1  # our recorded chat lines come first (see _resend_recorded_chats)
+        recorded = self._recorded.get(seq)
         if recorded is not None and recorded.type in ("bid", "play"):
             self.act(self._recorded_action(recorded))
             return True

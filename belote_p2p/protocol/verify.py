@@ -16,7 +16,7 @@ from pathlib import Path
 from belote_p2p.errors import RemoteProtocolError
 from belote_p2p.game.engine import State
 
-from .events import PeerFault, RoundAudited, TableDisputed
+from .events import ChatMessage, PeerFault, RoundAudited, TableDisputed
 from .identity import fingerprint
 from .session import TableSession
 from .table import TableDefinition
@@ -42,6 +42,8 @@ class Verdict:
     """The seat that left the game (it resigned, or every other seat signed its absence)."""
     disputed: TableDisputed | None = None
     """The seats signed different tables and no signature shows who lied: no game."""
+    chats: tuple[ChatMessage, ...] = ()
+    """The table's chat, in the order the record processes it."""
 
     @property
     def ok(self) -> bool:
@@ -108,6 +110,7 @@ def verify_record(
     session = TableSession(definition, None, None)
     session.start()
     rounds: list[RoundAudited] = []
+    chats: list[ChatMessage] = []
     corrupt = None
     for index, data in enumerate(envelopes):
         try:
@@ -120,7 +123,11 @@ def verify_record(
             who = f" (sent as seat {seat})" if seat is not None else ""
             corrupt = f"record {index + 1} is not a valid envelope of this table{who}: {exc}"
             break
-        rounds += [e for e in session.take_events() if isinstance(e, RoundAudited)]
+        for event in session.take_events():
+            if isinstance(event, RoundAudited):
+                rounds.append(event)
+            elif isinstance(event, ChatMessage):
+                chats.append(event)
         if session.fault is not None:
             break
     return Verdict(
@@ -133,4 +140,5 @@ def verify_record(
         truncated,
         session.abandoned,
         session.disputed,
+        tuple(chats),
     )

@@ -44,6 +44,6 @@ def belote_bots() -> list[BotInfo]:
             "expert",
             ExpertBot,
             __version__,
-            "Deals weighted by the bids, each solved double-dummy (samples=20 or seconds=S).",
+            "Deals weighted by the bids, each solved double-dummy (samples=32 or seconds=S).",
         ),
     ]

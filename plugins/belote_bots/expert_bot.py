@@ -62,6 +62,8 @@ KING, QUEEN = 6, 5
 _VALUES = (80, 90, 100, 110, 120, 130, 140, 150, 160, CAPOT_POINTS)
 _ALL_VALUES = (*_VALUES, 500)
 _REDRAWS = 20
+_TIMED_BATCH = 8
+"""Deals drawn at a time when the budget is ``seconds``."""
 
 
 class ExpertOptionError(TypeError, ValueError):
@@ -114,9 +116,9 @@ class ExpertBot:
 
     def __init__(
         self,
-        samples: int = 40,
+        samples: int = 32,
         seconds: float = 0.0,
-        exact: int = 5,
+        exact: int = 4,
         tricks: int = 2,
         bid_samples: int = 20,
         bid_tricks: int = 1,
@@ -224,32 +226,39 @@ class ExpertBot:
     # -- card play --------------------------------------------------------------------------
 
     def play(self, obs: Observation, rng: random.Random) -> Action:
+        deadline = self._deadline()  # the time budget counts the sampling too
         legal = [c for c in obs.legal if isinstance(c, int)]
-        deals = self.play_deals(obs, rng, self.samples if self.seconds <= 0 else 256)
-        if not deals:
-            return self.rules.play(obs)
         team = obs.team
         score = dict.fromkeys(legal, 0.0)
         points = dict.fromkeys(legal, 0.0)
-        total = 0.0
         left = 8 - len(obs.tricks)
         tricks = 0 if left <= self.exact else self.tricks
-        deadline = self._deadline()
         sign = 1 if team == 0 else -1
-        for i, (hands, weight) in enumerate(deals):
-            f = FastState.from_observation(obs, hands)
-            if i == 0 and len(equivalent_groups(f)) == 1:
-                return self.rules.play(obs)  # every legal card does the same
-            base = f.points[0] - f.points[1]
-            values = Solver(f, tricks).move_values()
-            for c in legal:
-                d = base + values[c]
-                s = f.score_for(d)
-                score[c] += weight * (s[team] - s[1 - team])
-                points[c] += weight * sign * d
-            total += weight
+        solved = 0
+        # With a time budget, deals come in small batches until the time is up.
+        batch = self.samples if self.seconds <= 0 else _TIMED_BATCH
+        while solved == 0 or self.seconds > 0:
+            deals = self.play_deals(obs, rng, batch)
+            if not deals:
+                break
+            for hands, weight in deals:
+                f = FastState.from_observation(obs, hands)
+                if solved == 0 and len(equivalent_groups(f)) == 1:
+                    return self.rules.play(obs)  # every legal card does the same
+                base = f.points[0] - f.points[1]
+                values = Solver(f, tricks).move_values()
+                for c in legal:
+                    d = base + values[c]
+                    s = f.score_for(d)
+                    score[c] += weight * (s[team] - s[1 - team])
+                    points[c] += weight * sign * d
+                solved += 1
+                if time.perf_counter() > deadline:
+                    break
             if time.perf_counter() > deadline:
                 break
+        if solved == 0:
+            return self.rules.play(obs)
         preferred = self.rules.play(obs)
         return max(legal, key=lambda c: (score[c] + 0.01 * points[c], c == preferred, -c))
 

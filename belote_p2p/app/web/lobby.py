@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import sqlite3
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,12 +21,12 @@ import trio
 from belote_p2p.errors import BeloteError
 from belote_p2p.game.rules import RULE_SETS, rule_set
 from belote_p2p.net.address import format_address, guess_lan_ip
-from belote_p2p.net.discovery import DEFAULT_LISTEN, TableAd, discover
+from belote_p2p.net.discovery import DEFAULT_LISTEN, TableAd, discover_all
 from belote_p2p.net.lobby import DEFAULT_PORT, check_name
 from belote_p2p.protocol.transcript import Transcript
 
 from ..home import Home, unfinished_games
-from ..lan import DEFAULT_BEACON_TEXT, BeaconAddress, beacon_address
+from ..lan import DEFAULT_BEACON_ADDRESSES, DEFAULT_BEACON_TEXT, BeaconAddress, beacon_address
 from ..profile import ProfileError, all_players, find_players, open_db, rank_players
 from ..seat import SeatOptions
 from .options import WebOptions
@@ -52,7 +52,7 @@ class WebLobby:
         *,
         name: str = "",
         bind: str = "0.0.0.0",
-        beacon: BeaconAddress,
+        beacon: Sequence[BeaconAddress],
         person_deadline: float = 60.0,
         grace: float = 120.0,
     ) -> None:
@@ -218,7 +218,7 @@ class WebLobby:
     async def _scan(self) -> None:
         self.status = f"Listening for tables on the local network ({DEFAULT_LISTEN:g} s)..."
         self._changed()
-        self.tables = await discover(address=self.beacon, duration=DEFAULT_LISTEN)
+        self.tables = await discover_all(self.beacon, duration=DEFAULT_LISTEN)
         self.status = f"{len(self.tables) or 'No'} open table(s) heard."
 
     async def _host(self, variant: str, target: int, bots: int, port: int) -> None:
@@ -276,7 +276,8 @@ async def run_lobby(lobby: WebLobby, web: WebOptions) -> int:
 def cmd_web(args: argparse.Namespace) -> int:
     try:
         name = check_name(args.name) if args.name else ""
-        beacon = beacon_address(args.beacon_address)
+        chosen = [beacon_address(a) for a in args.beacon_address or ()]
+        beacon = chosen or list(DEFAULT_BEACON_ADDRESSES)
     except (BeloteError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -310,8 +311,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help="the page's port (0: any free port)")  # fmt: skip
     p.add_argument("--browser", action=argparse.BooleanOptionalAction, default=True,
                    help="open the page in the browser (--no-browser: print its URL)")  # fmt: skip
-    p.add_argument("--beacon-address", default=DEFAULT_BEACON_TEXT, metavar="IP[:PORT]",
-                   help=f"where tables are announced ({DEFAULT_BEACON_TEXT})")  # fmt: skip
+    p.add_argument("--beacon-address", action="append", metavar="IP[:PORT]",
+                   help=f"where tables are announced, repeatable ({DEFAULT_BEACON_TEXT})",
+                   )  # fmt: skip
     p.add_argument("--person-deadline", type=float, default=60.0, metavar="S",
                    help="seconds a seat has for a decision (60)")  # fmt: skip
     p.add_argument("--grace", type=float, default=120.0, metavar="S",

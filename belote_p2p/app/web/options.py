@@ -3,13 +3,26 @@ name it without loading the web server."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from .server import WebServer
 
 DEFAULT_LINGER = 600.0
+
+
+@dataclass
+class RematchVote:
+    """The page's answer to another game (its Rematch button), which ``host`` and ``join``
+    read once the page is left (:func:`belote_p2p.app.rematch.asker`)."""
+
+    wanted: bool = False
+
+    def take(self) -> bool:
+        """The answer, forgotten for the next game."""
+        wanted, self.wanted = self.wanted, False
+        return wanted
 
 
 @dataclass(frozen=True)
@@ -22,3 +35,5 @@ class WebOptions:
     """Seconds the page stays served after the game, until the person leaves it."""
     server: WebServer | None = None
     """A server already running (the ``belote-p2p web`` lobby's): the table joins it."""
+    vote: RematchVote = field(default_factory=RematchVote, compare=False)
+    """The person's answer to another game, given on the page."""

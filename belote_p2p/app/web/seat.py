@@ -17,13 +17,14 @@ from typing import TYPE_CHECKING
 
 import trio
 
-from belote_p2p.net.peer import PeerResult
+from belote_p2p.net.peer import PeerControl, PeerResult
 from belote_p2p.net.transport import Mesh
+from belote_p2p.players.player import Player
 from belote_p2p.protocol.identity import Identity
 from belote_p2p.protocol.table import TableDefinition
 
 from ..tui import TableView
-from .options import WebOptions
+from .options import RematchVote, WebOptions
 from .server import WebServer
 from .table import WebPlayer, WebTable
 
@@ -85,6 +86,8 @@ async def web_seat(
             table_id=definition.table_id.hex(),
         )
         server.table = table
+        if options.offers_rematch(True):
+            offer_rematch(table, web.vote)
         server.hub.bump()
         try:
             yield table
@@ -98,8 +101,24 @@ async def web_seat(
                 server.hub.bump()
 
 
-def web_player(table: WebTable, options: SeatOptions) -> WebPlayer:
-    return WebPlayer(table, turn_seconds=options.person_deadline)
+def offer_rematch(table: WebTable, vote: RematchVote) -> None:
+    """The page's Rematch button, once the game is over: the person wants another game
+    and leaves this one's page (``host`` or ``join`` then asks the others)."""
+
+    async def again() -> None:
+        vote.wanted = True
+        table.left.set()
+        table.hub.bump()
+
+    table.rematch = again
+
+
+def web_player(table: WebTable, options: SeatOptions) -> Player:
+    """The person in the browser, with the terminal's stand-in for a turn whose time runs
+    out (``--autoplay``)."""
+    return options.with_standin(
+        WebPlayer(table, turn_seconds=options.person_deadline), table.autoplayed
+    )
 
 
 async def play_in_browser(
@@ -118,12 +137,14 @@ async def play_in_browser(
     host_address: tuple[str, int] | None,
 ) -> PeerResult:
     """:func:`~belote_p2p.app.seat.play_seat` (``play``) with the seat in the browser."""
+    control = PeerControl()
     async with web_seat(definition, seat, options, web) as table:
+        table.send_chat = control.chat
         result = await play(
             definition, seat, identity, web_player(table, options), listeners,
             replace(options, web=None), transcript=transcript, proposal=proposal,
             watch=(table.on_event, table.on_status), relay=relay, on_mesh=on_mesh,
-            host_address=host_address,
+            host_address=host_address, control=control,
         )  # fmt: skip
         table.game_over(outcome_text(result))
     return result

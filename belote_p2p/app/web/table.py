@@ -6,8 +6,10 @@ and :meth:`WebTable.on_status`, its driver awaits :meth:`WebPlayer.decide`, and 
 server's WebSocket tasks call :meth:`WebTable.submit`. A :class:`Hub` counts changes, so
 that every open page (a reload, a second tab) gets the new state.
 
-Hooks left for the terminal work, wired when it lands (see ``chat``, ``rematch``,
-``autoplay``): each is None (the page hides or disables the control) until set.
+Chat (:attr:`WebTable.send_chat`, the peer's control) and the stand-in that plays a turn
+whose time ran out (:class:`~belote_p2p.players.autoplay.Autoplay`, said by
+:meth:`WebTable.autoplayed`) are the terminal table's; the ``rematch`` hook is None (the
+page hides its button) until set (:func:`~.seat.offer_rematch`).
 """
 
 from __future__ import annotations
@@ -26,9 +28,10 @@ from belote_p2p.game.observation import Observation
 from belote_p2p.game.rules import RuleSet
 from belote_p2p.net.peer import PeerStatus
 from belote_p2p.players.player import Resigned
-from belote_p2p.protocol.events import ActionTaken, Event, RoundAudited
+from belote_p2p.protocol.events import ActionTaken, ChatMessage, Event, RoundAudited
 
 from ..tui import SEATS, TableView
+from ..wording import action_text
 from .viewmodel import JSON, legal_by_code, table_model
 
 LOG_LINES = 12
@@ -128,6 +131,8 @@ class WebTable:
                 self.view.set_deadline(nxt, self.clock() + self.config_deadline(nxt))
         if isinstance(event, RoundAudited):
             self.record = event.record
+        if isinstance(event, ChatMessage):
+            self.add_chat(event.seat, event.text)
             self.last_summary = self.view.summary  # the view forgets it at the next deal
         self.log.extend(n.text for n in notices)
         self.hub.bump()
@@ -151,6 +156,12 @@ class WebTable:
     def add_chat(self, seat: int, text: str) -> None:
         """A chat line from ``seat`` (the hook for the session's chat events)."""
         self.chat.append(ChatLine(seat, self.view.name(seat), text[:CHAT_LENGTH]))
+        self.hub.bump()
+
+    def autoplayed(self, observation: Observation, action: Action) -> None:
+        """Our time ran out and the stand-in played ``action``: say so."""
+        self.pending = None
+        self.log.append(f"Time's up: your peer played {action_text(action)} for you.")
         self.hub.bump()
 
     def game_over(self, result: str | None) -> None:
@@ -260,21 +271,13 @@ class WebPlayer:
     """A :class:`~belote_p2p.players.player.Player` answered in the browser.
 
     With no page open the seat waits as the terminal's does: the table's decision
-    deadline, then the others' grace. ``autoplay`` (a hook for the terminal's autoplay
-    on timeout): called with the observation after ``turn_seconds`` without an answer,
-    its action is played.
+    deadline, then the stand-in plays (:class:`~belote_p2p.players.autoplay.Autoplay`
+    wraps this player), or with none the others' grace.
     """
 
-    def __init__(
-        self,
-        table: WebTable,
-        *,
-        turn_seconds: float | None = None,
-        autoplay: Callable[[Observation], Action] | None = None,
-    ) -> None:
+    def __init__(self, table: WebTable, *, turn_seconds: float | None = None) -> None:
         self.table = table
         self.turn_seconds = turn_seconds
-        self.autoplay = autoplay
 
     def new_game(self, rules: RuleSet, seat: int) -> None:
         pass
@@ -283,14 +286,7 @@ class WebPlayer:
         pass
 
     async def decide(self, observation: Observation) -> Action:
-        answer: Action | None
-        if self.autoplay is not None and self.turn_seconds is not None:
-            with trio.move_on_after(self.turn_seconds):
-                answer = await self.table.decide(observation)
-                return self._taken(answer)
-            return self.autoplay(observation)
-        answer = await self.table.decide(observation)
-        return self._taken(answer)
+        return self._taken(await self.table.decide(observation))
 
     @staticmethod
     def _taken(answer: Action | None) -> Action:

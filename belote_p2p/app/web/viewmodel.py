@@ -19,7 +19,7 @@ from typing import Any
 
 from belote_p2p.game.cards import SUIT_LETTERS, Card
 from belote_p2p.game.engine import Action, Bid, BidKind, Phase, RoundRecord, Trick
-from belote_p2p.game.scoring import CAPOT_POINTS, GENERALE_POINTS, Outcome
+from belote_p2p.game.scoring import CAPOT_POINTS, GENERALE_POINTS
 from belote_p2p.game.tables import TRUMP_LETTERS
 
 from ..tui import SEATS, TableView, display_hand
@@ -127,29 +127,34 @@ def trick_model(view: TableView, trick: Trick | None = None) -> JSON | None:
 
 
 def round_points(view: TableView, record: RoundRecord | None) -> JSON | None:
-    """The last round's points as numbers, us and them (None before a round is scored)."""
-    if record is None or record.score is None:
+    """The last round's points as numbers, us and them (None before a round is scored):
+    the terminal's round screen (:class:`~belote_p2p.app.roundview.RoundBreakdown`, the
+    view's) as JSON."""
+    b = view.breakdown
+    if record is None or record.score is None or b is None or b.number != record.number + 1:
         return None
-    sc = record.score
-    us, them = view.seat % 2, 1 - view.seat % 2
+    us, them = b.teams[view.seat % 2], b.teams[1 - view.seat % 2]
 
-    def pair(values: tuple[int, ...]) -> JSON:
-        return {"us": values[us], "them": values[them]}
+    def pair(field: str) -> JSON:
+        return {"us": getattr(us, field), "them": getattr(them, field)}
 
-    outcome = {Outcome.MADE: "made", Outcome.FAILED: "failed", Outcome.LITIGE: "litige"}
     return {
-        "round": record.number + 1,
+        "round": b.number,
         "taker": record.taker,
         "trump": trump_text(record.trump),
         "contract": record.contract,
         "multiplier": record.multiplier,
-        "outcome": outcome[sc.outcome],
-        "card_points": pair(sc.card_points),
-        "announcements": pair(sc.announcements),
-        "belote": pair(sc.belote),
-        "score": pair(sc.score),
-        "game": pair(record.scores_after),
-        "pending": sc.pending,
+        "outcome": b.outcome,
+        "verdict": b.verdict,
+        "sweep": b.sweep,
+        "names": {"us": us.name, "them": them.name},
+        "card_points": pair("card_points"),
+        "dix_de_der": pair("dix_de_der"),
+        "announcements": pair("announcements"),
+        "belote": pair("belote"),
+        "score": pair("score"),
+        "game": pair("game"),
+        "pending": b.pot,
     }
 
 
@@ -256,8 +261,8 @@ def table_model(
         "scores": {
             "us": view.scores[team],
             "them": view.scores[1 - team],
-            "us_names": view.team_members(team),
-            "them_names": view.team_members(1 - team),
+            "us_names": view.team_label(team),
+            "them_names": view.team_label(1 - team),
             "target": view.rules.target,
             "pending": view.pending,
             "line": view.score_line(),

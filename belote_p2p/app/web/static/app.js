@@ -103,8 +103,8 @@ function renderTable(t) {
 
   const sc = t.scores;
   fill($("#scores"), 
-    el("span", { class: "team us", title: sc.us_names, text: `Us ${sc.us}` }),
-    el("span", { class: "team them", title: sc.them_names, text: `Them ${sc.them}` }),
+    el("span", { class: "team us", text: `${sc.us_names} ${sc.us}` }),
+    el("span", { class: "team them", text: `${sc.them_names} ${sc.them}` }),
     el("span", { class: "dim", text: `to ${sc.target}` }),
     sc.pending ? el("span", { class: "badge", text: `pot ${sc.pending}` }) : null,
   );
@@ -292,9 +292,11 @@ function renderSummary(t) {
   $("#summary-title").textContent = rp ? `Round ${rp.round}: ${rp.outcome}${factor}` : (over ? "Game over" : "Round over");
   const rows = [];
   if (rp) {
-    rows.push(el("tr", {}, el("th", { text: "" }), el("th", { text: "Us" }), el("th", { text: "Them" })));
+    rows.push(el("tr", {}, el("th", { text: "" }), el("th", { text: rp.names.us }), el("th", { text: rp.names.them })));
     const line = (label, pair) => el("tr", {}, el("td", { text: label }), el("td", { text: String(pair.us) }), el("td", { text: String(pair.them) }));
+    rows.push(el("tr", {}, el("td", { colspan: "3", text: rp.verdict + (rp.sweep ? ` (${rp.sweep})` : "") })));
     rows.push(line("Card points", rp.card_points));
+    rows.push(line("with dix de der", rp.dix_de_der));
     if (rp.announcements.us || rp.announcements.them) rows.push(line("Announcements", rp.announcements));
     if (rp.belote.us || rp.belote.them) rows.push(line("Belote", rp.belote));
     rows.push(line("Round score", rp.score));

@@ -1,0 +1,126 @@
+"""Another game, the same table: what ``host`` and ``join`` do after a game played out.
+
+The agreement itself is the network layer's (:mod:`belote_p2p.net.rematch`: every player
+answers, the host proposes a new table only if all four want it, each joiner checks it is
+the same table with the deal passed on). This module asks the person (or lets a bot say
+yes), says what happens in plain words, and opens a joiner's new mesh listeners (the host's
+port serves the new table as it served the first); the browser table can call the same
+functions with its own ``ask``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Awaitable, Callable
+
+import trio
+
+from belote_p2p.net.address import listener_port, open_listeners
+from belote_p2p.net.lobby import LobbyAnswer, LobbyError
+from belote_p2p.net.rematch import NoRematch, RematchAnswer, host_rematch, join_rematch
+from belote_p2p.protocol.identity import Identity
+from belote_p2p.protocol.table import TableDefinition
+
+from .web.options import WebOptions
+
+QUESTION = "Play again, same players and seats, the deal passed on? [y/N] "
+
+
+def wants_again(answer: str) -> bool:
+    return answer.strip().lower() in ("y", "yes", "o", "oui")
+
+
+async def ask_person(question: str = QUESTION) -> bool:
+    """The person's answer, typed at the terminal (no answer, or the end of input: no)."""
+
+    def ask() -> bool:
+        try:
+            return wants_again(input(question))
+        except (EOFError, OSError):
+            return False
+
+    return await trio.to_thread.run_sync(ask, abandon_on_cancel=True)
+
+
+async def say_yes() -> bool:
+    """A bot's answer to another game."""
+    return True
+
+
+def asker(person: bool, web: WebOptions | None) -> Callable[[], Awaitable[bool]]:
+    """Who answers the question of another game: a bot says yes; a person in the browser
+    answered on the page already (its Rematch button); a person at the terminal is asked."""
+    if not person:
+        return say_yes
+    if web is None:
+        return ask_person
+    vote = web.vote
+
+    async def on_the_page() -> bool:
+        return vote.take()
+
+    return on_the_page
+
+
+def answer_text(definition: TableDefinition, answer: RematchAnswer) -> str:
+    name = definition.seats[answer.seat].name
+    return f"{name} wants another game." if answer.again else f"{name} does not."
+
+
+def next_dealer_text(definition: TableDefinition) -> str:
+    dealer = definition.rules.first_dealer
+    return f"A new game: {definition.seats[dealer].name} deals first."
+
+
+def say(text: str) -> None:
+    with contextlib.suppress(OSError):  # the terminal may be gone
+        print(text, flush=True)
+
+
+async def host_again(
+    old: TableDefinition,
+    identity: Identity,
+    mesh_port: int,
+    ask: Callable[[], Awaitable[bool]],
+    hand_over: Callable[[Callable[[trio.abc.Stream], Awaitable[None]] | None], None],
+    relay: str | None,
+) -> tuple[TableDefinition, bytes] | None:
+    """The host's side, on the host's port (``hand_over``, as for the lobby): the new table
+    and our proposal of it, or None (after saying why)."""
+    try:
+        definition, proposal = await host_rematch(
+            old, identity, [], mesh_port, ask, hand_over=hand_over, relay=relay,
+            on_answer=lambda a: say(answer_text(old, a)),
+        )  # fmt: skip
+    except (NoRematch, LobbyError) as exc:
+        say(f"No other game: {exc}.")
+        return None
+    say(next_dealer_text(definition))
+    return definition, proposal
+
+
+async def join_again(
+    old: TableDefinition,
+    identity: Identity,
+    bind: str,
+    listen: bool,
+    host: tuple[str, int],
+    ask: Callable[[], Awaitable[bool]],
+) -> tuple[LobbyAnswer, list[trio.SocketListener]] | None:
+    """A joiner's side: the host's answer (the new table, our seat, its proposal) and our
+    new mesh listeners (none if we do not ``listen``), or None (after saying why)."""
+    again = await ask()
+    listeners = await open_listeners(bind, 0) if listen and again else []
+    port = listener_port(listeners[0]) if listeners else 0
+    try:
+        answer = await join_rematch(*host, old, identity.public_key_bytes, port, again)
+    except (NoRematch, LobbyError) as exc:
+        for listener in listeners:
+            await listener.aclose()
+        if again:
+            say(f"No other game: {exc}.")
+        return None
+    if not again:
+        return None
+    say(next_dealer_text(answer.definition))
+    return answer, listeners

@@ -1,0 +1,187 @@
+"""A finished round, taken apart for a person: what each team scored and why.
+
+:func:`round_breakdown` turns a :class:`~belote_p2p.game.engine.RoundRecord` (as audited) and
+the players' names into a :class:`RoundBreakdown`: plain data that the terminal table draws
+as its round screen and the browser table can send as JSON (:meth:`RoundBreakdown.to_json`).
+Nothing here draws anything.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from belote_p2p.game.engine import BidKind, RoundRecord, Trick
+from belote_p2p.game.scoring import Outcome
+
+from .wording import announcement_text, bid_contract_text, card_text, team_name, trump_text
+
+DIX_DE_DER = 10
+
+
+@dataclass(frozen=True, slots=True)
+class TeamRound:
+    """One team's side of a round."""
+
+    name: str
+    """``Alice & Carol``."""
+    takers: bool
+    tricks: int
+    card_points: int
+    """Points of the cards it took, dix de der included (250 or 500 for a capot or a
+    générale, as scored)."""
+    dix_de_der: int
+    announcements: int
+    """Announcement points it scores (only one team scores them)."""
+    belote: int
+    total: int
+    """What the contract is judged on."""
+    score: int
+    """What it adds to its game score this round."""
+    game: int
+    """Its game score after the round."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "takers": self.takers,
+            "tricks": self.tricks,
+            "card_points": self.card_points,
+            "dix_de_der": self.dix_de_der,
+            "announcements": self.announcements,
+            "belote": self.belote,
+            "total": self.total,
+            "score": self.score,
+            "game": self.game,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class RoundBreakdown:
+    """A finished round as a person reads it (see the module docstring)."""
+
+    number: int
+    """Counted from 1."""
+    dealer: str
+    contract: str
+    """``Bob takes ♥ (turned J♥)``, ``Bob bids 90 ♥, coinched``; empty for a redeal."""
+    outcome: str
+    """``made``, ``failed``, ``litige`` or ``redeal`` (everybody passed)."""
+    verdict: str
+    """One sentence: who made or failed what, or where the litige points went."""
+    sweep: str
+    """``capot by Alice & Carol`` or ``générale by Bob``; empty otherwise."""
+    teams: tuple[TeamRound, TeamRound]
+    """Team 0 (seats 0 and 2), then team 1."""
+    pot: int
+    """The litige pot after the round."""
+    declared: tuple[str, ...]
+    """``Bob: tierce 7♥ 8♥ 9♥ (20)``, ``Dee: belote``, each scored or not."""
+    tricks: tuple[Trick, ...]
+    target: int
+    audit: str = ""
+    """What the round's audit found and rescored, if anything."""
+
+    @property
+    def last_trick(self) -> Trick | None:
+        return self.tricks[-1] if self.tricks else None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "number": self.number,
+            "dealer": self.dealer,
+            "contract": self.contract,
+            "outcome": self.outcome,
+            "verdict": self.verdict,
+            "sweep": self.sweep,
+            "teams": [t.to_json() for t in self.teams],
+            "pot": self.pot,
+            "declared": list(self.declared),
+            "tricks": [t.to_json() for t in self.tricks],
+            "target": self.target,
+            "audit": self.audit,
+        }
+
+
+def contract_words(record: RoundRecord, names: Sequence[str]) -> str:
+    """``Bob takes ♥ (turned J♥)``, ``Bob chooses ♠ (turned J♥)``, ``Bob bids 90 ♥, coinched``."""
+    who = names[record.taker]
+    you = who == "You"
+    trump = trump_text(record.trump)
+    if record.contract:
+        bids = f"{who} {'bid' if you else 'bids'}"
+        return bid_contract_text(bids, record.contract, trump, record.multiplier, sep=", ")
+    took = any(b.kind is BidKind.TAKE for _, b in record.bids)
+    verb = ("take" if took else "choose") + ("" if you else "s")
+    turned = f" (turned {card_text(record.turned)})" if record.turned is not None else ""
+    return f"{who} {verb} {trump}{turned}"
+
+
+def round_breakdown(
+    record: RoundRecord, names: Sequence[str], target: int, audit: str = ""
+) -> RoundBreakdown:
+    """``record`` taken apart, with the seats' ``names`` (``You`` for one's own, if wanted)."""
+    teams_names = (team_name(names, 0), team_name(names, 1))
+    head = (record.number + 1, names[record.dealer])
+    sc = record.score
+    if sc is None:
+        empty = tuple(
+            TeamRound(teams_names[t], False, 0, 0, 0, 0, 0, 0, 0, record.scores_after[t])
+            for t in (0, 1)
+        )
+        return RoundBreakdown(
+            *head, "", "redeal", "Everybody passed: the next dealer deals again.", "",
+            (empty[0], empty[1]), 0, (), (), target, audit,
+        )  # fmt: skip
+    taker_team = record.taker % 2
+    tricks_won = [0, 0]
+    points = [0, 0]
+    for t in record.tricks:
+        tricks_won[t.winner % 2] += 1
+        points[t.winner % 2] += t.points
+    dix = [0, 0]
+    if record.tricks:
+        dix[record.tricks[-1].winner % 2] = DIX_DE_DER
+    teams = tuple(
+        TeamRound(
+            teams_names[t],
+            t == taker_team,
+            tricks_won[t],
+            sc.card_points[t],
+            dix[t],
+            sc.announcements[t],
+            sc.belote[t],
+            sc.totals[t],
+            sc.score[t],
+            record.scores_after[t],
+        )
+        for t in (0, 1)
+    )
+    takers, defence = teams_names[taker_team], teams_names[1 - taker_team]
+    if sc.outcome is Outcome.MADE:
+        verdict = f"{takers} made the contract."
+    elif sc.outcome is Outcome.FAILED:
+        verdict = f"{takers} failed the contract: {defence} score the round."
+    else:
+        verdict = (
+            f"Litige: {defence} score their points; those of {takers} wait in the pot "
+            f"({sc.pending})."
+        )
+    if sc.generale is not None:
+        sweep = f"générale by {names[sc.generale]}"
+    elif sc.capot is not None:
+        sweep = f"capot by {teams_names[sc.capot]}"
+    else:
+        sweep = ""
+    declared: list[str] = []
+    for seat, anns in enumerate(record.declared):
+        for a in anns:
+            scored = "" if record.announcements_team == seat % 2 else ", not scored"
+            declared.append(f"{names[seat]}: {announcement_text(a)}{scored}")
+    for seat, _ in record.belote:
+        declared.append(f"{names[seat]}: belote and rebelote (20)")
+    return RoundBreakdown(
+        *head, contract_words(record, names), sc.outcome.value, verdict, sweep,
+        (teams[0], teams[1]), sc.pending, tuple(declared), record.tricks, target, audit,
+    )  # fmt: skip
