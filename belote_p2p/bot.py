@@ -21,7 +21,9 @@ masks (:data:`CardMask`), a trump mode is a suit or :data:`NO_TRUMP` / :data:`AL
 (:data:`TrumpMode`); the per-trump tables (:data:`POINTS`, :data:`STRENGTH`, :data:`ABOVE`,
 :data:`TRUMP_MASK`) make card play arithmetic cheap.
 
-For search, two tools beside the checked engine (:class:`State`):
+For search, two tools beside the checked engine (:class:`State`), both for four seats only
+(with two or three players, RULES.md §12-13, search on the checked engine; ``ValueError``
+otherwise):
 
 * :class:`FastState`, the fast path: the card play of a round as four hand masks and a few
   ints, unchecked, with ``push``/``pop`` (undo), ``play`` and ``copy``. Build it from your
@@ -75,6 +77,8 @@ from belote_p2p.game.engine import (
     Trick,
     deal_owners,
     other_belote_card,
+    public_positions,
+    under_position,
 )
 from belote_p2p.game.fastplay import FastState, random_round, round_score
 from belote_p2p.game.observation import Observation
@@ -153,10 +157,12 @@ __all__ = [
     "hookimpl",
     "mask_of",
     "other_belote_card",
+    "public_positions",
     "random_round",
     "round_score",
     "rule_set",
     "solve",
     "solve_moves",
+    "under_position",
     "winning_index",
 ]

@@ -50,7 +50,7 @@ def checked_runner(variant: str, seed: int) -> Runner:
     rng = random.Random(seed)
     choice = rng.choice
     start = State.new_game(RULE_SETS[variant].with_(target=10**9))
-    deck = list(CARDS)
+    deck = list(start.rules.deck_cards)
 
     def run(n: int) -> None:
         s = start
@@ -204,6 +204,19 @@ def main() -> None:
     print(
         f"  coinche rounds: checked {co['checked']:.0f} rounds/s, fast path {co['fast']:.0f}"
         " rounds/s"
+    )
+    few = race(
+        {
+            "three-handed": checked_runner("three-handed", args.seed),
+            "two-handed": checked_runner("two-handed", args.seed),
+        },
+        args.seconds / 2,
+    )
+    figures["three_handed_rounds_per_s"] = round(few["three-handed"])
+    figures["two_handed_rounds_per_s"] = round(few["two-handed"])
+    print(
+        f"  checked rounds with fewer players: three-handed {few['three-handed']:.0f} "
+        f"rounds/s (24 plays), two-handed {few['two-handed']:.0f} rounds/s (32 plays)"
     )
     n, t = legal_moves(min(args.seconds, 3.0), args.seed)
     figures["legal_actions_per_s"] = round(n / t)

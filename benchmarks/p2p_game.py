@@ -1,9 +1,11 @@
-"""A whole game between four bot peer processes on loopback, timed.
+"""A whole game between bot peer processes on loopback, timed (four; three for
+``--variant three-handed``, two for ``two-handed``).
 
     python benchmarks/p2p_game.py [--variant V] [--target 501] [--bot random] [--seed S]
                                   [--relay]
 
 Runs ``belote-p2p host --bots 3`` (four processes, four identities, the real lobby, mesh
+(``--bots 2`` or ``--bots 1`` with three or two seats: the figures below count the others)
 and deck protocol) with the peers' hidden ``--timing-log`` option: each peer writes a
 wall-clock time for every table event (the clock is shared by the processes of one
 machine). Reports:
@@ -45,8 +47,11 @@ for extra in (ROOT, ROOT / "plugins"):
     if str(extra) not in sys.path:
         sys.path.insert(0, str(extra))
 
+from belote_p2p.game.rules import rule_set
 from belote_p2p.protocol.transcript import read_transcript
 from belote_p2p.protocol.wire import Envelope
+
+WORDS = {1: "one", 2: "two", 3: "three", 4: "four"}
 
 
 def run_game(home: Path, timing: Path, args: argparse.Namespace) -> tuple[float, str]:
@@ -55,7 +60,7 @@ def run_game(home: Path, timing: Path, args: argparse.Namespace) -> tuple[float,
         p for p in (str(ROOT), str(ROOT / "plugins"), env.get("PYTHONPATH", "")) if p
     )
     cmd = [sys.executable, "-m", "belote_p2p", "host", "--name", "Bench", "--bot", args.bot,
-           "--bots", "3", "--port", "0", "--bind", "127.0.0.1", "--home", str(home),
+           "--bots", str(args.seats - 1), "--port", "0", "--bind", "127.0.0.1", "--home", str(home),
            "--variant", args.variant, "--target", str(args.target), "--quiet",
            "--timing-log", str(timing), "--seed", str(args.seed)]  # fmt: skip
     start = time.perf_counter()
@@ -108,7 +113,7 @@ def run_relayed_game(home: Path, timing: Path, args: argparse.Namespace) -> tupl
             "--relay", f"127.0.0.1:{port}", *common])  # fmt: skip
         procs.append(host)
         code = wait_for(host_out, "Others join with").split("Invitation code:\n")[1].split()[0]
-        for k in (1, 2, 3):
+        for k in range(1, args.seats):
             procs.append(spawn(f"join{k}", base + [
                 "join", code, "--name", f"Bot{k}", "--home", str(home / f"h{k}"), "--quiet",
                 "--seed", str(args.seed + k), *common])[0])  # fmt: skip
@@ -135,9 +140,9 @@ def round_times(rows: list[list[dict[str, Any]]]) -> list[float]:
     return [b - a for a, b in itertools.pairwise([ready, *audited])]
 
 
-def load_timing(timing: Path) -> list[list[dict[str, Any]]]:
+def load_timing(timing: Path, seats: int) -> list[list[dict[str, Any]]]:
     rows = []
-    for seat in range(4):
+    for seat in range(seats):
         lines = (timing / f"seat{seat}.jsonl").read_text().splitlines()
         rows.append([json.loads(line) for line in lines])
     return rows
@@ -169,14 +174,17 @@ def main() -> int:
         help="also play the game with every pair through a standalone relay, and compare",
     )  # fmt: skip
     args = parser.parse_args()
+    args.seats = seats = rule_set(args.variant).seats
+    others = seats - 1
 
     # Other work on the machine shares the cores with the four peers: say how much there was.
     load_before = [round(x, 2) for x in os.getloadavg()]
     with tempfile.TemporaryDirectory(prefix="belote-p2p-bench-") as tmp:
         home, timing = Path(tmp) / "home", Path(tmp) / "timing"
-        print(f"== four {args.bot} peer processes, {args.variant} to {args.target}", flush=True)
+        print(f"== {WORDS[seats]} {args.bot} peer processes, {args.variant} to {args.target}",
+              flush=True)  # fmt: skip
         elapsed, _ = run_game(home, timing, args)
-        rows = load_timing(timing)
+        rows = load_timing(timing, seats)
         transcripts = sorted(home.glob("games/*.transcript"))
         assert len(transcripts) == 1, transcripts
         envelopes = [Envelope.decode(e) for e in read_transcript(transcripts[0]).envelopes]
@@ -186,7 +194,7 @@ def main() -> int:
                   flush=True)  # fmt: skip
             relay_timing = Path(tmp) / "relay-timing"
             relay_elapsed, forwarded = run_relayed_game(Path(tmp) / "relay", relay_timing, args)
-            relay_rounds = round_times(load_timing(relay_timing))
+            relay_rounds = round_times(load_timing(relay_timing, seats))
             relayed = {
                 "rounds": len(relay_rounds),
                 "command_s": round(relay_elapsed, 3),
@@ -212,7 +220,7 @@ def main() -> int:
     card_lat, bid_lat = [], []
     for index, times in seen.items():
         actor, is_card = kinds[index]
-        if len(times) != 4:
+        if len(times) != seats:
             continue
         lag = max(t for s, t in times.items() if s != actor) - times[actor]
         (card_lat if is_card else bid_lat).append(lag)
@@ -227,9 +235,10 @@ def main() -> int:
         else:
             other += 1
     messages = [len(v) for v in per_round.values()]
-    wire_bytes = [3 * sum(4 + n for n in v) for v in per_round.values()]
+    wire_bytes = [others * sum(4 + n for n in v) for v in per_round.values()]
 
     rounds = summarise(durations)
+    verifiers = "the other" if others == 1 else f"all {WORDS[others]} others"
     cards = summarise(card_lat)
     bids = summarise(bid_lat) if bid_lat else None
     print(f"  load average before/after: {load_before[0]:.2f} / {os.getloadavg()[0]:.2f} "
@@ -246,7 +255,7 @@ def main() -> int:
         f"{statistics.median(wire_bytes) / 1024:.1f} KiB, max {max(wire_bytes) / 1024:.1f} KiB"
     )
     print(
-        f"  card played -> verified by all three others: median {cards['median_ms']:.2f} ms, "
+        f"  card played -> verified by {verifiers}: median {cards['median_ms']:.2f} ms, "
         f"p90 {cards['p90_ms']:.2f} ms, max {cards['max_ms']:.2f} ms ({len(card_lat)} cards)"
     )
     if bids:

@@ -21,7 +21,7 @@ from typing import Any
 import trio
 
 from belote_p2p.game.cards import CARDS, Card, parse_cards
-from belote_p2p.game.engine import Phase, State
+from belote_p2p.game.engine import Phase, State, under_position
 from belote_p2p.game.rules import RULE_SETS, RuleSet
 from belote_p2p.net.peer import PeerConfig, PeerResult, PeerStatus, run_peer
 from belote_p2p.net.transport import MeshConfig
@@ -50,9 +50,9 @@ def cards(text: str) -> tuple[Card, ...]:
     return parse_cards(text.split())
 
 
-def random_deck(rng: random.Random) -> list[Card]:
-    """The 32 cards in an order drawn from ``rng``."""
-    deck = list(CARDS)
+def random_deck(rng: random.Random, rules: RuleSet | None = None) -> list[Card]:
+    """The 32 cards (or the cards of ``rules``' deck) in an order drawn from ``rng``."""
+    deck = list(CARDS if rules is None else rules.deck_cards)
     rng.shuffle(deck)
     return deck
 
@@ -97,15 +97,16 @@ def make_table(
     *,
     listeners: list[trio.SocketListener] | None = None,
 ) -> tuple[TableDefinition, list[Identity]]:
-    """A four-seat table of ``variant`` to ``target`` with the identities of ``seed``; its
-    seats' addresses are those of ``listeners`` (else 127.0.0.1:7000 to 7003)."""
-    ids = identities(seed)
+    """A table of ``variant`` (its rules' seats: 4, 3 or 2) to ``target`` with the identities
+    of ``seed``; its seats' addresses are those of ``listeners`` (else 127.0.0.1:7000...)."""
+    rules = RULE_SETS[variant].with_(target=target)
+    n = rules.seats
+    ids = identities(seed)[:n]
     if listeners is None:
-        addresses = [f"{LOOPBACK}:{7000 + i}" for i in range(4)]
+        addresses = [f"{LOOPBACK}:{7000 + i}" for i in range(n)]
     else:
         addresses = [f"{LOOPBACK}:{address_of(listener)[1]}" for listener in listeners]
-    seats = tuple(Seat(f"p{i}", ids[i].public_key_bytes, addresses[i]) for i in range(4))
-    rules = RULE_SETS[variant].with_(target=target)
+    seats = tuple(Seat(f"p{i}", ids[i].public_key_bytes, addresses[i]) for i in range(n))
     return TableDefinition(TABLE, rules, seats), ids
 
 
@@ -129,10 +130,11 @@ def table_sessions(
     definition: TableDefinition, ids: list[Identity], deal_seed: int | None = None
 ) -> list[TableSession]:
     """One session per seat (with :class:`SeededSecrets` of ``deal_seed`` if given)."""
-    secrets = [None if deal_seed is None else SeededSecrets(deal_seed, i) for i in range(4)]
+    n = len(definition.seats)
+    secrets = [None if deal_seed is None else SeededSecrets(deal_seed, i) for i in range(n)]
     proposal = definition.propose(ids[0])
     return [
-        TableSession(definition, i, ids[i], secrets=secrets[i], proposal=proposal) for i in range(4)
+        TableSession(definition, i, ids[i], secrets=secrets[i], proposal=proposal) for i in range(n)
     ]
 
 
@@ -145,6 +147,44 @@ def write_transcript(path: Path, session: TableSession) -> Path:
     return path
 
 
+def hexed(value: object) -> object:
+    """``value`` with every ``bytes`` in hex, for JSON vectors."""
+    if isinstance(value, bytes):
+        return value.hex()
+    if isinstance(value, list):
+        return [hexed(v) for v in value]
+    if isinstance(value, dict):
+        return {k: hexed(v) for k, v in value.items()}
+    return value
+
+
+def check_turn_ups(definition: TableDefinition, envelopes: list[Envelope]) -> int:
+    """A two-handed record, in the order one seat holds it: every seat's shares of a
+    face-down card (``deck.open``) come right after the trick that turned it up (exactly
+    the positions under the trick's face-up cards), from both seats, and no deal shares a
+    face-down position. Returns how many positions were opened."""
+    rules = definition.rules
+    played: dict[int, list[int]] = {}
+    opened: dict[tuple[int, int], set[int]] = {}
+    for envelope in envelopes:
+        body = envelope.body
+        seat = definition.roster.index(envelope.sender)
+        if body["type"] == "play":
+            played.setdefault(body["round"], []).append(body["deck"]["position"])
+        elif body["type"] == "deck" and body["msg"]["type"] == "deck.shares":
+            assert len(body["msg"]["shares"]) == 16  # the face-up cards only
+        elif body["type"] == "deck" and body["msg"]["type"] == "deck.open":
+            plays = played.get(body["round"], [])
+            assert plays and len(plays) % 2 == 0, "shares before the trick ended"
+            dealer = definition.rules.first_dealer  # under_position does not use it
+            under = {under_position(rules, dealer, p) for p in plays[-2:]} - {None}
+            assert set(body["msg"]["positions"]) == under
+            for p in body["msg"]["positions"]:
+                opened.setdefault((body["round"], p), set()).add(seat)
+    assert all(seats == {0, 1} for seats in opened.values())
+    return len(opened)
+
+
 # -- four sessions in memory ---------------------------------------------------------------
 
 
@@ -154,33 +194,38 @@ class Net:
     def __init__(self, sessions: list[TableSession], rng: random.Random) -> None:
         self.sessions = sessions
         self.rng = rng
-        self.queues = {(a, b): deque[bytes]() for a in range(4) for b in range(4) if a != b}
-        self.bots = [random.Random(rng.random()) for _ in range(4)]
-        self.events: list[list[object]] = [[] for _ in range(4)]
+        n = self.n = len(sessions)
+        self.queues = {(a, b): deque[bytes]() for a in range(n) for b in range(n) if a != b}
+        self.bots = [random.Random(rng.random()) for _ in range(n)]
+        self.events: list[list[object]] = [[] for _ in range(n)]
 
     def flush(self, seat: int) -> None:
         """Queue what ``seat`` sent to every other seat; its bot answers what it is asked."""
         s = self.sessions[seat]
         for data in s.take_outbox():
-            for other in range(4):
+            for other in range(self.n):
                 if other != seat:
                     self.queues[seat, other].append(data)
         for event in s.take_events():
             self.events[seat].append(event)
             if isinstance(event, DecisionNeeded):
-                s.act(self.bots[seat].choice(event.observation.legal))
-                self.flush(seat)
+                self.decide(seat, event)
+
+    def decide(self, seat: int, event: DecisionNeeded) -> None:
+        """``seat``'s bot answers ``event`` (a seeded random legal action)."""
+        self.sessions[seat].act(self.bots[seat].choice(event.observation.legal))
+        self.flush(seat)
 
     def start(self) -> None:
         """Start every session and queue what it sends first."""
-        for seat in range(4):
+        for seat in range(self.n):
             self.sessions[seat].start()
             self.flush(seat)
 
     def sync(self) -> None:
         """Every peer asks every other for what it lacks (as on a reconnection)."""
-        for a in range(4):
-            for b in range(4):
+        for a in range(self.n):
+            for b in range(self.n):
                 if a != b and not self.sessions[a].closed:
                     self.queues[a, b].append(self.sessions[a].sync_request())
 
@@ -199,8 +244,11 @@ class Net:
         a, b = self.rng.choice(self.in_flight())
         self.deliver(a, b)
 
-    def run(self, limit: int = 200_000, honest: tuple[int, ...] = (0, 1, 2, 3)) -> None:
-        """Start, then deliver (syncing when nothing moves) until the ``honest`` seats close."""
+    def run(self, limit: int = 200_000, honest: tuple[int, ...] | None = None) -> None:
+        """Start, then deliver (syncing when nothing moves) until the ``honest`` seats (by
+        default every seat) close."""
+        if honest is None:
+            honest = tuple(range(self.n))
         self.start()
         steps = 0
         synced = False
@@ -256,15 +304,19 @@ async def play_table(
     on_status: list[list[PeerStatus]] | None = None,
     watch: dict[int, Callable[[object], None]] | None = None,
     timeout: float = TIMEOUT,
-    until: int = 4,
+    until: int | None = None,
 ) -> tuple[list[PeerResult], list[list[object]]]:
-    """Four peers play a table over loopback TCP (seeded random bots, or ``players``); the
-    results of seats 0 to ``until - 1`` (the other seats are cancelled once those are
-    done) and the events each seat saw."""
-    listeners = await open_listeners()
+    """The peers of a table (four, or three or two as the variant seats) play over loopback
+    TCP (seeded random bots, or ``players``); the results of seats 0 to ``until - 1`` (by
+    default every seat; the other seats are cancelled once those are done) and the events
+    each seat saw."""
+    n = RULE_SETS[variant].seats
+    if until is None:
+        until = n
+    listeners = await open_listeners(n)
     definition, ids = make_table(variant, target, seed, listeners=listeners)
-    results: list[PeerResult | None] = [None] * 4
-    events: list[list[object]] = [[] for _ in range(4)]
+    results: list[PeerResult | None] = [None] * n
+    events: list[list[object]] = [[] for _ in range(n)]
     finished = trio.Event()
 
     async def one(seat: int) -> None:
@@ -292,7 +344,7 @@ async def play_table(
 
     with trio.fail_after(timeout):
         async with trio.open_nursery() as nursery:
-            for seat in range(4):
+            for seat in range(n):
                 nursery.start_soon(one, seat)
             await finished.wait()
             nursery.cancel_scope.cancel()
@@ -317,7 +369,8 @@ def check_agreement(results: list[PeerResult]) -> None:
     assert all(c == contents[0] for c in contents)
     dones = [Envelope.decode(e) for e in read_transcript(results[0].transcript).envelopes]
     scores = [e.body["scores"] for e in dones if e.body["type"] == "done"]
-    assert len(scores) == 4 and all(s == list(results[0].state.scores) for s in scores)
+    assert len(scores) == len(results)
+    assert all(s == list(results[0].state.scores) for s in scores)
 
 
 # -- child processes -----------------------------------------------------------------------
@@ -331,6 +384,18 @@ def cli_argv(*args: object) -> list[str]:
 def source_pythonpath(*more: str) -> str:
     """A ``PYTHONPATH`` that finds this source tree and its built-in bots (then ``more``)."""
     return os.pathsep.join([str(ROOT), str(ROOT / "plugins"), *more])
+
+
+async def run_cli(cwd: Path, *args: str, timeout: float) -> subprocess.CompletedProcess[bytes]:
+    """Run ``belote-p2p args`` in ``cwd`` to its end (at most ``timeout`` seconds), with
+    this source tree on its path and nothing on its input; its output captured."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = source_pythonpath(env.get("PYTHONPATH", ""))
+    with trio.fail_after(timeout):
+        return await trio.run_process(
+            cli_argv(*args), capture_stdout=True, capture_stderr=True, check=False, env=env,
+            cwd=cwd, stdin=subprocess.DEVNULL,
+        )  # fmt: skip
 
 
 class Process:

@@ -11,9 +11,9 @@ from typing import Any, ClassVar
 import pytest
 
 from belote_p2p.app.cli import main
-from belote_p2p.game.engine import PASS, Action
+from belote_p2p.game.engine import PASS, Action, State
 from belote_p2p.game.observation import Observation
-from belote_p2p.game.rules import CLASSIC, COINCHE
+from belote_p2p.game.rules import CLASSIC, COINCHE, THREE_HANDED, TWO_HANDED, RuleSet
 from belote_p2p.players import arena
 from belote_p2p.players.arena import board_decks, bradley_terry, elo, play_board, run_match
 from belote_p2p.players.bots import collect_bots, make_plugin_manager
@@ -77,7 +77,41 @@ def test_board_decks_derive_from_seed_and_board() -> None:
     assert other() != first()
 
 
-@pytest.mark.parametrize("variant", ["classic", "coinche"])
+class FirstHands(Recorder):
+    """A random bot that writes down its first hand, one entry per bot (so per table)."""
+
+    firsts: ClassVar[list[tuple[int, int]]] = []  # (bot id, hand)
+
+    def new_round(self, observation: Observation) -> None:
+        if not getattr(self, "seen", False):
+            self.seen = True
+            FirstHands.firsts.append((self.ident, observation.hand_mask))
+
+
+@pytest.mark.parametrize("rules", [THREE_HANDED, TWO_HANDED])
+def test_few_seat_boards_rotate_the_deal_through_every_seat(rules: RuleSet) -> None:
+    bots = {
+        "rec-a": BotInfo("rec-a", lambda: FirstHands(0)),
+        "rec-b": BotInfo("rec-b", lambda: FirstHands(1)),
+    }
+    FirstHands.firsts.clear()
+    result = play_board(("rec-a", "rec-b"), rules, seed=4, board=2, bots=bots)
+    n = rules.seats
+    assert len(result.tables) == n
+    assert result.score == sum(t.net for t in result.tables)
+    # A (on seat 0) was dealt, at table t, the hand of the board's first deck with the
+    # dealer moved on by t seats: every hand of the deal once.
+    dealer, next_deck = board_decks(4, 2, rules)
+    deck = next_deck()
+    expected = [
+        State.new_game(rules.with_(first_dealer=(dealer + t) % n)).deal(deck).hands[0]
+        for t in range(n)
+    ]
+    got = [hand for ident, hand in FirstHands.firsts if ident == 0]
+    assert got == expected and len(set(got)) == n
+
+
+@pytest.mark.parametrize("variant", ["classic", "coinche", "three-handed", "two-handed"])
 def test_results_do_not_depend_on_the_job_count(variant: str) -> None:
     one = run_match(("rules", "random"), boards=6, variant=variant, seed=11, jobs=1)
     two = run_match(("rules", "random"), boards=6, variant=variant, seed=11, jobs=2)

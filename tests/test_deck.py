@@ -22,6 +22,7 @@ from typing import Any
 
 import msgpack  # type: ignore[import-untyped]  # ships no type information
 import pytest
+from helpers import hexed
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -1292,17 +1293,6 @@ def build_vector() -> dict[str, Any]:
             str(s): [str(deck[p]) for p in table.peers[s].positions_of(s)] for s in range(SEATS)
         },
     }
-
-
-def hexed(value: object) -> object:
-    """``value`` with every ``bytes`` in hex, for JSON."""
-    if isinstance(value, bytes):
-        return value.hex()
-    if isinstance(value, list):
-        return [hexed(v) for v in value]
-    if isinstance(value, dict):
-        return {k: hexed(v) for k, v in value.items()}
-    return value
 
 
 def vector_text() -> str:

@@ -29,6 +29,7 @@ from belote_p2p.envs import (  # noqa: E402
     env,
     raw_env,
 )
+from belote_p2p.envs.aec import UnsupportedTable  # noqa: E402
 from belote_p2p.envs.policy import PolicyBot, load_policy  # noqa: E402
 from belote_p2p.game.cards import CARDS  # noqa: E402
 from belote_p2p.game.engine import PASS, TAKE, Phase, State  # noqa: E402
@@ -38,7 +39,14 @@ from belote_p2p.players.arena import play_board  # noqa: E402
 from belote_p2p.players.bots import load_bots, make_bot  # noqa: E402
 from belote_p2p.players.hookspecs import BotInfo  # noqa: E402
 
-VARIANTS = sorted(RULE_SETS)
+VARIANTS = sorted(name for name, rules in RULE_SETS.items() if rules.seats == 4)
+FEW_VARIANTS = sorted(name for name, rules in RULE_SETS.items() if rules.seats != 4)
+
+
+@pytest.mark.parametrize("variant", FEW_VARIANTS)
+def test_a_table_of_two_or_three_seats_is_refused(variant: str) -> None:
+    with pytest.raises(UnsupportedTable, match="four seats"):
+        raw_env(variant=variant)
 
 
 def first_legal(observation: dict[str, Any]) -> int:

@@ -24,7 +24,7 @@ from belote_p2p.game.rules import RULE_SETS, RuleSet, rule_set
 from belote_p2p.game.scoring import score_round
 
 VARIANTS: dict[str, RuleSet] = {
-    **RULE_SETS,
+    **{name: rules for name, rules in RULE_SETS.items() if rules.seats == 4},
     "coinche-sa-ta": rule_set("coinche", sans_atout=True, tout_atout=True),
     "coinche-strict": rule_set(
         "coinche",

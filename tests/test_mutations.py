@@ -79,7 +79,9 @@ def mutated(body: dict[str, Any], path: tuple[Any, ...], op: str, value: object)
     return body
 
 
-@pytest.mark.parametrize("variant", sorted(RULE_SETS))
+# Four-seat rule sets: the deck protocol and the session for two and three seats are the
+# few-deck branch's.
+@pytest.mark.parametrize("variant", sorted(n for n, r in RULE_SETS.items() if r.seats == 4))
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_a_signed_lie_is_a_fault_of_its_signer_only(variant: str, data: st.DataObject) -> None:

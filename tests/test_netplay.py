@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
 from functools import partial
 from pathlib import Path
 
@@ -13,10 +11,10 @@ import pytest
 import trio
 from helpers import (
     address_of,
-    cli_argv,
     free_udp_port,
     identities,
     open_listeners,
+    run_cli,
     source_pythonpath,
 )
 
@@ -194,14 +192,9 @@ def test_addresses() -> None:
 
 
 async def test_demo_runs_four_processes_to_an_agreed_end(tmp_path: Path) -> None:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = source_pythonpath(env.get("PYTHONPATH", ""))
-    with trio.fail_after(50):
-        done = await trio.run_process(
-            cli_argv("demo", "--target", "151", "--bot", "random", "--seed", "11"),
-            capture_stdout=True, capture_stderr=True, check=False, env=env, cwd=tmp_path,
-            stdin=subprocess.DEVNULL,
-        )  # fmt: skip
+    done = await run_cli(
+        tmp_path, "demo", "--target", "151", "--bot", "random", "--seed", "11", timeout=50
+    )
     out = done.stdout.decode()
     assert done.returncode == 0, out + done.stderr.decode()
     result = parse_result(out)

@@ -34,11 +34,14 @@ from belote_p2p.protocol.verify import verify_transcript
 from belote_p2p.protocol.wire import Envelope, encode
 
 
-@pytest.mark.parametrize("variant", sorted(RULE_SETS))
+# Four-seat rule sets: the deck protocol and the session for two and three seats are the
+# few-deck branch's.
+@pytest.mark.parametrize("variant", sorted(n for n, r in RULE_SETS.items() if r.seats == 4))
 async def test_four_peers_play_a_whole_game_over_tcp(variant: str, tmp_path: Path) -> None:
     results, events = await play_table(variant, tmp_path)
     check_agreement(results)
-    for seat in range(4):
+    assert len(results) == RULE_SETS[variant].seats
+    for seat in range(len(results)):
         audits = [e for e in events[seat] if isinstance(e, RoundAudited)]
         assert audits and all(a.report.clean for a in audits)
 
@@ -425,3 +428,27 @@ async def test_a_peer_that_keeps_asking_to_sync_is_answered_once_in_a_while(
         assert not driver._too_soon_for_sync(Received(1, envelope))  # not a sync request
         autojump_clock.jump(0.6)
         assert not driver._too_soon_for_sync(Received(1, request))
+
+
+@pytest.mark.parametrize(("variant", "silent"), [("three-handed", 1), ("two-handed", 1)])
+async def test_a_silent_seat_of_three_or_two_is_abandoned_by_all_the_others(
+    variant: str, silent: int, tmp_path: Path, clock: trio.testing.MockClock
+) -> None:
+    results, _ = await play_table(
+        variant, tmp_path, config=QUICK, players={silent: SilentPlayer(5)},
+        timeout=TIMEOUT * 10,
+    )  # fmt: skip
+    assert len(results) == RULE_SETS[variant].seats
+    assert all(r.abandoned == silent for r in results), [(r.abandoned, r.error) for r in results]
+    assert all(r.error is None and r.fault is None for r in results)
+    for r in results:
+        verdict = verify_transcript(r.transcript)
+        assert verdict.ok and verdict.abandoned == silent, verdict.summary()
+        abandons = [
+            Envelope.decode(e).sender
+            for e in read_transcript(r.transcript).envelopes
+            if Envelope.decode(e).type == "abandon"
+        ]
+        # Every other seat signed it gone, and only they did.
+        others = {s.key for i, s in enumerate(verdict.definition.seats) if i != silent}
+        assert set(abandons) == others

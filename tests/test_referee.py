@@ -15,7 +15,10 @@ from belote_p2p.app import referee
 VECTORS = Path(__file__).parent.parent / "protocol" / "vectors"
 
 
-@pytest.mark.parametrize(("name", "status"), [("rounds", 0), ("malformed", 2)])
+@pytest.mark.parametrize(
+    ("name", "status"),
+    [("rounds", 0), ("malformed", 2), ("few-rounds", 0), ("few-malformed", 2)],
+)
 def test_golden_vectors(name: str, status: int) -> None:
     out = io.StringIO()
     with open(VECTORS / f"referee-{name}.in.jsonl", encoding="utf-8") as f:
@@ -38,6 +41,33 @@ def test_every_answer_is_one_line_in_order() -> None:
         else:
             assert len(result["tricks"]) == 8
             assert sum(t["points"] for t in result["tricks"]) == 162
+
+
+def test_golden_rounds_of_two_and_three_players() -> None:
+    lines = (VECTORS / "referee-few-rounds.in.jsonl").read_text().splitlines()
+    answers = (VECTORS / "referee-few-rounds.out.jsonl").read_text().splitlines()
+    assert len(lines) == len(answers)
+    outcomes = set()
+    for line, answer in zip(lines, answers, strict=True):
+        data, result = json.loads(line), json.loads(answer)
+        seats = 3 if data["variant"] == "three-handed" else 2
+        if "illegal" in result:
+            assert result["illegal"]["index"] == len(data["plays"]) - 1
+            assert result["illegal"]["card"] not in result["illegal"]["legal"]
+        elif len(data["plays"]) < (24 if seats == 3 else 32):
+            assert result["legal"] == sorted(result["legal"], key=_order)
+            assert len(result["tricks"]) == len(data["plays"]) // seats
+        else:
+            assert len(result["tricks"]) == (8 if seats == 3 else 16)
+            assert all(len(t["cards"]) == seats for t in result["tricks"])
+            assert sum(t["points"] for t in result["tricks"]) == 162
+            assert len(result["score"]) == len(result["totals"]) == seats
+            assert (
+                sorted(result["card_points"]) in ([0, 0, 250], [0, 250])
+                or sum(result["card_points"]) == 162
+            )
+            outcomes.add(result["outcome"])
+    assert outcomes == {"made", "failed", "no-contract"}
 
 
 def _order(text: str) -> tuple[int, int]:

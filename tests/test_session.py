@@ -20,7 +20,9 @@ from belote_p2p.protocol.session import SessionError, TableSession
 from belote_p2p.protocol.wire import ZERO_HASH, Envelope
 
 
-@pytest.mark.parametrize("variant", sorted(RULE_SETS))
+# Four-seat rule sets: the deck protocol and the session for two and three seats are the
+# few-deck branch's.
+@pytest.mark.parametrize("variant", sorted(n for n, r in RULE_SETS.items() if r.seats == 4))
 def test_four_sessions_play_a_whole_game(variant: str) -> None:
     definition, ids = make_table(variant, target=301)
     sessions = table_sessions(definition, ids)
@@ -31,7 +33,8 @@ def test_four_sessions_play_a_whole_game(variant: str) -> None:
     assert all(f.is_over for f in final)
     assert len({f.scores for f in final}) == 1
     # Every peer saw the same rounds, with the same scores.
-    for seat in range(4):
+    assert len(sessions) == definition.rules.seats
+    for seat in range(len(sessions)):
         audits = [e for e in net.events[seat] if isinstance(e, RoundAudited)]
         assert audits and all(a.report.clean for a in audits)
         assert any(isinstance(e, GameOver) for e in net.events[seat])
@@ -44,44 +47,59 @@ def test_four_sessions_play_a_whole_game(variant: str) -> None:
 
 
 def play_with_crash(
-    crash_at: int | None, variant: str = "classic"
+    crash_at: int | None, variant: str = "classic", crashed: int = 2
 ) -> tuple[list[TableSession], Net]:
     definition, ids = make_table(variant, target=201)
     sessions = table_sessions(definition, ids, deal_seed=5)
+    others = [s for s in range(len(sessions)) if s != crashed]
     stores = [s.secrets for s in sessions]
     net = Net(sessions, random.Random(3))
     net.start()
     steps = 0
     while not all(s.finished for s in sessions):
         if steps == crash_at:
-            # Seat 2 dies: what was in flight to it is lost; it restarts from its own record.
-            recorded = [e.encode() for e in sessions[2].transcript]
-            for other in range(4):
-                if other != 2:
-                    net.queues[other, 2].clear()
-            sessions[2] = TableSession.resume(definition, 2, ids[2], recorded, stores[2])
+            # A seat dies: what was in flight to it is lost; it restarts from its own record.
+            recorded = [e.encode() for e in sessions[crashed].transcript]
+            for other in others:
+                net.queues[other, crashed].clear()
+            sessions[crashed] = TableSession.resume(
+                definition, crashed, ids[crashed], recorded, stores[crashed]
+            )
             net.sessions = sessions
-            net.flush(2)
+            net.flush(crashed)
             # On reconnection the others send what they have; duplicates are ignored.
-            for other in range(4):
-                if other != 2:
-                    for e in sessions[other].transcript:
-                        net.queues[other, 2].append(e.encode())
+            for other in others:
+                for e in sessions[other].transcript:
+                    net.queues[other, crashed].append(e.encode())
         busy = net.in_flight()
         assert busy, "deadlock"
         a, b = net.rng.choice(busy)
         net.deliver(a, b)
         steps += 1
+    assert crash_at is None or steps > crash_at, "the game ended before the crash"
     return sessions, net
 
 
-@pytest.mark.parametrize("crash_at", [40, 300, 900])
+@pytest.mark.parametrize("crash_at", [40, 300, 340])
 def test_a_crashed_peer_resumes_and_the_game_ends_as_without_the_crash(crash_at: int) -> None:
     clean, _ = play_with_crash(None)
     crashed, _ = play_with_crash(crash_at)
     assert all(s.fault is None for s in crashed)
     assert [s.state.scores for s in crashed] == [clean[0].state.scores] * 4
     moves = [[r.actions for r in s.state.history] for s in (clean[0], crashed[2])]
+    assert moves[0] == moves[1]
+
+
+@pytest.mark.parametrize(("variant", "crashed"), [("three-handed", 2), ("two-handed", 1)])
+@pytest.mark.parametrize("crash_at", [30, 100])
+def test_a_crashed_peer_of_three_or_two_resumes_as_without_the_crash(
+    variant: str, crashed: int, crash_at: int
+) -> None:
+    clean, _ = play_with_crash(None, variant, crashed)
+    again, _ = play_with_crash(crash_at, variant, crashed)
+    assert all(s.fault is None and s.completed for s in again)
+    assert [s.state.scores for s in again] == [clean[0].state.scores] * len(again)
+    moves = [[r.actions for r in s.state.history] for s in (clean[0], again[crashed])]
     assert moves[0] == moves[1]
 
 

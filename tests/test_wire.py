@@ -181,7 +181,7 @@ def test_envelope_field_order_is_the_sorted_key_order() -> None:
         ("seq", -1),
         ("seq", 2**63),
         ("prev", b"\x01" * 32),  # seq 0 must have a zero prev
-        ("seen", [ZERO_HASH] * 3),
+        ("seen", [ZERO_HASH] * 1),
         ("body", {"kind": "chat"}),
         ("body", {"type": 1.0}),
     ],
@@ -250,7 +250,7 @@ TYPE_ERRORS: list[tuple[str, Any]] = [
     ("prev", b"\x00" * 33),
     ("prev", [0] * 32),
     ("prev", b"\x01" * 32),
-    ("seen", [ZERO_HASH] * 3),
+    ("seen", [ZERO_HASH] * 1),
     ("seen", [ZERO_HASH] * 5),
     ("seen", [ZERO_HASH] * 3 + [b"x"]),
     ("seen", [ZERO_HASH] * 3 + ["0" * 32]),
@@ -455,11 +455,24 @@ def test_strangers_and_other_tables_are_refused() -> None:
 
 def test_roster_and_table_are_checked() -> None:
     with pytest.raises(LocalProtocolError):
-        ChainTracker(TABLE, ROSTER[:3])
+        ChainTracker(TABLE, ROSTER[:1])
+    with pytest.raises(LocalProtocolError):
+        ChainTracker(TABLE, [*ROSTER, b"\x05" * 32])
     with pytest.raises(LocalProtocolError):
         ChainTracker(TABLE, [ROSTER[0]] * 4)
     with pytest.raises(LocalProtocolError):
         ChainTracker(b"short", ROSTER)
+
+
+def test_a_three_seat_chain_takes_three_seen_entries_only() -> None:
+    trackers = [ChainTracker(TABLE, ROSTER[:3]) for _ in range(2)]
+    first = trackers[0].create(PLAYERS[0], {"type": "tick"})
+    assert len(first.seen) == 3
+    assert trackers[1].accept(first) == first
+    four = Envelope.create(PLAYERS[1], TABLE, 0, ZERO_HASH, [ZERO_HASH] * 4, {"type": "tick"})
+    with pytest.raises(MalformedMessage, match="3 hashes") as info:
+        trackers[1].accept(four)
+    assert info.value.seat == 1
 
 
 # -------------------------------------------------------------------------- handshake

@@ -169,7 +169,8 @@ def check_agreement(
     scores = [ours] + [r.get("scores") if r else None for r in others]
     if all(s == ours for s in scores) and all(r and r.get("ok") for r in others):
         if not quiet:
-            print(f"All {len(scores)} peers agree: final scores {ours[0]}-{ours[1]}", flush=True)
+            final = "-".join(str(x) for x in ours)
+            print(f"All {len(scores)} peers agree: final scores {final}", flush=True)
         return 0
     print(f"error: the peers' final scores differ: {scores}", file=sys.stderr, flush=True)
     return 1

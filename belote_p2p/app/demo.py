@@ -15,6 +15,8 @@ from .home import Home
 from .host import host_game
 from .seat import SeatOptions, add_seat_arguments, run_main
 
+WORDS = {2: "two", 3: "three", 4: "four"}
+
 
 def cmd_demo(args: argparse.Namespace) -> int:
     try:
@@ -37,8 +39,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
             person_deadline=args.person_deadline,
             grace=args.grace,
         )
-        print(f"Demo: four {args.bot} bots, four processes, one table on 127.0.0.1", flush=True)
-        status = run_main(lambda: host_game(options, rules, 0, 3, fill=args.bot))
+        n = WORDS[rules.seats]
+        print(f"Demo: {n} {args.bot} bots, {n} processes, one table on 127.0.0.1", flush=True)
+        status = run_main(lambda: host_game(options, rules, 0, rules.seats - 1, fill=args.bot))
         if not args.home:
             print(
                 "(The demo's identities, transcripts and profiles were in a temporary folder;"
@@ -52,9 +55,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     variants = sorted(RULE_SETS)
     demo = sub.add_parser(
         "demo",
-        help="four bot processes play a game on this machine",
-        description="Start four bot peers as four processes on 127.0.0.1, play a whole game "
-        "over TCP and print it; exit 0 if every process did and the final scores agree.",
+        help="bot processes play a game on this machine",
+        description="Start a bot peer per seat (four; three for three-handed, two for "
+        "two-handed) as processes on 127.0.0.1, play a whole game over TCP and print it; exit "
+        "0 if every process did and the final scores agree.",
     )
     demo.add_argument("--variant", choices=variants, default="classic")
     demo.add_argument("--target", type=int, default=501, help="score that wins the game")

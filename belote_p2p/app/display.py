@@ -17,8 +17,15 @@ from .wording import (
 )
 
 
+def dashed(values: tuple[int, ...]) -> str:
+    """``82-80`` (two sides), ``60-52-50`` (three players)."""
+    return "-".join(str(v) for v in values)
+
+
 def contract_text(record: RoundRecord, taker: str | None = None) -> str:
     trump = trump_text(record.trump)
+    if record.taker < 0:  # two-handed: no bidding, trump from the last card dealt
+        return f"trump {trump} (the last card dealt)"
     who = taker or f"seat {record.taker}"
     if record.contract:
         return bid_contract_text(f"{who} bids", record.contract, trump, record.multiplier)
@@ -41,9 +48,11 @@ def format_round(record: RoundRecord, names: Sequence[str] | None = None) -> str
         lines.append("  everybody passed: the next dealer deals again")
         return "\n".join(lines)
     lines.append(f"  contract: {contract_text(record, label(record.taker))}")
+    teams = len(record.declared) == 4
     for seat, anns in enumerate(record.declared):
         if anns:
-            scored = " (scores)" if record.announcements_team == seat % 2 else ""
+            side = seat % 2 if teams else seat
+            scored = " (scores)" if record.announcements_team == side else ""
             shown = ", ".join(announcement_text(a) for a in anns)
             lines.append(f"  {label(seat)} announces {shown}{scored}")
     for seat, card in record.belote:
@@ -54,36 +63,45 @@ def format_round(record: RoundRecord, names: Sequence[str] | None = None) -> str
             f"  trick {i + 1}: {label(t.leader)} leads {plays} -> {label(t.winner)} ({t.points})"
         )
     sc = record.score
-    teams = (lambda t: team_name(names, t)) if names else (lambda t: f"team {t}")
-    extra = sweep_text(sc, label, teams)
+    if teams:
+        team_label = (lambda t: team_name(names, t)) if names else (lambda t: f"team {t}")
+        extra = sweep_text(sc, label, team_label)
+    else:
+        extra = sweep_text(sc, label, label)
     lines.append(
-        f"  card points {sc.card_points[0]}-{sc.card_points[1]}, totals "
-        f"{sc.totals[0]}-{sc.totals[1]}: {sc.outcome.value}{extra}"
+        f"  card points {dashed(sc.card_points)}, totals {dashed(sc.totals)}: "
+        f"{sc.outcome.value}{extra}"
     )
     pot = f", litige pot {sc.pending}" if sc.pending else ""
-    lines.append(
-        f"  round score {sc.score[0]}-{sc.score[1]}, game {record.scores_after[0]}-"
-        f"{record.scores_after[1]}{pot}"
-    )
+    lines.append(f"  round score {dashed(sc.score)}, game {dashed(record.scores_after)}{pot}")
     return "\n".join(lines)
 
 
 def format_sheet(state: State, names: Sequence[str] | None = None) -> str:
-    """The score sheet of a game: one line a round, then the result; the teams are named
-    by their players (``Alice & Carol``) when ``names`` are given."""
-    teams = [team_name(names, t) if names else f"team {t}" for t in (0, 1)]
-    w = max(7, *(len(t) for t in teams))
-    lines = ["Score sheet", f"  {'round':>5}  {teams[0]:>{w}}  {teams[1]:>{w}}  {'total':>11}"]
+    """The score sheet of a game: one line a round, then the result; the teams (or, with
+    two or three seats, the players) are named by their players (``Alice & Carol``) when
+    ``names`` are given."""
+    has_teams = state.rules.has_teams
+    if has_teams:
+        sides = [team_name(names, t) if names else f"team {t}" for t in (0, 1)]
+    else:
+        sides = [names[s] if names else f"seat {s}" for s in range(state.rules.seats)]
+    w = max(7, *(len(t) for t in sides))
+    head = "".join(f"  {side:>{w}}" for side in sides)
+    lines = ["Score sheet", f"  {'round':>5}{head}  {'total':>11}"]
     for r in state.history:
         if r.score is None:
             lines.append(f"  {r.number + 1:>5}  {'redeal':>{w}}")
             continue
-        a, b = r.score.score
-        lines.append(
-            f"  {r.number + 1:>5}  {a:>{w}}  {b:>{w}}  "
-            f"{r.scores_after[0]:>5}-{r.scores_after[1]:<5}"
-        )
+        cells = "".join(f"  {x:>{w}}" for x in r.score.score)
+        after = r.scores_after
+        total = f"{after[0]:>5}-{after[1]:<5}" if has_teams else f"{dashed(after):>11}"
+        lines.append(f"  {r.number + 1:>5}{cells}  {total}")
     if state.winner is not None:
-        verb = "win" if names else "wins"
-        lines.append(f"{teams[state.winner]} {verb} {state.scores[0]}-{state.scores[1]}")
+        if has_teams:
+            verb = "win" if names else "wins"
+            lines.append(f"{sides[state.winner]} {verb} {dashed(state.scores)}")
+        else:
+            who = names[state.winner] if names else f"Seat {state.winner}"
+            lines.append(f"{who} wins {dashed(state.scores)}")
     return "\n".join(lines)

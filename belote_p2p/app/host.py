@@ -64,6 +64,7 @@ from .rematch import asker, host_again
 from .seat import (
     SeatOptions,
     add_seat_arguments,
+    check_person_table,
     exit_status,
     make_player,
     play_seat,
@@ -160,7 +161,8 @@ async def host_game(
 
     def open_seats() -> Beacon | None:
         # Seats for others: the bot processes' seats are not (they may not have joined yet).
-        free = min(3 - len(lobby.joined), 3 - bots)
+        others = rules.seats - 1
+        free = min(others - len(lobby.joined), others - bots)
         return table_beacon(free) if free > 0 else None
 
     beacons = [] if beacon is None else [beacon] if isinstance(beacon, tuple) else list(beacon)
@@ -197,7 +199,7 @@ async def host_game(
         async with trio.open_nursery() as nursery:
             for proc in procs:
                 nursery.start_soon(run_bot_process, proc, fill)
-            if beacons and bots < 3:
+            if beacons and bots < rules.seats - 1:
                 say("Announcing the table on the local network ("
                     + ", ".join(format_address(*b) for b in beacons) + ")")  # fmt: skip
                 nursery.start_soon(announce)
@@ -212,7 +214,7 @@ async def host_game(
                     beacon_scope.cancel()
                 seated = True
                 last = table_beacon(0)
-                if beacons and bots < 3 and last is not None:
+                if beacons and bots < rules.seats - 1 and last is not None:
                     for address in beacons:
                         await send_last_beacon(last, address)
                 result = await play_seat(
@@ -262,9 +264,12 @@ async def host_game(
 
 
 def describe_seats(lobby: Lobby) -> str:
-    """``1 Bob, 2 Carol (partner of Alice), 3 Dan``."""
+    """``1 Bob, 2 Carol (partner of Alice), 3 Dan`` (no partners without teams)."""
     words = []
     for seat, request in lobby.seating():
+        if not lobby.rules.has_teams:
+            words.append(f"{seat} {request.name}")
+            continue
         partner = lobby.host.name if seat == 2 else None
         if partner is None:
             partner = next((r.name for s, r in lobby.seating() if s == 4 - seat), None)
@@ -290,7 +295,8 @@ def prompt_seats(lobby: Lobby, ask: Callable[[str], str]) -> None:
             a, b = (int(w) for w in words)
             lobby.swap(a, b)
         except (ValueError, JoinRefused):
-            print("Answer two seats out of 1, 2 and 3, or nothing to start.", flush=True)
+            seats = ", ".join(str(s) for s in range(1, lobby.seats))
+            print(f"Answer two seats out of {seats}, or nothing to start.", flush=True)
 
 
 def bots_option(text: str) -> tuple[int, str | None]:
@@ -310,14 +316,20 @@ def cmd_host(args: argparse.Namespace) -> int:
         if options.relay:
             parse_address(options.relay, DEFAULT_RELAY_PORT)
         order = [n.strip() for n in args.seat_order.split(",")] if args.seat_order else None
-        if order is not None and len(order) != 3:
-            raise ValueError("--seat-order names the three joiners, for seats 1, 2 and 3")
+        joiners = rules.seats - 1
+        if order is not None and len(order) != joiners:
+            raise ValueError(f"--seat-order names the {joiners} joiners, for seats 1 to {joiners}")
+        if options.bot is None:
+            check_person_table(rules.seats)
         for address in args.advertise:
             parse_address(address, 1)
     except Exception as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     bots, spec = args.bots
+    if not 0 <= bots <= rules.seats - 1:
+        print(f"error: --bots is 0 to {rules.seats - 1} at a {rules.name} table", file=sys.stderr)
+        return 2
     if spec is not None and args.fill is not None and spec != args.fill:
         print("error: --bots N:BOT and --fill BOT name two bots", file=sys.stderr)
         return 2
@@ -325,7 +337,7 @@ def cmd_host(args: argparse.Namespace) -> int:
     # A person at a terminal may swap the seats of the players who joined (not of its own
     # bots: with --bots 3 there is nobody to ask about).
     person = options.bot is None and sys.stdin.isatty()
-    ask = input if person and order is None and bots < 3 else None
+    ask = input if person and order is None and bots < rules.seats - 1 else None
     main = partial(
         host_game, options, rules, args.port, bots, beacon=beacon, seat_order=order,
         advertise=args.advertise, ask=ask, fill=fill,

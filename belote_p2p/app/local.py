@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable
 import trio
 
 from belote_p2p.game.audit import audit_round
-from belote_p2p.game.cards import CARDS
+from belote_p2p.game.cards import CARDS, Card
 from belote_p2p.game.engine import Phase, State
 from belote_p2p.game.observation import observe
 from belote_p2p.game.rules import RULE_SETS, RuleSet, rule_set
@@ -36,6 +36,7 @@ from belote_p2p.protocol.events import (
     TableReady,
 )
 
+from .display import format_round, format_sheet
 from .home import Home
 from .rematch import ask_person
 from .seat import login_name, watch_signals
@@ -43,6 +44,27 @@ from .tui import TableView, TerminalUI, TuiPlayer
 
 BOT_NAMES = ("East", "North", "West")
 """The bots' seats in turn after the person's (who sits South, seat 0: East plays next)."""
+
+
+def shuffled_deck(rng: random.Random, cards: tuple[Card, ...] = CARDS) -> list[Card]:
+    """``cards`` (the 32, or a variant's deck) in an order drawn from ``rng``."""
+    deck = list(cards)
+    rng.shuffle(deck)
+    return deck
+
+
+def play_game(rules: RuleSet, rng: random.Random, *, verbose: bool = True) -> State:
+    """Play a whole game with uniformly random legal actions drawn from ``rng`` (every
+    seat, no person: what ``play`` does at a table of two or three seats, which the
+    terminal table cannot lay out yet)."""
+    state = State.new_game(rules)
+    while not state.is_over:
+        state = state.deal(shuffled_deck(rng, rules.deck_cards))
+        while state.phase not in (Phase.DEAL, Phase.GAME_OVER):
+            state = state.apply(rng.choice(state.legal_actions()))
+        if verbose:
+            print(format_round(state.history[-1]), flush=True)
+    return state
 
 
 class LocalTable:
@@ -187,6 +209,8 @@ async def one_game(
 
 
 def command(args: argparse.Namespace) -> int:
+    if rule_set(args.variant).seats != 4:
+        return few_command(args)
     try:
         rules = rule_set(args.variant, target=args.target, first_dealer=args.first_dealer)
         make_bot(args.bots)
@@ -212,14 +236,28 @@ def command(args: argparse.Namespace) -> int:
     )
 
 
+def few_command(args: argparse.Namespace) -> int:
+    """``play`` at a table of two or three seats: seeded random players at every seat."""
+    rules = rule_set(args.variant, target=args.target)
+    seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**32)
+    print(f"Local game, {rules.name} to {rules.target}, seed {seed}", flush=True)
+    state = play_game(rules, random.Random(seed))
+    print(format_sheet(state))
+    return 0
+
+
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "play",
         help="play against three bots at this terminal, no network",
         description="Play a whole game at this terminal against three bots, with no network: "
         "the same table as a networked game, nothing signed or recorded (for that, use "
-        "host --bots 3). You sit South, your partner North.",
+        "host --bots 3). You sit South, your partner North. At a table of two or three "
+        "seats (three-handed, two-handed), which the terminal cannot lay out yet, every "
+        "seat is a seeded random player and every round and the score sheet are printed.",
     )
+    p.add_argument("--local", action="store_true",
+                   help="no network (always so; kept for old scripts)")  # fmt: skip
     p.add_argument("--variant", choices=sorted(RULE_SETS), default="classic",
                    help="the rules (classic)")  # fmt: skip
     p.add_argument("--target", type=int, default=501, help="score that wins the game (501)")

@@ -59,7 +59,8 @@ class Printer:
     def __call__(self, event: Event) -> None:
         names = self.names
         if isinstance(event, TableReady):
-            self.say("All four peers signed the table. Dealing.")
+            every = "All four peers" if len(names) == 4 else f"The {len(names)} peers"
+            self.say(f"{every} signed the table. Dealing.")
         elif isinstance(event, RoundAudited):
             self.say(format_round(event.record, names))
             if event.report.fault is not None:
@@ -71,7 +72,7 @@ class Printer:
             self.say(f"The game is abandoned: {names[event.seat]} left it.")
             self.say(format_sheet(event.state, names))
         elif isinstance(event, PeerFault):
-            who = names[event.seat] if 0 <= event.seat < 4 else "?"
+            who = names[event.seat] if 0 <= event.seat < len(names) else "?"
             self.say(f"{who} broke the protocol: {event.reason}")
         elif isinstance(event, DecisionNeeded):
             pass
@@ -136,6 +137,11 @@ def print_roster(definition: TableDefinition, seat: int) -> None:
     rules = definition.rules
     names = [s.name for s in definition.seats]
     print(f"Table {definition.table_id.hex()}: {rules.name} to {rules.target}", flush=True)
+    if not rules.has_teams:
+        for i, s in enumerate(definition.seats):
+            you = "  (you)" if i == seat else ""
+            print(f"  seat {i}: {s.name} [{fingerprint(s.key)}] at {s.address}{you}")
+        return
     for team in (0, 1):
         print(f"  {team_name(names, team)}:")
         for i in (team, team + 2):

@@ -11,6 +11,10 @@ Experience (RULES.md §11), per seat and game:
   litige is nobody's round, a redeal is no round);
 * 1 XP per trick the seat took itself (the partner's tricks are the partner's).
 
+With three players (RULES.md §12) a round is won by the taker whose contract is made, or by
+both other players when it fails; with two (§13) by the player who scored more (nobody at
+equal points). The game is won by a seat, not a team.
+
 An unfinished game gives nothing. A game *abandoned by seat S* (see
 :func:`score_game`'s ``abandoned_by``, the hook the session's abandonment record feeds)
 gives seat S nothing and the other three their XP for the rounds and tricks played, plus
@@ -150,6 +154,20 @@ def round_winner(played: PlayedRound) -> int | None:
     return takers if score.outcome is Outcome.MADE else 1 - takers
 
 
+def round_won_by(played: PlayedRound, seat: int, seats: int = 4) -> bool:
+    """Whether ``seat`` won the round (RULES.md §11-13): its team with four seats (see
+    :func:`round_winner`); with three, the taker of a made contract or each other player
+    of a failed one; with two, the player who scored more."""
+    score = played.score
+    if seats == 4:
+        return round_winner(played) == seat % 2
+    if score is None:
+        return False
+    if seats == 2:
+        return score.score[seat] > score.score[1 - seat]
+    return (seat == played.taker) == (score.outcome is Outcome.MADE)
+
+
 @dataclass(frozen=True, slots=True)
 class SeatRecord:
     """One seat's part in one game, and the XP it earned."""
@@ -197,30 +215,32 @@ def score_game(
     coinche: bool,
     winner: int | None,
     abandoned_by: int | None = None,
+    seats: int = 4,
 ) -> tuple[SeatRecord, ...]:
-    """Each seat's record of a game that ended: ``winner`` is the winning team (or None).
+    """Each seat's record of a game that ended: ``winner`` is the winning team (with four
+    ``seats``) or seat (with two or three), or None.
 
     ``abandoned_by`` is the hook for abandonments: that seat earns nothing, the others
     earn their XP as if the game had ended there (the winner, if any, is the caller's
     decision).
     """
-    if abandoned_by is not None and not 0 <= abandoned_by < 4:
+    if abandoned_by is not None and not 0 <= abandoned_by < seats:
         raise ValueError(f"no seat {abandoned_by}")
     scored = [r for r in rounds if r.score is not None]
     last = scored[-1] if scored else None
     out = []
-    for seat in range(4):
-        team = seat % 2
+    for seat in range(seats):
+        team = seat % 2 if seats == 4 else seat
         took = [r for r in scored if r.taker == seat]
-        made = [r for r in took if round_winner(r) == team]
+        made = [r for r in took if round_won_by(r, seat, seats)]
         # A litige is neither made nor failed: the takers' points wait in the pot.
-        failed = [r for r in took if round_winner(r) == 1 - team]
+        failed = [r for r in took if r.score is not None and r.score.outcome is Outcome.FAILED]
         out.append(
             SeatRecord(
                 seat=seat,
                 finished=abandoned_by != seat,
                 won=winner == team and abandoned_by != seat,
-                rounds_won=sum(round_winner(r) == team for r in scored),
+                rounds_won=sum(round_won_by(r, seat, seats) for r in scored),
                 tricks_won=sum(t.winner == seat for r in scored for t in r.tricks),
                 contracts_made=len(made),
                 contracts_failed=len(failed),
@@ -286,8 +306,10 @@ class GameResult:
     table_id: bytes
     variant: str
     target: int
-    scores: tuple[int, int]
+    scores: tuple[int, ...]
+    """Per team with four seats, per seat otherwise."""
     winner: int | None
+    """The winning team (four seats) or seat (two or three)."""
     rounds: int
     """Rounds played and scored (redeals are not rounds)."""
     players: tuple[PlayerId, ...]
@@ -296,13 +318,15 @@ class GameResult:
 
     @property
     def description(self) -> str:
-        a, b = self.scores
+        score = "-".join(str(x) for x in self.scores)
         names = [p.name for p in self.players]
         if self.abandoned_by is not None:
-            return f"abandoned by {names[self.abandoned_by]} at {a}-{b}"
+            return f"abandoned by {names[self.abandoned_by]} at {score}"
         if self.winner is None:
-            return f"ended at {a}-{b}"
-        return f"{names[self.winner]} & {names[self.winner + 2]} won {a}-{b}"
+            return f"ended at {score}"
+        if len(self.seats) != 4:
+            return f"{names[self.winner]} won {score}"
+        return f"{names[self.winner]} & {names[self.winner + 2]} won {score}"
 
 
 def game_result(verdict: Verdict, *, abandoned_by: int | None = None) -> GameResult:
@@ -328,6 +352,7 @@ def game_result(verdict: Verdict, *, abandoned_by: int | None = None) -> GameRes
             coinche=rules.is_coinche,
             winner=state.winner,
             abandoned_by=abandoned_by,
+            seats=rules.seats,
         ),
         abandoned_by=abandoned_by,
     )

@@ -68,7 +68,8 @@ def game_path(name: str, home: Home) -> Path:
 
 def verdict_text(verdict: Verdict) -> str:
     """What a record proves, with the teams named by their players."""
-    if verdict.ok and verdict.finished and verdict.state.winner is not None:
+    rules = verdict.definition.rules
+    if verdict.ok and verdict.finished and verdict.state.winner is not None and rules.has_teams:
         names = [s.name for s in verdict.definition.seats]
         a, b = verdict.state.scores
         team = team_name(names, verdict.state.winner)
@@ -95,8 +96,11 @@ def _replay_command(args: argparse.Namespace) -> int:
     names = tuple(s.name for s in verdict.definition.seats)
     rules = verdict.definition.rules
     print(f"Table {verdict.definition.table_id.hex()}: {rules.name} to {rules.target}")
-    for team in (0, 1):
-        seats = verdict.definition.seats
+    seats = verdict.definition.seats
+    if not rules.has_teams:
+        for seat, s in enumerate(seats):
+            print(f"  seat {seat}: {s.name} [{fingerprint(s.key)[:9]}]")
+    for team in (0, 1) if rules.has_teams else ():
         shown = " & ".join(f"{seats[s].name} [{fingerprint(seats[s].key)[:9]}]"
                            for s in (team, team + 2))  # fmt: skip
         print(f"  {shown}")
@@ -281,8 +285,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     xp_rules = (
         f"XP from verified games only: {XP_GAME_FINISHED} for playing a game to its end, "
         f"{XP_GAME_WON} for winning it, {XP_ROUND_WON} per round your team wins (made its "
-        f"contract or beat the takers'), {XP_TRICK_WON} per trick you take; challenges "
-        f"award extra XP and coins once. Levels: {LEVEL_CURVE}"
+        f"contract or beat the takers'; with three players: you made your contract, or the "
+        f"taker failed; with two: you scored more), {XP_TRICK_WON} per trick you take; "
+        f"challenges award extra XP and coins once. Levels: {LEVEL_CURVE}"
     )
     home_help = f"data directory ({Home.default()}); the database is <home>/{PROFILE_FILE_NAME}"
 
@@ -290,9 +295,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "import",
         help="verify game transcripts and record their XP",
         description="Verify each transcript and record its game: XP, statistics and "
-        "challenges for the four players. A transcript that does not verify to the end of "
-        "the game is refused with the reason. A game is recorded once, whichever seat's "
-        "transcript brings it. Exit status 0 if every file was recorded (or was already), "
+        "challenges for every player (four, three or two). A transcript that does not "
+        "verify to the end of the game is refused with the reason. A game is recorded "
+        "once, whichever seat's transcript brings it. Exit status 0 if every file was "
+        "recorded (or was already), "
         f"1 if one was refused. {xp_rules}",
     )
     p.add_argument("files", nargs="+", metavar="FILE|N",

@@ -15,7 +15,7 @@ from typing import Any, TextIO
 from belote_p2p.errors import LocalProtocolError
 from belote_p2p.game.cards import Card, cards_of
 from belote_p2p.game.engine import IllegalActionError, Phase, State
-from belote_p2p.game.rules import RULE_SETS
+from belote_p2p.game.rules import RULE_SETS, RuleSet
 from belote_p2p.game.scoring import CAPOT_POINTS, GENERALE_POINTS
 
 KEYS = {
@@ -28,6 +28,7 @@ KEYS = {
     "multiplier",
     "plays",
     "pending",
+    "piles",
 }
 SUITS = {"S": 0, "H": 1, "D": 2, "C": 3}
 
@@ -36,10 +37,10 @@ class RefereeInputError(LocalProtocolError, ValueError):
     """A malformed input line; the message says what is wrong."""
 
 
-def _seat(data: dict[str, Any], key: str) -> int:
+def _seat(data: dict[str, Any], key: str, seats: int = 4) -> int:
     value = data.get(key)
-    if type(value) is not int or not 0 <= value < 4:
-        raise RefereeInputError(f"{key!r} must be a seat 0..3, not {value!r}")
+    if type(value) is not int or not 0 <= value < seats:
+        raise RefereeInputError(f"{key!r} must be a seat 0..{seats - 1}, not {value!r}")
     return value
 
 
@@ -60,26 +61,17 @@ def _start(data: dict[str, Any]) -> tuple[State, list[Card]]:
     if variant not in RULE_SETS:
         raise RefereeInputError(f"'variant' must be one of {', '.join(RULE_SETS)}, not {variant!r}")
     rules = RULE_SETS[variant]
-    dealer = _seat(data, "dealer")
-    taker = _seat(data, "taker")
+    seats = rules.seats
+    dealer = _seat(data, "dealer", seats)
+    if not rules.has_bidding:
+        return _start_two_handed(data, dealer)
+    if "piles" in data:
+        raise RefereeInputError("'piles' are for two-handed only")
+    taker = _seat(data, "taker", seats)
     trump = data.get("trump")
     if trump not in SUITS:
         raise RefereeInputError(f"'trump' must be one of S H D C, not {trump!r}")
-    hands_in = data.get("hands")
-    if not isinstance(hands_in, list) or len(hands_in) != 4:
-        raise RefereeInputError("'hands' must be a list of 4 hands")
-    hands: list[list[Card]] = []
-    seen: set[Card] = set()
-    for seat, hand in enumerate(hands_in):
-        if not isinstance(hand, list) or len(hand) != 8:
-            size = len(hand) if isinstance(hand, list) else "no list"
-            raise RefereeInputError(f"hand of seat {seat} must hold 8 cards, not {size}")
-        cards = [_card(t, f"hand of seat {seat}") for t in hand]
-        for c in cards:
-            if c in seen:
-                raise RefereeInputError(f"card {c} appears twice in the hands")
-            seen.add(c)
-        hands.append(cards)
+    hands = _card_lists(data, "hands", rules, "hand", 8)
     contract, multiplier = 0, 1
     if rules.is_coinche:
         raw = data.get("contract")
@@ -97,16 +89,8 @@ def _start(data: dict[str, Any]) -> tuple[State, list[Card]]:
             raise RefereeInputError(f"'multiplier' must be 1, 2 or 4, not {multiplier!r}")
     elif "contract" in data or "multiplier" in data:
         raise RefereeInputError("'contract' and 'multiplier' are for coinche only")
-    pending = data.get("pending", 0)
-    if type(pending) is not int or pending < 0:
-        raise RefereeInputError(f"'pending' must be a non-negative integer, not {pending!r}")
-    plays_in = data.get("plays", [])
-    if not isinstance(plays_in, list) or len(plays_in) > 32:
-        raise RefereeInputError("'plays' must be a list of at most 32 cards")
-    plays = [_card(t, f"play {i}") for i, t in enumerate(plays_in)]
-    if len(set(plays)) != len(plays):
-        twice = next(c for c in plays if plays.count(c) > 1)
-        raise RefereeInputError(f"card {twice} is played twice")
+    pending = _pending(data, rules)
+    plays = _plays(data, rules)
     state = State.for_play(
         rules,
         dealer=dealer,
@@ -118,6 +102,72 @@ def _start(data: dict[str, Any]) -> tuple[State, list[Card]]:
         pending=pending,
     )
     return state, plays
+
+
+def _card_lists(
+    data: dict[str, Any], key: str, rules: RuleSet, what: str, size: int
+) -> list[list[Card]]:
+    """``data[key]``: one list of ``size`` distinct cards of the deck per seat."""
+    seats = rules.seats
+    lists_in = data.get(key)
+    if not isinstance(lists_in, list) or len(lists_in) != seats:
+        raise RefereeInputError(f"{key!r} must be a list of {seats} {key}")
+    lists: list[list[Card]] = []
+    seen: set[Card] = set()
+    for seat, cards_in in enumerate(lists_in):
+        if not isinstance(cards_in, list) or len(cards_in) != size:
+            got = len(cards_in) if isinstance(cards_in, list) else "no list"
+            raise RefereeInputError(f"{what} of seat {seat} must hold {size} cards, not {got}")
+        cards = [_card(t, f"{what} of seat {seat}") for t in cards_in]
+        for c in cards:
+            if c in seen:
+                raise RefereeInputError(f"card {c} appears twice in the {key}")
+            if not rules.deck_mask >> c & 1:
+                raise RefereeInputError(f"card {c} is not in the {rules.name} deck")
+            seen.add(c)
+        lists.append(cards)
+    return lists
+
+
+def _pending(data: dict[str, Any], rules: RuleSet) -> int:
+    if not rules.has_teams:
+        if "pending" in data:
+            raise RefereeInputError(f"'pending' (the litige pot) is not for {rules.name}")
+        return 0
+    pending = data.get("pending", 0)
+    if type(pending) is not int or pending < 0:
+        raise RefereeInputError(f"'pending' must be a non-negative integer, not {pending!r}")
+    return pending
+
+
+def _plays(data: dict[str, Any], rules: RuleSet) -> list[Card]:
+    size = rules.deck_size
+    plays_in = data.get("plays", [])
+    if not isinstance(plays_in, list) or len(plays_in) > size:
+        raise RefereeInputError(f"'plays' must be a list of at most {size} cards")
+    plays = [_card(t, f"play {i}") for i, t in enumerate(plays_in)]
+    if len(set(plays)) != len(plays):
+        twice = next(c for c in plays if plays.count(c) > 1)
+        raise RefereeInputError(f"card {twice} is played twice")
+    return plays
+
+
+def _start_two_handed(data: dict[str, Any], dealer: int) -> tuple[State, list[Card]]:
+    """Two-handed: the deck rebuilt from each seat's piles, dealt as the rules say."""
+    rules = RULE_SETS["two-handed"]
+    given = sorted({"hands", "trump", "taker", "contract", "multiplier"} & set(data))
+    if given:
+        raise RefereeInputError(f"two-handed takes 'piles', not {', '.join(map(repr, given))}")
+    piles = _card_lists(data, "piles", rules, "piles", 16)
+    deck: list[Card | None] = [None] * 32
+    for seat, cards in enumerate(piles):
+        base = 0 if seat != dealer else 4
+        for pile in range(8):
+            down = base + pile % 4 + (16 if pile >= 4 else 0)
+            deck[down] = cards[2 * pile]
+            deck[down + 8] = cards[2 * pile + 1]
+    plays = _plays(data, rules)
+    return State.new_game(rules.with_(first_dealer=dealer)).deal(deck), plays
 
 
 def _names(cards: Iterable[int]) -> list[str]:
@@ -150,8 +200,9 @@ def judge(data: object) -> dict[str, Any]:
     announcements: list[dict[str, object]] = []
     team = record.announcements_team
     if team is not None:
-        for seat in range(4):
-            if seat % 2 == team:
+        teams = state.rules.has_teams
+        for seat in range(state.seats):
+            if (seat % 2 if teams else seat) == team:
                 announcements += [a.to_json(seat) for a in record.declared[seat]]
     return {
         "tricks": [t.to_json() for t in record.tricks],

@@ -435,7 +435,7 @@ class TableView:
         self.ready = False
         self.number: int | None = None
         self.dealer = rules.first_dealer
-        self.scores = (0, 0)
+        self.scores: tuple[int, ...] = (0, 0)
         self.pending = 0
         self.news: deque[str] = deque(maxlen=NEWS_LINES)
         self.summary: tuple[str, ...] = ()
@@ -687,7 +687,7 @@ class TableView:
         us, them = me, 1 - me
         ours, theirs = self.team_label(us), self.team_label(them)
 
-        def pair(values: tuple[int, int]) -> str:
+        def pair(values: tuple[int, ...]) -> str:
             return f"{ours} {values[us]}, {theirs} {values[them]}"
 
         points = f"Card points {pair(sc.card_points)}"

@@ -22,6 +22,7 @@ import numpy.typing as npt
 from gymnasium import spaces
 from pettingzoo import AECEnv
 
+from belote_p2p.errors import BeloteError
 from belote_p2p.game.cards import CARDS
 from belote_p2p.game.engine import Phase, State
 from belote_p2p.game.observation import observe
@@ -33,6 +34,11 @@ from .encoding import OBS_SIZE, action_mask, encode
 AGENTS = ("seat_0", "seat_1", "seat_2", "seat_3")
 
 ObsDict = dict[str, npt.NDArray[Any]]
+
+
+class UnsupportedTable(BeloteError, ValueError):
+    """A rule set of two or three seats (three-handed, two-handed): the environment, its
+    encoding and its actions are those of four seats in two teams."""
 
 
 class BeloteEnv(AECEnv):  # type: ignore[misc]  # PettingZoo is untyped
@@ -58,6 +64,11 @@ class BeloteEnv(AECEnv):  # type: ignore[misc]  # PettingZoo is untyped
     ) -> None:
         super().__init__()
         self.rules = rule_set(variant) if isinstance(variant, str) else variant
+        if self.rules.seats != len(AGENTS):
+            raise UnsupportedTable(
+                f"the environment has four seats in two teams, not the {self.rules.seats} "
+                f"of {self.rules.name}"
+            )
         if rounds is not None and rounds < 1:
             raise ValueError(f"rounds must be at least 1, not {rounds}")
         if render_mode not in (None, "ansi"):

@@ -158,19 +158,23 @@ def announcement_from_cards(cards: list[Card] | tuple[Card, ...], trump_mode: in
     raise ValueError(f"{' '.join(str(CARDS[c]) for c in cards)} is no announcement")
 
 
-def scoring_team(declared: tuple[tuple[Announcement, ...], ...], first_seat: int) -> int | None:
-    """The team whose best announcement wins (RULES.md §5), or ``None`` if nobody has one.
+def scoring_team(
+    declared: tuple[tuple[Announcement, ...], ...], first_seat: int, seats: int = 4
+) -> int | None:
+    """Who scores announcements (RULES.md §5, §12), or ``None`` if nobody has one: with four
+    seats the team of the seat holding the best one; with fewer (three-handed) that seat.
 
-    ``declared[seat]`` is the seat's announcements; at equal keys the seat nearer to
-    ``first_seat`` in playing order wins.
+    ``declared[seat]`` is the seat's announcements (``seats`` entries at least); at equal
+    keys the seat nearer to ``first_seat`` in playing order wins.
     """
     best: tuple[tuple[int, int, int, int, int], int] | None = None
-    for i in range(4):
-        seat = (first_seat + i) % 4
+    for i in range(seats):
+        seat = (first_seat + i) % seats
         for a in declared[seat]:
             candidate = (a.key, -i)
             if best is None or candidate > best:
                 best = candidate
     if best is None:
         return None
-    return ((first_seat - best[1]) % 4) % 2
+    seat = (first_seat - best[1]) % seats
+    return seat % 2 if seats == 4 else seat

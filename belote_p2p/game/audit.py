@@ -12,10 +12,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from enum import Enum
 
-from .announcements import find_announcements, scoring_team
-from .cards import Card
-from .engine import KING, QUEEN, IllegalActionError, Phase, RoundRecord, State
-from .scoring import RoundScore, score_round
+from .announcements import Announcement, find_announcements, scoring_team
+from .cards import Card, cards_of
+from .engine import KING, QUEEN, IllegalActionError, Phase, RoundRecord, State, deal_owners
+from .rules import Variant
+from .scoring import RoundScore, score_round, score_round_few
 from .tables import ALL_TRUMP
 
 
@@ -58,7 +59,8 @@ class AuditReport:
     """The round's score as the audit settles it: the replayed score of a clean finished
     round, the §10 score of a faulty one, ``None`` for a clean unfinished round or a redeal."""
     hands: tuple[tuple[Card, ...], ...]
-    """Each seat's eight cards as play started (empty before the trump is chosen)."""
+    """Each seat's eight cards as play started (empty before the trump is chosen); in
+    two-handed, each seat's sixteen cards, face-up and face-down."""
 
     @property
     def clean(self) -> bool:
@@ -80,7 +82,7 @@ def audit_round(record: RoundRecord, deck: Sequence[Card] | None = None) -> Audi
     for index, (action, claim) in enumerate(record.actions):
         seat = state.to_act
         if state.phase is Phase.PLAY and not hands:
-            hands = tuple(state.hand(s) for s in range(4))
+            hands = _hands_at_play(state)
         try:
             if isinstance(action, Card) and state.phase is Phase.PLAY:
                 legal = state.legal_mask()
@@ -109,7 +111,40 @@ def audit_round(record: RoundRecord, deck: Sequence[Card] | None = None) -> Audi
             return _faulty(record, state, fault, hands)
     finished = state.phase in (Phase.DEAL, Phase.GAME_OVER)
     score = state.history[-1].score if finished else None
+    if not hands and state.phase is Phase.PLAY and state.seats == 2:
+        hands = _hands_at_play(state)
     return AuditReport(None, score, hands)
+
+
+def _hands_at_play(state: State) -> tuple[tuple[Card, ...], ...]:
+    """Every seat's cards as play starts (two-handed: all its sixteen, from the deck)."""
+    if state.rules.variant is Variant.TWO_HANDED:
+        owners = deal_owners(state.rules, state.dealer)
+        return tuple(
+            cards_of(
+                sum(
+                    1 << c
+                    for c, o in zip(state.deck, owners, strict=True)
+                    if o == seat and c is not None
+                )
+            )
+            for seat in range(2)
+        )
+    return tuple(state.hand(s) for s in range(state.seats))
+
+
+def _belote_holders(masks: list[int], trump: int) -> list[int]:
+    """20 for each hand that holds the king and queen of trump, 0 for the others."""
+    out = []
+    for m in masks:
+        held = 0
+        for suit in range(4):
+            if trump in (suit, ALL_TRUMP):
+                pair = 1 << (suit * 8 + KING) | 1 << (suit * 8 + QUEEN)
+                if m & pair == pair:
+                    held += 20
+        out.append(held)
+    return out
 
 
 def _faulty(
@@ -122,17 +157,16 @@ def _faulty(
     declared = tuple(
         find_announcements(m, state.trump) if state.rules.announcements else () for m in masks
     )
+    n = state.seats
+    if n != 4:
+        return AuditReport(fault, _faulty_few(record, state, fault, masks, declared), hands)
     team = scoring_team(declared, (record.dealer + 1) % 4)
     ann = [0, 0]
     if team is not None:
         ann[team] = sum(a.points for s in (team, team + 2) for a in declared[s])
     belote = [0, 0]
-    for seat, m in enumerate(masks):
-        for suit in range(4):
-            if state.trump in (suit, ALL_TRUMP):
-                pair = 1 << (suit * 8 + KING) | 1 << (suit * 8 + QUEEN)
-                if m & pair == pair:
-                    belote[seat % 2] += 20
+    for seat, held in enumerate(_belote_holders(masks, state.trump)):
+        belote[seat % 2] += held
     tricks = record.tricks
     points = [0, 0]
     for t in tricks:
@@ -152,10 +186,43 @@ def _faulty(
     return AuditReport(fault, score, hands)
 
 
+def _faulty_few(
+    record: RoundRecord,
+    state: State,
+    fault: AuditFault,
+    masks: list[int],
+    declared: tuple[tuple[Announcement, ...], ...],
+) -> RoundScore:
+    """The §10 score with two or three seats: the offending seat loses the round."""
+    n = state.seats
+    points = [0] * n
+    for t in record.tricks:
+        points[t.winner] += t.points
+    ann = [0] * n
+    holder = scoring_team(declared, (record.dealer + 1) % n, n)
+    if holder is not None:
+        ann[holder] = sum(a.points for a in declared[holder])
+    if n == 2:
+        # Two-handed: a belote is made by playing both cards; only real plays count.
+        belote = [0, 0]
+        for seat, _ in record.belote:
+            belote[seat] += 20
+    else:
+        belote = _belote_holders(masks, state.trump)
+    return score_round_few(
+        taker=state.taker,
+        trick_points=tuple(points),
+        trick_winners=tuple(t.winner for t in record.tricks),
+        announcements=tuple(ann),
+        belote=tuple(belote),
+        offender=fault.seat,
+    )
+
+
 def corrected_record(record: RoundRecord, report: AuditReport) -> RoundRecord:
     """``record`` with the audit's score in place of the one computed from the claims."""
     if report.score is None or report.score == record.score:
         return record
     before = record.start.scores
-    after = (before[0] + report.score.score[0], before[1] + report.score.score[1])
+    after = tuple(a + b for a, b in zip(before, report.score.score, strict=True))
     return replace(record, score=report.score, scores_after=after)

@@ -12,6 +12,12 @@ Two modes share every rule:
   A play by such a seat is checked as far as it can be (turn, card not seen elsewhere, not
   contradicting a void the seat showed earlier), and what the play proves about the seat's
   hand is remembered. The round is audited when the hands are revealed (:mod:`.audit`).
+
+Four seats in teams (classic, coinche), three seats each for himself with 24 cards
+(three-handed, RULES.md §12), or two seats playing from piles of a face-down card under a
+face-up one (two-handed, §13: see :func:`deal_owners`, :func:`public_positions`,
+:func:`under_position` and :attr:`State.pending_openings`). Per-seat tuples keep four
+entries whatever the seat count; scores have one entry per team, or per seat without teams.
 """
 
 from __future__ import annotations
@@ -21,15 +27,15 @@ from dataclasses import dataclass
 from enum import Enum
 from functools import lru_cache
 from operator import itemgetter
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 from belote_p2p.errors import LocalProtocolError
 
 from .announcements import Announcement, announcement_from_cards, find_announcements, scoring_team
 from .cards import _BYTE_CARDS as _SUIT_CARDS
 from .cards import CARDS, SUIT_MASKS, Card, cards_of, format_cards, mask_of
-from .rules import RuleSet
-from .scoring import CAPOT_POINTS, GENERALE_POINTS, RoundScore, score_round
+from .rules import RuleSet, Variant
+from .scoring import CAPOT_POINTS, GENERALE_POINTS, RoundScore, score_round, score_round_few
 from .tables import (
     ABOVE,
     ALL_TRUMP,
@@ -208,21 +214,25 @@ class RoundRecord:
     tricks: tuple[Trick, ...]
     declared: tuple[tuple[Announcement, ...], ...]
     announcements_team: int | None
+    """The team (four seats) or the seat (three-handed) that scores announcements."""
     belote: tuple[tuple[int, Card], ...]
-    """Each belote declared: the seat and the first of its king and queen played."""
+    """Each belote: the seat and the first of its king and queen played (two-handed: the
+    second, the play that completed it)."""
     score: RoundScore | None
     """``None`` for a redeal (everybody passed)."""
-    scores_after: tuple[int, int]
+    scores_after: tuple[int, ...]
+    """Game scores after the round: per team with four seats, per seat otherwise."""
 
     @property
     def bids(self) -> tuple[tuple[int, Bid], ...]:
         """The bidding, as (seat, bid) pairs; bidding turns run on from dealer+1."""
         out = []
-        seat = (self.dealer + 1) % 4
+        n = self.start.seats
+        seat = (self.dealer + 1) % n
         for action, _ in self.actions:
             if isinstance(action, Bid):
                 out.append((seat, action))
-                seat = (seat + 1) % 4
+                seat = (seat + 1) % n
         return tuple(out)
 
 
@@ -239,16 +249,38 @@ class IllegalActionError(LocalProtocolError, ValueError):
         )
 
 
+TURNED_POSITION = {4: 20, 3: 15}
+"""Deck position of the turned card, by seat count (classic and three-handed)."""
+
+
 @lru_cache(maxsize=64)
 def deal_owners(rules: RuleSet, dealer: int, taker: int | None = None) -> tuple[int, ...]:
-    """Who receives each of the 32 deck positions.
+    """Who receives each deck position: a tuple of ``rules.deck_size`` seats or owner codes.
 
-    Classic: 3 then 2 cards to each seat from dealer+1, then the turned card (``TURNED``),
-    then, once ``taker`` is known, 2 cards to the taker and 3 to every other seat from
-    dealer+1 (``UNDEALT`` before that). Coinche: 3, 2, 3 from dealer+1.
+    Seats deal in playing order from ``dealer + 1`` (modulo ``rules.seats``).
+
+    * classic (32 positions): 3 then 2 cards to each seat, the turned card at position 20
+      (``TURNED``), then, once ``taker`` is known, 2 cards to the taker and 3 to every other
+      seat (``UNDEALT`` for positions 21-31 while ``taker`` is ``None``);
+    * coinche (32): 3, 2, 3 cards to each seat;
+    * three-handed (24, RULES.md §12): 3 then 2 cards to each seat (positions 0-14), the
+      turned card at position 15 (``TURNED``), then, once ``taker`` is known, 2 cards to
+      the taker and 3 to each other seat (``UNDEALT`` for positions 16-23 before);
+    * two-handed (32, RULES.md §13): every position belongs to a seat, ``taker`` is
+      ignored. With ``n`` the non-dealer and ``d`` the dealer, positions 0-3 are ``n``'s
+      face-down cards of piles 0-3, 4-7 ``d``'s face-down 0-3, 8-11 ``n``'s face-up 0-3,
+      12-15 ``d``'s face-up 0-3, then 16-31 the same for piles 4-7. Position 31 (the
+      dealer's pile 7, face up) is the last card dealt: its suit is trump.
+      See :func:`public_positions` and :func:`under_position`.
     """
+    seats = rules.seats
+    order = [(dealer + 1 + i) % seats for i in range(seats)]
     owners: list[int] = []
-    order = [(dealer + 1 + i) % 4 for i in range(4)]
+    if rules.variant is Variant.TWO_HANDED:
+        for _ in range(2):
+            for seat in order + order:
+                owners += [seat] * 4
+        return tuple(owners)
     for n in (3, 2):
         for seat in order:
             owners += [seat] * n
@@ -258,13 +290,44 @@ def deal_owners(rules: RuleSet, dealer: int, taker: int | None = None) -> tuple[
         return tuple(owners)
     owners.append(TURNED)
     if taker is None:
-        return tuple(owners + [UNDEALT] * 11)
+        return tuple(owners + [UNDEALT] * (rules.deck_size - len(owners)))
     for seat in order:
         owners += [seat] * (2 if seat == taker else 3)
     return tuple(owners)
 
 
-_OWNERS: dict[tuple[bool, int, int], tuple[int, ...]] = {}
+def public_positions(rules: RuleSet, dealer: int) -> tuple[int, ...]:
+    """The deck positions every player sees from the deal, in increasing order.
+
+    Two-handed: the 16 face-up cards, positions 8-15 and 24-31 (both players' piles, see
+    :func:`deal_owners`), whatever the dealer. Every other variant: ``()`` (the classic
+    turned card is not listed: it is the position whose owner code is ``TURNED``).
+    """
+    del dealer  # the same positions for either dealer; kept for a uniform signature
+    if rules.variant is not Variant.TWO_HANDED:
+        return ()
+    return _TWO_HANDED_PUBLIC
+
+
+_TWO_HANDED_PUBLIC = tuple(range(8, 16)) + tuple(range(24, 32))
+
+
+def under_position(rules: RuleSet, dealer: int, position: int) -> int | None:
+    """Two-handed: the deck position of the face-down card lying under the face-up card
+    at ``position`` (``position - 8``: same seat, same pile), or ``None`` when
+    ``position`` is itself face-down. That card is turned up, to both players, once the
+    trick in which the face-up card is played ends. ``None`` in every other variant.
+    ``ValueError`` for a position outside ``0..rules.deck_size - 1``.
+    """
+    del dealer
+    if not 0 <= position < rules.deck_size:
+        raise ValueError(f"no deck position {position} in {rules.name}")
+    if rules.variant is not Variant.TWO_HANDED or position % 16 < 8:
+        return None
+    return position - 8
+
+
+_OWNERS: dict[tuple[Variant, int, int], tuple[int, ...]] = {}
 _DEAL_GETTERS: dict[tuple[int, ...], tuple[Callable[[Sequence[Card | None]], Any], ...]] = {}
 _BITS = tuple(1 << c for c in range(32))
 _CARD_TYPE = {Card}
@@ -272,7 +335,7 @@ _CARD_TYPE = {Card}
 
 def _owners_of(rules: RuleSet, dealer: int, taker: int = -1) -> tuple[int, ...]:
     """:func:`deal_owners` cached on plain ints (hashing a rule set costs more than this)."""
-    key = (rules.is_coinche, dealer, taker)
+    key = (rules.variant, dealer, taker)
     owners = _OWNERS.get(key)
     if owners is None:
         owners = _OWNERS[key] = deal_owners(rules, dealer, None if taker < 0 else taker)
@@ -326,20 +389,27 @@ class State:
     )
 
     rules: RuleSet
+    seats: int = 4
+    """``rules.seats``: 4, 3 or 2. Per-seat tuples (hands, unknown, voids) always have four
+    entries; those of seats that do not play stay 0. (A state of two or three seats is a
+    private subclass with this and :attr:`pending_openings` as fields, so that four-seat
+    states copy no more than they need.)"""
     phase: Phase
     dealer: int
     number: int
     """Rounds dealt so far in this game, redeals included (the first is 0)."""
-    scores: tuple[int, int]
+    scores: tuple[int, ...]
+    """Game scores: per team (team 0 = seats 0 and 2) with four seats, per seat otherwise."""
     pending: int
     """The litige pot."""
     history: tuple[RoundRecord, ...]
     winner: int | None
-    """The winning team once the game is over."""
+    """The winning team (four seats) or seat (two or three) once the game is over."""
     start: State | None
     deck: tuple[Card | None, ...]
     hands: tuple[int, int, int, int]
-    """Known cards of each seat, as masks (all of them in full information)."""
+    """Known cards of each seat, as masks (all of them in full information). Two-handed:
+    each seat's face-up cards, the cards it may play (face-down cards join when turned up)."""
     unknown: tuple[int, int, int, int]
     """How many cards of each seat's hand are unknown (0 in full information)."""
     voids: tuple[int, int, int, int]
@@ -360,20 +430,42 @@ class State:
     """Index in ``trick`` of the card winning it so far."""
     tricks: tuple[Trick, ...]
     played: int
-    team_points: tuple[int, int]
+    team_points: tuple[int, ...]
+    """Card points taken so far this round: per team with four seats, per seat otherwise."""
     declared: tuple[tuple[Announcement, ...] | None, ...]
     belote: tuple[tuple[int, Card], ...]
     """Each belote declared: the seat and the first of its king and queen played."""
     actions: tuple[tuple[Action, Claim], ...]
+    pending_openings: tuple[int, ...] = ()
+    """Two-handed, partial knowledge only: deck positions of face-down cards turned up by
+    the trick just ended whose cards this state does not know yet, in increasing order.
+    While it is not empty no action is legal (:meth:`legal_actions` is empty and
+    :meth:`apply` raises ``IllegalActionError``): learn them with :meth:`reveal`, which
+    adds each card to its owner's playable cards and removes its position from here.
+    Always ``()`` in the other variants and whenever the deck is fully known (referee,
+    bots, local play)."""
     _cat_cache: tuple[int, ...] | None
 
     # -- construction -------------------------------------------------------------------
 
     @classmethod
-    def new_game(cls, rules: RuleSet, scores: tuple[int, int] = (0, 0), pending: int = 0) -> State:
-        """A game waiting for its first deal, dealt by ``rules.first_dealer``."""
-        s = object.__new__(cls)
+    def new_game(
+        cls, rules: RuleSet, scores: tuple[int, ...] | None = None, pending: int = 0
+    ) -> State:
+        """A game waiting for its first deal, dealt by ``rules.first_dealer``.
+
+        ``scores``: the game scores to start from (one per team with four seats, one per
+        seat otherwise; zeros by default)."""
+        n = rules.seats
+        s = object.__new__(cls if n == 4 else _FewState)
         s.rules = rules
+        if n != 4:
+            cast("_FewState", s).seats = n
+        width = 2 if n == 4 else n
+        if scores is None:
+            scores = (0,) * width
+        elif len(scores) != width:
+            raise ValueError(f"{rules.name} keeps {width} scores, not {len(scores)}")
         s.phase = Phase.DEAL
         s.dealer = rules.first_dealer
         s.number = 0
@@ -404,14 +496,14 @@ class State:
         self.best = 0
         self.tricks = ()
         self.played = 0
-        self.team_points = (0, 0)
+        self.team_points = (0, 0) if self.seats == 4 else (0,) * self.seats
         self.declared = (None, None, None, None)
         self.belote = ()
         self.actions = ()
         self._cat_cache = None
 
     def _copy(self) -> State:
-        s = object.__new__(State)
+        s = object.__new__(self.__class__)
         s.rules = self.rules
         s.phase = self.phase
         s.dealer = self.dealer
@@ -459,16 +551,27 @@ class State:
         multiplier: int = 1,
         pending: int = 0,
     ) -> State:
-        """A round set up at the first card, with every hand known (the referee's start)."""
+        """A round set up at the first card, with every hand known (the referee's start).
+
+        ``hands``: one hand of 8 cards per seat (4, or 3 in three-handed, of the variant's
+        deck). Two-handed has no such start: deal it a deck. ``ValueError`` otherwise.
+        """
+        if not rules.has_bidding:
+            raise ValueError(f"{rules.name} starts from a deal, not from hands")
         s = cls.new_game(rules, pending=pending)
+        n = s.seats
+        if not 0 <= dealer < n:
+            raise ValueError(f"dealer must be a seat 0..{n - 1}, not {dealer}")
         s.dealer = dealer
-        if len(hands) != 4:
-            raise ValueError(f"{len(hands)} hands given, not 4")
+        if len(hands) != n:
+            raise ValueError(f"{len(hands)} hands given, not {n}")
         for seat, hand in enumerate(hands):
             if len(hand) != 8:
                 raise ValueError(f"seat {seat} holds {len(hand)} cards, not 8")
-        masks = [mask_of(hand) for hand in hands]
-        mask_of(c for hand in hands for c in hand)  # raises if a card appears twice
+        masks = [mask_of(hand) for hand in hands] + [0] * (4 - n)
+        every = mask_of(c for hand in hands for c in hand)  # raises if a card appears twice
+        if every & ~rules.deck_mask:
+            raise ValueError(f"{format_cards(cards_of(every & ~rules.deck_mask))} not in the deck")
         s.start = s._copy()
         s.hands = (masks[0], masks[1], masks[2], masks[3])
         s.trump = trump
@@ -491,14 +594,15 @@ class State:
     def summary(self) -> str:
         parts = [f"round {self.number}", self.phase.value, f"dealer {self.dealer}"]
         if self.trump >= 0:
-            parts.append(f"trump {trump_letter(self.trump)} taker {self.taker}")
+            taker = f" taker {self.taker}" if self.taker >= 0 else ""  # none in two-handed
+            parts.append(f"trump {trump_letter(self.trump)}{taker}")
         if self.phase is Phase.PLAY:
             parts.append(
                 f"trick {len(self.tricks) + 1} led by {self.leader}: {format_cards(self.trick)}"
             )
         if self.to_act >= 0:
             parts.append(f"to act {self.to_act}")
-        parts.append(f"score {self.scores[0]}-{self.scores[1]}")
+        parts.append("score " + "-".join(str(x) for x in self.scores))
         return ", ".join(parts)
 
     def __repr__(self) -> str:
@@ -507,13 +611,21 @@ class State:
     # -- dealing ------------------------------------------------------------------------
 
     def deal(self, deck: Sequence[Card | None]) -> State:
-        """Start the round from ``deck`` (32 positions, ``None`` for a card this peer cannot see).
+        """Start the round from ``deck`` (``rules.deck_size`` positions, owned as
+        :func:`deal_owners` says, ``None`` for a card this peer cannot see).
+
+        The turned card (classic, three-handed) must be known. Two-handed: the face-up
+        cards (:func:`public_positions`) must be known; they are each seat's playable
+        cards; the face-down ones join them when turned up (see :attr:`pending_openings`);
+        trump is the suit of position 31 and the non-dealer is to play.
 
         Raises ``IllegalActionError`` outside the deal phase and ``ValueError`` for a deck
-        that is not 32 distinct cards.
+        of the wrong length, with a card twice, or a card not in the variant's deck.
         """
         if self.phase is not Phase.DEAL:
             raise IllegalActionError("deal", self, f"no deal expected in phase {self.phase.value}")
+        if self.seats != 4:
+            return self._deal_few(deck)
         if len(deck) != 32:
             raise ValueError(f"a deck has 32 positions, not {len(deck)}")
         owners = _owners_of(self.rules, self.dealer)
@@ -579,22 +691,96 @@ class State:
             self.phase = Phase.TAKE_FIRST
         return self
 
+    def _deal_few(self, deck: Sequence[Card | None]) -> State:
+        """:meth:`deal` for three-handed and two-handed."""
+        rules = self.rules
+        size = rules.deck_size
+        if len(deck) != size:
+            raise ValueError(f"a deck has {size} positions, not {len(deck)}")
+        owners = _owners_of(rules, self.dealer)
+        two = rules.variant is Variant.TWO_HANDED
+        public = _TWO_HANDED_PUBLIC if two else ()
+        cards: list[Card | None] = []
+        seen = 0
+        hands = [0, 0, 0, 0]
+        unknown = [0, 0, 0, 0]
+        for pos, (c, owner) in enumerate(zip(deck, owners, strict=True)):
+            if c is None:
+                if two and pos in public:
+                    raise ValueError(f"the face-up card at position {pos} must be known")
+                if owner >= 0 and not two:
+                    unknown[owner] += 1
+                cards.append(None)
+                continue
+            if isinstance(c, bool) or not isinstance(c, int) or not 0 <= c < 32:
+                raise ValueError(f"not a card: {c!r}")
+            c = CARDS[c]
+            bit = 1 << c
+            if not rules.deck_mask & bit:
+                raise ValueError(f"{c} is not a card of the {rules.name} deck")
+            if seen & bit:
+                raise ValueError(f"card {c} appears twice in the deck")
+            seen |= bit
+            cards.append(c)
+            if owner >= 0 and (not two or pos in public):
+                hands[owner] |= bit
+        s = self._copy()
+        s.start = self
+        s.deck = tuple(cards)
+        s.hands = (hands[0], hands[1], hands[2], hands[3])
+        s.unknown = (unknown[0], unknown[1], unknown[2], unknown[3])
+        s.to_act = (self.dealer + 1) % self.seats
+        if two:
+            last = s.deck[31]
+            assert last is not None  # a public position
+            s.trump = last >> 3
+            s._start_play()
+        else:
+            turned = s.deck[TURNED_POSITION[3]]
+            if turned is None:
+                raise ValueError("the turned card must be known")
+            s.turned = turned
+            s.phase = Phase.TAKE_FIRST
+        return s
+
     def reveal(self, cards: dict[int, Card]) -> State:
-        """Learn the cards at some deck positions (a peer's own completion cards)."""
+        """Learn the cards at some deck positions (a peer's own completion cards; in
+        two-handed, face-down cards turned up, listed in :attr:`pending_openings`).
+
+        A learned position of :attr:`pending_openings` leaves it and its card becomes
+        playable by its owner. ``ValueError`` for a position outside the deck or one that
+        already holds another card; in two-handed also for a face-down position that is
+        not turned up yet, or a card already elsewhere in the deck.
+        """
         s = self._copy()
         deck = list(s.deck)
         hands = list(s.hands)
         unknown = list(s.unknown)
         owners = self._owners()
+        two = self.rules.variant is Variant.TWO_HANDED
+        opening = set(self.pending_openings)
         for pos, c in cards.items():
+            if not 0 <= pos < len(deck):
+                raise ValueError(f"no deck position {pos}")
             if deck[pos] is not None and deck[pos] != c:
                 raise ValueError(f"position {pos} already holds {deck[pos]}")
             if deck[pos] is None:
+                if two:
+                    if pos not in opening:
+                        raise ValueError(f"position {pos} is face down until it is turned up")
+                    deck[pos] = CARDS[c]
+                    hands[owners[pos]] |= 1 << c
+                    opening.discard(pos)
+                    continue
                 deck[pos] = CARDS[c]
                 owner = owners[pos]
                 if owner >= 0 and self.phase is not Phase.DEAL:
                     hands[owner] |= 1 << c
                     unknown[owner] -= 1
+        if two:
+            cast("_FewState", s).pending_openings = tuple(sorted(opening))
+            if len({c for c in deck if c is not None}) != sum(c is not None for c in deck):
+                raise ValueError("a card appears twice in the deck")
         s.deck = tuple(deck)
         s.hands = (hands[0], hands[1], hands[2], hands[3])
         s.unknown = (unknown[0], unknown[1], unknown[2], unknown[3])
@@ -607,7 +793,8 @@ class State:
     # -- legal actions ------------------------------------------------------------------
 
     def legal_actions(self) -> tuple[Action, ...]:
-        """Every legal action of the seat to act (for a hidden hand: the cards it may hold)."""
+        """Every legal action of the seat to act (for a hidden hand: the cards it may hold);
+        ``()`` between rounds, at the end, and while :attr:`pending_openings` is not empty."""
         phase = self.phase
         if phase is Phase.PLAY:
             seat = self.to_act
@@ -680,7 +867,7 @@ class State:
                     cats = (ABOVE[mode][top], follow)
                 else:
                     cats = (follow,)
-            elif rules.partner_master_frees and self.best == len(trick) - 2:
+            elif rules.partner_master_frees and self.best == len(trick) - 2 and self.seats == 4:
                 cats = (follow,)
             else:
                 trumps = SUIT_MASKS[mode]
@@ -714,7 +901,7 @@ class State:
 
     def _possible(self, seat: int) -> int:
         """Cards a hidden seat may hold: not played, not known elsewhere, not a shown void."""
-        return ~(self.played | self._elsewhere(seat) | self.voids[seat]) & 0xFFFFFFFF
+        return ~(self.played | self._elsewhere(seat) | self.voids[seat]) & self.rules.deck_mask
 
     def _elsewhere(self, seat: int) -> int:
         """Cards this peer knows in the other seats' hands (privately for the hands it sees
@@ -763,7 +950,8 @@ class State:
         seat = self.to_act
         s.bids = self.bids + ((seat, bid),)
         s.actions = self.actions + ((bid, NO_CLAIM),)
-        s.to_act = (seat + 1) % 4
+        n = self.seats
+        s.to_act = (seat + 1) % n
         kind = bid.kind
         if kind is BidKind.TAKE or kind is BidKind.CHOOSE:
             assert self.turned is not None
@@ -774,11 +962,11 @@ class State:
         elif kind is BidKind.PASS:
             s.passes = self.passes + 1
             if self.phase is Phase.AUCTION:
-                if self.bidder < 0 and s.passes == 4:
+                if self.bidder < 0 and s.passes == n:
                     return s._end_round(None)
                 if self.bidder >= 0 and s.passes == 3:
                     s._start_play()
-            elif s.passes == 4:
+            elif s.passes == n:
                 if self.phase is Phase.TAKE_FIRST:
                     s.phase = Phase.TAKE_SECOND
                     s.passes = 0
@@ -804,7 +992,7 @@ class State:
         unknown = list(self.unknown)
         assert self.turned is not None
         hands[self.taker] |= 1 << self.turned
-        for pos in range(21, 32):
+        for pos in range(TURNED_POSITION[self.seats] + 1, self.rules.deck_size):
             c = self.deck[pos]
             if c is None:
                 unknown[owners[pos]] += 1
@@ -815,7 +1003,7 @@ class State:
 
     def _start_play(self) -> None:
         self.phase = Phase.PLAY
-        self.leader = self.to_act = (self.dealer + 1) % 4
+        self.leader = self.to_act = (self.dealer + 1) % self.seats
         self.passes = 0
 
     def _play(self, c: Card, claim: Claim | None) -> State:
@@ -977,8 +1165,11 @@ class State:
             s._declare(seat, claim.announcements, hidden, proven)
         elif claim.announcements:
             raise IllegalActionError(c, self, "announcements go with the first card")
-        # Belote, with the first of the king and queen of trump.
-        if claim.belote:
+        # Belote, with the first of the king and queen of trump (two-handed: the second,
+        # checked with the claim above: every hand is known there).
+        if claim.belote and self.seats == 2:
+            s.belote = self.belote + ((seat, c),)
+        elif claim.belote:
             other_bit = self._belote_partner(c)
             if not other_bit:
                 raise IllegalActionError(c, self, "belote goes with the first of K and Q of trump")
@@ -1020,9 +1211,10 @@ class State:
         self.played |= bit
         self.actions = self.actions + ((c, claim),)
         trick = self.trick
+        n = self.seats
         if not trick:
             self.trick = (c,)
-            self.to_act = (seat + 1) % 4
+            self.to_act = (seat + 1) % n
             return self
         strength = STRENGTH[self.trump]
         top = trick[self.best]
@@ -1030,10 +1222,12 @@ class State:
         if (sc > st and c >> 3 == top >> 3) or (sc >= 8 and st < 8):
             self.best = len(trick)
         trick = trick + (c,)
-        if len(trick) < 4:
+        if len(trick) < n:
             self.trick = trick
-            self.to_act = (seat + 1) % 4
+            self.to_act = (seat + 1) % n
             return self
+        if n != 4:
+            return self._close_trick(trick, self.best)
         leader = self.leader
         winner = (leader + self.best) % 4
         points = POINTS[self.trump]
@@ -1051,6 +1245,61 @@ class State:
             return self._finish()
         return self
 
+    def _close_trick(self, trick: tuple[Card, ...], best: int) -> State:
+        """Two or three seats: take the full ``trick`` won by the card at index ``best`` (on
+        a fresh copy), turn up what lay under its cards (two-handed), end the round after
+        the last trick."""
+        n = self.seats
+        leader = self.leader
+        winner = (leader + best) % n
+        points = POINTS[self.trump]
+        pts = sum(points[c] for c in trick)
+        tricks = self.tricks
+        last = len(tricks) == self.rules.tricks_per_round - 1
+        if last:
+            pts += LAST_TRICK_BONUS
+        self.tricks = tricks + (_new_trick(Trick, (leader, trick, winner, pts)),)
+        tp = self.team_points
+        self.team_points = tp[:winner] + (tp[winner] + pts,) + tp[winner + 1 :]
+        self.trick = ()
+        self.best = 0
+        self.leader = self.to_act = winner
+        if last:
+            return self._finish()
+        if n == 2:
+            self._turn_up(trick)
+        return self
+
+    def _turn_up(self, trick: tuple[Card, ...]) -> None:
+        """Two-handed: each face-down card under a card of ``trick`` is turned up: it joins
+        its owner's playable cards, or :attr:`pending_openings` when unknown here."""
+        deck = self.deck
+        owners = _owners_of(self.rules, self.dealer)
+        hands = list(self.hands)
+        pending = []
+        for c in trick:
+            pos = deck.index(c)
+            if pos % 16 < 8:
+                continue
+            under = deck[pos - 8]
+            if under is None:
+                pending.append(pos - 8)
+            else:
+                hands[owners[pos - 8]] |= 1 << under
+        self.hands = (hands[0], hands[1], hands[2], hands[3])
+        cast("_FewState", self).pending_openings = tuple(sorted(pending))
+
+    def _played_by(self, seat: int) -> int:
+        """The cards ``seat`` played this round, as a mask."""
+        n = self.seats
+        m = 0
+        for t in self.tricks:
+            m |= 1 << t.cards[(seat - t.leader) % n]
+        i = (seat - self.leader) % n
+        if i < len(self.trick):
+            m |= 1 << self.trick[i]
+        return m
+
     def _belote_partner(self, c: int) -> int:
         """The mask of the other belote card if ``c`` is the first of K/Q of trump played."""
         rank = c & 7
@@ -1062,6 +1311,16 @@ class State:
     def claim_for(self, c: int) -> Claim:
         """What the seat to act declares with card ``c``, from its known hand."""
         seat = self.to_act
+        if self.seats == 2:
+            # Two-handed: the play of the second of the K and Q of trump by one seat.
+            rank = c & 7
+            if (
+                (rank == KING or rank == QUEEN)
+                and c >> 3 == self.trump
+                and self._played_by(seat) & 1 << other_belote_card(c)
+            ):
+                return Claim((), True)
+            return NO_CLAIM
         anns: tuple[Announcement, ...] = ()
         if self.rules.announcements and not self.tricks and self.declared[seat] is None:
             anns = find_announcements(self.hands[seat], self.trump)
@@ -1124,16 +1383,19 @@ class State:
         self.declared = tuple(declared)
 
     def _announcing_team(self) -> int | None:
+        """The team (four seats) or seat (three-handed) that scores announcements."""
         if not self.rules.announcements:
             return None
-        return scoring_team(tuple(d or () for d in self.declared), (self.dealer + 1) % 4)
+        n = self.seats
+        return scoring_team(tuple(d or () for d in self.declared), (self.dealer + 1) % n, n)
 
     def _finish(self) -> State:
         """Score the round just played (on a fresh copy) and wait for the next deal."""
         declared = tuple(d or () for d in self.declared)
         team = None
         if self.rules.announcements:
-            team = scoring_team(declared, (self.dealer + 1) % 4)
+            n = self.seats
+            team = scoring_team(declared, (self.dealer + 1) % n, n)
         score = self._score(declared, team)
         return self._next_round(self._record(score, declared, team))
 
@@ -1146,6 +1408,21 @@ class State:
             declared = tuple(d or () for d in self.declared)
         if team == -1:
             team = self._announcing_team()
+        n = self.seats
+        if n != 4:
+            ann = [0] * n
+            if team is not None:
+                ann[team] = sum(a.points for a in declared[team])
+            bel = [0] * n
+            for seat, _ in self.belote:
+                bel[seat] += 20
+            return score_round_few(
+                taker=self.taker,
+                trick_points=self.team_points,
+                trick_winners=tuple(t.winner for t in self.tricks),
+                announcements=tuple(ann),
+                belote=tuple(bel),
+            )
         ann = [0, 0]
         if team is not None:
             for seat in (team, team + 2):
@@ -1159,7 +1436,7 @@ class State:
             taker=self.taker,
             contract=self.contract,
             multiplier=self.multiplier,
-            trick_points=self.team_points,
+            trick_points=(self.team_points[0], self.team_points[1]),
             trick_winners=tuple(t.winner for t in self.tricks),
             announcements=(ann[0], ann[1]),
             belote=(bel[0], bel[1]),
@@ -1183,7 +1460,11 @@ class State:
         assert self.start is not None  # a round in progress
         scores = self.scores
         if score is not None:
-            scores = (scores[0] + score.score[0], scores[1] + score.score[1])
+            add = score.score
+            if len(scores) == 2:
+                scores = (scores[0] + add[0], scores[1] + add[1])
+            else:
+                scores = tuple(a + b for a, b in zip(scores, add, strict=True))
         return RoundRecord(
             self.number, self.dealer, self.start, self.deck, self.actions, self.turned,
             self.trump, self.taker, self.contract, self.multiplier, self.tricks, declared, team,
@@ -1201,13 +1482,26 @@ class State:
         if record.score is not None:
             s.pending = record.score.pending
         s.number = self.number + 1
-        s.dealer = (self.dealer + 1) % 4
+        n = self.seats
+        s.dealer = (self.dealer + 1) % n
+        if n == 2 and record.score is not None:
+            # Two-handed: the player who scored more deals; at equal points the deal passes.
+            a, b = record.score.score
+            if a != b:
+                s.dealer = 0 if a > b else 1
         s._reset_round()
         target = self.rules.target
-        a, b = s.scores
-        if (a >= target or b >= target) and a != b:
+        scores = s.scores
+        if len(scores) == 2:
+            a, b = scores
+            over = (a >= target or b >= target) and a != b
+            top = a if a > b else b
+        else:
+            top = max(scores)
+            over = top >= target and scores.count(top) == 1
+        if over:
             s.phase = Phase.GAME_OVER
-            s.winner = 0 if a > b else 1
+            s.winner = scores.index(top)
         else:
             s.phase = Phase.DEAL
         return s
@@ -1228,3 +1522,40 @@ class State:
         return s._next_round(record)
 
     # -- views --------------------------------------------------------------------------
+
+
+class _FewState(State):
+    """A :class:`State` of two or three seats (RULES.md §12-13): the fields four seats do
+    without, and every card through the general path (no four-seat fast path)."""
+
+    __slots__ = ("pending_openings", "seats")
+
+    def _copy(self) -> State:
+        s = cast("_FewState", State._copy(self))
+        s.seats = self.seats
+        s.pending_openings = self.pending_openings
+        return s
+
+    def _reset_round(self) -> None:
+        State._reset_round(self)
+        self.pending_openings = ()
+
+    def legal_actions(self) -> tuple[Action, ...]:
+        if self.pending_openings:
+            return ()
+        return State.legal_actions(self)
+
+    def apply(self, action: Action, claim: Claim | None = None, *, proven: bool = False) -> State:
+        if self.pending_openings:
+            raise IllegalActionError(
+                action, self, f"positions {self.pending_openings} must be turned up first"
+            )
+        return State.apply(self, action, claim, proven=proven)
+
+    def _play(self, c: Card, claim: Claim | None) -> State:
+        cats = self._cat_cache
+        if cats is None:
+            cats = self._categories()
+        if claim is not None or self.unknown[self.to_act]:
+            return self._play_with_claims(c, claim, cats)
+        return self._play_known_claim(c, cats)

@@ -301,6 +301,10 @@ class FastState:
     def _blank(
         cls, rules: RuleSet, trump: int, taker: int, contract: int, multiplier: int, pending: int
     ) -> FastState:
+        if rules.seats != 4:
+            raise ValueError(
+                f"the fast path plays four seats, not {rules.name}: use the checked engine"
+            )
         f = object.__new__(cls)
         f.mode = trump
         f.trick = []

@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from .announcements import Announcement
-from .cards import FULL_DECK, Card, CardMask, cards_of
+from .cards import Card, CardMask, cards_of
 from .engine import Action, Bid, Phase, State, Trick, other_belote_card
-from .rules import RuleSet, SeatNumber
+from .rules import RuleSet, SeatNumber, Variant
 from .tables import ABOVE, TrumpMode, winning_index
 
 
@@ -44,19 +44,32 @@ class Observation(NamedTuple):
     belote: tuple[tuple[SeatNumber, Card], ...]
     """Each belote announced this round: the seat and the first of its king and queen played."""
     voids: tuple[CardMask, CardMask, CardMask, CardMask]
-    """Cards each seat has shown it does not hold (masks)."""
+    """Cards each seat has shown it does not hold (masks). In two-handed, it did not hold
+    them face up then: a face-down card turned up later may be one."""
     shown: tuple[CardMask, CardMask, CardMask, CardMask]
-    """Cards each seat is known to hold and has not played (announced, belote, turned)."""
-    scores: tuple[int, int]
+    """Cards each seat is known to hold and has not played (announced, belote, turned; in
+    two-handed, every seat's face-up cards)."""
+    scores: tuple[int, ...]
+    """Game scores: per team with four seats, per seat otherwise."""
     pending: int
+    open_deck: tuple[Card | None, ...] = ()
+    """Two-handed: the deck as both players see it, by position (:func:`deal_owners`):
+    every face-up card and every face-down card turned up, ``None`` for a card still face
+    down. ``()`` in the other variants."""
+
+    @property
+    def seats(self) -> int:
+        return self.rules.seats
 
     @property
     def partner(self) -> SeatNumber:
-        return (self.seat + 2) % 4
+        """The partner's seat; -1 when there are no teams (two or three seats)."""
+        return (self.seat + 2) % 4 if self.rules.has_teams else -1
 
     @property
     def team(self) -> int:
-        return self.seat % 2
+        """The index of this seat's entry in ``scores``: its team, or itself without teams."""
+        return self.seat % 2 if self.rules.has_teams else self.seat
 
     @property
     def target(self) -> int:
@@ -70,14 +83,17 @@ class Observation(NamedTuple):
         return m
 
     def unseen(self) -> CardMask:
-        """Cards held by the other three seats, as a mask, as far as this seat can tell."""
-        return FULL_DECK & ~(self.played | self.hand_mask)
+        """Cards held by the other seats (two-handed: and the face-down cards), as a mask, as
+        far as this seat can tell."""
+        return self.rules.deck_mask & ~(self.played | self.hand_mask)
 
     def possible(self, seat: SeatNumber) -> CardMask:
         """Cards ``seat`` may still hold, given voids and cards known elsewhere."""
         if seat == self.seat:
             return self.hand_mask
         elsewhere = 0
+        if self.rules.variant is Variant.TWO_HANDED:
+            return self.shown[seat]
         for s in range(4):
             if s != seat:
                 elsewhere |= self.shown[s]
@@ -87,7 +103,7 @@ class Observation(NamedTuple):
         """Unplayed cards that beat every other unplayed card of their suit (masks)."""
         if self.trump < 0:
             return 0
-        remaining = FULL_DECK & ~self.played
+        remaining = self.rules.deck_mask & ~self.played
         out = 0
         above = ABOVE[self.trump]
         for c in cards_of(remaining):
@@ -100,7 +116,7 @@ class Observation(NamedTuple):
         if not self.trick or self.trump < 0:
             return None
         best = winning_index(self.trick, self.trump)
-        return (self.leader + best) % 4
+        return (self.leader + best) % self.rules.seats
 
 
 def observe(state: State, seat: int) -> Observation:
@@ -129,6 +145,8 @@ def observe(state: State, seat: int) -> Observation:
         shown = (t * (taker == 0), t * (taker == 1), t * (taker == 2), t * (taker == 3))
     else:
         shown = (0, 0, 0, 0)
+    if state.seats == 2:
+        shown = state.hands  # two-handed: the face-up cards are everybody's to see
     return _make(
         Observation,
         (
@@ -156,8 +174,28 @@ def observe(state: State, seat: int) -> Observation:
             shown,
             state.scores,
             state.pending,
+            _open_deck(state) if state.seats == 2 else (),
         ),
     )
+
+
+def _open_deck(state: State) -> tuple[Card | None, ...]:
+    """Two-handed: ``state.deck`` without the face-down cards not turned up yet (a card is
+    turned up once the trick of the card that covered it is over)."""
+    deck = state.deck
+    if not deck:
+        return ()
+    out = list(deck)
+    in_trick = 0
+    for c in state.trick:
+        in_trick |= 1 << c
+    done = state.played & ~in_trick
+    for pos in range(32):
+        if pos % 16 < 8:
+            cover = deck[pos + 8]
+            if cover is None or not done >> cover & 1:
+                out[pos] = None
+    return tuple(out)
 
 
 # The named tuple's own constructor is Python code with 24 arguments; bots get one

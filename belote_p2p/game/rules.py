@@ -6,8 +6,11 @@ from dataclasses import dataclass, replace
 from enum import Enum
 from typing import Any
 
+from .cards import CARDS, Card
+
 SeatNumber = int
-"""A seat ``0..3`` in playing order; seats ``s`` and ``(s + 2) % 4`` are partners."""
+"""A seat ``0..seats-1`` in playing order; with four seats, ``s`` and ``(s + 2) % 4`` are
+partners (the other variants have no teams)."""
 
 
 class Variant(Enum):
@@ -17,6 +20,18 @@ class Variant(Enum):
     """Take or pass on a turned card, then name a suit (RULES.md §3-8)."""
     COINCHE = "coinche"
     """An auction with values, coinche and surcoinche (RULES.md §9)."""
+    THREE_HANDED = "three-handed"
+    """Three players, each for himself, 24 cards, take or pass as in classic (RULES.md §12)."""
+    TWO_HANDED = "two-handed"
+    """Two players, piles of a face-down card under a face-up one ("belote découverte"),
+    trump from the last card dealt, no bidding (RULES.md §13)."""
+
+
+DECK_32: tuple[Card, ...] = CARDS
+"""The 32-card deck in canonical order (suits S H D C, ranks 7 to A)."""
+DECK_24: tuple[Card, ...] = tuple(c for c in CARDS if c & 7 >= 2)
+"""The 24-card deck of three-handed: the 32-card order without the 7s and 8s."""
+_SEATS = {Variant.THREE_HANDED: 3, Variant.TWO_HANDED: 2}
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +57,43 @@ class RuleSet:
     @property
     def is_coinche(self) -> bool:
         return self.variant is Variant.COINCHE
+
+    @property
+    def seats(self) -> int:
+        """How many seats play: 4 (classic, coinche), 3 (three-handed) or 2 (two-handed)."""
+        return _SEATS.get(self.variant, 4)
+
+    @property
+    def has_teams(self) -> bool:
+        """Seats ``s`` and ``s + 2`` are partners: only with four seats. Otherwise scores,
+        totals and XP are per seat, and no partner ever frees a player (RULES.md §12-13)."""
+        return self.variant not in _SEATS
+
+    @property
+    def deck_size(self) -> int:
+        """Cards in the deck and positions in a deal: 24 for three-handed, 32 otherwise."""
+        return 24 if self.variant is Variant.THREE_HANDED else 32
+
+    @property
+    def deck_cards(self) -> tuple[Card, ...]:
+        """The variant's cards in canonical deck order (the order a deck protocol starts
+        from): the 32 cards, or for three-handed the same order without the 7s and 8s."""
+        return DECK_24 if self.variant is Variant.THREE_HANDED else DECK_32
+
+    @property
+    def deck_mask(self) -> int:
+        """The variant's cards as a mask (bit ``card`` set for each card of the deck)."""
+        return 0xFCFCFCFC if self.variant is Variant.THREE_HANDED else 0xFFFFFFFF
+
+    @property
+    def tricks_per_round(self) -> int:
+        """8 tricks, or 16 tricks of two in two-handed."""
+        return 16 if self.variant is Variant.TWO_HANDED else 8
+
+    @property
+    def has_bidding(self) -> bool:
+        """Whether a round starts with take/pass or an auction (not in two-handed)."""
+        return self.variant is not Variant.TWO_HANDED
 
     def with_(self, **changes: Any) -> RuleSet:
         return replace(self, **changes)
@@ -70,21 +122,32 @@ class RuleSet:
     def validate(self) -> None:
         if self.target <= 0:
             raise ValueError(f"target must be positive, not {self.target}")
-        if not 0 <= self.first_dealer < 4:
-            raise ValueError(f"first dealer must be a seat 0..3, not {self.first_dealer}")
+        seats = self.seats
+        if not 0 <= self.first_dealer < seats:
+            raise ValueError(f"first dealer must be a seat 0..{seats - 1}, not {self.first_dealer}")
         if not self.is_coinche and (self.sans_atout or self.tout_atout):
             raise ValueError("sans-atout and tout-atout exist only in coinche")
+        if not self.has_teams and not self.partner_master_frees:
+            raise ValueError(f"{self.variant.value} has no partners: partner_master_frees stays on")
+        if self.variant is Variant.TWO_HANDED and self.announcements:
+            raise ValueError("two-handed has no announcements")
 
 
 CLASSIC = RuleSet("classic", Variant.CLASSIC)
 CLASSIC_NO_ANNOUNCEMENTS = RuleSet("classic-no-announcements", Variant.CLASSIC, announcements=False)
 COINCHE = RuleSet("coinche", Variant.COINCHE)
+THREE_HANDED = RuleSet("three-handed", Variant.THREE_HANDED)
+TWO_HANDED = RuleSet("two-handed", Variant.TWO_HANDED, announcements=False)
 
-RULE_SETS: dict[str, RuleSet] = {r.name: r for r in (CLASSIC, CLASSIC_NO_ANNOUNCEMENTS, COINCHE)}
+RULE_SETS: dict[str, RuleSet] = {
+    r.name: r for r in (CLASSIC, CLASSIC_NO_ANNOUNCEMENTS, COINCHE, THREE_HANDED, TWO_HANDED)
+}
 
 
 def rule_set(name: str, **changes: Any) -> RuleSet:
-    """The named rule set (``classic``, ``classic-no-announcements``, ``coinche``), changed."""
+    """The named rule set (``classic``, ``classic-no-announcements``, ``coinche``,
+    ``three-handed``, ``two-handed``), changed; ``ValueError`` for an unknown name or a
+    change :meth:`RuleSet.validate` refuses."""
     try:
         base = RULE_SETS[name]
     except KeyError:

@@ -24,25 +24,28 @@ class Outcome(Enum):
     """The takers lost: the defence scores the round."""
     LITIGE = "litige"
     """Classic only: equal totals; the takers' points go to the pot."""
+    NO_CONTRACT = "no-contract"
+    """Two-handed: nobody takes; each player scores its own total (RULES.md §13)."""
 
 
 @dataclass(frozen=True, slots=True)
 class RoundScore:
-    """The scored outcome of one round, in team order (team 0 = seats 0 and 2)."""
+    """The scored outcome of one round: every tuple in team order (team 0 = seats 0 and 2)
+    with four seats, in seat order with two or three (no teams)."""
 
-    card_points: tuple[int, int]
-    """Trick points plus dix de der, or 250/500 for the team that made capot/générale."""
-    announcements: tuple[int, int]
-    """Announcement points each team scores (only one team scores them)."""
-    belote: tuple[int, int]
-    totals: tuple[int, int]
+    card_points: tuple[int, ...]
+    """Trick points plus dix de der, or 250/500 for the side that made capot/générale."""
+    announcements: tuple[int, ...]
+    """Announcement points each side scores (only one side scores them)."""
+    belote: tuple[int, ...]
+    totals: tuple[int, ...]
     outcome: Outcome
-    score: tuple[int, int]
-    """What each team adds to its game score."""
+    score: tuple[int, ...]
+    """What each side adds to its game score."""
     pending: int
-    """The litige pot after this round."""
+    """The litige pot after this round (always 0 with two or three seats)."""
     capot: int | None = None
-    """The team that took all eight tricks, if one did."""
+    """The team (four seats) or the seat (two or three) that took every trick, if one did."""
     generale: int | None = None
     """The seat that took all eight tricks alone, if one did."""
 
@@ -139,3 +142,64 @@ def score_round(
     return RoundScore(
         card_points, announcements, belote, totals, outcome, score, 0, capot, generale
     )
+
+
+def score_round_few(
+    *,
+    taker: int,
+    trick_points: tuple[int, ...],
+    trick_winners: tuple[int, ...],
+    announcements: tuple[int, ...],
+    belote: tuple[int, ...],
+    offender: int | None = None,
+) -> RoundScore:
+    """Score a finished round of three-handed (RULES.md §12) or two-handed (§13).
+
+    Every tuple has one entry per seat: ``trick_points`` with dix de der, ``announcements``
+    as scored (only the seat with the best one has any), ``belote`` 20 or 0.
+    ``trick_winners``: the seat that won each trick. ``taker`` is -1 in two-handed.
+
+    A player who wins every trick has 250 card points, the others 0. Three-handed: made
+    when the taker's total is strictly greater than each other's, and every player scores
+    its total; failed otherwise: the taker scores its belote, every other player its total
+    plus half (rounded down) of the taker's card points and scored announcements.
+    Two-handed: each player scores its total.
+
+    ``offender``: the seat the audit found at fault (RULES.md §10). It scores only its
+    belote. If it is the taker, the contract failed as above; otherwise the taker (in
+    two-handed: the other player) scores 162 (250 with a capot) plus every announcement
+    scored plus its belote, and a third player its own total (choice, after §10).
+    """
+    n = len(trick_points)
+    capot = None
+    card_points = trick_points
+    winners = set(trick_winners)
+    if len(winners) == 1 and len(trick_winners) == (16 if n == 2 else 8):
+        capot = trick_winners[0]
+        card_points = tuple(CAPOT_POINTS if s == capot else 0 for s in range(n))
+    totals = tuple(card_points[s] + announcements[s] + belote[s] for s in range(n))
+    no_contract = taker < 0
+    if offender is not None:
+        winner = (1 - offender) if no_contract else taker
+        if offender == taker:
+            winner = -1
+    else:
+        winner = -1
+    if offender is not None and winner >= 0:
+        base = card_points[winner] if capot == winner else CLASSIC_FAILED_POINTS
+        won = base + sum(announcements) + belote[winner]
+        score = tuple(
+            won if s == winner else belote[s] if s == offender else totals[s] for s in range(n)
+        )
+        outcome = Outcome.MADE
+    elif no_contract:
+        score = totals
+        outcome = Outcome.NO_CONTRACT
+    elif offender is None and all(totals[taker] > totals[s] for s in range(n) if s != taker):
+        score = totals
+        outcome = Outcome.MADE
+    else:
+        half = (card_points[taker] + announcements[taker]) // 2
+        score = tuple(belote[s] if s == taker else totals[s] + half for s in range(n))
+        outcome = Outcome.FAILED
+    return RoundScore(card_points, announcements, belote, totals, outcome, score, 0, capot, None)

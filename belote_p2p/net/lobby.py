@@ -1,4 +1,5 @@
-"""The lobby: how four peers agree on a table definition before the mesh opens.
+"""The lobby: how the peers (four, or three or two as the rules seat) agree on a table
+definition before the mesh opens.
 
 One peer hosts. It listens on a TCP port (7777 unless told otherwise); each other peer
 connects, sends one join request and waits for the table. Every message is one frame of the
@@ -9,13 +10,15 @@ wire's frame format (4-byte big-endian length, then canonical msgpack):
   already open on (0: it accepts no connection, ``--no-listen``); optionally ``seat`` (the
   seat it asks for, 1..3) and ``partner`` (the name of the player it wants to sit with);
 * host -> joiner: ``{type: "table", definition, proposal}`` (:meth:`TableDefinition.to_wire`
-  and the host's signature of it, :meth:`TableDefinition.propose`) once three joiners are
-  in, with ``relay`` (``host:port``) when the table uses another relay than the host's port;
-  or ``{type: "error", reason}`` and the connection closes.
+  and the host's signature of it, :meth:`TableDefinition.propose`) once every joiner is in
+  (three; two at a three-handed table, one at a two-handed one), with ``relay``
+  (``host:port``) when the table uses another relay than the host's port; or ``{type:
+  "error", reason}`` and the connection closes.
 
 The host takes seat 0 and the joiners the other seats in arrival order, as far as their
 requests allow: a requested seat is refused at once when another joiner holds it, a partner
-request puts the two at seats 1 and 3 (or the joiner at seat 2, the host's partner), and the
+request puts the two at seats 1 and 3 (or the joiner at seat 2, the host's partner; a table
+without teams refuses partner requests and seats beyond its own), and the
 host may reorder the seats before it signs the table (:meth:`Lobby.reorder`). A seat's
 address is the IP the host saw the joiner's connection come from, with the port the joiner
 announced (empty for port 0: only a relay reaches it); the host's own is the local IP of the
@@ -160,6 +163,8 @@ class Lobby:
     ) -> None:
         self.host = host
         self.rules = rules
+        self.seats = rules.seats
+        """The table's seats: the host and ``seats - 1`` joiners (4, or 3 or 2)."""
         self.table_id = secrets.token_bytes(TABLE_ID_SIZE) if table_id is None else table_id
         if len(self.table_id) != TABLE_ID_SIZE:
             raise ValueError(f"a table id is {TABLE_ID_SIZE} bytes")
@@ -169,7 +174,7 @@ class Lobby:
 
     @property
     def full(self) -> bool:
-        return len(self._joined) == SEATS - 1
+        return len(self._joined) == self.seats - 1
 
     @property
     def joined(self) -> tuple[JoinRequest, ...]:
@@ -182,6 +187,10 @@ class Lobby:
         """
         if self.full:
             raise JoinRefused("the table is full")
+        if request.seat is not None and request.seat >= self.seats:
+            raise JoinRefused(f"this table has seats 1 to {self.seats - 1} for joiners")
+        if request.partner is not None and not self.rules.has_teams:
+            raise JoinRefused(f"{self.rules.name} has no partners: every player is for himself")
         keys = {self.host.key, *(j.request.key for j in self._joined)}
         if request.key in keys:
             raise JoinRefused(f"the key {fingerprint(request.key)} is already at the table")
@@ -216,14 +225,14 @@ class Lobby:
                 raise JoinRefused(f"{name!r} is not a joiner left to seat")
             left.remove(found)
             order.append(found.request.key)
-        if left or len(order) != SEATS - 1:
-            raise JoinRefused("name the three joiners, for seats 1, 2 and 3")
+        if left or len(order) != self.seats - 1:
+            raise JoinRefused(f"name the {self.seats - 1} joiners, for seats 1 to {self.seats - 1}")
         self._order = order
 
     def swap(self, a: int, b: int) -> None:
-        """The host swaps the joiners at seats ``a`` and ``b`` (1..3)."""
-        if not {a, b} <= {1, 2, 3}:
-            raise JoinRefused("the joiners sit at seats 1, 2 and 3")
+        """The host swaps the joiners at seats ``a`` and ``b`` (1..seats-1)."""
+        if not {a, b} <= set(range(1, self.seats)):
+            raise JoinRefused(f"the joiners sit at seats 1 to {self.seats - 1}")
         names = [r.name for _, r in self.seating()]
         names[a - 1], names[b - 1] = names[b - 1], names[a - 1]
         self.reorder(names)
@@ -232,8 +241,8 @@ class Lobby:
         """A seat for each request (in arrival order where the requests leave a choice), or
         None if no seating honours them all. A partner not at the table yet keeps a seat
         free for itself; once the table is full, an absent partner is not waited for."""
-        full = len(requests) == SEATS - 1
-        for seats in itertools.permutations(range(1, SEATS), len(requests)):
+        full = len(requests) == self.seats - 1
+        for seats in itertools.permutations(range(1, self.seats), len(requests)):
             pairs = zip(requests, seats, strict=True)
             if all(self._fits(r, s, requests, seats, full) for r, s in pairs):
                 return list(seats)
@@ -290,7 +299,7 @@ class Lobby:
         self._order = None
 
     def definition(self) -> TableDefinition:
-        """The table, once three joiners are in."""
+        """The table, once every joiner is in (``seats - 1`` of them)."""
         if not self.full:
             raise JoinRefused("the table is not complete")
         remote = [j for j in self._joined if not is_loopback(j.ip)]

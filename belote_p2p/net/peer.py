@@ -1,11 +1,12 @@
 """One seat of a live game: a :class:`~belote_p2p.protocol.session.TableSession` driven over
 the mesh.
 
-:func:`run_peer` opens the TCP mesh to the three other seats, feeds every frame they send to
-the session, broadcasts every envelope the session emits, records every envelope the session
-accepted in the transcript (its own included, in acceptance order), and answers the
-session's "your turn" through a :class:`Player`: a bot in a worker thread under a deadline
-(:class:`BotPlayer`) or a person at the terminal (:class:`~belote_p2p.app.tui.TuiPlayer`).
+:func:`run_peer` opens the TCP mesh to the other seats (three, or two or one), feeds every
+frame they send to the session, broadcasts every envelope the session emits, records every
+envelope the session accepted in the transcript (its own included, in acceptance order), and
+answers the session's "your turn" through a :class:`Player`: a bot in a worker thread under
+a deadline (:class:`BotPlayer`) or a person at the terminal
+(:class:`~belote_p2p.app.tui.TuiPlayer`).
 
 Failure policy. Unsigned bytes prove nothing against anyone. A frame the session refuses
 (:class:`~belote_p2p.errors.RemoteProtocolError`: not a valid envelope of this table, a
@@ -29,7 +30,7 @@ slow or stuck peer does not slow the game between the others.
 Time. Every seat that owes the next message has a deadline (:class:`PeerConfig`: a decision,
 a protocol step); past it, the wait is reported (a log line, and :class:`PeerStatus` to
 ``on_status`` with the seconds left), and after a further grace period we sign the seat gone
-(the session's ``abandon``): the game ends, abandoned by that seat, once the three others
+(the session's ``abandon``): the game ends, abandoned by that seat, once all the others
 have signed it, and with :attr:`PeerResult.error` if they have not within another grace
 period. A lost connection is not a departure: the mesh reconnects (the higher seat dials
 again), both sides send a sync request (``TableSession.sync_request``) and answer the
@@ -358,10 +359,11 @@ async def run_peer(
     config = config or PeerConfig()
     session, recorded = open_session(definition, seat, identity, transcript, secrets, proposal)
     resumed = bool(recorded)
-    addresses = {s: seat_address(definition, s) for s in range(SEATS)}
+    seats = len(definition.seats)
+    addresses = {s: seat_address(definition, s) for s in range(seats)}
     if host_address is not None and addresses[0] is not None:
         addresses[0] = host_address
-    if seat == SEATS - 1 and listeners:
+    if seat == seats - 1 and listeners:
         # The last seat only dials; the listener the lobby made it open is not needed.
         for listener in listeners:
             await listener.aclose()
@@ -474,8 +476,8 @@ class _Driver:
         """The connection on which we last answered each seat's sync request, and when."""
         # The clock: when each seat started owing its current message, and of what kind.
         self._owes: dict[int, tuple[bool, float]] = {}
-        self._seqs = [0] * SEATS
-        self._chats = [0] * SEATS
+        self._seqs = [0] * session.seats
+        self._chats = [0] * session.seats
         """Chat envelopes accepted from each seat: a chat is no progress on what it owes."""
         self._quit = False
         self._length = -1
@@ -524,7 +526,8 @@ class _Driver:
                         # A ``bye`` may have been lost on the way (a relay may drop frames):
                         # ask for it, as during the game.
                         request = session.sync_request()
-                        self._replies += [(s, request) for s in range(SEATS) if s != self.seat]
+                        others = [s for s in range(session.seats) if s != self.seat]
+                        self._replies += [(s, request) for s in others]
                     self._controlled()
                     self._step()
             # Our last envelopes (the ``done`` above all) must reach the peers before we close.
@@ -683,7 +686,7 @@ class _Driver:
         if len(session.transcript) != self._length:
             self._length = len(session.transcript)
             self._last_progress = now
-        sent = [tracker.next_seq(s) - self._chats[s] for s in range(SEATS)]
+        sent = [tracker.next_seq(s) - self._chats[s] for s in range(session.seats)]
         owed = self._owed()
         for s in list(self._owes):
             if s not in owed:
@@ -735,7 +738,7 @@ class _Driver:
             # No progress for a while: ask every peer for what we may lack.
             self._last_sync = now
             request = session.sync_request()
-            self._replies += [(s, request) for s in range(SEATS) if s != self.seat]
+            self._replies += [(s, request) for s in range(session.seats) if s != self.seat]
         if not waits and stalled >= config.peer_timeout:
             self.error = f"the game made no progress for {stalled:.0f} s"
 

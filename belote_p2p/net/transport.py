@@ -5,7 +5,7 @@ Thin on purpose: framing and the hello handshake are the sans-io code of
 payloads between authenticated seats; decoding envelopes is the table session's job.
 
 Each pair of seats shares exactly one TCP connection, dialled by the higher seat to
-the lower seat's listener; seat 0 only listens and seat 3 only dials.
+the lower seat's listener; seat 0 only listens and the last seat only dials.
 
 Links. The mesh runs each seat's connection over a :class:`Link`: whole frames in both
 directions. A direct TCP stream is a :class:`FramedStream`; :meth:`Mesh.attach` takes any
@@ -54,6 +54,7 @@ from belote_p2p.protocol.identity import Identity
 from belote_p2p.protocol.wire import (
     DEFAULT_MAX_FRAME,
     FRAME_HEADER_SIZE,
+    MIN_SEATS,
     SEATS,
     FrameDecoder,
     FrameTooLarge,
@@ -395,9 +396,9 @@ class _Connection:
 
 
 class Mesh:
-    """Seat ``seat``'s connections to the three other seats of a table.
+    """Seat ``seat``'s connections to every other seat of a table (3, 2 or 1).
 
-    Start :meth:`run` with ``nursery.start`` (it returns once all three peers are
+    Start :meth:`run` with ``nursery.start`` (it returns once every other peer is
     connected and authenticated) or use :func:`open_mesh`. Then :meth:`receive` yields
     :class:`PeerConnected`, :class:`Received` and :class:`PeerLost` events from every peer
     in arrival order, and :meth:`send` and :meth:`broadcast` queue frames without waiting.
@@ -411,14 +412,16 @@ class Mesh:
         roster: Sequence[bytes],
         config: MeshConfig | None = None,
     ) -> None:
-        if len(roster) != SEATS or not 0 <= seat < SEATS:
-            raise LocalProtocolError(f"a table has {SEATS} seats")
+        if not MIN_SEATS <= len(roster) <= SEATS or not 0 <= seat < len(roster):
+            raise LocalProtocolError(f"a table has {MIN_SEATS} to {SEATS} seats")
         if roster[seat] != identity.public_key_bytes:
             raise LocalProtocolError(f"this identity does not hold seat {seat}")
         self.identity = identity
         self.table = bytes(table)
         self.seat = seat
         self.roster = tuple(roster)
+        self.seats = len(self.roster)
+        """The table's seats: one connection to each other one."""
         self.config = config or MeshConfig()
         if self.config.send_queue_bytes < self.config.max_frame + FRAME_HEADER_SIZE:
             raise LocalProtocolError("a send queue must hold at least one frame of max_frame")
@@ -462,13 +465,13 @@ class Mesh:
         fallback: Fallback | None = None,
         task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
     ) -> None:
-        """Listen (unless seat 3), dial the lower seats and run every connection.
+        """Listen (unless the last seat), dial the lower seats and run every connection.
 
         ``addresses`` maps seats to ``(host, port)``, or None for a seat that does not
         listen; those of the lower seats are dialled, and our own is where we listen unless
         ``listeners`` are given (``[]``: we accept no direct connection, or someone else
         hands them to :meth:`incoming`). ``fallback`` opens relayed links (see the module
-        docstring). Signals ``task_status`` once all three peers are authenticated, then
+        docstring). Signals ``task_status`` once every other peer is authenticated, then
         runs until cancelled or :meth:`close`. Without a fallback, until a lower seat was
         first connected, a failed dial or handshake with it is raised; later ones are
         retried. A bad incoming connection is only refused.
@@ -480,7 +483,7 @@ class Mesh:
                 if self._closed:
                     nursery.cancel_scope.cancel()
                 own = addresses.get(self.seat)
-                if self.seat < SEATS - 1:
+                if self.seat < self.seats - 1:
                     if listeners is None:
                         listeners = []
                         if own is not None:
@@ -489,7 +492,7 @@ class Mesh:
                 for link in self._handed:
                     nursery.start_soon(self._attach_incoming, link)
                 self._handed.clear()
-                for peer in range(SEATS):
+                for peer in range(self.seats):
                     if peer == self.seat:
                         continue
                     direct = addresses.get(peer) if peer < self.seat else own
@@ -562,7 +565,7 @@ class Mesh:
         A lost peer is not an error here: its connection reports :class:`PeerLost`.
         """
         missed: set[int] = set()
-        for seat in range(SEATS):
+        for seat in range(self.seats):
             if seat != self.seat:
                 try:
                     self.send(seat, payload)
@@ -630,7 +633,7 @@ class Mesh:
             old.close("replaced by a new connection")
         reconnected = seat in self._ever
         self._ever.add(seat)
-        if len(self._peers) == SEATS - 1:
+        if len(self._peers) == self.seats - 1:
             self._all_connected.set()
         self._notify()
         if conn.relayed:
@@ -775,7 +778,7 @@ async def open_mesh(
     config: MeshConfig | None = None,
     fallback: Fallback | None = None,
 ) -> AsyncIterator[Mesh]:
-    """A :class:`Mesh` with all three peers connected; closed when the block ends."""
+    """A :class:`Mesh` with every other peer connected; closed when the block ends."""
     mesh = Mesh(identity, table, seat, roster, config)
     async with trio.open_nursery() as nursery:
         await nursery.start(partial(mesh.run, addresses, listeners=listeners, fallback=fallback))

@@ -1,10 +1,15 @@
 """Bot-vs-bot matches on duplicate boards, in-process, over several processes or on a Dask
 distributed cluster.
 
-A board is one deal: a deck order and a dealer. It is played at two tables: bot A on seats
-0 and 2 at the first, on seats 1 and 3 at the second, with the same cards; the board score
-is A's net points (A's round score minus B's) summed over both tables, which removes most
-of the luck of the deal.
+A board is one deal: a deck order and a dealer. With four seats it is played at two
+tables: bot A on seats 0 and 2 at the first, on seats 1 and 3 at the second, with the same
+cards; the board score is A's net points (A's round score minus B's) summed over both
+tables, which removes most of the luck of the deal.
+
+With two or three seats (no teams) the deal rotates through every seat: table ``t`` (of 2
+or 3) deals the same deck with the dealer moved on by ``t`` seats, A on seat 0 and B on the
+other seats, so that A plays each hand once. A's net at a table is its round score minus
+B's (with three seats: minus the mean of B's two scores).
 
 Everything random derives from ``(seed, board)``: the board's decks and dealer, and each
 bot's generator (``(seed, board, table, seat)``). A board's result therefore does not
@@ -52,15 +57,20 @@ def bot_rng(seed: int, board: int, table: int, seat: int) -> random.Random:
     return random.Random(f"belote-arena:{seed}:{board}:{table}:{seat}")
 
 
-def board_decks(seed: int, board: int) -> tuple[int, Callable[[], list[Card]]]:
-    """The board's first dealer and a function drawing its successive decks."""
+def board_decks(
+    seed: int, board: int, rules: RuleSet | None = None
+) -> tuple[int, Callable[[], list[Card]]]:
+    """The board's first dealer and a function drawing its successive decks (of ``rules``'
+    seats and cards; four seats and 32 cards by default)."""
     rng = board_rng(seed, board)
-    dealer = rng.randrange(4)
+    seats = 4 if rules is None else rules.seats
+    cards = CARDS if rules is None else rules.deck_cards
+    dealer = rng.randrange(seats)
     decks: list[list[Card]] = []
 
     def deck_at(i: int) -> list[Card]:
         while len(decks) <= i:
-            d = list(CARDS)
+            d = list(cards)
             rng.shuffle(d)
             decks.append(d)
         return decks[i]
@@ -73,25 +83,28 @@ def board_decks(seed: int, board: int) -> tuple[int, Callable[[], list[Card]]]:
 class TableResult:
     """One table of a board: A's and B's round scores, and how many deals it took."""
 
-    score_a: int
-    score_b: int
+    score_a: float
+    score_b: float
+    """B's round score (with three seats, the mean of B's two seats' scores)."""
     deals: int
     a_took: bool | None
-    """Whether team A held the contract (None when no contract was played)."""
+    """Whether A held the contract (None when no contract was played; False in
+    two-handed, where nobody takes)."""
 
     @property
-    def net(self) -> int:
+    def net(self) -> float:
         return self.score_a - self.score_b
 
 
 @dataclass(frozen=True, slots=True)
 class BoardResult:
     board: int
-    tables: tuple[TableResult, TableResult]
+    tables: tuple[TableResult, ...]
+    """Two tables with four seats; one per seat (the deal rotated) with two or three."""
 
     @property
-    def score(self) -> int:
-        return self.tables[0].net + self.tables[1].net
+    def score(self) -> float:
+        return sum(t.net for t in self.tables)
 
 
 @dataclass
@@ -213,7 +226,9 @@ def play_board(
     counts: tuple[FallbackCounts, FallbackCounts] | None = None,
     times: tuple[list[float], list[float]] | None = None,
 ) -> BoardResult:
-    """Both tables of one board; fresh bots at each table, so a board stands alone."""
+    """Every table of one board; fresh bots at each table, so a board stands alone."""
+    if rules.seats != 4:
+        return _play_rotated_board(specs, rules, seed, board, bots, counts, times)
     dealer, _ = board_decks(seed, board)
     tables = []
     for table in (0, 1):
@@ -241,6 +256,44 @@ def play_board(
             TableResult(score[team_a], score[1 - team_a], deals, record.taker % 2 == team_a)
         )
     return BoardResult(board, (tables[0], tables[1]))
+
+
+def _play_rotated_board(
+    specs: tuple[str, str],
+    rules: RuleSet,
+    seed: int,
+    board: int,
+    bots: dict[str, BotInfo] | None,
+    counts: tuple[FallbackCounts, FallbackCounts] | None,
+    times: tuple[list[float], list[float]] | None,
+) -> BoardResult:
+    """:func:`play_board` with two or three seats: the deal rotated through every seat."""
+    n = rules.seats
+    dealer, _ = board_decks(seed, board, rules)
+    tables = []
+    for table in range(n):
+        _, next_deck = board_decks(seed, board, rules)
+        players = []
+        for seat in range(n):
+            side = 0 if seat == 0 else 1  # A on seat 0, B on the others
+            bot = make_bot(specs[side], bots)
+            if times is not None:
+                bot = _Timed(bot, times[side])
+            player = SafePlayer(bot, name=specs[side])
+            if counts is not None:
+                player.counts = counts[side]
+            players.append(player)
+        rngs = [bot_rng(seed, board, table, seat) for seat in range(n)]
+        state, deals = play_table(rules, players, rngs, (dealer + table) % n, next_deck)
+        if state is None:
+            tables.append(TableResult(0, 0, deals, None))
+            continue
+        record = state.history[-1]
+        assert record.score is not None
+        score = record.score.score
+        b = sum(score[1:]) / (n - 1)
+        tables.append(TableResult(score[0], b, deals, record.taker == 0))
+    return BoardResult(board, tuple(tables))
 
 
 _Chunk = tuple[list[BoardResult], tuple[FallbackCounts, FallbackCounts], Any]

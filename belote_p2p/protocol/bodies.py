@@ -202,7 +202,7 @@ def encode_sync(have: list[int], want: list[bytes]) -> bytes:
 def parse_sync(data: bytes) -> tuple[list[int], list[bytes]] | None:
     """``(have, want)`` if ``data`` is a sync request, ``None`` if it looks like an envelope.
 
-    A sync request is the canonical map ``{"type": "sync", "have": [4 ints], "want":
+    A sync request is the canonical map ``{"type": "sync", "have": [an int per seat], "want":
     [hashes]}``, unsigned: it only asks for signed envelopes. Raises
     :class:`~belote_p2p.protocol.wire.MalformedMessage` for a malformed one.
     """
@@ -215,7 +215,7 @@ def parse_sync(data: bytes) -> tuple[list[int], list[bytes]] | None:
     if (
         set(value) != {"type", "have", "want"}
         or not isinstance(have, list)
-        or len(have) != 4
+        or not 2 <= len(have) <= 4
         or any(type(n) is not int or n < 0 for n in have)
         or not isinstance(want, list)
         or len(want) > MAX_WANT

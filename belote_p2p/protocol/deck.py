@@ -1,5 +1,8 @@
 """The deck protocol: a mental-poker shuffle and deal of the 32 cards, sans-io (version 2).
 
+Four peers with 32 cards; three with 24 (three-handed) or two with 32 (two-handed, where no
+card is private: face-up cards open to both at the deal, face-down ones when turned up).
+
 Four peers shuffle and deal one round's deck so that each learns only its own cards, the
 classic turned card and the cards played, with no trusted dealer; at the end of the round
 every peer reveals its secrets and each one re-checks everything (the audit). The scheme is
@@ -65,6 +68,10 @@ API
     The messages this peer produced on its own (its shuffle, its decryption shares), once.
 ``set_taker(taker: int) -> SharesMessage``
     Classic only, after the first deal: the completion (positions 21..31) starts.
+``open(positions) -> OpenMessage``
+    Two-handed only, when the engine turned face-down positions up (``pending_openings``):
+    publishes our shares of them; each opens once every seat's share is in. No share of a
+    face-down position is published before (DECK.md §16).
 ``play(position: int) -> PlayMessage``
     Publishes our share for one of our positions; every peer learns the card.
 ``reveal() -> RevealMessage``
@@ -112,15 +119,15 @@ from __future__ import annotations
 import hashlib
 import secrets
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any, ClassVar, TypeAlias
 
 from belote_p2p.errors import LocalProtocolError, RemoteProtocolError
 from belote_p2p.game.cards import CARDS, Card
-from belote_p2p.game.engine import TURNED, deal_owners
-from belote_p2p.game.rules import RuleSet
+from belote_p2p.game.engine import TURNED, deal_owners, public_positions
+from belote_p2p.game.rules import RuleSet, Variant
 
 from . import group, wire
 from .group import L, Proof, base_mul, hash_to_point, is_valid_point, mul, u8, u32
@@ -135,13 +142,19 @@ from .shuffle import (
 )
 
 SEATS = 4
+"""The seats of a four-handed table (classic, coinche); :func:`seats_of` gives any rule set's."""
 DECK_SIZE = 32
+"""The cards of the full deck, and the most a deck has; :func:`deck_size` gives any rule set's."""
+DECK_SIZES = (24, 32)
+"""The deck sizes a message may carry (three-handed plays with 24 cards)."""
 TURNED_POSITION = 20
-"""The classic turned card's deck position."""
+"""The classic turned card's deck position; :func:`turned_position` gives any rule set's."""
 STEP_DEAL = 0
-"""The first deal step: classic positions 0..20 (with the turned card), coinche 0..31."""
+"""The first deal step: classic positions 0..20 (with the turned card), three-handed 0..15,
+coinche 0..31, two-handed the 16 face-up positions."""
 STEP_COMPLETION = 1
-"""Classic only: positions 21..31, once the taker is known."""
+"""Classic and three-handed only: the positions after the turned card, once the taker is
+known."""
 SEED_SIZE = 32
 COMMITMENT_SIZE = 32
 CIPHERTEXT_SIZE = 64
@@ -230,16 +243,52 @@ def card_of_point(point: bytes) -> Card | None:
     return _CARD_OF_POINT.get(point)
 
 
-def shuffle_order(dealer: int) -> tuple[int, ...]:
+def seats_of(rules: RuleSet) -> int:
+    """How many peers run the deck protocol: 4, 3 (three-handed) or 2 (two-handed)."""
+    return rules.seats
+
+
+def deck_size(rules: RuleSet) -> int:
+    """How many cards the deck holds: 32, or 24 in three-handed."""
+    return rules.deck_size
+
+
+def deck_cards(rules: RuleSet) -> tuple[Card, ...]:
+    """The cards of the rule set's deck in card order: the trivial deck's positions.
+
+    The 24-card deck is the 32-card order without the 7s and 8s; each card keeps its point
+    ``M_i`` (``i`` its value in ``0..31``)."""
+    return rules.deck_cards
+
+
+def is_two_handed(rules: RuleSet) -> bool:
+    """Two-handed: no private card; face-up cards open at the deal, face-down ones when the
+    engine turns them up (:meth:`DeckPeer.open`)."""
+    return rules.variant is Variant.TWO_HANDED
+
+
+def turned_position(rules: RuleSet) -> int | None:
+    """The position of the card turned face up for the bidding (classic 20, three-handed
+    15), ``None`` where there is none (coinche, two-handed)."""
+    owners = deal_owners(rules, 0)
+    return owners.index(TURNED) if TURNED in owners else None
+
+
+def shuffle_order(dealer: int, seats: int = SEATS) -> tuple[int, ...]:
     """The seats in shuffling order: from the dealer's left, the dealer last."""
-    return tuple((dealer + 1 + i) % SEATS for i in range(SEATS))
+    return tuple((dealer + 1 + i) % seats for i in range(seats))
 
 
-def step_positions(rules: RuleSet, step: int) -> range:
-    """The deck positions a deal step opens."""
-    if rules.is_coinche:
-        return range(DECK_SIZE)
-    return range(TURNED_POSITION + 1) if step == STEP_DEAL else range(TURNED_POSITION + 1, 32)
+def step_positions(rules: RuleSet, step: int, dealer: int = 0) -> tuple[int, ...]:
+    """The deck positions a deal step opens, in increasing order (two-handed: the face-up
+    positions, which depend on the dealer; its face-down ones open one by one later)."""
+    size = deck_size(rules)
+    if is_two_handed(rules):
+        return tuple(sorted(public_positions(rules, dealer))) if step == STEP_DEAL else ()
+    turned = turned_position(rules)
+    if turned is None:
+        return tuple(range(size)) if step == STEP_DEAL else ()
+    return tuple(range(turned + 1)) if step == STEP_DEAL else tuple(range(turned + 1, size))
 
 
 def _context(table_id: bytes, round_number: int, seat: int) -> tuple[bytes, ...]:
@@ -261,7 +310,7 @@ def shuffle_commitment(table_id: bytes, round_number: int, seat: int, seed: byte
 
 
 def shuffle_permutation(
-    table_id: bytes, round_number: int, seat: int, seed: bytes
+    table_id: bytes, round_number: int, seat: int, seed: bytes, size: int = DECK_SIZE
 ) -> tuple[int, ...]:
     """``perm`` with output position ``j`` taking input position ``perm[j]``.
 
@@ -271,8 +320,8 @@ def shuffle_permutation(
     parts = (*_context(table_id, round_number, seat), seed)
     xof = hashlib.shake_256(group.framed(PERMUTATION_LABEL, parts))
     stream = _xof_bytes(xof)
-    perm = list(range(DECK_SIZE))
-    for i in range(DECK_SIZE - 1, 0, -1):
+    perm = list(range(size))
+    for i in range(size - 1, 0, -1):
         n = i + 1
         limit = 256 - 256 % n
         while True:
@@ -294,10 +343,12 @@ def _xof_bytes(xof: Any) -> Iterator[int]:
         size *= 2
 
 
-def shuffle_masks(table_id: bytes, round_number: int, seat: int, seed: bytes) -> tuple[int, ...]:
+def shuffle_masks(
+    table_id: bytes, round_number: int, seat: int, seed: bytes, size: int = DECK_SIZE
+) -> tuple[int, ...]:
     """The re-masking scalar of each output position of a shuffle."""
     ctx = (*_context(table_id, round_number, seat), seed)
-    return tuple(group.hash_to_scalar(MASK_LABEL, *ctx, u8(j)) for j in range(DECK_SIZE))
+    return tuple(group.hash_to_scalar(MASK_LABEL, *ctx, u8(j)) for j in range(size))
 
 
 # -- messages ----------------------------------------------------------------------------
@@ -321,6 +372,14 @@ class Ciphertext:
 TRIVIAL_DECK: tuple[Ciphertext, ...] = tuple(Ciphertext(group.IDENTITY, m) for m in CARD_POINTS)
 """The deck before the first shuffle: card ``i`` at position ``i``, encrypted with no mask
 (``(O, M_i)``). Never sent; the first shuffle proof is checked against it."""
+
+
+def trivial_deck(rules: RuleSet) -> tuple[Ciphertext, ...]:
+    """The rule set's deck before the first shuffle: :func:`deck_cards` in order, each
+    encrypted with no mask (:data:`TRIVIAL_DECK` for 32 cards)."""
+    if deck_size(rules) == DECK_SIZE:
+        return TRIVIAL_DECK
+    return tuple(TRIVIAL_DECK[c] for c in deck_cards(rules))
 
 
 @dataclass(frozen=True, slots=True)
@@ -417,10 +476,12 @@ class ShuffleMessage:
     def from_wire(cls, data: object, sender: int) -> ShuffleMessage:
         w = _open_wire(data, cls.TYPE, cls.FIELDS, sender)
         seat = _seat_of(w)
-        deck = w.bin_list("deck", CIPHERTEXT_SIZE, DECK_SIZE, DECK_SIZE)
+        deck = w.bin_list("deck", CIPHERTEXT_SIZE, min(DECK_SIZES), DECK_SIZE)
+        if len(deck) not in DECK_SIZES:
+            raise w.fail(f"'deck' must hold one of {DECK_SIZES} ciphertexts")
         commitment = w.bin("commitment", COMMITMENT_SIZE)
         try:
-            proof = ShuffleProof.from_wire(w.data["proof"], DECK_SIZE)
+            proof = ShuffleProof.from_wire(w.data["proof"], len(deck))
         except MalformedShuffleProof as exc:
             raise w.fail(f"proof: {exc}") from None
         return cls(seat, commitment, tuple(Ciphertext.from_bytes(c) for c in deck), proof)
@@ -462,8 +523,8 @@ class SharesMessage:
 class PlayMessage:
     """A card played: its position and the player's own share for it.
 
-    ``share`` is ``None`` exactly for the classic turned card, whose four shares were
-    published at the deal.
+    ``share`` is ``None`` exactly for a card every seat's share of was published before
+    it was played: the turned card (classic, three-handed) and every two-handed card.
     """
 
     TYPE: ClassVar[str] = "deck.play"
@@ -516,8 +577,59 @@ class RevealMessage:
         return cls(_seat_of(w), w.bin("secret_key", 32), w.bin("seed", SEED_SIZE))
 
 
-DeckMessage: TypeAlias = KeyMessage | ShuffleMessage | SharesMessage | PlayMessage | RevealMessage
-_MESSAGE_CLASSES = (KeyMessage, ShuffleMessage, SharesMessage, PlayMessage, RevealMessage)
+@dataclass(frozen=True, slots=True)
+class OpenMessage:
+    """Two-handed: a peer's decryption shares of face-down positions the engine turned up.
+
+    ``positions`` are strictly increasing; ``shares[i]`` is for ``positions[i]``. Nobody
+    publishes a share of a face-down position before the rules engine turns it up, so
+    nobody, its owner included, knows the card before that.
+    """
+
+    TYPE: ClassVar[str] = "deck.open"
+    FIELDS: ClassVar[frozenset[str]] = frozenset({"type", "seat", "positions", "shares"})
+
+    seat: int
+    positions: tuple[int, ...]
+    shares: tuple[DecryptionShare, ...]
+
+    def to_wire(self) -> dict[str, Any]:
+        return {
+            "type": self.TYPE,
+            "seat": self.seat,
+            "positions": list(self.positions),
+            "shares": [s.to_bytes() for s in self.shares],
+        }
+
+    @classmethod
+    def from_wire(cls, data: object, sender: int) -> OpenMessage:
+        w = _open_wire(data, cls.TYPE, cls.FIELDS, sender)
+        seat = _seat_of(w)
+        raw = w.data["positions"]
+        if type(raw) not in (list, tuple) or not 1 <= len(raw) <= DECK_SIZE:
+            raise w.fail(f"'positions' must be a list of 1..{DECK_SIZE} positions")
+        positions: list[int] = []
+        for value in raw:
+            if type(value) is not int or not 0 <= value < DECK_SIZE:
+                raise w.fail(f"'positions' must hold integers in 0..{DECK_SIZE - 1}")
+            if positions and value <= positions[-1]:
+                raise w.fail("'positions' must be strictly increasing")
+            positions.append(value)
+        shares = w.bin_list("shares", SHARE_SIZE, len(positions), len(positions))
+        return cls(seat, tuple(positions), tuple(DecryptionShare.from_bytes(s) for s in shares))
+
+
+DeckMessage: TypeAlias = (
+    KeyMessage | ShuffleMessage | SharesMessage | PlayMessage | RevealMessage | OpenMessage
+)
+_MESSAGE_CLASSES = (
+    KeyMessage,
+    ShuffleMessage,
+    SharesMessage,
+    PlayMessage,
+    RevealMessage,
+    OpenMessage,
+)
 MESSAGE_TYPES: dict[str, type[DeckMessage]] = {cls.TYPE: cls for cls in _MESSAGE_CLASSES}
 
 
@@ -622,11 +734,12 @@ class _DeckRound(ABC):
         table_id: bytes,
         round_number: int,
     ) -> None:
+        seats = seats_of(rules)
         for name, value in (("seat", seat), ("dealer", dealer)):
             if name == "seat" and value is None:
                 continue
-            if type(value) is not int or not 0 <= value < SEATS:
-                raise DeckUsageError(f"{name} must be 0..3, not {value!r}")
+            if type(value) is not int or not 0 <= value < seats:
+                raise DeckUsageError(f"{name} must be 0..{seats - 1}, not {value!r}")
         if not isinstance(table_id, bytes) or not 1 <= len(table_id) <= MAX_TABLE_ID_SIZE:
             raise DeckUsageError(f"table_id must be 1..{MAX_TABLE_ID_SIZE} bytes")
         if type(round_number) is not int or not 0 <= round_number <= MAX_ROUND:
@@ -636,8 +749,33 @@ class _DeckRound(ABC):
         self.dealer = dealer
         self.table_id = table_id
         self.round_number = round_number
-        self.shuffle_order = shuffle_order(dealer)
+        self.seats = seats
+        """How many peers shuffle and deal (4, 3 or 2)."""
+        self.size = deck_size(rules)
+        """How many cards the deck holds (32 or 24)."""
+        self.shuffle_order = shuffle_order(dealer, seats)
         self.taker: int | None = None
+        self._cards_in_order = deck_cards(rules)
+        self._card_set = frozenset(self._cards_in_order)
+        self._trivial = trivial_deck(rules)
+        self._turned = turned_position(rules)
+        self._two_handed = is_two_handed(rules)
+        self._step_positions = {
+            step: step_positions(rules, step, dealer) for step in (STEP_DEAL, STEP_COMPLETION)
+        }
+        # Positions every seat shares at the deal, opened to all: the turned card, or the
+        # two-handed face-up cards.
+        self._open_to_all = frozenset(
+            self._step_positions[STEP_DEAL]
+            if self._two_handed
+            else ()
+            if self._turned is None
+            else (self._turned,)
+        )
+        # Two-handed: face-down positions the engine turned up (their shares may come in),
+        # and by seat the ones it published its share of.
+        self._requested: set[int] = set()
+        self._opened: dict[int, set[int]] = {s: set() for s in range(seats)}
 
         self._revealed = False  # DeckPeer: our own reveal is out
         self._keys: dict[int, bytes] = {}
@@ -646,7 +784,7 @@ class _DeckRound(ABC):
         self._proofs: list[ShuffleProof] = []  # one per deck, for the audit
         self._commitments: dict[int, bytes] = {}
         # Published shares by position then seat, a peer's own included, each one proven.
-        self._shares: list[dict[int, bytes]] = [{} for _ in range(DECK_SIZE)]
+        self._shares: list[dict[int, bytes]] = [{} for _ in range(self.size)]
         self._share_steps: set[tuple[int, int]] = set()  # (step, seat) received or sent
         self._owners = deal_owners(rules, dealer)
         # DeckPeer: its share of its own positions, unpublished (an observer has none).
@@ -693,11 +831,11 @@ class _DeckRound(ABC):
             return DeckPhase.REVEAL
         if self._joint is None:
             return DeckPhase.KEYS
-        if len(self._decks) < SEATS:
+        if len(self._decks) < self.seats:
             return DeckPhase.SHUFFLE
         if not self._step_complete(STEP_DEAL):
             return DeckPhase.DEAL
-        if self.rules.is_coinche:
+        if not self._has_completion:
             return DeckPhase.PLAY
         if self.taker is None:
             return DeckPhase.BIDDING
@@ -705,36 +843,45 @@ class _DeckRound(ABC):
             return DeckPhase.COMPLETION
         return DeckPhase.PLAY
 
+    @property
+    def _has_completion(self) -> bool:
+        """Classic and three-handed deal the rest once the bidding named the taker."""
+        return self._turned is not None
+
     def _step_complete(self, step: int) -> bool:
         return step in self._steps_started and all(
-            (step, s) in self._share_steps for s in range(SEATS)
+            (step, s) in self._share_steps for s in range(self.seats)
         )
 
     def owner_of(self, position: int) -> int | None:
         """The seat a position is dealt to; ``None`` while unknown (classic completion
         before the taker, or the turned card before the taker)."""
-        if not 0 <= position < DECK_SIZE:
+        if not 0 <= position < self.size:
             raise DeckUsageError(f"no deck position {position}")
-        if not self.rules.is_coinche and position == TURNED_POSITION:
+        if position == self._turned:
             return self.taker
         owner = self._owners[position]
         return owner if owner >= 0 else None
 
     def positions_of(self, seat: int) -> tuple[int, ...]:
         """The positions dealt to ``seat`` so far (the taker's include the turned card)."""
-        return tuple(p for p in range(DECK_SIZE) if self.owner_of(p) == seat)
+        return tuple(p for p in range(self.size) if self.owner_of(p) == seat)
 
     def card_at(self, position: int) -> Card | None:
         """The card at a position if this view knows it (a peer's own, turned or played)."""
         return self._cards.get(position)
 
     def known_cards(self) -> tuple[Card | None, ...]:
-        """The 32 positions as this view sees them; ``None`` where it does not know."""
-        return tuple(self._cards.get(p) for p in range(DECK_SIZE))
+        """The deck's positions as this view sees them; ``None`` where it does not know."""
+        return tuple(self._cards.get(p) for p in range(self.size))
 
     def turned_card(self) -> Card | None:
-        """Classic: the face-up card, once its four shares are in."""
-        return None if self.rules.is_coinche else self._cards.get(TURNED_POSITION)
+        """Classic, three-handed: the face-up card, once every seat's share is in."""
+        return None if self._turned is None else self._cards.get(self._turned)
+
+    def requested(self) -> frozenset[int]:
+        """Two-handed: the face-down positions turned up so far (:meth:`DeckPeer.open`)."""
+        return frozenset(self._requested)
 
     def played(self) -> tuple[int, ...]:
         """Positions played so far, in the order the plays were accepted."""
@@ -743,12 +890,12 @@ class _DeckRound(ABC):
     def waiting_for(self) -> frozenset[int]:
         """Seats that owe the next message; empty while the session must act (bidding,
         plays) or when done."""
-        others = [s for s in range(SEATS) if s != self.seat]
+        others = [s for s in range(self.seats) if s != self.seat]
         if self._reveals or self._revealed:
             return frozenset(s for s in others if s not in self._reveals)
         if self._joint is None:
             return frozenset(s for s in others if s not in self._keys)
-        if len(self._decks) < SEATS:
+        if len(self._decks) < self.seats:
             return frozenset({self.shuffle_order[len(self._decks)]})
         for step in (STEP_DEAL, STEP_COMPLETION):
             if step not in self._steps_started:
@@ -756,9 +903,9 @@ class _DeckRound(ABC):
             missing = frozenset(s for s in others if (step, s) not in self._share_steps)
             if missing:
                 return missing
-            if self.rules.is_coinche:
+            if not self._has_completion:
                 break
-        return frozenset()
+        return frozenset(s for s in others if not self._requested <= self._opened[s])
 
     def next_messages(self) -> list[DeckMessage]:
         """Messages produced since the last call (send them all); always empty for an
@@ -768,10 +915,10 @@ class _DeckRound(ABC):
 
     def _check_taker(self, taker: int) -> None:
         """The checks of ``set_taker``; on success, the completion's owners are known."""
-        if self.rules.is_coinche:
-            raise DeckUsageError("coinche deals every card at once")
-        if type(taker) is not int or not 0 <= taker < SEATS:
-            raise DeckUsageError(f"taker must be 0..3, not {taker!r}")
+        if not self._has_completion:
+            raise DeckUsageError(f"{self.rules.variant.value} deals every card at once")
+        if type(taker) is not int or not 0 <= taker < self.seats:
+            raise DeckUsageError(f"taker must be 0..{self.seats - 1}, not {taker!r}")
         if self.taker is not None:
             raise DeckUsageError("the taker is already known")
         if self._revealed or STEP_DEAL not in self._steps_started:
@@ -786,7 +933,7 @@ class _DeckRound(ABC):
         is wrong."""
         if not isinstance(msg, _MESSAGE_CLASSES):
             raise DeckUsageError(f"not a deck message: {msg!r}")
-        if type(msg.seat) is not int or not 0 <= msg.seat < SEATS:
+        if type(msg.seat) is not int or not 0 <= msg.seat < self.seats:
             raise DeckUsageError(f"not a seat: {msg.seat!r}")
         if msg.seat == self.seat:
             raise DeckUsageError("a peer does not receive its own messages")
@@ -798,11 +945,20 @@ class _DeckRound(ABC):
         """Checks that need no state the message may be waiting for: duplicates, steps,
         ownership where it is already known."""
         slot: tuple[object, ...]
+        if isinstance(msg, ShuffleMessage) and len(msg.deck) != self.size:
+            raise MalformedDeckMessage(msg.seat, f"a shuffled deck holds {self.size} cards")
         if isinstance(msg, SharesMessage):
-            if msg.step == STEP_COMPLETION and self.rules.is_coinche:
-                raise UnexpectedMessage(msg.seat, "coinche has no completion step")
+            if msg.step == STEP_COMPLETION and not self._has_completion:
+                raise UnexpectedMessage(
+                    msg.seat, f"{self.rules.variant.value} has no completion step"
+                )
             slot = ("shares", msg.seat, msg.step)
+        elif isinstance(msg, OpenMessage):
+            self._admit_open(msg)
+            return
         elif isinstance(msg, PlayMessage):
+            if msg.position >= self.size:
+                raise MalformedDeckMessage(msg.seat, f"no deck position {msg.position}")
             owner = self.owner_of(msg.position)
             if owner is not None and owner != msg.seat:
                 raise WrongOwner(msg.seat, f"position {msg.position} belongs to seat {owner}")
@@ -812,6 +968,19 @@ class _DeckRound(ABC):
         if slot in self._seen:
             raise UnexpectedMessage(msg.seat, f"a second {type(msg).TYPE!r} message")
         self._seen.add(slot)
+
+    def _admit_open(self, msg: OpenMessage) -> None:
+        """An open message is two-handed, of face-down positions, each once per seat."""
+        if not self._two_handed:
+            raise UnexpectedMessage(msg.seat, "only two-handed opens face-down cards")
+        for p in msg.positions:
+            if p >= self.size:
+                raise MalformedDeckMessage(msg.seat, f"no deck position {p}")
+            if p in self._open_to_all:
+                raise UnexpectedMessage(msg.seat, f"position {p} is face up: opened at the deal")
+            if ("open", msg.seat, p) in self._seen:
+                raise UnexpectedMessage(msg.seat, f"a second share of position {p}")
+        self._seen.update(("open", msg.seat, p) for p in msg.positions)
 
     def _drain(self) -> None:
         progress = True
@@ -829,18 +998,29 @@ class _DeckRound(ABC):
             return True
         if isinstance(msg, ShuffleMessage):
             done = len(self._decks)
-            return self._joint is not None and done < SEATS and self.shuffle_order[done] == msg.seat
+            return (
+                self._joint is not None
+                and done < self.seats
+                and self.shuffle_order[done] == msg.seat
+            )
         if isinstance(msg, SharesMessage):
             return msg.step in self._steps_started
+        if isinstance(msg, OpenMessage):
+            return STEP_DEAL in self._steps_started and self._requested.issuperset(msg.positions)
         if isinstance(msg, PlayMessage):
             owner = self.owner_of(msg.position)
             if owner is None:
                 return False
-            if msg.position == TURNED_POSITION and not self.rules.is_coinche:
-                return TURNED_POSITION in self._cards
+            if self._shareless(msg.position):
+                return msg.position in self._cards
             shares = self._shares[msg.position]
-            return all(s in shares for s in range(SEATS) if s != owner)
-        return len(self._decks) == SEATS
+            return all(s in shares for s in range(self.seats) if s != owner)
+        return len(self._decks) == self.seats
+
+    def _shareless(self, position: int) -> bool:
+        """Every seat's share of this position is out before it is played (the turned card,
+        every two-handed card): its play carries no share."""
+        return self._two_handed or position == self._turned
 
     def _apply(self, msg: DeckMessage) -> None:
         if isinstance(msg, KeyMessage):
@@ -851,6 +1031,8 @@ class _DeckRound(ABC):
             self._apply_shares(msg)
         elif isinstance(msg, PlayMessage):
             self._apply_play(msg)
+        elif isinstance(msg, OpenMessage):
+            self._apply_open(msg)
         else:
             self._apply_reveal(msg)
 
@@ -866,9 +1048,9 @@ class _DeckRound(ABC):
         self._join_keys(msg.seat)
 
     def _join_keys(self, last: int) -> None:
-        if len(self._keys) == SEATS:
+        if len(self._keys) == self.seats:
             joint = self._keys[0]
-            for s in range(1, SEATS):
+            for s in range(1, self.seats):
                 joint = group.add(joint, self._keys[s])
             if joint == group.IDENTITY:
                 raise BadPoint(last, "the joint key is the identity")
@@ -881,7 +1063,7 @@ class _DeckRound(ABC):
         deck and of the proof through a libsodium multiplication, which validates it, so a
         deck that is accepted holds only valid points."""
         assert self._joint is not None
-        inputs = self._decks[-1] if self._decks else TRIVIAL_DECK
+        inputs = self._decks[-1] if self._decks else self._trivial
         ctx = shuffle_proof_context(self.table_id, self.round_number, msg.seat, msg.commitment)
         try:
             ok = verify_shuffle(self._joint, inputs, msg.deck, msg.proof, ctx)
@@ -919,9 +1101,10 @@ class _DeckRound(ABC):
         owner = self.owner_of(p)
         if owner != msg.seat:
             raise WrongOwner(msg.seat, f"position {p} belongs to seat {owner}")
-        if not self.rules.is_coinche and p == TURNED_POSITION:
+        if self._shareless(p):
             if msg.share is not None:
-                raise MalformedDeckMessage(msg.seat, "the turned card is played without a share")
+                what = "a two-handed card" if self._two_handed else "the turned card"
+                raise MalformedDeckMessage(msg.seat, f"{what} is played without a share")
             self._played.append(p)
             return
         if msg.share is None:
@@ -931,6 +1114,40 @@ class _DeckRound(ABC):
         self._open(p, {**self._shares[p], msg.seat: msg.share.point})
         self._shares[p][msg.seat] = msg.share.point
         self._played.append(p)
+
+    def _apply_open(self, msg: OpenMessage) -> None:
+        """Verify every share of the message; then open each position whose shares are all
+        in (the other seats' may still be to come)."""
+        deck = self._decks[-1]
+        key = self._keys[msg.seat]
+        for p, share in zip(msg.positions, msg.shares, strict=True):
+            self._check_share(msg.seat, p, key, deck[p].c1, share)
+        for p, share in zip(msg.positions, msg.shares, strict=True):
+            self._shares[p][msg.seat] = share.point
+        self._opened[msg.seat].update(msg.positions)
+        self._open_turned_up(msg.positions)
+
+    def _open_turned_up(self, positions: Iterable[int]) -> None:
+        for p in positions:
+            if p not in self._cards and len(self._shares[p]) == self.seats:
+                self._open(p, self._shares[p])
+
+    def _request_open(self, positions: Iterable[int]) -> tuple[int, ...]:
+        """The checks of ``open``; on success the positions are turned up."""
+        if not self._two_handed:
+            raise DeckUsageError("only two-handed opens face-down cards")
+        if STEP_DEAL not in self._steps_started or self._revealed:
+            raise DeckUsageError("cards open between the deal and the reveal")
+        wanted = tuple(sorted(set(positions)))
+        if not wanted:
+            raise DeckUsageError("no position to open")
+        for p in wanted:
+            if type(p) is not int or not 0 <= p < self.size or p in self._open_to_all:
+                raise DeckUsageError(f"position {p!r} is not a face-down position")
+            if p in self._requested:
+                raise DeckUsageError(f"position {p} is already turned up")
+        self._requested.update(wanted)
+        return wanted
 
     def _apply_reveal(self, msg: RevealMessage) -> None:
         try:
@@ -957,11 +1174,12 @@ class _DeckRound(ABC):
 
     def _shared_by(self, seat: int, step: int) -> list[int]:
         """The positions ``seat`` publishes a share of in ``step``, in order."""
-        return [p for p in step_positions(self.rules, step) if self._step_owner(p) != seat]
+        return [p for p in self._step_positions[step] if self._step_owner(p) != seat]
 
     def _step_owner(self, position: int) -> int:
-        """Owner at deal time: the turned card belongs to nobody then (every seat shares)."""
-        if not self.rules.is_coinche and position == TURNED_POSITION:
+        """Owner at deal time: a card opened to all (the turned card, a two-handed face-up
+        card) belongs to nobody then (every seat shares)."""
+        if position in self._open_to_all:
             return TURNED
         owner = self.owner_of(position)
         assert owner is not None
@@ -969,15 +1187,15 @@ class _DeckRound(ABC):
 
     def _open_dealt(self, step: int) -> None:
         """Decrypt the positions of ``step`` we may see once all their shares are in: the
-        turned card, and a peer's own positions (an observer's seat owns none)."""
-        for p in step_positions(self.rules, step):
+        cards opened to all, and a peer's own positions (an observer's seat owns none)."""
+        for p in self._step_positions[step]:
             if p in self._cards:
                 continue
             shares = self._shares[p]
-            if not self.rules.is_coinche and p == TURNED_POSITION:
-                if len(shares) < SEATS:
+            if p in self._open_to_all:
+                if len(shares) < self.seats:
                     continue
-            elif self._step_owner(p) != self.seat or len(shares) < SEATS - 1:
+            elif self._step_owner(p) != self.seat or len(shares) < self.seats - 1:
                 continue
             else:
                 shares = {**shares, self._step_owner(p): self._private[p]}
@@ -992,12 +1210,14 @@ class _DeckRound(ABC):
         """
         point = self._decks[-1][position].c2
         try:
-            for s in range(SEATS):
+            for s in range(self.seats):
                 point = group.sub(point, shares[s])
         except group.InvalidPoint:
             card = None
         else:
             card = card_of_point(point)
+            if card not in self._card_set:
+                card = None
         if card is None or any(c == card for c in self._cards.values()):
             reason = "does not decrypt to a card" if card is None else f"repeats {card}"
             raise DeckInvariantError(
@@ -1036,30 +1256,31 @@ class _DeckRound(ABC):
         assert self._joint is not None
         revealed = self._secrets()
         x = sum(secret for secret, _ in revealed.values()) % L
-        randomness = [0] * DECK_SIZE
-        cards = list(range(DECK_SIZE))
+        size = self.size
+        randomness = [0] * size
+        cards = list(range(size))  # indices into the trivial deck
         for k, seat in enumerate(self.shuffle_order):
             seed = revealed[seat][1]
-            perm = shuffle_permutation(self.table_id, self.round_number, seat, seed)
-            masks = shuffle_masks(self.table_id, self.round_number, seat, seed)
-            randomness = [(randomness[perm[j]] + masks[j]) % L for j in range(DECK_SIZE)]
-            cards = [cards[perm[j]] for j in range(DECK_SIZE)]
+            perm = shuffle_permutation(self.table_id, self.round_number, seat, seed, size)
+            masks = shuffle_masks(self.table_id, self.round_number, seat, seed, size)
+            randomness = [(randomness[perm[j]] + masks[j]) % L for j in range(size)]
+            cards = [cards[perm[j]] for j in range(size)]
             if seat == self.seat:
                 continue
             deck = self._decks[k]
             for j, ct in enumerate(deck):
                 r = randomness[j]
                 if ct.c1 != base_mul(r) or ct.c2 != group.add(
-                    CARD_POINTS[cards[j]], base_mul(x * r % L)
+                    self._trivial[cards[j]].c2, base_mul(x * r % L)
                 ):
                     raise BadShuffle(seat, f"shuffled deck position {j} does not match the seed")
-            inputs = self._decks[k - 1] if k else TRIVIAL_DECK
+            inputs = self._decks[k - 1] if k else self._trivial
             ctx = shuffle_proof_context(
                 self.table_id, self.round_number, seat, self._commitments[seat]
             )
             if not follows_seed(self._joint, inputs, deck, self._proofs[k], ctx, perm, masks, seed):
                 raise BadShuffle(seat, "the proof of shuffle is not the one its seed gives")
-        return tuple(CARDS[c] for c in cards)
+        return tuple(self._cards_in_order[c] for c in cards)
 
 
 class DeckPeer(_DeckRound):
@@ -1079,7 +1300,7 @@ class DeckPeer(_DeckRound):
         shuffle_seed: bytes | None = None,
     ) -> None:
         if seat is None:
-            raise DeckUsageError("seat must be 0..3, not None")
+            raise DeckUsageError("a peer's seat may not be None")
         super().__init__(
             rules, seat=seat, dealer=dealer, table_id=table_id, round_number=round_number
         )
@@ -1126,8 +1347,27 @@ class DeckPeer(_DeckRound):
         self._check_taker(taker)
         return self._deal_step(STEP_COMPLETION)
 
+    def open(self, positions: Iterable[int]) -> OpenMessage:
+        """Two-handed: the engine turned these face-down positions up; publish our shares
+        of them, with proofs. Each opens once every seat's share is in."""
+        wanted = self._request_open(positions)
+        deck = self._decks[-1]
+        shares: list[DecryptionShare] = []
+        for p in wanted:
+            try:
+                share = mul(self._x, deck[p].c1)
+            except group.InvalidPoint:
+                raise DeckInvariantError(f"final deck position {p} is not valid") from None
+            self._shares[p][self.seat] = share
+            shares.append(DecryptionShare(share, self._prove_share(p, share)))
+        self._opened[self.seat].update(wanted)
+        self._drain()
+        self._open_turned_up(wanted)
+        return OpenMessage(self.seat, wanted, tuple(shares))
+
     def play(self, position: int) -> PlayMessage:
-        """Play our card at ``position``: publish our share and its proof."""
+        """Play our card at ``position``: publish our share and its proof (none where every
+        share is out already: the turned card, a two-handed card)."""
         if self._revealed:
             raise DeckUsageError("no play after our reveal")
         if type(position) is not int or self.owner_of(position) != self.seat:
@@ -1137,7 +1377,7 @@ class DeckPeer(_DeckRound):
         if position not in self._cards:
             raise DeckUsageError(f"the card at position {position} is not dealt yet")
         self._played.append(position)
-        if position == TURNED_POSITION and not self.rules.is_coinche:
+        if self._shareless(position):
             return PlayMessage(self.seat, position, None)
         share = self._private.pop(position)
         self._shares[position][self.seat] = share
@@ -1146,8 +1386,8 @@ class DeckPeer(_DeckRound):
 
     def reveal(self) -> RevealMessage:
         """End the round for us: publish our secret key and shuffle seed."""
-        if len(self._decks) < SEATS:
-            raise DeckUsageError("nothing to reveal before the four shuffles")
+        if len(self._decks) < self.seats:
+            raise DeckUsageError("nothing to reveal before every shuffle is in")
         if self._revealed:
             raise DeckUsageError("reveal() called twice")
         self._revealed = True
@@ -1156,7 +1396,7 @@ class DeckPeer(_DeckRound):
     # -- the protocol's own steps ----------------------------------------------------------
 
     def _reveals_complete(self) -> bool:
-        return self._revealed and len(self._reveals) == SEATS - 1
+        return self._revealed and len(self._reveals) == self.seats - 1
 
     def _secrets(self) -> dict[int, tuple[int, bytes]]:
         return {**self._reveals, self.seat: (self._x, self._seed)}
@@ -1167,7 +1407,7 @@ class DeckPeer(_DeckRound):
 
     def _after_shuffle(self) -> None:
         done = len(self._decks)
-        if done == SEATS:
+        if done == self.seats:
             self._deal_step(STEP_DEAL)
         elif self.shuffle_order[done] == self.seat:
             self._shuffle()
@@ -1178,23 +1418,24 @@ class DeckPeer(_DeckRound):
         assert self._joint is not None
         joint = self._joint
         seat, seed = self.seat, self._seed
-        perm = shuffle_permutation(self.table_id, self.round_number, seat, seed)
-        masks = shuffle_masks(self.table_id, self.round_number, seat, seed)
+        perm = shuffle_permutation(self.table_id, self.round_number, seat, seed, self.size)
+        masks = shuffle_masks(self.table_id, self.round_number, seat, seed, self.size)
         out: list[Ciphertext] = []
         if not self._decks:
-            for j in range(DECK_SIZE):
+            for j in range(self.size):
                 r = masks[j]
-                out.append(Ciphertext(base_mul(r), group.add(CARD_POINTS[perm[j]], mul(r, joint))))
+                point = self._trivial[perm[j]].c2
+                out.append(Ciphertext(base_mul(r), group.add(point, mul(r, joint))))
         else:
             deck = self._decks[-1]
-            for j in range(DECK_SIZE):
+            for j in range(self.size):
                 r = masks[j]
                 ct = deck[perm[j]]
                 out.append(
                     Ciphertext(group.add(ct.c1, base_mul(r)), group.add(ct.c2, mul(r, joint)))
                 )
         new_deck = tuple(out)
-        inputs = self._decks[-1] if self._decks else TRIVIAL_DECK
+        inputs = self._decks[-1] if self._decks else self._trivial
         commitment = shuffle_commitment(self.table_id, self.round_number, seat, seed)
         ctx = shuffle_proof_context(self.table_id, self.round_number, seat, commitment)
         proof = prove_shuffle(joint, inputs, new_deck, perm, masks, ctx, seed)
@@ -1213,7 +1454,7 @@ class DeckPeer(_DeckRound):
         self._steps_started.add(step)
         deck = self._decks[-1]
         shares: list[DecryptionShare] = []
-        for p in step_positions(self.rules, step):
+        for p in self._step_positions[step]:
             try:
                 share = mul(self._x, deck[p].c1)
             except group.InvalidPoint:
@@ -1258,6 +1499,12 @@ class DeckObserver(_DeckRound):
         self._steps_started.add(STEP_COMPLETION)
         self._drain()
 
+    def open(self, positions: Iterable[int]) -> None:
+        """Two-handed: the engine turned these face-down positions up; their shares may
+        come in. May raise the :class:`DeckError` of a message it releases."""
+        self._request_open(positions)
+        self._drain()
+
     def _ready(self, msg: DeckMessage) -> bool:
         if isinstance(msg, PlayMessage):
             owner = self.owner_of(msg.position)
@@ -1266,11 +1513,11 @@ class DeckObserver(_DeckRound):
         return super()._ready(msg)
 
     def _reveals_complete(self) -> bool:
-        return len(self._reveals) == SEATS
+        return len(self._reveals) == self.seats
 
     def _keys_joined(self) -> None:
         pass
 
     def _after_shuffle(self) -> None:
-        if len(self._decks) == SEATS:
+        if len(self._decks) == self.seats:
             self._steps_started.add(STEP_DEAL)

@@ -3,7 +3,14 @@
 Signed envelopes in (:meth:`TableSession.receive`), signed envelopes and events out
 (:meth:`TableSession.take_outbox`, :meth:`TableSession.take_events`); a local decision goes
 in through :meth:`TableSession.act`. No sockets, no clock: the trio layer
-(:mod:`belote_p2p.net.peer`) moves bytes, and tests pass envelopes between four sessions.
+(:mod:`belote_p2p.net.peer`) moves bytes, and tests pass envelopes between the sessions.
+
+Seats. A table has ``rules.seats`` seats: four (classic, coinche), three (three-handed) or
+two (two-handed); "the four" below reads "every seat" for the others, and a seat is gone
+once every other seat signed its abandonment. Two-handed has no bidding: the deal goes
+straight to the play, and after each trick the session turns up, through the deck protocol,
+the face-down cards the engine lists (``State.pending_openings``) before any play is
+processed (``protocol/PROTOCOL.md`` §10).
 
 Order. Envelopes are accepted per sender in sequence
 (:class:`~belote_p2p.protocol.wire.ChainTracker`) and processed in causal order: an envelope
@@ -76,6 +83,7 @@ from .deck import (
     DeckMessage,
     DeckPeer,
     DeckPhase,
+    OpenMessage,
     RevealMessage,
     SharesMessage,
 )
@@ -102,6 +110,7 @@ from .wire import (
     ChainTracker,
     Envelope,
     Equivocation,
+    MalformedMessage,
     WrongTable,
     decode,
     encode,
@@ -129,6 +138,9 @@ EVIDENCE_BUDGET = ENVELOPE_CAPS["fault"] - (1 << 12)
 ROUND_CAPS: Final[Mapping[str, int]] = {"deck": 8, "bid": 24, "play": 8}
 """The most envelopes of each kind a seat signs in one round (an honest one signs at most 5
 deck messages, 8 plays and, in a coinche auction, about 14 bids)."""
+TWO_HANDED_ROUND_CAPS: Final[Mapping[str, int]] = {"deck": 24, "bid": 0, "play": 16}
+"""Two-handed: 16 plays, and besides its key, shuffle, shares and reveal a seat's share of
+the cards each of 15 tricks turns up."""
 GAME_CAPS: Final[Mapping[str, int]] = {
     "table": 1, "done": 1, "bye": 1, "abandon": 4, "fault": 2, "chat": 200,
 }  # fmt: skip
@@ -210,6 +222,7 @@ _TRANSITIONS: Final[Mapping[SessionPhase, frozenset[SessionPhase]]] = {
     }),
     SessionPhase.DEALING: frozenset({
         SessionPhase.BIDDING,  # the first cards open: the engine deals
+        SessionPhase.COMPLETING,  # two-handed: no bidding, the play starts
         SessionPhase.STOPPED,
     }),
     SessionPhase.BIDDING: frozenset({
@@ -277,6 +290,8 @@ class _Deck(Protocol):
     def waiting_for(self) -> frozenset[int]: ...
     def audit(self) -> tuple[Card, ...]: ...
     def set_taker(self, taker: int) -> object: ...
+    def open(self, positions: Iterable[int]) -> object: ...
+    def requested(self) -> frozenset[int]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -330,6 +345,9 @@ class TableSession:
         self.seat = seat
         self.identity = identity
         self.tracker = ChainTracker(definition.table_id, definition.roster)
+        self.seats = definition.rules.seats
+        """How many seats play: 4, 3 (three-handed) or 2 (two-handed)."""
+        self._round_caps = ROUND_CAPS if definition.rules.has_bidding else TWO_HANDED_ROUND_CAPS
         self.state = State.new_game(definition.rules)
         self.deck: _Deck | None = None
         self.secrets: SecretStore = secrets if secrets is not None else MemorySecrets()
@@ -340,7 +358,7 @@ class TableSession:
         self._processed: set[bytes] = {ZERO_HASH}
         self._by_hash: dict[bytes, Envelope] = {}
         self._early: dict[int, dict[int, Envelope]] = {}
-        self._last_processed = [ZERO_HASH] * 4
+        self._last_processed = [ZERO_HASH] * self.seats
         self._pending: list[Envelope] = []
         self._outbox: list[Envelope] = []
         self._events: list[Event] = []
@@ -380,8 +398,8 @@ class TableSession:
 
     @property
     def ready(self) -> bool:
-        """All four peers signed the table."""
-        return len(self._signed) == 4
+        """Every peer signed the table."""
+        return len(self._signed) == self.seats
 
     @property
     def closed(self) -> bool:
@@ -393,7 +411,7 @@ class TableSession:
             return True
         if self._phase is SessionPhase.STOPPED:
             assert self.fault is not None
-            waiting = set(range(4)) - {self.fault.seat, self.seat} - self._reported
+            waiting = set(range(self.seats)) - {self.fault.seat, self.seat} - self._reported
             return self.seat is None or not waiting
         return self._phase is SessionPhase.CLOSED
 
@@ -423,12 +441,14 @@ class TableSession:
         if self.finished:
             return frozenset()
         if not self.ready:
-            return frozenset(s for s in range(4) if s not in self._signed and s != self.seat)
+            return frozenset(
+                s for s in range(self.seats) if s not in self._signed and s != self.seat
+            )
         deck_waits = self.deck.waiting_for() if self.deck is not None else frozenset()
         if deck_waits:
             return deck_waits
         if self.state.is_over:
-            return frozenset(s for s in range(4) if s not in self._done and s != self.seat)
+            return frozenset(s for s in range(self.seats) if s not in self._done and s != self.seat)
         if self.state.to_act >= 0 and self.state.to_act != self.seat:
             return frozenset({self.state.to_act})
         return frozenset()
@@ -536,7 +556,7 @@ class TableSession:
             last = self._last_round.get(seat, 0)
             if not last <= number <= last + 1 or number > self._current_round() + 1:
                 return f"a message for round {number} out of turn"
-            cap, where = ROUND_CAPS[kind], f"in round {number}"
+            cap, where = self._round_caps[kind], f"in round {number}"
         else:
             number, cap, where = None, GAME_CAPS[kind], "in one game"
         if self._signed_counts.get(seat, {}).get((kind, number), 0) >= cap:
@@ -576,12 +596,16 @@ class TableSession:
             for h in envelope.seen:
                 if h not in self._by_hash and h != ZERO_HASH and h not in want:
                     want.append(h)
-        have = [self.tracker.next_seq(s) for s in range(4)]
+        have = [self.tracker.next_seq(s) for s in range(self.seats)]
         return encode_sync(have, want)
 
     def _answer_sync(self, have: list[int], want: list[bytes]) -> list[bytes]:
+        if len(have) != self.seats:
+            raise MalformedMessage(
+                f"a sync request names {self.seats} seats at this table", evidence=()
+            )
         out: list[bytes] = []
-        for seat in range(4):
+        for seat in range(self.seats):
             out += [e.encode() for e in self.tracker.chain(seat)[have[seat] :]]
         for h in want:
             found = self._by_hash.get(h)
@@ -613,7 +637,7 @@ class TableSession:
 
     def abandon(self, seat: int) -> None:
         """Sign that ``seat`` left the game: ourselves (resign), or a seat silent past its
-        grace period (the game ends once the three other seats signed it)."""
+        grace period (the game ends once every other seat signed it)."""
         if self.seat is None:
             raise SessionError("an observer does not act")
         if self.finished:
@@ -704,7 +728,9 @@ class TableSession:
         me = self.seat
         assert me is not None and self.identity is not None, "an observer sends nothing"
         tracker = self.tracker
-        seen = [tracker.last_hash(me) if s == me else self._last_processed[s] for s in range(4)]
+        seen = [
+            tracker.last_hash(me) if s == me else self._last_processed[s] for s in range(self.seats)
+        ]
         self._resend_recorded_chats()
         recorded = self._recorded.pop(tracker.next_seq(me), None)
         if recorded is not None:
@@ -845,16 +871,16 @@ class TableSession:
         return True
 
     def _on_abandon(self, m: _Received) -> bool:
-        """A seat resigns, or is the fourth to sign that another one is gone. Once the game
-        has ended (abandoned already, or the four ``done`` are in) it changes nothing."""
+        """A seat resigns, or is the last of the others to sign that one is gone. Once the
+        game has ended (abandoned already, or every ``done`` is in) it changes nothing."""
         gone = abandoned_seat(m.body)
-        if gone is None:
+        if gone is None or gone >= self.seats:
             raise m.fault("abandons no seat")
         votes = self._abandon_votes.setdefault(gone, set())
         votes.add(m.seat)
         if self.abandoned is not None or self._phase in _ALL_DONE:
             return True
-        if gone == m.seat or len(votes - {gone}) == 3:
+        if gone == m.seat or len(votes - {gone}) == self.seats - 1:
             self.abandoned = gone
             self._events.append(GameAbandoned(gone, self.state))
         return True
@@ -867,7 +893,7 @@ class TableSession:
         if scores != list(self.state.scores):
             raise m.fault(f"ends the game with scores {scores}")
         self._done.add(m.seat)
-        if len(self._done) == 4 and self._phase is SessionPhase.GAME_OVER:
+        if len(self._done) == self.seats and self._phase is SessionPhase.GAME_OVER:
             observer = self.seat is None  # says no bye: the four done close its game
             self._transition(SessionPhase.CLOSED if observer else SessionPhase.FINISHED)
         return True
@@ -996,8 +1022,9 @@ class TableSession:
         raise RuleBroken(exc.seat, f"deck protocol: {exc}", evidence)
 
     def _can_decide(self) -> bool:
-        """The engine has our cards for the current phase (bids or plays can be applied)."""
-        return self._phase in _DECIDING
+        """The engine has our cards for the current phase (bids or plays can be applied);
+        two-handed: no card turned up by the last trick is still to be learned."""
+        return self._phase in _DECIDING and not self.state.pending_openings
 
     # -- our own steps, between envelopes --------------------------------------------------
 
@@ -1024,6 +1051,8 @@ class TableSession:
             changed = True
         if self._phase is SessionPhase.COMPLETING:
             changed = self._complete(deck) or changed
+        if self._phase is SessionPhase.PLAYING and self.state.pending_openings:
+            changed = self._turn_up(deck) or changed
         if self._phase is SessionPhase.ROUND_OVER:
             self._reveal(deck)
             return True
@@ -1039,8 +1068,39 @@ class TableSession:
     def _deal(self, deck: _Deck) -> None:
         self.state = state = self.state.deal(deck.known_cards())
         hand = state.hand(self.seat) if self.seat is not None else ()
-        self._transition(SessionPhase.BIDDING)
+        # Two-handed has no bidding: the engine deals straight into the play.
+        bidding = state.phase is not Phase.PLAY
+        self._transition(SessionPhase.BIDDING if bidding else SessionPhase.COMPLETING)
         self._events.append(RoundDealt(state.number, state.dealer, hand, state.turned))
+
+    def _turn_up(self, deck: _Deck) -> bool:
+        """Two-handed: the last trick turned face-down cards up. Publish our shares of them
+        (an observer only notes that they may open), then, once they open, hand them to the
+        engine. True if anything changed."""
+        wanted = self.state.pending_openings
+        changed = False
+        if not deck.requested().issuperset(wanted):
+            # An observer checks a held share here.
+            self._local_deck_step(deck, lambda: deck.open(wanted))
+            changed = True
+        cards = {p: deck.card_at(p) for p in wanted}
+        known = {p: c for p, c in cards.items() if c is not None}
+        if len(known) == len(wanted):
+            self.state = self.state.reveal(known)
+            changed = True
+        return changed
+
+    def _local_deck_step(self, deck: _Deck, step: Callable[[], object]) -> None:
+        """Take a local step of the deck (name the taker, turn cards up) and send the
+        message it makes, if any (an observer's makes none). A message it releases may
+        break a rule: its author is blamed, with its envelopes of the round as evidence."""
+        try:
+            made = step()
+        except DeckError as exc:
+            evidence = self._round_envelopes(exc.seat)
+            raise RuleBroken(exc.seat, f"deck protocol: {exc}", evidence) from None
+        if isinstance(made, (SharesMessage, OpenMessage)):
+            self._send(deck_body(deck.round_number, made))
 
     def _complete(self, deck: _Deck) -> bool:
         """Classic: name the taker to the deck (our completion shares go out); then, once
@@ -1048,19 +1108,15 @@ class TableSession:
         changed."""
         state = self.state
         changed = False
-        if not state.rules.is_coinche and deck.taker is None:
-            try:
-                shares = deck.set_taker(state.taker)
-            except DeckError as exc:  # an observer refuses a held play here
-                evidence = self._round_envelopes(exc.seat)
-                raise RuleBroken(exc.seat, f"deck protocol: {exc}", evidence) from None
-            if isinstance(shares, SharesMessage):
-                self._send(deck_body(deck.round_number, shares))
+        if state.rules.has_bidding and not state.rules.is_coinche and deck.taker is None:
+            # An observer refuses a held play here.
+            self._local_deck_step(deck, lambda: deck.set_taker(state.taker))
             changed = True
         if deck.phase is DeckPhase.PLAY:
             if isinstance(deck, DeckPeer):
                 mine = {p: c for p, c in deck.hand().items() if state.deck[p] is None}
-                self.state = state.reveal(mine)
+                if mine:
+                    self.state = state.reveal(mine)
             self._transition(SessionPhase.PLAYING)
             changed = True
         return changed
@@ -1112,7 +1168,7 @@ class TableSession:
         return False
 
     def _close_after_four_byes(self) -> None:
-        if len(self._bye) == 4 and self._phase is SessionPhase.FINISHED:
+        if len(self._bye) == self.seats and self._phase is SessionPhase.FINISHED:
             self._transition(SessionPhase.CLOSED)
 
     def _recorded_action(self, envelope: Envelope) -> Action:

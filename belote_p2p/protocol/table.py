@@ -63,8 +63,8 @@ class TableDefinition:
         except (TypeError, ValueError, KeyError) as exc:
             raise ValueError(f"bad rules: {exc}") from None
         seats_data = data.get("seats")
-        if not isinstance(seats_data, list) or len(seats_data) != 4:
-            raise ValueError("seats must be a list of 4")
+        if not isinstance(seats_data, list) or len(seats_data) != rules.seats:
+            raise ValueError(f"seats must be a list of {rules.seats} ({rules.name})")
         seats = []
         for s in seats_data:
             if not isinstance(s, dict) or set(s) != {"name", "key", "address"}:
@@ -77,8 +77,8 @@ class TableDefinition:
             if type(address) is not str or len(address) > MAX_ADDRESS:
                 raise ValueError("a seat address is a short string")
             seats.append(Seat(name, key, address))
-        if len({s.key for s in seats}) != 4:
-            raise ValueError("the four seats need four different keys")
+        if len({s.key for s in seats}) != len(seats):
+            raise ValueError("every seat needs its own key")
         return cls(table_id, rules, tuple(seats))
 
     @property

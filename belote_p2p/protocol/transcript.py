@@ -131,6 +131,8 @@ def read_transcript(path: Path) -> Transcript:
         definition = TableDefinition.from_wire(head.get("definition"))
     except ValueError as exc:
         raise TranscriptError(f"bad table definition: {exc}") from None
+    if seat >= len(definition.seats):
+        raise TranscriptError("bad seat in the header")
     return Transcript(definition, seat, tuple(frames[1:]), truncated)
 
 

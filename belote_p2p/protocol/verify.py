@@ -39,7 +39,7 @@ class Verdict:
     """The game ran to its end and every peer signed the final score."""
     truncated: bool
     abandoned: int | None = None
-    """The seat that left the game (it resigned, or the three others signed its absence)."""
+    """The seat that left the game (it resigned, or every other seat signed its absence)."""
     disputed: TableDisputed | None = None
     """The seats signed different tables and no signature shows who lied: no game."""
     chats: tuple[ChatMessage, ...] = ()
@@ -56,7 +56,7 @@ class Verdict:
 
     @property
     def over(self) -> bool:
-        """The record proves the game over: played out and signed by all four, abandoned,
+        """The record proves the game over: played out and signed by every seat, abandoned,
         stopped by a fault that the replay itself found, or never begun because the seats
         signed different tables. A ``fault`` body in the record is only a peer's claim: it
         counts only if its evidence proves the fault here."""
@@ -72,22 +72,28 @@ class Verdict:
         if self.corrupt is not None:
             return f"INVALID: {self.corrupt}"
         if self.fault is not None:
-            who = names[self.fault.seat] if 0 <= self.fault.seat < 4 else "an unknown seat"
+            seat = self.fault.seat
+            who = names[seat] if 0 <= seat < len(names) else "an unknown seat"
             return f"FAULT by seat {self.fault.seat} ({who}): {self.fault.reason}"
         if self.disputed is not None:
             return f"NO GAME: the seats did not sign the same table ({self.disputed.reason})"
-        a, b = self.state.scores
+        score = "-".join(str(x) for x in self.state.scores)
         if self.abandoned is not None:
             return (
                 f"ABANDONED by seat {self.abandoned} ({names[self.abandoned]}) in round "
-                f"{self.state.number + 1} at {a}-{b}"
+                f"{self.state.number + 1} at {score}"
             )
         if not self.finished:
             cut = " (the file ends in a cut record)" if self.truncated else ""
-            return f"INCOMPLETE: the record stops in round {self.state.number + 1} at {a}-{b}{cut}"
-        team = self.state.winner
-        winners = f"team {team} ({names[team]} and {names[team + 2]})" if team is not None else ""
-        return f"OK: {winners} wins {a}-{b} after {len(self.rounds)} rounds"
+            return f"INCOMPLETE: the record stops in round {self.state.number + 1} at {score}{cut}"
+        won = self.state.winner
+        if won is None:
+            winners = ""
+        elif self.definition.rules.has_teams:
+            winners = f"team {won} ({names[won]} and {names[won + 2]})"
+        else:
+            winners = f"seat {won} ({names[won]})"
+        return f"OK: {winners} wins {score} after {len(self.rounds)} rounds"
 
 
 def verify_transcript(path: Path) -> Verdict:

@@ -26,6 +26,8 @@ ENVELOPE_LABEL = b"belote-p2p/envelope/v1\x00"
 HELLO_LABEL = b"belote-p2p/hello/v1\x00"
 
 SEATS = 4
+"""The most seats a table has (classic, coinche); three-handed has 3, two-handed 2."""
+MIN_SEATS = 2
 KEY_SIZE = PUBLIC_KEY_SIZE
 TABLE_ID_SIZE = 16
 HASH_SIZE = 32
@@ -320,10 +322,12 @@ def _check_fields(f: Mapping[str, Any]) -> None:
     seen = f["seen"]
     if (
         type(seen) is not list
-        or len(seen) != SEATS
+        or not MIN_SEATS <= len(seen) <= SEATS
         or any(type(h) is not bytes or len(h) != HASH_SIZE for h in seen)
     ):
-        raise MalformedMessage(f"seen must be a list of {SEATS} hashes of {HASH_SIZE} bytes")
+        raise MalformedMessage(
+            f"seen must be a list of {MIN_SEATS}..{SEATS} hashes of {HASH_SIZE} bytes"
+        )
     body = f["body"]
     if type(body) is not dict or type(body.get("type")) is not str or not body["type"]:
         raise MalformedMessage('body must be a map with a non-empty str "type"')
@@ -345,13 +349,15 @@ class ChainTracker:
     def __init__(self, table: bytes, roster: Sequence[bytes]) -> None:
         if len(table) != TABLE_ID_SIZE:
             raise LocalProtocolError(f"a table id is {TABLE_ID_SIZE} bytes")
-        if len(roster) != SEATS or len(set(roster)) != SEATS:
-            raise LocalProtocolError(f"a roster is {SEATS} distinct public keys")
+        if not MIN_SEATS <= len(roster) <= SEATS or len(set(roster)) != len(roster):
+            raise LocalProtocolError(f"a roster is {MIN_SEATS}..{SEATS} distinct public keys")
         if any(len(k) != KEY_SIZE for k in roster):
             raise LocalProtocolError(f"a public key is {KEY_SIZE} bytes")
         self.table = bytes(table)
         self.roster: tuple[bytes, ...] = tuple(bytes(k) for k in roster)
-        self._chains: list[list[Envelope]] = [[] for _ in range(SEATS)]
+        self.seats = len(self.roster)
+        """The table's seats: one ``seen`` entry each."""
+        self._chains: list[list[Envelope]] = [[] for _ in range(self.seats)]
         self._transcript: list[Envelope] = []
 
     def seat_of(self, public_key: bytes) -> int:
@@ -370,7 +376,7 @@ class ChainTracker:
 
     def seen(self) -> tuple[bytes, ...]:
         """The latest accepted hash per seat: the ``seen`` of our next envelope."""
-        return tuple(self.last_hash(s) for s in range(SEATS))
+        return tuple(self.last_hash(s) for s in range(self.seats))
 
     def chain(self, seat: int) -> Sequence[Envelope]:
         """The envelopes accepted from ``seat``, by seq."""
@@ -398,6 +404,13 @@ class ChainTracker:
         except UnknownSender as exc:
             exc.evidence = evidence
             raise
+        if len(envelope.seen) != self.seats:
+            raise MalformedMessage(
+                f"seen must list {self.seats} hashes at this table",
+                sender=envelope.sender,
+                seat=seat,
+                evidence=evidence,
+            )
         chain = self._chains[seat]
         if envelope.seq < len(chain):
             earlier = chain[envelope.seq]
@@ -465,7 +478,7 @@ class Handshake:
         peer_seat: int | None,
         nonce: bytes | None = None,
     ) -> None:
-        if not 0 <= seat < SEATS or roster[seat] != identity.public_key_bytes:
+        if not 0 <= seat < len(roster) or roster[seat] != identity.public_key_bytes:
             raise LocalProtocolError(f"this identity does not hold seat {seat}")
         if peer_seat is not None and not 0 <= peer_seat < seat:
             raise LocalProtocolError("a seat dials only lower seats")
@@ -500,7 +513,7 @@ class Handshake:
             raise HandshakeError(f"key must be {KEY_SIZE} bytes", evidence=(data,))
         if msg["table"] != self.table:
             raise HandshakeError("hello for another table", sender=key, evidence=(data,))
-        if type(seat) is not int or not 0 <= seat < SEATS:
+        if type(seat) is not int or not 0 <= seat < len(self.roster):
             raise HandshakeError(f"hello claims seat {seat!r}", sender=key, evidence=(data,))
         if self.peer_seat is None and seat <= self.seat:
             raise HandshakeError(f"seat {seat} must not dial seat {self.seat}", seat=seat)

@@ -20,6 +20,10 @@ passing by a margin is bid instead.
 
 Budget: ``samples`` deals per decision (reproducible given the ``rng``), or ``seconds``
 of search per card decision (then as many deals as fit; not reproducible).
+
+The fast state and the solver are four-seat machinery. With two or three players (RULES.md
+§12-13) the bot plays as the ``pimc`` bot does, on the checked engine, with ``samples``
+deals per card decision and ``bid_samples`` per bidding decision.
 """
 
 from __future__ import annotations
@@ -51,6 +55,7 @@ from belote_p2p.bot import (
     round_score,
 )
 
+from .pimc_bot import PimcBot
 from .rules_bot import RulesBot, announcement_points, hand_strength
 
 KING, QUEEN = 6, 5
@@ -149,11 +154,15 @@ class ExpertBot:
         self.bid_success = float(bid_success)
         self.capot_success = float(capot_success)
         self.rules = RulesBot()
+        self.few = PimcBot(iterations=samples, seconds=seconds, bid_samples=bid_samples)
+        """The player with two or three seats (see the module)."""
 
     def decide(self, observation: Observation, rng: random.Random) -> Action:
         obs = observation
         if len(obs.legal) == 1:
             return obs.legal[0]
+        if obs.rules.seats != 4:
+            return self.few.decide(obs, rng)
         if obs.phase is Phase.PLAY:
             return self.play(obs, rng)
         if self.bid_samples == 0:

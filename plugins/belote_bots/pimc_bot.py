@@ -9,6 +9,10 @@ average round score. Samples whose replay contradicts what was seen (an announce
 belote the seat did not declare) are redrawn. Bidding is the ``rules`` bot's, checked in
 classic against sampled deals.
 
+With three players (RULES.md §12) the same, for three seats. With two (§13) a sample deals
+the face-down cards nobody has seen under the face-up cards that still cover one (the
+observation's ``open_deck``) and replays the round from that deal.
+
 The budget is a number of samples (reproducible, the default) or a time in seconds.
 """
 
@@ -24,7 +28,6 @@ from belote_p2p.bot import (
     CARDS,
     CHOOSE,
     COINCHE_FAILED_BASE,
-    FULL_DECK,
     PASS,
     POINTS,
     STRENGTH,
@@ -60,12 +63,13 @@ def _cards(mask: int) -> list[Card]:
 
 def played_by_seat(obs: Observation) -> list[int]:
     """The cards each seat played this round (masks)."""
-    out = [0, 0, 0, 0]
+    n = obs.rules.seats
+    out = [0] * n
     for trick in obs.tricks:
         for i, c in enumerate(trick.cards):
-            out[(trick.leader + i) % 4] |= 1 << c
+            out[(trick.leader + i) % n] |= 1 << c
     for i, c in enumerate(obs.trick):
-        out[(obs.leader + i) % 4] |= 1 << c
+        out[(obs.leader + i) % n] |= 1 << c
     return out
 
 
@@ -77,18 +81,19 @@ def sample_hands(obs: Observation, rng: random.Random) -> list[int] | None:
     """
     me = obs.seat
     played = played_by_seat(obs)
-    hands = [0, 0, 0, 0]
+    n = len(played)
+    hands = [0] * n
     hands[me] = obs.hand_mask
-    room = [0, 0, 0, 0]
-    allowed = [0, 0, 0, 0]
+    room = [0] * n
+    allowed = [0] * n
     pool = obs.unseen()
-    for s in range(4):
+    for s in range(n):
         if s == me:
             continue
         shown = obs.shown[s] & pool
         hands[s] = shown
         pool &= ~shown
-    for s in range(4):
+    for s in range(n):
         if s == me:
             continue
         room[s] = 8 - played[s].bit_count() - hands[s].bit_count()
@@ -100,11 +105,11 @@ def sample_hands(obs: Observation, rng: random.Random) -> list[int] | None:
     options = []
     for c in cards:
         bit = 1 << c
-        options.append((sum(1 for s in range(4) if allowed[s] & bit), c))
+        options.append((sum(1 for s in range(n) if allowed[s] & bit), c))
     options.sort(key=lambda x: x[0])
     for _, c in options:
         bit = 1 << c
-        seats = [s for s in range(4) if room[s] and allowed[s] & bit]
+        seats = [s for s in range(n) if room[s] and allowed[s] & bit]
         if not seats:
             return None
         total = sum(room[s] for s in seats)
@@ -122,9 +127,9 @@ def rebuild(obs: Observation, hands: list[int]) -> State | None:
     """The full-information state of ``obs`` with these unplayed hands, or None if the
     replay contradicts what was observed."""
     played = played_by_seat(obs)
-    full = [_cards(hands[s] | played[s]) for s in range(4)]
+    full = [_cards(hands[s] | played[s]) for s in range(len(played))]
     try:
-        state = State.for_play(
+        start = State.for_play(
             obs.rules,
             dealer=obs.dealer,
             hands=full,
@@ -134,18 +139,47 @@ def rebuild(obs: Observation, hands: list[int]) -> State | None:
             multiplier=obs.multiplier,
             pending=obs.pending,
         )
+    except ValueError:
+        return None
+    state = _replay(obs, start)
+    if state is None or state.belote != obs.belote:
+        return None
+    for s in range(len(played)):
+        if obs.declared[s] is not None and state.declared[s] != obs.declared[s]:
+            return None
+    return state
+
+
+def rebuild_two_handed(obs: Observation, rng: random.Random) -> State | None:
+    """Two-handed: a full-information state of ``obs`` with the face-down cards still
+    unknown dealt at random under the face-up cards that cover them; None if the replay
+    fails (it cannot, for an observation of a legal round)."""
+    deck = list(obs.open_deck)
+    known = 0
+    for c in deck:
+        if c is not None:
+            known |= 1 << c
+    unseen = _cards(obs.rules.deck_mask & ~known)
+    rng.shuffle(unseen)
+    full = [c if c is not None else unseen.pop() for c in deck]
+    try:
+        state = State.new_game(obs.rules.with_(first_dealer=obs.dealer)).deal(full)
+    except ValueError:
+        return None
+    return _replay(obs, state)
+
+
+def _replay(obs: Observation, state: State) -> State | None:
+    """``state`` (at the round's first card) after the cards ``obs`` saw played, or None
+    if one is illegal there."""
+    try:
         for trick in obs.tricks:
             for c in trick.cards:
                 state = state.apply(c)
         for c in obs.trick:
             state = state.apply(c)
-    except (IllegalActionError, ValueError):
+    except IllegalActionError:
         return None
-    if state.belote != obs.belote:
-        return None
-    for s in range(4):
-        if obs.declared[s] is not None and state.declared[s] != obs.declared[s]:
-            return None
     return state
 
 
@@ -159,7 +193,7 @@ def greedy_card(state: State) -> Card:
     pts = POINTS[trump]
     above = ABOVE[trump]
     seat = state.to_act
-    others = FULL_DECK & ~state.played & ~state.hands[seat]
+    others = state.rules.deck_mask & ~state.played & ~state.hands[seat]
     trick = state.trick
     legal = _cards(m)
     if not trick:
@@ -171,8 +205,8 @@ def greedy_card(state: State) -> Card:
             return best
         return min(legal, key=lambda c: (pts[c], st[c]))
     top = trick[state.best]
-    last = len(trick) == 3
-    if (state.leader + state.best) % 2 == seat % 2:
+    last = len(trick) == state.seats - 1
+    if state.seats == 4 and (state.leader + state.best) % 2 == seat % 2:
         tm = TRUMP_MASK[trump]
         safe = last or not above[top] & others
         if safe:
@@ -200,12 +234,22 @@ def finish(state: State) -> RoundScore | None:
     return state.history[-1].score
 
 
-def playout(state: State, team: int) -> int:
-    """Finish the round greedily; the round score of ``team`` minus the other team's."""
+def net(score: tuple[int, ...], side: int) -> float:
+    """``side``'s round score minus the other side's (with three players: minus the mean of
+    the two others'); ``side`` is a team with four seats, a seat otherwise."""
+    if len(score) == 2:
+        return score[side] - score[1 - side]
+    others = [x for i, x in enumerate(score) if i != side]
+    return score[side] - sum(others) / len(others)
+
+
+def playout(state: State, team: int) -> float:
+    """Finish the round greedily; :func:`net` of its score for ``team`` (a seat without
+    teams)."""
     score = finish(state)
     if score is None:
         return 0
-    return score.score[team] - score.score[1 - team]
+    return net(score.score, team)
 
 
 def contract_net(score: RoundScore, team: int, value: int) -> int:
@@ -274,7 +318,9 @@ class PimcBot:
         done = 0
         for _ in range(count):
             state = None
-            for _ in range(_REDRAWS):
+            if obs.open_deck:
+                state = rebuild_two_handed(obs, rng)
+            for _ in range(0 if obs.open_deck else _REDRAWS):
                 hands = sample_hands(obs, rng)
                 if hands is not None:
                     state = rebuild(obs, hands)
@@ -325,7 +371,7 @@ class PimcBot:
         """A deck that deals this seat its hand and turns the observed card."""
         owners = deal_owners(obs.rules, obs.dealer)
         assert obs.turned is not None
-        rest = _cards(FULL_DECK & ~obs.hand_mask & ~(1 << obs.turned))
+        rest = _cards(obs.rules.deck_mask & ~obs.hand_mask & ~(1 << obs.turned))
         rng.shuffle(rest)
         mine = list(obs.hand)
         deck: list[Card] = []
@@ -339,7 +385,7 @@ class PimcBot:
         return deck
 
     @staticmethod
-    def _contract_value(obs: Observation, deck: list[Card], action: Action) -> int:
+    def _contract_value(obs: Observation, deck: list[Card], action: Action) -> float:
         state = State.new_game(obs.rules.with_(first_dealer=obs.dealer)).deal(deck)
         for _, bid in obs.bids:
             state = state.apply(bid)
@@ -477,5 +523,6 @@ __all__ = [
     "greedy_card",
     "playout",
     "rebuild",
+    "rebuild_two_handed",
     "sample_hands",
 ]

@@ -222,8 +222,12 @@ class _Context:
     def __init__(self, obs: Observation) -> None:
         self.obs = obs
         self.seat = obs.seat
-        self.partner = obs.partner
-        self.opps = ((obs.seat + 1) % 4, (obs.seat + 3) % 4)
+        self.partner = obs.partner  # -1 with two or three seats: no partner
+        self.seats = n = obs.rules.seats
+        if n == 4:
+            self.opps: tuple[int, ...] = ((obs.seat + 1) % 4, (obs.seat + 3) % 4)
+        else:
+            self.opps = tuple((obs.seat + k) % n for k in range(1, n))
         trump = obs.trump
         self.trump = trump
         self.strength = STRENGTH[trump]
@@ -232,8 +236,13 @@ class _Context:
         self.tmask = TRUMP_MASK[trump]
         self.hand = obs.hand_mask
         self.unseen = obs.unseen()
-        self.possible = [obs.possible(s) if s != obs.seat else 0 for s in range(4)]
-        self.takers = obs.taker % 2 == obs.team if obs.taker >= 0 else False
+        self.possible = [obs.possible(s) if s != obs.seat else 0 for s in range(n)]
+        if obs.taker < 0:
+            self.takers = False
+        elif n == 4:
+            self.takers = obs.taker % 2 == obs.team
+        else:
+            self.takers = obs.taker == obs.seat
 
     def is_master(self, c: int) -> bool:
         return not self.above[c] & self.unseen
@@ -298,7 +307,7 @@ class _Context:
         if safe:
             return max(safe, key=lambda c: (self.points[c], self.strength[c]))
         # A suit the partner may ruff, when defending.
-        if not self.takers:
+        if not self.takers and self.partner >= 0:
             p = self.possible[self.partner]
             if p & tm:
                 for c in sorted(_low_cards(legal & ~tm), key=lambda c: self.points[c]):
@@ -321,8 +330,9 @@ class _Context:
         led = trick[0] >> 3
         winner = obs.trick_winner_so_far()
         assert winner is not None
-        top = trick[(winner - obs.leader) % 4]
-        later = tuple((self.seat + k) % 4 for k in range(1, 4 - len(trick)))
+        n = self.seats
+        top = trick[(winner - obs.leader) % n]
+        later = tuple((self.seat + k) % n for k in range(1, n - len(trick)))
         trick_points = sum(self.points[c] for c in trick)
         if winner == self.partner:
             if self.holds(top, led, later):
