@@ -71,7 +71,9 @@ async def test_demo_processes_play_to_an_agreed_end_and_every_record_verifies(
     # Every peer recorded the same XP for each of the players, one row per seat.
     assert all(p == per_seat[0] for p in per_seat)
     assert [r[0] for r in per_seat[0]] == list(range(seats))
-    assert per_seat[0][0][1] == result["xp"]
+    # Seat 0's RESULT counts its game XP plus any challenge it completed (a challenge
+    # depends on the deal, so it may or may not come).
+    assert result["xp"] >= per_seat[0][0][1] > 0
     winner = verdicts[0].state.winner
     assert [bool(r[2]) for r in per_seat[0]] == [s == winner for s in range(seats)]
 
