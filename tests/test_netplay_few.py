@@ -1,19 +1,16 @@
 """``belote-p2p demo`` with three and two bot processes over loopback TCP: every process
-ends the game, and every seat's transcript verifies alike (``verify``, ``replay``); a
-person is refused at a table the terminal cannot lay out."""
+ends the game, and every seat's transcript verifies alike (``verify``, ``replay``)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
-from helpers import check_turn_ups, make_table, run_cli
+from helpers import check_turn_ups, run_cli
 
 from belote_p2p.app.cli import main
-from belote_p2p.app.home import Home
 from belote_p2p.app.output import parse_result
 from belote_p2p.app.profile import open_db
-from belote_p2p.app.seat import SeatOptions, TableNotShown, play_seat
 from belote_p2p.game.rules import rule_set
 from belote_p2p.net.lobby import JoinRefused, JoinRequest, Lobby
 from belote_p2p.protocol.table import TableDefinition
@@ -78,17 +75,6 @@ async def test_demo_processes_play_to_an_agreed_end_and_every_record_verifies(
     assert [bool(r[2]) for r in per_seat[0]] == [s == winner for s in range(seats)]
 
 
-@pytest.mark.parametrize("variant", ["three-handed", "two-handed"])
-def test_a_person_is_refused_at_a_table_the_terminal_cannot_show(
-    variant: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    status = main(["host", "--variant", variant, "--name", "Al", "--home", str(tmp_path)])
-    assert status == 2
-    err = capsys.readouterr().err
-    assert "four seats only" in err and "--bot" in err
-    assert not list(tmp_path.rglob("*.transcript"))
-
-
 def key(i: int) -> bytes:
     return bytes([i]) * 32
 
@@ -121,22 +107,6 @@ def test_a_table_definition_has_as_many_seats_as_its_rules() -> None:
     wire["seats"] = [*wire["seats"], {"name": "X", "key": key(5), "address": ""}]
     with pytest.raises(ValueError, match="seats must be a list of 2"):
         TableDefinition.from_wire(wire)
-
-
-@pytest.mark.parametrize("variant", ["three-handed", "two-handed"])
-async def test_a_joining_person_is_refused_before_anything_is_signed(
-    variant: str, tmp_path: Path
-) -> None:
-    """``join`` learns the rules with the table: a person is refused there, with the same
-    message, before its seat signs anything or opens the mesh."""
-    definition, ids = make_table(variant)
-    options = SeatOptions(
-        name="p1", home=Home(tmp_path), bot=None, seed=None, bind="127.0.0.1", quiet=True,
-        timing_log=None, bot_deadline=10.0,
-    )  # fmt: skip
-    with pytest.raises(TableNotShown, match="four seats only"):
-        await play_seat(definition, 1, ids[1], None, [], options)
-    assert not list(tmp_path.rglob("*.transcript"))
 
 
 @pytest.mark.parametrize(("variant", "seats"), [("three-handed", 3), ("two-handed", 2)])

@@ -64,7 +64,6 @@ from .rematch import asker, host_again
 from .seat import (
     SeatOptions,
     add_seat_arguments,
-    check_person_table,
     exit_status,
     make_player,
     play_seat,
@@ -319,8 +318,6 @@ def cmd_host(args: argparse.Namespace) -> int:
         joiners = rules.seats - 1
         if order is not None and len(order) != joiners:
             raise ValueError(f"--seat-order names the {joiners} joiners, for seats 1 to {joiners}")
-        if options.bot is None:
-            check_person_table(rules.seats)
         for address in args.advertise:
             parse_address(address, 1)
     except Exception as exc:

@@ -23,7 +23,6 @@ from pathlib import Path
 
 import trio
 
-from belote_p2p.errors import BeloteError
 from belote_p2p.game.engine import Action
 from belote_p2p.game.observation import Observation
 from belote_p2p.net.address import ALL_ADDRESSES
@@ -102,24 +101,6 @@ class SeatOptions:
     def machine_output(self) -> bool:
         """Print the ``RESULT`` line: asked for, or stdout is not a person's terminal."""
         return self.json or not sys.stdout.isatty()
-
-
-PERSON_SEATS = 4
-"""The seats the terminal and browser tables lay out: a person plays four-seat tables only."""
-
-
-class TableNotShown(BeloteError, ValueError):
-    """A person would sit at a table the terminal (or browser) table cannot lay out yet: two
-    or three seats. Bots play those tables (``--bot NAME``)."""
-
-
-def check_person_table(seats: int) -> None:
-    """Refuse, with a clear message, a person at a table of other than four seats."""
-    if seats != PERSON_SEATS:
-        raise TableNotShown(
-            f"the terminal and browser tables show four seats only: a person cannot sit at "
-            f"this {seats}-seat table yet; play it with a bot (--bot rules)"
-        )
 
 
 def make_player(options: SeatOptions) -> Player | None:
@@ -259,8 +240,6 @@ async def play_seat(
     sees the mesh before it runs (the host's port hands it its connections);
     ``host_address`` where we reached the host's port (the mesh dials seat 0 there);
     ``control`` resigns or chats for a user interface other than the terminal's."""
-    if player is None:
-        check_person_table(len(definition.seats))
     if player is None and options.web is not None:
         from .web.seat import play_in_browser  # the web server loads only when asked for
 
