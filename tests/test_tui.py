@@ -95,7 +95,7 @@ def round_events(
     """The events seat ``seat`` sees while a dealt round is played out (full information:
     the view must keep to what ``observe`` lets the seat know)."""
     rng = random.Random(seed)
-    yield RoundDealt(state.number, state.dealer, state.hand(seat), state.turned), state
+    yield RoundDealt(state.number, state.dealer, state.hand(seat), state.turned, state), state
     number = state.number
     while state.number == number:
         if state.to_act == seat:
@@ -144,7 +144,7 @@ def test_frame_after_the_deal_shows_the_turned_card_and_the_numbered_hand() -> N
     view = new_view()
     view.apply(TableReady())
     state = dealt(CLASSIC, 1)
-    view.apply(RoundDealt(state.number, state.dealer, state.hand(0), state.turned))
+    view.apply(RoundDealt(state.number, state.dealer, state.hand(0), state.turned, state))
     text = frame(view)
     check_fits(text)
     assert "Belote classic to 301 · round 1 · dealer You" in text
@@ -164,12 +164,19 @@ def test_hand_is_grouped_by_suit_with_symbols_and_red_hearts_and_diamonds() -> N
     # Under trump hearts the nine outranks the ace.
     assert [str(c) for c in display_hand(hand, 1)] == ["7S", "AH", "9H", "JC", "TD"]
     view = new_view()
-    view.apply(RoundDealt(0, 3, hand, card("KS")))
+    state = dealt(CLASSIC, 1)
+    view.apply(RoundDealt(0, state.dealer, state.hand(0), state.turned, state))
     console = Console(record=True, width=80, color_system="truecolor", file=io.StringIO())
     console.print(view.render())
     styled = console.export_text(styles=True)
-    assert "\x1b[1;31mA♥" in styled or "\x1b[31;1mA♥" in styled
-    assert "10♦" in styled and "J♣" in styled
+    red = [c for c in state.hand(0) if c >> 3 in (1, 2)]  # hearts, diamonds
+    black = [c for c in state.hand(0) if c >> 3 in (0, 3)]
+    assert red and black
+    for c in red:
+        shown = card_text(c)
+        assert f"\x1b[1;31m{shown}" in styled or f"\x1b[31;1m{shown}" in styled
+    for c in black:
+        assert f"31m{card_text(c)}" not in styled and card_text(c) in styled
 
 
 def test_frame_during_the_bidding_lists_the_bids_and_what_you_may_say() -> None:
@@ -543,11 +550,11 @@ def test_the_round_screen_takes_the_round_apart() -> None:
     assert b is not None and b.number == event.record.number + 1
     record, sc = event.record, event.record.score
     assert sc is not None
-    assert [t.card_points for t in b.teams] == list(sc.card_points)
-    assert [t.score for t in b.teams] == list(sc.score)
-    assert [t.game for t in b.teams] == list(record.scores_after)
-    assert sum(t.tricks for t in b.teams) == 8 and sum(t.dix_de_der for t in b.teams) == 10
-    assert b.teams[0].name == "You & Cid" and b.teams[1].name == "Bob & Dee"
+    assert [t.card_points for t in b.sides] == list(sc.card_points)
+    assert [t.score for t in b.sides] == list(sc.score)
+    assert [t.game for t in b.sides] == list(record.scores_after)
+    assert sum(t.tricks for t in b.sides) == 8 and sum(t.dix_de_der for t in b.sides) == 10
+    assert b.sides[0].name == "You & Cid" and b.sides[1].name == "Bob & Dee"
     console = Console(record=True, width=80, color_system=None, file=io.StringIO())
     console.print(view.render_round(80, "Enter: the table"))
     text = console.export_text()
@@ -556,7 +563,7 @@ def test_the_round_screen_takes_the_round_apart() -> None:
                   "Total", "Round score", "Game (to 301)", "Last trick: "):  # fmt: skip
         assert label in text, label
     assert b.verdict in text and "Enter: the table" in text
-    assert b.to_json()["teams"][0]["card_points"] == sc.card_points[0]
+    assert b.to_json()["sides"][0]["card_points"] == sc.card_points[0]
     console = Console(record=True, width=80, color_system=None, file=io.StringIO())
     console.print(view.render_tricks(80, ""))
     tricks = console.export_text()

@@ -51,7 +51,7 @@ def test_the_model_follows_a_whole_round_as_json(variant: str) -> None:
     seat = 2
     table = WebTable(TableView.from_definition(definition, seat))
     state = dealt(definition.rules, 5)
-    table.on_event(RoundDealt(0, state.dealer, state.hand(seat), state.turned))
+    table.on_event(RoundDealt(0, state.dealer, state.hand(seat), state.turned, state))
     rng = random.Random(3)
     saw_master = False
     while state.phase not in (Phase.DEAL, Phase.GAME_OVER):
@@ -92,7 +92,9 @@ def test_the_page_takes_the_round_apart_as_the_terminal_does() -> None:
     state = State.new_game(definition.rules)
     while not state.history or state.history[-1].score is None:  # past any redeal
         state = state.deal(random_deck(rng))
-        table.on_event(RoundDealt(state.number, state.dealer, state.hand(seat), state.turned))
+        table.on_event(
+            RoundDealt(state.number, state.dealer, state.hand(seat), state.turned, state)
+        )
         while state.phase not in (Phase.DEAL, Phase.GAME_OVER):
             actor, action = state.to_act, rng.choice(state.legal_actions())
             state = state.apply(action)
@@ -102,7 +104,7 @@ def test_the_page_takes_the_round_apart_as_the_terminal_does() -> None:
     rp = table.model()["round_points"]
     b = table.view.breakdown
     assert b is not None and rp["verdict"] == b.verdict and rp["outcome"] == b.outcome
-    us, them = b.teams[seat % 2], b.teams[1 - seat % 2]
+    us, them = b.sides[seat % 2], b.sides[1 - seat % 2]
     assert rp["names"] == {"us": us.name, "them": them.name} and "You" in us.name
     assert rp["card_points"] == {"us": us.card_points, "them": them.card_points}
     assert rp["dix_de_der"]["us"] + rp["dix_de_der"]["them"] == 10

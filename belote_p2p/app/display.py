@@ -11,6 +11,7 @@ from .wording import (
     bid_contract_text,
     bid_text,
     card_text,
+    side_names,
     sweep_text,
     team_name,
     trump_text,
@@ -82,10 +83,14 @@ def format_sheet(state: State, names: Sequence[str] | None = None) -> str:
     two or three seats, the players) are named by their players (``Alice & Carol``) when
     ``names`` are given."""
     has_teams = state.rules.has_teams
-    if has_teams:
-        sides = [team_name(names, t) if names else f"team {t}" for t in (0, 1)]
+    if names:
+        sides = list(side_names(names))
     else:
-        sides = [names[s] if names else f"seat {s}" for s in range(state.rules.seats)]
+        sides = (
+            [f"team {t}" for t in (0, 1)]
+            if has_teams
+            else [f"seat {s}" for s in range(state.rules.seats)]
+        )
     w = max(7, *(len(t) for t in sides))
     head = "".join(f"  {side:>{w}}" for side in sides)
     lines = ["Score sheet", f"  {'round':>5}{head}  {'total':>11}"]

@@ -107,7 +107,7 @@ async def play_local(
         deck = list(CARDS)
         rng.shuffle(deck)
         state = table.state = state.deal(deck)
-        ui.on_event(RoundDealt(state.number, state.dealer, state.hand(0), state.turned))
+        ui.on_event(RoundDealt(state.number, state.dealer, state.hand(0), state.turned, state))
         for seat, player in enumerate(players):
             player.new_round(observe(state, seat))
         number = state.number

@@ -14,7 +14,7 @@ from typing import Any, TextIO
 
 from belote_p2p.errors import LocalProtocolError
 from belote_p2p.game.cards import Card, cards_of
-from belote_p2p.game.engine import IllegalActionError, Phase, State
+from belote_p2p.game.engine import IllegalActionError, Phase, State, pile_positions
 from belote_p2p.game.rules import RULE_SETS, RuleSet
 from belote_p2p.game.scoring import CAPOT_POINTS, GENERALE_POINTS
 
@@ -161,11 +161,9 @@ def _start_two_handed(data: dict[str, Any], dealer: int) -> tuple[State, list[Ca
     piles = _card_lists(data, "piles", rules, "piles", 16)
     deck: list[Card | None] = [None] * 32
     for seat, cards in enumerate(piles):
-        base = 0 if seat != dealer else 4
-        for pile in range(8):
-            down = base + pile % 4 + (16 if pile >= 4 else 0)
+        for pile, (down, up) in enumerate(pile_positions(dealer, seat)):
             deck[down] = cards[2 * pile]
-            deck[down + 8] = cards[2 * pile + 1]
+            deck[up] = cards[2 * pile + 1]
     plays = _plays(data, rules)
     return State.new_game(rules.with_(first_dealer=dealer)).deal(deck), plays
 

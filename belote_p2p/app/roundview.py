@@ -1,4 +1,5 @@
-"""A finished round, taken apart for a person: what each team scored and why.
+"""A finished round, taken apart for a person: what each side (a team of two with four
+seats, a player with two or three) scored and why.
 
 :func:`round_breakdown` turns a :class:`~belote_p2p.game.engine.RoundRecord` (as audited) and
 the players' names into a :class:`RoundBreakdown`: plain data that the terminal table draws
@@ -15,17 +16,17 @@ from typing import Any
 from belote_p2p.game.engine import BidKind, RoundRecord, Trick
 from belote_p2p.game.scoring import Outcome
 
-from .wording import announcement_text, bid_contract_text, card_text, team_name, trump_text
+from .wording import announcement_text, bid_contract_text, card_text, side_names, trump_text
 
 DIX_DE_DER = 10
 
 
 @dataclass(frozen=True, slots=True)
-class TeamRound:
-    """One team's side of a round."""
+class SideRound:
+    """One side's part of a round: a team's with four seats, a player's with two or three."""
 
     name: str
-    """``Alice & Carol``."""
+    """``Alice & Carol`` (a team), ``Alice`` (a player)."""
     takers: bool
     tricks: int
     card_points: int
@@ -33,7 +34,7 @@ class TeamRound:
     générale, as scored)."""
     dix_de_der: int
     announcements: int
-    """Announcement points it scores (only one team scores them)."""
+    """Announcement points it scores (only one side scores them)."""
     belote: int
     total: int
     """What the contract is judged on."""
@@ -72,8 +73,8 @@ class RoundBreakdown:
     """One sentence: who made or failed what, or where the litige points went."""
     sweep: str
     """``capot by Alice & Carol`` or ``générale by Bob``; empty otherwise."""
-    teams: tuple[TeamRound, TeamRound]
-    """Team 0 (seats 0 and 2), then team 1."""
+    sides: tuple[SideRound, ...]
+    """Team 0 (seats 0 and 2), then team 1; with two or three seats, each seat in order."""
     pot: int
     """The litige pot after the round."""
     declared: tuple[str, ...]
@@ -95,7 +96,7 @@ class RoundBreakdown:
             "outcome": self.outcome,
             "verdict": self.verdict,
             "sweep": self.sweep,
-            "teams": [t.to_json() for t in self.teams],
+            "sides": [t.to_json() for t in self.sides],
             "pot": self.pot,
             "declared": list(self.declared),
             "tricks": [t.to_json() for t in self.tricks],
@@ -105,10 +106,13 @@ class RoundBreakdown:
 
 
 def contract_words(record: RoundRecord, names: Sequence[str]) -> str:
-    """``Bob takes ♥ (turned J♥)``, ``Bob chooses ♠ (turned J♥)``, ``Bob bids 90 ♥, coinched``."""
+    """``Bob takes ♥ (turned J♥)``, ``Bob chooses ♠ (turned J♥)``, ``Bob bids 90 ♥, coinched``;
+    two-handed, where nobody takes: ``trump ♥, nobody takes``."""
+    trump = trump_text(record.trump)
+    if record.taker < 0:
+        return f"trump {trump}, nobody takes"
     who = names[record.taker]
     you = who == "You"
-    trump = trump_text(record.trump)
     if record.contract:
         bids = f"{who} {'bid' if you else 'bids'}"
         return bid_contract_text(bids, record.contract, trump, record.multiplier, sep=", ")
@@ -121,32 +125,37 @@ def contract_words(record: RoundRecord, names: Sequence[str]) -> str:
 def round_breakdown(
     record: RoundRecord, names: Sequence[str], target: int, audit: str = ""
 ) -> RoundBreakdown:
-    """``record`` taken apart, with the seats' ``names`` (``You`` for one's own, if wanted)."""
-    teams_names = (team_name(names, 0), team_name(names, 1))
+    """``record`` taken apart, with the seats' ``names`` (``You`` for one's own, if wanted);
+    four names make two teams, two or three make as many sides."""
+    sides_names = side_names(names)
+    teams = len(names) == 4
+
+    def side(seat: int) -> int:
+        return seat % 2 if teams else seat
+
     head = (record.number + 1, names[record.dealer])
     sc = record.score
+    n = len(sides_names)
     if sc is None:
         empty = tuple(
-            TeamRound(teams_names[t], False, 0, 0, 0, 0, 0, 0, 0, record.scores_after[t])
-            for t in (0, 1)
+            SideRound(sides_names[t], False, 0, 0, 0, 0, 0, 0, 0, record.scores_after[t])
+            for t in range(n)
         )
         return RoundBreakdown(
             *head, "", "redeal", "Everybody passed: the next dealer deals again.", "",
-            (empty[0], empty[1]), 0, (), (), target, audit,
+            empty, 0, (), (), target, audit,
         )  # fmt: skip
-    taker_team = record.taker % 2
-    tricks_won = [0, 0]
-    points = [0, 0]
+    taker_side = side(record.taker) if record.taker >= 0 else -1
+    tricks_won = [0] * n
     for t in record.tricks:
-        tricks_won[t.winner % 2] += 1
-        points[t.winner % 2] += t.points
-    dix = [0, 0]
+        tricks_won[side(t.winner)] += 1
+    dix = [0] * n
     if record.tricks:
-        dix[record.tricks[-1].winner % 2] = DIX_DE_DER
-    teams = tuple(
-        TeamRound(
-            teams_names[t],
-            t == taker_team,
+        dix[side(record.tricks[-1].winner)] = DIX_DE_DER
+    sides = tuple(
+        SideRound(
+            sides_names[t],
+            t == taker_side,
             tricks_won[t],
             sc.card_points[t],
             dix[t],
@@ -156,32 +165,45 @@ def round_breakdown(
             sc.score[t],
             record.scores_after[t],
         )
-        for t in (0, 1)
+        for t in range(n)
     )
-    takers, defence = teams_names[taker_team], teams_names[1 - taker_team]
-    if sc.outcome is Outcome.MADE:
-        verdict = f"{takers} made the contract."
-    elif sc.outcome is Outcome.FAILED:
-        verdict = f"{takers} failed the contract: {defence} score the round."
-    else:
-        verdict = (
-            f"Litige: {defence} score their points; those of {takers} wait in the pot "
-            f"({sc.pending})."
-        )
+    verdict = _verdict(sc.outcome, sides_names, taker_side, sc.pending, teams)
     if sc.generale is not None:
         sweep = f"générale by {names[sc.generale]}"
     elif sc.capot is not None:
-        sweep = f"capot by {teams_names[sc.capot]}"
+        sweep = f"capot by {sides_names[sc.capot]}"
     else:
         sweep = ""
     declared: list[str] = []
     for seat, anns in enumerate(record.declared):
         for a in anns:
-            scored = "" if record.announcements_team == seat % 2 else ", not scored"
+            scored = "" if record.announcements_team == side(seat) else ", not scored"
             declared.append(f"{names[seat]}: {announcement_text(a)}{scored}")
     for seat, _ in record.belote:
         declared.append(f"{names[seat]}: belote and rebelote (20)")
     return RoundBreakdown(
         *head, contract_words(record, names), sc.outcome.value, verdict, sweep,
-        (teams[0], teams[1]), sc.pending, tuple(declared), record.tricks, target, audit,
+        sides, sc.pending, tuple(declared), record.tricks, target, audit,
     )  # fmt: skip
+
+
+def _verdict(outcome: Outcome, sides: Sequence[str], taker: int, pending: int, teams: bool) -> str:
+    """One sentence on how the contract ended (RULES.md §9, §12, §13)."""
+    if outcome is Outcome.NO_CONTRACT:
+        return "Nobody takes in two-handed: each player scores its own points."
+    takers = sides[taker]
+    plural = teams or takers == "You"
+    if outcome is Outcome.MADE:
+        return f"{takers} made the contract."
+    if outcome is Outcome.LITIGE:
+        return (
+            f"Litige: {sides[1 - taker]} score their points; those of {takers} wait in the pot "
+            f"({pending})."
+        )
+    if teams:
+        return f"{takers} failed the contract: {sides[1 - taker]} score the round."
+    verb = "fail" if plural else "fails"
+    return (
+        f"{takers} {verb} the contract: every other player scores its points and half of "
+        f"the taker's."
+    )

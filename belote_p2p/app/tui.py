@@ -110,6 +110,8 @@ DISPLAY_SUITS = (0, 1, 3, 2)
 """♠ ♥ ♣ ♦: black and red alternate in the hand."""
 RED = "red"
 MASTER_MARK = "★"
+HIDDEN_MARK = "▪"
+"""Two-handed: a face-down card still lies in this pile."""
 LIVE_PHASES = (Phase.TAKE_FIRST, Phase.TAKE_SECOND, Phase.AUCTION, Phase.PLAY)
 """Phases of a round being bid or played (the table is drawn, not a summary)."""
 ROUND_HOLD = 8.0
@@ -148,8 +150,8 @@ def round_hand(o: Observation) -> tuple[Card, ...]:
     """Every card the seat held when the play began: its hand and what it played since."""
     played: list[Card] = []
     for t in o.tricks:
-        played.append(t.cards[(o.seat - t.leader) % SEATS])
-    mine = (o.seat - o.leader) % SEATS
+        played.append(t.cards[(o.seat - t.leader) % o.seats])
+    mine = (o.seat - o.leader) % o.seats
     if o.trick and mine < len(o.trick):
         played.append(o.trick[mine])
     return tuple(o.hand) + tuple(played)
@@ -158,9 +160,13 @@ def round_hand(o: Observation) -> tuple[Card, ...]:
 def card_numbers(o: Observation) -> dict[Card, int]:
     """The number of each card of the seat's hand during the play: given once, when the
     play begins (the whole hand by suit, under the trump), and kept for the round, so that
-    a number typed from memory never plays another card."""
+    a number typed from memory never plays another card. Two-handed, a card's number is
+    its pile's (1 to 8), which stays the pile's when the card below is turned up."""
     if o.phase is not Phase.PLAY:
         return {}
+    piles = o.piles(o.seat)
+    if piles:
+        return {c: i for i, (c, _) in enumerate(piles, 1) if c is not None and c in o.hand}
     full = display_hand(round_hand(o), o.trump)
     return {c: i for i, c in enumerate(full, 1) if c in o.hand}
 
@@ -431,11 +437,12 @@ class TableView:
         self.seat = seat
         self.names = tuple(names)
         self.rules = rules
-        self.fingerprints = tuple(fingerprints) if fingerprints else ("",) * SEATS
+        self.seats = rules.seats
+        self.fingerprints = tuple(fingerprints) if fingerprints else ("",) * self.seats
         self.ready = False
         self.number: int | None = None
         self.dealer = rules.first_dealer
-        self.scores: tuple[int, ...] = (0, 0)
+        self.scores: tuple[int, ...] = (0,) * (2 if rules.has_teams else self.seats)
         self.pending = 0
         self.news: deque[str] = deque(maxlen=NEWS_LINES)
         self.summary: tuple[str, ...] = ()
@@ -475,8 +482,10 @@ class TableView:
         self.tricks: tuple[Trick, ...] = ()
         self.tricks_done = 0
         self.last_trick: Trick | None = None
-        self.declared: tuple[tuple[Announcement, ...] | None, ...] = (None,) * SEATS
+        self.declared: tuple[tuple[Announcement, ...] | None, ...] = (None,) * self.seats
         self.belote: tuple[tuple[int, Card], ...] = ()
+        self.open_deck: tuple[Card | None, ...] = ()
+        """Two-handed: the deck as both players see it (:attr:`Observation.open_deck`)."""
 
     # -- names ------------------------------------------------------------------------
 
@@ -487,7 +496,7 @@ class TableView:
 
     def seat_names(self) -> tuple[str, ...]:
         """Every seat's name as this view says it (``You`` for ours)."""
-        return tuple(self.name(s) for s in range(SEATS))
+        return tuple(self.name(s) for s in range(self.seats))
 
     def does(self, seat: int, verb: str) -> str:
         """``Bob plays`` / ``You play``: ``verb`` in the third person."""
@@ -499,6 +508,25 @@ class TableView:
     def team_label(self, team: int) -> str:
         """A team by its players: ``You & Cid``, ``Bob & Dee``."""
         return f"{self.name(team)} & {self.name(team + 2)}"
+
+    def side_of(self, seat: int) -> int:
+        """The side ``seat`` scores with: its team with four seats, itself otherwise (the
+        index of its entry in :attr:`scores`)."""
+        return seat % 2 if self.rules.has_teams else seat
+
+    def side_label(self, side: int) -> str:
+        """A side by its players: ``You & Cid`` (a team), ``Bob`` (a player)."""
+        return self.team_label(side) if self.rules.has_teams else self.name(side)
+
+    def sides(self) -> tuple[int, ...]:
+        """Every side, ours first, then the others in playing order."""
+        n = len(self.scores)
+        me = self.side_of(self.seat)
+        return tuple((me + i) % n for i in range(n))
+
+    def sides_text(self, values: Sequence[int], sep: str = ", ") -> str:
+        """``You & Cid 120, Bob & Dee 42``: ``values`` (one per side) named, ours first."""
+        return sep.join(f"{self.side_label(t)} {values[t]}" for t in self.sides())
 
     # -- feeding ----------------------------------------------------------------------
 
@@ -524,6 +552,7 @@ class TableView:
             self.last_trick = o.tricks[-1]
         self.declared = o.declared
         self.belote = o.belote
+        self.open_deck = o.open_deck
         self.scores = o.scores
         self.pending = o.pending
         if self.deadline is not None and self.deadline[0] != o.to_act:
@@ -545,7 +574,8 @@ class TableView:
         """Take in one session event; the facts it brought, as notices."""
         if isinstance(event, TableReady):
             self.ready = True
-            return [Notice("All four peers signed the table.")]
+            peers = {2: "Both peers", 3: "All three peers"}.get(self.seats, "All four peers")
+            return [Notice(f"{peers} signed the table.")]
         if isinstance(event, RoundDealt):
             return self._dealt(event)
         if isinstance(event, ActionTaken):
@@ -567,7 +597,7 @@ class TableView:
             self.legal = ()
             return self._say(self.ended)
         if isinstance(event, PeerFault):
-            who = self.name(event.seat) if 0 <= event.seat < SEATS else "?"
+            who = self.name(event.seat) if 0 <= event.seat < self.seats else "?"
             self.ended = f"The game stopped: {who} broke the protocol ({event.reason})."
             self.to_act = -1
             self.legal = ()
@@ -581,15 +611,12 @@ class TableView:
     def _dealt(self, event: RoundDealt) -> list[Notice]:
         self._reset_round()
         self.summary = ()
-        self.number = event.number
-        self.dealer = event.dealer
-        self.hand = event.hand
-        self.turned = event.turned
-        self.phase = Phase.AUCTION if self.rules.is_coinche else Phase.TAKE_FIRST
-        self.to_act = (event.dealer + 1) % SEATS
+        self.observe(observe(event.state, self.seat))
         text = f"Round {event.number + 1}: {self.does(event.dealer, 'deals')}."
         if event.turned is not None:
             text += f" Turned card: {card_text(event.turned)}."
+        elif self.phase is Phase.PLAY:
+            text += f" Trump {trump_text(self.trump)}, the suit of the last card dealt."
         return [Notice(text)]
 
     def _action(self, seat: int, action: Action, state: State) -> list[Notice]:
@@ -643,6 +670,8 @@ class TableView:
 
     def _contract_words(self, state: State | RoundRecord) -> str:
         trump = trump_text(state.trump)
+        if state.taker < 0:
+            return f"trump {trump}, nobody takes"
         if state.contract:
             return bid_contract_text(
                 self.does(state.taker, "bids"), state.contract, trump, state.multiplier, sep=", "
@@ -675,35 +704,20 @@ class TableView:
         sc = record.score
         if sc is None:
             return [f"{head}: everybody passed, the next dealer deals again."]
-        taker_team = record.taker % 2
-        outcome = {
-            Outcome.MADE: "made",
-            Outcome.FAILED: "failed",
-            Outcome.LITIGE: "litige",
-        }[sc.outcome]
-        extra = sweep_text(sc, self.name, self.team_label)
-        lines = [f"{head}: {self._contract_words(record)} - {outcome}{extra}."]
-        me = self.seat % 2
-        us, them = me, 1 - me
-        ours, theirs = self.team_label(us), self.team_label(them)
-
-        def pair(values: tuple[int, ...]) -> str:
-            return f"{ours} {values[us]}, {theirs} {values[them]}"
-
-        points = f"Card points {pair(sc.card_points)}"
+        extra = sweep_text(sc, self.name, self.side_label)
+        lines = [f"{head}: {self._contract_words(record)} - {sc.outcome.value}{extra}."]
+        points = f"Card points {self.sides_text(sc.card_points)}"
         if any(sc.announcements):
-            points += f"; announcements {pair(sc.announcements)}"
+            points += f"; announcements {self.sides_text(sc.announcements)}"
         if any(sc.belote):
-            points += f"; belote {pair(sc.belote)}"
+            points += f"; belote {self.sides_text(sc.belote)}"
         lines.append(points + ".")
-        after = record.scores_after
-        lines.append(
-            f"Round score {ours} +{sc.score[us]}, {theirs} +{sc.score[them]}; "
-            f"game {after[us]}-{after[them]}."
-        )
+        gained = ", ".join(f"{self.side_label(t)} +{sc.score[t]}" for t in self.sides())
+        game = "-".join(str(record.scores_after[t]) for t in self.sides())
+        lines.append(f"Round score {gained}; game {game}.")
         if sc.outcome is Outcome.LITIGE:
             lines.append(
-                f"Litige: the points of {self.team_label(taker_team)} wait in the pot "
+                f"Litige: the points of {self.team_label(record.taker % 2)} wait in the pot "
                 f"({sc.pending})."
             )
         elif sc.pending:
@@ -715,12 +729,15 @@ class TableView:
         self.sheet = format_sheet(state, self.seat_names())
         self.to_act = -1
         self.legal = ()
-        me = self.seat % 2
+        me = self.side_of(self.seat)
         if state.winner is None:
             self.ended = "Game over."
         else:
-            won = "You win" if state.winner == me else f"{self.team_label(state.winner)} win"
-            self.ended = f"Game over: {won} {state.scores[me]}-{state.scores[1 - me]}."
+            label = self.side_label(state.winner)
+            verb = "win" if self.rules.has_teams or state.winner == me else "wins"
+            won = "You win" if state.winner == me else f"{label} {verb}"
+            score = "-".join(str(state.scores[t]) for t in self.sides())
+            self.ended = f"Game over: {won} {score}."
         return self._say(self.ended)
 
     # -- what is shown ----------------------------------------------------------------
@@ -729,10 +746,10 @@ class TableView:
         """The seat winning the trick on the table, or None."""
         if not self.trick or self.trump < 0:
             return None
-        return (self.leader + winning_index(self.trick, self.trump)) % SEATS
+        return (self.leader + winning_index(self.trick, self.trump)) % self.seats
 
     def trick_cards(self) -> dict[int, Card]:
-        return {(self.leader + i) % SEATS: c for i, c in enumerate(self.trick)}
+        return {(self.leader + i) % self.seats: c for i, c in enumerate(self.trick)}
 
     def seconds_left(self, now: float | None = None) -> int | None:
         if self.deadline is None or self.deadline[0] != self.to_act:
@@ -763,9 +780,19 @@ class TableView:
             return "No trick yet."
         return "Last trick: " + self.trick_text(t, symbols=symbols)
 
+    def piles_text(self, seat: int) -> str:
+        """Two-handed: ``Bob's piles: 1 A♥ and a face-down card, 2 none, ...``."""
+        parts = []
+        for i, (top, hidden) in enumerate(self.observation().piles(seat), 1):
+            card = card_text(top) if top is not None else ""
+            under = "a face-down card" if hidden else ""
+            parts.append(f"{i} " + (" on ".join(p for p in (card, under) if p) or "empty"))
+        whose = "Your" if seat == self.seat else f"{self.name(seat)}'s"
+        return f"{whose} piles: " + ", ".join(parts)
+
     def trick_text(self, t: Trick, *, symbols: bool = True) -> str:
         plays = ", ".join(
-            f"{self.name((t.leader + i) % SEATS)} {card_text(c, symbols=symbols)}"
+            f"{self.name((t.leader + i) % self.seats)} {card_text(c, symbols=symbols)}"
             for i, c in enumerate(t.cards)
         )
         return f"{plays}; {self.name(t.winner)} won it ({t.points})."
@@ -781,6 +808,8 @@ class TableView:
             return "Waiting for the deal." if self.ready else "Waiting for the peers."
         turned = card_text(self.turned) if self.turned is not None else None
         if self.phase is Phase.PLAY:
+            if self.taker < 0:
+                return f"Trump {trump_text(self.trump)} (the last card dealt); nobody takes"
             text = f"Contract: {self._contract_words_now()}"
             if turned and not self.rules.is_coinche:
                 text += f" (turned {turned})"
@@ -812,11 +841,7 @@ class TableView:
         return text
 
     def score_line(self) -> str:
-        me = self.seat % 2
-        text = (
-            f"{self.team_label(me)} {self.scores[me]} · "
-            f"{self.team_label(1 - me)} {self.scores[1 - me]} · to {self.rules.target}"
-        )
+        text = f"{self.sides_text(self.scores, ' · ')} · to {self.rules.target}"
         if self.pending:
             text += f" · litige pot {self.pending}"
         return text
@@ -904,14 +929,13 @@ class TableView:
         rows: list[RenderableType] = [line(f"Round {b.number}: {b.contract or 'redeal'}", "bold")]
         verdict = b.verdict + (f" ({b.sweep})" if b.sweep else "")
         rows.append(line(verdict, "bold yellow" if b.outcome != "failed" else "bold red"))
-        me = self.seat % 2
-        order = (me, 1 - me)
+        order = self.sides()
         grid = Table.grid(padding=(0, 1))
         grid.add_column(width=18, no_wrap=True)
         for _ in order:
-            grid.add_column(width=(width - 4 - 20) // 2, justify="right", no_wrap=True,
-                            overflow="ellipsis")  # fmt: skip
-        teams = [b.teams[t] for t in order]
+            grid.add_column(width=(width - 4 - 20) // len(order) - 1, justify="right",
+                            no_wrap=True, overflow="ellipsis")  # fmt: skip
+        teams = [b.sides[t] for t in order]
         grid.add_row("", *[Text(t.name + (" (takers)" if t.takers else ""), style="bold")
                            for t in teams])  # fmt: skip
         if b.outcome != "redeal":
@@ -965,15 +989,17 @@ class TableView:
         rows: list[RenderableType] = [line(head, "bold")]
         if not tricks:
             rows.append(line("No trick has been played yet."))
+        # Sixteen tricks (two-handed) go two to a line, to fit the frame.
+        per_line = 1 if len(tricks) <= FRAME_ROWS - 2 else 2
+        out = Text()
         for i, t in enumerate(tricks, 1):
-            out = Text(f"{i}. ")
-            for k, c in enumerate(t.cards):
-                seat = (t.leader + k) % SEATS
-                out.append(f"{self.name(seat)} ")
-                out.append_text(styled_card(c, "bold" if seat == t.winner else ""))
-                out.append("  ")
-            out.append(f"→ {self.name(t.winner)} ({t.points})")
-            rows.append(line(out))
+            out.append(f"{i}. ")
+            out.append_text(self._trick_rich(t))
+            if i % per_line == 0 or i == len(tricks):
+                rows.append(line(out))
+                out = Text()
+            else:
+                out.append("   ")
         rows += [line("")] * max(0, FRAME_ROWS - len(rows) - 1)
         rows.append(line(footer, "bold"))
         return self._panel(rows, width, self.title())
@@ -989,8 +1015,9 @@ class TableView:
     def _trick_header(self) -> str:
         if self.phase is not Phase.PLAY:
             return ""
-        number = min(self.tricks_done + 1, 8)
-        text = f"Trick {number} of 8"
+        total = self.rules.tricks_per_round
+        number = min(self.tricks_done + 1, total)
+        text = f"Trick {number} of {total}"
         if self.trick:
             text += f" · {self.name(self.leader)} led"
             master = self.trick_master()
@@ -1004,7 +1031,8 @@ class TableView:
         t = Text()
         if seat == self.to_act:
             t.append("▶ ", style="bold yellow")
-        t.append(self.name(seat), style="bold" if seat % 2 == self.seat % 2 else "")
+        ours = self.side_of(seat) == self.side_of(self.seat)
+        t.append(self.name(seat), style="bold" if ours else "")
         if seat != self.seat and self.fingerprints[seat]:
             t.append(" " + self.fingerprints[seat][:9], style="dim")
         if seat == self.dealer:
@@ -1023,8 +1051,14 @@ class TableView:
         return styled_card(c, "bold")
 
     def _compass(self, inner: int) -> RenderableType:
+        """The table seen from our seat: four seats about the trick, the next to play on
+        our right; three with nobody across; two face to face, each above its piles."""
         s = self.seat
-        right, top, left = (s + 1) % SEATS, (s + 2) % SEATS, (s + 3) % SEATS
+        if self.seats == 2:
+            return self._face_to_face(inner)
+        right = (s + 1) % self.seats
+        top = (s + 2) % self.seats if self.seats == 4 else None
+        left = (s + self.seats - 1) % self.seats
         grid = Table.grid(expand=True, padding=0)
         side = (inner - 24) // 2
         grid.add_column(width=side, justify="left", no_wrap=True, overflow="ellipsis")
@@ -1032,12 +1066,42 @@ class TableView:
         grid.add_column(width=inner - 24 - side, justify="right", no_wrap=True,
                         overflow="ellipsis")  # fmt: skip
         middle = Text.assemble(self._slot(left), "          ", self._slot(right))
-        grid.add_row("", self._seat_label(top), "")
-        grid.add_row("", self._slot(top), "")
+        grid.add_row("", self._seat_label(top) if top is not None else "", "")
+        grid.add_row("", self._slot(top) if top is not None else "", "")
         grid.add_row(self._seat_label(left), middle, self._seat_label(right))
         grid.add_row("", self._slot(s), "")
         grid.add_row("", self._seat_label(s), "")
         return grid
+
+    def _face_to_face(self, inner: int) -> RenderableType:
+        """Two-handed: the other player and its piles above the trick, ours below."""
+        other = 1 - self.seat
+        grid = Table.grid(expand=True, padding=0)
+        grid.add_column(width=inner, justify="center", no_wrap=True, overflow="ellipsis")
+        grid.add_row(self._seat_label(other))
+        grid.add_row(self._piles_rich(other))
+        grid.add_row(Text.assemble(self._slot(other), "   ", self._slot(self.seat)))
+        grid.add_row(self._piles_rich(self.seat))
+        grid.add_row(self._seat_label(self.seat))
+        return grid
+
+    def _piles_rich(self, seat: int) -> Text:
+        """Two-handed: ``seat``'s eight piles, the card on top of each (numbered for ours,
+        as it is played by number) and ``▪`` for a face-down card still under it."""
+        out = Text()
+        numbers = seat == self.seat and self.phase is Phase.PLAY
+        for i, (top, hidden) in enumerate(self.observation().piles(seat), 1):
+            if i > 1:
+                out.append("  ")
+            if numbers:
+                out.append(f"{i} ", style="dim")
+            if top is None:
+                out.append("·" if not hidden else "", style="dim")
+            else:
+                out.append_text(styled_card(top, "bold"))
+            if hidden:
+                out.append(HIDDEN_MARK, style="dim")
+        return out
 
     def _last_trick_rich(self) -> Text:
         t = self.last_trick
@@ -1045,8 +1109,14 @@ class TableView:
         if t is None:
             out.append("none yet", style="dim")
             return out
+        out.append_text(self._trick_rich(t))
+        return out
+
+    def _trick_rich(self, t: Trick) -> Text:
+        """``Bob 7♥  You A♥  → You (11)``, the winner's card in bold."""
+        out = Text()
         for i, c in enumerate(t.cards):
-            seat = (t.leader + i) % SEATS
+            seat = (t.leader + i) % self.seats
             out.append(f"{self.name(seat)} ")
             out.append_text(styled_card(c, "bold" if seat == t.winner else ""))
             out.append("  ")
@@ -1098,29 +1168,28 @@ class TableView:
 
     def observation(self, legal: tuple[Action, ...] | None = None) -> Observation:
         """What the view knows, as an observation (``legal``: the view's own if None)."""
+        played = 0
+        for c in (*(c for t in self.tricks for c in t.cards), *self.trick):
+            played |= 1 << c
         return Observation(
             self.seat, self.rules, self.phase or Phase.DEAL, self.number or 0, self.dealer,
             self.hand, self.legal if legal is None else legal, self.to_act, self.turned,
             self.bids, self.trump, self.taker, self.contract, self.multiplier, self.leader,
-            self.trick, self.tricks, 0, self.declared, self.belote, (0, 0, 0, 0), (0, 0, 0, 0),
-            self.scores, self.pending,
+            self.trick, self.tricks, played, self.declared, self.belote, (0, 0, 0, 0),
+            (0, 0, 0, 0), self.scores, self.pending, self.open_deck,
         )  # fmt: skip
 
     # -- plain --------------------------------------------------------------------------
 
     def plain_lines(self, *, now: float | None = None) -> list[str]:
         """The table as plain lines, one fact a line (no colour, suit letters)."""
-        me = self.seat % 2
 
         def sentence(text: str) -> str:
             text = to_plain(text).rstrip(".")
             return text + "." if text else ""
 
         lines = [self.title().replace(" · ", ", ")]
-        lines.append(
-            f"Score: {self.team_label(me)} {self.scores[me]}, "
-            f"{self.team_label(1 - me)} {self.scores[1 - me]}"
-        )
+        lines.append(f"Score: {self.sides_text(self.scores)}")
         lines.append(f"Target: {self.rules.target}")
         if self.pending:
             lines.append(f"Litige pot: {self.pending}")
@@ -1132,7 +1201,7 @@ class TableView:
             cards = self.trick_cards()
             if cards:
                 played = ", ".join(
-                    f"{self.name((self.leader + i) % SEATS)} {card_text(c)}"
+                    f"{self.name((self.leader + i) % self.seats)} {card_text(c)}"
                     for i, c in enumerate(self.trick)
                 )
                 lines.append(f"On the table: {played}")
@@ -1143,6 +1212,8 @@ class TableView:
             lines.append(self.last_trick_text())
         if self.phase not in LIVE_PHASES:
             lines += list(self.summary)
+        if self.phase is Phase.PLAY:
+            lines += [self.piles_text(s) for s in (1 - self.seat, self.seat) if self.seats == 2]
         hand = self.shown_hand()
         if hand:
             numbers = self.numbers()
@@ -1469,7 +1540,7 @@ class TerminalUI:
         notices = self.view.apply(event)
         if isinstance(event, ActionTaken) and self.deadline_for is not None:
             nxt = event.state.to_act
-            if nxt != self.view.seat and 0 <= nxt < SEATS and not event.state.is_over:
+            if nxt != self.view.seat and 0 <= nxt < self.view.seats and not event.state.is_over:
                 self.view.set_deadline(nxt, self.clock() + self.deadline_for(nxt))
         if isinstance(event, RoundAudited) and self.live:
             self.overlay = "round"

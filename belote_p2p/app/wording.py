@@ -82,6 +82,14 @@ def team_name(names: Sequence[str], team: int) -> str:
     return f"{names[team]} & {names[team + 2]}"
 
 
+def side_names(names: Sequence[str]) -> tuple[str, ...]:
+    """The sides that score, named by their players: the two teams with four seats
+    (``Alice & Carol``, ``Bob & Dee``), else every player by name."""
+    if len(names) == 4:
+        return (team_name(names, 0), team_name(names, 1))
+    return tuple(names)
+
+
 def sweep_text(
     score: RoundScore, seat_name: Callable[[int], str], team_label: Callable[[int], str]
 ) -> str:

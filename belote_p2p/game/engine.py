@@ -327,6 +327,18 @@ def under_position(rules: RuleSet, dealer: int, position: int) -> int | None:
     return position - 8
 
 
+def pile_positions(dealer: int, seat: int) -> tuple[tuple[int, int], ...]:
+    """Two-handed: the deck positions of ``seat``'s eight piles, pile 0 first, each as
+    ``(face-down, face-up)`` (see :func:`deal_owners`: the non-dealer's piles 0-3 lie at
+    0-3 under 8-11, the dealer's at 4-7 under 12-15, piles 4-7 the same from 16)."""
+    base = 4 if seat == dealer else 0
+    out = []
+    for pile in range(8):
+        down = base + pile % 4 + (16 if pile >= 4 else 0)
+        out.append((down, down + 8))
+    return tuple(out)
+
+
 _OWNERS: dict[tuple[Variant, int, int], tuple[int, ...]] = {}
 _DEAL_GETTERS: dict[tuple[int, ...], tuple[Callable[[Sequence[Card | None]], Any], ...]] = {}
 _BITS = tuple(1 << c for c in range(32))

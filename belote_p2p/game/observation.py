@@ -6,7 +6,7 @@ from typing import NamedTuple
 
 from .announcements import Announcement
 from .cards import Card, CardMask, cards_of
-from .engine import Action, Bid, Phase, State, Trick, other_belote_card
+from .engine import Action, Bid, Phase, State, Trick, other_belote_card, pile_positions
 from .rules import RuleSet, SeatNumber, Variant
 from .tables import ABOVE, TrumpMode, winning_index
 
@@ -98,6 +98,24 @@ class Observation(NamedTuple):
             if s != seat:
                 elsewhere |= self.shown[s]
         return (self.unseen() & ~self.voids[seat] & ~elsewhere) | self.shown[seat]
+
+    def piles(self, seat: SeatNumber) -> tuple[tuple[Card | None, bool], ...]:
+        """Two-handed: ``seat``'s eight piles as both players see them, pile 0 first, each
+        as ``(card on top, hidden)``: the card that may be played from it (None when the
+        pile holds none that can be), and whether a face-down card not yet turned up lies
+        in it. ``()`` in the other variants, and before the deal."""
+        if not self.open_deck:
+            return ()
+        out: list[tuple[Card | None, bool]] = []
+        for down, up in pile_positions(self.dealer, seat):
+            cover, under = self.open_deck[up], self.open_deck[down]
+            if cover is not None and not self.played >> cover & 1:
+                out.append((cover, under is None))
+            elif under is not None and not self.played >> under & 1:
+                out.append((under, False))
+            else:
+                out.append((None, under is None))
+        return tuple(out)
 
     def masters(self) -> CardMask:
         """Unplayed cards that beat every other unplayed card of their suit (masks)."""

@@ -22,6 +22,9 @@ class RoundDealt:
     dealer: int
     hand: tuple[Card, ...]
     turned: Card | None
+    state: State
+    """The state after the deal (this peer's view): two-handed deals straight into the
+    play, with the face-up cards open to both players."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -1071,7 +1071,7 @@ class TableSession:
         # Two-handed has no bidding: the engine deals straight into the play.
         bidding = state.phase is not Phase.PLAY
         self._transition(SessionPhase.BIDDING if bidding else SessionPhase.COMPLETING)
-        self._events.append(RoundDealt(state.number, state.dealer, hand, state.turned))
+        self._events.append(RoundDealt(state.number, state.dealer, hand, state.turned, state))
 
     def _turn_up(self, deck: _Deck) -> bool:
         """Two-handed: the last trick turned face-down cards up. Publish our shares of them

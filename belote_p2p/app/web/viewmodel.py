@@ -133,7 +133,7 @@ def round_points(view: TableView, record: RoundRecord | None) -> JSON | None:
     b = view.breakdown
     if record is None or record.score is None or b is None or b.number != record.number + 1:
         return None
-    us, them = b.teams[view.seat % 2], b.teams[1 - view.seat % 2]
+    us, them = b.sides[view.seat % 2], b.sides[1 - view.seat % 2]
 
     def pair(field: str) -> JSON:
         return {"us": getattr(us, field), "them": getattr(them, field)}
