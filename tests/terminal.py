@@ -17,6 +17,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from helpers import source_pythonpath
+
 ROWS, COLUMNS = 24, 80
 SESSION_DEADLINE = 120.0
 """Seconds a whole terminal session may take (a guard against a hang, not a timing)."""
@@ -265,3 +267,36 @@ class Terminal:
         if self.fd is not None:
             os.close(self.fd)
             self.fd = None
+
+
+# -- what the terminal table shows ---------------------------------------------------------
+
+DECISION = re.compile(r"Your (card|bid)(?: \((\d+) s left\))?>$")
+CARD = r"(\d) (10|[7-9JQKA])([♠♥♦♣])"
+
+
+def environment() -> dict[str, str]:
+    env = dict(os.environ, TERM="xterm-256color", COLUMNS="80", LINES="24")
+    env.pop("NO_COLOR", None)
+    env["PYTHONPATH"] = source_pythonpath()
+    return env
+
+
+def last_line(text: str) -> str:
+    return text.rstrip("\n").split("\n")[-1].rstrip()
+
+
+def at_decision(text: str) -> bool:
+    return DECISION.search(last_line(text)) is not None
+
+
+def answered(text: str) -> bool:
+    return last_line(text) == ">"
+
+
+def frame_fits(text: str) -> None:
+    lines = text.split("\n")
+    assert len(lines) <= 24 and all(len(line) <= 80 for line in lines), text
+    top = next(i for i, line in enumerate(lines) if line.startswith("╭"))
+    bottom = next(i for i, line in enumerate(lines) if line.startswith("╰"))
+    assert bottom - top + 1 == 19, text

@@ -107,15 +107,3 @@ def test_a_table_definition_has_as_many_seats_as_its_rules() -> None:
     wire["seats"] = [*wire["seats"], {"name": "X", "key": key(5), "address": ""}]
     with pytest.raises(ValueError, match="seats must be a list of 2"):
         TableDefinition.from_wire(wire)
-
-
-@pytest.mark.parametrize(("variant", "seats"), [("three-handed", 3), ("two-handed", 2)])
-def test_a_local_game_deals_the_variants_deck(
-    variant: str, seats: int, capsys: pytest.CaptureFixture[str]
-) -> None:
-    assert main(["play", "--local", "--variant", variant, "--seed", "3", "--target", "101"]) == 0
-    out = capsys.readouterr().out
-    lines = out.splitlines()
-    header = lines[lines.index("Score sheet") + 1]
-    assert header.split()[1:-1] == [w for s in range(seats) for w in ("seat", str(s))]
-    assert lines[-1].startswith("Seat ")

@@ -13,20 +13,19 @@ import subprocess
 import sys
 from pathlib import Path
 
-from helpers import cli_argv, source_pythonpath
-from terminal import Terminal
+from helpers import cli_argv
+from terminal import (
+    CARD,
+    DECISION,
+    Terminal,
+    answered,
+    at_decision,
+    environment,
+    frame_fits,
+    last_line,
+)
 
 from belote_p2p.protocol.verify import verify_transcript
-
-DECISION = re.compile(r"Your (card|bid)(?: \((\d+) s left\))?>$")
-CARD = r"(\d) (10|[7-9JQKA])([♠♥♦♣])"
-
-
-def environment() -> dict[str, str]:
-    env = dict(os.environ, TERM="xterm-256color", COLUMNS="80", LINES="24")
-    env.pop("NO_COLOR", None)
-    env["PYTHONPATH"] = source_pythonpath()
-    return env
 
 
 def host(tmp_path: Path, *more: object) -> Terminal:
@@ -36,26 +35,6 @@ def host(tmp_path: Path, *more: object) -> Terminal:
                     "127.0.0.1", "--no-beacon", "--home", tmp_path / "home", "--seed", 7,
                     *more)  # fmt: skip
     return Terminal(argv, environment(), tmp_path)
-
-
-def last_line(text: str) -> str:
-    return text.rstrip("\n").split("\n")[-1].rstrip()
-
-
-def at_decision(text: str) -> bool:
-    return DECISION.search(last_line(text)) is not None
-
-
-def answered(text: str) -> bool:
-    return last_line(text) == ">"
-
-
-def frame_fits(text: str) -> None:
-    lines = text.split("\n")
-    assert len(lines) <= 24 and all(len(line) <= 80 for line in lines), text
-    top = next(i for i, line in enumerate(lines) if line.startswith("╭"))
-    bottom = next(i for i, line in enumerate(lines) if line.startswith("╰"))
-    assert bottom - top + 1 == 19, text
 
 
 def inside(text: str, words: str) -> None:

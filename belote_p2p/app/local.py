@@ -1,8 +1,9 @@
-"""``belote-p2p play``: a person against three bots at this terminal, with no network.
+"""``belote-p2p play``: a person against bots at this terminal, with no network.
 
 The same terminal table as a networked game (:mod:`belote_p2p.app.tui`), fed by a local
-driver instead of a peer: the engine deals from a shuffled deck, three bots (``--bots``,
-``rules`` by default) play their seats, and every round is audited with every hand known.
+driver instead of a peer: the engine deals from a shuffled deck, bots (``--bots``, ``rules``
+by default) play the other seats (three, or one or two at a table of two or three seats),
+and every round is audited with every hand known.
 Nothing is signed or recorded: for a game others can check, play ``host --bots 3``.
 """
 
@@ -36,14 +37,14 @@ from belote_p2p.protocol.events import (
     TableReady,
 )
 
-from .display import format_round, format_sheet
 from .home import Home
 from .rematch import ask_person
 from .seat import login_name, watch_signals
 from .tui import TableView, TerminalUI, TuiPlayer
 
-BOT_NAMES = ("East", "North", "West")
-"""The bots' seats in turn after the person's (who sits South, seat 0: East plays next)."""
+BOT_NAMES = {4: ("East", "North", "West"), 3: ("East", "West"), 2: ("North",)}
+"""The bots' seats in turn after the person's, by the table's seats (the person sits South,
+seat 0; the next to play sits on the right, East)."""
 
 
 def shuffled_deck(rng: random.Random, cards: tuple[Card, ...] = CARDS) -> list[Card]:
@@ -51,20 +52,6 @@ def shuffled_deck(rng: random.Random, cards: tuple[Card, ...] = CARDS) -> list[C
     deck = list(cards)
     rng.shuffle(deck)
     return deck
-
-
-def play_game(rules: RuleSet, rng: random.Random, *, verbose: bool = True) -> State:
-    """Play a whole game with uniformly random legal actions drawn from ``rng`` (every
-    seat, no person: what ``play`` does at a table of two or three seats, which the
-    terminal table cannot lay out yet)."""
-    state = State.new_game(rules)
-    while not state.is_over:
-        state = state.deal(shuffled_deck(rng, rules.deck_cards))
-        while state.phase not in (Phase.DEAL, Phase.GAME_OVER):
-            state = state.apply(rng.choice(state.legal_actions()))
-        if verbose:
-            print(format_round(state.history[-1]), flush=True)
-    return state
 
 
 class LocalTable:
@@ -94,7 +81,7 @@ async def play_local(
     pace: float = 0.6,
     table: LocalTable | None = None,
 ) -> State:
-    """Play a whole game: seat 0 is ``person``, seats 1-3 ``bots``; ``pace``: seconds
+    """Play a whole game: seat 0 is ``person``, the other seats ``bots``; ``pace``: seconds
     between two bot moves, so that a person can follow them; ``table.state`` follows the
     game. The final state."""
     table = table if table is not None else LocalTable(rules)
@@ -104,9 +91,7 @@ async def play_local(
         player.new_game(rules, seat)
     ui.on_event(TableReady())
     while not state.is_over:
-        deck = list(CARDS)
-        rng.shuffle(deck)
-        state = table.state = state.deal(deck)
+        state = table.state = state.deal(shuffled_deck(rng, rules.deck_cards))
         ui.on_event(RoundDealt(state.number, state.dealer, state.hand(0), state.turned, state))
         for seat, player in enumerate(players):
             player.new_round(observe(state, seat))
@@ -144,8 +129,8 @@ async def local_game(
     rng = random.Random(seed if seed is not None else random.SystemRandom().random())
     while await one_game(rules, name, bot, rng, plain=plain, autoplay=autoplay,
                          deadline=deadline, pace=pace) and await again():  # fmt: skip
-        rules = rules.with_(first_dealer=(rules.first_dealer + 1) % 4)
-        dealer = ([name, *BOT_NAMES])[rules.first_dealer]
+        rules = rules.with_(first_dealer=(rules.first_dealer + 1) % rules.seats)
+        dealer = ([name, *BOT_NAMES[rules.seats]])[rules.first_dealer]
         print(f"A new game: {dealer} deals first.", flush=True)
     return 0
 
@@ -163,14 +148,14 @@ async def one_game(
 ) -> bool:
     """One game at this terminal; whether it was played out (not resigned)."""
     table = LocalTable(rules)
-    view = TableView(0, [name, *BOT_NAMES], rules)
+    view = TableView(0, [name, *BOT_NAMES[rules.seats]], rules)
     ui = TerminalUI(view, plain=plain, control=table, standin=autoplay)
     tui_player = TuiPlayer(ui, turn_seconds=deadline)
     person = Autoplay.for_person(
         tui_player, autoplay if deadline else None, deadline or 0.0, ui.autoplayed,
         seed=rng.randrange(2**32),
     )  # fmt: skip
-    bots: list[Player] = [BotPlayer(bot, seed=rng.randrange(2**32)) for _ in BOT_NAMES]
+    bots: list[Player] = [BotPlayer(bot, seed=rng.randrange(2**32)) for _ in BOT_NAMES[rules.seats]]
     resigned = False
 
     def say(text: str) -> None:
@@ -209,10 +194,11 @@ async def one_game(
 
 
 def command(args: argparse.Namespace) -> int:
-    if rule_set(args.variant).seats != 4:
-        return few_command(args)
     try:
-        rules = rule_set(args.variant, target=args.target, first_dealer=args.first_dealer)
+        seats = rule_set(args.variant).seats
+        # By default the seat before ours deals, so that we speak (or play) first.
+        dealer = seats - 1 if args.first_dealer is None else args.first_dealer
+        rules = rule_set(args.variant, target=args.target, first_dealer=dealer)
         make_bot(args.bots)
         autoplay = None if args.autoplay == "none" else args.autoplay
         if autoplay is not None:
@@ -236,25 +222,14 @@ def command(args: argparse.Namespace) -> int:
     )
 
 
-def few_command(args: argparse.Namespace) -> int:
-    """``play`` at a table of two or three seats: seeded random players at every seat."""
-    rules = rule_set(args.variant, target=args.target)
-    seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**32)
-    print(f"Local game, {rules.name} to {rules.target}, seed {seed}", flush=True)
-    state = play_game(rules, random.Random(seed))
-    print(format_sheet(state))
-    return 0
-
-
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "play",
-        help="play against three bots at this terminal, no network",
-        description="Play a whole game at this terminal against three bots, with no network: "
+        help="play against bots at this terminal, no network",
+        description="Play a whole game at this terminal against bots, with no network: "
         "the same table as a networked game, nothing signed or recorded (for that, use "
-        "host --bots 3). You sit South, your partner North. At a table of two or three "
-        "seats (three-handed, two-handed), which the terminal cannot lay out yet, every "
-        "seat is a seeded random player and every round and the score sheet are printed.",
+        "host --bots 3). You sit South, your partner North, East plays after you; "
+        "three-handed against East and West, two-handed against North.",
     )
     p.add_argument("--local", action="store_true",
                    help="no network (always so; kept for old scripts)")  # fmt: skip
@@ -262,12 +237,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help="the rules (classic)")  # fmt: skip
     p.add_argument("--target", type=int, default=501, help="score that wins the game (501)")
     p.add_argument("--bots", default="rules", metavar="BOT",
-                   help="the three bots, NAME[:key=value...] (rules)")  # fmt: skip
+                   help="the bots, NAME[:key=value...] (rules)")  # fmt: skip
     p.add_argument("--seed", type=int, help="seed of the deals and bots (random)")
     p.add_argument("--name", help="your name at the table (the last one used, or your login)")
     p.add_argument("--home", metavar="DIR", help=f"where your name is kept ({Home.default()})")
-    p.add_argument("--first-dealer", type=int, default=3, choices=range(4), metavar="SEAT",
-                   help="the seat that deals first (3: West, so that you speak first)")  # fmt: skip
+    p.add_argument("--first-dealer", type=int, choices=range(4), metavar="SEAT",
+                   help="the seat that deals first (the last seat, so that you speak "
+                        "first)")  # fmt: skip
     p.add_argument("--person-deadline", type=float, default=0.0, metavar="S",
                    help="seconds for each of your decisions (0: no limit)")  # fmt: skip
     p.add_argument("--autoplay", default="rules", metavar="BOT",

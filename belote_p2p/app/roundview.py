@@ -203,7 +203,4 @@ def _verdict(outcome: Outcome, sides: Sequence[str], taker: int, pending: int, t
     if teams:
         return f"{takers} failed the contract: {sides[1 - taker]} score the round."
     verb = "fail" if plural else "fails"
-    return (
-        f"{takers} {verb} the contract: every other player scores its points and half of "
-        f"the taker's."
-    )
+    return f"{takers} {verb}: the others score their points and half of the taker's."

@@ -831,6 +831,8 @@ class TableView:
         return f"{taker}, trump {trump}"
 
     def bids_line(self, width: int) -> str:
+        if not self.rules.has_bidding:
+            return f"No bidding · {HIDDEN_MARK} a face-down card, turned up when its trick ends"
         if not self.bids:
             return "Bids: none yet"
         parts = [f"{self.name(s)} {bid_text(b)}" for s, b in self.bids]
@@ -999,7 +1001,7 @@ class TableView:
                 rows.append(line(out))
                 out = Text()
             else:
-                out.append("   ")
+                out.pad_right((width - 4) // 2 - len(out))
         rows += [line("")] * max(0, FRAME_ROWS - len(rows) - 1)
         rows.append(line(footer, "bold"))
         return self._panel(rows, width, self.title())
