@@ -27,6 +27,7 @@ from helpers import (
 
 from belote_p2p.app.home import Home, game_ended, unfinished_games
 from belote_p2p.app.output import parse_result
+from belote_p2p.game.rules import rule_set
 from belote_p2p.net.peer import PeerResult, run_peer
 from belote_p2p.players.player import BotPlayer
 from belote_p2p.protocol.events import ActionTaken
@@ -61,12 +62,17 @@ def test_file_secrets_are_kept_private_and_survive_a_restart(tmp_path: Path) -> 
         FileSecrets(tmp_path / "secrets", TABLE, 2)
 
 
-async def test_a_peer_killed_in_process_resumes_and_the_game_finishes(tmp_path: Path) -> None:
+@pytest.mark.parametrize("variant", ["classic", "three-handed", "two-handed"])
+async def test_a_peer_killed_in_process_resumes_and_the_game_finishes(
+    variant: str, tmp_path: Path
+) -> None:
     """Seat 1's nursery is cancelled after the tenth action (the process dies, as far as the
-    table can tell); run_peer on the same transcript resumes it on the same port."""
-    listeners = await open_listeners()
-    definition, ids = make_table("classic", target=151, seed=9, listeners=listeners)
-    transcripts = [tmp_path / "games" / f"seat{s}.transcript" for s in range(4)]
+    table can tell); run_peer on the same transcript resumes it on the same port. At a
+    table of four, three or two seats alike."""
+    seats = rule_set(variant).seats
+    listeners = await open_listeners(seats)
+    definition, ids = make_table(variant, target=151, seed=9, listeners=listeners)
+    transcripts = [tmp_path / "games" / f"seat{s}.transcript" for s in range(seats)]
 
     def secrets_of(seat: int) -> FileSecrets:
         return FileSecrets(tmp_path / "secrets", definition.table_id, seat)
@@ -113,10 +119,10 @@ async def test_a_peer_killed_in_process_resumes_and_the_game_finishes(tmp_path: 
 
     with trio.fail_after(60):
         async with trio.open_nursery() as nursery:
-            for seat in range(4):
+            for seat in range(seats):
                 nursery.start_soon(one, seat)
     assert results[1].resumed and not results[0].resumed
-    ordered = [results[s] for s in range(4)]
+    ordered = [results[s] for s in range(seats)]
     check_agreement(ordered)
     for r in ordered:
         verdict = verify_transcript(r.transcript)
