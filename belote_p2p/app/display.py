@@ -23,16 +23,22 @@ def dashed(values: tuple[int, ...]) -> str:
     return "-".join(str(v) for v in values)
 
 
-def contract_text(record: RoundRecord, taker: str | None = None) -> str:
+def contract_text(record: RoundRecord, names: Sequence[str]) -> str:
+    """``Bob takes ♥ (turned J♥)``, ``Bob chooses ♠ (turned J♥)``, ``Bob bids 90 ♥,
+    coinched`` (``You take``, ``You bid`` for the name ``You``); two-handed, where nobody
+    takes: ``trump ♥ (the last card dealt)``."""
     trump = trump_text(record.trump)
-    if record.taker < 0:  # two-handed: no bidding, trump from the last card dealt
+    if record.taker < 0:
         return f"trump {trump} (the last card dealt)"
-    who = taker or f"seat {record.taker}"
+    who = names[record.taker]
+    you = who == "You"
     if record.contract:
-        return bid_contract_text(f"{who} bids", record.contract, trump, record.multiplier)
-    how = "takes" if any(b.kind is BidKind.TAKE for _, b in record.bids) else "chooses"
-    turned = card_text(record.turned) if record.turned is not None else "?"
-    return f"{who} {how} {trump} (turned {turned})"
+        bids = f"{who} {'bid' if you else 'bids'}"
+        return bid_contract_text(bids, record.contract, trump, record.multiplier, sep=", ")
+    took = any(b.kind is BidKind.TAKE for _, b in record.bids)
+    verb = ("take" if took else "choose") + ("" if you else "s")
+    turned = f" (turned {card_text(record.turned)})" if record.turned is not None else ""
+    return f"{who} {verb} {trump}{turned}"
 
 
 def format_round(record: RoundRecord, names: Sequence[str] | None = None) -> str:
@@ -48,7 +54,8 @@ def format_round(record: RoundRecord, names: Sequence[str] | None = None) -> str
     if record.score is None:
         lines.append("  everybody passed: the next dealer deals again")
         return "\n".join(lines)
-    lines.append(f"  contract: {contract_text(record, label(record.taker))}")
+    seats = len(record.declared)
+    lines.append(f"  contract: {contract_text(record, [label(s) for s in range(seats)])}")
     teams = len(record.declared) == 4
     for seat, anns in enumerate(record.declared):
         if anns:

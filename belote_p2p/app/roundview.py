@@ -13,10 +13,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from belote_p2p.game.engine import BidKind, RoundRecord, Trick
+from belote_p2p.game.engine import RoundRecord, Trick
 from belote_p2p.game.scoring import Outcome
 
-from .wording import announcement_text, bid_contract_text, card_text, side_names, trump_text
+from .display import contract_text
+from .wording import announcement_text, side_names
 
 DIX_DE_DER = 10
 
@@ -105,23 +106,6 @@ class RoundBreakdown:
         }
 
 
-def contract_words(record: RoundRecord, names: Sequence[str]) -> str:
-    """``Bob takes ♥ (turned J♥)``, ``Bob chooses ♠ (turned J♥)``, ``Bob bids 90 ♥, coinched``;
-    two-handed, where nobody takes: ``trump ♥, nobody takes``."""
-    trump = trump_text(record.trump)
-    if record.taker < 0:
-        return f"trump {trump}, nobody takes"
-    who = names[record.taker]
-    you = who == "You"
-    if record.contract:
-        bids = f"{who} {'bid' if you else 'bids'}"
-        return bid_contract_text(bids, record.contract, trump, record.multiplier, sep=", ")
-    took = any(b.kind is BidKind.TAKE for _, b in record.bids)
-    verb = ("take" if took else "choose") + ("" if you else "s")
-    turned = f" (turned {card_text(record.turned)})" if record.turned is not None else ""
-    return f"{who} {verb} {trump}{turned}"
-
-
 def round_breakdown(
     record: RoundRecord, names: Sequence[str], target: int, audit: str = ""
 ) -> RoundBreakdown:
@@ -182,7 +166,7 @@ def round_breakdown(
     for seat, _ in record.belote:
         declared.append(f"{names[seat]}: belote and rebelote (20)")
     return RoundBreakdown(
-        *head, contract_words(record, names), sc.outcome.value, verdict, sweep,
+        *head, contract_text(record, names), sc.outcome.value, verdict, sweep,
         sides, sc.pending, tuple(declared), record.tricks, target, audit,
     )  # fmt: skip
 
