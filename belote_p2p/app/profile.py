@@ -17,7 +17,7 @@ equal points). The game is won by a seat, not a team.
 
 An unfinished game gives nothing. A game *abandoned by seat S* (see
 :func:`score_game`'s ``abandoned_by``, the hook the session's abandonment record feeds)
-gives seat S nothing and the other three their XP for the rounds and tricks played, plus
+gives seat S nothing and the other seats their XP for the rounds and tricks played, plus
 the 15 for staying to the end.
 
 Levels follow a published curve: level *n* needs ``25·n·(n+1)`` XP in all (that is
@@ -34,7 +34,7 @@ last name seen), ``games`` (table id, date, variant, result, each side's score: 
 four seats, a player's with two or three; transcript path), ``game_seats``
 (each seat's player, statistics and XP in a game), ``xp`` (every award, with its reason)
 and ``challenges`` (who completed which, in which game). Importing is idempotent by table
-id: the four transcripts of one game (one per seat) count once.
+id: the transcripts of one game (one per seat) count once.
 
 The pure part (:func:`score_game`, :func:`game_result`, :func:`level_for_xp`,
 :func:`challenges_in_game`, :func:`rank_players`) knows nothing of SQLite; the rest
@@ -187,7 +187,7 @@ class SeatRecord:
     contracts_failed: int
     """Rounds this seat took and failed (a litige is neither made nor failed)."""
     capots: int
-    """Rounds in which this seat's team took all eight tricks."""
+    """Rounds in which this seat (its team, with four seats) took every trick."""
     belotes: int
     """Belotes this seat declared."""
     belote_in_last_round: bool
