@@ -143,6 +143,10 @@ def test_the_kit_keeps_the_files_it_checked(
 # -- the pieces -----------------------------------------------------------------------------
 
 
+THREE = (36, 116, 232)
+GONE = (9, 40, 0)
+
+
 @pytest.mark.parametrize(
     ("status", "line", "answer"),
     [
@@ -152,6 +156,10 @@ def test_the_kit_keeps_the_files_it_checked(
         (1, "INCOMPLETE: the record stops in round 2 at 0-0", Answer(1, "INCOMPLETE")),
         (1, "INVALID: record 3 is not a valid envelope", Answer(1, "INVALID")),
         (1, "NO GAME: the seats did not sign the same table (x)", Answer(1, "NO GAME")),
+        (0, "OK: seat 2 (p2 [99d4]) wins 36-116-232 after 3 rounds", Answer(0, "OK", None, THREE)),
+        (0, "OK: seat 1 (p1 [5d]) wins 256-412 after 4 rounds", Answer(0, "OK", None, (256, 412))),
+        (0, "ABANDONED by seat 2 (p2 [e9]) in round 3 at 9-40-0", Answer(0, "ABANDONED", 2, GONE)),
+        (0, "OK: seat 2 (p2) wins 36 after 3 rounds", Answer(0, "OK")),
         (1, "OKAY then", Answer(1)),
         (1, "", Answer(1)),
         (2, "OK: whatever", Answer(2)),
@@ -159,6 +167,18 @@ def test_the_kit_keeps_the_files_it_checked(
 )  # fmt: skip
 def test_a_verdict_line_is_read_by_its_first_words(status: int, line: str, answer: Answer) -> None:
     assert parse_verdict(status, line) == answer
+
+
+def test_a_verifier_that_reads_two_scores_of_three_is_reported(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """A three-handed game's verdict names three scores: two of them are a wrong verdict."""
+    verifier = script(tmp_path, "two", 'print("OK: seat 2 (p2) wins 36-116 after 3 rounds")\n')
+    status, lines = kit(capsys, verifier, "--only", "game-three-handed")
+    assert status == 1
+    original = next(line for line in lines if "[original]" in line)
+    assert original.startswith("WRONG  game-three-handed.transcript [original]: wrong verdict")
+    assert "expected OK at 36-116-232 (exit 0), got OK at 36-116 (exit 0)" in original
 
 
 def test_what_counts_as_wrong() -> None:

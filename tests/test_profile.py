@@ -4,20 +4,24 @@ database on hand-built verdicts, and real transcripts of four in-memory sessions
 from __future__ import annotations
 
 import random
+import re
+import shutil
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from helpers import Net, make_table, table_sessions, write_transcript
+from helpers import ROOT, Net, make_table, table_sessions, write_transcript
 
 from belote_p2p.app import cli
+from belote_p2p.app.home import Home
 from belote_p2p.app.profile import (
     BELOTE_FINISH,
     CAPOT,
     COINCHE_140,
     THREE_WINS,
+    GameResult,
     ImportStatus,
     NotVerified,
     PlayerStats,
@@ -445,3 +449,187 @@ def test_an_abandoned_game_gives_the_leaver_nothing(tmp_path: Path) -> None:
     assert all(players[n].xp >= 15 for n in ("Ana", "Bo", "Cy"))
     with open_db(db) as conn:
         assert conn.execute("SELECT abandoned_by, winner FROM games").fetchone() == (3, None)
+
+
+# -- the schema: three and two players, and a database of the first version ------------------
+
+VECTORS = ROOT / "protocol" / "vectors"
+
+SCHEMA_1 = """
+CREATE TABLE IF NOT EXISTS players (
+    fingerprint TEXT PRIMARY KEY,
+    public_key BLOB NOT NULL UNIQUE,
+    name TEXT NOT NULL,          -- the last name seen
+    last_seen TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS games (
+    id INTEGER PRIMARY KEY,
+    table_id TEXT NOT NULL UNIQUE,   -- hex
+    date TEXT NOT NULL,              -- when the transcript was last written, UTC ISO 8601
+    variant TEXT NOT NULL,
+    target INTEGER NOT NULL,
+    result TEXT NOT NULL,
+    winner INTEGER,                  -- team 0 or 1, NULL if none
+    score0 INTEGER NOT NULL,
+    score1 INTEGER NOT NULL,
+    rounds INTEGER NOT NULL,
+    abandoned_by INTEGER,
+    transcript TEXT NOT NULL,
+    imported TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS game_seats (
+    game INTEGER NOT NULL REFERENCES games(id),
+    seat INTEGER NOT NULL,
+    player TEXT NOT NULL REFERENCES players(fingerprint),
+    name TEXT NOT NULL,
+    xp INTEGER NOT NULL,
+    finished INTEGER NOT NULL,
+    won INTEGER NOT NULL,
+    rounds_won INTEGER NOT NULL,
+    tricks_won INTEGER NOT NULL,
+    contracts_made INTEGER NOT NULL,
+    contracts_failed INTEGER NOT NULL,
+    capots INTEGER NOT NULL,
+    belotes INTEGER NOT NULL,
+    PRIMARY KEY (game, seat)
+);
+CREATE TABLE IF NOT EXISTS xp (
+    id INTEGER PRIMARY KEY,
+    player TEXT NOT NULL REFERENCES players(fingerprint),
+    game INTEGER REFERENCES games(id),
+    reason TEXT NOT NULL,            -- finished, won, rounds, tricks, challenge:<id>
+    xp INTEGER NOT NULL,
+    coins INTEGER NOT NULL DEFAULT 0,
+    date TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS challenges (
+    player TEXT NOT NULL REFERENCES players(fingerprint),
+    challenge TEXT NOT NULL,
+    game INTEGER NOT NULL REFERENCES games(id),
+    date TEXT NOT NULL,
+    PRIMARY KEY (player, challenge)
+);
+CREATE INDEX IF NOT EXISTS game_seats_player ON game_seats(player);
+CREATE INDEX IF NOT EXISTS xp_player ON xp(player);
+"""
+
+
+def write_schema_1(db: Path, result: GameResult, transcript: Path, date: str) -> None:
+    """Record ``result`` as the first version of the profile did: its schema, its inserts
+    (two scores per game), and its version number."""
+    conn = sqlite3.connect(db)
+    conn.executescript(SCHEMA_1 + "PRAGMA user_version = 1;")
+    cur = conn.execute(
+        "INSERT INTO games (table_id, date, variant, target, result, winner, score0, score1,"
+        " rounds, abandoned_by, transcript, imported) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+        (
+            result.table_id.hex(), date, result.variant, result.target, result.description,
+            result.winner, result.scores[0], result.scores[1], result.rounds,
+            result.abandoned_by, str(transcript), date,
+        ),
+    )  # fmt: skip
+    for player, seat in zip(result.players, result.seats, strict=True):
+        conn.execute(
+            "INSERT OR IGNORE INTO players VALUES (?,?,?,?)",
+            (player.fingerprint, player.key, player.name, date),
+        )
+        conn.execute(
+            "INSERT INTO game_seats VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (
+                cur.lastrowid, seat.seat, player.fingerprint, player.name, seat.xp,
+                seat.finished, seat.won, seat.rounds_won, seat.tricks_won, seat.contracts_made,
+                seat.contracts_failed, seat.capots, seat.belotes,
+            ),
+        )  # fmt: skip
+        for reason, xp in seat.xp_awards:
+            conn.execute(
+                "INSERT INTO xp (player, game, reason, xp, date) VALUES (?,?,?,?,?)",
+                (player.fingerprint, cur.lastrowid, reason, xp, date),
+            )
+    conn.commit()
+    conn.close()
+
+
+def home_with(folder: Path, vector: str) -> tuple[Home, Path]:
+    """A home whose games folder holds a copy of the recorded game ``vector``."""
+    home = Home.at(str(folder))
+    home.games.mkdir(parents=True, exist_ok=True)
+    path = home.games / vector
+    shutil.copy2(VECTORS / vector, path)
+    return home, path
+
+
+def games_lines(home: Home, capsys: pytest.CaptureFixture[str]) -> list[str]:
+    assert cli.main(["games", "--home", str(home.root)]) == 0
+    return capsys.readouterr().out.splitlines()
+
+
+@needs_observer
+def test_a_database_of_the_first_schema_opens_keeps_its_rows_and_shows_them_as_before(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    old, old_file = home_with(tmp_path / "old", "game-classic.transcript")
+    result = game_result(verify_transcript(old_file))
+    write_schema_1(old.profile_db, result, old_file, "2026-01-01T00:00:00Z")
+    # The same game recorded by this version, in another home.
+    new, new_file = home_with(tmp_path / "new", "game-classic.transcript")
+    assert record_game(new.profile_db, new_file).status is ImportStatus.IMPORTED
+    shown = games_lines(old, capsys)
+    assert re.search(r"p[0-3] & p[0-3] v p[0-3] & p[0-3] .* p[13] & p[13] won 112-252\s+verified",
+                     shown[1]), shown  # fmt: skip
+    assert shown == games_lines(new, capsys)
+    with open_db(old.profile_db) as conn:
+        assert conn.execute("PRAGMA user_version").fetchone() == (2,)
+        assert conn.execute(
+            "SELECT score0, score1, score2, score3, result FROM games"
+        ).fetchall() == [(112, 252, None, None, result.description)]
+        migrated = all_players(conn)
+    with open_db(new.profile_db) as conn:
+        assert migrated == all_players(conn)
+    assert sorted(p.games for p in migrated) == [1, 1, 1, 1]
+    # Opening it again changes nothing; the game is not imported twice.
+    assert record_game(old.profile_db, old_file).status is ImportStatus.ALREADY
+    assert stats(old.profile_db) == {p.name: p for p in migrated}
+
+
+@needs_observer
+@pytest.mark.parametrize(
+    ("vector", "scores", "rounds_won", "shown"),
+    [
+        # Round 1: seat 1 takes and fails (seats 0 and 2 win it); round 2: it makes it.
+        ("game-three-handed.transcript", (36, 116, 232), [1, 1, 1],
+         r"p0 v p1 v p2 .* p2 won: p0 36, p1 116, p2 232\s+verified"),
+        # Four rounds: each player scored more in two of them.
+        ("game-two-handed.transcript", (256, 412), [2, 2],
+         r"p0 v p1 .* p1 won: p0 256, p1 412\s+verified"),
+    ],
+)  # fmt: skip
+def test_a_game_without_teams_is_recorded_per_player(
+    vector: str,
+    scores: tuple[int, ...],
+    rounds_won: list[int],
+    shown: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    home, path = home_with(tmp_path, vector)
+    assert cli.main(["import", "--home", str(home.root), str(path)]) == 0
+    out = capsys.readouterr().out
+    winner = len(scores) - 1  # the last seat wins both games
+    assert f"imported: p{winner} won: " in out
+    with open_db(home.profile_db) as conn:
+        (row,) = conn.execute("SELECT winner, score0, score1, score2, score3 FROM games")
+        seats = conn.execute(
+            "SELECT seat, won, rounds_won, tricks_won, xp FROM game_seats ORDER BY seat"
+        ).fetchall()
+    assert row == (winner, *scores, *[None] * (4 - len(scores)))
+    assert [won for _, won, *_ in seats] == [s == winner for s in range(len(scores))]
+    assert [r for _, _, r, *_ in seats] == rounds_won
+    tricks = 8 * 2 if len(scores) == 3 else 16 * 4  # scored rounds times tricks per round
+    assert sum(t for *_, t, _ in seats) == tricks
+    for seat, won, won_rounds, tricks_won, xp in seats:
+        assert xp == 15 + 25 * won + 2 * won_rounds + tricks_won, seat
+    lines = games_lines(home, capsys)
+    assert re.search(shown, lines[1]), lines
+    assert cli.main(["profile", "--home", str(home.root), f"p{winner}"]) == 0
+    assert "games 1, won 1 (100%)" in capsys.readouterr().out

@@ -1,7 +1,8 @@
 """The recorded games of ``protocol/vectors/``: each verifies as ``conformance.json`` says,
 and the code still writes it byte for byte; the handshake vector; the deck vector's layout.
 
-Every game is played by four table sessions in memory. Identities, deck secrets, the
+Every game is played by its table's sessions in memory (four, or three or two as its variant
+seats). Identities, deck secrets, the
 players' choices and the delivery order all come from the game's recorded seed, and Ed25519
 signatures and the deck protocol's proof nonces are deterministic, so one seed gives one
 file. A seed was found by ``--search``, which plays seeds 0, 1, 2... with the rules engine
@@ -25,19 +26,29 @@ import tempfile
 from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
 import pytest
 from cheaters import resign
-from helpers import ROOT, SeededSecrets, identities, make_table, table_sessions, write_transcript
+from helpers import (
+    ROOT,
+    SeededSecrets,
+    check_turn_ups,
+    identities,
+    make_table,
+    table_sessions,
+    write_transcript,
+)
 
 from belote_p2p.app import conformance
 from belote_p2p.game.announcements import find_announcements
 from belote_p2p.game.audit import audit_round
-from belote_p2p.game.cards import CARDS, Card, mask_of
+from belote_p2p.game.cards import Card, mask_of
 from belote_p2p.game.engine import Action, Bid, Phase, RoundRecord, State
 from belote_p2p.game.observation import Observation, observe
+from belote_p2p.game.rules import RULE_SETS
 from belote_p2p.game.scoring import Outcome
 from belote_p2p.protocol.bodies import abandon_body
 from belote_p2p.protocol.deck import shuffle_order, shuffle_permutation
@@ -76,7 +87,7 @@ class Game:
     seed: int
     """Deck secrets, choices and delivery order (found by ``--search``)."""
     keys: int
-    """The seed of the four identities (``helpers.identities``)."""
+    """The seed of the seats' identities (``helpers.identities``)."""
     rules: Mapping[str, Any] = field(default_factory=dict)
     """Rule-set fields other than the variant's and ``target``."""
     bids: Mapping[int, tuple[str, ...]] = field(default_factory=dict)
@@ -85,8 +96,8 @@ class Game:
     wanted: Callable[[State], bool] | None = None
     """What the game played by the engine alone must hold (``--search``)."""
     silent_seat: int | None = None
-    """This seat stops answering at its first card after two tricks; the three others
-    sign it gone (``abandon``)."""
+    """This seat stops answering at its first card after two tricks; the others sign it
+    gone (``abandon``)."""
     equivocating_seat: int | None = None
     """This seat signs its first bid twice, differently: one version to seat 0, the other
     to the others."""
@@ -139,6 +150,34 @@ def no_announcements_wanted(state: State) -> bool:
 def coinche_wanted(state: State) -> bool:
     """Two rounds: the scripted auctions, both contracts played out."""
     return state.is_over and len(rounds(state)) == 2
+
+
+def three_handed_wanted(state: State) -> bool:
+    """A redeal, a contract made and one failed, an announcement and a belote, in at most
+    five rounds."""
+    history = rounds(state)
+    found = outcomes(state)
+    return (
+        state.is_over
+        and len(history) <= 5
+        and history[0].score is None
+        and Outcome.MADE in found
+        and Outcome.FAILED in found
+        and any(r.announcements_team is not None for r in history)
+        and any(r.belote for r in history)
+    )
+
+
+def two_handed_wanted(state: State) -> bool:
+    """A dealer who scored more deals again, the other player deals after a round it won,
+    and a belote, in at most four rounds."""
+    history = rounds(state)
+    dealers = [r.dealer for r in history]
+    again = any(a == b for a, b in pairwise(dealers))
+    moved = any(a != b for a, b in pairwise(dealers))
+    return (
+        state.is_over and len(history) <= 4 and again and moved and any(r.belote for r in history)
+    )
 
 
 GAMES = (
@@ -199,6 +238,29 @@ GAMES = (
         keys=15,
         equivocating_seat=1,
     ),
+    Game(
+        "game-three-handed",
+        "Three-handed belote (24 cards, each for himself) to 200: round 0 is redealt "
+        "(everybody passes twice); a contract is made and one fails; an announcement and a "
+        "belote score.",
+        "three-handed",
+        target=200,
+        seed=4,
+        keys=17,
+        bids={0: ("pass",) * 6},
+        wanted=three_handed_wanted,
+    ),
+    Game(
+        "game-two-handed",
+        "Two-handed belote (belote découverte) to 200: each face-down card opened when it "
+        "is turned up; a player who scored more deals again, the other deals after it "
+        "scores more; a belote scores.",
+        "two-handed",
+        target=200,
+        seed=7,
+        keys=18,
+        wanted=two_handed_wanted,
+    ),
 )
 BY_NAME = {g.name: g for g in GAMES}
 
@@ -231,21 +293,24 @@ class Player:
 
 def predicted_deck(definition: TableDefinition, seed: int, state: State) -> list[Card]:
     """The cards the deck protocol deals in ``state``'s round, from the seeded shuffle seeds:
-    each shuffle moves card ``perm[j]`` to position ``j`` (``protocol/DECK.md`` §4, §10)."""
-    cards = list(range(32))
-    for seat in shuffle_order(state.dealer):
+    each shuffle moves card ``perm[j]`` to position ``j`` (``protocol/DECK.md`` §4, §10),
+    starting from the rule set's deck in card order (24 cards in three-handed)."""
+    rules = definition.rules
+    size = rules.deck_size
+    cards = list(range(size))
+    for seat in shuffle_order(state.dealer, rules.seats):
         loaded = SeededSecrets(seed, seat).load(state.number)
         assert loaded is not None
-        perm = shuffle_permutation(definition.table_id, state.number, seat, loaded[1])
-        cards = [cards[perm[j]] for j in range(32)]
-    return [CARDS[c] for c in cards]
+        perm = shuffle_permutation(definition.table_id, state.number, seat, loaded[1], size)
+        cards = [cards[perm[j]] for j in range(size)]
+    return [rules.deck_cards[c] for c in cards]
 
 
 def simulate(game: Game) -> State:
     """The game as the engine plays it with every hand known: the same cards and choices as
     the recorded game (a game without a twist)."""
     definition, _ = definition_of(game)
-    players = [Player(game, seat) for seat in range(4)]
+    players = [Player(game, seat) for seat in range(definition.rules.seats)]
     state = State.new_game(definition.rules)
     while not state.is_over and state.number < 12:
         state = state.deal(predicted_deck(definition, game.seed, state))
@@ -266,28 +331,29 @@ def search(game: Game, start: int = 0, count: int = 100_000) -> int:
 
 
 class Table:
-    """Four sessions, one FIFO queue per ordered pair, a seeded delivery order."""
+    """The table's sessions, one FIFO queue per ordered pair, a seeded delivery order."""
 
     def __init__(self, game: Game) -> None:
         self.game = game
         self.definition, self.ids = definition_of(game)
         self.sessions = table_sessions(self.definition, self.ids, deal_seed=game.seed)
-        self.players = [Player(game, seat) for seat in range(4)]
+        n = self.n = self.definition.rules.seats
+        self.players = [Player(game, seat) for seat in range(n)]
         self.rng = random.Random(f"{game.seed}/delivery")
-        self.queues = {(a, b): deque[bytes]() for a in range(4) for b in range(4) if a != b}
+        self.queues = {(a, b): deque[bytes]() for a in range(n) for b in range(n) if a != b}
         self.silent = False
         self.equivocated = False
 
     @property
     def honest(self) -> tuple[int, ...]:
         bad = {self.game.silent_seat, self.game.equivocating_seat}
-        return tuple(s for s in range(4) if s not in bad)
+        return tuple(s for s in range(self.n) if s not in bad)
 
     def send(self, seat: int, data: bytes) -> None:
         if self.silent and seat == self.game.silent_seat:
             return
         twin = self._twin(seat, data)
-        for other in range(4):
+        for other in range(self.n):
             if other != seat:
                 self.queues[seat, other].append(twin if twin and other == 0 else data)
 
@@ -328,7 +394,7 @@ class Table:
         return True
 
     def run(self, limit: int = 100_000) -> None:
-        for seat in range(4):
+        for seat in range(self.n):
             self.sessions[seat].start()
             self.flush(seat)
         synced = False
@@ -339,7 +405,7 @@ class Table:
             if not busy:
                 assert not synced, "nothing moves, even after a sync"
                 for a in self.honest:
-                    for b in range(4):
+                    for b in range(self.n):
                         if a != b:
                             self.queues[a, b].append(self.sessions[a].sync_request())
                 synced = True
@@ -371,9 +437,10 @@ def vector_path(game: Game) -> Path:
 
 def private_keys(game: Game) -> list[bytes]:
     """The RFC 8032 private keys of the game's seats (``helpers.identities``)."""
-    keys = [bytes([game.keys, seat]) * 16 for seat in range(4)]
+    seats = RULE_SETS[game.variant].seats
+    keys = [bytes([game.keys, seat]) * 16 for seat in range(seats)]
     assert [Identity.from_seed(k).public_key_bytes for k in keys] == [
-        i.public_key_bytes for i in identities(game.keys)
+        i.public_key_bytes for i in identities(game.keys, seats)
     ]
     return keys
 
@@ -386,7 +453,7 @@ def round_secrets(game: Game) -> dict[str, list[dict[str, str]]]:
     out = {}
     for number in rounds:
         entries = []
-        for seat in range(4):
+        for seat in range(RULE_SETS[game.variant].seats):
             loaded = SeededSecrets(game.seed, seat).load(number)
             assert loaded is not None
             entries.append({"secret_key": loaded[0].hex(), "shuffle_seed": loaded[1].hex()})
@@ -485,6 +552,13 @@ def test_the_games_hold_what_they_are_for() -> None:
     answers = {g.name: expected(g) for g in GAMES}
     assert {a.kind for a in answers.values()} == {"OK", "ABANDONED", "FAULT"}
     assert answers["game-abandoned"].seat == 3 and answers["game-fault"].seat == 1
+    # Without teams, a score per player: three, and two.
+    three, two = answers["game-three-handed"], answers["game-two-handed"]
+    assert three.scores is not None and len(three.scores) == 3
+    assert two.scores is not None and len(two.scores) == 2
+    transcript = read_transcript(vector_path(BY_NAME["game-two-handed"]))
+    envelopes = [Envelope.decode(e) for e in transcript.envelopes]
+    assert check_turn_ups(transcript.definition, envelopes) > 0  # face-down cards opened
     coinche = [str(b) for r in simulate(BY_NAME["game-coinche"]).history for _, b in r.bids]
     assert {"80 NT", "90 AT", "coinche", "surcoinche", "110 NT"} <= set(coinche)
 
@@ -507,11 +581,15 @@ def test_the_manifest_lists_every_game_its_seed_keys_and_cases() -> None:
 
 @pytest.mark.parametrize("game", GAMES, ids=lambda g: g.name)
 def test_the_record_order_is_not_causal(game: Game) -> None:
-    """Each game has a record that comes before an envelope its ``seen`` names: a verifier
-    that processes the records in file order, without holding any, fails on every vector."""
+    """Each game of three or four seats has a record that comes before an envelope its
+    ``seen`` names: a verifier that processes the records in file order, without holding
+    any, fails on each of them. (With two seats the record is in causal order: seat 0
+    records its own envelopes as it signs them, and the other seat's in the order it sent
+    them, each naming only envelopes sent before it.)"""
     envelopes = [Envelope.decode(e) for e in read_transcript(vector_path(game)).envelopes]
     position = {e.hash: i for i, e in enumerate(envelopes)}
-    assert any(position.get(h, -1) > i for i, e in enumerate(envelopes) for h in e.seen)
+    ahead = any(position.get(h, -1) > i for i, e in enumerate(envelopes) for h in e.seen)
+    assert ahead == (RULE_SETS[game.variant].seats > 2)
 
 
 def test_the_fault_is_proven_by_the_evidence_of_a_fault_report() -> None:

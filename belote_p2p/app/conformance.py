@@ -12,7 +12,8 @@ The verifier's contract (``protocol/README.md``):
 * it is run as ``CMD FILE`` (``CMD`` split as a shell would, without a shell);
 * the first line of its standard output is the verdict: ``OK: ... wins A-B after N rounds``,
   ``ABANDONED by seat S ... at A-B``, ``FAULT by seat S ...``, ``INCOMPLETE: ...``,
-  ``INVALID: ...`` or ``NO GAME: ...``, as ``belote-p2p verify`` prints it;
+  ``INVALID: ...`` or ``NO GAME: ...``, as ``belote-p2p verify`` prints it (the scores are
+  one per side: two teams, or each of the three or two players: ``A-B-C``);
 * its exit status is 0 for ``OK`` and ``ABANDONED`` (a valid, complete record), 1 for the
   other verdicts, 2 when FILE is not a transcript at all (no verdict line is read then).
 """
@@ -64,8 +65,9 @@ class Answer:
     """One of :data:`KINDS`; ``None`` for exit status 2 or a line that names no verdict."""
     seat: int | None = None
     """The seat at fault (``FAULT``) or gone (``ABANDONED``)."""
-    scores: tuple[int, int] | None = None
-    """The final scores of ``OK`` and ``ABANDONED``."""
+    scores: tuple[int, ...] | None = None
+    """The final scores of ``OK`` and ``ABANDONED``: one per side (team, or player without
+    teams)."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -82,7 +84,7 @@ class Answer:
             data["exit"],
             data.get("verdict"),
             data.get("seat"),
-            (scores[0], scores[1]) if scores is not None else None,
+            tuple(scores) if scores is not None else None,
         )
 
     def __str__(self) -> str:
@@ -93,13 +95,13 @@ class Answer:
             if self.seat is not None:
                 what += f" by seat {self.seat}"
             if self.scores is not None:
-                what += f" at {self.scores[0]}-{self.scores[1]}"
+                what += " at " + "-".join(map(str, self.scores))
         return f"{what} (exit {self.status})"
 
 
 _SEAT = re.compile(r"^(?:FAULT|ABANDONED) by seat ([0-3])\b")
-_OK_SCORES = re.compile(r" wins (\d+)-(\d+) after \d+ rounds?$")
-_ABANDONED_SCORES = re.compile(r" at (\d+)-(\d+)$")
+_OK_SCORES = re.compile(r" wins (\d+(?:-\d+)+) after \d+ rounds?$")
+_ABANDONED_SCORES = re.compile(r" at (\d+(?:-\d+)+)$")
 
 
 def parse_verdict(status: int, line: str) -> Answer:
@@ -118,7 +120,7 @@ def parse_verdict(status: int, line: str) -> Answer:
     if pattern is not None:
         match = pattern.search(line)
         if match is not None:
-            scores = (int(match.group(1)), int(match.group(2)))
+            scores = tuple(int(x) for x in match.group(1).split("-"))
     return Answer(status, kind, seat, scores)
 
 
@@ -278,8 +280,9 @@ def _lie(
 
 
 def lie_state(frames: list[bytes], keys: Sequence[bytes]) -> list[bytes] | None:
-    """The first ``bid`` record with the lowest bit of the last byte of its ``state`` digest
-    flipped, signed again by its sender; every later record that names a changed record
+    """The first ``bid`` record (else, in a game without bidding, the first ``play`` record)
+    with the lowest bit of the last byte of its ``state`` digest flipped, signed again by its
+    sender; every later record that names a changed record
     (``prev``, ``seen``, a fault report's evidence) names the new one, signed again by its
     own sender."""
 
@@ -287,16 +290,18 @@ def lie_state(frames: list[bytes], keys: Sequence[bytes]) -> list[bytes] | None:
         state = body["state"]
         body["state"] = state[:-1] + bytes([state[-1] ^ 1])
 
-    return _lie(frames, keys, "bid", change)
+    return _lie(frames, keys, "bid" if _first(frames, "bid") is not None else "play", change)
 
 
 def lie_score(frames: list[bytes], keys: Sequence[bytes]) -> list[bytes] | None:
-    """The first ``done`` record with 10 more points for team 0, signed again by its sender;
+    """The first ``done`` record with 10 more points for the first side (team 0, or seat 0
+    without teams), signed again by its sender;
     every later record that names a changed record (``prev``, ``seen``, a fault report's
     evidence) names the new one, signed again by its own sender."""
 
     def change(body: dict[str, Any]) -> None:
-        body["scores"] = [body["scores"][0] + 10, body["scores"][1]]
+        first, *others = body["scores"]
+        body["scores"] = [first + 10, *others]
 
     return _lie(frames, keys, "done", change)
 

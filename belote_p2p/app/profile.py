@@ -17,7 +17,7 @@ equal points). The game is won by a seat, not a team.
 
 An unfinished game gives nothing. A game *abandoned by seat S* (see
 :func:`score_game`'s ``abandoned_by``, the hook the session's abandonment record feeds)
-gives seat S nothing and the other three their XP for the rounds and tricks played, plus
+gives seat S nothing and the other seats their XP for the rounds and tricks played, plus
 the 15 for staying to the end.
 
 Levels follow a published curve: level *n* needs ``25·n·(n+1)`` XP in all (that is
@@ -30,10 +30,11 @@ coinche contract of 140 or more. Coins come only from challenges.
 
 The database is ``<home>/profile.sqlite3`` (``--home``, by default ``$XDG_DATA_HOME/belote-p2p``,
 i.e. ``~/.local/share/belote-p2p``), with the tables ``players`` (fingerprint, public key,
-last name seen), ``games`` (table id, date, variant, result, transcript path), ``game_seats``
+last name seen), ``games`` (table id, date, variant, result, each side's score: a team's with
+four seats, a player's with two or three; transcript path), ``game_seats``
 (each seat's player, statistics and XP in a game), ``xp`` (every award, with its reason)
 and ``challenges`` (who completed which, in which game). Importing is idempotent by table
-id: the four transcripts of one game (one per seat) count once.
+id: the transcripts of one game (one per seat) count once.
 
 The pure part (:func:`score_game`, :func:`game_result`, :func:`level_for_xp`,
 :func:`challenges_in_game`, :func:`rank_players`) knows nothing of SQLite; the rest
@@ -60,7 +61,10 @@ from belote_p2p.protocol.identity import fingerprint
 from belote_p2p.protocol.transcript import TranscriptError
 from belote_p2p.protocol.verify import Verdict, verify_transcript
 
-SCHEMA_VERSION = 1
+from .wording import team_name
+
+SCHEMA_VERSION = 2
+"""1: two scores per game (``score0``, ``score1``); 2: one per side, up to four."""
 
 XP_GAME_FINISHED = 15
 XP_GAME_WON = 25
@@ -116,7 +120,7 @@ class Challenge:
     coins: int
 
 
-CAPOT = Challenge("capot", "Make a capot (your team takes all eight tricks)", 50, 20)
+CAPOT = Challenge("capot", "Make a capot (you, or your team, take every trick)", 50, 20)
 BELOTE_FINISH = Challenge("belote-finish", "Win a game holding belote in its last round", 30, 10)
 THREE_WINS = Challenge("three-wins", "Win three games in a row", 75, 30)
 COINCHE_140 = Challenge("coinche-140", "Make a coinche contract of 140 or more", 40, 15)
@@ -183,7 +187,7 @@ class SeatRecord:
     contracts_failed: int
     """Rounds this seat took and failed (a litige is neither made nor failed)."""
     capots: int
-    """Rounds in which this seat's team took all eight tricks."""
+    """Rounds in which this seat (its team, with four seats) took every trick."""
     belotes: int
     """Belotes this seat declared."""
     belote_in_last_round: bool
@@ -318,15 +322,39 @@ class GameResult:
 
     @property
     def description(self) -> str:
-        score = "-".join(str(x) for x in self.scores)
         names = [p.name for p in self.players]
-        if self.abandoned_by is not None:
-            return f"abandoned by {names[self.abandoned_by]} at {score}"
-        if self.winner is None:
-            return f"ended at {score}"
-        if len(self.seats) != 4:
-            return f"{names[self.winner]} won {score}"
-        return f"{names[self.winner]} & {names[self.winner + 2]} won {score}"
+        return result_text(names, self.scores, self.winner, self.abandoned_by)
+
+
+def players_text(names: Sequence[str]) -> str:
+    """The players of a table: ``Ana & Cy v Bo & Di`` (teams), ``Ana v Bo v Cy`` (none)."""
+    if len(names) == 4:
+        return f"{team_name(names, 0)} v {team_name(names, 1)}"
+    return " v ".join(names)
+
+
+def scores_text(names: Sequence[str], scores: Sequence[int]) -> str:
+    """The scores of a game: ``112-252`` by team with four seats, each named by its player
+    without teams (``Ana 120, Bo 510, Cy 300``)."""
+    if len(names) == 4:
+        return "-".join(str(x) for x in scores)
+    return ", ".join(f"{name} {score}" for name, score in zip(names, scores, strict=True))
+
+
+def result_text(
+    names: Sequence[str], scores: Sequence[int], winner: int | None, abandoned_by: int | None
+) -> str:
+    """How a recorded game ended, with its players' ``names`` (four, three or two):
+    ``Ana & Cy won 252-112``, ``Bo won: Ana 120, Bo 510, Cy 300``, ``abandoned by Di at
+    ...``, ``ended at ...``. What ``import`` prints and ``games`` shows."""
+    score = scores_text(names, scores)
+    if abandoned_by is not None:
+        return f"abandoned by {names[abandoned_by]} at {score}"
+    if winner is None:
+        return f"ended at {score}"
+    if len(names) == 4:
+        return f"{team_name(names, winner)} won {score}"
+    return f"{names[winner]} won: {score}"
 
 
 def game_result(verdict: Verdict, *, abandoned_by: int | None = None) -> GameResult:
@@ -359,10 +387,10 @@ def game_result(verdict: Verdict, *, abandoned_by: int | None = None) -> GameRes
 
 
 def _verdict_abandoned_by(verdict: Verdict) -> int | None:
-    # The hook for the robustness work: once a Verdict names the seat that abandoned the
-    # game (``abandoned``), that seat earns nothing and the others their XP.
-    seat = getattr(verdict, "abandoned", None)
-    return seat if type(seat) is int and 0 <= seat < 4 else None
+    # The seat that abandoned the game, if the verdict names one: it earns nothing and the
+    # others their XP.
+    seat = verdict.abandoned
+    return seat if type(seat) is int and 0 <= seat < len(verdict.definition.seats) else None
 
 
 # -- statistics and ranking -----------------------------------------------------------------
@@ -423,9 +451,11 @@ CREATE TABLE IF NOT EXISTS games (
     variant TEXT NOT NULL,
     target INTEGER NOT NULL,
     result TEXT NOT NULL,
-    winner INTEGER,                  -- team 0 or 1, NULL if none
-    score0 INTEGER NOT NULL,
-    score1 INTEGER NOT NULL,
+    winner INTEGER,                  -- the team (four seats) or seat (two, three), NULL if none
+    score0 INTEGER NOT NULL,         -- scores in side order: teams 0 and 1 with four seats,
+    score1 INTEGER NOT NULL,         -- seats 0, 1 (and 2) with two or three
+    score2 INTEGER,                  -- NULL where the game has fewer sides
+    score3 INTEGER,
     rounds INTEGER NOT NULL,
     abandoned_by INTEGER,
     transcript TEXT NOT NULL,
@@ -468,13 +498,31 @@ CREATE INDEX IF NOT EXISTS xp_player ON xp(player);
 """
 
 
+_MIGRATIONS: dict[int, str] = {
+    1: """
+ALTER TABLE games ADD COLUMN score2 INTEGER;
+ALTER TABLE games ADD COLUMN score3 INTEGER;
+""",
+}
+"""The statements that bring a database of version ``v`` to version ``v + 1``."""
+
+MAX_SIDES = 4
+"""The scores a game row holds: ``score0`` to ``score3``."""
+
+
+def _statements(script: str) -> list[str]:
+    # The schema's comments hold no semicolon.
+    return [s.strip() for s in script.split(";") if s.strip()]
+
+
 class ProfileError(BeloteError):
     """The profile database is not one this version can read."""
 
 
 @contextlib.contextmanager
 def open_db(path: Path) -> Iterator[sqlite3.Connection]:
-    """The profile database at ``path``, created on first use; closed on exit."""
+    """The profile database at ``path``, created on first use, brought up to this version's
+    schema (an older database keeps its rows); closed on exit."""
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     # Autocommit mode: transactions are opened explicitly (BEGIN IMMEDIATE), so that two
     # imports of one game (the peer's and a manual one) cannot both insert it.
@@ -482,13 +530,32 @@ def open_db(path: Path) -> Iterator[sqlite3.Connection]:
     try:
         conn.execute("PRAGMA foreign_keys = ON")
         (version,) = conn.execute("PRAGMA user_version").fetchone()
-        if version not in (0, SCHEMA_VERSION):
-            raise ProfileError(f"{path}: schema version {version}, expected {SCHEMA_VERSION}")
-        if version == 0:
-            conn.executescript(_SCHEMA + f"PRAGMA user_version = {SCHEMA_VERSION};")
+        if version != SCHEMA_VERSION:
+            _upgrade(conn, path)
         yield conn
     finally:
         conn.close()
+
+
+def _upgrade(conn: sqlite3.Connection, path: Path) -> None:
+    """Create the schema, or migrate an older one, in one transaction (two peers opening
+    the same old database: the second finds it done)."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        (version,) = conn.execute("PRAGMA user_version").fetchone()
+        if not 0 <= version <= SCHEMA_VERSION:
+            raise ProfileError(f"{path}: schema version {version}, expected {SCHEMA_VERSION}")
+        if version == 0:
+            script = _SCHEMA
+        else:
+            script = "".join(_MIGRATIONS[v] for v in range(version, SCHEMA_VERSION))
+        for statement in _statements(script):
+            conn.execute(statement)
+        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
 
 
 class ImportStatus(Enum):
@@ -570,13 +637,14 @@ def _insert_game(
     table_hex = result.table_id.hex()
     if conn.execute("SELECT 1 FROM games WHERE table_id = ?", (table_hex,)).fetchone():
         return ImportResult(ImportStatus.ALREADY, f"table {table_hex} is already recorded", result)
+    scores = [*result.scores, *[None] * (MAX_SIDES - len(result.scores))]
     cur = conn.execute(
         "INSERT INTO games (table_id, date, variant, target, result, winner, score0, score1,"
-        " rounds, abandoned_by, transcript, imported) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+        " score2, score3, rounds, abandoned_by, transcript, imported)"
+        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
         (
             table_hex, date, result.variant, result.target, result.description, result.winner,
-            result.scores[0], result.scores[1], result.rounds, result.abandoned_by, transcript,
-            _now(),
+            *scores, result.rounds, result.abandoned_by, transcript, _now(),
         ),
     )  # fmt: skip
     game = cur.lastrowid
@@ -617,6 +685,34 @@ def _insert_game(
                 )
                 awards.append((fp, challenge))
     return ImportResult(ImportStatus.IMPORTED, result.description, result, tuple(awards))
+
+
+@dataclass(frozen=True, slots=True)
+class RecordedGame:
+    """How a recorded game ended, as the ``games`` table keeps it."""
+
+    winner: int | None
+    scores: tuple[int, ...]
+    """One per side: two teams, or each of the two or three players."""
+    abandoned_by: int | None
+
+
+SCORE_COLUMNS = ", ".join(f"score{i}" for i in range(MAX_SIDES))
+"""The score columns of ``games``, in side order (for a ``SELECT``: :func:`row_scores`)."""
+
+
+def row_scores(row: Sequence[int | None]) -> tuple[int, ...]:
+    """The scores of a game from its :data:`SCORE_COLUMNS` (those of absent sides are NULL)."""
+    return tuple(x for x in row if x is not None)
+
+
+def recorded_games(conn: sqlite3.Connection) -> dict[str, RecordedGame]:
+    """Every recorded game, by table id (hex)."""
+    rows = conn.execute(f"SELECT table_id, winner, abandoned_by, {SCORE_COLUMNS} FROM games")
+    return {
+        table: RecordedGame(winner, row_scores(scores), gone)
+        for table, winner, gone, *scores in rows
+    }
 
 
 def _has_streak(conn: sqlite3.Connection, fp: str) -> bool:

@@ -29,13 +29,17 @@ from .profile import (
     XP_TRICK_WON,
     ImportStatus,
     ProfileError,
+    RecordedGame,
     all_players,
     find_players,
     format_profile,
     format_ranking,
     open_db,
+    players_text,
     rank_players,
     record_game,
+    recorded_games,
+    result_text,
 )
 from .wording import team_name
 
@@ -126,13 +130,10 @@ def _games_command(args: argparse.Namespace) -> int:
     if not files:
         print(f"No game in {home.games} yet.")
         return 0
-    recorded: dict[str, tuple[int | None, int, int, int | None]] = {}
+    recorded: dict[str, RecordedGame] = {}
     try:
         with open_db(home.profile_db) as conn:
-            for row in conn.execute(
-                "SELECT table_id, winner, score0, score1, abandoned_by FROM games"
-            ):
-                recorded[row[0]] = (row[1], row[2], row[3], row[4])
+            recorded = recorded_games(conn)
     except (sqlite3.Error, ProfileError):
         pass
     rows = [("#", "date", "players", "variant", "result", "record")]
@@ -145,17 +146,11 @@ def _games_command(args: argparse.Namespace) -> int:
             continue
         definition = transcript.definition
         names = [s.name for s in definition.seats]
-        players = f"{team_name(names, 0)} v {team_name(names, 1)}"
+        players = players_text(names)
         variant = f"{definition.rules.name} to {definition.rules.target}"
         known = recorded.get(definition.table_id.hex())
         if known is not None:
-            winner, a, b, gone = known
-            if gone is not None:
-                result = f"abandoned by {names[gone]} at {a}-{b}"
-            elif winner is not None:
-                result = f"{team_name(names, winner)} won {a}-{b}"
-            else:
-                result = f"ended {a}-{b}"
+            result = result_text(names, known.scores, known.winner, known.abandoned_by)
             checked = "verified"
         elif args.verify:
             verdict = verify_record(definition, transcript.envelopes, transcript.truncated)

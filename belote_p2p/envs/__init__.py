@@ -14,11 +14,12 @@
             action = my_policy(observation)  # observation["action_mask"]: the legal ones
         e.step(action)
 
-Every variant; actions are the integers of :data:`ACTIONS` (cards, then bids), an
-observation is the seat's vector (:func:`encode`) and its legal-action mask, rewards are
-round points. The ``policy`` bot (:mod:`belote_p2p.envs.policy`) seats any such policy at
-a table or in the arena. The NumPy and PettingZoo parts load on first use, so that the bot
-plugin and the action numbering need neither.
+Every variant, with one agent per seat (four, three or two); actions are the integers of
+:data:`ACTIONS` (cards, then bids), an observation is the seat's vector (:func:`encode`) and
+its legal-action mask, rewards are round points. The ``policy`` bot
+(:mod:`belote_p2p.envs.policy`) seats any such policy at a table or in the arena. The NumPy
+and PettingZoo parts load on first use, so that the bot plugin and the action numbering need
+neither.
 """
 
 from __future__ import annotations

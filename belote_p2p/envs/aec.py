@@ -1,9 +1,11 @@
-"""The game as a PettingZoo AEC environment: four agents, ``seat_0`` to ``seat_3``, taking
-turns as the rules say, through whole games.
+"""The game as a PettingZoo AEC environment: one agent per seat, ``seat_0`` to ``seat_3``
+(four seats), ``seat_0`` to ``seat_2`` (three-handed) or ``seat_0`` and ``seat_1``
+(two-handed), taking turns as the rules say, through whole games.
 
 An observation is a dict: ``observation``, the seat's vector (:func:`encode`), and
 ``action_mask``, its legal actions among the :data:`ACTIONS`. When a round is scored each
-agent's reward is its team's round points (what the score sheet adds); an episode is a
+agent's reward is its round points (its team's with four seats: what the score sheet adds);
+an episode is a
 game to the rule set's target, or ``rounds`` scored rounds; it is truncated after
 ``max_deals`` deals in a row that everybody passed (a policy that always passes would
 redeal for ever). The decks come from a
@@ -22,8 +24,6 @@ import numpy.typing as npt
 from gymnasium import spaces
 from pettingzoo import AECEnv
 
-from belote_p2p.errors import BeloteError
-from belote_p2p.game.cards import CARDS
 from belote_p2p.game.engine import Phase, State
 from belote_p2p.game.observation import observe
 from belote_p2p.game.rules import RuleSet, rule_set
@@ -32,24 +32,21 @@ from .actions import NUM_ACTIONS, action_at
 from .encoding import OBS_SIZE, action_mask, encode
 
 AGENTS = ("seat_0", "seat_1", "seat_2", "seat_3")
+"""The agents of a four-seat table; a table of ``n`` seats has the first ``n``."""
 
 ObsDict = dict[str, npt.NDArray[Any]]
 
 
-class UnsupportedTable(BeloteError, ValueError):
-    """A rule set of two or three seats (three-handed, two-handed): the environment, its
-    encoding and its actions are those of four seats in two teams."""
-
-
 class BeloteEnv(AECEnv):  # type: ignore[misc]  # PettingZoo is untyped
-    """Belote for four agents (see the module). ``variant`` a rule set's name or a
+    """Belote for four, three or two agents, as the rule set seats (see the module).
+    ``variant`` a rule set's name or a
     :class:`RuleSet`; ``rounds`` ends an episode after that many scored rounds (``None``:
     at the end of the game); ``max_deals`` deals in a row passed out truncate it; ``seed``
     the deals' seed when ``reset`` gives none."""
 
     metadata: ClassVar[dict[str, Any]] = {
         "render_modes": ["ansi"],
-        "name": "belote_v0",
+        "name": "belote_v1",
         "is_parallelizable": False,
     }
 
@@ -64,11 +61,6 @@ class BeloteEnv(AECEnv):  # type: ignore[misc]  # PettingZoo is untyped
     ) -> None:
         super().__init__()
         self.rules = rule_set(variant) if isinstance(variant, str) else variant
-        if self.rules.seats != len(AGENTS):
-            raise UnsupportedTable(
-                f"the environment has four seats in two teams, not the {self.rules.seats} "
-                f"of {self.rules.name}"
-            )
         if rounds is not None and rounds < 1:
             raise ValueError(f"rounds must be at least 1, not {rounds}")
         if render_mode not in (None, "ansi"):
@@ -79,7 +71,7 @@ class BeloteEnv(AECEnv):  # type: ignore[misc]  # PettingZoo is untyped
         self.max_deals = max_deals
         self.passed_out = 0
         self.render_mode = render_mode
-        self.possible_agents = list(AGENTS)
+        self.possible_agents = list(AGENTS[: self.rules.seats])
         self._observation_space = spaces.Dict(
             {
                 "observation": spaces.Box(0.0, 1.0, (OBS_SIZE,), np.float32),
@@ -111,12 +103,12 @@ class BeloteEnv(AECEnv):  # type: ignore[misc]  # PettingZoo is untyped
         self.infos: dict[str, dict[str, Any]] = {a: {} for a in self.agents}
         self.scored = 0
         self.passed_out = 0
-        dealer = self._rng.randrange(4)
+        dealer = self._rng.randrange(self.rules.seats)
         self.game = self._deal(State.new_game(self.rules.with_(first_dealer=dealer)))
         self.agent_selection = AGENTS[self.game.to_act]
 
     def _deal(self, state: State) -> State:
-        deck = list(CARDS)
+        deck = list(self.rules.deck_cards)
         self._rng.shuffle(deck)
         return state.deal(deck)
 
@@ -133,11 +125,12 @@ class BeloteEnv(AECEnv):  # type: ignore[misc]  # PettingZoo is untyped
         self.rewards = dict.fromkeys(self.agents, 0)
         if len(state.history) > rounds and state.history[-1].score is not None:
             score = state.history[-1].score.score
-            for seat, name in enumerate(AGENTS):
-                self.rewards[name] = score[seat % 2]
+            teams = self.rules.has_teams
+            for seat, name in enumerate(self.possible_agents):
+                self.rewards[name] = score[seat % 2 if teams else seat]
             self.scored += 1
             self.passed_out = 0
-            for name in AGENTS:
+            for name in self.possible_agents:
                 self.infos[name] = {"round_score": score, "scores": state.scores}
         elif len(state.history) > rounds:
             self.passed_out += 1  # everybody passed: a redeal

@@ -1,8 +1,9 @@
 """One seat's observation as a NumPy vector, and its legal actions as a mask.
 
-Seats are relative to the observing seat (0: itself, 1: the next to play after it, 2: its
-partner, 3: the one before it), so that one policy serves every seat. The vector, float32,
-every entry in ``[0, 1]``, in blocks:
+Seats are relative to the observing seat, in playing order (0: itself, 1: the next to play
+after it, 2: its partner, 3: the one before it; with three players 1 and 2 are the next two,
+with two 1 is the other player, and the slots of absent seats stay 0), so that one policy
+serves every seat. The vector, float32, every entry in ``[0, 1]``, in blocks:
 
 ====================  =====  =========================================================
 block                 size   content
@@ -12,7 +13,8 @@ played                4×32   the cards each seat played this round (current tri
 trick                 4×32   the cards on the table, by the seat that played them
 turned                32     the turned card (classic)
 voids                 4×32   the cards each seat has shown it does not hold
-shown                 4×32   the cards each seat is known to hold (announced, belote...)
+shown                 4×32   the cards each seat is known to hold (announced, belote...;
+                             two-handed: every face-up card, never a face-down one)
 bids                  4×74   every bidding action each seat made this round
 phase                 6      one-hot: deal, take-first, take-second, auction, play, over
 trump                 6      one-hot trump mode: 4 suits, no-trump, all-trump
@@ -21,7 +23,8 @@ leader
 contract              1      the contract's value / 500 (coinche)
 multiplier            3      one-hot: plain, coinche, surcoinche
 belote                4      each seat that announced belote
-scores                2      own team's and the other team's score / target (at most 1)
+scores                4      each seat's game score (its team's with four seats) /
+                             target (at most 1)
 pending               1      litige points carried over / 500 (at most 1)
 ====================  =====  =========================================================
 """
@@ -54,7 +57,7 @@ _BLOCKS = (
     ("contract", 1),
     ("multiplier", 3),
     ("belote", 4),
-    ("scores", 2),
+    ("scores", 4),
     ("pending", 1),
 )
 OFFSETS: dict[str, int] = {}
@@ -78,19 +81,20 @@ def encode(obs: Observation) -> npt.NDArray[np.float32]:
     """The observation vector of ``obs`` (see the module for its layout)."""
     out = np.zeros(OBS_SIZE, dtype=np.float32)
     me = obs.seat
+    n = obs.rules.seats
 
     def rel(seat: int) -> int:
-        return (seat - me) % 4
+        return (seat - me) % n
 
     _put_mask(out, OFFSETS["hand"], obs.hand_mask)
     played = [0, 0, 0, 0]
     for trick in obs.tricks:
         for i, c in enumerate(trick.cards):
-            played[(trick.leader + i) % 4] |= 1 << c
+            played[(trick.leader + i) % n] |= 1 << c
     on_table = [0, 0, 0, 0]
     for i, c in enumerate(obs.trick):
-        on_table[(obs.leader + i) % 4] |= 1 << c
-    for seat in range(4):
+        on_table[(obs.leader + i) % n] |= 1 << c
+    for seat in range(n):
         r = rel(seat)
         _put_mask(out, OFFSETS["played"] + 32 * r, played[seat] | on_table[seat])
         _put_mask(out, OFFSETS["trick"] + 32 * r, on_table[seat])
@@ -112,8 +116,9 @@ def encode(obs: Observation) -> npt.NDArray[np.float32]:
     for seat, _ in obs.belote:
         out[OFFSETS["belote"] + rel(seat)] = 1
     target = max(obs.rules.target, 1)
-    out[OFFSETS["scores"]] = min(obs.scores[obs.team] / target, 1.0)
-    out[OFFSETS["scores"] + 1] = min(obs.scores[1 - obs.team] / target, 1.0)
+    for seat in range(n):
+        side = seat % 2 if obs.rules.has_teams else seat
+        out[OFFSETS["scores"] + rel(seat)] = min(obs.scores[side] / target, 1.0)
     out[OFFSETS["pending"]] = min(obs.pending / 500, 1.0)
     return out
 

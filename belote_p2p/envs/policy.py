@@ -2,7 +2,8 @@
 
 ``policy:callable=package.module.function`` imports ``function``, which is given what the
 environment gives an agent, ``{"observation": vector, "action_mask": mask}``
-(:mod:`belote_p2p.envs.encoding`), and returns an action index (:data:`ACTIONS`). In Python,
+(:mod:`belote_p2p.envs.encoding`; at a table of three or two seats, what an agent of that
+table's environment sees), and returns an action index (:data:`ACTIONS`). In Python,
 ``PolicyBot(policy=function)`` takes the callable itself. An index that is no legal action
 is the arena's and the table's business like any illegal answer: a seeded random legal
 action instead, counted.

@@ -27,7 +27,15 @@ from belote_p2p.protocol.transcript import Transcript
 
 from ..home import Home, unfinished_games
 from ..lan import DEFAULT_BEACON_ADDRESSES, DEFAULT_BEACON_TEXT, BeaconAddress, beacon_address
-from ..profile import ProfileError, all_players, find_players, open_db, rank_players
+from ..profile import (
+    SCORE_COLUMNS,
+    ProfileError,
+    all_players,
+    find_players,
+    open_db,
+    rank_players,
+    row_scores,
+)
 from ..seat import SeatOptions
 from .options import WebOptions
 from .seat import page_opened
@@ -35,9 +43,10 @@ from .server import WebServer
 from .viewmodel import JSON
 
 GAMES_SHOWN = 20
-PAST_GAMES = """
-SELECT g.date, g.variant, g.target, g.score0, g.score1, g.result,
-       (SELECT group_concat(s.name, ', ') FROM game_seats s WHERE s.game = g.id)
+PAST_GAMES = f"""
+SELECT g.date, g.variant, g.target, g.result,
+       (SELECT group_concat(s.name, ', ') FROM game_seats s WHERE s.game = g.id),
+       {SCORE_COLUMNS}
 FROM games g ORDER BY g.date DESC LIMIT ?
 """
 
@@ -134,8 +143,9 @@ class WebLobby:
         ]  # fmt: skip
         self.games = [
             {"date": date[:16].replace("T", " "), "variant": variant, "target": target,
-             "score": f"{s0}-{s1}", "result": result, "players": names or ""}
-            for date, variant, target, s0, s1, result, names in rows
+             "score": "-".join(map(str, row_scores(scores))), "result": result,
+             "players": names or ""}
+            for date, variant, target, result, names, *scores in rows
         ]  # fmt: skip
         self.unfinished = [
             (self.home.transcript(t.definition, t.seat), _describe(t))
