@@ -246,8 +246,11 @@ def test_colluders_signing_a_false_final_score_are_named_not_the_third(tmp_path:
         pass
     assert all(lie.done for lie in lies)
     assert t.honest == [HONEST]
+    lie = list(t.sessions[HONEST].state.scores)
+    lie[1] += 100
     dones = [e for e in t.sessions[HONEST].transcript if e.type == "done"]
-    assert {tuple(e.body["scores"]) for e in dones if e.sender != t.ids[HONEST].public_key_bytes}
+    assert {e.sender for e in dones} == {t.ids[s].public_key_bytes for s in (HONEST, *COLLUDERS)}
+    assert all(e.body["scores"] == lie for e in dones if e.sender != t.ids[HONEST].public_key_bytes)
     outcome = t.outcome(HONEST)
     assert outcome.kind == "fault" and outcome.seat in COLLUDERS
     (fault,) = t.faults(HONEST)
