@@ -1,7 +1,8 @@
 """Misbehaving peers: a reusable harness for tests of faults, blame and evidence.
 
-Four :class:`~belote_p2p.protocol.session.TableSession` objects play over in-memory connections, one
-byte stream per ordered pair of seats, delivered in a seeded random interleaving. Every
+The :class:`~belote_p2p.protocol.session.TableSession` objects of one table (four seats, or
+three or two as its rules say) play over in-memory connections, one byte stream per ordered
+pair of seats, delivered in a seeded random interleaving. Every
 stream goes through a :class:`~belote_p2p.protocol.wire.FrameDecoder`, so a frame that is too large
 or cut short breaks its connection as it would over TCP. A receiver treats what it refuses as
 :mod:`belote_p2p.net.peer` does: a :class:`~belote_p2p.errors.RemoteProtocolError` (or an
@@ -16,7 +17,8 @@ envelope the session emits and decides what goes on each connection (rewritten, 
 with the cheater's own :class:`~belote_p2p.protocol.identity.Identity`, dropped, duplicated, sent
 differently to different peers, or replaced by raw bytes); it may also take the seat's
 decisions and patch the seat's deck protocol (a shuffle that does not follow its seed, a
-false reveal). One subclass per cheat.
+false reveal). One subclass per cheat. A cheat sits at the table's last seat unless told
+otherwise; a table may seat more than one (peers that collude, each lying its own way).
 """
 
 from __future__ import annotations
@@ -36,13 +38,13 @@ from belote_p2p.game.cards import CARDS, Card, cards_of
 from belote_p2p.game.engine import KING, QUEEN, Action, Claim, IllegalActionError, Phase, State
 from belote_p2p.game.observation import Observation, observe
 from belote_p2p.protocol import group
-from belote_p2p.protocol.bodies import claim_to_wire, deck_body
+from belote_p2p.protocol.bodies import claim_to_wire, deck_body, fault_body
 from belote_p2p.protocol.deck import (
     CARD_POINTS,
-    TRIVIAL_DECK,
     Ciphertext,
     DeckPeer,
     DecryptionShare,
+    OpenMessage,
     PlayMessage,
     RevealMessage,
     SharesMessage,
@@ -54,13 +56,14 @@ from belote_p2p.protocol.deck import (
 )
 from belote_p2p.protocol.events import DecisionNeeded, Event, GameAbandoned, PeerFault, RoundAudited
 from belote_p2p.protocol.identity import Identity
-from belote_p2p.protocol.session import TableSession
+from belote_p2p.protocol.session import SessionPhase, TableSession
 from belote_p2p.protocol.shuffle import prove_shuffle
 from belote_p2p.protocol.table import TableDefinition
 from belote_p2p.protocol.verify import Verdict, verify_transcript
 from belote_p2p.protocol.wire import DEFAULT_MAX_FRAME, Envelope, FrameDecoder, FrameTooLarge, frame
 
-SEATS = 4
+LAST = -1
+"""A cheat's default seat: the table's last one (3, or 2 or 1 at a table of three or two)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,7 +92,7 @@ class Outcome:
 class Cheat:
     """An honest peer. Subclasses override what they need."""
 
-    def __init__(self, seat: int = 3) -> None:
+    def __init__(self, seat: int = LAST) -> None:
         self.seat = seat
         self.sent = 0
         """Envelopes the seat's session emitted so far."""
@@ -142,7 +145,7 @@ def flip_bit(data: bytes, index: int) -> bytes:
 class AtEnvelope(Cheat):
     """A cheat carried out at the seat's ``at``-th envelope."""
 
-    def __init__(self, at: int = 6, seat: int = 3) -> None:
+    def __init__(self, at: int = 6, seat: int = LAST) -> None:
         super().__init__(seat)
         self.at = at
 
@@ -165,7 +168,7 @@ class Garbage(AtEnvelope):
     not msgpack, a non-canonical re-encoding of the real envelope, a map of the wrong
     shape, the envelope cut short inside its frame, and an envelope for another table."""
 
-    def __init__(self, at: int = 6, seat: int = 3) -> None:
+    def __init__(self, at: int = 6, seat: int = LAST) -> None:
         super().__init__(at, seat)
         self.count = 0
 
@@ -173,7 +176,12 @@ class Garbage(AtEnvelope):
         raw = envelope.encode()
         identity = table.ids[self.seat]
         other_table = Envelope.create(
-            identity, bytes(16), 0, bytes(32), [bytes(32)] * 4, {"type": "table", "digest": b""}
+            identity,
+            bytes(16),
+            0,
+            bytes(32),
+            [bytes(32)] * table.seats,
+            {"type": "table", "digest": b""},
         ).encode()
         return [
             b"\xc1 not msgpack",
@@ -224,29 +232,58 @@ class CutFrame(AtEnvelope):
         return {}
 
 
+BIDDING = (Phase.AUCTION, Phase.TAKE_FIRST, Phase.TAKE_SECOND)
+
+
 class OutOfTurn(Cheat):
     """During the first bidding, signs a valid bid when another seat (not the one after it)
-    is to act, with the right state digest."""
+    is to act, with the right state digest. Where there is no bidding (two-handed), plays
+    one of its face-up cards while the other seat is to play, with the right state digest
+    (with two seats the one after it is the only other)."""
 
     def poll(self, table: Table) -> None:
         session = table.sessions[self.seat]
         state = session.state
-        if (
-            not self.done
-            and session.ready
-            and state.phase in (Phase.AUCTION, Phase.TAKE_FIRST, Phase.TAKE_SECOND)
-            and state.to_act not in (self.seat, (self.seat + 1) % 4)
-        ):
+        if self.done or not session.ready:
+            return
+        if state.rules.has_bidding:
+            if state.phase in BIDDING and state.to_act not in (
+                self.seat,
+                (self.seat + 1) % table.seats,
+            ):
+                self.done = True
+                body = {"type": "bid", "round": state.number, "bid": "pass"}
+                sign_next(session, {**body, "state": session._digest})
+            return
+        deck = session.deck
+        if state.phase is not Phase.PLAY or state.to_act == self.seat or state.pending_openings:
+            return
+        if not isinstance(deck, DeckPeer) or session.phase is not SessionPhase.PLAYING:
+            return
+        face_up = [p for p in deck.hand() if p not in deck.played()]
+        if face_up:
             self.done = True
-            body = {"type": "bid", "round": state.number, "bid": "pass", "state": session._digest}
-            sign_next(session, body)
+            self.position = face_up[0]
+            sign_next(session, play_envelope_body(session, deck.play(face_up[0]), Claim()))
+
+
+def play_envelope_body(session: TableSession, play: PlayMessage, claim: Claim) -> dict[str, Any]:
+    """The body of a ``play`` envelope of ``session``'s seat on the state it holds."""
+    return {
+        "type": "play",
+        "round": session.state.number,
+        "deck": play.to_wire(),
+        "claim": claim_to_wire(claim),
+        "state": session._digest,
+    }
 
 
 class Replay(Cheat):
     """Re-sends envelopes already sent: its own first one and another seat's (exact copies,
-    which the chains ignore), then its first bid's body signed again at a new seq."""
+    which the chains ignore), then its first bid's body (its first card's, where there is no
+    bidding) signed again at a new seq."""
 
-    def __init__(self, resign_body: bool, seat: int = 3) -> None:
+    def __init__(self, resign_body: bool, seat: int = LAST) -> None:
         super().__init__(seat)
         self.resign_body = resign_body
         self.replayed: list[bytes] = []
@@ -254,10 +291,10 @@ class Replay(Cheat):
     def route(self, table: Table, envelope: Envelope) -> dict[int, list[bytes]]:
         out = super().route(table, envelope)
         session = table.sessions[self.seat]
-        if envelope.type == "bid" and not self.done:
+        if envelope.type in ("bid", "play") and not self.done:
             self.done = True
             first = session.tracker.chain(self.seat)[0].encode()
-            other = session.tracker.chain((self.seat + 1) % 4)[0].encode()
+            other = session.tracker.chain((self.seat + 1) % table.seats)[0].encode()
             self.replayed = [first, other, envelope.encode()]
             for chunks in out.values():
                 chunks += [frame(d) for d in self.replayed]
@@ -267,21 +304,36 @@ class Replay(Cheat):
 
 
 class Equivocate(Cheat):
-    """Signs two different bids at one seq: one to ``victim``, the other to the others."""
+    """Signs two different bids at one seq (two different cards where there is no bidding):
+    one to ``victim``, the other to the others. With two seats the victim is the only other
+    peer: it gets both, the second right after the first (a seat that shows its one peer
+    two histories, as it would on a reconnection, hoping the second replaces the first)."""
 
-    def __init__(self, victim: int = 0, seat: int = 3) -> None:
+    def __init__(self, victim: int = 0, seat: int = LAST) -> None:
         super().__init__(seat)
         self.victim = victim
         self.pair: tuple[Envelope, Envelope] | None = None
 
     def route(self, table: Table, envelope: Envelope) -> dict[int, list[bytes]]:
         out = super().route(table, envelope)
-        if envelope.type == "bid" and not self.done:
-            self.done = True
-            body = dict(envelope.body)
+        if envelope.type not in ("bid", "play") or self.done:
+            return out
+        body = dict(envelope.body)
+        if envelope.type == "bid":
             body["bid"] = "pass" if body["bid"] != "pass" else "80 H"
-            twin = resign(table.ids[self.seat], envelope, body)
-            self.pair = (envelope, twin)
+        else:
+            deck = table.sessions[self.seat].deck
+            assert isinstance(deck, DeckPeer)
+            spare = [p for p in deck.hand() if p not in deck.played()]
+            if not spare:
+                return out
+            body["deck"] = dict(body["deck"], position=spare[0])
+        self.done = True
+        twin = resign(table.ids[self.seat], envelope, body)
+        self.pair = (envelope, twin)
+        if len(out) == 1:
+            out[self.victim].append(frame(twin.encode()))
+        else:
             out[self.victim] = [frame(twin.encode())]
         return out
 
@@ -290,7 +342,7 @@ class ForeignCard(Cheat):
     """Plays a position dealt to another seat (``share=False``), or one of its own positions
     with the decryption share of another of its cards (``share=True``)."""
 
-    def __init__(self, forge_share: bool, seat: int = 3) -> None:
+    def __init__(self, forge_share: bool, seat: int = LAST) -> None:
         super().__init__(seat)
         self.forge_share = forge_share
 
@@ -303,15 +355,17 @@ class ForeignCard(Cheat):
         mine = {c: p for p, c in deck.hand().items() if p not in deck.played()}
         legal = [c for c in observation.legal if isinstance(c, Card)]
         if self.forge_share:
-            spare = [p for c, p in mine.items() if c not in legal]
-            if not spare:
+            # Positions whose play carries a share (not the turned card of three-handed).
+            spare = [p for c, p in mine.items() if c not in legal and not deck._shareless(p)]
+            shared = [c for c in legal if not deck._shareless(mine[c])]
+            if not spare or not shared:
                 return False
-            card = legal[0]
+            card = shared[0]
             wrong = deck.play(spare[0])  # a valid share, of another position
             play = PlayMessage(self.seat, mine[card], wrong.share)
             claim = state.claim_for(card)
         else:
-            theirs = [p for p in range(32) if deck.owner_of(p) not in (None, self.seat)]
+            theirs = [p for p in range(deck.size) if deck.owner_of(p) not in (None, self.seat)]
             play = PlayMessage(self.seat, theirs[0], deck.play(mine[legal[0]]).share)
             claim = Claim()
         self.done = True
@@ -325,6 +379,27 @@ class ForeignCard(Cheat):
                 "state": session._digest,
             },
         )
+        return True
+
+
+class HiddenCard(Cheat):
+    """Two-handed: plays one of its face-down cards that no trick has turned up (a position
+    of its own whose card nobody, itself included, can know yet)."""
+
+    position: int | None = None
+
+    def decide(self, table: Table, observation: Observation) -> bool:
+        session = table.sessions[self.seat]
+        deck = session.deck
+        if self.done or observation.phase is not Phase.PLAY or not isinstance(deck, DeckPeer):
+            return False
+        hidden = [p for p in deck.positions_of(self.seat) if deck.card_at(p) is None]
+        if not hidden:
+            return False
+        self.done = True
+        self.position = hidden[0]
+        play = PlayMessage(self.seat, hidden[0], None)
+        sign_next(session, play_envelope_body(session, play, Claim()))
         return True
 
 
@@ -417,7 +492,7 @@ class FalseClaim(Cheat):
     """Claims a belote it does not hold (``belote=True``: with a king or queen of trump
     when the other is elsewhere), or with its first card a tierce it does not hold."""
 
-    def __init__(self, belote: bool, seat: int = 3) -> None:
+    def __init__(self, belote: bool, seat: int = LAST) -> None:
         super().__init__(seat)
         self.belote = belote
 
@@ -505,10 +580,10 @@ class BadShuffle(_DeckPatch):
             commitment = shuffle_commitment(table, number, seat, real_seed)
             deck._commitments[seat] = commitment
             k = deck.shuffle_order.index(seat)
-            inputs = deck._decks[k - 1] if k else TRIVIAL_DECK
+            inputs = deck._decks[k - 1] if k else deck._trivial
             context = shuffle_proof_context(table, number, seat, commitment)
-            perm = shuffle_permutation(table, number, seat, other)
-            masks = shuffle_masks(table, number, seat, other)
+            perm = shuffle_permutation(table, number, seat, other, deck.size)
+            masks = shuffle_masks(table, number, seat, other, deck.size)
             for i, msg in enumerate(deck._outbox[outbox:], outbox):
                 if isinstance(msg, ShuffleMessage):
                     assert deck.joint_key is not None
@@ -565,7 +640,7 @@ class StackedDeck(_DeckPatch):
 class WrongShare(_DeckPatch):
     """Spoils its first deal share of a card of seat ``owner`` (the others check it too)."""
 
-    def __init__(self, owner: int = 1, seat: int = 3) -> None:
+    def __init__(self, owner: int = 1, seat: int = LAST) -> None:
         super().__init__(seat)
         self.owner = owner
 
@@ -576,9 +651,8 @@ class WrongShare(_DeckPatch):
             out = next_messages()
             for i, msg in enumerate(out):
                 if isinstance(msg, SharesMessage) and msg.step == 0 and not self.done:
-                    mine = [p for p in deck.positions_of(self.owner)]
-                    index = sorted(p for p in range(21) if deck.owner_of(p) != self.seat)
-                    at = index.index(mine[0])
+                    index = deck._shared_by(self.seat, msg.step)
+                    at = next(i for i, p in enumerate(index) if deck.owner_of(p) == self.owner)
                     shares = list(msg.shares)
                     bad = group.add(shares[at].point, group.base_mul(1))
                     shares[at] = DecryptionShare(bad, shares[at].proof)
@@ -589,10 +663,28 @@ class WrongShare(_DeckPatch):
         deck.next_messages = spoiled  # type: ignore[method-assign]
 
 
+class ForgedOpen(_DeckPatch):
+    """Two-handed: its share of the first face-down card a trick turns up is a valid point
+    that is not its share (its key share), under the real proof."""
+
+    def patch(self, deck: DeckPeer) -> None:
+        real = deck.open
+
+        def forged(positions: Any) -> OpenMessage:
+            msg = real(positions)
+            if self.done:
+                return msg
+            self.done = True
+            bad = DecryptionShare(deck.public_key, msg.shares[0].proof)
+            return OpenMessage(msg.seat, msg.positions, (bad, *msg.shares[1:]))
+
+        deck.open = forged  # type: ignore[method-assign]
+
+
 class Silence(Cheat):
     """Sends nothing from its ``at``-th envelope on (``at=None``: from its first reveal)."""
 
-    def __init__(self, at: int | None = None, seat: int = 3) -> None:
+    def __init__(self, at: int | None = None, seat: int = LAST) -> None:
         super().__init__(seat)
         self.at = at
 
@@ -614,7 +706,7 @@ class ForeignEnvelopes(AtEnvelope):
     """Relays to ``victim``, ahead of their sequence, envelopes that seat ``named`` signed at
     an earlier table of the same players (any transcript holds some)."""
 
-    def __init__(self, victim: int = 0, named: int = 1, at: int = 2, seat: int = 3) -> None:
+    def __init__(self, victim: int = 0, named: int = 1, at: int = 2, seat: int = LAST) -> None:
         super().__init__(at, seat)
         self.victim, self.named = victim, named
         self.foreign: list[bytes] = []
@@ -688,7 +780,7 @@ class SignedFlood(Cheat):
     that cite an envelope that never comes (``stuck``), or a bid for a round far ahead
     (``ahead``). Then it signs nothing more."""
 
-    def __init__(self, kind: str, targets: tuple[int, ...] = (0, 1, 2), seat: int = 3) -> None:
+    def __init__(self, kind: str, targets: tuple[int, ...] | None = None, seat: int = LAST) -> None:
         super().__init__(seat)
         self.kind = kind
         self.targets = targets
@@ -716,10 +808,11 @@ class SignedFlood(Cheat):
                 seen = list(last.seen)
                 seen[self.seat] = last.hash
                 if self.kind == "stuck":
-                    seen[(self.seat + 1) % 4] = bytes(range(32))  # never signed by anyone
+                    seen[(self.seat + 1) % table.seats] = bytes(range(32))  # never signed
                 last = Envelope.create(identity, last.table, last.seq + 1, last.hash, seen, body)
                 self.flood.append(last)
-            for dst in self.targets:
+            targets = table.others(self.seat) if self.targets is None else self.targets
+            for dst in targets:
                 out[dst] += [frame(e.encode()) for e in self.flood]
         return out
 
@@ -727,47 +820,114 @@ class SignedFlood(Cheat):
         return []  # it says nothing more, to anyone
 
 
+class FalseReport(Cheat):
+    """After its first bid or card, signs a fault report naming ``victim``, with the victim's
+    own first envelopes as "evidence" (validly signed, and breaking no rule) and one of them
+    with a byte changed (its signature no longer verifies). It proves nothing."""
+
+    def __init__(self, victim: int = 0, seat: int = LAST) -> None:
+        super().__init__(seat)
+        self.victim = victim
+        self.report: Envelope | None = None
+
+    def route(self, table: Table, envelope: Envelope) -> dict[int, list[bytes]]:
+        out = super().route(table, envelope)
+        if envelope.type in ("bid", "play") and not self.done:
+            self.done = True
+            session = table.sessions[self.seat]
+            chain = session.tracker.chain(self.victim)
+            genuine = [e.encode() for e in chain[:2]]
+            tampered = flip_bit(genuine[-1], len(genuine[-1]) // 2)
+
+            def report() -> None:
+                self.report = sign_next(session, fault_body(self.victim, [*genuine, tampered]))
+
+            table.after(report)
+        return out
+
+
+class FalseScore(Cheat):
+    """Holds the final score as ``bonus`` more points for seat ``favoured`` (itself by
+    default) once the last round is audited: it signs that score (``done``), its chain
+    whole, and holds another seat's ``done`` to it. Two of them with one ``favoured`` agree
+    with each other."""
+
+    def __init__(self, favoured: int | None = None, bonus: int = 100, seat: int = LAST) -> None:
+        super().__init__(seat)
+        self.favoured = favoured
+        self.bonus = bonus
+
+    def setup(self, table: Table) -> None:
+        session = table.sessions[self.seat]
+        audit = session._audit
+        favoured = self.seat if self.favoured is None else self.favoured
+
+        def lying_audit(deck: Any) -> None:
+            audit(deck)
+            if session.state.is_over and not self.done:
+                self.done = True
+                state = session.state._copy()
+                scores = list(state.scores)
+                scores[favoured] += self.bonus
+                state.scores = tuple(scores)
+                session.state = state
+
+        session._audit = lying_audit  # type: ignore[method-assign]
+
+
 # -- the table ----------------------------------------------------------------------------
 
 
 @dataclass
 class Table:
-    """Four sessions, per-connection byte streams, a seeded delivery order."""
+    """The sessions of one table (as many as its variant seats), per-connection byte
+    streams, a seeded delivery order. ``cheat`` and its ``accomplices`` (each at its own
+    seat) lie; every other seat is honest."""
 
     cheat: Cheat | None = None
     variant: str = "coinche"
     target: int = 101
     seed: int = 0
     deal_seed: int = 5
+    accomplices: tuple[Cheat, ...] = ()
     definition: TableDefinition = field(init=False)
     ids: list[Identity] = field(init=False)
     sessions: list[TableSession] = field(init=False)
+    seats: int = field(init=False)
+    """How many seats the table's rules seat: 4, 3 or 2."""
+    cheats: dict[int, Cheat] = field(init=False)
+    """The cheats by seat."""
 
     def __post_init__(self) -> None:
         self.definition, self.ids = make_table(self.variant, self.target)
+        self.seats = n = self.definition.rules.seats
+        self.cheats = {}
+        for cheat in (self.cheat, *self.accomplices):
+            if cheat is not None:
+                cheat.seat %= n  # LAST: the table's last seat
+                assert cheat.seat not in self.cheats, "one cheat per seat"
+                self.cheats[cheat.seat] = cheat
         self.sessions = table_sessions(self.definition, self.ids, self.deal_seed)
         self.rng = random.Random(self.seed)
-        self.bots = [random.Random(self.rng.random()) for _ in range(SEATS)]
-        self.streams = {(a, b): deque[bytes]() for a in range(SEATS) for b in self.others(a)}
+        self.bots = [random.Random(self.rng.random()) for _ in range(n)]
+        self.streams = {(a, b): deque[bytes]() for a in range(n) for b in self.others(a)}
         self.decoders = {k: FrameDecoder() for k in self.streams}
         self.closed: set[tuple[int, int]] = set()
-        self.events: list[list[Event]] = [[] for _ in range(SEATS)]
+        self.events: list[list[Event]] = [[] for _ in range(n)]
         self.rejections: list[Rejection] = []
         self.lost: list[tuple[int, int, str]] = []
         """(receiver, seat, why) for each connection lost or dropped."""
         self._later: list[Callable[[], object]] = []
         self.delivered = 0
-        if self.cheat is not None:
-            self.cheat.setup(self)
+        for cheat in self.cheats.values():
+            cheat.setup(self)
 
-    @staticmethod
-    def others(seat: int) -> list[int]:
-        return [s for s in range(SEATS) if s != seat]
+    def others(self, seat: int) -> list[int]:
+        return [s for s in range(self.seats) if s != seat]
 
     @property
     def honest(self) -> list[int]:
-        bad = self.cheat.seat if self.cheat is not None else None
-        return [s for s in range(SEATS) if s != bad]
+        return [s for s in range(self.seats) if s not in self.cheats]
 
     # -- moving bytes ---------------------------------------------------------------------
 
@@ -805,7 +965,7 @@ class Table:
 
     def flush(self, seat: int) -> None:
         session = self.sessions[seat]
-        cheat = self.cheat if self.cheat is not None and self.cheat.seat == seat else None
+        cheat = self.cheats.get(seat)
         while True:
             outbox = session.take_outbox()
             for data in outbox:
@@ -885,8 +1045,9 @@ class Table:
             return False
         self.delivered += 1
         if isinstance(replies, list) and replies:
-            if self.cheat is not None and self.cheat.seat == dst:
-                replies = self.cheat.reply(self, src, replies)
+            cheat = self.cheats.get(dst)
+            if cheat is not None:
+                replies = cheat.reply(self, src, replies)
             for reply in replies:
                 self.write(dst, src, frame(reply))
         self.flush(dst)
@@ -907,7 +1068,7 @@ class Table:
         return asked
 
     def start(self) -> None:
-        for seat in range(SEATS):
+        for seat in range(self.seats):
             self.sessions[seat].start()
             self.flush(seat)
 
@@ -970,7 +1131,7 @@ class Table:
         return [self.outcome(s) for s in self.honest]
 
     def rejected(self, receiver: int) -> list[int]:
-        counts = [0] * SEATS
+        counts = [0] * self.seats
         for r in self.rejections:
             if r.receiver == receiver:
                 counts[r.connection] += 1
@@ -1015,28 +1176,42 @@ def signed_by(evidence: tuple[bytes, ...], identity: Identity) -> list[Envelope]
 # -- playing a cheat and checking the verdicts ------------------------------------------------
 
 
-def play(cheat: Cheat, **table: Any) -> Table:
-    """A table with ``cheat`` played until the honest seats end; the cheat happened."""
-    t = Table(cheat, **table)
+def play(cheat: Cheat, *accomplices: Cheat, **table: Any) -> Table:
+    """A table with ``cheat`` (and its ``accomplices``) played until the honest seats end;
+    every cheat happened."""
+    t = Table(cheat, accomplices=accomplices, **table)
     t.run()
-    assert cheat.done, "the cheat never found its moment"
+    for c in (cheat, *accomplices):
+        assert c.done, f"the cheat of seat {c.seat} never found its moment"
     return t
 
 
 def assert_same_verdict(t: Table, tmp_path: Path, expected: Outcome) -> None:
     """Every honest session ends with ``expected``, and so does its verified transcript."""
-    assert t.outcomes() == [expected] * 3
+    honest = len(t.honest)
+    assert t.outcomes() == [expected] * honest
     verdicts = t.verdicts(tmp_path)
-    assert [verdict_outcome(v) for v in verdicts.values()] == [expected] * 3
+    assert [verdict_outcome(v) for v in verdicts.values()] == [expected] * honest
     for v in verdicts.values():
         assert v.corrupt is None
+
+
+def vote_out(t: Table, seat: int) -> None:
+    """Every honest seat, waiting on ``seat`` alone, signs it gone (as its peer does once the
+    silence passed the deadline and grace); then the table runs on."""
+    for s in t.honest:
+        assert t.sessions[s].waiting_for() == {seat}, (s, t.sessions[s].waiting_for())
+    for s in t.honest:
+        t.sessions[s].abandon(seat)
+        t.flush(s)
+    t.run()
 
 
 def assert_finished_cleanly(t: Table, tmp_path: Path) -> None:
     while t.deliver_one():  # what is still in flight once the honest seats are done
         pass
     assert_same_verdict(t, tmp_path, Outcome("finished", None))
-    scores = {t.sessions[s].state.scores for s in range(4)}
+    scores = {t.sessions[s].state.scores for s in range(t.seats)}
     assert len(scores) == 1
-    records = [{e.hash for e in t.sessions[s].transcript} for s in range(4)]
+    records = [{e.hash for e in t.sessions[s].transcript} for s in range(t.seats)]
     assert all(r == records[0] for r in records)

@@ -27,12 +27,12 @@ from cheaters import (
     Replay,
     Revoke,
     Silence,
-    Table,
     WrongReveal,
     assert_finished_cleanly,
     assert_same_verdict,
     play,
     signed_by,
+    vote_out,
 )
 from helpers import identities, play_table
 
@@ -170,32 +170,23 @@ def test_a_frame_cut_short_loses_the_connection_and_the_seat(tmp_path: Path) -> 
 # -- silence: the others see whom they wait on, vote, and the game ends abandoned -------------
 
 
-def vote_out_the_silent_seat(t: Table) -> None:
-    for seat in t.honest:
-        assert t.sessions[seat].waiting_for() == {CHEATER}
-    for seat in t.honest:
-        t.sessions[seat].abandon(CHEATER)
-        t.flush(seat)
-    t.run()
-
-
 @pytest.mark.parametrize("at", [3, 10, 25])
 def test_a_silent_seat_is_voted_out(at: int, tmp_path: Path) -> None:
     t = play(Silence(at=at), target=2001)
     assert t.outcomes() == [Outcome("stalled", None)] * 3
-    vote_out_the_silent_seat(t)
+    vote_out(t, CHEATER)
     assert_same_verdict(t, tmp_path, Outcome("abandoned", CHEATER))
 
 
 def test_a_missing_reveal_is_waited_for_then_voted_out(tmp_path: Path) -> None:
     t = play(Silence(), target=2001)
-    vote_out_the_silent_seat(t)
+    vote_out(t, CHEATER)
     assert_same_verdict(t, tmp_path, Outcome("abandoned", CHEATER))
 
 
 def test_a_missing_reveal_in_the_last_round_is_waited_for(tmp_path: Path) -> None:
     t = play(Silence(), target=101)
-    vote_out_the_silent_seat(t)
+    vote_out(t, CHEATER)
     assert_same_verdict(t, tmp_path, Outcome("abandoned", CHEATER))
 
 

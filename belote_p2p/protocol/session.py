@@ -956,14 +956,19 @@ class TableSession:
 
     def _takes_its_turn(self, m: _Received) -> bool:
         """True if ``m`` may be applied now; False until the engine holds our cards for it;
-        a fault if its seat is not to act or it was signed on another state."""
-        if not self._can_decide():
+        a fault if its seat is not to act or it was signed on another state.
+
+        Two-handed: the turn and the digest are checked as soon as the trick's cards are
+        applied, without waiting for the cards it turned up (turning cards up changes
+        neither, and no action is applied in between). A seat that plays out of turn, then
+        withholds its share of those cards, is named for the play, not only waited for."""
+        if self._phase not in _DECIDING:
             return False
         if self.state.to_act != m.seat:
             raise m.fault(f"acted out of turn (seat {self.state.to_act} was to act)")
         if state_of(m.body) != self._digest:
             raise m.fault("its state digest differs from ours")
-        return True
+        return self._can_decide()
 
     def _apply_action(
         self, m: _Received, read: Callable[[_Received], tuple[Action, Claim | None]]
