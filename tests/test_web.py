@@ -24,6 +24,7 @@ from belote_p2p.app.rematch import asker
 from belote_p2p.app.seat import SeatOptions
 from belote_p2p.app.tui import TableView, display_hand
 from belote_p2p.app.web.cardsvg import card_label, card_svg, image
+from belote_p2p.app.web.lobby import WebLobby
 from belote_p2p.app.web.options import WebOptions
 from belote_p2p.app.web.seat import offer_rematch, page_opened, web_player
 from belote_p2p.app.web.server import WebError, WebServer
@@ -212,6 +213,20 @@ def test_the_page_takes_the_round_apart_as_the_terminal_does(variant: str, seat:
         assert not any(x["takers"] for x in rp["sides"])
     else:
         assert sum(x["takers"] for x in rp["sides"]) == 1
+
+
+async def test_the_lobby_hosts_tables_of_every_size(tmp_path: Path) -> None:
+    """The lobby offers every variant with its number of seats, and a table's bots are 0
+    to one fewer than its seats."""
+    lobby = WebLobby(WebServer(), Home.at(tmp_path / "home"), beacon=[])
+    seats = {v["name"]: v["seats"] for v in lobby.model()["variants"]}
+    assert seats["classic"] == 4 and seats["three-handed"] == 3 and seats["two-handed"] == 2
+    host = {"type": "host", "name": "Alice", "target": 501, "port": 0}
+    said = await lobby.handle({**host, "variant": "two-handed", "bots": 2})
+    assert said is not None and "0 to 1 at a two-handed table" in said
+    said = await lobby.handle({**host, "variant": "three-handed", "bots": 3})
+    assert said is not None and "0 to 2 at a three-handed table" in said
+    assert not lobby.busy  # nothing started
 
 
 def test_every_card_has_an_svg_face_named_for_screen_readers() -> None:

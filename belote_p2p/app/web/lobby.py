@@ -37,9 +37,12 @@ from .viewmodel import JSON
 GAMES_SHOWN = 20
 PAST_GAMES = """
 SELECT g.date, g.variant, g.target, g.score0, g.score1, g.result,
-       (SELECT group_concat(s.name, ', ') FROM game_seats s WHERE s.game = g.id)
+       (SELECT group_concat(s.name, ', ') FROM game_seats s WHERE s.game = g.id),
+       (SELECT count(*) FROM game_seats s WHERE s.game = g.id)
 FROM games g ORDER BY g.date DESC LIMIT ?
 """
+"""The past games; the profile keeps two scores (two teams, two players), so a game of
+three shows its score in its result only."""
 
 
 class WebLobby:
@@ -79,7 +82,7 @@ class WebLobby:
         return {
             "kind": "lobby",
             "name": self.name,
-            "variants": sorted(RULE_SETS),
+            "variants": [{"name": v, "seats": RULE_SETS[v].seats} for v in sorted(RULE_SETS)],
             "status": self.status,
             "busy": self.busy,
             "profile": self.profile,
@@ -134,8 +137,9 @@ class WebLobby:
         ]  # fmt: skip
         self.games = [
             {"date": date[:16].replace("T", " "), "variant": variant, "target": target,
-             "score": f"{s0}-{s1}", "result": result, "players": names or ""}
-            for date, variant, target, s0, s1, result, names in rows
+             "score": f"{s0}-{s1}" if seats != 3 else "", "result": result,
+             "players": names or ""}
+            for date, variant, target, s0, s1, result, names, seats in rows
         ]  # fmt: skip
         self.unfinished = [
             (self.home.transcript(t.definition, t.seat), _describe(t))
@@ -173,8 +177,9 @@ class WebLobby:
                 port = int(message.get("port", DEFAULT_PORT))
             except (TypeError, ValueError) as exc:
                 return f"Cannot host: {exc}"
-            if not 0 <= bots <= 3 or not 0 <= port < 65536:
-                return "Bots are 0 to 3, a port 0 to 65535."
+            if not 0 <= bots < rules.seats or not 0 <= port < 65536:
+                most = rules.seats - 1
+                return f"Bots are 0 to {most} at a {rules.name} table, a port 0 to 65535."
             return self._start(lambda: self._host(rules.name, rules.target, bots, port))
         address = message.get("address")
         if not isinstance(address, str) or not address.strip():
@@ -231,7 +236,7 @@ class WebLobby:
         )
         self._changed()
         rules = rule_set(variant, target=target)
-        beacon = self.beacon if bots < 3 else None
+        beacon = self.beacon if bots < rules.seats - 1 else None
         status = await host_game(self._options(), rules, port, bots, beacon=beacon)
         await self._after(status)
 
