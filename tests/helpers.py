@@ -59,7 +59,7 @@ def random_deck(rng: random.Random, rules: RuleSet | None = None) -> list[Card]:
 
 def dealt(rules: RuleSet, seed: int) -> State:
     """A new game of ``rules`` dealt from a deck shuffled by ``random.Random(seed)``."""
-    return State.new_game(rules).deal(random_deck(random.Random(seed)))
+    return State.new_game(rules).deal(random_deck(random.Random(seed), rules))
 
 
 def play_round(state: State, rng: random.Random) -> State:

@@ -23,15 +23,17 @@ from belote_p2p.app.home import Home
 from belote_p2p.app.rematch import asker
 from belote_p2p.app.seat import SeatOptions
 from belote_p2p.app.tui import TableView, display_hand
-from belote_p2p.app.web.cardsvg import card_svg, image
+from belote_p2p.app.web.cardsvg import card_label, card_svg, image
+from belote_p2p.app.web.lobby import WebLobby
 from belote_p2p.app.web.options import WebOptions
 from belote_p2p.app.web.seat import offer_rematch, page_opened, web_player
 from belote_p2p.app.web.server import WebError, WebServer
 from belote_p2p.app.web.table import WebPlayer, WebTable
 from belote_p2p.app.web.viewmodel import action_code
+from belote_p2p.app.wording import card_text
 from belote_p2p.game.audit import audit_round
 from belote_p2p.game.cards import CARDS, Card
-from belote_p2p.game.engine import TAKE, Phase, State
+from belote_p2p.game.engine import TAKE, Phase, State, pile_positions
 from belote_p2p.game.observation import observe
 from belote_p2p.players.player import Resigned
 from belote_p2p.protocol.events import (
@@ -45,27 +47,112 @@ from belote_p2p.protocol.events import (
 # -- the view model -----------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("variant", ["classic", "coinche"])
-def test_the_model_follows_a_whole_round_as_json(variant: str) -> None:
+def expected_piles(state: State, seat: int) -> list[tuple[Card | None, bool]]:
+    """Two-handed, from the whole deck (which no peer knows): ``seat``'s piles as both
+    players see them, each as (the card on top, a face-down card under it)."""
+    done = {c for t in state.tricks for c in t.cards}
+    out: list[tuple[Card | None, bool]] = []
+    for down, up in pile_positions(state.dealer, seat):
+        cover, under = state.deck[up], state.deck[down]
+        assert cover is not None and under is not None
+        if cover not in done:  # the card under it is still face down
+            out.append((None if cover in state.trick else cover, True))
+        else:
+            out.append((None if under in done or under in state.trick else under, False))
+    return out
+
+
+def face_down(state: State) -> set[Card]:
+    """Two-handed: the cards still face down (their cover's trick not over)."""
+    done = {c for t in state.tricks for c in t.cards}
+    hidden = set()
+    for seat in (0, 1):
+        for down, up in pile_positions(state.dealer, seat):
+            cover, under = state.deck[up], state.deck[down]
+            if cover not in done and under is not None:
+                hidden.add(under)
+    return hidden
+
+
+@pytest.mark.parametrize(
+    ("variant", "seat", "places"),
+    [
+        ("classic", 2, ["top", "left", "bottom", "right"]),
+        ("coinche", 2, ["top", "left", "bottom", "right"]),
+        ("three-handed", 2, ["right", "left", "bottom"]),
+        ("three-handed", 0, ["bottom", "right", "left"]),
+        ("two-handed", 1, ["top", "bottom"]),
+        ("two-handed", 0, ["bottom", "top"]),
+    ],
+)
+def test_the_model_follows_a_whole_round_as_json(
+    variant: str, seat: int, places: list[str]
+) -> None:
     definition, _ = make_table(variant)
-    seat = 2
+    rules = definition.rules
+    n = rules.seats
     table = WebTable(TableView.from_definition(definition, seat))
-    state = dealt(definition.rules, 5)
-    table.on_event(RoundDealt(0, state.dealer, state.hand(seat), state.turned, state))
+    state = dealt(rules, 5)
+    while state.phase is Phase.DEAL:  # past any redeal
+        state = state.apply(state.legal_actions()[0])
+    # The events carry the whole deal, as no peer knows it: the view must keep to what
+    # the seat may see.
+    table.on_event(RoundDealt(state.number, state.dealer, state.hand(seat), state.turned, state))
     rng = random.Random(3)
-    saw_master = False
+    saw_master = saw_hidden = False
     while state.phase not in (Phase.DEAL, Phase.GAME_OVER):
         if state.to_act == seat:
             table.on_event(DecisionNeeded(observe(state, seat)))
-        model = json.loads(json.dumps(table.model()))  # plain JSON, nothing else
-        hand = display_hand(state.hand(seat), state.trump if state.phase is Phase.PLAY else -1)
-        assert [c["code"] for c in model["hand"]] == [str(c) for c in hand]
-        assert [s["position"] for s in model["seats"]] == ["top", "left", "bottom", "right"]
-        assert model["seats"][seat]["you"] and model["seats"][0]["partner"]
-        if state.phase is Phase.PLAY:
-            held = [len(state.hand(s)) for s in range(4)]
+        text = json.dumps(table.model(), ensure_ascii=False)
+        model = json.loads(text)  # plain JSON, nothing else
+        playing = state.phase is Phase.PLAY
+        assert [s["position"] for s in model["seats"]] == places
+        assert model["seat_count"] == n and model["seats"][seat]["you"]
+        assert [s["partner"] for s in model["seats"]] == [
+            n == 4 and s == (seat + 2) % 4 for s in range(n)
+        ]
+        assert [s["ours"] for s in model["seats"]] == [
+            s == seat or (n == 4 and s % 2 == seat % 2) for s in range(n)
+        ]
+        sides = model["scores"]["sides"]
+        assert len(sides) == (2 if n == 4 else n) and sides[0]["ours"]
+        assert "You" in sides[0]["name"] and not any(x["ours"] for x in sides[1:])
+        if n == 2:
+            piles = [expected_piles(state, s) for s in range(n)]
+            for s in range(n):
+                shown = [
+                    (p["card"]["code"] if p["card"] else None, p["hidden"])
+                    for p in model["seats"][s]["piles"]
+                ]
+                assert shown == [(str(c) if c is not None else None, h) for c, h in piles[s]]
+            # Our hand: the cards on top of our piles, numbered by their pile.
+            ours = [(str(c), i) for i, (c, _) in enumerate(piles[seat], 1) if c is not None]
+            assert [(c["code"], c["number"]) for c in model["hand"]] == ours
+            hidden = face_down(state)
+            saw_hidden = saw_hidden or bool(hidden)
+            for c in hidden:
+                for said in (f'"{c}"', card_text(c), card_label(c)):
+                    assert said not in text, (said, c)
+        else:
+            assert all(s["piles"] is None for s in model["seats"])
+            hand = display_hand(state.hand(seat), state.trump if playing else -1)
+            assert [c["code"] for c in model["hand"]] == [str(c) for c in hand]
+        if playing:
+            done = {c for t in state.tricks for c in t.cards}
+            if n == 2:
+                held = [
+                    sum(state.deck[p] not in done and state.deck[p] not in state.trick
+                        for pair in pile_positions(state.dealer, s) for p in pair)
+                    for s in range(n)
+                ]  # fmt: skip
+            else:
+                held = [len(state.hand(s)) for s in range(n)]
+                assert n == 4 or held == [8 - len(state.tricks) - (s in table.view.trick_cards())
+                                          for s in range(n)]  # fmt: skip
             assert [s["cards"] for s in model["seats"]] == held
-        if state.to_act == seat and state.phase is Phase.PLAY:
+            assert model["trick_number"] == len(state.tricks) + 1
+            assert model["tricks_per_round"] == rules.tricks_per_round
+        if state.to_act == seat and playing:
             legal = {str(c) for c in state.legal_actions()}
             assert {c["code"] for c in model["hand"] if c["legal"]} == legal
         if model["trick"] and model["trick"]["cards"]:
@@ -79,19 +166,22 @@ def test_the_model_follows_a_whole_round_as_json(variant: str) -> None:
         state = state.apply(action)
         table.on_event(ActionTaken(actor, action, state))
     model = table.model()
-    assert saw_master
+    assert saw_master and saw_hidden == (n == 2)
     assert model["hand"] == [] and model["last_trick"] is not None
-    assert len(model["last_trick"]["cards"]) == 4
+    assert len(model["last_trick"]["cards"]) == n
 
 
-def test_the_page_takes_the_round_apart_as_the_terminal_does() -> None:
-    definition, _ = make_table("classic")
-    seat = 1
+@pytest.mark.parametrize(
+    ("variant", "seat"), [("classic", 1), ("three-handed", 1), ("two-handed", 0)]
+)
+def test_the_page_takes_the_round_apart_as_the_terminal_does(variant: str, seat: int) -> None:
+    definition, _ = make_table(variant)
+    rules = definition.rules
     table = WebTable(TableView.from_definition(definition, seat))
     rng = random.Random(4)
-    state = State.new_game(definition.rules)
+    state = State.new_game(rules)
     while not state.history or state.history[-1].score is None:  # past any redeal
-        state = state.deal(random_deck(rng))
+        state = state.deal(random_deck(rng, rules))
         table.on_event(
             RoundDealt(state.number, state.dealer, state.hand(seat), state.turned, state)
         )
@@ -101,14 +191,42 @@ def test_the_page_takes_the_round_apart_as_the_terminal_does() -> None:
             table.on_event(ActionTaken(actor, action, state))
         record = state.history[-1]
         table.on_event(RoundAudited(record, audit_round(record), state))
-    rp = table.model()["round_points"]
+    model = table.model()
+    rp = model["round_points"]
     b = table.view.breakdown
     assert b is not None and rp["verdict"] == b.verdict and rp["outcome"] == b.outcome
-    us, them = b.sides[seat % 2], b.sides[1 - seat % 2]
-    assert rp["names"] == {"us": us.name, "them": them.name} and "You" in us.name
-    assert rp["card_points"] == {"us": us.card_points, "them": them.card_points}
-    assert rp["dix_de_der"]["us"] + rp["dix_de_der"]["them"] == 10
-    assert rp["game"] == {"us": us.game, "them": them.game}
+    # A column per side, ours first, then the others in playing order.
+    order = (
+        [(seat % 2 + i) % 2 for i in range(2)]
+        if rules.has_teams
+        else [(seat + i) % rules.seats for i in range(rules.seats)]
+    )
+    assert [x["name"] for x in rp["sides"]] == [b.sides[t].name for t in order]
+    assert "You" in rp["sides"][0]["name"] and rp["sides"][0]["ours"]
+    assert [x["card_points"] for x in rp["sides"]] == [b.sides[t].card_points for t in order]
+    assert [x["game"] for x in rp["sides"]] == [b.sides[t].game for t in order]
+    assert [x["score"] for x in model["scores"]["sides"]] == [state.scores[t] for t in order]
+    assert sum(x["dix_de_der"] for x in rp["sides"]) == 10
+    if variant == "two-handed":
+        assert rp["outcome"] == "no-contract" and rp["taker"] is None
+        assert rp["outcome_text"] == "each player scores its points"
+        assert not any(x["takers"] for x in rp["sides"])
+    else:
+        assert sum(x["takers"] for x in rp["sides"]) == 1
+
+
+async def test_the_lobby_hosts_tables_of_every_size(tmp_path: Path) -> None:
+    """The lobby offers every variant with its number of seats, and a table's bots are 0
+    to one fewer than its seats."""
+    lobby = WebLobby(WebServer(), Home.at(tmp_path / "home"), beacon=[])
+    seats = {v["name"]: v["seats"] for v in lobby.model()["variants"]}
+    assert seats["classic"] == 4 and seats["three-handed"] == 3 and seats["two-handed"] == 2
+    host = {"type": "host", "name": "Alice", "target": 501, "port": 0}
+    said = await lobby.handle({**host, "variant": "two-handed", "bots": 2})
+    assert said is not None and "0 to 1 at a two-handed table" in said
+    said = await lobby.handle({**host, "variant": "three-handed", "bots": 3})
+    assert said is not None and "0 to 2 at a three-handed table" in said
+    assert not lobby.busy  # nothing started
 
 
 def test_every_card_has_an_svg_face_named_for_screen_readers() -> None:

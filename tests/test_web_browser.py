@@ -1,5 +1,6 @@
 """The table in a real browser: a person plays a whole round by clicking, against three bot
-processes, in classic and in coinche (``belote-p2p host --web --bots 3``).
+processes, in classic and in coinche (``belote-p2p host --web --bots 3``), and against two
+and one in three-handed and two-handed.
 
 Chromium is Debian's (``/usr/bin/chromium``, or ``$BELOTE_CHROMIUM``), driven by
 Playwright's Python API; ``.ci/run`` installs it when it can, and these tests skip, saying
@@ -278,6 +279,83 @@ def test_a_person_plays_a_round_in_the_browser(browser: Any, tmp_path: Path, var
     assert "RESULT" in out
 
 
+SEATS_SHOWN = """() => ({
+  names: Array.from(document.querySelectorAll('#felt .seat:not([hidden]) .name'))
+    .map((n) => n.textContent),
+  slots: document.querySelectorAll('#trick .slot:not([hidden])').length,
+  scores: Array.from(document.querySelectorAll('#scores .side')).map((x) => x.textContent),
+  backs: document.querySelectorAll('#felt .seat .backs img').length,
+  theirPiles: document.querySelectorAll('#felt .seat .pile').length,
+  theirCards: document.querySelectorAll('#felt .seat .pile > img:not(.under)').length,
+  theirUnder: document.querySelectorAll('#felt .seat .pile img.under').length,
+  ourPiles: document.querySelectorAll('#hand .pile').length,
+  ourCards: document.querySelectorAll('#hand .pile button.card').length,
+  ourUnder: document.querySelectorAll('#hand .pile img.under').length,
+  bids: !document.querySelector('#bids-panel').hidden,
+})"""
+
+
+@pytest.mark.parametrize(("variant", "seats"), [("three-handed", 3), ("two-handed", 2)])
+def test_a_person_plays_a_round_at_a_table_of_few(
+    browser: Any, tmp_path: Path, variant: str, seats: int
+) -> None:
+    """Three seats about the trick, or two face to face above their piles: a round played
+    by clicking, to its summary with a column per player."""
+    host = Served(
+        "host", "--web", "--name", "Alice", "--variant", variant, "--target", 1,
+        "--bots", seats - 1, "--port", 0, "--no-beacon", "--home", tmp_path / "home",
+        "--seed", 11,
+    )  # fmt: skip
+    try:
+        url = host.page_url()
+        page = browser.new_context(viewport=DESKTOP).new_page()
+        page.set_default_timeout(WAIT_MS)
+        errors: list[str] = []
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        page.goto(url)
+        page.wait_for_function(MY_DECISION_OR_OVER)
+        shown = page.evaluate(SEATS_SHOWN)
+        assert len(shown["names"]) == seats and shown["names"][-1] == "You (Alice)", shown
+        assert shown["slots"] == seats and len(shown["scores"]) == seats, shown
+        assert shown["scores"][0].startswith("You "), shown
+        if seats == 3:
+            # The others' cards as backs (five each during the take, eight when the deal
+            # is complete, less those on the table); no piles.
+            phase = page.locator("#table").get_attribute("data-phase")
+            on_table = sum(bool(c) for c in page.evaluate(SNAPSHOT)["trick"])
+            assert shown["backs"] == (10 if phase != "play" else 16 - on_table), shown
+            assert shown["bids"], shown
+            assert shown["theirPiles"] == shown["ourPiles"] == 0, shown
+        else:
+            # No bidding; eight piles each, every face-down card a back under its pile's
+            # top card (at most the one card on the table left its pile bare).
+            assert shown["backs"] == 0 and not shown["bids"], shown
+            assert shown["theirPiles"] == shown["ourPiles"] == 8, shown
+            assert shown["theirUnder"] == shown["ourUnder"] == 8, shown
+            assert shown["theirCards"] + shown["ourCards"] >= 15, shown
+        play_game(page, variant, url)
+        page.locator("#summary").wait_for(state="visible")
+        assert "Game over" in page.locator("#final").text_content()
+        head = page.locator("#summary-points tr").first.locator("th")
+        assert head.count() == seats + 1
+        assert "You" in head.nth(1).text_content()
+        if seats == 2:
+            assert "each player scores its points" in page.locator("#summary-title").text_content()
+            assert "Nobody takes" in page.locator("#summary-points").text_content()
+            assert page.locator("#hand .pile img.under").count() == 0  # all turned up
+        else:
+            assert "(taker)" in page.locator("#summary-points tr").first.text_content()
+        shot(page, f"{variant}-round-summary")
+        page.locator("#leave").click()
+        assert host.wait() == 0, host.output
+        assert not errors, errors
+    finally:
+        host.stop()
+    out = host.output
+    assert f"All {seats} peers agree" in out, out
+    assert "RESULT" in out
+
+
 def test_the_lobby_hosts_a_game_and_shows_it_after(browser: Any, tmp_path: Path) -> None:
     """``belote-p2p web``: host a table with three bots from the lobby, play a game of a few
     rounds on the same page (each round's summary stays until the person has to act),
@@ -309,6 +387,37 @@ def test_the_lobby_hosts_a_game_and_shows_it_after(browser: Any, tmp_path: Path)
     finally:
         lobby.stop()
     assert "All 4 peers agree" in lobby.output, lobby.output
+
+
+def test_the_lobby_hosts_a_table_of_two(browser: Any, tmp_path: Path) -> None:
+    """The lobby's bots follow the variant's seats; a two-handed table hosted from the
+    page is played to its end, then listed among the past games."""
+    lobby = Served("web", "--name", "Alice", "--home", tmp_path / "home")
+    try:
+        page = browser.new_context(viewport=DESKTOP).new_page()
+        page.set_default_timeout(WAIT_MS)
+        page.goto(lobby.page_url())
+        page.locator("#lobby").wait_for(state="visible")
+        bots = page.locator("#host-bots option")
+        for variant, most in (("classic", 3), ("three-handed", 2), ("two-handed", 1)):
+            page.locator("#host-variant").select_option(variant)
+            assert bots.all_text_contents() == [str(n) for n in range(most + 1)]
+            assert page.locator("#host-bots").input_value() == str(most)
+        page.locator("#host-target").fill("1")
+        page.locator("#host-port").fill("0")
+        page.locator("#host-button").click()
+        page.locator("#table").wait_for(state="visible")
+        play_game(page, "two-handed", lobby.page_url(), shots=False)
+        assert page.locator("#felt .seat:not([hidden]) .name").count() == 2
+        page.locator("#leave").click()
+        page.locator("#games tbody tr").first.wait_for()
+        page.wait_for_function("() => document.querySelector('#lobby').dataset.busy === 'false'")
+        assert "two-handed to 1" in page.locator("#games").text_content()
+        page.locator("#quit-button").click()
+        assert lobby.wait() == 0, lobby.output
+    finally:
+        lobby.stop()
+    assert "All 2 peers agree" in lobby.output, lobby.output
 
 
 def test_a_person_resigns_from_the_page(browser: Any, tmp_path: Path) -> None:

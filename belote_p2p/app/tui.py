@@ -98,7 +98,6 @@ from .wording import (
     trump_text,
 )
 
-SEATS = 4
 WIDTH = 80
 """The frame fits an 80x24 terminal: 19 lines, which leaves room for messages and the
 prompt."""

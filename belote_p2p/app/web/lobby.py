@@ -49,6 +49,7 @@ SELECT g.date, g.variant, g.target, g.result,
        {SCORE_COLUMNS}
 FROM games g ORDER BY g.date DESC LIMIT ?
 """
+"""The past games, with every side's score."""
 
 
 class WebLobby:
@@ -88,7 +89,7 @@ class WebLobby:
         return {
             "kind": "lobby",
             "name": self.name,
-            "variants": sorted(RULE_SETS),
+            "variants": [{"name": v, "seats": RULE_SETS[v].seats} for v in sorted(RULE_SETS)],
             "status": self.status,
             "busy": self.busy,
             "profile": self.profile,
@@ -183,8 +184,9 @@ class WebLobby:
                 port = int(message.get("port", DEFAULT_PORT))
             except (TypeError, ValueError) as exc:
                 return f"Cannot host: {exc}"
-            if not 0 <= bots <= 3 or not 0 <= port < 65536:
-                return "Bots are 0 to 3, a port 0 to 65535."
+            if not 0 <= bots < rules.seats or not 0 <= port < 65536:
+                most = rules.seats - 1
+                return f"Bots are 0 to {most} at a {rules.name} table, a port 0 to 65535."
             return self._start(lambda: self._host(rules.name, rules.target, bots, port))
         address = message.get("address")
         if not isinstance(address, str) or not address.strip():
@@ -241,7 +243,7 @@ class WebLobby:
         )
         self._changed()
         rules = rule_set(variant, target=target)
-        beacon = self.beacon if bots < 3 else None
+        beacon = self.beacon if bots < rules.seats - 1 else None
         status = await host_game(self._options(), rules, port, bots, beacon=beacon)
         await self._after(status)
 

@@ -146,18 +146,20 @@ async def play_in_browser(
             watch=(table.on_event, table.on_status), relay=relay, on_mesh=on_mesh,
             host_address=host_address, control=control,
         )  # fmt: skip
-        table.game_over(outcome_text(result))
+        table.game_over(outcome_text(result, definition.rules.seats))
     return result
 
 
-def outcome_text(result: PeerResult) -> str:
-    """One line on how the game ended for this seat, for the page."""
+def outcome_text(result: PeerResult, seats: int) -> str:
+    """One line on how the game ended for this seat (at a table of ``seats``), for the
+    page."""
     if result.resigned:
         text = "You resigned: the game ends, abandoned by your seat."
     elif result.error:
         text = f"The game stopped: {result.error}"
     elif result.finished:
-        text = "The game is over and verified by all four peers."
+        peers = {2: "both peers", 3: "all three peers"}.get(seats, "all four peers")
+        text = f"The game is over and verified by {peers}."
     else:
         text = "The game is over."
     return f"{text} Transcript: {result.transcript}"

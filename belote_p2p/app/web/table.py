@@ -30,7 +30,7 @@ from belote_p2p.net.peer import PeerStatus
 from belote_p2p.players.player import Resigned
 from belote_p2p.protocol.events import ActionTaken, ChatMessage, Event, RoundAudited
 
-from ..tui import SEATS, TableView
+from ..tui import TableView
 from ..wording import action_text
 from .viewmodel import JSON, legal_by_code, table_model
 
@@ -127,7 +127,7 @@ class WebTable:
         notices = self.view.apply(event)
         if isinstance(event, ActionTaken) and self.config_deadline is not None:
             nxt = event.state.to_act
-            if 0 <= nxt < SEATS and not event.state.is_over:
+            if 0 <= nxt < self.view.seats and not event.state.is_over:
                 self.view.set_deadline(nxt, self.clock() + self.config_deadline(nxt))
         if isinstance(event, RoundAudited):
             self.record = event.record

@@ -8,8 +8,14 @@ named by its code: a card as it prints (``JH``, ``TS``), a bid as it prints (``t
 ``surcoinche``); :func:`action_code` and :func:`legal_by_code` map both ways.
 
 What the view does not keep and the page shows (the last round's points as numbers, the
-team names, the seat positions, a bid's parts) is worked out here from the view's own
-attributes; these helpers are listed in :data:`HELPERS` for a later merge into the view.
+seat positions, a bid's parts, two-handed piles as cards) is worked out here from the view's
+own attributes; these helpers are listed in :data:`HELPERS` for a later merge into the view.
+
+Every variant has one shape: ``seats`` has an entry per seat (4, 3 or 2); the scores and the
+last round's points are a list of sides (:meth:`~belote_p2p.app.tui.TableView.sides`: two
+teams with four seats, else one per player), ours first. Two-handed, each seat has its
+``piles`` (the card on top of each, and whether a face-down card lies under it: the card
+itself is never in the model until it is turned up, as the peer does not know it either).
 """
 
 from __future__ import annotations
@@ -22,7 +28,7 @@ from belote_p2p.game.engine import Action, Bid, BidKind, Phase, RoundRecord, Tri
 from belote_p2p.game.scoring import CAPOT_POINTS, GENERALE_POINTS
 from belote_p2p.game.tables import TRUMP_LETTERS
 
-from ..tui import SEATS, TableView, display_hand
+from ..tui import TableView, display_hand
 from ..wording import announcement_text, bid_text, card_text, trump_text
 from .cardsvg import card_label
 
@@ -34,6 +40,7 @@ HELPERS = (
     "round_points",
     "turn_text",
     "cards_held",
+    "piles_model",
 )
 """Pieces of the model the terminal view does not have yet (see the module docstring)."""
 
@@ -46,8 +53,22 @@ PHASES = {
     Phase.PLAY: "play",
     Phase.GAME_OVER: "game-over",
 }
-POSITIONS = ("bottom", "right", "top", "left")
-"""Where each seat sits on the screen, counted from ours (the terminal's compass)."""
+POSITIONS = {
+    4: ("bottom", "right", "top", "left"),
+    3: ("bottom", "right", "left"),
+    2: ("bottom", "top"),
+}
+"""Where each seat sits on the screen, counted from ours, by the number of seats (the
+terminal's compass: the next to play on our right; two face to face)."""
+OUTCOMES = {
+    "made": "made",
+    "failed": "failed",
+    "litige": "litige",
+    "no-contract": "each player scores its points",
+    "redeal": "redeal",
+}
+"""A round's outcome (:attr:`~belote_p2p.app.roundview.RoundBreakdown.outcome`) as the
+summary's title says it."""
 
 
 def action_code(action: Action) -> str:
@@ -68,9 +89,9 @@ def card_model(c: Card) -> JSON:
     }
 
 
-def positions(seat: int) -> list[str]:
-    """The screen position of seats 0..3 for a view from ``seat``."""
-    return [POSITIONS[(s - seat) % SEATS] for s in range(SEATS)]
+def positions(seat: int, seats: int = 4) -> list[str]:
+    """The screen position of each of the ``seats`` seats for a view from ``seat``."""
+    return [POSITIONS[seats][(s - seat) % seats] for s in range(seats)]
 
 
 def bid_model(view: TableView) -> JSON | None:
@@ -97,10 +118,11 @@ def bid_model(view: TableView) -> JSON | None:
 
 
 def cards_held(view: TableView, seat: int) -> int:
-    """How many cards ``seat`` holds now, as every seat may count them (its card backs)."""
+    """How many cards ``seat`` holds now, as every seat may count them (its card backs;
+    two-handed, the cards left in its piles, face up or down)."""
     if view.phase is Phase.PLAY:
         played = seat in view.trick_cards()
-        return max(0, 8 - view.tricks_done - played)
+        return max(0, view.rules.tricks_per_round - view.tricks_done - played)
     if view.phase in (Phase.TAKE_FIRST, Phase.TAKE_SECOND, Phase.AUCTION):
         return len(view.hand)
     return 0
@@ -122,38 +144,44 @@ def trick_model(view: TableView, trick: Trick | None = None) -> JSON | None:
         "leader": leader,
         "master": master,
         "points": points,
-        "cards": [{"seat": (leader + i) % SEATS, **card_model(c)} for i, c in enumerate(cards)],
+        "cards": [
+            {"seat": (leader + i) % view.seats, **card_model(c)} for i, c in enumerate(cards)
+        ],
     }
 
 
+def piles_model(view: TableView, seat: int) -> list[JSON] | None:
+    """Two-handed: ``seat``'s eight piles as both players see them, each with its number
+    (1 to 8, as the seat plays it), the card on top that may be played from it (None when
+    none) and whether a face-down card lies under it; None in the other variants."""
+    if view.seats != 2:
+        return None
+    return [
+        {"number": i, "card": card_model(top) if top is not None else None, "hidden": hidden}
+        for i, (top, hidden) in enumerate(view.observation().piles(seat), 1)
+    ]
+
+
 def round_points(view: TableView, record: RoundRecord | None) -> JSON | None:
-    """The last round's points as numbers, us and them (None before a round is scored):
-    the terminal's round screen (:class:`~belote_p2p.app.roundview.RoundBreakdown`, the
-    view's) as JSON."""
+    """The last round's points as numbers, a column per side, ours first (None before a
+    round is scored): the terminal's round screen
+    (:class:`~belote_p2p.app.roundview.RoundBreakdown`, the view's) as JSON."""
     b = view.breakdown
     if record is None or record.score is None or b is None or b.number != record.number + 1:
         return None
-    us, them = b.sides[view.seat % 2], b.sides[1 - view.seat % 2]
-
-    def pair(field: str) -> JSON:
-        return {"us": getattr(us, field), "them": getattr(them, field)}
-
+    me = view.side_of(view.seat)
+    sides = [{**b.sides[t].to_json(), "ours": t == me} for t in view.sides()]
     return {
         "round": b.number,
-        "taker": record.taker,
+        "taker": record.taker if record.taker >= 0 else None,
         "trump": trump_text(record.trump),
         "contract": record.contract,
         "multiplier": record.multiplier,
         "outcome": b.outcome,
+        "outcome_text": OUTCOMES.get(b.outcome, b.outcome),
         "verdict": b.verdict,
         "sweep": b.sweep,
-        "names": {"us": us.name, "them": them.name},
-        "card_points": pair("card_points"),
-        "dix_de_der": pair("dix_de_der"),
-        "announcements": pair("announcements"),
-        "belote": pair("belote"),
-        "score": pair("score"),
-        "game": pair("game"),
+        "sides": sides,
         "pending": b.pot,
     }
 
@@ -182,8 +210,8 @@ def table_model(
     sends back with its answer; ``record``: the last round scored (for its summary).
     """
     me = view.seat
-    team = me % 2
-    places = positions(me)
+    mine = view.side_of(me)
+    places = positions(me, view.seats)
     master = view.trick_master() if view.phase is Phase.PLAY else None
     left = view.seconds_left(now) if view.deadline is not None else None
     if view.deadline is not None and view.deadline[0] == view.to_act:
@@ -191,7 +219,7 @@ def table_model(
     else:
         exact = None
     seats = []
-    for s in range(SEATS):
+    for s in range(view.seats):
         declared = view.declared[s] if s < len(view.declared) else None
         seats.append(
             {
@@ -199,10 +227,11 @@ def table_model(
                 "name": view.names[s] if s < len(view.names) else f"seat {s}",
                 "shown_name": view.name(s),
                 "fingerprint": view.fingerprints[s][:9],
-                "team": "us" if s % 2 == team else "them",
+                "side": view.sides().index(view.side_of(s)),
+                "ours": view.side_of(s) == mine,
                 "position": places[s],
                 "you": s == me,
-                "partner": s == (me + 2) % SEATS,
+                "partner": view.rules.has_teams and s == (me + 2) % view.seats,
                 "dealer": s == view.dealer,
                 "to_act": s == view.to_act,
                 "taker": s == view.taker and view.phase is Phase.PLAY,
@@ -211,15 +240,20 @@ def table_model(
                 "announced": [announcement_text(a) for a in declared or ()],
                 "belote": [card_text(c) for who, c in view.belote if who == s],
                 "cards": cards_held(view, s),
+                "piles": piles_model(view, s),
             }
         )
     my_turn = view.my_turn()
     playing = view.phase is Phase.PLAY
-    hand = view.shown_hand()
     legal_cards = {a for a in view.legal if isinstance(a, Card)} if my_turn and playing else set()
+    if view.seats == 2:
+        # Two-handed: the cards on top of our piles, by pile, numbered by their pile.
+        by_pile = sorted(view.numbers().items(), key=lambda item: item[1])
+    else:
+        by_pile = [(c, i) for i, c in enumerate(view.shown_hand(), 1)]
     hand_model = [
         {**card_model(c), "number": i, "legal": c in legal_cards, "playable": playing and my_turn}
-        for i, c in enumerate(hand, 1)
+        for c, i in by_pile
     ]
     trump = view.trump if view.trump >= 0 else None
     return {
@@ -227,6 +261,9 @@ def table_model(
         "title": view.title(),
         "variant": view.rules.name,
         "coinche": view.rules.is_coinche,
+        "seat_count": view.seats,
+        "teams": view.rules.has_teams,
+        "has_bidding": view.rules.has_bidding,
         "target": view.rules.target,
         "seat": me,
         "ready": view.ready,
@@ -249,7 +286,10 @@ def table_model(
             "multiplier": view.multiplier,
         },
         "trick": trick_model(view),
-        "trick_number": min(view.tricks_done + 1, 8) if playing else None,
+        "trick_number": (
+            min(view.tricks_done + 1, view.rules.tricks_per_round) if playing else None
+        ),
+        "tricks_per_round": view.rules.tricks_per_round,
         "last_trick": trick_model(view, view.last_trick) if view.last_trick else None,
         "last_trick_text": view.last_trick_text(),
         "hand": hand_model,
@@ -259,10 +299,10 @@ def table_model(
         "bidding": bid_model(view) if decision is not None else None,
         "cards_legal": sorted(str(c) for c in legal_cards) if decision is not None else [],
         "scores": {
-            "us": view.scores[team],
-            "them": view.scores[1 - team],
-            "us_names": view.team_label(team),
-            "them_names": view.team_label(1 - team),
+            "sides": [
+                {"name": view.side_label(t), "score": view.scores[t], "ours": t == mine}
+                for t in view.sides()
+            ],
             "target": view.rules.target,
             "pending": view.pending,
             "line": view.score_line(),

@@ -98,19 +98,25 @@ function renderTable(t) {
   root.dataset.decision = t.decision === null ? "" : String(t.decision);
   root.dataset.round = t.round === null ? "" : String(t.round);
   root.dataset.finished = String(t.finished);
+  root.dataset.seats = String(t.seat_count);
   document.title = t.your_turn ? "▶ Your turn · Belote p2p" : "Belote p2p";
   $("#title").textContent = t.title;
 
   const sc = t.scores;
-  fill($("#scores"), 
-    el("span", { class: "team us", text: `${sc.us_names} ${sc.us}` }),
-    el("span", { class: "team them", text: `${sc.them_names} ${sc.them}` }),
+  fill($("#scores"),
+    ...sc.sides.map((x) => el("span", { class: `side ${x.ours ? "us" : "them"}`, text: `${x.name} ${x.score}` })),
     el("span", { class: "dim", text: `to ${sc.target}` }),
     sc.pending ? el("span", { class: "badge", text: `pot ${sc.pending}` }) : null,
   );
   $("#contract").textContent = t.contract.text;
   $("#resign").hidden = t.finished || !!t.ended;
 
+  const placed = new Set(t.seats.map((s) => s.position));
+  for (const box of $$("#felt .seat")) {
+    if (placed.has(box.dataset.pos)) continue;
+    box.hidden = true;
+    fill(box);
+  }
   for (const s of t.seats) renderSeat(t, s);
   renderTrick(t);
   renderTurned(t);
@@ -126,6 +132,7 @@ function renderTable(t) {
   tick();
 
   renderLastTrick(t);
+  $("#bids-panel").hidden = !t.has_bidding;
   $("#bids").textContent = t.bids.length ? t.bids.map((b) => `${b.name}: ${b.text}`).join(" · ") : "none yet";
   fill($("#news"), ...t.log.slice(-8).map((n) => el("li", { text: n })));
   renderChat(t);
@@ -134,7 +141,8 @@ function renderTable(t) {
 
 function renderSeat(t, s) {
   const box = $(`.seat[data-pos="${s.position}"]`);
-  box.className = `seat ${s.team}${s.to_act ? " to-act" : ""}`;
+  box.hidden = false;
+  box.className = `seat ${s.ours ? "us" : "them"}${s.to_act ? " to-act" : ""}`;
   box.dataset.seat = String(s.seat);
   const badges = el("div", { class: "badges" },
     s.dealer ? el("span", { class: "badge dealer", text: "dealer" }) : null,
@@ -147,17 +155,33 @@ function renderSeat(t, s) {
   fill(box, 
     el("div", { class: "name", text: s.you ? `You (${s.name})` : s.name }),
     s.you ? null : el("div", { class: "fp", title: "key fingerprint", text: s.fingerprint }),
-    s.you || !s.cards ? null : el("div", { class: "backs", "aria-label": `${s.cards} cards` },
+    s.you || !s.cards || s.piles ? null : el("div", { class: "backs", "aria-label": `${s.cards} cards` },
       ...Array.from({ length: s.cards }, () => el("img", { src: "/cards/back.svg", alt: "" }))),
+    s.you || !s.piles ? null : el("div", { class: "piles", role: "group", "aria-label": `${s.name}'s piles` },
+      ...s.piles.map((p) => pile(p, p.card ? cardImg(p.card) : null))),
     badges,
     bid ? el("div", { class: "said", text: bid.text }) : null,
     said.length ? el("div", { class: "said", text: said.join(", ") }) : null,
   );
 }
 
+// Two-handed: one pile, the card on top (``top``: an image or a button, none when the pile
+// has no card to play) and a card back peeking under it for a face-down card.
+function pile(p, top) {
+  const label = `pile ${p.number}: ` + (p.card ? p.card.label : "no card") + (p.hidden ? ", a face-down card under it" : "");
+  return el("div", { class: "pile" + (top ? "" : " bare"), dataPile: String(p.number), dataHidden: String(p.hidden), "aria-label": label },
+    p.hidden ? el("img", { class: "under", src: "/cards/back.svg", alt: "" }) : null,
+    top);
+}
+
 function renderTrick(t) {
   const bySeat = {};
   if (t.trick) for (const c of t.trick.cards) bySeat[c.seat] = c;
+  const placed = new Set(t.seats.map((s) => s.position));
+  for (const slot of $$("#trick .slot")) {
+    slot.hidden = !placed.has(slot.dataset.pos);
+    if (slot.hidden) { slot.dataset.card = ""; fill(slot); }
+  }
   for (const s of t.seats) {
     const slot = $(`.slot[data-pos="${s.position}"]`);
     const c = bySeat[s.seat];
@@ -233,17 +257,31 @@ function renderHand(t) {
   const focused = document.activeElement && document.activeElement.classList.contains("card") ? document.activeElement.dataset.code : null;
   const playing = t.hand.some((c) => c.playable);
   box.classList.toggle("playing", playing);
-  const items = [];
-  let suit = null;
-  for (const c of t.hand) {
-    if (suit !== null && c.suit !== suit) items.push(el("span", { class: "gap", "aria-hidden": "true" }));
-    suit = c.suit;
+  const button = (c) => {
     const label = `${c.number}: ${c.label}` + (playing ? (c.legal ? ", playable" : ", cannot be played now") : "");
-    items.push(el("button", {
+    return el("button", {
       type: "button", class: "card" + (c.legal ? " legal" : ""), dataCode: c.code, dataNumber: String(c.number),
       "aria-label": label, "aria-disabled": playing && !c.legal ? "true" : null,
       onclick: () => { if (c.legal) act(c.code); else if (playing) toast(`${c.text} cannot be played now.`); },
-    }, cardImg(c, { alt: "" }), el("span", { class: "num", text: String(c.number) })));
+    }, cardImg(c, { alt: "" }), el("span", { class: "num", text: String(c.number) }));
+  };
+  const items = [];
+  const me = t.seats.find((s) => s.you);
+  box.classList.toggle("piles", !!me.piles);
+  if (me.piles) {
+    // Two-handed: our eight piles, the cards on top ours to play, by their pile's number.
+    const byPile = Object.fromEntries(t.hand.map((c) => [c.number, c]));
+    for (const p of me.piles) {
+      const c = byPile[p.number];
+      items.push(pile(p, c ? button(c) : (p.card ? cardImg(p.card) : null)));
+    }
+  } else {
+    let suit = null;
+    for (const c of t.hand) {
+      if (suit !== null && c.suit !== suit) items.push(el("span", { class: "gap", "aria-hidden": "true" }));
+      suit = c.suit;
+      items.push(button(c));
+    }
   }
   fill(box, ...items);
   if (focused) {
@@ -289,18 +327,23 @@ function renderSummary(t) {
   box.hidden = !show;
   if (!show) return;
   const factor = rp && rp.multiplier > 1 ? ` (${rp.multiplier === 2 ? "coinched" : "surcoinched"} ×${rp.multiplier})` : "";
-  $("#summary-title").textContent = rp ? `Round ${rp.round}: ${rp.outcome}${factor}` : (over ? "Game over" : "Round over");
+  $("#summary-title").textContent = rp ? `Round ${rp.round}: ${rp.outcome_text}${factor}` : (over ? "Game over" : "Round over");
   const rows = [];
   if (rp) {
-    rows.push(el("tr", {}, el("th", { text: "" }), el("th", { text: rp.names.us }), el("th", { text: rp.names.them })));
-    const line = (label, pair) => el("tr", {}, el("td", { text: label }), el("td", { text: String(pair.us) }), el("td", { text: String(pair.them) }));
-    rows.push(el("tr", {}, el("td", { colspan: "3", text: rp.verdict + (rp.sweep ? ` (${rp.sweep})` : "") })));
-    rows.push(line("Card points", rp.card_points));
-    rows.push(line("with dix de der", rp.dix_de_der));
-    if (rp.announcements.us || rp.announcements.them) rows.push(line("Announcements", rp.announcements));
-    if (rp.belote.us || rp.belote.them) rows.push(line("Belote", rp.belote));
-    rows.push(line("Round score", rp.score));
-    rows.push(line("Game", rp.game));
+    // A column per side (a team with four seats, a player with two or three), ours first.
+    const sides = rp.sides;
+    const takers = (x) => (x.takers ? (t.teams ? " (takers)" : " (taker)") : "");
+    rows.push(el("tr", {}, el("th", { text: "" }),
+      ...sides.map((x) => el("th", { class: x.ours ? "us" : "them", text: x.name + takers(x) }))));
+    const line = (label, field) => el("tr", {}, el("td", { text: label }), ...sides.map((x) => el("td", { text: String(x[field]) })));
+    rows.push(el("tr", {}, el("td", { colspan: String(sides.length + 1), text: rp.verdict + (rp.sweep ? ` (${rp.sweep})` : "") })));
+    rows.push(line("Tricks", "tricks"));
+    rows.push(line("Card points", "card_points"));
+    rows.push(line("with dix de der", "dix_de_der"));
+    if (sides.some((x) => x.announcements)) rows.push(line("Announcements", "announcements"));
+    if (sides.some((x) => x.belote)) rows.push(line("Belote", "belote"));
+    rows.push(line("Round score", "score"));
+    rows.push(line("Game", "game"));
   }
   fill($("#summary-points"), ...rows);
   fill($("#summary-lines"), ...t.last_summary.map((s) => el("li", { text: s })));
@@ -333,7 +376,9 @@ let lobbyFilled = false;
 function renderLobby(l) {
   if (!lobbyFilled) {
     $("#lobby-name").value = l.name || "";
-    fill($("#host-variant"), ...l.variants.map((v) => el("option", { value: v, text: v })));
+    fill($("#host-variant"), ...l.variants.map((v) => el("option", { value: v.name, dataSeats: String(v.seats),
+      text: v.seats === 4 ? v.name : `${v.name} (${v.seats} players)` })));
+    hostBots();
     lobbyFilled = true;
   }
   $("#lobby-status").textContent = l.status || "";
@@ -352,6 +397,16 @@ function renderLobby(l) {
     ...[r.rank, `${r.name} [${r.fingerprint}]`, r.level, r.xp, r.games, r.won].map((v) => el("td", { text: String(v) })))));
   fill($("#games tbody"), ...l.games.map((g) => el("tr", {},
     ...[g.date, `${g.variant} to ${g.target}`, g.players, g.score, g.result].map((v) => el("td", { text: String(v) })))));
+}
+
+// The bots a table may have: 0 to one fewer than its seats (all of them by default).
+function hostBots() {
+  const variant = $("#host-variant").selectedOptions[0];
+  const most = variant ? Number(variant.dataset.seats) - 1 : 3;
+  const box = $("#host-bots");
+  const was = box.value === "" ? most : Math.min(Number(box.value), most);
+  fill(box, ...Array.from({ length: most + 1 }, (_, n) => el("option", { value: String(n), text: String(n) })));
+  box.value = String(was);
 }
 
 function lobbyName() { return $("#lobby-name").value.trim(); }
@@ -422,6 +477,7 @@ document.addEventListener("DOMContentLoaded", () => {
     ev.preventDefault();
     join($("#join-address").value.trim());
   });
+  $("#host-variant").addEventListener("change", hostBots);
   $("#scan-button").addEventListener("click", () => send({ type: "scan" }));
   $("#quit-button").addEventListener("click", () => send({ type: "quit" }));
   setInterval(tick, 250);
