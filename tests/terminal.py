@@ -23,6 +23,8 @@ ROWS, COLUMNS = 24, 80
 SESSION_DEADLINE = 120.0
 """Seconds a whole terminal session may take (a guard against a hang, not a timing)."""
 CSI = re.compile(r"\x1b\[([0-?]*)([ -/]*)([@-~])")
+CSI_CUT = re.compile(r"\x1b\[[0-?]*[ -/]*$")
+"""The start of a control sequence whose final byte has not come yet."""
 HOME = "\x1b[H"
 """The terminal table starts each redraw with it."""
 
@@ -75,7 +77,8 @@ class Screen:
                         return
                     i += end + (1 if rest[end] == "\x07" else 2)
                     continue
-                if len(rest) < 2 or (rest[1] in "[(" and len(rest) < 3):
+                if len(rest) < 2 or (rest[1] == "(" and len(rest) < 3) or CSI_CUT.match(rest):
+                    # A sequence cut between two reads: the rest comes with the next one.
                     self.pending = rest
                     return
                 i += 3 if rest[1] in "()" else 2

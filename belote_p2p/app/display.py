@@ -23,14 +23,13 @@ def dashed(values: tuple[int, ...]) -> str:
     return "-".join(str(v) for v in values)
 
 
-def contract_text(record: RoundRecord, names: Sequence[str]) -> str:
+def contract_text(record: RoundRecord, who: str) -> str:
     """``Bob takes ♥ (turned J♥)``, ``Bob chooses ♠ (turned J♥)``, ``Bob bids 90 ♥,
-    coinched`` (``You take``, ``You bid`` for the name ``You``); two-handed, where nobody
-    takes: ``trump ♥ (the last card dealt)``."""
+    coinched``, ``who`` being the taker's name (``You take``, ``You bid`` for ``You``);
+    two-handed, where nobody takes: ``trump ♥ (the last card dealt)``."""
     trump = trump_text(record.trump)
     if record.taker < 0:
         return f"trump {trump} (the last card dealt)"
-    who = names[record.taker]
     you = who == "You"
     if record.contract:
         bids = f"{who} {'bid' if you else 'bids'}"
@@ -54,8 +53,7 @@ def format_round(record: RoundRecord, names: Sequence[str] | None = None) -> str
     if record.score is None:
         lines.append("  everybody passed: the next dealer deals again")
         return "\n".join(lines)
-    seats = len(record.declared)
-    lines.append(f"  contract: {contract_text(record, [label(s) for s in range(seats)])}")
+    lines.append(f"  contract: {contract_text(record, label(record.taker))}")
     teams = len(record.declared) == 4
     for seat, anns in enumerate(record.declared):
         if anns:
@@ -115,5 +113,5 @@ def format_sheet(state: State, names: Sequence[str] | None = None) -> str:
             lines.append(f"{sides[state.winner]} {verb} {dashed(state.scores)}")
         else:
             who = names[state.winner] if names else f"Seat {state.winner}"
-            lines.append(f"{who} wins {dashed(state.scores)}")
+            lines.append(f"{who} {'win' if who == 'You' else 'wins'} {dashed(state.scores)}")
     return "\n".join(lines)

@@ -165,8 +165,9 @@ def round_breakdown(
             declared.append(f"{names[seat]}: {announcement_text(a)}{scored}")
     for seat, _ in record.belote:
         declared.append(f"{names[seat]}: belote and rebelote (20)")
+    taker = names[record.taker] if record.taker >= 0 else ""
     return RoundBreakdown(
-        *head, contract_text(record, names), sc.outcome.value, verdict, sweep,
+        *head, contract_text(record, taker), sc.outcome.value, verdict, sweep,
         sides, sc.pending, tuple(declared), record.tricks, target, audit,
     )  # fmt: skip
 
