@@ -164,6 +164,12 @@ class SeatWait:
         what = "a decision" if self.decision else "a protocol step"
         left = max(0, math.ceil(self.abandon_in))
         link = "" if self.connected else ", disconnected"
+        if self.overdue and self.abandon_in <= 0:
+            # Our vote is signed; the game ends once every other seat signed it too.
+            return (
+                f"waiting for seat {self.seat} ({self.name}{link}): signed that it left, "
+                "waiting for the other seats to sign it too"
+            )
         if self.overdue:
             return f"waiting for seat {self.seat} ({self.name}{link}): {left} s left"
         return f"waiting for seat {self.seat} ({self.name}{link}): {what}"
