@@ -102,6 +102,7 @@ from belote_p2p.game.tables import (
     winning_index,
 )
 from belote_p2p.players.hookspecs import Bot, BotInfo, hookimpl
+from belote_p2p.players.program import ProgramBot, action_word, observation_json, parse_action_word
 
 __all__ = [
     "ABOVE",
@@ -138,6 +139,7 @@ __all__ = [
     "Observation",
     "Outcome",
     "Phase",
+    "ProgramBot",
     "Rank",
     "RoundScore",
     "RuleSet",
@@ -148,6 +150,7 @@ __all__ = [
     "Trick",
     "TrumpMode",
     "Variant",
+    "action_word",
     "card",
     "cards_of",
     "deal_owners",
@@ -156,7 +159,9 @@ __all__ = [
     "format_cards",
     "hookimpl",
     "mask_of",
+    "observation_json",
     "other_belote_card",
+    "parse_action_word",
     "public_positions",
     "random_round",
     "round_score",
