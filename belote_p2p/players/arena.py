@@ -232,26 +232,27 @@ def play_table(
     dealer: int,
     next_deck: Callable[[], list[Card]],
 ) -> tuple[State | None, int]:
-    """Play one deal (redealing after a pass-out) to its end; the state and the deals used."""
+    """Play one deal (redealing after a pass-out) to its end; the state and the deals used.
+    Every player is closed at the end (an exec bot's program waits for the next table)."""
     state = State.new_game(rules.with_(first_dealer=dealer))
     for seat, player in enumerate(players):
         player.new_game(state.rules, seat)
-    for deals in range(1, MAX_DEALS + 1):
-        state = state.deal(next_deck())
-        for seat, player in enumerate(players):
-            if player.wants_new_round:
-                player.new_round(observe(state, seat))
-        while state.phase is not Phase.DEAL and state.phase is not Phase.GAME_OVER:
-            seat = state.to_act
-            action = players[seat].decide(observe(state, seat), rngs[seat])
-            state = state.apply(action)
-        if state.history[-1].score is not None:
-            break
-    for player in players:
-        player.close()
-    if state.history[-1].score is None:
+    try:
+        for deals in range(1, MAX_DEALS + 1):
+            state = state.deal(next_deck())
+            for seat, player in enumerate(players):
+                if player.wants_new_round:
+                    player.new_round(observe(state, seat))
+            while state.phase is not Phase.DEAL and state.phase is not Phase.GAME_OVER:
+                seat = state.to_act
+                action = players[seat].decide(observe(state, seat), rngs[seat])
+                state = state.apply(action)
+            if state.history[-1].score is not None:
+                return state, deals
         return None, MAX_DEALS
-    return state, deals
+    finally:
+        for player in players:
+            player.close()
 
 
 def play_board(
@@ -427,9 +428,7 @@ def _on_cluster(
     that failed on a worker (a broken connection, a worker out of memory)."""
     distributed = _distributed()
     futures = [
-        client.submit(
-            _play_chunk, specs, variant, seed, ch, timed, deadline, pure=False, retries=2
-        )
+        client.submit(_play_chunk, specs, variant, seed, ch, timed, deadline, pure=False, retries=2)
         for ch in chunks
     ]
     try:
@@ -483,67 +482,3 @@ def _merge(
     if times is not None and t is not None:
         times[0].extend(t[0])
         times[1].extend(t[1])
-
-
-# -- ladder -------------------------------------------------------------------------------
-
-
-def bradley_terry(names: Sequence[str], wins: dict[tuple[str, str], float]) -> dict[str, float]:
-    """Elo ratings (mean 0) fitted to pairwise wins (``wins[a, b]``: a's wins over b)."""
-    strength = dict.fromkeys(names, 1.0)
-    for _ in range(500):
-        new = {}
-        for a in names:
-            won = sum(wins.get((a, b), 0.0) for b in names if b != a) + 0.5
-            denom = 0.0
-            for b in names:
-                if b == a:
-                    continue
-                games = wins.get((a, b), 0.0) + wins.get((b, a), 0.0) + 1.0
-                denom += games / (strength[a] + strength[b])
-            new[a] = won / denom if denom else strength[a]
-        mean_log = sum(math.log(v) for v in new.values()) / len(new)
-        strength = {k: v / math.exp(mean_log) for k, v in new.items()}
-    return {k: 400 * math.log10(v) for k, v in strength.items()}
-
-
-def run_ladder(
-    specs: Sequence[str],
-    *,
-    boards: int,
-    variant: str,
-    seed: int,
-    jobs: int,
-    progress: Progress | None = None,
-    cluster: Any = None,
-) -> dict[str, Any]:
-    matches = []
-    wins: dict[tuple[str, str], float] = {}
-    points: dict[str, list[float]] = {s: [] for s in specs}
-    for i, a in enumerate(specs):
-        for b in specs[i + 1 :]:
-            m = run_match(
-                (a, b),
-                boards=boards,
-                variant=variant,
-                seed=seed,
-                jobs=jobs,
-                progress=progress,
-                cluster=cluster,
-            )
-            s = m.summary()
-            matches.append(s)
-            wins[a, b] = s["board_win_rate"] * s["boards"]
-            wins[b, a] = (1 - s["board_win_rate"]) * s["boards"]
-            points[a].append(s["points_per_board"])
-            points[b].append(-s["points_per_board"])
-    ratings = bradley_terry(list(specs), wins)
-    table = [
-        {
-            "bot": name,
-            "elo": round(ratings[name], 1),
-            "points_per_board": round(sum(points[name]) / max(len(points[name]), 1), 2),
-        }
-        for name in sorted(specs, key=lambda n: -ratings[n])
-    ]
-    return {"ladder": table, "matches": matches}

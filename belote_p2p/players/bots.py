@@ -126,7 +126,9 @@ def get_bot(name: str, bots: dict[str, BotInfo] | None = None) -> BotInfo:
 
 def _split(text: str, sep: str) -> list[str]:
     """``text`` cut at each ``sep`` outside single or double quotes (quotes kept)."""
-    parts, current, quote = [], [], ""
+    parts: list[str] = []
+    current: list[str] = []
+    quote = ""
     for ch in text:
         if quote:
             quote = "" if ch == quote else quote

@@ -519,7 +519,9 @@ class _Recording:
             ("table", decide_message(ident, observation, rng.getrandbits(32), seconds))
         )
         action = observation.legal[0]
-        self.lines.append(("program", {"type": "action", "id": ident, "action": action_word(action)}))
+        self.lines.append(
+            ("program", {"type": "action", "id": ident, "action": action_word(action)})
+        )
         return action
 
 

@@ -55,8 +55,15 @@ def main():
         kind = message["type"]
         if kind == "hello":
             style = message["options"].get("style", style)
-            send({"type": "hello", "protocol": 1, "name": "heuristic-py", "version": "1.0",
-                  "options": {"style": "heuristic"}})
+            send(
+                {
+                    "type": "hello",
+                    "protocol": 1,
+                    "name": "heuristic-py",
+                    "version": "1.0",
+                    "options": {"style": "heuristic"},
+                }
+            )
         elif kind == "decide":
             obs = message["observation"]
             if style == "first":
