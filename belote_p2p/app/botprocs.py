@@ -164,7 +164,14 @@ async def restart_bot_processes(home: Home, definition: TableDefinition) -> list
 def check_agreement(
     result: PeerResult, others: Sequence[dict[str, Any] | None], quiet: bool
 ) -> int:
-    """1 unless every bot process reported the host's final scores."""
+    """1 unless every bot process reported the host's final scores. A bot process whose
+    bot failed some decisions (a stand-in played them) is named with its counts."""
+    for k, r in enumerate(others, 1):
+        c = r.get("fallbacks") if r else None
+        if isinstance(c, dict) and any(c.get(x) for x in ("illegal", "errors", "timeouts")):
+            print(f"Bot process {k}: {c.get('illegal')} illegal, {c.get('errors')} errors, "
+                  f"{c.get('timeouts')} timeouts of {c.get('decisions')} decisions",
+                  flush=True)  # fmt: skip
     ours = list(result.state.scores)
     scores = [ours] + [r.get("scores") if r else None for r in others]
     if all(s == ours for s in scores) and all(r and r.get("ok") for r in others):

@@ -317,8 +317,14 @@ async def play_seat(
         )
         if not options.quiet:
             say(line)
+    fallbacks = player.counts if isinstance(player, BotPlayer) else None
+    if fallbacks is not None and fallbacks.fallbacks and not options.quiet:
+        c = fallbacks
+        say(f"Bot fallbacks: {c.illegal} illegal, {c.errors} errors, {c.timeouts} timeouts "
+            f"of {c.decisions} decisions (a random legal action instead)")  # fmt: skip
     if options.machine_output:
-        say(result_line(result, definition, xp=xp))
+        counts = None if fallbacks is None else fallbacks.to_json()
+        say(result_line(result, definition, xp=xp, fallbacks=counts))
     return result
 
 
