@@ -199,9 +199,9 @@ def format_tournament(summary: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def ratings_svg(ratings: Sequence[dict[str, Any]], width: int = 640) -> str:
+def ratings_svg(ratings: Sequence[dict[str, Any]], width: int = 720) -> str:
     """Each bot's rating as a dot on its 95% interval, one row a bot, as inline SVG."""
-    row, left, right, top = 28, 200, 30, 30
+    row, left, right, top = 28, 250, 30, 30
     height = top + row * len(ratings) + 30
     values: list[float] = [float(v) for r in ratings for v in (r["elo"], *r["elo_ci95"])]
     low, high = min(values + [0.0]), max(values + [0.0])
@@ -230,7 +230,7 @@ def ratings_svg(ratings: Sequence[dict[str, Any]], width: int = 640) -> str:
     for i, r in enumerate(ratings):
         y = top + row * i + row / 2
         lo, hi = r["elo_ci95"]
-        name = html.escape(r["bot"] if len(r["bot"]) <= 28 else r["bot"][:27] + "…")
+        name = html.escape(r["bot"] if len(r["bot"]) <= 32 else r["bot"][:31] + "…")
         parts += [
             f'<text x="{left - 10}" y="{y + 4:.1f}" text-anchor="end">{name}</text>',
             f'<line x1="{x(lo):.1f}" y1="{y:.1f}" x2="{x(hi):.1f}" y2="{y:.1f}" '
@@ -268,7 +268,7 @@ def tournament_html(summary: dict[str, Any]) -> str:
 body {{ font-family: sans-serif; margin: 2em; color: #222; }}
 table {{ border-collapse: collapse; margin: 1em 0; }}
 td, th {{ border: 1px solid #ccc; padding: 0.3em 0.7em; text-align: right; }}
-td:nth-child(2), th:nth-child(2) {{ text-align: left; }}
+td:nth-child(-n+2), th:nth-child(-n+2) {{ text-align: left; }}
 </style></head><body>
 <h1>{title}</h1>
 <p>Seed {t["seed"]}. Every pair played the same {t["boards"]} duplicate boards: a board is
