@@ -18,8 +18,11 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from helpers import run_cli
 
 from belote_p2p.app.cli import main
+from belote_p2p.app.host import bots_option
+from belote_p2p.app.output import parse_result
 from belote_p2p.game.cards import CARDS
 from belote_p2p.game.engine import BIDS, CHOOSE, COINCHE, PASS, SURCOINCHE, TAKE, State
 from belote_p2p.game.observation import observe
@@ -188,6 +191,7 @@ def test_specs_cut_at_commas_and_colons_outside_quotes() -> None:
     assert split_specs(text) == ["exec:cmd='node bot.js --a=1:2,3'", "rules", "pimc:iterations=4"]
     assert parse_spec(split_specs(text)[0]) == ("exec", {"cmd": "node bot.js --a=1:2,3"})
     assert parse_spec('exec:cmd="7":n=7') == ("exec", {"cmd": "7", "n": 7})
+    assert bots_option("3:exec:cmd='./bot --a=1:2'") == (3, "exec:cmd='./bot --a=1:2'")
     with pytest.raises(BotError, match="unclosed quote"):
         split_specs("exec:cmd='node")
     with pytest.raises(ProgramCrashed, match="could not be started"):
@@ -292,6 +296,19 @@ def test_the_arena_command_counts_a_program_failure(
     assert main([*argv, "--no-progress", "--bot-deadline", "5"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["fallbacks"][split_specs(spec)[0]]["errors"] > 0
+
+
+async def test_a_live_table_of_exec_bots_ends_and_names_their_failures(tmp_path: Path) -> None:
+    """Four peer processes over TCP on 127.0.0.1, each seat a program that lies at every
+    third decision: the game ends, the peers agree, and each bot's failures are told."""
+    spec = exec_spec(misbehaving(tmp_path, "lie"))
+    done = await run_cli(tmp_path, "demo", "--target", "1", "--bot", spec, "--seed", "3",
+                         "--home", str(tmp_path / "home"), timeout=120)  # fmt: skip
+    out = done.stdout.decode()
+    assert done.returncode == 0, out + done.stderr.decode()
+    result = parse_result(out)
+    assert result is not None and result["ok"] and result["fallbacks"]["illegal"] > 0
+    assert "Bot fallbacks: " in out and "Bot process 3: " in out and "All 4 peers agree" in out
 
 
 if __name__ == "__main__":

@@ -10,14 +10,20 @@ import json
 import os
 import sys
 import time
-from contextlib import ExitStack
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from belote_p2p.game.rules import RULE_SETS
 from belote_p2p.players.arena import BOT_DEADLINE, open_cluster, run_match
 from belote_p2p.players.bots import BotError, load_bots, make_bot, split_specs
-from belote_p2p.players.tournament import format_tournament, run_tournament, tournament_html
+from belote_p2p.players.tournament import (
+    fallback_lines,
+    format_tournament,
+    run_tournament,
+    tournament_html,
+)
 
 
 def _cmd_bots(args: argparse.Namespace) -> int:
@@ -154,6 +160,16 @@ def _prepare(args: argparse.Namespace, least: int) -> tuple[list[str], Any] | in
     return specs, progress
 
 
+@contextmanager
+def _cluster(args: argparse.Namespace) -> Iterator[Any]:
+    """The Dask client of ``--cluster``, or None to play on ``--jobs`` processes."""
+    if not args.cluster:
+        yield None
+        return
+    with open_cluster(args.cluster, args.jobs) as client:
+        yield client
+
+
 def _how(args: argparse.Namespace, progress: Any, cluster: Any) -> dict[str, Any]:
     return {
         "boards": args.boards,
@@ -175,10 +191,7 @@ def _cmd_arena(args: argparse.Namespace) -> int:
         print("error: --bots takes two bots (or two or more with --ladder)", file=sys.stderr)
         return 2
     try:
-        with ExitStack() as stack:
-            cluster = None
-            if args.cluster:
-                cluster = stack.enter_context(open_cluster(args.cluster, args.jobs))
+        with _cluster(args) as cluster:
             if args.ladder:
                 out = run_tournament(specs, **_how(args, progress, cluster)).summary()
                 print(json.dumps(out) if args.json else format_tournament(out))
@@ -201,10 +214,7 @@ def _cmd_tournament(args: argparse.Namespace) -> int:
         print("error: --resamples must not be negative", file=sys.stderr)
         return 2
     try:
-        with ExitStack() as stack:
-            cluster = None
-            if args.cluster:
-                cluster = stack.enter_context(open_cluster(args.cluster, args.jobs))
+        with _cluster(args) as cluster:
             result = run_tournament(specs, **_how(args, progress, cluster))
         summary = result.summary(args.resamples)
         if args.html is not None:
@@ -232,10 +242,5 @@ def format_summary(s: dict[str, Any]) -> str:
         f"  Elo difference:        {s['elo']:+.0f}  [{elo_lo:+.0f}, {elo_hi:+.0f}]",
         f"  time:                  {s['seconds']:.2f} s ({s['boards_per_second']} boards/s)",
     ]
-    for name, c in s["fallbacks"].items():
-        if c["illegal"] or c["errors"] or c["timeouts"]:
-            lines.append(
-                f"  fallbacks {name}: {c['illegal']} illegal, {c['errors']} errors, "
-                f"{c['timeouts']} timeouts of {c['decisions']}"
-            )
+    lines += fallback_lines(s)
     return "\n".join(lines)

@@ -14,7 +14,7 @@ import logging
 import random
 import re
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from types import ModuleType
 from typing import Any, cast
@@ -237,6 +237,21 @@ class FallbackCounts:
             "errors": self.errors,
             "timeouts": self.timeouts,
         }
+
+
+def fallback_text(counts: Mapping[str, int]) -> str:
+    """``2 illegal, 0 errors, 1 timeouts of 310 decisions``, from :meth:`FallbackCounts.to_json`."""
+    return (
+        f"{counts.get('illegal', 0)} illegal, {counts.get('errors', 0)} errors, "
+        f"{counts.get('timeouts', 0)} timeouts of {counts.get('decisions', 0)} decisions"
+    )
+
+
+def failed(counts: object) -> bool:
+    """Whether fallback counts (as :meth:`FallbackCounts.to_json` writes them) hold a failure."""
+    return isinstance(counts, Mapping) and any(
+        counts.get(k) for k in ("illegal", "errors", "timeouts")
+    )
 
 
 def legal_answer(answer: object, legal: Iterable[Action]) -> Action | None:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .arena import BOT_DEADLINE, MatchResult, Progress, run_match
+from .bots import failed, fallback_text
 
 RESAMPLES = 1000
 
@@ -190,13 +191,17 @@ def format_tournament(summary: dict[str, Any]) -> str:
             f"  {a} vs {b}: {s['points_per_board']:+.1f} [{lo:+.1f}, {hi:+.1f}], "
             f"boards won {100 * s['board_win_rate']:.0f}%"
         )
-        for name, c in s["fallbacks"].items():
-            if c["illegal"] or c["errors"] or c["timeouts"]:
-                lines.append(
-                    f"    fallbacks {name}: {c['illegal']} illegal, {c['errors']} errors, "
-                    f"{c['timeouts']} timeouts of {c['decisions']}"
-                )
+        lines += [f"  {line}" for line in fallback_lines(s)]
     return "\n".join(lines)
+
+
+def fallback_lines(summary: dict[str, Any]) -> list[str]:
+    """A line for each bot of a match's summary that failed some decisions."""
+    return [
+        f"  fallbacks {name}: {fallback_text(c)}"
+        for name, c in summary["fallbacks"].items()
+        if failed(c)
+    ]
 
 
 def ratings_svg(ratings: Sequence[dict[str, Any]], width: int = 720) -> str:
