@@ -24,9 +24,9 @@ from belote_p2p.app.cli import main
 from belote_p2p.app.host import bots_option
 from belote_p2p.app.output import parse_result
 from belote_p2p.game.cards import CARDS
-from belote_p2p.game.engine import BIDS, CHOOSE, COINCHE, PASS, SURCOINCHE, TAKE, State
+from belote_p2p.game.engine import BIDS, CHOOSE, COINCHE, PASS, SURCOINCHE, TAKE, Phase, State
 from belote_p2p.game.observation import observe
-from belote_p2p.game.rules import CLASSIC
+from belote_p2p.game.rules import CLASSIC, rule_set
 from belote_p2p.game.rules import COINCHE as COINCHE_RULES
 from belote_p2p.players import program
 from belote_p2p.players.arena import play_table, run_match
@@ -142,6 +142,33 @@ def c_example(tmp_path_factory: pytest.TempPathFactory) -> Path | None:
     out = tmp_path_factory.mktemp("c-bot") / "first_legal"
     subprocess.run([cc, "-O2", "-o", str(out), str(EXAMPLES / "first_legal.c")], check=True)
     return out
+
+
+@pytest.mark.parametrize("variant", ["classic", "coinche", "three-handed", "two-handed"])
+def test_the_observation_is_every_field_bots_md_documents(variant: str) -> None:
+    text = (ROOT / "protocol" / "BOTS.md").read_text()
+    section = text[text.index("## The observation") : text.index("## When a program fails")]
+    documented = [line.split("`")[1] for line in section.splitlines() if line.startswith("| `")]
+    rules = rule_set(variant)
+    state = State.new_game(rules)
+    deck = list(rules.deck_cards)
+    random.Random(4).shuffle(deck)
+    state = state.deal(deck)
+    for _ in range(12):  # into the play, with a trick on the table
+        if state.phase is Phase.DEAL or state.phase is Phase.GAME_OVER:
+            break
+        legal = state.legal_actions()
+        state = state.apply(TAKE if TAKE in legal else BIDS[80, 1] if BIDS[80, 1] in legal
+                            else PASS if PASS in legal else legal[0])  # fmt: skip
+    obs = observe(state, state.to_act)
+    data = program.observation_json(obs)
+    assert list(data) == documented
+    assert data["hand"] == [str(c) for c in obs.hand] and data["seats"] == rules.seats
+    assert [parse_action_word(w) for w in data["legal"]] == list(obs.legal)
+    assert len(data["voids"]) == len(data["shown"]) == len(data["declared"]) == rules.seats
+    assert data["trump"] in ("S", "H", "D", "C", "NT", "AT")
+    assert (data["open_deck"] != []) == (variant == "two-handed")
+    json.dumps(data).encode("ascii")
 
 
 # -- the example programs ----------------------------------------------------------------

@@ -146,7 +146,7 @@ def observation_json(obs: Observation) -> dict[str, Any]:
         "played": _cards(obs.played),
         "declared": [
             None if anns is None else [a.to_json(seat) for a in anns]
-            for seat, anns in enumerate(obs.declared)
+            for seat, anns in enumerate(obs.declared[: obs.seats])
         ],
         "belote": [{"seat": seat, "card": str(c)} for seat, c in obs.belote],
         "voids": [_cards(m) for m in obs.voids[: obs.seats]],
