@@ -389,6 +389,7 @@ async def run_peer(
                     )
             except Exception as exc:  # a timeout, DialFailed, a failed handshake, OSError...
                 failure = exc
+                absent = [s for s in range(seats) if s != seat and s not in mesh.peers]
                 mesh.close()
             else:
                 try:
@@ -396,7 +397,9 @@ async def run_peer(
                 finally:
                     mesh.close()
     if failure is not None:
-        raise PeerError(f"seat {seat}: the mesh did not open: {_explain(failure)}") from failure
+        late = f"{seat_names(definition, absent)} did not connect in {config.connect_timeout:g} s"
+        why = _explain(failure, late)
+        raise PeerError(f"seat {seat}: the mesh did not open: {why}") from failure
     c = driver.counters
     return PeerResult(
         seat=seat,
@@ -425,13 +428,22 @@ def seat_address(definition: TableDefinition, seat: int) -> tuple[str, int] | No
     return parse_address(text) if text else None
 
 
-def _explain(exc: BaseException) -> str:
-    """The leaf errors of ``exc`` (trio wraps a task's failure in exception groups)."""
+def _explain(exc: BaseException, late: str) -> str:
+    """The leaf errors of ``exc`` (trio wraps a task's failure in exception groups); a
+    timeout as ``late`` (who did not connect)."""
     if isinstance(exc, BaseExceptionGroup):
-        return "; ".join(_explain(e) for e in exc.exceptions)
+        return "; ".join(_explain(e, late) for e in exc.exceptions)
     if isinstance(exc, trio.TooSlowError):
-        return "the other peers did not all connect in time"
+        return late
     return str(exc) or repr(exc)
+
+
+def seat_names(definition: TableDefinition, seats: Sequence[int]) -> str:
+    """``Bob (seat 1) and Carol (seat 3)``; ``the other peers`` for none."""
+    named = [f"{definition.seats[s].name} (seat {s})" for s in seats]
+    if not named:
+        return "the other peers"
+    return named[0] if len(named) == 1 else ", ".join(named[:-1]) + " and " + named[-1]
 
 
 class _Driver:
