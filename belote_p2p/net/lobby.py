@@ -54,6 +54,7 @@ import contextlib
 import ipaddress
 import itertools
 import logging
+import re
 import secrets
 import socket
 from collections.abc import Awaitable, Callable, Sequence
@@ -220,16 +221,17 @@ def parse_proof(data: object) -> bytes:
     return data["sig"]
 
 
+FINGERPRINT = re.compile(r"[0-9a-f]{4}(-[0-9a-f]{4}){3}")
+
+
 def matches(entry: str, request: JoinRequest) -> bool:
-    """Whether the host's ``entry`` (a name, or a key's fingerprint) names ``request``."""
-    return same_name(entry, request.name) or entry.strip().lower() == fingerprint(request.key)
-
-
-def _find(entry: str, requests: Sequence[JoinRequest]) -> JoinRequest | None:
-    """The request ``entry`` names: by its key's fingerprint first (a name may be chosen to
-    look like another's fingerprint), else by its name, the first to come."""
-    by_key = [r for r in requests if entry.strip().lower() == fingerprint(r.key)]
-    return next(iter(by_key or [r for r in requests if same_name(entry, r.name)]), None)
+    """Whether the host's ``entry`` names ``request``: a key's fingerprint (as ``join``
+    prints it) its key, anything else its name (a name that looks like a fingerprint
+    matches only as one: nobody takes another's seat by naming himself after its key)."""
+    entry = entry.strip()
+    if FINGERPRINT.fullmatch(entry.lower()):
+        return entry.lower() == fingerprint(request.key)
+    return same_name(entry, request.name)
 
 
 @dataclass(frozen=True, slots=True)
@@ -386,7 +388,7 @@ class Lobby:
         left = list(self._joined)
         order = []
         for entry in entries:
-            found = _find(entry, [j.request for j in left])
+            found = next((j.request for j in left if matches(entry, j.request)), None)
             if found is None:
                 raise JoinRefused(f"{entry!r} is not a joiner left to seat")
             left = [j for j in left if j.request is not found]
