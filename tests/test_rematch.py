@@ -141,6 +141,7 @@ async def test_a_rematch_at_three_and_at_two_seats(variant: str) -> None:
     hosted, joined, heard = await rematch((True,) * seats, ports, old, ids)
     assert isinstance(hosted, tuple)
     definition, proposal = hosted
+    assert definition.proposed_by_host(proposal)
     # The deal passes to the next of the table's seats, the last one's back to seat 0.
     assert definition.rules.first_dealer == (old.rules.first_dealer + 1) % seats
     check_rematch(old, definition)
