@@ -4,13 +4,24 @@ replacing a joiner, by its prompt, its API or ``--seat-order``; ``join`` with no
 
 from __future__ import annotations
 
+import os
+import subprocess
 from collections.abc import Callable, Iterator
 from functools import partial
 from pathlib import Path
 
 import pytest
 import trio
-from helpers import LOOPBACK, address_of, free_udp_port, identities, open_listeners
+from helpers import (
+    LOOPBACK,
+    address_of,
+    cli_argv,
+    free_udp_port,
+    identities,
+    open_listeners,
+    source_pythonpath,
+)
+from terminal import Terminal, environment
 
 from belote_p2p.app.home import Home
 from belote_p2p.app.host import prompt_seats
@@ -482,3 +493,49 @@ async def test_join_with_no_address_and_no_table_heard_says_so(
         )
     err = capsys.readouterr().err
     assert status == 2 and "No open table was heard on the network in 0.2 s" in err
+
+
+# -- the host's prompt, at a terminal --------------------------------------------------------
+
+
+def joiner(tmp_path: Path, name: str, port: int) -> subprocess.Popen[str]:
+    """A bot joining the host at ``port``, its output kept."""
+    argv = cli_argv("join", f"{LOOPBACK}:{port}", "--name", name, "--bot", "random", "--home",
+                    tmp_path / name, "--bind", LOOPBACK, "--quiet", "--no-rematch")  # fmt: skip
+    env = dict(os.environ, PYTHONPATH=source_pythonpath())
+    return subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env)  # fmt: skip
+
+
+def test_the_host_refuses_a_joiner_at_its_prompt_and_the_next_one_sits(tmp_path: Path) -> None:
+    argv = cli_argv("host", "--variant", "two-handed", "--target", "51", "--port", "0",
+                    "--bind", LOOPBACK, "--no-beacon", "--home", tmp_path / "home", "--name",
+                    "Ann", "--no-rematch")  # fmt: skip
+    term = Terminal(argv, environment(), tmp_path)
+    procs: list[subprocess.Popen[str]] = []
+    try:
+        port = int(term.expect(r"belote-p2p join 127\.0\.0\.1:(\d+)").group(1))
+        procs.append(joiner(tmp_path, "Bob", port))
+        term.expect(r"Enter to start, two seats to swap \(e\.g\. 1 2\), or refuse N:")
+        term.send("refuse 1")
+        term.expect(r"Refused Bob \[[0-9a-f-]{19}\]: seat 1 goes to the next joiner\.")
+        out, err = procs[0].communicate(timeout=60)
+        assert procs[0].returncode == 1
+        assert err.strip() == "error: Ann (the host) did not seat you at this table", err
+        procs.append(joiner(tmp_path, "Cy", port))
+        term.expect(r"Cy \[[0-9a-f-]{19}\] joined: seat 1")
+        term.expect(r"Enter to start, two seats to swap .*, or refuse N:")
+        term.send("")
+        term.expect_raw(r"Seats: 1 Cy")
+        term.interrupt()  # the game has begun: leave it
+        term.expect(r"Ctrl-C: resign the game\?")
+        term.interrupt()
+        assert term.finish() == 0
+        assert "Traceback" not in term.plain()
+        procs[1].communicate(timeout=60)
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(timeout=10)
+        term.close()

@@ -46,7 +46,7 @@ from belote_p2p.net.lobby import (
     LobbyError,
     host_lobby,
 )
-from belote_p2p.net.peer import PeerError, PeerResult
+from belote_p2p.net.peer import PeerError, PeerResult, absent_seats
 from belote_p2p.net.relay import HostPort
 from belote_p2p.net.transport import Mesh
 from belote_p2p.players.bots import make_bot
@@ -296,7 +296,7 @@ async def say_whom_we_wait_for(
     waited = 0.0
     told = False
     while True:
-        absent = [s for s in range(mesh.seats) if s != mesh.seat and s not in mesh.peers]
+        absent = absent_seats(mesh)
         if not absent:
             return
         if waited >= MESH_PATIENCE and not told:

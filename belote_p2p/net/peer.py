@@ -382,14 +382,26 @@ async def run_peer(
             session, seat, player, writer, config, on_event, on_status, recorded, control
         )
         async with trio.open_nursery() as nursery:
+            absent = absent_seats(mesh)
             try:
                 with trio.fail_after(config.connect_timeout):
-                    await nursery.start(
-                        partial(mesh.run, addresses, listeners=listeners, fallback=fallback)
-                    )
+                    async with trio.open_nursery() as watch:
+
+                        async def note_absent() -> None:
+                            # Who is missing, as the wait goes: a timeout closes every
+                            # connection before it is seen.
+                            nonlocal absent
+                            while True:
+                                await trio.sleep(0.25)
+                                absent = absent_seats(mesh)
+
+                        watch.start_soon(note_absent)
+                        await nursery.start(
+                            partial(mesh.run, addresses, listeners=listeners, fallback=fallback)
+                        )
+                        watch.cancel_scope.cancel()
             except Exception as exc:  # a timeout, DialFailed, a failed handshake, OSError...
                 failure = exc
-                absent = [s for s in range(seats) if s != seat and s not in mesh.peers]
                 mesh.close()
             else:
                 try:
@@ -436,6 +448,11 @@ def _explain(exc: BaseException, late: str) -> str:
     if isinstance(exc, trio.TooSlowError):
         return late
     return str(exc) or repr(exc)
+
+
+def absent_seats(mesh: Mesh) -> list[int]:
+    """The other seats not connected to ``mesh`` right now."""
+    return [s for s in range(mesh.seats) if s != mesh.seat and s not in mesh.peers]
 
 
 def seat_names(definition: TableDefinition, seats: Sequence[int]) -> str:
