@@ -333,6 +333,37 @@ async def test_made_up_keys_are_refused_even_when_the_table_waits_for_them() -> 
     assert all(r["type"] == "error" for r in forged.replies.values())  # type: ignore[index]
 
 
+async def test_a_malformed_proof_is_refused_in_words() -> None:
+    listener, port = await lobby_port()
+    lobby = new_lobby(port=port)
+    replies: list[object] = []
+
+    async def try_proof(payload: bytes) -> None:
+        stream = await trio.open_tcp_stream(LOOPBACK, port)
+        async with FramedStream(stream) as conn:
+            await conn.send(encode(request(1).to_wire()))
+            Challenge.from_wire(decode(await conn.receive()))
+            await conn.send(payload)
+            replies.append(decode(await conn.receive()))
+
+    with trio.fail_after(20):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(partial(host_lobby, lobby, [listener], IDS[0], wait=600))
+            for payload in (
+                b"\xc1",
+                encode({"type": "join-proof", "sig": b"short"}),
+                encode({"type": "join-proof", "sig": bytes(64), "more": 1}),
+                encode({"type": "join", "sig": bytes(64)}),
+                encode(request(1).to_wire()),
+            ):
+                await try_proof(payload)
+            nursery.cancel_scope.cancel()
+    assert [r["type"] for r in replies] == ["error"] * 5  # type: ignore[index]
+    assert "a join proof is one canonical msgpack map" in replies[0]["reason"]  # type: ignore[index]
+    assert all("join-proof map" in r["reason"] for r in replies[1:])  # type: ignore[index]
+    assert lobby.joined == () and not lobby._nonces  # every nonce given was used up
+
+
 async def test_the_host_refuses_a_joiner_and_the_next_one_takes_its_seat() -> None:
     listener, port = await lobby_port()
     lobby = new_lobby(port=port)
@@ -522,6 +553,7 @@ def test_the_host_refuses_a_joiner_at_its_prompt_and_the_next_one_sits(tmp_path:
         out, err = procs[0].communicate(timeout=60)
         assert procs[0].returncode == 1
         assert err.strip() == "error: Ann (the host) did not seat you at this table", err
+        assert "Traceback" not in out
         procs.append(joiner(tmp_path, "Cy", port))
         term.expect_raw(r"Cy \[[0-9a-f-]{19}\] joined: seat 1\nSeats: 1 Cy\nEnter to start")
         term.send("")
