@@ -69,7 +69,6 @@ from belote_p2p.protocol.secretstore import SecretStore
 from belote_p2p.protocol.session import SessionError, TableSession
 from belote_p2p.protocol.table import TableDefinition
 from belote_p2p.protocol.transcript import TranscriptError, TranscriptWriter, read_transcript
-from belote_p2p.protocol.wire import SEATS
 
 from .address import parse_address
 from .relay import relay_fallback
@@ -200,8 +199,8 @@ class PeerResult:
     sent_bytes: int
     """Their bytes (each counted once)."""
     rejected: tuple[int, ...] = (0, 0, 0, 0)
-    """Invalid frames received, by the seat whose connection delivered them (each cost that
-    connection; none ends the game)."""
+    """Invalid frames received, by the seat whose connection delivered them (one count per
+    seat of the table; each cost that connection; none ends the game)."""
     resumed: bool = False
     """The game went on from a transcript written before (a restart after a crash)."""
     reconnections: int = 0
@@ -270,7 +269,8 @@ _Input: TypeAlias = Received | PeerLost | PeerConnected | _Decided | _PlayerFail
 class _Counters:
     sent: int = 0
     sent_bytes: int = 0
-    rejected: list[int] = field(default_factory=lambda: [0] * SEATS)
+    rejected: list[int] = field(default_factory=list)
+    """One count per seat of the table."""
     reconnections: int = 0
     sync_ignored: int = 0
     relayed: int = 0
@@ -486,7 +486,7 @@ class _Driver:
         self.config = config
         self.on_event = on_event
         self.on_status = on_status
-        self.counters = _Counters()
+        self.counters = _Counters(rejected=[0] * session.seats)
         self.error: str | None = None
         self.resigned = False
         """Our player resigned (a person's choice, not an error)."""
