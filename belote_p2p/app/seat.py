@@ -27,7 +27,14 @@ from belote_p2p.game.engine import Action
 from belote_p2p.game.observation import Observation
 from belote_p2p.net.address import ALL_ADDRESSES
 from belote_p2p.net.lobby import check_name
-from belote_p2p.net.peer import PeerConfig, PeerControl, PeerResult, PeerStatus, run_peer
+from belote_p2p.net.peer import (
+    PeerConfig,
+    PeerControl,
+    PeerError,
+    PeerResult,
+    PeerStatus,
+    run_peer,
+)
 from belote_p2p.net.transport import Mesh
 from belote_p2p.players.autoplay import Autoplay
 from belote_p2p.players.bots import BotError, fallback_text, make_bot
@@ -273,30 +280,38 @@ async def play_seat(
             detach_output()
 
     logs = log_to_file(options.home.log) if ui is not None else contextlib.nullcontext()
+    failed: PeerError | None = None
     try:
         with logs:
             async with trio.open_nursery() as nursery:
                 await nursery.start(watch_signals, control, ui, say)
                 if ui is not None:
                     await nursery.start(ui.run)
-                result = await run_peer(
-                    definition,
-                    seat,
-                    identity,
-                    player,
-                    transcript=transcript or options.home.transcript(definition, seat),
-                    listeners=listeners,
-                    on_event=callback,
-                    on_status=on_status,
-                    config=options.peer_config(seat),
-                    secrets=options.home.secrets(definition, seat),
-                    proposal=proposal,
-                    control=control,
-                    relay=relay,
-                    on_mesh=on_mesh,
-                    host_address=host_address,
-                )
+                try:
+                    result = await run_peer(
+                        definition,
+                        seat,
+                        identity,
+                        player,
+                        transcript=transcript or options.home.transcript(definition, seat),
+                        listeners=listeners,
+                        on_event=callback,
+                        on_status=on_status,
+                        config=options.peer_config(seat),
+                        secrets=options.home.secrets(definition, seat),
+                        proposal=proposal,
+                        control=control,
+                        relay=relay,
+                        on_mesh=on_mesh,
+                        host_address=host_address,
+                    )
+                except PeerError as exc:
+                    # Raised here, not wrapped in this nursery's exception group: the
+                    # commands say it in one line.
+                    failed = exc
                 nursery.cancel_scope.cancel()
+            if failed is not None:
+                raise failed
     finally:
         if timing is not None:
             timing.close()

@@ -72,7 +72,6 @@ from belote_p2p.protocol.secretstore import SecretStore
 from belote_p2p.protocol.session import SessionError, TableSession
 from belote_p2p.protocol.table import TableDefinition
 from belote_p2p.protocol.transcript import TranscriptError, TranscriptWriter, read_transcript
-from belote_p2p.protocol.wire import SEATS
 
 from .address import parse_address
 from .relay import relay_fallback
@@ -209,8 +208,8 @@ class PeerResult:
     sent_bytes: int
     """Their bytes (each counted once)."""
     rejected: tuple[int, ...] = (0, 0, 0, 0)
-    """Invalid frames received, by the seat whose connection delivered them (each cost that
-    connection; none ends the game)."""
+    """Invalid frames received, by the seat whose connection delivered them (one count per
+    seat of the table; each cost that connection; none ends the game)."""
     resumed: bool = False
     """The game went on from a transcript written before (a restart after a crash)."""
     reconnections: int = 0
@@ -279,7 +278,8 @@ _Input: TypeAlias = Received | PeerLost | PeerConnected | _Decided | _PlayerFail
 class _Counters:
     sent: int = 0
     sent_bytes: int = 0
-    rejected: list[int] = field(default_factory=lambda: [0] * SEATS)
+    rejected: list[int] = field(default_factory=list)
+    """One count per seat of the table."""
     reconnections: int = 0
     sync_ignored: int = 0
     relayed: int = 0
@@ -391,11 +391,24 @@ async def run_peer(
             session, seat, player, writer, config, on_event, on_status, recorded, control
         )
         async with trio.open_nursery() as nursery:
+            absent = absent_seats(mesh)
             try:
                 with trio.fail_after(config.connect_timeout):
-                    await nursery.start(
-                        partial(mesh.run, addresses, listeners=listeners, fallback=fallback)
-                    )
+                    async with trio.open_nursery() as watch:
+
+                        async def note_absent() -> None:
+                            # Who is missing, as the wait goes: a timeout closes every
+                            # connection before it is seen.
+                            nonlocal absent
+                            while True:
+                                await trio.sleep(0.25)
+                                absent = absent_seats(mesh)
+
+                        watch.start_soon(note_absent)
+                        await nursery.start(
+                            partial(mesh.run, addresses, listeners=listeners, fallback=fallback)
+                        )
+                        watch.cancel_scope.cancel()
             except Exception as exc:  # a timeout, DialFailed, a failed handshake, OSError...
                 failure = exc
                 mesh.close()
@@ -405,7 +418,9 @@ async def run_peer(
                 finally:
                     mesh.close()
     if failure is not None:
-        raise PeerError(f"seat {seat}: the mesh did not open: {_explain(failure)}") from failure
+        late = f"{seat_names(definition, absent)} did not connect in {config.connect_timeout:g} s"
+        why = _explain(failure, late)
+        raise PeerError(f"seat {seat}: the mesh did not open: {why}") from failure
     c = driver.counters
     return PeerResult(
         seat=seat,
@@ -434,13 +449,27 @@ def seat_address(definition: TableDefinition, seat: int) -> tuple[str, int] | No
     return parse_address(text) if text else None
 
 
-def _explain(exc: BaseException) -> str:
-    """The leaf errors of ``exc`` (trio wraps a task's failure in exception groups)."""
+def _explain(exc: BaseException, late: str) -> str:
+    """The leaf errors of ``exc`` (trio wraps a task's failure in exception groups); a
+    timeout as ``late`` (who did not connect)."""
     if isinstance(exc, BaseExceptionGroup):
-        return "; ".join(_explain(e) for e in exc.exceptions)
+        return "; ".join(_explain(e, late) for e in exc.exceptions)
     if isinstance(exc, trio.TooSlowError):
-        return "the other peers did not all connect in time"
+        return late
     return str(exc) or repr(exc)
+
+
+def absent_seats(mesh: Mesh) -> list[int]:
+    """The other seats not connected to ``mesh`` right now."""
+    return [s for s in range(mesh.seats) if s != mesh.seat and s not in mesh.peers]
+
+
+def seat_names(definition: TableDefinition, seats: Sequence[int]) -> str:
+    """``Bob (seat 1) and Carol (seat 3)``; ``the other peers`` for none."""
+    named = [f"{definition.seats[s].name} (seat {s})" for s in seats]
+    if not named:
+        return "the other peers"
+    return named[0] if len(named) == 1 else ", ".join(named[:-1]) + " and " + named[-1]
 
 
 class _Driver:
@@ -466,7 +495,7 @@ class _Driver:
         self.config = config
         self.on_event = on_event
         self.on_status = on_status
-        self.counters = _Counters()
+        self.counters = _Counters(rejected=[0] * session.seats)
         self.error: str | None = None
         self.resigned = False
         """Our player resigned (a person's choice, not an error)."""
