@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import itertools
 import logging
+import os
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -125,8 +126,8 @@ def _reason(exc: OSError) -> str:
     while isinstance(cause, BaseExceptionGroup) and cause.exceptions:
         cause = cause.exceptions[0]
     for error in (exc, cause):
-        if isinstance(error, OSError) and error.strerror:
-            return error.strerror.lower()
+        if isinstance(error, OSError) and error.errno:
+            return os.strerror(error.errno).lower()
     return str(exc)
 
 

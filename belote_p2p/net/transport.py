@@ -801,9 +801,13 @@ class Mesh:
                 try:
                     await self.attach(mesh_link(stream, self.config.max_frame), peer_seat=peer)
                 except HandshakeError as exc:
-                    if peer not in self._ever and not relayed:
-                        raise
                     failures += 1
+                    # Closed before a word (a listener full of strangers, or restarting)
+                    # is retried as a refused connection; a failed proof is final.
+                    closed = isinstance(exc.__cause__, ConnectionClosed)
+                    first = peer not in self._ever and not relayed
+                    if first and (not closed or failures >= self.config.dial_attempts):
+                        raise
                     logger.warning("seat %d: reconnecting to seat %d: %s", self.seat, peer, exc)
                 else:
                     # The connection was up, and ended: dial again, from the shortest delay.
