@@ -270,3 +270,63 @@ async def test_a_peer_process_killed_mid_round_restarts_and_the_game_finishes(
         verdict = verify_transcript(path)
         assert verdict.ok and verdict.finished, (path, verdict.summary())
         assert list(verdict.state.scores) == results[0]["scores"]
+
+
+async def test_joiners_outlive_their_host_and_relay_and_play_on_after_its_resume(
+    tmp_path: Path,
+) -> None:
+    """A three-handed table whose two joiners do not listen: their link goes through the
+    host's port, which is also their relay. The host is killed (SIGKILL) mid-round: the
+    joiners do not end; each says, one line per try, that it waits for the relay; once
+    ``belote-p2p resume`` brings the host back on its port, the game finishes and the three
+    records verify alike."""
+    homes = [tmp_path / f"home{k}" for k in range(3)]
+    common = ["--bot", "random", "--bind", "127.0.0.1", "--quiet"]
+    procs: list[Process] = []
+    with trio.fail_after(150):
+        async with trio.open_nursery() as nursery:
+            host = await start(
+                nursery, "host",
+                cli_argv("host", "--port", "0", "--variant", "three-handed", "--target", "151",
+                         "--no-beacon", "--seed", "1", "--name", "Host", "--home", homes[0],
+                         *common[:4]),
+                tmp_path,
+            )  # fmt: skip
+            host.wanted = "Others join with"
+            await host.line_seen.wait()
+            lobby = host.output.split("Lobby listening on ")[1].split()[0]
+            procs.append(host)
+            for k in (1, 2):
+                args = cli_argv("join", lobby, "--name", f"P{k}", "--home", homes[k], "--seed", k,
+                                "--no-listen", *common)  # fmt: skip
+                procs.append(await start(nursery, f"join{k}", args, tmp_path))
+            await wait_for_play(homes[0] / "games")
+            host.process.send_signal(signal.SIGKILL)
+            assert await host.process.wait() == -signal.SIGKILL
+            # Each joiner waits for the relay (the host's port), one line per try.
+            for k in (1, 2):
+                await wait_for_text(tmp_path / f"join{k}.stderr", "2nd try")
+            assert all(p.process.returncode is None for p in procs[1:])
+            args = cli_argv("resume", "--home", homes[0], "--seed", "99", *common)
+            procs[0] = await start(nursery, "resumed0", args, tmp_path)
+            for proc in procs:
+                await proc.process.wait()
+    statuses = {p.name: p.process.returncode for p in procs}
+    stderr = {p.name: (tmp_path / f"{p.name}.stderr").read_text() for p in procs}
+    assert all(code == 0 for code in statuses.values()), (statuses, stderr)
+    for k in (1, 2):
+        lines = [line for line in stderr[f"join{k}"].splitlines() if "waiting for seat" in line]
+        assert lines and all("the relay at 127.0.0.1:" in line for line in lines), lines
+        assert "Traceback" not in stderr[f"join{k}"]
+    results = [parse_result(proc.output) for proc in procs]
+    assert all(r is not None and r["ok"] for r in results), [p.output for p in procs]
+    transcripts = [Path(r["transcript"]) for r in results if r is not None]
+    verdicts = [verify_transcript(path) for path in transcripts]
+    assert all(v.ok and v.finished for v in verdicts), [v.summary() for v in verdicts]
+    assert len({tuple(v.state.scores) for v in verdicts}) == 1
+
+
+async def wait_for_text(path: Path, text: str) -> None:
+    """Until the file at ``path`` (a child's standard error) holds ``text``."""
+    while not path.exists() or text not in path.read_text(errors="replace"):
+        await trio.sleep(0.05)
