@@ -223,38 +223,61 @@ async def wait_for_play(transcript_dir: Path) -> None:
         await trio.sleep(0.02)
 
 
+COMMON = ["--bot", "random", "--bind", "127.0.0.1", "--quiet"]
+"""The options of every peer process of these tests."""
+
+
+async def start_host(
+    nursery: trio.Nursery, tmp_path: Path, home: Path, *options: str
+) -> tuple[Process, str]:
+    """``belote-p2p host`` (a random bot, seed 1, any port) with ``options``, once its lobby
+    is open; and the lobby's address."""
+    args = cli_argv("host", "--port", "0", *COMMON[:4], "--seed", "1", "--name", "Host",
+                    "--home", home, *options)  # fmt: skip
+    host = await start(nursery, "host", args, tmp_path)
+    host.wanted = "Others join with"
+    await host.line_seen.wait()
+    return host, host.output.split("Lobby listening on ")[1].split()[0]
+
+
+async def kill(proc: Process) -> None:
+    """SIGKILL, and until the process is gone."""
+    proc.process.send_signal(signal.SIGKILL)
+    assert await proc.process.wait() == -signal.SIGKILL
+
+
+async def resume(nursery: trio.Nursery, tmp_path: Path, home: Path, name: str) -> Process:
+    """``belote-p2p resume`` of the unfinished game in ``home``."""
+    return await start(nursery, name, cli_argv("resume", "--home", home, "--seed", "99", *COMMON),
+                       tmp_path)  # fmt: skip
+
+
+def exited_cleanly(procs: list[Process], tmp_path: Path) -> dict[str, str]:
+    """Every process exited with 0; their standard errors."""
+    statuses = {p.name: p.process.returncode for p in procs}
+    stderr = {p.name: (tmp_path / f"{p.name}.stderr").read_text() for p in procs}
+    assert all(code == 0 for code in statuses.values()), (statuses, stderr)
+    return stderr
+
+
 async def test_a_peer_process_killed_mid_round_restarts_and_the_game_finishes(
     tmp_path: Path,
 ) -> None:
     homes = [tmp_path / f"home{k}" for k in range(4)]
-    common = ["--bot", "random", "--bind", "127.0.0.1", "--quiet"]
     procs: list[Process] = []
     with trio.fail_after(50):
         async with trio.open_nursery() as nursery:
-            host = await start(
-                nursery, "host",
-                cli_argv("host", "--port", "0", "--bind", "127.0.0.1", "--bot", "random",
-                         "--seed", "1", "--target", "301", "--name", "Host", "--home", homes[0]),
-                tmp_path,
-            )  # fmt: skip
-            host.wanted = "Others join with"
-            await host.line_seen.wait()
-            lobby = host.output.split("Lobby listening on ")[1].split()[0]
+            host, lobby = await start_host(nursery, tmp_path, homes[0], "--target", "301")
             procs.append(host)
             for k in (1, 2, 3):
                 args = cli_argv("join", lobby, "--name", f"P{k}", "--home", homes[k], "--seed", k)
-                procs.append(await start(nursery, f"join{k}", args + common, tmp_path))
-            victim = procs[2]
+                procs.append(await start(nursery, f"join{k}", args + COMMON, tmp_path))
             await wait_for_play(homes[2] / "games")
-            victim.process.send_signal(signal.SIGKILL)
-            assert await victim.process.wait() == -signal.SIGKILL
-            args = cli_argv("resume", "--home", homes[2], "--seed", "99", *common)
-            procs[2] = await start(nursery, "resumed2", args, tmp_path)
+            await kill(procs[2])
+            procs[2] = await resume(nursery, tmp_path, homes[2], "resumed2")
             for proc in procs:
                 await proc.process.wait()
-    statuses = {p.name: p.process.returncode for p in procs}
-    stderr = {p.name: (tmp_path / f"{p.name}.stderr").read_text() for p in procs}
-    assert all(code == 0 for code in statuses.values()), (statuses, stderr)
+    exited_cleanly(procs, tmp_path)
     results: list[dict[str, Any]] = []
     for proc in procs[1:]:
         result = parse_result(proc.output)
@@ -281,39 +304,28 @@ async def test_joiners_outlive_their_host_and_relay_and_play_on_after_its_resume
     ``belote-p2p resume`` brings the host back on its port, the game finishes and the three
     records verify alike."""
     homes = [tmp_path / f"home{k}" for k in range(3)]
-    common = ["--bot", "random", "--bind", "127.0.0.1", "--quiet"]
     procs: list[Process] = []
     with trio.fail_after(150):
         async with trio.open_nursery() as nursery:
-            host = await start(
-                nursery, "host",
-                cli_argv("host", "--port", "0", "--variant", "three-handed", "--target", "151",
-                         "--no-beacon", "--seed", "1", "--name", "Host", "--home", homes[0],
-                         *common[:4]),
-                tmp_path,
+            host, lobby = await start_host(
+                nursery, tmp_path, homes[0], "--variant", "three-handed", "--target", "151",
+                "--no-beacon",
             )  # fmt: skip
-            host.wanted = "Others join with"
-            await host.line_seen.wait()
-            lobby = host.output.split("Lobby listening on ")[1].split()[0]
             procs.append(host)
             for k in (1, 2):
                 args = cli_argv("join", lobby, "--name", f"P{k}", "--home", homes[k], "--seed", k,
-                                "--no-listen", *common)  # fmt: skip
+                                "--no-listen", *COMMON)  # fmt: skip
                 procs.append(await start(nursery, f"join{k}", args, tmp_path))
             await wait_for_play(homes[0] / "games")
-            host.process.send_signal(signal.SIGKILL)
-            assert await host.process.wait() == -signal.SIGKILL
+            await kill(host)
             # Each joiner waits for the relay (the host's port), one line per try.
             for k in (1, 2):
                 await wait_for_text(tmp_path / f"join{k}.stderr", "2nd try")
             assert all(p.process.returncode is None for p in procs[1:])
-            args = cli_argv("resume", "--home", homes[0], "--seed", "99", *common)
-            procs[0] = await start(nursery, "resumed0", args, tmp_path)
+            procs[0] = await resume(nursery, tmp_path, homes[0], "resumed0")
             for proc in procs:
                 await proc.process.wait()
-    statuses = {p.name: p.process.returncode for p in procs}
-    stderr = {p.name: (tmp_path / f"{p.name}.stderr").read_text() for p in procs}
-    assert all(code == 0 for code in statuses.values()), (statuses, stderr)
+    stderr = exited_cleanly(procs, tmp_path)
     for k in (1, 2):
         lines = [line for line in stderr[f"join{k}"].splitlines() if "waiting for seat" in line]
         assert lines and all("the relay at 127.0.0.1:" in line for line in lines), lines

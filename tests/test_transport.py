@@ -1,7 +1,8 @@
 from __future__ import annotations
 
 import logging
-from contextlib import AbstractAsyncContextManager, suppress
+from collections.abc import AsyncIterator
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, suppress
 from functools import partial
 
 import pytest
@@ -516,6 +517,19 @@ async def test_an_oversized_payload_is_the_callers_error_and_a_small_queue_is_re
 # ------------------------------------------------------------------ before the handshake
 
 
+@asynccontextmanager
+async def serving_mesh(
+    config: MeshConfig | None = None,
+) -> AsyncIterator[tuple[Mesh, trio.SocketListener]]:
+    """Seat 0's mesh accepting on a loopback listener, for the block."""
+    (listener,) = await open_listeners(1)
+    mesh = Mesh(PLAYERS[0], TABLE, 0, ROSTER, config)
+    async with trio.open_nursery() as nursery:
+        await nursery.start(mesh.serve, [listener])
+        yield mesh, listener
+        nursery.cancel_scope.cancel()
+
+
 def test_a_hello_and_its_proof_fit_the_handshake_cap() -> None:
     us = Handshake(PLAYERS[0], TABLE, 0, ROSTER, peer_seat=None)
     them = Handshake(PLAYERS[3], TABLE, 3, ROSTER, peer_seat=0)
@@ -543,17 +557,13 @@ async def test_a_stranger_announcing_a_big_frame_is_refused_before_the_handshake
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     with trio.fail_after(10), caplog.at_level(logging.WARNING):
-        listeners = await open_listeners(1)
-        mesh = Mesh(PLAYERS[0], TABLE, 0, ROSTER)
-        async with trio.open_nursery() as nursery:
-            await nursery.start(mesh.serve, listeners)
-            async with await trio.testing.open_stream_to_socket_listener(listeners[0]) as s:
+        async with serving_mesh() as (mesh, listener):
+            async with await trio.testing.open_stream_to_socket_listener(listener) as s:
                 await s.send_all((1 << 20).to_bytes(4, "big") + bytes(4096))
                 with suppress(trio.BrokenResourceError):
                     while await s.receive_some():  # our hello, then the end
                         pass
-            nursery.cancel_scope.cancel()
-        assert mesh.peers == frozenset()
+            assert mesh.peers == frozenset()
         assert f"exceeds the limit of {MAX_HELLO_FRAME}" in caplog.text
 
 
@@ -561,30 +571,25 @@ async def test_past_the_cap_of_strangers_new_connections_close_and_an_honest_pee
     """Three silent strangers hold every place of a mesh capped at three; a fourth is closed
     at once (counted); the honest seat, dialling with its usual retries, gets in once the
     strangers' handshake deadline has passed."""
+    config = MeshConfig(max_unproven=3, handshake_timeout=0.5, dial_backoff=0.05)
     with trio.fail_after(20):
-        listeners = await open_listeners(1)
-        config = MeshConfig(max_unproven=3, handshake_timeout=0.5, dial_backoff=0.05)
-        mesh = Mesh(PLAYERS[0], TABLE, 0, ROSTER, config)
-        async with trio.open_nursery() as nursery:
-            await nursery.start(mesh.serve, listeners)
+        async with serving_mesh(config) as (mesh, listener):
             strangers = [
-                await trio.testing.open_stream_to_socket_listener(listeners[0]) for _ in range(3)
+                await trio.testing.open_stream_to_socket_listener(listener) for _ in range(3)
             ]
             while mesh.gate.unproven < 3:
                 await trio.sleep(0.01)
-            extra = await trio.testing.open_stream_to_socket_listener(listeners[0])
+            extra = await trio.testing.open_stream_to_socket_listener(listener)
             assert await extra.receive_some() == b""  # closed unserved: not even a hello
             assert mesh.gate.turned_away == 1
             honest = Mesh(PLAYERS[1], TABLE, 1, ROSTER, config)
-            addresses = {0: address_of(listeners[0])}
             async with trio.open_nursery() as dialler:
-                dialler.start_soon(partial(honest._dial, 0, addresses[0]))
+                dialler.start_soon(partial(honest._dial, 0, address_of(listener)))
                 assert await mesh.receive() == PeerConnected(1, reconnected=False)
                 dialler.cancel_scope.cancel()
             assert mesh.gate.turned_away >= 1
-            for s in strangers + [extra]:
+            for s in [*strangers, extra]:
                 await s.aclose()
-            nursery.cancel_scope.cancel()
 
 
 # ------------------------------------------------------------------ a relay that fails
