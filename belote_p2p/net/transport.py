@@ -25,7 +25,16 @@ a seat), the mesh opens one to every seat that stays unconnected for
 runs it through the same handshake. Direct connections are still tried (the higher seat
 keeps dialling, more slowly, while the link is relayed) and one that succeeds replaces the
 relayed link, as any new connection replaces the old one; what either switch loses in flight
-is the session's sync's to fill, and a frame that arrives twice is a harmless duplicate.
+is the session's sync's to fill, and a frame that arrives twice is a harmless duplicate. A
+relay that is down, full, slow to pair or hangs up is tried again, with backoff, for as long
+as the mesh runs, each failed try said in one line (the table waits for its host's port to
+come back: it is also its relay).
+
+Strangers. Every listener accepts through :mod:`belote_p2p.net.serve` (each connection
+isolated; out of descriptors, accepting only pauses; at most :attr:`MeshConfig.max_unproven`
+connections in their handshake at once), and until a peer proved its seat its frames are
+handshake-sized (:func:`mesh_link`): a stranger costs a few hundred bytes, never a frame of
+:attr:`MeshConfig.max_frame`.
 
 Reconnection. A connection that breaks is dialled again by the higher seat, with backoff,
 for as long as the mesh runs; the lower seat keeps accepting. A new connection passes the
@@ -492,8 +501,10 @@ class Mesh:
         hands them to :meth:`incoming`). ``fallback`` opens relayed links (see the module
         docstring). Signals ``task_status`` once every other peer is authenticated, then
         runs until cancelled or :meth:`close`. Without a fallback, until a lower seat was
-        first connected, a failed dial or handshake with it is raised; later ones are
-        retried. A bad incoming connection is only refused.
+        first connected, a failed dial or handshake with it is raised (after
+        :attr:`MeshConfig.dial_attempts` when it refused us or closed before a word);
+        later ones are retried. With one, nothing is raised: a relay that fails is tried
+        again for as long as the mesh runs. A bad incoming connection is only refused.
         """
         try:
             async with trio.open_nursery() as nursery:
@@ -545,10 +556,8 @@ class Mesh:
         ticket = self.gate.enter()
         if self._nursery is not None:
             self._nursery.start_soon(self._attach_incoming, link, ticket)
-        elif ticket is not None:
-            self._handed.append((link, ticket))
         else:
-            self._handed.append((link, None))  # closed as soon as run starts (or ends)
+            self._handed.append((link, ticket))  # no ticket: closed as soon as run starts
 
     async def serve(
         self,
