@@ -29,6 +29,7 @@ from belote_p2p.protocol.identity import Identity
 from belote_p2p.protocol.relay import (
     MAX_CONTROL_FRAME,
     Close,
+    RelayError,
     RelayLimits,
     RelayPhase,
     RelayServer,
@@ -113,6 +114,9 @@ async def open_relay_link(
     except (ConnectionClosed, FrameTooLarge) as exc:
         await trio.aclose_forcefully(link)
         raise ConnectionClosed(f"the relay at {shown}: {exc}") from None
+    except RelayError as exc:
+        await trio.aclose_forcefully(link)
+        raise RelayError(f"the relay at {shown}: {exc}") from None
     except BaseException:
         await trio.aclose_forcefully(link)
         raise
