@@ -174,14 +174,14 @@ async def test_a_peer_that_stops_reading_slows_nobody_else(
     real_mesh = peer_module.Mesh
 
     class DeafMesh(real_mesh):  # type: ignore[misc, valid-type]
-        async def attach(self, link: Any, *, peer_seat: int | None) -> None:
+        async def attach(self, link: Any, *, peer_seat: int | None, **kw: Any) -> None:
             stream = getattr(link, "stream", None)
             if self.seat in (0, 3) and isinstance(stream, trio.SocketStream):
                 stream.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
                 stream.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
             if self.seat == 3 and peer_seat == 0:
                 link = DeafLink(link)
-            await super().attach(link, peer_seat=peer_seat)
+            await super().attach(link, peer_seat=peer_seat, **kw)
 
         def broadcast(self, payload: bytes) -> frozenset[int]:
             if self.seat == 3:

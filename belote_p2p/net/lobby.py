@@ -70,6 +70,7 @@ from belote_p2p.protocol.table import MAX_NAME, Seat, TableDefinition
 from belote_p2p.protocol.wire import KEY_SIZE, SEATS, TABLE_ID_SIZE, FrameTooLarge, decode, encode
 
 from .address import format_address, is_loopback, parse_address
+from .serve import Gate, accept_loop
 from .transport import ConnectionClosed, FramedStream
 
 logger = logging.getLogger(__name__)
@@ -799,12 +800,9 @@ async def _accept_loop(
     nursery: trio.Nursery,
     handle: Callable[[trio.abc.Stream], Awaitable[None]],
 ) -> None:
-    while True:
-        try:
-            stream = await listener.accept()
-        except trio.ClosedResourceError:
-            return
-        nursery.start_soon(handle, stream)
+    """Until ``listener`` is closed (:func:`~.serve.accept_loop`: a joiner counts among
+    the unproven while its handler runs; the seated ones are only as many as the seats)."""
+    await accept_loop(listener, lambda stream, _ticket: handle(stream), nursery, Gate("lobby"))
 
 
 async def _send_quietly(conn: FramedStream, payload: bytes) -> None:
