@@ -249,6 +249,6 @@ async def test_every_listener_outlives_garbage_and_still_serves(what: list[Attac
             await honest_relay_pair(addresses[1])
             await honest_relay_pair(addresses[3])  # the host's port is a relay too
             await honest_mesh_handshake(addresses[3])  # and the host's mesh
-            answer = await join_table(*addresses[2], "joiner", ids[1].public_key_bytes, 0)
+            answer = await join_table(*addresses[2], "joiner", ids[1], 0)
             assert answer.seat == 1 and answer.definition.seats[1].name == "joiner"
             nursery.cancel_scope.cancel()
