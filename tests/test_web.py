@@ -21,12 +21,12 @@ from helpers import dealt, make_table, random_deck
 
 from belote_p2p.app.home import Home
 from belote_p2p.app.rematch import asker
-from belote_p2p.app.seat import SeatOptions
+from belote_p2p.app.seat import SeatOptions, web_player
 from belote_p2p.app.tui import TableView, display_hand
 from belote_p2p.app.web.cardsvg import card_label, card_svg, image
 from belote_p2p.app.web.lobby import WebLobby
 from belote_p2p.app.web.options import WebOptions
-from belote_p2p.app.web.seat import offer_rematch, page_opened, web_player
+from belote_p2p.app.web.seat import offer_rematch, page_opened
 from belote_p2p.app.web.server import WebError, WebServer
 from belote_p2p.app.web.table import WebPlayer, WebTable
 from belote_p2p.app.web.viewmodel import action_code

@@ -23,6 +23,12 @@ def dashed(values: tuple[int, ...]) -> str:
     return "-".join(str(v) for v in values)
 
 
+def winner_first(scores: Sequence[int], winner: int) -> str:
+    """A result's score, the winner's first, then the other sides in order: ``638-302``."""
+    order = [winner, *(t for t in range(len(scores)) if t != winner)]
+    return "-".join(str(scores[t]) for t in order)
+
+
 def contract_text(record: RoundRecord, who: str) -> str:
     """``Bob takes ♥ (turned J♥)``, ``Bob chooses ♠ (turned J♥)``, ``Bob bids 90 ♥,
     coinched``, ``who`` being the taker's name (``You take``, ``You bid`` for ``You``);
@@ -110,8 +116,9 @@ def format_sheet(state: State, names: Sequence[str] | None = None) -> str:
     if state.winner is not None:
         if has_teams:
             verb = "win" if names else "wins"
-            lines.append(f"{sides[state.winner]} {verb} {dashed(state.scores)}")
+            lines.append(f"{sides[state.winner]} {verb} {winner_first(state.scores, state.winner)}")
         else:
             who = names[state.winner] if names else f"Seat {state.winner}"
-            lines.append(f"{who} {'win' if who == 'You' else 'wins'} {dashed(state.scores)}")
+            won = winner_first(state.scores, state.winner)
+            lines.append(f"{who} {'win' if who == 'You' else 'wins'} {won}")
     return "\n".join(lines)

@@ -18,8 +18,9 @@ import socket
 import sqlite3
 import sys
 from collections.abc import Awaitable, Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import trio
 
@@ -41,6 +42,9 @@ from .output import Printer, TimingLog, both, print_roster, result_line
 from .profile import ImportStatus, ProfileError, level_for_xp, open_db, record_game
 from .tui import Control, TableView, TerminalUI, TuiPlayer, detach_output
 from .web.options import WebOptions
+
+if TYPE_CHECKING:
+    from .web.table import WebTable
 
 
 @dataclass(frozen=True)
@@ -241,10 +245,8 @@ async def play_seat(
     ``host_address`` where we reached the host's port (the mesh dials seat 0 there);
     ``control`` resigns or chats for a user interface other than the terminal's."""
     if player is None and options.web is not None:
-        from .web.seat import play_in_browser  # the web server loads only when asked for
-
         return await play_in_browser(
-            play_seat, definition, seat, identity, listeners, options, options.web,
+            definition, seat, identity, listeners, options, options.web,
             transcript=transcript, proposal=proposal, relay=relay, on_mesh=on_mesh,
             host_address=host_address,
         )  # fmt: skip
@@ -320,6 +322,50 @@ async def play_seat(
     if options.machine_output:
         say(result_line(result, definition, xp=xp))
     return result
+
+
+async def play_in_browser(
+    definition: TableDefinition,
+    seat: int,
+    identity: Identity,
+    listeners: Sequence[trio.SocketListener],
+    options: SeatOptions,
+    web: WebOptions,
+    *,
+    transcript: Path | None,
+    proposal: bytes | None,
+    relay: tuple[str, int] | None,
+    on_mesh: Callable[[Mesh], None] | None,
+    host_address: tuple[str, int] | None,
+) -> PeerResult:
+    """:func:`play_seat` with the seat rendered in the browser (:mod:`.web.seat`)."""
+    from .web.seat import outcome_text, web_seat  # the web server loads only when asked for
+
+    control = PeerControl()
+    deadlines = options.peer_config(seat).decision_deadline
+    rematch = options.offers_rematch(True)
+    async with web_seat(
+        definition, seat, web, decision_deadline=deadlines, rematch=rematch
+    ) as table:
+        table.send_chat = control.chat
+        result = await play_seat(
+            definition, seat, identity, web_player(table, options), listeners,
+            replace(options, web=None), transcript=transcript, proposal=proposal,
+            watch=(table.on_event, table.on_status), relay=relay, on_mesh=on_mesh,
+            host_address=host_address, control=control,
+        )  # fmt: skip
+        table.game_over(outcome_text(result, definition.rules.seats))
+    return result
+
+
+def web_player(table: WebTable, options: SeatOptions) -> Player:
+    """The person in the browser, with the terminal's stand-in for a turn whose time runs
+    out (``--autoplay``)."""
+    from .web.table import WebPlayer
+
+    return options.with_standin(
+        WebPlayer(table, turn_seconds=options.person_deadline), table.autoplayed
+    )
 
 
 def player_name(args: argparse.Namespace, home: Home) -> str:

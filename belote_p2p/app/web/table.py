@@ -30,7 +30,7 @@ from belote_p2p.net.peer import PeerStatus
 from belote_p2p.players.player import Resigned
 from belote_p2p.protocol.events import ActionTaken, ChatMessage, Event, RoundAudited
 
-from ..tui import TableView
+from ..seatview import SeatView
 from ..wording import action_text
 from .viewmodel import JSON, legal_by_code, table_model
 
@@ -74,12 +74,12 @@ class ChatLine:
 
 
 class WebTable:
-    """A :class:`TableView` with what the page adds: the decision owed, the seats'
+    """A :class:`SeatView` with what the page adds: the decision owed, the seats'
     deadlines and connections, the last round's record, a short log, chat and hooks."""
 
     def __init__(
         self,
-        view: TableView,
+        view: SeatView,
         hub: Hub | None = None,
         *,
         config_deadline: Callable[[int], float] | None = None,
@@ -96,7 +96,6 @@ class WebTable:
         self.record: RoundRecord | None = None
         self.last_summary: tuple[str, ...] = ()
         """The last round's summary lines, kept through the next round."""
-        self.disconnected: frozenset[int] = frozenset()
         self.log: deque[str] = deque(maxlen=LOG_LINES)
         self.chat: deque[ChatLine] = deque(maxlen=CHAT_LINES)
         self.resign_asked = False
@@ -138,19 +137,19 @@ class WebTable:
         self.hub.bump()
 
     def on_status(self, status: PeerStatus) -> None:
-        """The peer's ``on_status``: deadlines (ours included) and lost connections."""
-        now = self.clock()
-        changed = status.disconnected != self.disconnected
-        self.disconnected = status.disconnected
-        for wait in status.waiting_for:
-            if not wait.decision or wait.seat != self.view.to_act:
-                continue
-            left = wait.deadline_in if wait.deadline_in > 0 else wait.abandon_in
-            before = self.view.deadline
-            self.view.set_deadline(wait.seat, now + left)
-            if before is None or before[0] != wait.seat or abs(before[1] - (now + left)) > 1.0:
-                changed = True
-        if changed:
+        """The peer's ``on_status``: deadlines (ours included), late seats and lost links
+        (:meth:`~belote_p2p.app.seatview.SeatView.apply_status`)."""
+        view = self.view
+        before = (view.deadline, view.late, view.disconnected)
+        notices = view.apply_status(status, self.clock())
+        self.log.extend(n.text for n in notices)
+        deadline, late, disconnected = before
+        if (
+            notices
+            or disconnected != view.disconnected
+            or _moved(deadline, view.deadline)
+            or _moved(late, view.late)
+        ):
             self.hub.bump()
 
     def add_chat(self, seat: int, text: str) -> None:
@@ -207,6 +206,7 @@ class WebTable:
     def resign(self) -> None:
         """The person resigns: now if a decision is owed, else at the next one."""
         self.resign_asked = True
+        self.view.resign()
         if self.pending is not None:
             with contextlib.suppress(trio.WouldBlock):
                 self.pending.send.send_nowait(None)
@@ -221,7 +221,6 @@ class WebTable:
             now=self.clock(),
             decision=pending.number if pending is not None else None,
             record=self.record,
-            disconnected=self.disconnected,
             log=list(self.log),
         )
         model["table_id"] = self.table_id
@@ -265,6 +264,13 @@ class WebTable:
             await self.rematch()
             return None
         return f"Unknown message {kind!r}."
+
+
+def _moved(before: tuple[int, float] | None, after: tuple[int, float] | None) -> bool:
+    """A deadline changed seat, or by more than a second (the page ticks the rest)."""
+    if before is None or after is None:
+        return before != after
+    return before[0] != after[0] or abs(before[1] - after[1]) > 1.0
 
 
 class WebPlayer:
