@@ -248,7 +248,7 @@ class SeatView:
         self.sheet: str | None = None
         self.ended: str | None = None
         self.deadline: tuple[int, float] | None = None
-        """``(seat, time.monotonic() instant)`` of the turn's deadline, if one is known."""
+        """``(seat, clock() instant)`` of the turn's deadline, if one is known."""
         self.late: tuple[int, float] | None = None
         """``(seat, instant)`` by which a seat past its deadline is signed gone."""
         self.disconnected: frozenset[int] = frozenset()
@@ -369,7 +369,7 @@ class SeatView:
             self.late = None
 
     def set_deadline(self, seat: int, deadline: float | None) -> None:
-        """The ``time.monotonic()`` instant by which ``seat`` must act (None: unknown)."""
+        """The ``clock()`` instant by which ``seat`` must act (None: unknown)."""
         self.deadline = None if deadline is None else (seat, deadline)
         if self.late is not None and self.late[0] == seat:
             self.late = None
@@ -571,13 +571,13 @@ class SeatView:
     def seconds_left(self, now: float | None = None) -> int | None:
         if self.deadline is None or self.deadline[0] != self.to_act:
             return None
-        now = time.monotonic() if now is None else now
+        now = self.clock() if now is None else now
         return max(0, round(self.deadline[1] - now))
 
     def seconds_to_sign_out(self, now: float | None = None) -> int | None:
         if self.late is None or self.late[0] != self.to_act:
             return None
-        now = time.monotonic() if now is None else now
+        now = self.clock() if now is None else now
         return max(0, round(self.late[1] - now))
 
     def my_turn(self) -> bool:
