@@ -137,8 +137,10 @@ def test_a_person_plays_a_whole_game_at_80x24(tmp_path: Path) -> None:
             if plays == 0:
                 # The trick ends with the others' cards: it stays on show, and who won it.
                 shown = term.wait(
-                    lambda t: re.search(r"Trick \d of 8 won by \w+ \(\d+\)", t) is not None
-                    or "Enter: the table" in t,
+                    lambda t: (
+                        re.search(r"Trick \d of 8 won by \w+ \(\d+\)", t) is not None
+                        or "Enter: the table" in t
+                    ),
                     "the completed trick",
                 )
                 if "Enter: the table" not in shown:

@@ -499,3 +499,15 @@ async def test_the_browser_is_given_a_private_file_not_the_token(
         assert link.stat().st_mode & 0o077 == 0 and link.parent.stat().st_mode & 0o077 == 0
     assert not link.exists()
     assert f"Table page: {server.url}" in capsys.readouterr().out
+
+
+def test_the_page_token_is_the_homes_own_and_stays_across_starts(tmp_path: Path) -> None:
+    """A tab left open reconnects after a resume: the token is kept in the home (0600)."""
+    home = Home.at(tmp_path / "home")
+    token = home.web_token()
+    assert len(token) >= 32 and home.web_token() == token
+    assert home.web_token_file.stat().st_mode & 0o777 == 0o600
+    home.web_token_file.chmod(0o644)
+    assert home.web_token() == token and home.web_token_file.stat().st_mode & 0o777 == 0o600
+    assert WebServer(token=token).url.endswith(f"token={token}")
+    assert Home.at(tmp_path / "other").web_token() != token

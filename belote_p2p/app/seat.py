@@ -40,6 +40,7 @@ from belote_p2p.protocol.table import MAX_NAME, TableDefinition
 from .home import Home
 from .output import Printer, TimingLog, both, print_roster, result_line
 from .profile import ImportStatus, ProfileError, level_for_xp, open_db, record_game
+from .seatview import SIGNED_OUT
 from .tui import Control, TableView, TerminalUI, TuiPlayer, detach_output
 from .web.options import WebOptions
 
@@ -309,6 +310,8 @@ async def play_seat(
             say("You left before the game began.")
         elif result.resigned:
             say("You resigned: the game ends, abandoned by your seat.")
+        elif result.abandoned == result.seat:
+            say(SIGNED_OUT)
         elif result.error:
             say(f"The game stopped: {result.error}")
         say(f"Transcript: {result.transcript}")
@@ -396,9 +399,10 @@ def exit_status(result: PeerResult) -> int:
 
 
 def seat_options(args: argparse.Namespace, home: Home | None = None) -> SeatOptions:
+    home = home or Home.at(args.home)
     return SeatOptions(
-        name=player_name(args, home or Home.at(args.home)),
-        home=home or Home.at(args.home),
+        name=player_name(args, home),
+        home=home,
         bot=args.bot,
         seed=args.seed,
         bind=args.bind,
@@ -411,7 +415,9 @@ def seat_options(args: argparse.Namespace, home: Home | None = None) -> SeatOpti
         autoplay=None if args.autoplay == "none" else args.autoplay,
         json=args.json,
         rematch=getattr(args, "rematch", None),
-        web=WebOptions(port=args.web_port, open_browser=args.browser) if args.web else None,
+        web=WebOptions(port=args.web_port, open_browser=args.browser, token=home.web_token())
+        if args.web
+        else None,
         listen=args.listen,
         relay=args.relay,
     )

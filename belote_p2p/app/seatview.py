@@ -125,15 +125,14 @@ def card_numbers(o: Observation) -> dict[Card, int]:
 
 
 def legal_text(o: Observation) -> str:
-    """What the seat may do now, in the words it would type (letters, not symbols)."""
+    """What the seat may do now, cards as the frame shows them (``J♥``: one wording per
+    screen; a plain log turns the symbols into letters) and bids as they are typed."""
     if not o.legal:
         return "It is not your turn."
     if o.phase is Phase.PLAY:
         numbers = card_numbers(o)
         cards = ", ".join(
-            f"{numbers[c]} {card_text(c, symbols=False)}"
-            for c in display_hand(o.hand, o.trump)
-            if c in o.legal
+            f"{numbers[c]} {card_text(c)}" for c in display_hand(o.hand, o.trump) if c in o.legal
         )
         return f"Legal now: {cards}."
     return f"Legal now: {bid_options(o)}."
@@ -147,7 +146,7 @@ def bid_options(o: Observation, *, short: bool = False) -> str:
     if BidKind.PASS in kinds:
         parts.append("pass")
     if BidKind.TAKE in kinds and o.turned is not None:
-        parts.append(f"take (the {card_text(o.turned, symbols=False)})")
+        parts.append(f"take (the {card_text(o.turned)})")
     chosen = [b.trump for b in bids if b.kind is BidKind.CHOOSE]
     if chosen:
         parts.append("a suit: " + " ".join(SUIT_LETTERS[s] for s in chosen))
@@ -203,6 +202,14 @@ class Notice:
 
     text: str
     notable: bool = False
+
+
+SIGNED_OUT = (
+    "The game ended without you: the others signed your seat out (it was silent past its "
+    "grace). Your transcript keeps the game up to there."
+)
+"""What a seat is told when the game was abandoned by its seat without its asking (its link
+was down, or its terminal, too long)."""
 
 
 POSITIONS = {
@@ -405,10 +412,7 @@ class SeatView:
             elif self.resigned:
                 self.ended = "You resigned: the game is abandoned by your seat."
             else:
-                self.ended = (
-                    "The game ended without you: the others signed your seat out "
-                    "(it was silent past its grace)."
-                )
+                self.ended = SIGNED_OUT
             self.to_act = -1
             self.legal = ()
             return self._say(self.ended)

@@ -245,7 +245,7 @@ def parse_input(text: str, observation: Observation) -> Action | Command:
 
 
 def _playable(card: Card, text: str, o: Observation, legal: str) -> Card:
-    name = card_text(card, symbols=False)
+    name = card_text(card)
     if card not in o.hand:
         raise InputError(text, f"You do not hold {name}.", legal)
     if card not in o.legal:
@@ -397,7 +397,14 @@ class TableView(SeatView):
         if b.pot:
             extra.append(f"Litige pot: {b.pot} points for the next round's winner.")
         if b.declared:
-            extra.append("Announced: " + " · ".join(b.declared))
+            # One announcement is never cut: each says whether it scored, at its end.
+            line_text = "Announced:"
+            for said in b.declared:
+                if len(line_text) + 3 + len(said) > width - 4 and line_text != "Announced:":
+                    extra.append(line_text)
+                    line_text = " "
+                line_text += (" " if line_text in ("Announced:", " ") else " · ") + said
+            extra.append(line_text)
         if b.audit:
             extra.append(b.audit)
         last = b.last_trick

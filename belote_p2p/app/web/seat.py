@@ -21,7 +21,7 @@ import trio
 from belote_p2p.net.peer import PeerResult
 from belote_p2p.protocol.table import TableDefinition
 
-from ..seatview import SeatView
+from ..seatview import SIGNED_OUT, SeatView
 from .options import RematchVote, WebOptions
 from .server import WebServer
 from .table import WebTable
@@ -55,7 +55,7 @@ async def serving(options: WebOptions) -> AsyncIterator[WebServer]:
     if options.server is not None:
         yield options.server
         return
-    server = WebServer(port=options.port)
+    server = WebServer(port=options.port, token=options.token)
     server.check_port()  # a taken port is a plain error, before any task starts
     async with trio.open_nursery() as nursery:
         await nursery.start(server.run)
@@ -118,6 +118,8 @@ def outcome_text(result: PeerResult, seats: int) -> str:
     page."""
     if result.resigned:
         text = "You resigned: the game ends, abandoned by your seat."
+    elif result.abandoned == result.seat:
+        text = SIGNED_OUT
     elif result.error:
         text = f"The game stopped: {result.error}"
     elif result.finished:
