@@ -10,10 +10,12 @@ from collections.abc import Iterator
 
 from helpers import dealt
 
+from belote_p2p.app.display import format_sheet, format_unfinished
 from belote_p2p.app.seatview import WARN_SECONDS, SeatView
 from belote_p2p.app.web.viewmodel import table_model
+from belote_p2p.app.wording import card_text
 from belote_p2p.game.audit import audit_round
-from belote_p2p.game.engine import Bid, BidKind, Phase, State
+from belote_p2p.game.engine import PASS, Bid, BidKind, Phase, State
 from belote_p2p.game.observation import observe
 from belote_p2p.game.rules import rule_set
 from belote_p2p.net.peer import PeerStatus, SeatWait
@@ -195,3 +197,19 @@ def test_a_seat_is_told_whose_link_is_down_and_an_abandonment_without_it() -> No
     resigned.resign()
     resigned.apply(GameAbandoned(0, state))
     assert resigned.ended == "You resigned: the game is abandoned by your seat."
+
+
+def test_an_abandoned_round_is_shown_as_far_as_it_went() -> None:
+    state = dealt(CLASSIC, 3)
+    assert format_sheet(state, NAMES) == "Score sheet: no round was scored."
+    rng = random.Random(3)
+    while not (state.phase is Phase.PLAY and len(state.tricks) == 2 and len(state.trick) == 1):
+        state = state.apply(rng.choice(state.legal_actions()))
+    shown = format_unfinished(state, NAMES)
+    assert shown is not None
+    lines = shown.split("\n")
+    assert lines[0].startswith("Round 1 (not finished), dealer ")
+    assert lines[1].startswith("  bids: ") and lines[2].startswith("  contract: ")
+    assert [line.split(":")[0] for line in lines[3:]] == ["  trick 1", "  trick 2", "  trick 3"]
+    assert lines[-1].endswith(f"leads {card_text(state.trick[0])}")
+    assert format_unfinished(dealt(CLASSIC, 3).apply(PASS), NAMES) is not None

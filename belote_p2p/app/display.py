@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from belote_p2p.game.engine import BidKind, RoundRecord, State
+from belote_p2p.game.engine import BidKind, Phase, RoundRecord, State
 
 from .wording import (
     announcement_text,
@@ -89,6 +89,40 @@ def format_round(record: RoundRecord, names: Sequence[str] | None = None) -> str
     return "\n".join(lines)
 
 
+def format_unfinished(state: State, names: Sequence[str] | None = None) -> str | None:
+    """The round a game stopped in (abandoned, stopped by a fault), as far as it went: its
+    bids, its contract, its tricks and the cards on the table; None if no round was under
+    way (between rounds, or over)."""
+    if state.phase not in (Phase.TAKE_FIRST, Phase.TAKE_SECOND, Phase.AUCTION, Phase.PLAY):
+        return None
+    label = (lambda s: names[s]) if names else (lambda s: f"seat {s}")
+    head = f"Round {state.number + 1} (not finished), dealer {label(state.dealer)}"
+    if state.turned is not None:
+        head += f", turned {card_text(state.turned)}"
+    lines = [head]
+    if state.bids:
+        lines.append("  bids: " + ", ".join(f"{label(s)} {bid_text(b)}" for s, b in state.bids))
+    if state.phase is Phase.PLAY:
+        if state.taker >= 0:
+            taker = label(state.taker)
+            trump = trump_text(state.trump)
+            lines.append(f"  contract: {taker}, trump {trump}")
+        else:
+            lines.append(f"  trump {trump_text(state.trump)} (the last card dealt)")
+        for i, t in enumerate(state.tricks):
+            plays = " ".join(card_text(c) for c in t.cards)
+            lines.append(
+                f"  trick {i + 1}: {label(t.leader)} leads {plays} -> {label(t.winner)} "
+                f"({t.points})"
+            )
+        if state.trick:
+            plays = " ".join(card_text(c) for c in state.trick)
+            lines.append(f"  trick {len(state.tricks) + 1}: {label(state.leader)} leads {plays}")
+    else:
+        lines.append("  the bidding was not over")
+    return "\n".join(lines)
+
+
 def format_sheet(state: State, names: Sequence[str] | None = None) -> str:
     """The score sheet of a game: one line a round, then the result; the teams (or, with
     two or three seats, the players) are named by their players (``Alice & Carol``) when
@@ -102,6 +136,8 @@ def format_sheet(state: State, names: Sequence[str] | None = None) -> str:
             if has_teams
             else [f"seat {s}" for s in range(state.rules.seats)]
         )
+    if not state.history:
+        return "Score sheet: no round was scored."
     w = max(7, *(len(t) for t in sides))
     head = "".join(f"  {side:>{w}}" for side in sides)
     lines = ["Score sheet", f"  {'round':>5}{head}  {'total':>11}"]
