@@ -35,11 +35,13 @@ from belote_p2p.game.audit import audit_round
 from belote_p2p.game.cards import CARDS, Card
 from belote_p2p.game.engine import TAKE, Phase, State, pile_positions
 from belote_p2p.game.observation import observe
+from belote_p2p.game.rules import rule_set
 from belote_p2p.players.player import Resigned
 from belote_p2p.protocol.events import (
     ActionTaken,
     ChatMessage,
     DecisionNeeded,
+    GameOver,
     RoundAudited,
     RoundDealt,
 )
@@ -313,14 +315,24 @@ async def test_the_terminal_stand_in_plays_a_late_turn_and_chat_reaches_the_page
     assert chat[-1] == {"seat": 1, "name": table.view.name(1), "text": "bravo"}
 
 
+NO_REMATCH = "No rematch is offered: the game was not played to its end."
+
+
 async def test_the_rematch_button_answers_the_question_of_another_game() -> None:
     definition, _ = make_table("classic")
     table = WebTable(TableView.from_definition(definition, 0))
     web = WebOptions(open_browser=False)
     offer_rematch(table, web.vote)
     assert not table.model()["rematch_enabled"]  # not before the game is over
-    assert await table.handle({"type": "rematch"}) == "No rematch is offered."
+    assert await table.handle({"type": "rematch"}) == NO_REMATCH
     table.game_over("over")
+    assert not table.model()["rematch_enabled"]  # not after a resignation or abandonment
+    assert await table.handle({"type": "rematch"}) == NO_REMATCH
+    rules = rule_set("classic", target=1)
+    state, rng = dealt(rules, 1), random.Random(1)
+    while not state.is_over:
+        state = state.apply(rng.choice(state.legal_actions()))
+    table.on_event(GameOver(state))
     assert table.model()["rematch_enabled"]
     assert await table.handle({"type": "rematch"}) is None and table.left.is_set()
     ask = asker(True, web)

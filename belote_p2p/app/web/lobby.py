@@ -160,7 +160,7 @@ class WebLobby:
         if kind == "scan":
             return self._start(self._scan)
         if kind == "quit":
-            if self.busy:
+            if self.server.table is not None:
                 return "A game is on: finish it first."
             self.quit.set()
             return None

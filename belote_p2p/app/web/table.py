@@ -28,7 +28,7 @@ from belote_p2p.game.observation import Observation
 from belote_p2p.game.rules import RuleSet
 from belote_p2p.net.peer import PeerStatus
 from belote_p2p.players.player import Resigned
-from belote_p2p.protocol.events import ActionTaken, ChatMessage, Event, RoundAudited
+from belote_p2p.protocol.events import ActionTaken, ChatMessage, Event, GameOver, RoundAudited
 
 from ..seatview import SeatView
 from ..wording import action_text
@@ -99,6 +99,9 @@ class WebTable:
         self.log: deque[str] = deque(maxlen=LOG_LINES)
         self.chat: deque[ChatLine] = deque(maxlen=CHAT_LINES)
         self.resign_asked = False
+        self.played_out = False
+        """The game was played to its end (a rematch is offered only then: not after a
+        resignation or an abandonment)."""
         self.result: str | None = None
         """The line printed when the game is over (experience, transcript), once known."""
         self.finished = trio.Event()
@@ -130,6 +133,8 @@ class WebTable:
                 self.view.set_deadline(nxt, self.clock() + self.config_deadline(nxt))
         if isinstance(event, RoundAudited):
             self.record = event.record
+        if isinstance(event, GameOver):
+            self.played_out = True
         if isinstance(event, ChatMessage):
             self.add_chat(event.seat, event.text)
             self.last_summary = self.view.summary  # the view forgets it at the next deal
@@ -227,7 +232,9 @@ class WebTable:
         model["last_summary"] = list(self.last_summary)
         model["chat"] = [{"seat": c.seat, "name": c.name, "text": c.text} for c in self.chat]
         model["chat_enabled"] = self.send_chat is not None
-        model["rematch_enabled"] = self.rematch is not None and self.finished.is_set()
+        model["rematch_enabled"] = (
+            self.rematch is not None and self.finished.is_set() and self.played_out
+        )
         model["finished"] = self.finished.is_set()
         model["result"] = self.result
         model["resigning"] = self.resign_asked
@@ -259,8 +266,8 @@ class WebTable:
             self.send_chat(text.strip()[:CHAT_LENGTH])
             return None
         if kind == "rematch":
-            if self.rematch is None or not self.finished.is_set():
-                return "No rematch is offered."
+            if self.rematch is None or not self.finished.is_set() or not self.played_out:
+                return "No rematch is offered: the game was not played to its end."
             await self.rematch()
             return None
         return f"Unknown message {kind!r}."

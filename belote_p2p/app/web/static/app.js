@@ -427,7 +427,8 @@ function renderLobby(l) {
   $("#lobby-status").textContent = l.status || "";
   $("#profile-line").textContent = l.profile || "";
   const busy = l.busy;
-  for (const b of ["#host-button", "#join-button", "#scan-button", "#quit-button"]) $(b).disabled = busy;
+  // Quit stays: a step that hangs (a rematch the others never answer) must not trap the page.
+  for (const b of ["#host-button", "#join-button", "#scan-button"]) $(b).disabled = busy;
   $("#lobby").dataset.busy = String(busy);
   fill($("#lan-tables"), ...l.tables.map((ad) => el("li", {},
     el("span", { text: `${ad.name} · ${ad.variant} to ${ad.target} · ${ad.free} free · ${ad.address}` }),
