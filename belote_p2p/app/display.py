@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
-from belote_p2p.game.engine import BidKind, Phase, RoundRecord, State
+from belote_p2p.game.engine import BidKind, Phase, RoundRecord, State, Trick
 
 from .wording import (
     announcement_text,
@@ -46,6 +46,17 @@ def contract_text(record: RoundRecord, who: str) -> str:
     return f"{who} {verb} {trump}{turned}"
 
 
+def trick_lines(tricks: Sequence[Trick], label: Callable[[int], str]) -> list[str]:
+    """``  trick 3: Bob leads 7♥ A♥ 8♥ 9♥ -> Cid (11)``, a line a trick."""
+    lines = []
+    for i, t in enumerate(tricks):
+        plays = " ".join(card_text(c) for c in t.cards)
+        lines.append(
+            f"  trick {i + 1}: {label(t.leader)} leads {plays} -> {label(t.winner)} ({t.points})"
+        )
+    return lines
+
+
 def format_round(record: RoundRecord, names: Sequence[str] | None = None) -> str:
     """A few lines on one round, written as the table writes it (``10♦``): the bidding,
     the contract, announcements, every trick and the score."""
@@ -69,11 +80,7 @@ def format_round(record: RoundRecord, names: Sequence[str] | None = None) -> str
             lines.append(f"  {label(seat)} announces {shown}{scored}")
     for seat, card in record.belote:
         lines.append(f"  {label(seat)}: belote and rebelote ({card_text(card)})")
-    for i, t in enumerate(record.tricks):
-        plays = " ".join(card_text(c) for c in t.cards)
-        lines.append(
-            f"  trick {i + 1}: {label(t.leader)} leads {plays} -> {label(t.winner)} ({t.points})"
-        )
+    lines += trick_lines(record.tricks, label)
     sc = record.score
     if teams:
         team_label = (lambda t: team_name(names, t)) if names else (lambda t: f"team {t}")
@@ -109,12 +116,7 @@ def format_unfinished(state: State, names: Sequence[str] | None = None) -> str |
             lines.append(f"  contract: {taker}, trump {trump}")
         else:
             lines.append(f"  trump {trump_text(state.trump)} (the last card dealt)")
-        for i, t in enumerate(state.tricks):
-            plays = " ".join(card_text(c) for c in t.cards)
-            lines.append(
-                f"  trick {i + 1}: {label(t.leader)} leads {plays} -> {label(t.winner)} "
-                f"({t.points})"
-            )
+        lines += trick_lines(state.tricks, label)
         if state.trick:
             plays = " ".join(card_text(c) for c in state.trick)
             lines.append(f"  trick {len(state.tricks) + 1}: {label(state.leader)} leads {plays}")

@@ -250,7 +250,10 @@ class WebLobby:
     async def _join(self, address: str) -> None:
         from ..join import join_game
 
-        self.status = f"Joining {address}..."
+        self.status = (
+            f"Joining {address}: the host is arranging the seats; the table opens here "
+            "when the game begins."
+        )
         self._changed()
         status = await join_game(self._options(), address)
         await self._after(status)
