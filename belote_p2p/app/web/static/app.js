@@ -57,7 +57,8 @@ function connect() {
       $("#banner").textContent = "The table page is closed: you may close this tab.";
       return;
     }
-    $("#banner").textContent = "Connection to the game lost: reconnecting…";
+    $("#banner").textContent = "This page lost its belote-p2p process: reconnecting… If the command stopped, "
+      + `resume the game (belote-p2p resume --web --web-port ${location.port}): this tab reconnects by itself.`;
     setTimeout(connect, retry);
     retry = Math.min(retry * 2, 5000);
   });
