@@ -265,6 +265,8 @@ def play_game(
             return
         if now["phase"] == "play":
             # A card keeps its number for the round (the README's promise, the terminal's).
+            if numbers.get("round") != now["round"]:
+                numbers = {"round": now["round"]}
             for code, number in now["numbers"].items():
                 assert numbers.setdefault(code, number) == number, (code, numbers, now)
             on_table = [c for c in now["trick"] if c]

@@ -19,6 +19,7 @@ import sqlite3
 import sys
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -141,10 +142,12 @@ async def watch_signals(
     ui: TerminalUI | None,
     say: Callable[[str], None],
     *,
+    stopped: trio.Event | None = None,
     task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Ctrl-C asks whether to resign (a second one resigns); a closed terminal (SIGHUP) or
-    SIGTERM resigns at once. Never a traceback."""
+    SIGTERM resigns at once, and sets ``stopped`` (the page then does not linger after the
+    game: the process is asked to end). Never a traceback."""
     signals = [signal.SIGINT, signal.SIGTERM]
     if hasattr(signal, "SIGHUP"):
         signals.append(signal.SIGHUP)
@@ -161,6 +164,8 @@ async def watch_signals(
                 else:
                     control.resign()
             else:
+                if stopped is not None:
+                    stopped.set()
                 if ui is not None and signum == signal.SIGTERM:
                     ui._resign()
                 elif ui is not None:
@@ -236,6 +241,7 @@ async def play_seat(
     on_mesh: Callable[[Mesh], None] | None = None,
     host_address: tuple[str, int] | None = None,
     control: PeerControl | None = None,
+    stopped: trio.Event | None = None,
 ) -> PeerResult:
     """Play ``seat`` with ``player`` (None: a person, through the terminal table, or the
     browser's with ``options.web``), record the experience, and print the ``RESULT`` line.
@@ -244,7 +250,8 @@ async def play_seat(
     ``relay`` the relay that reaches the seats we cannot connect to directly; ``on_mesh``
     sees the mesh before it runs (the host's port hands it its connections);
     ``host_address`` where we reached the host's port (the mesh dials seat 0 there);
-    ``control`` resigns or chats for a user interface other than the terminal's."""
+    ``control`` resigns or chats for a user interface other than the terminal's; ``stopped``
+    is set when a signal ends the seat (:func:`watch_signals`)."""
     if player is None and options.web is not None:
         return await play_in_browser(
             definition, seat, identity, listeners, options, options.web,
@@ -279,7 +286,7 @@ async def play_seat(
     try:
         with logs:
             async with trio.open_nursery() as nursery:
-                await nursery.start(watch_signals, control, ui, say)
+                await nursery.start(partial(watch_signals, control, ui, say, stopped=stopped))
                 if ui is not None:
                     await nursery.start(ui.run)
                 result = await run_peer(
@@ -355,7 +362,7 @@ async def play_in_browser(
             definition, seat, identity, web_player(table, options), listeners,
             replace(options, web=None), transcript=transcript, proposal=proposal,
             watch=(table.on_event, table.on_status), relay=relay, on_mesh=on_mesh,
-            host_address=host_address, control=control,
+            host_address=host_address, control=control, stopped=table.left,
         )  # fmt: skip
         table.game_over(outcome_text(result, definition.rules.seats))
     return result
