@@ -515,8 +515,9 @@ def test_a_person_resigns_from_the_page(browser: Any, tmp_path: Path) -> None:
         assert "Really" in page.locator("#resign").text_content()
         page.locator("#resign").click()
         page.wait_for_function("() => document.querySelector('#table').dataset.finished === 'true'")
-        assert "You left it" in page.locator("#final").text_content()
+        assert "You resigned: the game is abandoned" in page.locator("#final").text_content()
         assert "You resigned" in page.locator("#result-line").text_content()
+        assert page.locator("#rematch").is_hidden()  # no rematch after a resignation
         page.locator("#leave").click()
         assert host.wait() == 0, host.output
     finally:
