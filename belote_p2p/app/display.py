@@ -46,6 +46,21 @@ def contract_text(record: RoundRecord, who: str) -> str:
     return f"{who} {verb} {trump}{turned}"
 
 
+def _labels(names: Sequence[str] | None) -> Callable[[int], str]:
+    return (lambda s: names[s]) if names else (lambda s: f"seat {s}")
+
+
+def _round_head(r: RoundRecord | State, label: Callable[[int], str], note: str = "") -> list[str]:
+    """``Round 2, dealer Bob, turned J♥`` and the bids' line, if any."""
+    head = f"Round {r.number + 1}{note}, dealer {label(r.dealer)}"
+    if r.turned is not None:
+        head += f", turned {card_text(r.turned)}"
+    lines = [head]
+    if r.bids:
+        lines.append("  bids: " + ", ".join(f"{label(s)} {bid_text(b)}" for s, b in r.bids))
+    return lines
+
+
 def trick_lines(tricks: Sequence[Trick], label: Callable[[int], str]) -> list[str]:
     """``  trick 3: Bob leads 7♥ A♥ 8♥ 9♥ -> Cid (11)``, a line a trick."""
     lines = []
@@ -60,13 +75,8 @@ def trick_lines(tricks: Sequence[Trick], label: Callable[[int], str]) -> list[st
 def format_round(record: RoundRecord, names: Sequence[str] | None = None) -> str:
     """A few lines on one round, written as the table writes it (``10♦``): the bidding,
     the contract, announcements, every trick and the score."""
-    label = (lambda s: names[s]) if names else (lambda s: f"seat {s}")
-    head = f"Round {record.number + 1}, dealer {label(record.dealer)}"
-    if record.turned is not None:
-        head += f", turned {card_text(record.turned)}"
-    lines = [head]
-    if record.bids:
-        lines.append("  bids: " + ", ".join(f"{label(s)} {bid_text(b)}" for s, b in record.bids))
+    label = _labels(names)
+    lines = _round_head(record, label)
     if record.score is None:
         lines.append("  everybody passed: the next dealer deals again")
         return "\n".join(lines)
@@ -102,13 +112,8 @@ def format_unfinished(state: State, names: Sequence[str] | None = None) -> str |
     way (between rounds, or over)."""
     if state.phase not in (Phase.TAKE_FIRST, Phase.TAKE_SECOND, Phase.AUCTION, Phase.PLAY):
         return None
-    label = (lambda s: names[s]) if names else (lambda s: f"seat {s}")
-    head = f"Round {state.number + 1} (not finished), dealer {label(state.dealer)}"
-    if state.turned is not None:
-        head += f", turned {card_text(state.turned)}"
-    lines = [head]
-    if state.bids:
-        lines.append("  bids: " + ", ".join(f"{label(s)} {bid_text(b)}" for s, b in state.bids))
+    label = _labels(names)
+    lines = _round_head(state, label, " (not finished)")
     if state.phase is Phase.PLAY:
         if state.taker >= 0:
             taker = label(state.taker)
