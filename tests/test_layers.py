@@ -7,6 +7,10 @@ Player protocol, arena) -> envs (the PettingZoo environment and the policy bot) 
 choosing a move needs the network; ``envs`` builds on the game and the bot hook, and no
 layer below needs it. The sans-io layers import
 no I/O library, and only the app loads the terminal UI's ``rich``.
+
+Inside the app, a seat's model (``app.seatview``: no ``rich``, no trio) is rendered by the
+terminal (``app.tui``) and the browser (``app.web``); the jobs that play a seat (``app.seat``,
+``host``, ``join``, ``resume``, ``local``) pick a renderer, and nothing imports them back.
 """
 
 from __future__ import annotations
@@ -98,6 +102,29 @@ def test_each_layer_imports_only_from_the_layers_before_it() -> None:
     assert violations() == []
 
 
+APP = PACKAGE / "app"
+JOBS = {f"belote_p2p.app.{m}" for m in ("seat", "host", "join", "resume", "local")}
+RENDERERS = {"belote_p2p.app.tui", "belote_p2p.app.web"}
+
+
+def app_violations() -> list[str]:
+    """The seat's model imports no renderer; no renderer imports a job."""
+    found = []
+    model = APP / "seatview.py"
+    # The web lobby (``belote-p2p web``) is a job of its own: it hosts, joins and resumes.
+    renderers = [APP / "tui.py", *sorted((APP / "web").glob("*.py"))]
+    renderers.remove(APP / "web" / "lobby.py")
+    for path, banned in [(model, RENDERERS | JOBS), *((r, JOBS) for r in renderers)]:
+        for line, module in imported_modules(path):
+            if any(module == b or module.startswith(b + ".") for b in banned):
+                found.append(f"{path.relative_to(PACKAGE)}:{line}: imports {module}")
+    return found
+
+
+def test_the_seat_model_is_rendered_and_nothing_imports_the_jobs_back() -> None:
+    assert app_violations() == []
+
+
 def test_the_check_sees_a_backward_import(tmp_path: Path) -> None:
     module = tmp_path / "belote_p2p" / "game" / "bad.py"
     module.parent.mkdir(parents=True)
@@ -114,6 +141,8 @@ def test_the_check_sees_a_backward_import(tmp_path: Path) -> None:
         ("belote_p2p", "belote_p2p.protocol"),
         ("belote_p2p.bot", "belote_p2p.net"),
         ("belote_p2p.envs.policy", "numpy"),
+        ("belote_p2p.app.seatview", "rich"),
+        ("belote_p2p.app.seatview", "trio"),
     ],
 )
 def test_importing_a_layer_loads_nothing_above_it(module: str, absent: str) -> None:

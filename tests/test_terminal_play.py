@@ -134,6 +134,17 @@ def test_a_person_plays_a_whole_game_at_80x24(tmp_path: Path) -> None:
             # Alternate the number and the card's name (lower case, 10 for a ten).
             term.send(number if plays % 2 else (rank + "SHDC"["♠♥♦♣".index(suit)]).lower())
             term.wait(answered, "the card taken")
+            if plays == 0:
+                # The trick ends with the others' cards: it stays on show, and who won it.
+                shown = term.wait(
+                    lambda t: (
+                        re.search(r"Trick \d of 8 won by \w+ \(\d+\)", t) is not None
+                        or "Enter: the table" in t
+                    ),
+                    "the completed trick",
+                )
+                if "Enter: the table" not in shown:
+                    inside(shown, " won by ")
             plays += 1
         term.expect_raw(r"Play again, same players and seats, the deal passed on\? \[y/N\] ")
         term.send("n")

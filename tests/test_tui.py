@@ -192,7 +192,7 @@ def test_frame_during_the_bidding_lists_the_bids_and_what_you_may_say() -> None:
     said = " · ".join(f"{NAMES[s]} pass" for s, _ in o.bids)
     assert f"Bids: {said}" in text
     assert o.turned is not None
-    assert f"You may: pass, take (the {o.turned})" in text
+    assert f"You may: pass, take (the {card_text(o.turned)})" in text
     assert "▶ Your turn: take or pass" in text
     plain = view.plain_lines(now=0.0)
     assert f"Turned card: {o.turned} (first turn)." in plain
@@ -342,13 +342,13 @@ def test_an_illegal_card_explains_why_and_what_is_legal() -> None:
     with pytest.raises(InputError) as info:
         parse_input(str(illegal).lower(), o)
     message = str(info.value)
-    assert f"{illegal} cannot be played now." in message
+    assert f"{card_text(illegal)} cannot be played now." in message
     assert re.search(r"You must (follow|play a higher|.*trump)|You have no", message), message
     assert "Legal now: " in message
     numbers = card_numbers(o)
     for c in o.hand:
         if c in o.legal:
-            assert f"{numbers[c]} {card_text(c, symbols=False)}" in message
+            assert f"{numbers[c]} {card_text(c)}" in message
     number = numbers[illegal]
     with pytest.raises(InputError, match="cannot be played now"):
         parse_input(str(number), o)
@@ -360,7 +360,7 @@ def test_wrong_inputs_while_playing() -> None:
     cases = {
         "9": "There is no card 9",
         "0": "There is no card 0",
-        str(not_held): f"You do not hold {not_held}",
+        str(not_held): f"You do not hold {card_text(not_held)}",
         "zz": "'zz' is not a card, a bid or a command",
         "pass": "The bidding is over: play a card.",
         "": "Type a card, a bid or help.",
@@ -385,7 +385,7 @@ def test_classic_bids() -> None:
     }.items():
         with pytest.raises(InputError, match=re.escape(reason)) as info:
             parse_input(text, first_turn)
-        assert f"Legal now: pass, take (the {first_turn.turned})." in str(info.value)
+        assert f"Legal now: pass, take (the {card_text(first_turn.turned)})." in str(info.value)
     second = decision(CLASSIC, lambda o: o.phase is Phase.TAKE_SECOND, lambda s: PASS)
     assert second.turned is not None
     turned_suit = second.turned >> 3

@@ -21,12 +21,12 @@ from helpers import dealt, make_table, random_deck
 
 from belote_p2p.app.home import Home
 from belote_p2p.app.rematch import asker
-from belote_p2p.app.seat import SeatOptions
+from belote_p2p.app.seat import SeatOptions, web_player
 from belote_p2p.app.tui import TableView, display_hand
 from belote_p2p.app.web.cardsvg import card_label, card_svg, image
 from belote_p2p.app.web.lobby import WebLobby
 from belote_p2p.app.web.options import WebOptions
-from belote_p2p.app.web.seat import offer_rematch, page_opened, web_player
+from belote_p2p.app.web.seat import offer_rematch, page_opened
 from belote_p2p.app.web.server import WebError, WebServer
 from belote_p2p.app.web.table import WebPlayer, WebTable
 from belote_p2p.app.web.viewmodel import action_code
@@ -35,11 +35,13 @@ from belote_p2p.game.audit import audit_round
 from belote_p2p.game.cards import CARDS, Card
 from belote_p2p.game.engine import TAKE, Phase, State, pile_positions
 from belote_p2p.game.observation import observe
+from belote_p2p.game.rules import rule_set
 from belote_p2p.players.player import Resigned
 from belote_p2p.protocol.events import (
     ActionTaken,
     ChatMessage,
     DecisionNeeded,
+    GameOver,
     RoundAudited,
     RoundDealt,
 )
@@ -313,14 +315,24 @@ async def test_the_terminal_stand_in_plays_a_late_turn_and_chat_reaches_the_page
     assert chat[-1] == {"seat": 1, "name": table.view.name(1), "text": "bravo"}
 
 
+NO_REMATCH = "No rematch is offered: the game was not played to its end."
+
+
 async def test_the_rematch_button_answers_the_question_of_another_game() -> None:
     definition, _ = make_table("classic")
     table = WebTable(TableView.from_definition(definition, 0))
     web = WebOptions(open_browser=False)
     offer_rematch(table, web.vote)
     assert not table.model()["rematch_enabled"]  # not before the game is over
-    assert await table.handle({"type": "rematch"}) == "No rematch is offered."
+    assert await table.handle({"type": "rematch"}) == NO_REMATCH
     table.game_over("over")
+    assert not table.model()["rematch_enabled"]  # not after a resignation or abandonment
+    assert await table.handle({"type": "rematch"}) == NO_REMATCH
+    rules = rule_set("classic", target=1)
+    state, rng = dealt(rules, 1), random.Random(1)
+    while not state.is_over:
+        state = state.apply(rng.choice(state.legal_actions()))
+    table.on_event(GameOver(state))
     assert table.model()["rematch_enabled"]
     assert await table.handle({"type": "rematch"}) is None and table.left.is_set()
     ask = asker(True, web)
@@ -499,3 +511,15 @@ async def test_the_browser_is_given_a_private_file_not_the_token(
         assert link.stat().st_mode & 0o077 == 0 and link.parent.stat().st_mode & 0o077 == 0
     assert not link.exists()
     assert f"Table page: {server.url}" in capsys.readouterr().out
+
+
+def test_the_page_token_is_the_homes_own_and_stays_across_starts(tmp_path: Path) -> None:
+    """A tab left open reconnects after a resume: the token is kept in the home (0600)."""
+    home = Home.at(tmp_path / "home")
+    token = home.web_token()
+    assert len(token) >= 32 and home.web_token() == token
+    assert home.web_token_file.stat().st_mode & 0o777 == 0o600
+    home.web_token_file.chmod(0o644)
+    assert home.web_token() == token and home.web_token_file.stat().st_mode & 0o777 == 0o600
+    assert WebServer(token=token).url.endswith(f"token={token}")
+    assert Home.at(tmp_path / "other").web_token() != token

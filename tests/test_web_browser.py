@@ -5,7 +5,8 @@ and one in three-handed and two-handed.
 Chromium is Debian's (``/usr/bin/chromium``, or ``$BELOTE_CHROMIUM``), driven by
 Playwright's Python API; ``.ci/run`` installs it when it can, and these tests skip, saying
 why, where it is missing. Screenshots of the table (bidding, a trick under way, the round's
-summary, a phone-sized screen) go to ``docs/screenshots/`` (``$BELOTE_SCREENSHOTS``).
+summary, a phone-sized screen) go to a temporary folder, or to ``$BELOTE_SCREENSHOTS``:
+``python docs/screenshots.py`` sets it to regenerate the ones ``docs/screenshots/`` keeps.
 
 Nothing here sleeps: every wait is for a condition of the page or for the process to end.
 """
@@ -25,7 +26,8 @@ from helpers import cli_argv, source_pythonpath
 
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = Path(os.environ.get("BELOTE_CHROMIUM", "/usr/bin/chromium"))
-SCREENSHOTS = Path(os.environ.get("BELOTE_SCREENSHOTS", ROOT / "docs" / "screenshots"))
+SCREENSHOTS: list[Path] = []
+"""Where :func:`shot` writes (set once per session by :func:`screenshots`)."""
 DESKTOP = {"width": 1280, "height": 800}
 PHONE = {"width": 390, "height": 844}
 WAIT_MS = 60_000
@@ -63,6 +65,9 @@ SNAPSHOT = """() => {
   return {
     phase: t.dataset.phase, decision: t.dataset.decision, round: t.dataset.round,
     hand: cards('#hand button.card'), legal: cards('#hand button.card.legal'),
+    numbers: Object.fromEntries(Array.from(document.querySelectorAll('#hand button.card'))
+      .map((b) => [b.dataset.code, b.dataset.number])),
+    current: Number(document.querySelector('#trick').dataset.current || 0),
     trick: Array.from(document.querySelectorAll('#trick .slot')).map((s) => s.dataset.card),
     seats: Array.from(document.querySelectorAll('#felt .seat .name')).map((n) => n.textContent),
     contract: document.querySelector('#contract').textContent,
@@ -72,7 +77,8 @@ SNAPSHOT = """() => {
 }"""
 FITS = """() => {
   const w = window.innerWidth, h = window.innerHeight;
-  const inside = Array.from(document.querySelectorAll('#hand button.card, #bidding button'))
+  const inside = Array.from(document.querySelectorAll(
+      '#hand button.card, #bidding button, #trick .tag, #scores .side'))
     .every((b) => { const r = b.getBoundingClientRect();
                     return r.left >= 0 && r.right <= w + 0.5 && r.top >= -30; });
   return {noScroll: document.documentElement.scrollWidth <= w, inside, tall: h};
@@ -141,9 +147,19 @@ def browser() -> Iterator[Any]:
             chromium.close()
 
 
+@pytest.fixture(scope="session", autouse=True)
+def screenshots(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``$BELOTE_SCREENSHOTS``, else a temporary folder: a test run rewrites no tracked file."""
+    given = os.environ.get("BELOTE_SCREENSHOTS")
+    folder = Path(given) if given else tmp_path_factory.mktemp("screenshots")
+    SCREENSHOTS[:] = [folder]
+    return folder
+
+
 def shot(page: Any, name: str) -> None:
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"))
+    folder = SCREENSHOTS[0]
+    folder.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(folder / f"{name}.png"))
 
 
 def check_fits(page: Any) -> None:
@@ -200,10 +216,40 @@ def check_reload_and_second_tab(page: Any, url: str) -> None:
     other.close()
 
 
-def play_game(page: Any, variant: str, url: str, *, shots: bool = True) -> None:
+TRICK_WON = """(n) => {
+  const t = document.querySelector('#trick');
+  const filled = Array.from(t.querySelectorAll('.slot')).filter((s) => s.dataset.card).length;
+  return t.dataset.won !== '' && filled === n
+    && /won by/.test(document.querySelector('#trick-won').textContent);
+}"""
+TAPPED = "() => document.querySelector('#turn-line').textContent.includes('tap a card')"
+NO_TIMED_HOLD = "() => document.querySelector('#trick').dataset.won !== 'timed'"
+TICKING = """(start) => {
+  const line = document.querySelector('#turn-line');
+  const left = Number(line.dataset.secondsLeft);
+  return line.dataset.secondsLeft !== '' && left < start
+    && line.textContent.includes(`(${left} s left)`)
+    && document.querySelector('#countdown').textContent === `${left} s left`;
+}"""
+WARNED = """() => document.querySelector('#turn-line').classList.contains('warn')
+  && Number(document.querySelector('#turn-line').dataset.secondsLeft) <= 10"""
+
+
+def check_countdown(page: Any) -> None:
+    """The prompt's countdown ticks with the clock and turns red under 10 s."""
+    start = int(page.locator("#turn-line").get_attribute("data-seconds-left"))
+    page.wait_for_function(TICKING, arg=start)
+    page.wait_for_function(WARNED)
+
+
+def play_game(
+    page: Any, variant: str, url: str, *, shots: bool = True, countdown: bool = False
+) -> None:
     coinche = variant == "coinche"
     taken: set[str] = set()
     state: dict[str, Any] = {"bid": False}
+    numbers: dict[str, str] = {}
+    seats = len(page.evaluate(SNAPSHOT)["seats"]) or 4
     turn = 0
     while True:
         page.wait_for_function(DECISION_OR_SUMMARY)
@@ -218,13 +264,25 @@ def play_game(page: Any, variant: str, url: str, *, shots: bool = True) -> None:
         if page.locator("#table").get_attribute("data-finished") == "true":
             return
         if now["phase"] == "play":
+            # A card keeps its number for the round (the README's promise, the terminal's).
+            if numbers.get("round") != now["round"]:
+                numbers = {"round": now["round"]}
+            for code, number in now["numbers"].items():
+                assert numbers.setdefault(code, number) == number, (code, numbers, now)
             on_table = [c for c in now["trick"] if c]
+            if countdown and "countdown" not in taken:
+                taken.add("countdown")
+                check_countdown(page)
             if on_table and "mid-trick" not in taken and shots:
+                page.wait_for_function(NO_TIMED_HOLD)
+                now = page.evaluate(SNAPSHOT)
                 taken.add("mid-trick")
                 check_fits(page)
                 shot(page, f"{variant}-mid-trick")
                 page.set_viewport_size(PHONE)
                 check_fits(page)
+                page.wait_for_function(TAPPED)  # a phone taps its cards, no arrow keys
+                assert "←" not in page.locator("#turn-line").text_content()
                 shot(page, f"{variant}-phone")
                 page.set_viewport_size(DESKTOP)
                 if not coinche:
@@ -239,7 +297,12 @@ def play_game(page: Any, variant: str, url: str, *, shots: bool = True) -> None:
                 assert "cannot be played now" in page.locator("#toast").text_content()
                 assert page.evaluate(SNAPSHOT)["decision"] == now["decision"]
             turn += 1
+            last = now["current"] == seats - 1
             play_card(page, turn)
+            if last and "trick-won" not in taken:
+                # Our card ends the trick: the whole trick stays on show, and who won it.
+                taken.add("trick-won")
+                page.wait_for_function(TRICK_WON, arg=seats)
         else:
             if "bidding" not in taken and shots:
                 taken.add("bidding")
@@ -249,11 +312,20 @@ def play_game(page: Any, variant: str, url: str, *, shots: bool = True) -> None:
         page.wait_for_function(DECISION_GONE, arg=now["decision"])
 
 
+SHEET_FITS = """() => {
+  const s = document.querySelector('#summary .sheet');
+  const r = s.getBoundingClientRect();
+  return {fits: s.scrollWidth <= s.clientWidth + 1 && r.right <= window.innerWidth + 0.5,
+          scroll: s.scrollWidth, client: s.clientWidth, right: r.right};
+}"""
+
+
 @pytest.mark.parametrize("variant", ["classic", "coinche"])
 def test_a_person_plays_a_round_in_the_browser(browser: Any, tmp_path: Path, variant: str) -> None:
     host = Served(
         "host", "--web", "--name", "Alice", "--variant", variant, "--target", 1, "--bots", 3,
         "--port", 0, "--no-beacon", "--home", tmp_path / "home", "--seed", 11,
+        "--person-deadline", 14,
     )  # fmt: skip
     try:
         url = host.page_url()
@@ -263,12 +335,20 @@ def test_a_person_plays_a_round_in_the_browser(browser: Any, tmp_path: Path, var
         page.on("pageerror", lambda exc: errors.append(str(exc)))
         page.goto(url)
         assert "token=" not in page.url  # the cookie holds it from here on
-        play_game(page, variant, url)
+        play_game(page, variant, url, countdown=variant == "classic")
         # Target 1: the first round scored ends the game; its summary stays on screen.
         page.locator("#summary").wait_for(state="visible")
-        assert "Game over" in page.locator("#final").text_content()
+        final = page.locator("#final").text_content()
+        assert "Game over" in final
+        high, low = (int(x) for x in final.rstrip(".").rsplit(" ", 1)[1].split("-"))
+        assert high >= low, final  # a result names the winner first
         assert page.locator("#summary-points td").count() >= 9  # card points, round, game
         shot(page, f"{variant}-round-summary")
+        page.set_viewport_size(PHONE)
+        sheet = page.evaluate(SHEET_FITS)
+        assert sheet["fits"], sheet
+        shot(page, f"{variant}-phone-summary")
+        page.set_viewport_size(DESKTOP)
         page.locator("#leave").click()
         assert host.wait() == 0, host.output
         assert not errors, errors
@@ -435,8 +515,9 @@ def test_a_person_resigns_from_the_page(browser: Any, tmp_path: Path) -> None:
         assert "Really" in page.locator("#resign").text_content()
         page.locator("#resign").click()
         page.wait_for_function("() => document.querySelector('#table').dataset.finished === 'true'")
-        assert "You left it" in page.locator("#final").text_content()
+        assert "You resigned: the game is abandoned" in page.locator("#final").text_content()
         assert "You resigned" in page.locator("#result-line").text_content()
+        assert page.locator("#rematch").is_hidden()  # no rematch after a resignation
         page.locator("#leave").click()
         assert host.wait() == 0, host.output
     finally:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
-from belote_p2p.game.engine import BidKind, RoundRecord, State
+from belote_p2p.game.engine import BidKind, Phase, RoundRecord, State, Trick
 
 from .wording import (
     announcement_text,
@@ -21,6 +21,12 @@ from .wording import (
 def dashed(values: tuple[int, ...]) -> str:
     """``82-80`` (two sides), ``60-52-50`` (three players)."""
     return "-".join(str(v) for v in values)
+
+
+def winner_first(scores: Sequence[int], winner: int) -> str:
+    """A result's score, the winner's first, then the other sides in order: ``638-302``."""
+    order = [winner, *(t for t in range(len(scores)) if t != winner)]
+    return "-".join(str(scores[t]) for t in order)
 
 
 def contract_text(record: RoundRecord, who: str) -> str:
@@ -40,16 +46,37 @@ def contract_text(record: RoundRecord, who: str) -> str:
     return f"{who} {verb} {trump}{turned}"
 
 
+def _labels(names: Sequence[str] | None) -> Callable[[int], str]:
+    return (lambda s: names[s]) if names else (lambda s: f"seat {s}")
+
+
+def _round_head(r: RoundRecord | State, label: Callable[[int], str], note: str = "") -> list[str]:
+    """``Round 2, dealer Bob, turned J♥`` and the bids' line, if any."""
+    head = f"Round {r.number + 1}{note}, dealer {label(r.dealer)}"
+    if r.turned is not None:
+        head += f", turned {card_text(r.turned)}"
+    lines = [head]
+    if r.bids:
+        lines.append("  bids: " + ", ".join(f"{label(s)} {bid_text(b)}" for s, b in r.bids))
+    return lines
+
+
+def trick_lines(tricks: Sequence[Trick], label: Callable[[int], str]) -> list[str]:
+    """``  trick 3: Bob leads 7♥ A♥ 8♥ 9♥ -> Cid (11)``, a line a trick."""
+    lines = []
+    for i, t in enumerate(tricks):
+        plays = " ".join(card_text(c) for c in t.cards)
+        lines.append(
+            f"  trick {i + 1}: {label(t.leader)} leads {plays} -> {label(t.winner)} ({t.points})"
+        )
+    return lines
+
+
 def format_round(record: RoundRecord, names: Sequence[str] | None = None) -> str:
     """A few lines on one round, written as the table writes it (``10♦``): the bidding,
     the contract, announcements, every trick and the score."""
-    label = (lambda s: names[s]) if names else (lambda s: f"seat {s}")
-    head = f"Round {record.number + 1}, dealer {label(record.dealer)}"
-    if record.turned is not None:
-        head += f", turned {card_text(record.turned)}"
-    lines = [head]
-    if record.bids:
-        lines.append("  bids: " + ", ".join(f"{label(s)} {bid_text(b)}" for s, b in record.bids))
+    label = _labels(names)
+    lines = _round_head(record, label)
     if record.score is None:
         lines.append("  everybody passed: the next dealer deals again")
         return "\n".join(lines)
@@ -63,11 +90,7 @@ def format_round(record: RoundRecord, names: Sequence[str] | None = None) -> str
             lines.append(f"  {label(seat)} announces {shown}{scored}")
     for seat, card in record.belote:
         lines.append(f"  {label(seat)}: belote and rebelote ({card_text(card)})")
-    for i, t in enumerate(record.tricks):
-        plays = " ".join(card_text(c) for c in t.cards)
-        lines.append(
-            f"  trick {i + 1}: {label(t.leader)} leads {plays} -> {label(t.winner)} ({t.points})"
-        )
+    lines += trick_lines(record.tricks, label)
     sc = record.score
     if teams:
         team_label = (lambda t: team_name(names, t)) if names else (lambda t: f"team {t}")
@@ -80,6 +103,30 @@ def format_round(record: RoundRecord, names: Sequence[str] | None = None) -> str
     )
     pot = f", litige pot {sc.pending}" if sc.pending else ""
     lines.append(f"  round score {dashed(sc.score)}, game {dashed(record.scores_after)}{pot}")
+    return "\n".join(lines)
+
+
+def format_unfinished(state: State, names: Sequence[str] | None = None) -> str | None:
+    """The round a game stopped in (abandoned, stopped by a fault), as far as it went: its
+    bids, its contract, its tricks and the cards on the table; None if no round was under
+    way (between rounds, or over)."""
+    if state.phase not in (Phase.TAKE_FIRST, Phase.TAKE_SECOND, Phase.AUCTION, Phase.PLAY):
+        return None
+    label = _labels(names)
+    lines = _round_head(state, label, " (not finished)")
+    if state.phase is Phase.PLAY:
+        if state.taker >= 0:
+            taker = label(state.taker)
+            trump = trump_text(state.trump)
+            lines.append(f"  contract: {taker}, trump {trump}")
+        else:
+            lines.append(f"  trump {trump_text(state.trump)} (the last card dealt)")
+        lines += trick_lines(state.tricks, label)
+        if state.trick:
+            plays = " ".join(card_text(c) for c in state.trick)
+            lines.append(f"  trick {len(state.tricks) + 1}: {label(state.leader)} leads {plays}")
+    else:
+        lines.append("  the bidding was not over")
     return "\n".join(lines)
 
 
@@ -96,6 +143,8 @@ def format_sheet(state: State, names: Sequence[str] | None = None) -> str:
             if has_teams
             else [f"seat {s}" for s in range(state.rules.seats)]
         )
+    if not state.history:
+        return "Score sheet: no round was scored."
     w = max(7, *(len(t) for t in sides))
     head = "".join(f"  {side:>{w}}" for side in sides)
     lines = ["Score sheet", f"  {'round':>5}{head}  {'total':>11}"]
@@ -110,8 +159,9 @@ def format_sheet(state: State, names: Sequence[str] | None = None) -> str:
     if state.winner is not None:
         if has_teams:
             verb = "win" if names else "wins"
-            lines.append(f"{sides[state.winner]} {verb} {dashed(state.scores)}")
+            lines.append(f"{sides[state.winner]} {verb} {winner_first(state.scores, state.winner)}")
         else:
             who = names[state.winner] if names else f"Seat {state.winner}"
-            lines.append(f"{who} {'win' if who == 'You' else 'wins'} {dashed(state.scores)}")
+            won = winner_first(state.scores, state.winner)
+            lines.append(f"{who} {'win' if who == 'You' else 'wins'} {won}")
     return "\n".join(lines)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import secrets
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -94,6 +95,29 @@ class Home:
         with contextlib.suppress(OSError):
             self.root.mkdir(parents=True, exist_ok=True)
             (self.root / "name").write_text(name + "\n", encoding="utf-8")
+
+    @property
+    def web_token_file(self) -> Path:
+        return self.root / "web-token"
+
+    def web_token(self) -> str:
+        """The secret of this home's table page (``--web``), the same at every start, so
+        that a tab left open reconnects once the game is resumed. Kept readable by its owner
+        only (mode 0600); a new one is made when there is none (or it cannot be read)."""
+        path = self.web_token_file
+        with contextlib.suppress(OSError, UnicodeDecodeError):
+            token = path.read_text(encoding="ascii").strip()
+            if len(token) >= 32:
+                path.chmod(0o600)
+                return token
+        token = secrets.token_urlsafe(32)
+        with contextlib.suppress(OSError):
+            self.root.mkdir(parents=True, exist_ok=True)
+            path.unlink(missing_ok=True)
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "w", encoding="ascii") as out:
+                out.write(token + "\n")
+        return token
 
     def bot(self, number: int) -> Home:
         """The home of the ``number``-th bot process that ``host --bots`` starts."""

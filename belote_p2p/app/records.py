@@ -19,7 +19,7 @@ from belote_p2p.protocol.transcript import TranscriptError, read_transcript
 from belote_p2p.protocol.verify import Verdict, verify_record, verify_transcript
 
 from .chat import printable
-from .display import format_round, format_sheet
+from .display import format_round, format_sheet, format_unfinished
 from .home import PROFILE_FILE_NAME, Home
 from .profile import (
     LEVEL_CURVE,
@@ -117,6 +117,9 @@ def _replay_command(args: argparse.Namespace) -> int:
         if audited.report.fault is not None:
             f = audited.report.fault
             print(f"  audit: {f.kind.value} by {names[f.seat]} ({f.reason}); round rescored")
+    unfinished = format_unfinished(verdict.state, names)
+    if unfinished is not None:
+        print(unfinished)
     for chat in chats:
         print(f"  {names[chat.seat]} says: {printable(chat.text)}")
     print(format_sheet(verdict.state, names))

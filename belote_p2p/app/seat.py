@@ -18,8 +18,10 @@ import socket
 import sqlite3
 import sys
 from collections.abc import Awaitable, Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import trio
 
@@ -46,8 +48,12 @@ from belote_p2p.protocol.table import MAX_NAME, TableDefinition
 from .home import Home
 from .output import Printer, TimingLog, both, print_roster, result_line
 from .profile import ImportStatus, ProfileError, level_for_xp, open_db, record_game
+from .seatview import SIGNED_OUT
 from .tui import Control, TableView, TerminalUI, TuiPlayer, detach_output
 from .web.options import WebOptions
+
+if TYPE_CHECKING:
+    from .web.table import WebTable
 
 
 @dataclass(frozen=True)
@@ -143,10 +149,12 @@ async def watch_signals(
     ui: TerminalUI | None,
     say: Callable[[str], None],
     *,
+    stopped: trio.Event | None = None,
     task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Ctrl-C asks whether to resign (a second one resigns); a closed terminal (SIGHUP) or
-    SIGTERM resigns at once. Never a traceback."""
+    SIGTERM resigns at once, and sets ``stopped`` (the page then does not linger after the
+    game: the process is asked to end). Never a traceback."""
     signals = [signal.SIGINT, signal.SIGTERM]
     if hasattr(signal, "SIGHUP"):
         signals.append(signal.SIGHUP)
@@ -163,6 +171,8 @@ async def watch_signals(
                 else:
                     control.resign()
             else:
+                if stopped is not None:
+                    stopped.set()
                 if ui is not None and signum == signal.SIGTERM:
                     ui._resign()
                 elif ui is not None:
@@ -238,6 +248,7 @@ async def play_seat(
     on_mesh: Callable[[Mesh], None] | None = None,
     host_address: tuple[str, int] | None = None,
     control: PeerControl | None = None,
+    stopped: trio.Event | None = None,
 ) -> PeerResult:
     """Play ``seat`` with ``player`` (None: a person, through the terminal table, or the
     browser's with ``options.web``), record the experience, and print the ``RESULT`` line.
@@ -246,12 +257,11 @@ async def play_seat(
     ``relay`` the relay that reaches the seats we cannot connect to directly; ``on_mesh``
     sees the mesh before it runs (the host's port hands it its connections);
     ``host_address`` where we reached the host's port (the mesh dials seat 0 there);
-    ``control`` resigns or chats for a user interface other than the terminal's."""
+    ``control`` resigns or chats for a user interface other than the terminal's; ``stopped``
+    is set when a signal ends the seat (:func:`watch_signals`)."""
     if player is None and options.web is not None:
-        from .web.seat import play_in_browser  # the web server loads only when asked for
-
         return await play_in_browser(
-            play_seat, definition, seat, identity, listeners, options, options.web,
+            definition, seat, identity, listeners, options, options.web,
             transcript=transcript, proposal=proposal, relay=relay, on_mesh=on_mesh,
             host_address=host_address,
         )  # fmt: skip
@@ -284,7 +294,7 @@ async def play_seat(
     try:
         with logs:
             async with trio.open_nursery() as nursery:
-                await nursery.start(watch_signals, control, ui, say)
+                await nursery.start(partial(watch_signals, control, ui, say, stopped=stopped))
                 if ui is not None:
                     await nursery.start(ui.run)
                 try:
@@ -322,6 +332,8 @@ async def play_seat(
             say("You left before the game began.")
         elif result.resigned:
             say("You resigned: the game ends, abandoned by your seat.")
+        elif result.abandoned == result.seat:
+            say(SIGNED_OUT)
         elif result.error:
             say(f"The game stopped: {result.error}")
         say(f"Transcript: {result.transcript}")
@@ -339,6 +351,50 @@ async def play_seat(
         counts = None if fallbacks is None else fallbacks.to_json()
         say(result_line(result, definition, xp=xp, fallbacks=counts))
     return result
+
+
+async def play_in_browser(
+    definition: TableDefinition,
+    seat: int,
+    identity: Identity,
+    listeners: Sequence[trio.SocketListener],
+    options: SeatOptions,
+    web: WebOptions,
+    *,
+    transcript: Path | None,
+    proposal: bytes | None,
+    relay: tuple[str, int] | None,
+    on_mesh: Callable[[Mesh], None] | None,
+    host_address: tuple[str, int] | None,
+) -> PeerResult:
+    """:func:`play_seat` with the seat rendered in the browser (:mod:`.web.seat`)."""
+    from .web.seat import outcome_text, web_seat  # the web server loads only when asked for
+
+    control = PeerControl()
+    deadlines = options.peer_config(seat).decision_deadline
+    rematch = options.offers_rematch(True)
+    async with web_seat(
+        definition, seat, web, decision_deadline=deadlines, rematch=rematch
+    ) as table:
+        table.send_chat = control.chat
+        result = await play_seat(
+            definition, seat, identity, web_player(table, options), listeners,
+            replace(options, web=None), transcript=transcript, proposal=proposal,
+            watch=(table.on_event, table.on_status), relay=relay, on_mesh=on_mesh,
+            host_address=host_address, control=control, stopped=table.left,
+        )  # fmt: skip
+        table.game_over(outcome_text(result, definition.rules.seats))
+    return result
+
+
+def web_player(table: WebTable, options: SeatOptions) -> Player:
+    """The person in the browser, with the terminal's stand-in for a turn whose time runs
+    out (``--autoplay``)."""
+    from .web.table import WebPlayer
+
+    return options.with_standin(
+        WebPlayer(table, turn_seconds=options.person_deadline), table.autoplayed
+    )
 
 
 def player_name(args: argparse.Namespace, home: Home) -> str:
@@ -369,9 +425,10 @@ def exit_status(result: PeerResult) -> int:
 
 
 def seat_options(args: argparse.Namespace, home: Home | None = None) -> SeatOptions:
+    home = home or Home.at(args.home)
     return SeatOptions(
-        name=player_name(args, home or Home.at(args.home)),
-        home=home or Home.at(args.home),
+        name=player_name(args, home),
+        home=home,
         bot=args.bot,
         seed=args.seed,
         bind=args.bind,
@@ -384,7 +441,9 @@ def seat_options(args: argparse.Namespace, home: Home | None = None) -> SeatOpti
         autoplay=None if args.autoplay == "none" else args.autoplay,
         json=args.json,
         rematch=getattr(args, "rematch", None),
-        web=WebOptions(port=args.web_port, open_browser=args.browser) if args.web else None,
+        web=WebOptions(port=args.web_port, open_browser=args.browser, token=home.web_token())
+        if args.web
+        else None,
         listen=args.listen,
         relay=args.relay,
     )

@@ -39,7 +39,7 @@ from collections import deque
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from enum import Enum
-from typing import IO, Any, Protocol
+from typing import IO, TYPE_CHECKING, Any, Protocol
 
 import trio
 from rich import box
@@ -49,74 +49,65 @@ from rich.table import Table
 from rich.text import Text
 
 from belote_p2p.errors import BeloteError, LocalProtocolError
-from belote_p2p.game.announcements import Announcement
 from belote_p2p.game.cards import SUIT_LETTERS, SUIT_SYMBOLS, Card
-from belote_p2p.game.engine import (
-    BID_VALUES,
-    Action,
-    Bid,
-    BidKind,
-    Phase,
-    RoundRecord,
-    State,
-    Trick,
-    contract_word,
-    other_belote_card,
-)
-from belote_p2p.game.observation import Observation, observe
+from belote_p2p.game.engine import BID_VALUES, Action, Bid, BidKind, Phase, Trick
+from belote_p2p.game.observation import Observation
 from belote_p2p.game.rules import RuleSet
-from belote_p2p.game.scoring import CAPOT_POINTS, Outcome
-from belote_p2p.game.tables import ALL_TRUMP, NO_TRUMP, STRENGTH, TRUMP_LETTERS, winning_index
-from belote_p2p.net.peer import PeerStatus
+from belote_p2p.game.tables import ALL_TRUMP, NO_TRUMP
 from belote_p2p.players.player import Resigned
 from belote_p2p.protocol.events import (
     ActionTaken,
-    ChatMessage,
     DecisionNeeded,
     Event,
     GameAbandoned,
     GameOver,
-    PeerFault,
     RoundAudited,
     RoundDealt,
-    TableReady,
 )
-from belote_p2p.protocol.identity import fingerprint
-from belote_p2p.protocol.table import TableDefinition
 
-from .chat import ChatLimiter, chat_line, printable
-from .display import format_sheet
-from .roundview import RoundBreakdown, round_breakdown
-from .wording import (
-    SUIT_NAMES,
-    action_text,
-    announcement_text,
-    bid_contract_text,
-    bid_text,
-    card_text,
-    sweep_text,
-    trump_text,
+from .chat import ChatLimiter, chat_line
+from .seatview import (
+    HIDDEN_MARK,
+    LIVE_PHASES,
+    MASTER_MARK,
+    NEWS_LINES,
+    TRICK_HOLD,
+    WARN_SECONDS,
+    Notice,
+    SeatView,
+    bid_options,
+    card_numbers,
+    display_hand,
+    legal_text,
+    play_reason,
 )
+from .wording import SUIT_NAMES, action_text, bid_text, card_text, trump_text
+
+if TYPE_CHECKING:
+    from belote_p2p.net.peer import PeerStatus
+
+__all__ = [
+    "Notice",
+    "SeatView",
+    "TableView",
+    "TerminalUI",
+    "TuiPlayer",
+    "bid_options",
+    "card_numbers",
+    "display_hand",
+    "legal_text",
+    "parse_input",
+]
 
 WIDTH = 80
 """The frame fits an 80x24 terminal: 19 lines, which leaves room for messages and the
 prompt."""
 FRAME_ROWS = 17
 """Rows inside the frame's border."""
-NEWS_LINES = 4
 COMPASS_LINES = 5
-DISPLAY_SUITS = (0, 1, 3, 2)
-"""♠ ♥ ♣ ♦: black and red alternate in the hand."""
 RED = "red"
-MASTER_MARK = "★"
-HIDDEN_MARK = "▪"
-"""Two-handed: a face-down card still lies in this pile."""
-LIVE_PHASES = (Phase.TAKE_FIRST, Phase.TAKE_SECOND, Phase.AUCTION, Phase.PLAY)
-"""Phases of a round being bid or played (the table is drawn, not a summary)."""
 ROUND_HOLD = 8.0
 """Seconds the round screen stays up (unless Enter dismisses it first)."""
-WARN_SECONDS = 10
-"""Seconds left on our turn when the countdown turns red and the bell rings."""
 
 
 def card_style(c: Card) -> str:
@@ -136,38 +127,6 @@ PLAIN_TEXT = str.maketrans(
 def to_plain(text: str) -> str:
     """``text`` for a plain log or a screen reader: suit letters, no marks or arrows."""
     return " ".join(text.translate(PLAIN_TEXT).split())
-
-
-def display_hand(hand: Sequence[Card], trump: int) -> tuple[Card, ...]:
-    """The hand in the order it is shown: by suit (♠ ♥ ♣ ♦), then weakest to strongest
-    under the current trump (plain order before trump is known)."""
-    strength = STRENGTH[trump if trump >= 0 else NO_TRUMP]
-    return tuple(sorted(hand, key=lambda c: (DISPLAY_SUITS.index(c >> 3), strength[c])))
-
-
-def round_hand(o: Observation) -> tuple[Card, ...]:
-    """Every card the seat held when the play began: its hand and what it played since."""
-    played: list[Card] = []
-    for t in o.tricks:
-        played.append(t.cards[(o.seat - t.leader) % o.seats])
-    mine = (o.seat - o.leader) % o.seats
-    if o.trick and mine < len(o.trick):
-        played.append(o.trick[mine])
-    return tuple(o.hand) + tuple(played)
-
-
-def card_numbers(o: Observation) -> dict[Card, int]:
-    """The number of each card of the seat's hand during the play: given once, when the
-    play begins (the whole hand by suit, under the trump), and kept for the round, so that
-    a number typed from memory never plays another card. Two-handed, a card's number is
-    its pile's (1 to 8), which stays the pile's when the card below is turned up."""
-    if o.phase is not Phase.PLAY:
-        return {}
-    piles = o.piles(o.seat)
-    if piles:
-        return {c: i for i, (c, _) in enumerate(piles, 1) if c is not None and c in o.hand}
-    full = display_hand(round_hand(o), o.trump)
-    return {c: i for i, c in enumerate(full, 1) if c in o.hand}
 
 
 # -- input --------------------------------------------------------------------------------
@@ -220,78 +179,6 @@ class InputError(LocalProtocolError, ValueError):
         self.reason = reason
         self.legal = legal
         super().__init__(f"{reason} {legal}".strip())
-
-
-def legal_text(o: Observation) -> str:
-    """What the seat may do now, in the words it would type (letters, not symbols)."""
-    if not o.legal:
-        return "It is not your turn."
-    if o.phase is Phase.PLAY:
-        numbers = card_numbers(o)
-        cards = ", ".join(
-            f"{numbers[c]} {card_text(c, symbols=False)}"
-            for c in display_hand(o.hand, o.trump)
-            if c in o.legal
-        )
-        return f"Legal now: {cards}."
-    return f"Legal now: {bid_options(o)}."
-
-
-def bid_options(o: Observation, *, short: bool = False) -> str:
-    """The bids the seat may make, ``pass`` first (``short``: for the frame's one line)."""
-    bids = [a for a in o.legal if isinstance(a, Bid)]
-    kinds = {b.kind for b in bids}
-    parts: list[str] = []
-    if BidKind.PASS in kinds:
-        parts.append("pass")
-    if BidKind.TAKE in kinds and o.turned is not None:
-        parts.append(f"take (the {card_text(o.turned, symbols=False)})")
-    chosen = [b.trump for b in bids if b.kind is BidKind.CHOOSE]
-    if chosen:
-        parts.append("a suit: " + " ".join(SUIT_LETTERS[s] for s in chosen))
-    for kind in (BidKind.COINCHE, BidKind.SURCOINCHE):
-        if kind in kinds:
-            parts.append(kind.value)
-    values = sorted({b.value for b in bids if b.kind is BidKind.BID})
-    if values:
-        suits = sorted({b.trump for b in bids if b.kind is BidKind.BID})
-        letters = "/".join(TRUMP_LETTERS[t] for t in suits)
-        low = [v for v in values if v < CAPOT_POINTS]
-        named = [contract_word(v) for v in values if v >= CAPOT_POINTS]
-        span = ""
-        if low:
-            span = f"{low[0]}" if len(low) == 1 else f"{low[0]}-{low[-1]}"
-            if not short and len(low) > 1:
-                span += " by tens"
-        what = ", ".join([span, *named] if span else named)
-        example = low[0] if low else named[0]
-        if short:
-            parts.append(f"{what} + {letters} (e.g. {example} {TRUMP_LETTERS[suits[0]]})")
-        else:
-            parts.append(
-                f"a bid {what} with a suit {letters} (e.g. {example} {TRUMP_LETTERS[suits[0]]})"
-            )
-    return ", ".join(parts)
-
-
-def play_reason(o: Observation) -> str:
-    """Why the legal cards are the only ones (from the legal set: always true)."""
-    if not o.trick or o.trump < 0:
-        return ""
-    led = o.trick[0] >> 3
-    legal = [c for c in o.legal if isinstance(c, Card)]
-    trump = o.trump
-
-    def is_trump(c: Card) -> bool:
-        return trump == ALL_TRUMP or c >> 3 == trump
-
-    if legal and all(c >> 3 == led for c in legal):
-        if is_trump(o.trick[0]) and len(legal) < sum(1 for c in o.hand if c >> 3 == led):
-            return f"Trump was led: you must play a higher trump ({SUIT_NAMES[led]})."
-        return f"You must follow {SUIT_NAMES[led]}."
-    if legal and all(is_trump(c) for c in legal) and trump < 4:
-        return f"You have no {SUIT_NAMES[led]}: you must trump ({SUIT_NAMES[trump]})."
-    return ""
 
 
 def parse_input(text: str, observation: Observation) -> Action | Command:
@@ -358,7 +245,7 @@ def parse_input(text: str, observation: Observation) -> Action | Command:
 
 
 def _playable(card: Card, text: str, o: Observation, legal: str) -> Card:
-    name = card_text(card, symbols=False)
+    name = card_text(card)
     if card not in o.hand:
         raise InputError(text, f"You do not hold {name}.", legal)
     if card not in o.legal:
@@ -411,469 +298,12 @@ def help_text(o: Observation | None) -> str:
     return "\n".join(lines)
 
 
-# -- the view -----------------------------------------------------------------------------
+# -- the terminal rendering of the seat view ----------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class Notice:
-    """One fact an event brought: every one goes to a plain log; the ``notable`` ones
-    (contract, announcements, belote, round results, chat) also to the frame's news lines."""
-
-    text: str
-    notable: bool = False
-
-
-class TableView:
-    """What one seat may know of the game, fed events; drawn by :meth:`render`."""
-
-    def __init__(
-        self,
-        seat: int,
-        names: Sequence[str],
-        rules: RuleSet,
-        fingerprints: Sequence[str] | None = None,
-    ) -> None:
-        self.seat = seat
-        self.names = tuple(names)
-        self.rules = rules
-        self.seats = rules.seats
-        self.fingerprints = tuple(fingerprints) if fingerprints else ("",) * self.seats
-        self.ready = False
-        self.number: int | None = None
-        self.dealer = rules.first_dealer
-        self.scores: tuple[int, ...] = (0,) * (2 if rules.has_teams else self.seats)
-        self.pending = 0
-        self.news: deque[str] = deque(maxlen=NEWS_LINES)
-        self.summary: tuple[str, ...] = ()
-        """The last round's summary, shown between rounds (plain lines)."""
-        self.breakdown: RoundBreakdown | None = None
-        """The last round, taken apart (the round screen)."""
-        self.sheet: str | None = None
-        self.ended: str | None = None
-        self.deadline: tuple[int, float] | None = None
-        """``(seat, time.monotonic() instant)`` of the turn's deadline, if one is known."""
-        self.late: tuple[int, float] | None = None
-        """``(seat, instant)`` by which a seat past its deadline is signed gone."""
-        self._reset_round()
-
-    @classmethod
-    def from_definition(cls, definition: TableDefinition, seat: int) -> TableView:
-        return cls(
-            seat,
-            [s.name for s in definition.seats],
-            definition.rules,
-            [fingerprint(s.key) for s in definition.seats],
-        )
-
-    def _reset_round(self) -> None:
-        self.phase: Phase | None = None
-        self.hand: tuple[Card, ...] = ()
-        self.legal: tuple[Action, ...] = ()
-        self.to_act = -1
-        self.turned: Card | None = None
-        self.bids: tuple[tuple[int, Bid], ...] = ()
-        self.trump = -1
-        self.taker = -1
-        self.contract = 0
-        self.multiplier = 1
-        self.leader = -1
-        self.trick: tuple[Card, ...] = ()
-        self.tricks: tuple[Trick, ...] = ()
-        self.tricks_done = 0
-        self.last_trick: Trick | None = None
-        self.declared: tuple[tuple[Announcement, ...] | None, ...] = (None,) * self.seats
-        self.belote: tuple[tuple[int, Card], ...] = ()
-        self.open_deck: tuple[Card | None, ...] = ()
-        """Two-handed: the deck as both players see it (:attr:`Observation.open_deck`)."""
-
-    # -- names ------------------------------------------------------------------------
-
-    def name(self, seat: int) -> str:
-        if seat == self.seat:
-            return "You"
-        return self.names[seat] if 0 <= seat < len(self.names) else f"seat {seat}"
-
-    def seat_names(self) -> tuple[str, ...]:
-        """Every seat's name as this view says it (``You`` for ours)."""
-        return tuple(self.name(s) for s in range(self.seats))
-
-    def does(self, seat: int, verb: str) -> str:
-        """``Bob plays`` / ``You play``: ``verb`` in the third person."""
-        if seat == self.seat:
-            base = verb[:-2] if verb.endswith("es") and verb[-3] in "sx" else verb[:-1]
-            return f"You {'have' if verb == 'has' else base}"
-        return f"{self.name(seat)} {verb}"
-
-    def team_label(self, team: int) -> str:
-        """A team by its players: ``You & Cid``, ``Bob & Dee``."""
-        return f"{self.name(team)} & {self.name(team + 2)}"
-
-    def side_of(self, seat: int) -> int:
-        """The side ``seat`` scores with: its team with four seats, itself otherwise (the
-        index of its entry in :attr:`scores`)."""
-        return seat % 2 if self.rules.has_teams else seat
-
-    def side_label(self, side: int) -> str:
-        """A side by its players: ``You & Cid`` (a team), ``Bob`` (a player)."""
-        return self.team_label(side) if self.rules.has_teams else self.name(side)
-
-    def sides(self) -> tuple[int, ...]:
-        """Every side, ours first, then the others in playing order."""
-        n = len(self.scores)
-        me = self.side_of(self.seat)
-        return tuple((me + i) % n for i in range(n))
-
-    def sides_text(self, values: Sequence[int], sep: str = ", ") -> str:
-        """``You & Cid 120, Bob & Dee 42``: ``values`` (one per side) named, ours first."""
-        return sep.join(f"{self.side_label(t)} {values[t]}" for t in self.sides())
-
-    # -- feeding ----------------------------------------------------------------------
-
-    def observe(self, o: Observation) -> None:
-        """Take everything from an observation of this seat (a decision, or a state)."""
-        self.number = o.number
-        self.dealer = o.dealer
-        self.phase = o.phase
-        self.hand = o.hand
-        self.legal = o.legal
-        self.to_act = o.to_act
-        self.turned = o.turned
-        self.bids = o.bids
-        self.trump = o.trump
-        self.taker = o.taker
-        self.contract = o.contract
-        self.multiplier = o.multiplier
-        self.leader = o.leader
-        self.trick = o.trick
-        self.tricks = o.tricks
-        self.tricks_done = len(o.tricks)
-        if o.tricks:
-            self.last_trick = o.tricks[-1]
-        self.declared = o.declared
-        self.belote = o.belote
-        self.open_deck = o.open_deck
-        self.scores = o.scores
-        self.pending = o.pending
-        if self.deadline is not None and self.deadline[0] != o.to_act:
-            self.deadline = None
-        if self.late is not None and self.late[0] != o.to_act:
-            self.late = None
-
-    def set_deadline(self, seat: int, deadline: float | None) -> None:
-        """The ``time.monotonic()`` instant by which ``seat`` must act (None: unknown)."""
-        self.deadline = None if deadline is None else (seat, deadline)
-        if self.late is not None and self.late[0] == seat:
-            self.late = None
-
-    def set_late(self, seat: int, gone_at: float | None) -> None:
-        """``seat`` is past its deadline and will be signed gone at ``gone_at``."""
-        self.late = None if gone_at is None else (seat, gone_at)
-
-    def apply(self, event: Event) -> list[Notice]:
-        """Take in one session event; the facts it brought, as notices."""
-        if isinstance(event, TableReady):
-            self.ready = True
-            peers = {2: "Both peers", 3: "All three peers"}.get(self.seats, "All four peers")
-            return [Notice(f"{peers} signed the table.")]
-        if isinstance(event, RoundDealt):
-            return self._dealt(event)
-        if isinstance(event, ActionTaken):
-            return self._action(event.seat, event.action, event.state)
-        if isinstance(event, DecisionNeeded):
-            self.observe(event.observation)
-            return []
-        if isinstance(event, RoundAudited):
-            return self._audited(event.record, event.state, event)
-        if isinstance(event, GameOver):
-            return self._over(event.state)
-        if isinstance(event, ChatMessage):
-            return self._say(f"{self.name(event.seat)}: {printable(event.text)}")
-        if isinstance(event, GameAbandoned):
-            self.scores = event.state.scores
-            self.sheet = format_sheet(event.state, self.seat_names())
-            self.ended = f"The game is abandoned: {self.name(event.seat)} left it."
-            self.to_act = -1
-            self.legal = ()
-            return self._say(self.ended)
-        if isinstance(event, PeerFault):
-            who = self.name(event.seat) if 0 <= event.seat < self.seats else "?"
-            self.ended = f"The game stopped: {who} broke the protocol ({event.reason})."
-            self.to_act = -1
-            self.legal = ()
-            return self._say(self.ended)
-        return []
-
-    def _say(self, text: str) -> list[Notice]:
-        self.news.append(text)
-        return [Notice(text, notable=True)]
-
-    def _dealt(self, event: RoundDealt) -> list[Notice]:
-        self._reset_round()
-        self.summary = ()
-        self.observe(observe(event.state, self.seat))
-        text = f"Round {event.number + 1}: {self.does(event.dealer, 'deals')}."
-        if event.turned is not None:
-            text += f" Turned card: {card_text(event.turned)}."
-        elif self.phase is Phase.PLAY:
-            text += f" Trump {trump_text(self.trump)}, the suit of the last card dealt."
-        return [Notice(text)]
-
-    def _action(self, seat: int, action: Action, state: State) -> list[Notice]:
-        who = self.name(seat)
-        notices: list[Notice] = []
-        round_over = state.phase in (Phase.DEAL, Phase.GAME_OVER)
-        record = state.history[-1] if round_over and state.history else None
-        if isinstance(action, Bid):
-            notices.append(Notice(f"{who}: {bid_text(action)}."))
-            if state.phase is Phase.PLAY and self.phase is not Phase.PLAY:
-                notices += self._say(f"Contract: {self._contract_words(state)}.")
-            # A redeal is announced once, by the round's summary.
-        else:
-            before_tricks = self.tricks_done
-            notices.append(Notice(f"{self.does(seat, 'plays')} {card_text(action)}."))
-            declared = record.declared if record else state.declared
-            anns = declared[seat] if seat < len(declared) else None
-            if self.declared[seat] is None and anns:
-                shown = ", ".join(announcement_text(a) for a in anns)
-                notices += self._say(f"{self.does(seat, 'announces')} {shown}.")
-            belote = record.belote if record else state.belote
-            trump = record.trump if record else state.trump
-            if (seat, action) in belote and (seat, action) not in self.belote:
-                notices += self._say(f"{who}: belote!")
-            elif any(s == seat and c == other_belote_card(action) for s, c in belote) and (
-                trump == action >> 3 or trump == ALL_TRUMP
-            ):
-                notices += self._say(f"{who}: rebelote!")
-            tricks = record.tricks if record else state.tricks
-            if len(tricks) > before_tricks:
-                t = tricks[-1]
-                notices.append(Notice(f"{self.does(t.winner, 'wins')} the trick ({t.points})."))
-        if record is not None:
-            # The round is over: keep its last trick on show until the next deal.
-            self.phase = state.phase
-            self.hand = ()
-            self.legal = ()
-            self.to_act = -1
-            self.trick = ()
-            self.tricks = record.tricks
-            if record.tricks:
-                self.last_trick = record.tricks[-1]
-                self.tricks_done = len(record.tricks)
-            self.declared = tuple(record.declared)
-            self.belote = record.belote
-            self.scores = state.scores
-            self.pending = state.pending
-        else:
-            self.observe(observe(state, self.seat))
-        return notices
-
-    def _contract_words(self, state: State | RoundRecord) -> str:
-        trump = trump_text(state.trump)
-        if state.taker < 0:
-            return f"trump {trump}, nobody takes"
-        if state.contract:
-            return bid_contract_text(
-                self.does(state.taker, "bids"), state.contract, trump, state.multiplier, sep=", "
-            )
-        return f"{self.does(state.taker, 'takes')} {trump}"
-
-    def _audited(self, record: RoundRecord, state: State, event: RoundAudited) -> list[Notice]:
-        self.scores = state.scores
-        self.pending = state.pending
-        self.phase = state.phase
-        self.to_act = -1
-        self.legal = ()
-        self.tricks = record.tricks
-        self.summary = tuple(self.round_summary(record))
-        notices = [Notice(line) for line in self.summary]
-        fault = event.report.fault
-        audit = ""
-        if fault is not None:
-            audit = f"Audit: {self.name(fault.seat)} {fault.kind.value}: {fault.reason}."
-            self.summary += (audit,)
-            notices.append(Notice(audit))
-        self.breakdown = round_breakdown(record, self.seat_names(), self.rules.target, audit)
-        self.news.append(self.summary[0])
-        notices[0] = Notice(notices[0].text, notable=True)
-        return notices
-
-    def round_summary(self, record: RoundRecord) -> list[str]:
-        """A few lines on a finished round: contract and outcome, points, score."""
-        head = f"Round {record.number + 1}"
-        sc = record.score
-        if sc is None:
-            return [f"{head}: everybody passed, the next dealer deals again."]
-        extra = sweep_text(sc, self.name, self.side_label)
-        lines = [f"{head}: {self._contract_words(record)} - {sc.outcome.value}{extra}."]
-        points = f"Card points {self.sides_text(sc.card_points)}"
-        if any(sc.announcements):
-            points += f"; announcements {self.sides_text(sc.announcements)}"
-        if any(sc.belote):
-            points += f"; belote {self.sides_text(sc.belote)}"
-        lines.append(points + ".")
-        gained = ", ".join(f"{self.side_label(t)} +{sc.score[t]}" for t in self.sides())
-        game = "-".join(str(record.scores_after[t]) for t in self.sides())
-        lines.append(f"Round score {gained}; game {game}.")
-        if sc.outcome is Outcome.LITIGE:
-            lines.append(
-                f"Litige: the points of {self.team_label(record.taker % 2)} wait in the pot "
-                f"({sc.pending})."
-            )
-        elif sc.pending:
-            lines.append(f"Litige pot: {sc.pending}.")
-        return lines
-
-    def _over(self, state: State) -> list[Notice]:
-        self.scores = state.scores
-        self.sheet = format_sheet(state, self.seat_names())
-        self.to_act = -1
-        self.legal = ()
-        me = self.side_of(self.seat)
-        if state.winner is None:
-            self.ended = "Game over."
-        else:
-            label = self.side_label(state.winner)
-            verb = "win" if self.rules.has_teams or state.winner == me else "wins"
-            won = "You win" if state.winner == me else f"{label} {verb}"
-            score = "-".join(str(state.scores[t]) for t in self.sides())
-            self.ended = f"Game over: {won} {score}."
-        return self._say(self.ended)
-
-    # -- what is shown ----------------------------------------------------------------
-
-    def trick_master(self) -> int | None:
-        """The seat winning the trick on the table, or None."""
-        if not self.trick or self.trump < 0:
-            return None
-        return (self.leader + winning_index(self.trick, self.trump)) % self.seats
-
-    def trick_cards(self) -> dict[int, Card]:
-        return {(self.leader + i) % self.seats: c for i, c in enumerate(self.trick)}
-
-    def seconds_left(self, now: float | None = None) -> int | None:
-        if self.deadline is None or self.deadline[0] != self.to_act:
-            return None
-        now = time.monotonic() if now is None else now
-        return max(0, round(self.deadline[1] - now))
-
-    def seconds_to_sign_out(self, now: float | None = None) -> int | None:
-        if self.late is None or self.late[0] != self.to_act:
-            return None
-        now = time.monotonic() if now is None else now
-        return max(0, round(self.late[1] - now))
-
-    def my_turn(self) -> bool:
-        return self.to_act == self.seat and bool(self.legal)
-
-    def shown_hand(self) -> tuple[Card, ...]:
-        """The hand in the order it is shown."""
-        return display_hand(self.hand, self.trump if self.phase is Phase.PLAY else -1)
-
-    def numbers(self) -> dict[Card, int]:
-        """Each card's number for this round (:func:`card_numbers`); none before the play."""
-        return card_numbers(self.observation())
-
-    def last_trick_text(self, *, symbols: bool = True) -> str:
-        t = self.last_trick
-        if t is None:
-            return "No trick yet."
-        return "Last trick: " + self.trick_text(t, symbols=symbols)
-
-    def piles_text(self, seat: int) -> str:
-        """Two-handed: ``Bob's piles: 1 A♥ and a face-down card, 2 none, ...``."""
-        parts = []
-        for i, (top, hidden) in enumerate(self.observation().piles(seat), 1):
-            card = card_text(top) if top is not None else ""
-            under = "a face-down card" if hidden else ""
-            parts.append(f"{i} " + (" on ".join(p for p in (card, under) if p) or "empty"))
-        whose = "Your" if seat == self.seat else f"{self.name(seat)}'s"
-        return f"{whose} piles: " + ", ".join(parts)
-
-    def trick_text(self, t: Trick, *, symbols: bool = True) -> str:
-        plays = ", ".join(
-            f"{self.name((t.leader + i) % self.seats)} {card_text(c, symbols=symbols)}"
-            for i, c in enumerate(t.cards)
-        )
-        return f"{plays}; {self.name(t.winner)} won it ({t.points})."
-
-    def title(self) -> str:
-        head = f"Belote {self.rules.name} to {self.rules.target}"
-        if self.number is not None:
-            head += f" · round {self.number + 1} · dealer {self.name(self.dealer)}"
-        return head
-
-    def contract_line(self) -> str:
-        if self.phase is None:
-            return "Waiting for the deal." if self.ready else "Waiting for the peers."
-        turned = card_text(self.turned) if self.turned is not None else None
-        if self.phase is Phase.PLAY:
-            if self.taker < 0:
-                return f"Trump {trump_text(self.trump)} (the last card dealt); nobody takes"
-            text = f"Contract: {self._contract_words_now()}"
-            if turned and not self.rules.is_coinche:
-                text += f" (turned {turned})"
-            return text
-        if self.phase is Phase.AUCTION:
-            if self.taker >= 0 and self.contract:
-                return f"Best bid: {self._contract_words_now()}"
-            return "Auction: no bid yet"
-        if self.phase in (Phase.TAKE_FIRST, Phase.TAKE_SECOND):
-            turn = "first" if self.phase is Phase.TAKE_FIRST else "second"
-            return f"Turned card: {turned} ({turn} turn)"
-        return "Round over"
-
-    def _contract_words_now(self) -> str:
-        taker = self.name(self.taker)
-        trump = trump_text(self.trump)
-        if self.contract:
-            return bid_contract_text(taker, self.contract, trump, self.multiplier, factor=True)
-        return f"{taker}, trump {trump}"
-
-    def bids_line(self, width: int) -> str:
-        if not self.rules.has_bidding:
-            return f"No bidding · {HIDDEN_MARK} a face-down card, turned up when its trick ends"
-        if not self.bids:
-            return "Bids: none yet"
-        parts = [f"{self.name(s)} {bid_text(b)}" for s, b in self.bids]
-        text = "Bids: " + " · ".join(parts)
-        while len(text) > width and len(parts) > 1:
-            parts.pop(0)
-            text = "Bids: … " + " · ".join(parts)
-        return text
-
-    def score_line(self) -> str:
-        text = f"{self.sides_text(self.scores, ' · ')} · to {self.rules.target}"
-        if self.pending:
-            text += f" · litige pot {self.pending}"
-        return text
-
-    def turn_line(self, now: float | None = None) -> str:
-        if self.ended:
-            return self.ended
-        left = self.seconds_left(now)
-        clock = "" if left is None else f" ({left} s left)"
-        if self.my_turn():
-            if self.phase is Phase.PLAY:
-                return f"▶ Your turn{clock}: play a card (its number or name, e.g. 3 or 10h)"
-            return f"▶ Your turn{clock}: {self._bid_hint()}"
-        if self.to_act == self.seat and self.phase in LIVE_PHASES:
-            return "▶ Your turn…"
-        if self.to_act >= 0 and self.phase not in (None, Phase.DEAL, Phase.GAME_OVER):
-            gone = self.seconds_to_sign_out(now)
-            if gone is not None:
-                return f"Waiting for {self.name(self.to_act)}: late, signed out in {gone} s"
-            return f"Waiting for {self.name(self.to_act)}{clock}…"
-        return "Waiting for the next deal…" if self.ready else "Waiting for the peers…"
-
-    def _bid_hint(self) -> str:
-        if self.phase is Phase.TAKE_FIRST:
-            return "take or pass"
-        if self.phase is Phase.TAKE_SECOND:
-            suits = [b.trump for b in self.legal if isinstance(b, Bid) and b.kind is BidKind.CHOOSE]
-            return f"name a suit ({' '.join(SUIT_LETTERS[s] for s in suits)}) or pass"
-        return "bid (e.g. 90 H), pass" + (
-            ", coinche" if any(b == Bid(BidKind.COINCHE) for b in self.legal) else ""
-        )
+class TableView(SeatView):
+    """The seat view (:class:`~belote_p2p.app.seatview.SeatView`, the model every table
+    renders) drawn in a terminal: rich frames and plain lines."""
 
     # -- rich ---------------------------------------------------------------------------
 
@@ -891,21 +321,28 @@ class TableView:
         return t
 
     def render(
-        self, width: int = WIDTH, *, now: float | None = None, warn: bool = False
+        self,
+        width: int = WIDTH,
+        *,
+        now: float | None = None,
+        warn: bool | None = None,
+        hold: float = 0.0,
     ) -> RenderableType:
         """The frame: 19 lines of ``width`` columns (at most 80); ``warn``: our time is
-        nearly out (the turn line turns red)."""
+        nearly out (the turn line turns red; None: the view's :meth:`warn`); ``hold``: keep
+        a completed trick on show that long after it was won (:meth:`trick_on_show`)."""
         width = min(width, WIDTH)
         inner = width - 4
         line = self._line
+        warn = self.warn(now) if warn is None else warn
         rows: list[RenderableType] = [
             line(self.score_line(), "bold"),
             line(self.contract_line()),
             line(self.bids_line(inner)),
-            line(self._trick_header(), "dim"),
+            line(self.trick_header(now, hold), "dim"),
         ]
         if self.phase in LIVE_PHASES:
-            rows.append(self._compass(inner))
+            rows.append(self._compass(inner, self.drawn_trick(now, hold)[:2]))
         else:
             area = list(self.summary) or [""]
             area = (area + [""] * COMPASS_LINES)[:COMPASS_LINES]
@@ -960,7 +397,14 @@ class TableView:
         if b.pot:
             extra.append(f"Litige pot: {b.pot} points for the next round's winner.")
         if b.declared:
-            extra.append("Announced: " + " · ".join(b.declared))
+            # One announcement is never cut: each says whether it scored, at its end.
+            line_text = "Announced:"
+            for said in b.declared:
+                if len(line_text) + 3 + len(said) > width - 4 and line_text != "Announced:":
+                    extra.append(line_text)
+                    line_text = " "
+                line_text += (" " if line_text in ("Announced:", " ") else " · ") + said
+            extra.append(line_text)
         if b.audit:
             extra.append(b.audit)
         last = b.last_trick
@@ -1013,21 +457,6 @@ class TableView:
         rows.append(self._line(footer, "bold"))
         return self._panel(rows, width, self.title())
 
-    def _trick_header(self) -> str:
-        if self.phase is not Phase.PLAY:
-            return ""
-        total = self.rules.tricks_per_round
-        number = min(self.tricks_done + 1, total)
-        text = f"Trick {number} of {total}"
-        if self.trick:
-            text += f" · {self.name(self.leader)} led"
-            master = self.trick_master()
-            if master is not None:
-                text += f" · master {self.name(master)} {MASTER_MARK}"
-        elif self.to_act >= 0:
-            text += f" · {self.does(self.to_act, 'leads')}"
-        return text
-
     def _seat_label(self, seat: int) -> Text:
         t = Text()
         if seat == self.to_act:
@@ -1040,23 +469,23 @@ class TableView:
             t.append(" (dealer)", style="dim")
         return t
 
-    def _slot(self, seat: int) -> Text:
-        cards = self.trick_cards()
+    def _slot(self, seat: int, drawn: tuple[dict[int, Card], int | None]) -> Text:
+        cards, master = drawn
         if seat not in cards:
             return Text("·", style="dim")
         c = cards[seat]
-        if seat == self.trick_master():
+        if seat == master:
             t = styled_card(c, "bold reverse")
             t.append(" " + MASTER_MARK, style="bold yellow")
             return t
         return styled_card(c, "bold")
 
-    def _compass(self, inner: int) -> RenderableType:
+    def _compass(self, inner: int, drawn: tuple[dict[int, Card], int | None]) -> RenderableType:
         """The table seen from our seat: four seats about the trick, the next to play on
         our right; three with nobody across; two face to face, each above its piles."""
         s = self.seat
         if self.seats == 2:
-            return self._face_to_face(inner)
+            return self._face_to_face(inner, drawn)
         right = (s + 1) % self.seats
         top = (s + 2) % self.seats if self.seats == 4 else None
         left = (s + self.seats - 1) % self.seats
@@ -1066,22 +495,24 @@ class TableView:
         grid.add_column(width=24, justify="center", no_wrap=True)
         grid.add_column(width=inner - 24 - side, justify="right", no_wrap=True,
                         overflow="ellipsis")  # fmt: skip
-        middle = Text.assemble(self._slot(left), "          ", self._slot(right))
+        middle = Text.assemble(self._slot(left, drawn), "          ", self._slot(right, drawn))
         grid.add_row("", self._seat_label(top) if top is not None else "", "")
-        grid.add_row("", self._slot(top) if top is not None else "", "")
+        grid.add_row("", self._slot(top, drawn) if top is not None else "", "")
         grid.add_row(self._seat_label(left), middle, self._seat_label(right))
-        grid.add_row("", self._slot(s), "")
+        grid.add_row("", self._slot(s, drawn), "")
         grid.add_row("", self._seat_label(s), "")
         return grid
 
-    def _face_to_face(self, inner: int) -> RenderableType:
+    def _face_to_face(
+        self, inner: int, drawn: tuple[dict[int, Card], int | None]
+    ) -> RenderableType:
         """Two-handed: the other player and its piles above the trick, ours below."""
         other = 1 - self.seat
         grid = Table.grid(expand=True, padding=0)
         grid.add_column(width=inner, justify="center", no_wrap=True, overflow="ellipsis")
         grid.add_row(self._seat_label(other))
         grid.add_row(self._piles_rich(other))
-        grid.add_row(Text.assemble(self._slot(other), "   ", self._slot(self.seat)))
+        grid.add_row(Text.assemble(self._slot(other, drawn), "   ", self._slot(self.seat, drawn)))
         grid.add_row(self._piles_rich(self.seat))
         grid.add_row(self._seat_label(self.seat))
         return grid
@@ -1164,22 +595,6 @@ class TableView:
             return out
         return Text(f"You may: {self._bid_options_now()}")
 
-    def _bid_options_now(self) -> str:
-        return bid_options(self.observation(), short=True)
-
-    def observation(self, legal: tuple[Action, ...] | None = None) -> Observation:
-        """What the view knows, as an observation (``legal``: the view's own if None)."""
-        played = 0
-        for c in (*(c for t in self.tricks for c in t.cards), *self.trick):
-            played |= 1 << c
-        return Observation(
-            self.seat, self.rules, self.phase or Phase.DEAL, self.number or 0, self.dealer,
-            self.hand, self.legal if legal is None else legal, self.to_act, self.turned,
-            self.bids, self.trump, self.taker, self.contract, self.multiplier, self.leader,
-            self.trick, self.tricks, played, self.declared, self.belote, (0, 0, 0, 0),
-            (0, 0, 0, 0), self.scores, self.pending, self.open_deck,
-        )  # fmt: skip
-
     # -- plain --------------------------------------------------------------------------
 
     def plain_lines(self, *, now: float | None = None) -> list[str]:
@@ -1198,7 +613,7 @@ class TableView:
         if self.bids and self.phase is not Phase.PLAY:
             lines.append(self.bids_line(10_000).replace(" · ", "; "))
         if self.phase is Phase.PLAY:
-            lines.append(self._trick_header().replace(" · ", ", "))
+            lines.append(self.trick_header(now).replace(" · ", ", "))
             cards = self.trick_cards()
             if cards:
                 played = ", ".join(
@@ -1395,8 +810,6 @@ class TerminalUI:
         self._cleared: tuple[int, int] | None = None
         self._gone = False
         self._escape = ""
-        self._disconnected: frozenset[int] = frozenset()
-        self._overdue: set[int] = set()
 
     # -- output -------------------------------------------------------------------------
 
@@ -1423,15 +836,6 @@ class TerminalUI:
                 self.console.print(text)
         except OSError:
             self._gone = True
-
-    def table_news(self, text: str) -> None:
-        """News of the table (a player late, gone or back): in the frame's news lines
-        (live), else a line."""
-        if self.live:
-            self.view.news.append(text)
-            self.redraw()
-        else:
-            self.say(text)
 
     def say(self, text: str) -> None:
         """A message for the person: under the frame (live), else a line."""
@@ -1482,7 +886,8 @@ class TerminalUI:
         if self.overlay == "help":
             o = self.pending.observation if self.pending else None
             return view.render_text(help_text(o).split("\n"), width, footer)
-        return view.render(width, now=self.clock(), warn=self._warning())
+        hold = TRICK_HOLD if self.live else 0.0
+        return view.render(width, now=self.clock(), warn=self._warning(), hold=hold)
 
     def _warning(self) -> bool:
         p = self.pending
@@ -1567,31 +972,14 @@ class TerminalUI:
 
     def on_status(self, status: PeerStatus) -> None:
         """What the game waits on (the peer's ``on_status``): countdowns, late seats,
-        lost and regained connections, by name."""
-        now = self.clock()
-        view = self.view
-        for wait in status.waiting_for:
-            if wait.seat == view.seat or not wait.decision:
-                continue
-            if wait.deadline_in > 0:
-                view.set_deadline(wait.seat, now + wait.deadline_in)
-            else:
-                view.set_late(wait.seat, now + max(0.0, wait.abandon_in))
-        overdue = {w.seat for w in status.overdue if w.seat != view.seat}
-        for wait in status.overdue:
-            if wait.seat in overdue - self._overdue:
-                left = max(0, round(wait.abandon_in))
-                name = view.names[wait.seat]
-                self.table_news(f"{name} is late: signed out in {left} s if silent.")
-        self._overdue = overdue
-        lost = status.disconnected - self._disconnected
-        back = self._disconnected - status.disconnected
-        self._disconnected = status.disconnected
-        for seat in sorted(lost):
-            name = view.names[seat]
-            self.table_news(f"{name} lost the connection; waiting for them to come back.")
-        for seat in sorted(back):
-            self.table_news(f"{view.names[seat]} is back.")
+        lost and regained connections, by name (:meth:`SeatView.apply_status`)."""
+        notices = self.view.apply_status(status, self.clock())
+        if self.live:
+            if notices:
+                self.redraw()
+            return
+        for notice in notices:
+            self.say(notice.text)
 
     # -- decisions ----------------------------------------------------------------------
 
@@ -1640,6 +1028,7 @@ class TerminalUI:
                 self.say("Not resigning: the game goes on.")
             return
         if not line.strip():
+            self.view.dismiss_trick()
             if self.overlay is not None and self.overlay != "game":
                 self.overlay = None
                 self.overlay_until = None
@@ -1714,6 +1103,7 @@ class TerminalUI:
         if self.resigning:
             return
         self.resigning = True
+        self.view.resign()
         self.confirming = False
         self.say("You resign: leaving the game.")
         if self.control is not None:
@@ -1815,8 +1205,15 @@ class TerminalUI:
     async def _ticker(self) -> None:
         """Every second: the countdowns, the round screen's time, the warning."""
         while True:
-            await trio.sleep(1.0)
+            await trio.sleep(self._next_tick())
             self.tick()
+
+    def _next_tick(self) -> float:
+        """A second, or less when a completed trick on show is to leave the table sooner."""
+        view = self.view
+        if not self.live or view.completed_at is None or not view.trick:
+            return 1.0
+        return min(1.0, max(0.05, view.completed_at + TRICK_HOLD - self.clock()))
 
     def tick(self) -> None:
         now = self.clock()

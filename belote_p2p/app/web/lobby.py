@@ -160,7 +160,7 @@ class WebLobby:
         if kind == "scan":
             return self._start(self._scan)
         if kind == "quit":
-            if self.busy:
+            if self.server.table is not None:
                 return "A game is on: finish it first."
             self.quit.set()
             return None
@@ -250,7 +250,10 @@ class WebLobby:
     async def _join(self, address: str) -> None:
         from ..join import join_game
 
-        self.status = f"Joining {address}..."
+        self.status = (
+            f"Joining {address}: the host is arranging the seats; the table opens here "
+            "when the game begins."
+        )
         self._changed()
         status = await join_game(self._options(), address)
         await self._after(status)

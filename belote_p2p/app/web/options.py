@@ -35,5 +35,8 @@ class WebOptions:
     """Seconds the page stays served after the game, until the person leaves it."""
     server: WebServer | None = None
     """A server already running (the ``belote-p2p web`` lobby's): the table joins it."""
+    token: str | None = field(default=None, repr=False)
+    """The page's secret (:meth:`~belote_p2p.app.home.Home.web_token`: the home's, stable
+    across starts); None: a new one."""
     vote: RematchVote = field(default_factory=RematchVote, compare=False)
     """The person's answer to another game, given on the page."""

@@ -1,8 +1,11 @@
-"""A seat played in the browser: what ``host``, ``join`` and ``resume`` do with ``--web``.
+"""A seat rendered in the browser: what ``host``, ``join`` and ``resume`` use with ``--web``.
 
-:func:`web_seat` serves the table page (or joins the lobby's server), opens it, hands the
-peer its :class:`~.table.WebPlayer` and callbacks, and after the game keeps the page until
-the person leaves it (or :attr:`~.options.WebOptions.linger` runs out).
+:func:`web_seat` serves the table page (or joins the lobby's server), opens it, gives the
+seat's :class:`~.table.WebTable` (the seat's model, :class:`~belote_p2p.app.seatview.SeatView`,
+with the page's decisions), and after the game keeps the page until the person leaves it
+(or :attr:`~.options.WebOptions.linger` runs out). The seat's job
+(:func:`~belote_p2p.app.seat.play_seat`) picks this renderer or the terminal's; nothing
+here imports it back.
 """
 
 from __future__ import annotations
@@ -10,26 +13,18 @@ from __future__ import annotations
 import contextlib
 import tempfile
 import webbrowser
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from dataclasses import replace
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import trio
 
-from belote_p2p.net.peer import PeerControl, PeerResult
-from belote_p2p.net.transport import Mesh
-from belote_p2p.players.player import Player
-from belote_p2p.protocol.identity import Identity
+from belote_p2p.net.peer import PeerResult
 from belote_p2p.protocol.table import TableDefinition
 
-from ..tui import TableView
+from ..seatview import SIGNED_OUT, SeatView
 from .options import RematchVote, WebOptions
 from .server import WebServer
-from .table import WebPlayer, WebTable
-
-if TYPE_CHECKING:
-    from ..seat import SeatOptions
+from .table import WebTable
 
 
 @contextlib.asynccontextmanager
@@ -60,7 +55,7 @@ async def serving(options: WebOptions) -> AsyncIterator[WebServer]:
     if options.server is not None:
         yield options.server
         return
-    server = WebServer(port=options.port)
+    server = WebServer(port=options.port, token=options.token)
     server.check_port()  # a taken port is a plain error, before any task starts
     async with trio.open_nursery() as nursery:
         await nursery.start(server.run)
@@ -73,20 +68,25 @@ async def serving(options: WebOptions) -> AsyncIterator[WebServer]:
 
 @contextlib.asynccontextmanager
 async def web_seat(
-    definition: TableDefinition, seat: int, options: SeatOptions, web: WebOptions
+    definition: TableDefinition,
+    seat: int,
+    web: WebOptions,
+    *,
+    decision_deadline: Callable[[int], float] | None = None,
+    rematch: bool = False,
 ) -> AsyncIterator[WebTable]:
-    """The seat's table on a served page; on exit (the game over), the page stays until
-    the person leaves it or ``web.linger`` runs out."""
-    config = options.peer_config(seat)
+    """The seat's table on a served page (``decision_deadline``: a seat's deadline in
+    seconds, for the countdowns; ``rematch``: the page offers another game); on exit (the
+    game over), the page stays until the person leaves it or ``web.linger`` runs out."""
     async with serving(web) as server:
         table = WebTable(
-            TableView.from_definition(definition, seat),
+            SeatView.from_definition(definition, seat),
             server.hub,
-            config_deadline=config.decision_deadline,
+            config_deadline=decision_deadline,
             table_id=definition.table_id.hex(),
         )
         server.table = table
-        if options.offers_rematch(True):
+        if rematch:
             offer_rematch(table, web.vote)
         server.hub.bump()
         try:
@@ -113,48 +113,13 @@ def offer_rematch(table: WebTable, vote: RematchVote) -> None:
     table.rematch = again
 
 
-def web_player(table: WebTable, options: SeatOptions) -> Player:
-    """The person in the browser, with the terminal's stand-in for a turn whose time runs
-    out (``--autoplay``)."""
-    return options.with_standin(
-        WebPlayer(table, turn_seconds=options.person_deadline), table.autoplayed
-    )
-
-
-async def play_in_browser(
-    play: Callable[..., Awaitable[PeerResult]],
-    definition: TableDefinition,
-    seat: int,
-    identity: Identity,
-    listeners: Sequence[trio.SocketListener],
-    options: SeatOptions,
-    web: WebOptions,
-    *,
-    transcript: Path | None,
-    proposal: bytes | None,
-    relay: tuple[str, int] | None,
-    on_mesh: Callable[[Mesh], None] | None,
-    host_address: tuple[str, int] | None,
-) -> PeerResult:
-    """:func:`~belote_p2p.app.seat.play_seat` (``play``) with the seat in the browser."""
-    control = PeerControl()
-    async with web_seat(definition, seat, options, web) as table:
-        table.send_chat = control.chat
-        result = await play(
-            definition, seat, identity, web_player(table, options), listeners,
-            replace(options, web=None), transcript=transcript, proposal=proposal,
-            watch=(table.on_event, table.on_status), relay=relay, on_mesh=on_mesh,
-            host_address=host_address, control=control,
-        )  # fmt: skip
-        table.game_over(outcome_text(result, definition.rules.seats))
-    return result
-
-
 def outcome_text(result: PeerResult, seats: int) -> str:
     """One line on how the game ended for this seat (at a table of ``seats``), for the
     page."""
     if result.resigned:
         text = "You resigned: the game ends, abandoned by your seat."
+    elif result.abandoned == result.seat:
+        text = SIGNED_OUT
     elif result.error:
         text = f"The game stopped: {result.error}"
     elif result.finished:

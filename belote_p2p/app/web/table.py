@@ -28,9 +28,9 @@ from belote_p2p.game.observation import Observation
 from belote_p2p.game.rules import RuleSet
 from belote_p2p.net.peer import PeerStatus
 from belote_p2p.players.player import Resigned
-from belote_p2p.protocol.events import ActionTaken, ChatMessage, Event, RoundAudited
+from belote_p2p.protocol.events import ActionTaken, ChatMessage, Event, GameOver, RoundAudited
 
-from ..tui import TableView
+from ..seatview import SeatView
 from ..wording import action_text
 from .viewmodel import JSON, legal_by_code, table_model
 
@@ -74,12 +74,12 @@ class ChatLine:
 
 
 class WebTable:
-    """A :class:`TableView` with what the page adds: the decision owed, the seats'
+    """A :class:`SeatView` with what the page adds: the decision owed, the seats'
     deadlines and connections, the last round's record, a short log, chat and hooks."""
 
     def __init__(
         self,
-        view: TableView,
+        view: SeatView,
         hub: Hub | None = None,
         *,
         config_deadline: Callable[[int], float] | None = None,
@@ -96,10 +96,12 @@ class WebTable:
         self.record: RoundRecord | None = None
         self.last_summary: tuple[str, ...] = ()
         """The last round's summary lines, kept through the next round."""
-        self.disconnected: frozenset[int] = frozenset()
         self.log: deque[str] = deque(maxlen=LOG_LINES)
         self.chat: deque[ChatLine] = deque(maxlen=CHAT_LINES)
         self.resign_asked = False
+        self.played_out = False
+        """The game was played to its end (a rematch is offered only then: not after a
+        resignation or an abandonment)."""
         self.result: str | None = None
         """The line printed when the game is over (experience, transcript), once known."""
         self.finished = trio.Event()
@@ -131,6 +133,8 @@ class WebTable:
                 self.view.set_deadline(nxt, self.clock() + self.config_deadline(nxt))
         if isinstance(event, RoundAudited):
             self.record = event.record
+        if isinstance(event, GameOver):
+            self.played_out = True
         if isinstance(event, ChatMessage):
             self.add_chat(event.seat, event.text)
             self.last_summary = self.view.summary  # the view forgets it at the next deal
@@ -138,19 +142,19 @@ class WebTable:
         self.hub.bump()
 
     def on_status(self, status: PeerStatus) -> None:
-        """The peer's ``on_status``: deadlines (ours included) and lost connections."""
-        now = self.clock()
-        changed = status.disconnected != self.disconnected
-        self.disconnected = status.disconnected
-        for wait in status.waiting_for:
-            if not wait.decision or wait.seat != self.view.to_act:
-                continue
-            left = wait.deadline_in if wait.deadline_in > 0 else wait.abandon_in
-            before = self.view.deadline
-            self.view.set_deadline(wait.seat, now + left)
-            if before is None or before[0] != wait.seat or abs(before[1] - (now + left)) > 1.0:
-                changed = True
-        if changed:
+        """The peer's ``on_status``: deadlines (ours included), late seats and lost links
+        (:meth:`~belote_p2p.app.seatview.SeatView.apply_status`)."""
+        view = self.view
+        before = (view.deadline, view.late, view.disconnected)
+        notices = view.apply_status(status, self.clock())
+        self.log.extend(n.text for n in notices)
+        deadline, late, disconnected = before
+        if (
+            notices
+            or disconnected != view.disconnected
+            or _moved(deadline, view.deadline)
+            or _moved(late, view.late)
+        ):
             self.hub.bump()
 
     def add_chat(self, seat: int, text: str) -> None:
@@ -207,6 +211,7 @@ class WebTable:
     def resign(self) -> None:
         """The person resigns: now if a decision is owed, else at the next one."""
         self.resign_asked = True
+        self.view.resign()
         if self.pending is not None:
             with contextlib.suppress(trio.WouldBlock):
                 self.pending.send.send_nowait(None)
@@ -221,14 +226,15 @@ class WebTable:
             now=self.clock(),
             decision=pending.number if pending is not None else None,
             record=self.record,
-            disconnected=self.disconnected,
             log=list(self.log),
         )
         model["table_id"] = self.table_id
         model["last_summary"] = list(self.last_summary)
         model["chat"] = [{"seat": c.seat, "name": c.name, "text": c.text} for c in self.chat]
         model["chat_enabled"] = self.send_chat is not None
-        model["rematch_enabled"] = self.rematch is not None and self.finished.is_set()
+        model["rematch_enabled"] = (
+            self.rematch is not None and self.finished.is_set() and self.played_out
+        )
         model["finished"] = self.finished.is_set()
         model["result"] = self.result
         model["resigning"] = self.resign_asked
@@ -260,11 +266,18 @@ class WebTable:
             self.send_chat(text.strip()[:CHAT_LENGTH])
             return None
         if kind == "rematch":
-            if self.rematch is None or not self.finished.is_set():
-                return "No rematch is offered."
+            if self.rematch is None or not self.finished.is_set() or not self.played_out:
+                return "No rematch is offered: the game was not played to its end."
             await self.rematch()
             return None
         return f"Unknown message {kind!r}."
+
+
+def _moved(before: tuple[int, float] | None, after: tuple[int, float] | None) -> bool:
+    """A deadline changed seat, or by more than a second (the page ticks the rest)."""
+    if before is None or after is None:
+        return before != after
+    return before[0] != after[0] or abs(before[1] - after[1]) > 1.0
 
 
 class WebPlayer:

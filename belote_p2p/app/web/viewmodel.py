@@ -1,18 +1,19 @@
-"""The page's state: a JSON view model of one seat, built from the terminal's
-:class:`~belote_p2p.app.tui.TableView`, so that the terminal and the browser know what a
-seat sees in one way (the view, fed the session's events).
+"""The page's state: the seat's model (:class:`~belote_p2p.app.seatview.SeatView`, the one
+the terminal draws too) rendered as JSON, so that the terminal and the browser cannot
+disagree on what a seat sees.
 
 The model is plain JSON (dicts, lists, strings, numbers, booleans, null). An action is
 named by its code: a card as it prints (``JH``, ``TS``), a bid as it prints (``take``,
 ``pass``, ``choose H``, ``90 S``, ``capot H``, ``generale D``, ``coinche``,
 ``surcoinche``); :func:`action_code` and :func:`legal_by_code` map both ways.
 
-What the view does not keep and the page shows (the last round's points as numbers, the
-seat positions, a bid's parts, two-handed piles as cards) is worked out here from the view's
-own attributes; these helpers are listed in :data:`HELPERS` for a later merge into the view.
+Only the JSON shapes are made here (the bidding buttons from the legal bids, the round's
+points from the model's breakdown, cards as codes and images); every fact comes from the
+model. Times are given as seconds from now (``deadline_in``, ``hold_in``): the page ticks
+them itself.
 
 Every variant has one shape: ``seats`` has an entry per seat (4, 3 or 2); the scores and the
-last round's points are a list of sides (:meth:`~belote_p2p.app.tui.TableView.sides`: two
+last round's points are a list of sides (:meth:`~belote_p2p.app.seatview.SeatView.sides`: two
 teams with four seats, else one per player), ours first. Two-handed, each seat has its
 ``piles`` (the card on top of each, and whether a face-down card lies under it: the card
 itself is never in the model until it is turned up, as the peer does not know it either).
@@ -28,21 +29,11 @@ from belote_p2p.game.engine import Action, Bid, BidKind, Phase, RoundRecord, Tri
 from belote_p2p.game.scoring import CAPOT_POINTS, GENERALE_POINTS
 from belote_p2p.game.tables import TRUMP_LETTERS
 
-from ..tui import TableView, display_hand
+from ..seatview import TRICK_HOLD, WARN_SECONDS, SeatView
 from ..wording import announcement_text, bid_text, card_text, trump_text
 from .cardsvg import card_label
 
 JSON = dict[str, Any]
-
-HELPERS = (
-    "positions",
-    "bid_model",
-    "round_points",
-    "turn_text",
-    "cards_held",
-    "piles_model",
-)
-"""Pieces of the model the terminal view does not have yet (see the module docstring)."""
 
 PHASES = {
     None: "waiting",
@@ -53,13 +44,6 @@ PHASES = {
     Phase.PLAY: "play",
     Phase.GAME_OVER: "game-over",
 }
-POSITIONS = {
-    4: ("bottom", "right", "top", "left"),
-    3: ("bottom", "right", "left"),
-    2: ("bottom", "top"),
-}
-"""Where each seat sits on the screen, counted from ours, by the number of seats (the
-terminal's compass: the next to play on our right; two face to face)."""
 OUTCOMES = {
     "made": "made",
     "failed": "failed",
@@ -89,12 +73,7 @@ def card_model(c: Card) -> JSON:
     }
 
 
-def positions(seat: int, seats: int = 4) -> list[str]:
-    """The screen position of each of the ``seats`` seats for a view from ``seat``."""
-    return [POSITIONS[seats][(s - seat) % seats] for s in range(seats)]
-
-
-def bid_model(view: TableView) -> JSON | None:
+def bid_model(view: SeatView) -> JSON | None:
     """The bidding buttons for the seat's turn, or None when it has no bid to make."""
     bids = [a for a in view.legal if isinstance(a, Bid)]
     if not bids or not view.my_turn():
@@ -117,20 +96,9 @@ def bid_model(view: TableView) -> JSON | None:
     }
 
 
-def cards_held(view: TableView, seat: int) -> int:
-    """How many cards ``seat`` holds now, as every seat may count them (its card backs;
-    two-handed, the cards left in its piles, face up or down)."""
-    if view.phase is Phase.PLAY:
-        played = seat in view.trick_cards()
-        return max(0, view.rules.tricks_per_round - view.tricks_done - played)
-    if view.phase in (Phase.TAKE_FIRST, Phase.TAKE_SECOND, Phase.AUCTION):
-        return len(view.hand)
-    return 0
-
-
-def trick_model(view: TableView, trick: Trick | None = None) -> JSON | None:
+def trick_model(view: SeatView, trick: Trick | None = None) -> JSON | None:
     """The trick on the table (or a finished ``trick``): who led, the cards by seat, who is
-    master (wins it)."""
+    master (wins it, or won it)."""
     master: int | None
     if trick is not None:
         leader, cards, master = trick.leader, trick.cards, trick.winner
@@ -150,7 +118,7 @@ def trick_model(view: TableView, trick: Trick | None = None) -> JSON | None:
     }
 
 
-def piles_model(view: TableView, seat: int) -> list[JSON] | None:
+def piles_model(view: SeatView, seat: int) -> list[JSON] | None:
     """Two-handed: ``seat``'s eight piles as both players see them, each with its number
     (1 to 8, as the seat plays it), the card on top that may be played from it (None when
     none) and whether a face-down card lies under it; None in the other variants."""
@@ -158,11 +126,11 @@ def piles_model(view: TableView, seat: int) -> list[JSON] | None:
         return None
     return [
         {"number": i, "card": card_model(top) if top is not None else None, "hidden": hidden}
-        for i, (top, hidden) in enumerate(view.observation().piles(seat), 1)
+        for i, (top, hidden) in enumerate(view.piles(seat), 1)
     ]
 
 
-def round_points(view: TableView, record: RoundRecord | None) -> JSON | None:
+def round_points(view: SeatView, record: RoundRecord | None) -> JSON | None:
     """The last round's points as numbers, a column per side, ours first (None before a
     round is scored): the terminal's round screen
     (:class:`~belote_p2p.app.roundview.RoundBreakdown`, the view's) as JSON."""
@@ -186,22 +154,53 @@ def round_points(view: TableView, record: RoundRecord | None) -> JSON | None:
     }
 
 
-def turn_text(view: TableView, now: float) -> str:
-    """The terminal's turn line, with the page's ways to play a card."""
-    if view.my_turn() and view.phase is Phase.PLAY:
-        left = view.seconds_left(now)
-        clock = "" if left is None else f" ({left} s left)"
-        return f"▶ Your turn{clock}: click a card, or type its number, or use ← → and Enter"
-    return view.turn_line(now)
+HOW_TO_PLAY = "click a card or type its number"
+"""The page's way to play a card, in the turn line (the page says "tap" on a touch screen)."""
+
+
+def turn_model(view: SeatView, now: float) -> JSON:
+    """The turn line in parts, the page ticking the countdown between them
+    (:meth:`~belote_p2p.app.seatview.SeatView.turn_parts`): ``deadline_in`` seconds from
+    ``now``, red under ``warn_under`` on our turn."""
+    head, left, tail = view.turn_parts(now, HOW_TO_PLAY)
+    exact: float | None = None
+    if left is not None and view.deadline is not None:
+        exact = max(0.0, view.deadline[1] - now)
+    return {
+        "seat": view.to_act if view.to_act >= 0 else None,
+        "text": view.turn_line(now, HOW_TO_PLAY),
+        "head": head,
+        "tail": tail,
+        "seconds_left": left,
+        "deadline_in": exact,
+        "warn_under": WARN_SECONDS,
+        "link_down": view.link_down,
+    }
+
+
+def shown_trick_model(view: SeatView, now: float) -> JSON | None:
+    """The completed trick on show (:meth:`~belote_p2p.app.seatview.SeatView.trick_on_show`
+    with the page's hold): its cards and winner, and ``hold_in``, the seconds it stays once
+    the next trick has begun (None: until the next trick's first card)."""
+    shown = view.trick_on_show(now, TRICK_HOLD)
+    if shown is None or view.completed_at is None:
+        return None
+    hold_in = None if not view.trick else max(0.0, view.completed_at + TRICK_HOLD - now)
+    return {
+        **(trick_model(view, shown) or {}),
+        "number": view.tricks_done,
+        "winner_name": view.name(shown.winner),
+        "hold_in": hold_in,
+        "text": view.trick_header(now, TRICK_HOLD),
+    }
 
 
 def table_model(
-    view: TableView,
+    view: SeatView,
     *,
     now: float,
     decision: int | None = None,
     record: RoundRecord | None = None,
-    disconnected: frozenset[int] = frozenset(),
     log: Sequence[str] = (),
 ) -> JSON:
     """What the page draws for ``view`` at ``now`` (a ``time.monotonic()`` instant).
@@ -211,13 +210,7 @@ def table_model(
     """
     me = view.seat
     mine = view.side_of(me)
-    places = positions(me, view.seats)
     master = view.trick_master() if view.phase is Phase.PLAY else None
-    left = view.seconds_left(now) if view.deadline is not None else None
-    if view.deadline is not None and view.deadline[0] == view.to_act:
-        exact: float | None = max(0.0, view.deadline[1] - now)
-    else:
-        exact = None
     seats = []
     for s in range(view.seats):
         declared = view.declared[s] if s < len(view.declared) else None
@@ -229,31 +222,26 @@ def table_model(
                 "fingerprint": view.fingerprints[s][:9],
                 "side": view.sides().index(view.side_of(s)),
                 "ours": view.side_of(s) == mine,
-                "position": places[s],
+                "position": view.position(s),
                 "you": s == me,
                 "partner": view.rules.has_teams and s == (me + 2) % view.seats,
                 "dealer": s == view.dealer,
                 "to_act": s == view.to_act,
                 "taker": s == view.taker and view.phase is Phase.PLAY,
                 "master": s == master,
-                "connected": s not in disconnected,
+                "connected": s not in view.disconnected,
                 "announced": [announcement_text(a) for a in declared or ()],
                 "belote": [card_text(c) for who, c in view.belote if who == s],
-                "cards": cards_held(view, s),
+                "cards": view.cards_held(s),
                 "piles": piles_model(view, s),
             }
         )
     my_turn = view.my_turn()
     playing = view.phase is Phase.PLAY
     legal_cards = {a for a in view.legal if isinstance(a, Card)} if my_turn and playing else set()
-    if view.seats == 2:
-        # Two-handed: the cards on top of our piles, by pile, numbered by their pile.
-        by_pile = sorted(view.numbers().items(), key=lambda item: item[1])
-    else:
-        by_pile = [(c, i) for i, c in enumerate(view.shown_hand(), 1)]
     hand_model = [
-        {**card_model(c), "number": i, "legal": c in legal_cards, "playable": playing and my_turn}
-        for c, i in by_pile
+        {**card_model(c), "number": n, "legal": c in legal_cards, "playable": playing and my_turn}
+        for c, n in view.hand_cards()
     ]
     trump = view.trump if view.trump >= 0 else None
     return {
@@ -293,7 +281,7 @@ def table_model(
         "last_trick": trick_model(view, view.last_trick) if view.last_trick else None,
         "last_trick_text": view.last_trick_text(),
         "hand": hand_model,
-        "hand_order": [str(c) for c in display_hand(view.hand, view.trump)],
+        "hand_order": [str(c) for c in view.shown_hand()],
         "your_turn": my_turn,
         "decision": decision if my_turn else None,
         "bidding": bid_model(view) if decision is not None else None,
@@ -307,12 +295,8 @@ def table_model(
             "pending": view.pending,
             "line": view.score_line(),
         },
-        "turn": {
-            "seat": view.to_act if view.to_act >= 0 else None,
-            "text": turn_text(view, now),
-            "seconds_left": left,
-            "deadline_in": exact,
-        },
+        "turn": turn_model(view, now),
+        "shown_trick": shown_trick_model(view, now),
         "bids_line": view.bids_line(10_000),
         "news": list(view.news),
         "log": list(log),

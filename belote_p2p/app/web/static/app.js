@@ -57,7 +57,8 @@ function connect() {
       $("#banner").textContent = "The table page is closed: you may close this tab.";
       return;
     }
-    $("#banner").textContent = "Connection to the game lost: reconnecting…";
+    $("#banner").textContent = "This page lost its belote-p2p process: reconnecting… If the command stopped, "
+      + `resume the game (belote-p2p resume --web --web-port ${location.port}): this tab reconnects by itself.`;
     setTimeout(connect, retry);
     retry = Math.min(retry * 2, 5000);
   });
@@ -122,7 +123,6 @@ function renderTable(t) {
   renderTurned(t);
   renderBidding(t);
   renderHand(t);
-  $("#turn-line").textContent = t.turn.text;
 
   if (t.turn.deadline_in !== null && t.turn.deadline_in !== undefined) {
     deadlineAt = performance.now() + t.turn.deadline_in * 1000;
@@ -174,9 +174,36 @@ function pile(p, top) {
     top);
 }
 
+// The completed trick stays on show (its cards and who won it) until the next trick's first
+// card, and ``hold_in`` seconds more once that trick has begun (the model's rule, the page's
+// hold); a click on the felt puts it away sooner.
+let heldUntil = null;
+let heldKey = null;
+let dismissedKey = null;
+let heldTimer = null;
+
+function shownTrick(t) {
+  const st = t.shown_trick;
+  if (!st) { heldKey = null; heldUntil = null; return null; }
+  const key = `${t.table_id}/${t.round}/${st.number}`;
+  if (key === dismissedKey) return null;
+  if (st.hold_in === null) { heldKey = key; heldUntil = null; return st; }
+  if (heldKey !== key || heldUntil === null) { heldKey = key; heldUntil = performance.now() + st.hold_in * 1000; }
+  if (performance.now() >= heldUntil) return null;
+  clearTimeout(heldTimer);
+  heldTimer = setTimeout(() => { if (state && state.table) renderTable(state.table); }, heldUntil - performance.now() + 20);
+  return st;
+}
+
 function renderTrick(t) {
   const bySeat = {};
-  if (t.trick) for (const c of t.trick.cards) bySeat[c.seat] = c;
+  const held = t.phase === "play" ? shownTrick(t) : null;
+  const trick = held || t.trick;
+  $("#trick").dataset.current = String(t.trick ? t.trick.cards.length : 0);
+  $("#trick").dataset.won = held ? (held.hold_in === null ? "until-next" : "timed") : "";
+  $("#trick-won").textContent = held ? held.text : "";
+  $("#trick-won").hidden = !held;
+  if (trick) for (const c of trick.cards) bySeat[c.seat] = c;
   const placed = new Set(t.seats.map((s) => s.position));
   for (const slot of $$("#trick .slot")) {
     slot.hidden = !placed.has(slot.dataset.pos);
@@ -185,12 +212,12 @@ function renderTrick(t) {
   for (const s of t.seats) {
     const slot = $(`.slot[data-pos="${s.position}"]`);
     const c = bySeat[s.seat];
-    slot.className = "slot" + (t.trick && t.trick.master === s.seat && c ? " master" : "");
+    slot.className = "slot" + (trick && trick.master === s.seat && c ? " master" : "");
     slot.dataset.card = c ? c.code : "";
     if (!c) { fill(slot, ); continue; }
     const tags = [];
-    if (t.trick.leader === s.seat) tags.push("led");
-    if (t.trick.master === s.seat) tags.push("★ master");
+    if (trick.leader === s.seat) tags.push("led");
+    if (trick.master === s.seat) tags.push(held ? "★ won" : "★ master");
     fill(slot, cardImg(c), tags.length ? el("span", { class: "tag", text: tags.join(" · ") }) : null);
   }
   $("#trick").hidden = t.phase !== "play";
@@ -258,12 +285,12 @@ function renderHand(t) {
   const playing = t.hand.some((c) => c.playable);
   box.classList.toggle("playing", playing);
   const button = (c) => {
-    const label = `${c.number}: ${c.label}` + (playing ? (c.legal ? ", playable" : ", cannot be played now") : "");
+    const label = (c.number === null ? "" : `${c.number}: `) + c.label + (playing ? (c.legal ? ", playable" : ", cannot be played now") : "");
     return el("button", {
-      type: "button", class: "card" + (c.legal ? " legal" : ""), dataCode: c.code, dataNumber: String(c.number),
+      type: "button", class: "card" + (c.legal ? " legal" : ""), dataCode: c.code, dataNumber: c.number === null ? null : String(c.number),
       "aria-label": label, "aria-disabled": playing && !c.legal ? "true" : null,
       onclick: () => { if (c.legal) act(c.code); else if (playing) toast(`${c.text} cannot be played now.`); },
-    }, cardImg(c, { alt: "" }), el("span", { class: "num", text: String(c.number) }));
+    }, cardImg(c, { alt: "" }), c.number === null ? null : el("span", { class: "num", text: String(c.number) }));
   };
   const items = [];
   const me = t.seats.find((s) => s.you);
@@ -357,16 +384,33 @@ function renderSummary(t) {
   $("#leave").hidden = !t.finished;
 }
 
+// A narrow or touch screen taps its cards, and has no arrow keys to speak of.
+function touchScreen() {
+  return window.matchMedia("(pointer: coarse), (max-width: 760px)").matches;
+}
+
+// The turn line with its countdown, ticking from the model's deadline (red under
+// ``warn_under`` seconds on our turn), and the header's clock.
 function tick() {
   const box = $("#countdown");
-  if (deadlineAt === null || !state || !state.table || state.table.turn.seat === null) {
-    box.textContent = "";
-    return;
+  const line = $("#turn-line");
+  const t = state && state.table;
+  if (!t) return;
+  const turn = t.turn;
+  let tail = turn.tail || "";
+  if (touchScreen()) tail = tail.replace("click a card or type its number", "tap a card");
+  let left = null;
+  if (deadlineAt !== null && turn.seat !== null && turn.seconds_left !== null) {
+    left = Math.max(0, Math.round((deadlineAt - performance.now()) / 1000));
   }
-  const left = Math.max(0, Math.ceil((deadlineAt - performance.now()) / 1000));
-  box.textContent = `${left} s left`;
-  box.classList.toggle("mine", state.table.your_turn);
-  box.classList.toggle("late", left === 0);
+  const text = turn.head + (left === null ? "" : ` (${left} s left)`) + tail;
+  if (line.textContent !== text) line.textContent = text;
+  const warn = left !== null && t.your_turn && left <= turn.warn_under;
+  line.classList.toggle("warn", warn);
+  line.dataset.secondsLeft = left === null ? "" : String(left);
+  box.textContent = left === null ? "" : `${left} s left`;
+  box.classList.toggle("mine", t.your_turn);
+  box.classList.toggle("late", warn || left === 0);
 }
 
 // -- the lobby --------------------------------------------------------------------------
@@ -384,7 +428,8 @@ function renderLobby(l) {
   $("#lobby-status").textContent = l.status || "";
   $("#profile-line").textContent = l.profile || "";
   const busy = l.busy;
-  for (const b of ["#host-button", "#join-button", "#scan-button", "#quit-button"]) $(b).disabled = busy;
+  // Quit stays: a step that hangs (a rematch the others never answer) must not trap the page.
+  for (const b of ["#host-button", "#join-button", "#scan-button"]) $(b).disabled = busy;
   $("#lobby").dataset.busy = String(busy);
   fill($("#lan-tables"), ...l.tables.map((ad) => el("li", {},
     el("span", { text: `${ad.name} · ${ad.variant} to ${ad.target} · ${ad.free} free · ${ad.address}` }),
@@ -442,6 +487,9 @@ document.addEventListener("keydown", (ev) => {
 });
 
 document.addEventListener("DOMContentLoaded", () => {
+  $("#felt").addEventListener("click", () => {
+    if (heldKey && $("#trick").dataset.won) { dismissedKey = heldKey; renderTable(state.table); }
+  });
   $("#summary-close").addEventListener("click", () => {
     const t = state && state.table;
     if (t && t.round_points) sessionStorage.setItem("dismissed-round", `${t.table_id}/${t.round_points.round}`);

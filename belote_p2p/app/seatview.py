@@ -1,0 +1,879 @@
+"""What one seat sees of a game, sans-io: the model the terminal and the browser render.
+
+:class:`SeatView` is fed the session's events (:meth:`~SeatView.apply`), the decisions the
+seat owes (:meth:`~SeatView.observe`) and the peer's status (:meth:`~SeatView.apply_status`:
+deadlines, late seats, lost links), and keeps what the seat may know: the hand and the
+number each card keeps for the round (:meth:`~SeatView.hand_cards`), the trick on the table
+and the last completed trick on show (:meth:`~SeatView.trick_on_show`), whose turn it is and
+its deadline as an instant (:meth:`~SeatView.turn_parts`: the renderers tick it), the sides
+in one order, and the notices (facts an event brought, and the news lines). It imports
+neither ``rich`` nor trio: the terminal (:mod:`belote_p2p.app.tui`, with ``rich``) and the
+browser (:mod:`belote_p2p.app.web.viewmodel`, as JSON) only render it, so the two never
+disagree on what a seat sees.
+
+One rule orders the sides everywhere: **a result line names the winner first** (``Game
+over: Bob & Dee win 638-302``, the score sheet's last line), **a running score names us
+first** (the score line, the round screen's columns, the page's score bar), then the other
+sides in playing order (:meth:`~SeatView.sides`).
+
+A completed trick stays on show (its four cards and who won it) until the next trick's
+first card; a renderer may hold it a moment longer (:data:`TRICK_HOLD`, the live terminal's
+and the page's), which only delays the drawing: the game itself never waits for it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Self
+
+from belote_p2p.game.announcements import Announcement
+from belote_p2p.game.cards import SUIT_LETTERS, Card
+from belote_p2p.game.engine import (
+    Action,
+    Bid,
+    BidKind,
+    Phase,
+    RoundRecord,
+    State,
+    Trick,
+    contract_word,
+    other_belote_card,
+)
+from belote_p2p.game.observation import Observation, observe
+from belote_p2p.game.rules import RuleSet
+from belote_p2p.game.scoring import CAPOT_POINTS, Outcome
+from belote_p2p.game.tables import ALL_TRUMP, NO_TRUMP, STRENGTH, TRUMP_LETTERS, winning_index
+from belote_p2p.protocol.events import (
+    ActionTaken,
+    ChatMessage,
+    DecisionNeeded,
+    Event,
+    GameAbandoned,
+    GameOver,
+    PeerFault,
+    RoundAudited,
+    RoundDealt,
+    TableReady,
+)
+from belote_p2p.protocol.identity import fingerprint
+from belote_p2p.protocol.table import TableDefinition
+
+from .chat import printable
+from .display import format_sheet, winner_first
+from .roundview import RoundBreakdown, round_breakdown
+from .wording import (
+    SUIT_NAMES,
+    announcement_text,
+    bid_contract_text,
+    bid_text,
+    card_text,
+    sweep_text,
+    trump_text,
+)
+
+if TYPE_CHECKING:
+    from belote_p2p.net.peer import PeerStatus
+
+NEWS_LINES = 4
+DISPLAY_SUITS = (0, 1, 3, 2)
+"""♠ ♥ ♣ ♦: black and red alternate in the hand."""
+MASTER_MARK = "★"
+HIDDEN_MARK = "▪"
+"""Two-handed: a face-down card still lies in this pile."""
+LIVE_PHASES = (Phase.TAKE_FIRST, Phase.TAKE_SECOND, Phase.AUCTION, Phase.PLAY)
+"""Phases of a round being bid or played (the table is drawn, not a summary)."""
+WARN_SECONDS = 10
+"""Seconds left on our turn when the countdown turns red (and the terminal's bell rings)."""
+TRICK_HOLD = 1.5
+"""Seconds a renderer that redraws by itself keeps a completed trick on show, even when the
+next trick has begun (the live terminal, the page): long enough to see who won it."""
+
+
+def display_hand(hand: Sequence[Card], trump: int) -> tuple[Card, ...]:
+    """The hand in the order it is shown: by suit (♠ ♥ ♣ ♦), then weakest to strongest
+    under the current trump (plain order before trump is known)."""
+    strength = STRENGTH[trump if trump >= 0 else NO_TRUMP]
+    return tuple(sorted(hand, key=lambda c: (DISPLAY_SUITS.index(c >> 3), strength[c])))
+
+
+def round_hand(o: Observation) -> tuple[Card, ...]:
+    """Every card the seat held when the play began: its hand and what it played since."""
+    played: list[Card] = []
+    for t in o.tricks:
+        played.append(t.cards[(o.seat - t.leader) % o.seats])
+    mine = (o.seat - o.leader) % o.seats
+    if o.trick and mine < len(o.trick):
+        played.append(o.trick[mine])
+    return tuple(o.hand) + tuple(played)
+
+
+def card_numbers(o: Observation) -> dict[Card, int]:
+    """The number of each card of the seat's hand during the play: given once, when the
+    play begins (the whole hand by suit, under the trump), and kept for the round, so that
+    a number typed from memory never plays another card. Two-handed, a card's number is
+    its pile's (1 to 8), which stays the pile's when the card below is turned up."""
+    if o.phase is not Phase.PLAY:
+        return {}
+    piles = o.piles(o.seat)
+    if piles:
+        return {c: i for i, (c, _) in enumerate(piles, 1) if c is not None and c in o.hand}
+    full = display_hand(round_hand(o), o.trump)
+    return {c: i for i, c in enumerate(full, 1) if c in o.hand}
+
+
+def legal_text(o: Observation) -> str:
+    """What the seat may do now, cards as the frame shows them (``J♥``: one wording per
+    screen; a plain log turns the symbols into letters) and bids as they are typed."""
+    if not o.legal:
+        return "It is not your turn."
+    if o.phase is Phase.PLAY:
+        numbers = card_numbers(o)
+        cards = ", ".join(
+            f"{numbers[c]} {card_text(c)}" for c in display_hand(o.hand, o.trump) if c in o.legal
+        )
+        return f"Legal now: {cards}."
+    return f"Legal now: {bid_options(o)}."
+
+
+def bid_options(o: Observation, *, short: bool = False) -> str:
+    """The bids the seat may make, ``pass`` first (``short``: for the frame's one line)."""
+    bids = [a for a in o.legal if isinstance(a, Bid)]
+    kinds = {b.kind for b in bids}
+    parts: list[str] = []
+    if BidKind.PASS in kinds:
+        parts.append("pass")
+    if BidKind.TAKE in kinds and o.turned is not None:
+        parts.append(f"take (the {card_text(o.turned)})")
+    chosen = [b.trump for b in bids if b.kind is BidKind.CHOOSE]
+    if chosen:
+        parts.append("a suit: " + " ".join(SUIT_LETTERS[s] for s in chosen))
+    for kind in (BidKind.COINCHE, BidKind.SURCOINCHE):
+        if kind in kinds:
+            parts.append(kind.value)
+    values = sorted({b.value for b in bids if b.kind is BidKind.BID})
+    if values:
+        suits = sorted({b.trump for b in bids if b.kind is BidKind.BID})
+        letters = "/".join(TRUMP_LETTERS[t] for t in suits)
+        low = [v for v in values if v < CAPOT_POINTS]
+        named = [contract_word(v) for v in values if v >= CAPOT_POINTS]
+        span = ""
+        if low:
+            span = f"{low[0]}" if len(low) == 1 else f"{low[0]}-{low[-1]}"
+            if not short and len(low) > 1:
+                span += " by tens"
+        what = ", ".join([span, *named] if span else named)
+        example = low[0] if low else named[0]
+        if short:
+            parts.append(f"{what} + {letters} (e.g. {example} {TRUMP_LETTERS[suits[0]]})")
+        else:
+            parts.append(
+                f"a bid {what} with a suit {letters} (e.g. {example} {TRUMP_LETTERS[suits[0]]})"
+            )
+    return ", ".join(parts)
+
+
+def play_reason(o: Observation) -> str:
+    """Why the legal cards are the only ones (from the legal set: always true)."""
+    if not o.trick or o.trump < 0:
+        return ""
+    led = o.trick[0] >> 3
+    legal = [c for c in o.legal if isinstance(c, Card)]
+    trump = o.trump
+
+    def is_trump(c: Card) -> bool:
+        return trump == ALL_TRUMP or c >> 3 == trump
+
+    if legal and all(c >> 3 == led for c in legal):
+        if is_trump(o.trick[0]) and len(legal) < sum(1 for c in o.hand if c >> 3 == led):
+            return f"Trump was led: you must play a higher trump ({SUIT_NAMES[led]})."
+        return f"You must follow {SUIT_NAMES[led]}."
+    if legal and all(is_trump(c) for c in legal) and trump < 4:
+        return f"You have no {SUIT_NAMES[led]}: you must trump ({SUIT_NAMES[trump]})."
+    return ""
+
+
+@dataclass(frozen=True, slots=True)
+class Notice:
+    """One fact an event brought: every one goes to a plain log; the ``notable`` ones
+    (contract, announcements, belote, round results, chat) also to the frame's news lines."""
+
+    text: str
+    notable: bool = False
+
+
+SIGNED_OUT = (
+    "The game ended without you: the others signed your seat out (it was silent past its "
+    "grace). Your transcript keeps the game up to there."
+)
+"""What a seat is told when the game was abandoned by its seat without its asking (its link
+was down, or its terminal, too long)."""
+
+
+POSITIONS = {
+    4: ("bottom", "right", "top", "left"),
+    3: ("bottom", "right", "left"),
+    2: ("bottom", "top"),
+}
+"""Where each seat sits on the screen, counted from ours, by the number of seats: the next
+to play on our right; two face to face."""
+
+
+class SeatView:
+    """What one seat may know of the game, fed events (see the module docstring).
+
+    ``clock``: the instants of deadlines and of a trick's end (``time.monotonic`` unless a
+    test's clock is given); renderers pass ``now`` on the same clock."""
+
+    def __init__(
+        self,
+        seat: int,
+        names: Sequence[str],
+        rules: RuleSet,
+        fingerprints: Sequence[str] | None = None,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.clock = clock
+        self.seat = seat
+        self.names = tuple(names)
+        self.rules = rules
+        self.seats = rules.seats
+        self.fingerprints = tuple(fingerprints) if fingerprints else ("",) * self.seats
+        self.ready = False
+        self.number: int | None = None
+        self.dealer = rules.first_dealer
+        self.scores: tuple[int, ...] = (0,) * (2 if rules.has_teams else self.seats)
+        self.pending = 0
+        self.news: deque[str] = deque(maxlen=NEWS_LINES)
+        self.summary: tuple[str, ...] = ()
+        """The last round's summary, shown between rounds (plain lines)."""
+        self.breakdown: RoundBreakdown | None = None
+        """The last round, taken apart (the round screen)."""
+        self.sheet: str | None = None
+        self.ended: str | None = None
+        self.deadline: tuple[int, float] | None = None
+        """``(seat, clock() instant)`` of the turn's deadline, if one is known."""
+        self.late: tuple[int, float] | None = None
+        """``(seat, instant)`` by which a seat past its deadline is signed gone."""
+        self.disconnected: frozenset[int] = frozenset()
+        """Seats whose link is down, as the peer reports them."""
+        self.overdue: frozenset[int] = frozenset()
+        self.resigned = False
+        """The person asked to leave (:meth:`resign`): an abandonment by our seat is ours."""
+        self._reset_round()
+
+    @classmethod
+    def from_definition(
+        cls, definition: TableDefinition, seat: int, *, clock: Callable[[], float] = time.monotonic
+    ) -> Self:
+        return cls(
+            seat,
+            [s.name for s in definition.seats],
+            definition.rules,
+            [fingerprint(s.key) for s in definition.seats],
+            clock=clock,
+        )
+
+    def _reset_round(self) -> None:
+        self.phase: Phase | None = None
+        self.hand: tuple[Card, ...] = ()
+        self.legal: tuple[Action, ...] = ()
+        self.to_act = -1
+        self.turned: Card | None = None
+        self.bids: tuple[tuple[int, Bid], ...] = ()
+        self.trump = -1
+        self.taker = -1
+        self.contract = 0
+        self.multiplier = 1
+        self.leader = -1
+        self.trick: tuple[Card, ...] = ()
+        self.tricks: tuple[Trick, ...] = ()
+        self.tricks_done = 0
+        self.last_trick: Trick | None = None
+        self.completed_at: float | None = None
+        """When :attr:`last_trick` was won (``clock()``), while it is on show."""
+        self.declared: tuple[tuple[Announcement, ...] | None, ...] = (None,) * self.seats
+        self.belote: tuple[tuple[int, Card], ...] = ()
+        self.open_deck: tuple[Card | None, ...] = ()
+        """Two-handed: the deck as both players see it (:attr:`Observation.open_deck`)."""
+
+    # -- names ------------------------------------------------------------------------
+
+    def name(self, seat: int) -> str:
+        if seat == self.seat:
+            return "You"
+        return self.names[seat] if 0 <= seat < len(self.names) else f"seat {seat}"
+
+    def seat_names(self) -> tuple[str, ...]:
+        """Every seat's name as this view says it (``You`` for ours)."""
+        return tuple(self.name(s) for s in range(self.seats))
+
+    def does(self, seat: int, verb: str) -> str:
+        """``Bob plays`` / ``You play``: ``verb`` in the third person."""
+        if seat == self.seat:
+            base = verb[:-2] if verb.endswith("es") and verb[-3] in "sx" else verb[:-1]
+            return f"You {'have' if verb == 'has' else base}"
+        return f"{self.name(seat)} {verb}"
+
+    def team_label(self, team: int) -> str:
+        """A team by its players: ``You & Cid``, ``Bob & Dee``."""
+        return f"{self.name(team)} & {self.name(team + 2)}"
+
+    def side_of(self, seat: int) -> int:
+        """The side ``seat`` scores with: its team with four seats, itself otherwise (the
+        index of its entry in :attr:`scores`)."""
+        return seat % 2 if self.rules.has_teams else seat
+
+    def side_label(self, side: int) -> str:
+        """A side by its players: ``You & Cid`` (a team), ``Bob`` (a player)."""
+        return self.team_label(side) if self.rules.has_teams else self.name(side)
+
+    def sides(self) -> tuple[int, ...]:
+        """Every side, ours first, then the others in playing order."""
+        n = len(self.scores)
+        me = self.side_of(self.seat)
+        return tuple((me + i) % n for i in range(n))
+
+    def sides_text(self, values: Sequence[int], sep: str = ", ") -> str:
+        """``You & Cid 120, Bob & Dee 42``: ``values`` (one per side) named, ours first."""
+        return sep.join(f"{self.side_label(t)} {values[t]}" for t in self.sides())
+
+    # -- feeding ----------------------------------------------------------------------
+
+    def observe(self, o: Observation) -> None:
+        """Take everything from an observation of this seat (a decision, or a state)."""
+        self.number = o.number
+        self.dealer = o.dealer
+        self.phase = o.phase
+        self.hand = o.hand
+        self.legal = o.legal
+        self.to_act = o.to_act
+        self.turned = o.turned
+        self.bids = o.bids
+        self.trump = o.trump
+        self.taker = o.taker
+        self.contract = o.contract
+        self.multiplier = o.multiplier
+        self.leader = o.leader
+        self.trick = o.trick
+        self.tricks = o.tricks
+        if len(o.tricks) < self.tricks_done or not o.tricks:
+            self.completed_at = None
+        self.tricks_done = len(o.tricks)
+        if o.tricks:
+            self.last_trick = o.tricks[-1]
+        self.declared = o.declared
+        self.belote = o.belote
+        self.open_deck = o.open_deck
+        self.scores = o.scores
+        self.pending = o.pending
+        if self.deadline is not None and self.deadline[0] != o.to_act:
+            self.deadline = None
+        if self.late is not None and self.late[0] != o.to_act:
+            self.late = None
+
+    def set_deadline(self, seat: int, deadline: float | None) -> None:
+        """The ``clock()`` instant by which ``seat`` must act (None: unknown)."""
+        self.deadline = None if deadline is None else (seat, deadline)
+        if self.late is not None and self.late[0] == seat:
+            self.late = None
+
+    def set_late(self, seat: int, gone_at: float | None) -> None:
+        """``seat`` is past its deadline and will be signed gone at ``gone_at``."""
+        self.late = None if gone_at is None else (seat, gone_at)
+
+    def apply(self, event: Event) -> list[Notice]:
+        """Take in one session event; the facts it brought, as notices."""
+        if isinstance(event, TableReady):
+            self.ready = True
+            peers = {2: "Both peers", 3: "All three peers"}.get(self.seats, "All four peers")
+            return [Notice(f"{peers} signed the table.")]
+        if isinstance(event, RoundDealt):
+            return self._dealt(event)
+        if isinstance(event, ActionTaken):
+            return self._action(event.seat, event.action, event.state)
+        if isinstance(event, DecisionNeeded):
+            self.observe(event.observation)
+            return []
+        if isinstance(event, RoundAudited):
+            return self._audited(event.record, event.state, event)
+        if isinstance(event, GameOver):
+            return self._over(event.state)
+        if isinstance(event, ChatMessage):
+            return self._say(f"{self.name(event.seat)}: {printable(event.text)}")
+        if isinstance(event, GameAbandoned):
+            self.scores = event.state.scores
+            self.sheet = format_sheet(event.state, self.seat_names())
+            if event.seat != self.seat:
+                self.ended = f"The game is abandoned: {self.name(event.seat)} left it."
+            elif self.resigned:
+                self.ended = "You resigned: the game is abandoned by your seat."
+            else:
+                self.ended = SIGNED_OUT
+            self.to_act = -1
+            self.legal = ()
+            return self._say(self.ended)
+        if isinstance(event, PeerFault):
+            who = self.name(event.seat) if 0 <= event.seat < self.seats else "?"
+            self.ended = f"The game stopped: {who} broke the protocol ({event.reason})."
+            self.to_act = -1
+            self.legal = ()
+            return self._say(self.ended)
+        return []
+
+    def _say(self, text: str) -> list[Notice]:
+        self.news.append(text)
+        return [Notice(text, notable=True)]
+
+    def _dealt(self, event: RoundDealt) -> list[Notice]:
+        self._reset_round()
+        self.summary = ()
+        self.observe(observe(event.state, self.seat))
+        text = f"Round {event.number + 1}: {self.does(event.dealer, 'deals')}."
+        if event.turned is not None:
+            text += f" Turned card: {card_text(event.turned)}."
+        elif self.phase is Phase.PLAY:
+            text += f" Trump {trump_text(self.trump)}, the suit of the last card dealt."
+        return [Notice(text)]
+
+    def _action(self, seat: int, action: Action, state: State) -> list[Notice]:
+        who = self.name(seat)
+        notices: list[Notice] = []
+        round_over = state.phase in (Phase.DEAL, Phase.GAME_OVER)
+        record = state.history[-1] if round_over and state.history else None
+        if isinstance(action, Bid):
+            notices.append(Notice(f"{who}: {bid_text(action)}."))
+            if state.phase is Phase.PLAY and self.phase is not Phase.PLAY:
+                notices += self._say(f"Contract: {self._contract_words(state)}.")
+            # A redeal is announced once, by the round's summary.
+        else:
+            before_tricks = self.tricks_done
+            notices.append(Notice(f"{self.does(seat, 'plays')} {card_text(action)}."))
+            declared = record.declared if record else state.declared
+            anns = declared[seat] if seat < len(declared) else None
+            if self.declared[seat] is None and anns:
+                shown = ", ".join(announcement_text(a) for a in anns)
+                notices += self._say(f"{self.does(seat, 'announces')} {shown}.")
+            belote = record.belote if record else state.belote
+            trump = record.trump if record else state.trump
+            if (seat, action) in belote and (seat, action) not in self.belote:
+                notices += self._say(f"{who}: belote!")
+            elif any(s == seat and c == other_belote_card(action) for s, c in belote) and (
+                trump == action >> 3 or trump == ALL_TRUMP
+            ):
+                notices += self._say(f"{who}: rebelote!")
+            tricks = record.tricks if record else state.tricks
+            if len(tricks) > before_tricks:
+                t = tricks[-1]
+                notices.append(Notice(f"{self.does(t.winner, 'wins')} the trick ({t.points})."))
+                self.completed_at = self.clock()
+        if record is not None:
+            # The round is over: keep its last trick on show until the next deal.
+            self.phase = state.phase
+            self.hand = ()
+            self.legal = ()
+            self.to_act = -1
+            self.trick = ()
+            self.tricks = record.tricks
+            if record.tricks:
+                self.last_trick = record.tricks[-1]
+                self.tricks_done = len(record.tricks)
+            self.declared = tuple(record.declared)
+            self.belote = record.belote
+            self.scores = state.scores
+            self.pending = state.pending
+        else:
+            self.observe(observe(state, self.seat))
+        return notices
+
+    def _contract_words(self, state: State | RoundRecord) -> str:
+        trump = trump_text(state.trump)
+        if state.taker < 0:
+            return f"trump {trump}, nobody takes"
+        if state.contract:
+            return bid_contract_text(
+                self.does(state.taker, "bids"), state.contract, trump, state.multiplier, sep=", "
+            )
+        return f"{self.does(state.taker, 'takes')} {trump}"
+
+    def _audited(self, record: RoundRecord, state: State, event: RoundAudited) -> list[Notice]:
+        self.scores = state.scores
+        self.pending = state.pending
+        self.phase = state.phase
+        self.to_act = -1
+        self.legal = ()
+        self.tricks = record.tricks
+        self.summary = tuple(self.round_summary(record))
+        notices = [Notice(line) for line in self.summary]
+        fault = event.report.fault
+        audit = ""
+        if fault is not None:
+            audit = f"Audit: {self.name(fault.seat)} {fault.kind.value}: {fault.reason}."
+            self.summary += (audit,)
+            notices.append(Notice(audit))
+        self.breakdown = round_breakdown(record, self.seat_names(), self.rules.target, audit)
+        self.news.append(self.summary[0])
+        notices[0] = Notice(notices[0].text, notable=True)
+        return notices
+
+    def round_summary(self, record: RoundRecord) -> list[str]:
+        """A few lines on a finished round: contract and outcome, points, score."""
+        head = f"Round {record.number + 1}"
+        sc = record.score
+        if sc is None:
+            return [f"{head}: everybody passed, the next dealer deals again."]
+        extra = sweep_text(sc, self.name, self.side_label)
+        lines = [f"{head}: {self._contract_words(record)} - {sc.outcome.value}{extra}."]
+        points = f"Card points {self.sides_text(sc.card_points)}"
+        if any(sc.announcements):
+            points += f"; announcements {self.sides_text(sc.announcements)}"
+        if any(sc.belote):
+            points += f"; belote {self.sides_text(sc.belote)}"
+        lines.append(points + ".")
+        gained = ", ".join(f"{self.side_label(t)} +{sc.score[t]}" for t in self.sides())
+        game = "-".join(str(record.scores_after[t]) for t in self.sides())
+        lines.append(f"Round score {gained}; game {game}.")
+        if sc.outcome is Outcome.LITIGE:
+            lines.append(
+                f"Litige: the points of {self.team_label(record.taker % 2)} wait in the pot "
+                f"({sc.pending})."
+            )
+        elif sc.pending:
+            lines.append(f"Litige pot: {sc.pending}.")
+        return lines
+
+    def _over(self, state: State) -> list[Notice]:
+        self.scores = state.scores
+        self.sheet = format_sheet(state, self.seat_names())
+        self.to_act = -1
+        self.legal = ()
+        me = self.side_of(self.seat)
+        if state.winner is None:
+            self.ended = "Game over."
+        else:
+            label = self.side_label(state.winner)
+            verb = "win" if self.rules.has_teams or state.winner == me else "wins"
+            won = "You win" if state.winner == me else f"{label} {verb}"
+            score = winner_first(state.scores, state.winner)
+            self.ended = f"Game over: {won} {score}."
+        return self._say(self.ended)
+
+    # -- what is shown ----------------------------------------------------------------
+
+    def trick_master(self) -> int | None:
+        """The seat winning the trick on the table, or None."""
+        if not self.trick or self.trump < 0:
+            return None
+        return (self.leader + winning_index(self.trick, self.trump)) % self.seats
+
+    def trick_cards(self) -> dict[int, Card]:
+        return {(self.leader + i) % self.seats: c for i, c in enumerate(self.trick)}
+
+    def seconds_left(self, now: float | None = None) -> int | None:
+        if self.deadline is None or self.deadline[0] != self.to_act:
+            return None
+        now = self.clock() if now is None else now
+        return max(0, round(self.deadline[1] - now))
+
+    def seconds_to_sign_out(self, now: float | None = None) -> int | None:
+        if self.late is None or self.late[0] != self.to_act:
+            return None
+        now = self.clock() if now is None else now
+        return max(0, round(self.late[1] - now))
+
+    def my_turn(self) -> bool:
+        return self.to_act == self.seat and bool(self.legal)
+
+    def shown_hand(self) -> tuple[Card, ...]:
+        """The hand in the order it is shown."""
+        return display_hand(self.hand, self.trump if self.phase is Phase.PLAY else -1)
+
+    def numbers(self) -> dict[Card, int]:
+        """Each card's number for this round (:func:`card_numbers`); none before the play."""
+        return card_numbers(self.observation())
+
+    def last_trick_text(self, *, symbols: bool = True) -> str:
+        t = self.last_trick
+        if t is None:
+            return "No trick yet."
+        return "Last trick: " + self.trick_text(t, symbols=symbols)
+
+    def piles_text(self, seat: int) -> str:
+        """Two-handed: ``Bob's piles: 1 A♥ and a face-down card, 2 none, ...``."""
+        parts = []
+        for i, (top, hidden) in enumerate(self.observation().piles(seat), 1):
+            card = card_text(top) if top is not None else ""
+            under = "a face-down card" if hidden else ""
+            parts.append(f"{i} " + (" on ".join(p for p in (card, under) if p) or "empty"))
+        whose = "Your" if seat == self.seat else f"{self.name(seat)}'s"
+        return f"{whose} piles: " + ", ".join(parts)
+
+    def trick_text(self, t: Trick, *, symbols: bool = True) -> str:
+        plays = ", ".join(
+            f"{self.name((t.leader + i) % self.seats)} {card_text(c, symbols=symbols)}"
+            for i, c in enumerate(t.cards)
+        )
+        return f"{plays}; {self.name(t.winner)} won it ({t.points})."
+
+    def title(self) -> str:
+        head = f"Belote {self.rules.name} to {self.rules.target}"
+        if self.number is not None:
+            head += f" · round {self.number + 1} · dealer {self.name(self.dealer)}"
+        return head
+
+    def contract_line(self) -> str:
+        if self.phase is None:
+            return "Waiting for the deal." if self.ready else "Waiting for the peers."
+        turned = card_text(self.turned) if self.turned is not None else None
+        if self.phase is Phase.PLAY:
+            if self.taker < 0:
+                return f"Trump {trump_text(self.trump)} (the last card dealt); nobody takes"
+            text = f"Contract: {self._contract_words_now()}"
+            if turned and not self.rules.is_coinche:
+                text += f" (turned {turned})"
+            return text
+        if self.phase is Phase.AUCTION:
+            if self.taker >= 0 and self.contract:
+                return f"Best bid: {self._contract_words_now()}"
+            return "Auction: no bid yet"
+        if self.phase in (Phase.TAKE_FIRST, Phase.TAKE_SECOND):
+            turn = "first" if self.phase is Phase.TAKE_FIRST else "second"
+            return f"Turned card: {turned} ({turn} turn)"
+        return "Round over"
+
+    def _contract_words_now(self) -> str:
+        taker = self.name(self.taker)
+        trump = trump_text(self.trump)
+        if self.contract:
+            return bid_contract_text(taker, self.contract, trump, self.multiplier, factor=True)
+        return f"{taker}, trump {trump}"
+
+    def bids_line(self, width: int) -> str:
+        if not self.rules.has_bidding:
+            return f"No bidding · {HIDDEN_MARK} a face-down card, turned up when its trick ends"
+        if not self.bids:
+            return "Bids: none yet"
+        parts = [f"{self.name(s)} {bid_text(b)}" for s, b in self.bids]
+        text = "Bids: " + " · ".join(parts)
+        while len(text) > width and len(parts) > 1:
+            parts.pop(0)
+            text = "Bids: … " + " · ".join(parts)
+        return text
+
+    def score_line(self) -> str:
+        text = f"{self.sides_text(self.scores, ' · ')} · to {self.rules.target}"
+        if self.pending:
+            text += f" · litige pot {self.pending}"
+        return text
+
+    def turn_parts(self, now: float | None = None, how: str = "") -> tuple[str, int | None, str]:
+        """The turn line in three parts, the countdown between them, for a renderer that
+        ticks it: ``("▶ Your turn", 12, ": play a card (...)")`` draws as ``▶ Your turn (12
+        s left): play a card (...)``; the seconds are None without a known deadline.
+        ``how``: the renderer's way to play a card (the terminal's by default)."""
+        if self.ended:
+            return self.ended, None, ""
+        if self.link_down:
+            return "Your connection is down: reconnecting…", None, ""
+        left = self.seconds_left(now)
+        if self.my_turn():
+            if self.phase is Phase.PLAY:
+                how = how or "play a card (its number or name, e.g. 3 or 10h)"
+                return "▶ Your turn", left, f": {how}"
+            return "▶ Your turn", left, f": {self.bid_hint()}"
+        if self.to_act == self.seat and self.phase in LIVE_PHASES:
+            return "▶ Your turn…", None, ""
+        if self.to_act >= 0 and self.phase not in (None, Phase.DEAL, Phase.GAME_OVER):
+            who = self.name(self.to_act)
+            if self.to_act in self.disconnected:
+                return f"Waiting for {who}, whose connection is down: reconnecting…", None, ""
+            gone = self.seconds_to_sign_out(now)
+            if gone is not None:
+                return f"Waiting for {who}: late, signed out in {gone} s", None, ""
+            return f"Waiting for {who}", left, "…"
+        return ("Waiting for the next deal…" if self.ready else "Waiting for the peers…"), None, ""
+
+    def turn_line(self, now: float | None = None, how: str = "") -> str:
+        """The turn line as one string at ``now`` (:meth:`turn_parts`)."""
+        head, left, tail = self.turn_parts(now, how)
+        return head + ("" if left is None else f" ({left} s left)") + tail
+
+    def warn(self, now: float | None = None) -> bool:
+        """Our turn's time is nearly out: the countdown is drawn in red."""
+        left = self.seconds_left(now)
+        return self.my_turn() and left is not None and left <= WARN_SECONDS
+
+    def bid_hint(self) -> str:
+        """What the seat may bid now, in a few words, from its legal actions."""
+        bids = [b for b in self.legal if isinstance(b, Bid)]
+        kinds = {b.kind for b in bids}
+        parts: list[str] = []
+        if BidKind.TAKE in kinds:
+            parts.append("take")
+        suits = [b.trump for b in bids if b.kind is BidKind.CHOOSE]
+        if suits:
+            parts.append(f"name a suit ({' '.join(SUIT_LETTERS[t] for t in suits)})")
+        example = next((b for b in bids if b.kind is BidKind.BID), None)
+        if example is not None:
+            parts.append(f"bid (e.g. {bid_text(example, symbols=False)})")
+        parts += [k.value for k in (BidKind.COINCHE, BidKind.SURCOINCHE) if k in kinds]
+        if BidKind.PASS in kinds:
+            parts.append("pass")
+        if len(parts) < 2:
+            return "".join(parts)
+        return ", ".join(parts[:-1]) + " or " + parts[-1]
+
+    # -- the peer's status ------------------------------------------------------------------
+
+    @property
+    def link_down(self) -> bool:
+        """Our own link is down: every other seat is unreachable at once (it is not they
+        who are gone, it is us)."""
+        others = frozenset(range(self.seats)) - {self.seat}
+        return bool(others) and others <= self.disconnected and self.ended is None
+
+    def apply_status(self, status: PeerStatus, now: float | None = None) -> list[Notice]:
+        """Take in the peer's status: the deadline of the seat to act (ours too), late
+        seats, lost and regained links; the news it brought, as notices."""
+        now = self.clock() if now is None else now
+        for wait in status.waiting_for:
+            if not wait.decision:
+                continue
+            if wait.deadline_in > 0:
+                self.set_deadline(wait.seat, now + wait.deadline_in)
+            elif wait.seat != self.seat:
+                self.set_late(wait.seat, now + max(0.0, wait.abandon_in))
+        notices: list[Notice] = []
+        overdue = frozenset(w.seat for w in status.overdue if w.seat != self.seat)
+        for wait in status.overdue:
+            if wait.seat in overdue - self.overdue:
+                left = max(0, round(wait.abandon_in))
+                notices += self._say(
+                    f"{self.names[wait.seat]} is late: signed out in {left} s if silent."
+                )
+        self.overdue = overdue
+        was_down = self.link_down
+        lost = status.disconnected - self.disconnected
+        back = self.disconnected - status.disconnected
+        self.disconnected = status.disconnected
+        if self.link_down and not was_down:
+            notices += self._say(
+                "Your connection is down: reconnecting… Your seat waits for you; if it stays "
+                "down past the grace, the others sign you out."
+            )
+        elif was_down and not self.link_down:
+            notices += self._say("Your connection is back: the game goes on.")
+        elif not self.link_down:
+            for seat in sorted(lost):
+                notices += self._say(
+                    f"{self.names[seat]} lost the connection; waiting for them to come back."
+                )
+            for seat in sorted(back):
+                notices += self._say(f"{self.names[seat]} is back.")
+        return notices
+
+    def resign(self) -> None:
+        """The person asked to leave the game (the renderer then signs the seat gone)."""
+        self.resigned = True
+
+    # -- what each renderer draws -------------------------------------------------------------
+
+    def trick_on_show(self, now: float | None = None, hold: float = 0.0) -> Trick | None:
+        """The completed trick to draw in place of the table's: the last one won, until the
+        next trick's first card, or, with ``hold`` (:data:`TRICK_HOLD`), for ``hold``
+        seconds after it was won even if the next trick has begun; None once dismissed
+        (:meth:`dismiss_trick`) or when the table's own trick is the one to draw."""
+        if self.completed_at is None or self.last_trick is None:
+            return None
+        if self.phase is Phase.PLAY and not self.trick:
+            return self.last_trick
+        now = self.clock() if now is None else now
+        if self.phase is Phase.PLAY and hold > 0 and now - self.completed_at < hold:
+            return self.last_trick
+        return None
+
+    def drawn_trick(
+        self, now: float | None = None, hold: float = 0.0
+    ) -> tuple[dict[int, Card], int | None, Trick | None]:
+        """The trick to draw on the table: its cards by seat, the seat winning (or that won)
+        it, and the completed trick when that is the one on show (:meth:`trick_on_show`)."""
+        shown = self.trick_on_show(now, hold)
+        if shown is not None:
+            cards = {(shown.leader + i) % self.seats: c for i, c in enumerate(shown.cards)}
+            return cards, shown.winner, shown
+        return self.trick_cards(), self.trick_master(), None
+
+    def dismiss_trick(self) -> None:
+        """The person moved on (a key, a click): the completed trick leaves the table."""
+        self.completed_at = None
+
+    def hand_cards(self) -> tuple[tuple[Card, int | None], ...]:
+        """The hand as every renderer shows it: in the shown order, each card with the number
+        it keeps for the round (None before the play); two-handed, the cards on top of our
+        piles, by pile."""
+        numbers = self.numbers()
+        if self.seats == 2 and numbers:
+            return tuple(sorted(numbers.items(), key=lambda item: item[1]))
+        return tuple((c, numbers.get(c)) for c in self.shown_hand())
+
+    def position(self, seat: int) -> str:
+        """Where ``seat`` sits on the screen, seen from ours (:data:`POSITIONS`)."""
+        return POSITIONS[self.seats][(seat - self.seat) % self.seats]
+
+    def cards_held(self, seat: int) -> int:
+        """How many cards ``seat`` holds now, as every seat may count them (its card backs;
+        two-handed, the cards left in its piles, face up or down)."""
+        if self.phase is Phase.PLAY:
+            played = seat in self.trick_cards()
+            return max(0, self.rules.tricks_per_round - self.tricks_done - played)
+        if self.phase in (Phase.TAKE_FIRST, Phase.TAKE_SECOND, Phase.AUCTION):
+            return len(self.hand)
+        return 0
+
+    def piles(self, seat: int) -> tuple[tuple[Card | None, bool], ...]:
+        """Two-handed: ``seat``'s eight piles, the card on top of each (None: none) and
+        whether a face-down card lies under it; empty in the other variants."""
+        return self.observation().piles(seat) if self.seats == 2 else ()
+
+    def trick_header(self, now: float | None = None, hold: float = 0.0) -> str:
+        """``Trick 3 of 8 · Bob led · master You ★``, or, a completed trick on show, ``Trick
+        2 of 8 won by Bob (24) · You lead``."""
+        if self.phase is not Phase.PLAY:
+            return ""
+        total = self.rules.tricks_per_round
+        shown = self.trick_on_show(now, hold)
+        if shown is not None:
+            winner = self.name(shown.winner)
+            text = f"Trick {self.tricks_done} of {total} won by {winner} ({shown.points})"
+            if self.to_act >= 0 and not self.trick:
+                text += f" · {self.does(self.to_act, 'leads')} the next"
+            return text
+        number = min(self.tricks_done + 1, total)
+        text = f"Trick {number} of {total}"
+        if self.trick:
+            text += f" · {self.name(self.leader)} led"
+            master = self.trick_master()
+            if master is not None:
+                text += f" · master {self.name(master)} {MASTER_MARK}"
+        elif self.to_act >= 0:
+            text += f" · {self.does(self.to_act, 'leads')}"
+        return text
+
+    def _bid_options_now(self) -> str:
+        return bid_options(self.observation(), short=True)
+
+    def observation(self, legal: tuple[Action, ...] | None = None) -> Observation:
+        """What the view knows, as an observation (``legal``: the view's own if None)."""
+        played = 0
+        for c in (*(c for t in self.tricks for c in t.cards), *self.trick):
+            played |= 1 << c
+        return Observation(
+            self.seat, self.rules, self.phase or Phase.DEAL, self.number or 0, self.dealer,
+            self.hand, self.legal if legal is None else legal, self.to_act, self.turned,
+            self.bids, self.trump, self.taker, self.contract, self.multiplier, self.leader,
+            self.trick, self.tricks, played, self.declared, self.belote, (0, 0, 0, 0),
+            (0, 0, 0, 0), self.scores, self.pending, self.open_deck,
+        )  # fmt: skip
