@@ -23,6 +23,9 @@ from helpers import Process, cli_argv, source_pythonpath, start
 from belote_p2p.app.output import parse_result
 from belote_p2p.protocol.verify import verify_transcript
 
+# The network-namespace tests make fixed-name namespaces: never two at once (pytest-xdist).
+pytestmark = pytest.mark.xdist_group("netns")
+
 COMMON = ["--bot", "random", "--bind", "127.0.0.1"]
 
 
