@@ -29,9 +29,10 @@ from belote_p2p.protocol.events import (
     TableReady,
 )
 from belote_p2p.protocol.identity import fingerprint
+from belote_p2p.protocol.names import safe_text
 from belote_p2p.protocol.table import TableDefinition
 
-from .display import format_round, format_sheet
+from .display import format_round, format_sheet, seat_names
 from .wording import team_name
 
 RESULT_PREFIX = "RESULT "
@@ -50,7 +51,7 @@ class Printer:
 
     @property
     def names(self) -> tuple[str, ...]:
-        return tuple(s.name for s in self.definition.seats)
+        return seat_names(self.definition)
 
     def say(self, text: str) -> None:
         if not self.quiet:
@@ -73,7 +74,7 @@ class Printer:
             self.say(format_sheet(event.state, names))
         elif isinstance(event, PeerFault):
             who = names[event.seat] if 0 <= event.seat < len(names) else "?"
-            self.say(f"{who} broke the protocol: {event.reason}")
+            self.say(safe_text(f"{who} broke the protocol: {event.reason}"))
         elif isinstance(event, DecisionNeeded):
             pass
 
@@ -85,7 +86,7 @@ class Printer:
             last = shown.get(wait.seat)
             if wait.seat != self.seat and (last is None or last - wait.abandon_in >= every):
                 shown[wait.seat] = wait.abandon_in
-                self.say(wait.describe())
+                self.say(safe_text(wait.describe()))
         for seat in list(shown):
             if seat not in {w.seat for w in status.overdue}:
                 del shown[seat]
@@ -135,19 +136,19 @@ def both(*callbacks: Callable[[Event], None]) -> Callable[[Event], None]:
 
 def print_roster(definition: TableDefinition, seat: int) -> None:
     rules = definition.rules
-    names = [s.name for s in definition.seats]
+    names = seat_names(definition)
     print(f"Table {definition.table_id.hex()}: {rules.name} to {rules.target}", flush=True)
     if not rules.has_teams:
         for i, s in enumerate(definition.seats):
             you = "  (you)" if i == seat else ""
-            print(f"  seat {i}: {s.name} [{fingerprint(s.key)}] at {s.address}{you}")
+            print(f"  seat {i}: {names[i]} [{fingerprint(s.key)}] at {safe_text(s.address)}{you}")
         return
     for team in (0, 1):
         print(f"  {team_name(names, team)}:")
         for i in (team, team + 2):
             s = definition.seats[i]
             you = "  (you)" if i == seat else ""
-            print(f"    {s.name} [{fingerprint(s.key)}] at {s.address}{you}")
+            print(f"    {names[i]} [{fingerprint(s.key)}] at {safe_text(s.address)}{you}")
 
 
 def result_line(result: PeerResult, definition: TableDefinition, *, xp: int | None = None) -> str:

@@ -61,6 +61,7 @@ from belote_p2p.protocol.identity import fingerprint
 from belote_p2p.protocol.transcript import TranscriptError
 from belote_p2p.protocol.verify import Verdict, verify_transcript
 
+from .display import format_columns, shown_name
 from .wording import team_name
 
 SCHEMA_VERSION = 2
@@ -745,7 +746,7 @@ def all_players(conn: sqlite3.Connection) -> list[PlayerStats]:
         done.setdefault(fp, []).append((challenge, date))
     return [
         PlayerStats(
-            fingerprint=fp, name=name, xp=xp, coins=coins, games=games, wins=wins,
+            fingerprint=fp, name=shown_name(name), xp=xp, coins=coins, games=games, wins=wins,
             contracts_made=made, contracts_failed=failed, capots=capots, belotes=belotes,
             challenges=tuple(done.get(fp, ())),
         )
@@ -793,8 +794,4 @@ def format_ranking(ranked: Sequence[tuple[int, PlayerStats]]) -> str:
          f"{p.win_rate:.0%}")
         for rank, p in ranked
     ]  # fmt: skip
-    widths = [max(len(r[c]) for r in rows) for c in range(len(rows[0]))]
-    return "\n".join(
-        "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
-        for row in rows
-    )
+    return format_columns(rows)

@@ -15,11 +15,11 @@ from pathlib import Path
 
 from belote_p2p.errors import BeloteError
 from belote_p2p.protocol.identity import IdentityError, fingerprint
+from belote_p2p.protocol.names import safe_text
 from belote_p2p.protocol.transcript import TranscriptError, read_transcript
 from belote_p2p.protocol.verify import Verdict, verify_record, verify_transcript
 
-from .chat import printable
-from .display import format_round, format_sheet
+from .display import format_columns, format_round, format_sheet, seat_names, shown_name
 from .home import PROFILE_FILE_NAME, Home
 from .profile import (
     LEVEL_CURVE,
@@ -74,7 +74,7 @@ def verdict_text(verdict: Verdict) -> str:
     """What a record proves, with the teams named by their players."""
     rules = verdict.definition.rules
     if verdict.ok and verdict.finished and verdict.state.winner is not None and rules.has_teams:
-        names = [s.name for s in verdict.definition.seats]
+        names = seat_names(verdict.definition)
         a, b = verdict.state.scores
         team = team_name(names, verdict.state.winner)
         return f"OK: the team {team} wins {a}-{b} after {len(verdict.rounds)} rounds"
@@ -97,28 +97,28 @@ def _replay_command(args: argparse.Namespace) -> int:
     except (OSError, TranscriptError, GameNotFound) as exc:
         print(f"belote-p2p replay: {exc}", file=sys.stderr)
         return 2
-    names = tuple(s.name for s in verdict.definition.seats)
+    names = seat_names(verdict.definition)
     rules = verdict.definition.rules
     print(f"Table {verdict.definition.table_id.hex()}: {rules.name} to {rules.target}")
     seats = verdict.definition.seats
     if not rules.has_teams:
         for seat, s in enumerate(seats):
-            print(f"  seat {seat}: {s.name} [{fingerprint(s.key)[:9]}]")
+            print(f"  seat {seat}: {names[seat]} [{fingerprint(s.key)[:9]}]")
     for team in (0, 1) if rules.has_teams else ():
-        shown = " & ".join(f"{seats[s].name} [{fingerprint(seats[s].key)[:9]}]"
+        shown = " & ".join(f"{names[s]} [{fingerprint(seats[s].key)[:9]}]"
                            for s in (team, team + 2))  # fmt: skip
         print(f"  {shown}")
     chats = list(verdict.chats)
     for audited in verdict.rounds:
         while chats and chats[0].round <= audited.record.number:
             chat = chats.pop(0)
-            print(f"  {names[chat.seat]} says: {printable(chat.text)}")
+            print(f"  {names[chat.seat]} says: {safe_text(chat.text)}")
         print(format_round(audited.record, names))
         if audited.report.fault is not None:
             f = audited.report.fault
             print(f"  audit: {f.kind.value} by {names[f.seat]} ({f.reason}); round rescored")
     for chat in chats:
-        print(f"  {names[chat.seat]} says: {printable(chat.text)}")
+        print(f"  {names[chat.seat]} says: {safe_text(chat.text)}")
     print(format_sheet(verdict.state, names))
     print(verdict_text(verdict))
     return 0 if verdict.ok else 1
@@ -142,10 +142,10 @@ def _games_command(args: argparse.Namespace) -> int:
         try:
             transcript = read_transcript(path)
         except (OSError, TranscriptError):
-            rows.append((str(number), date, path.name, "", "", "not a transcript"))
+            rows.append((str(number), date, safe_text(path.name), "", "", "not a transcript"))
             continue
         definition = transcript.definition
-        names = [s.name for s in definition.seats]
+        names = seat_names(definition)
         players = players_text(names)
         variant = f"{definition.rules.name} to {definition.rules.target}"
         known = recorded.get(definition.table_id.hex())
@@ -160,9 +160,7 @@ def _games_command(args: argparse.Namespace) -> int:
             result = "?"
             checked = "not checked (--verify)"
         rows.append((str(number), date, players, variant, result, checked))
-    widths = [max(len(r[c]) for r in rows) for c in range(len(rows[0]))]
-    for row in rows:
-        print("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
+    print(format_columns(rows))
     print("replay N, verify N and import N take a game by its number.")
     return 0
 
@@ -179,10 +177,10 @@ def _import_command(args: argparse.Namespace) -> int:
         except (sqlite3.Error, ProfileError) as exc:
             print(f"belote-p2p import: {db}: {exc}", file=sys.stderr)
             return 2
-        print(f"{name}: {outcome.status.value}: {outcome.reason}")
+        print(safe_text(f"{name}: {outcome.status.value}: {outcome.reason}"))
         if outcome.status is ImportStatus.IMPORTED and outcome.result is not None:
             for player, record in zip(outcome.result.players, outcome.result.seats, strict=True):
-                print(f"  {player.name} [{player.fingerprint}]: +{record.xp} XP")
+                print(f"  {shown_name(player.name)} [{player.fingerprint}]: +{record.xp} XP")
             for fp, challenge in outcome.awards:
                 print(f"  challenge for [{fp}]: {challenge.title} (+{challenge.xp} XP)")
         if not outcome.ok:

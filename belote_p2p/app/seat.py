@@ -34,7 +34,8 @@ from belote_p2p.players.bots import BotError, make_bot
 from belote_p2p.players.player import BotPlayer, Player
 from belote_p2p.protocol.events import Event
 from belote_p2p.protocol.identity import Identity, IdentityError, fingerprint
-from belote_p2p.protocol.table import MAX_NAME, TableDefinition
+from belote_p2p.protocol.names import MAX_NAME, safe_text
+from belote_p2p.protocol.table import TableDefinition
 
 from .home import Home
 from .output import Printer, TimingLog, both, print_roster, result_line
@@ -340,7 +341,7 @@ def login_name() -> str:
         name = getpass.getuser()
     except (KeyError, OSError):
         name = ""
-    name = "".join(ch for ch in name if ch.isprintable())[:MAX_NAME]
+    name = safe_text(name, MAX_NAME)[:MAX_NAME]
     return name or "Player"
 
 

@@ -82,10 +82,11 @@ from belote_p2p.protocol.events import (
     TableReady,
 )
 from belote_p2p.protocol.identity import fingerprint
+from belote_p2p.protocol.names import safe_text
 from belote_p2p.protocol.table import TableDefinition
 
-from .chat import ChatLimiter, chat_line, printable
-from .display import format_sheet
+from .chat import ChatLimiter, chat_line
+from .display import format_sheet, seat_names
 from .roundview import RoundBreakdown, round_breakdown
 from .wording import (
     SUIT_NAMES,
@@ -460,7 +461,7 @@ class TableView:
     def from_definition(cls, definition: TableDefinition, seat: int) -> TableView:
         return cls(
             seat,
-            [s.name for s in definition.seats],
+            seat_names(definition),
             definition.rules,
             [fingerprint(s.key) for s in definition.seats],
         )
@@ -587,7 +588,7 @@ class TableView:
         if isinstance(event, GameOver):
             return self._over(event.state)
         if isinstance(event, ChatMessage):
-            return self._say(f"{self.name(event.seat)}: {printable(event.text)}")
+            return self._say(f"{self.name(event.seat)}: {safe_text(event.text)}")
         if isinstance(event, GameAbandoned):
             self.scores = event.state.scores
             self.sheet = format_sheet(event.state, self.seat_names())

@@ -51,7 +51,8 @@ import trio
 from belote_p2p.errors import BeloteError, RemoteProtocolError
 from belote_p2p.game.rules import RuleSet
 from belote_p2p.protocol.identity import Identity, fingerprint
-from belote_p2p.protocol.table import MAX_NAME, Seat, TableDefinition
+from belote_p2p.protocol.names import name_problem, safe_text
+from belote_p2p.protocol.table import Seat, TableDefinition
 from belote_p2p.protocol.wire import KEY_SIZE, SEATS, TABLE_ID_SIZE, FrameTooLarge, decode, encode
 
 from .address import format_address, is_loopback, parse_address
@@ -132,8 +133,11 @@ class JoinRequest:
 
 
 def check_name(name: object) -> str:
-    if type(name) is not str or not 0 < len(name) <= MAX_NAME or not name.isprintable():
-        raise JoinRefused(f"a name is 1..{MAX_NAME} printable characters")
+    """``name`` if a seat may carry it (PROTOCOL.md §6.1), else :class:`JoinRefused`."""
+    problem = name_problem(name)
+    if problem is not None:
+        raise JoinRefused(problem)
+    assert isinstance(name, str)
     return name
 
 
@@ -356,9 +360,11 @@ def error_message(reason: str) -> bytes:
     return encode({"type": "error", "reason": reason})
 
 
-def parse_answer(data: bytes, key: bytes, port: int) -> LobbyAnswer:
+def parse_answer(data: bytes, key: bytes, port: int, name: str | None = None) -> LobbyAnswer:
     """A joiner reads the host's answer: the definition, its seat, the host's signature of
-    the definition and the relay it names, or :class:`LobbyError`."""
+    the definition and the relay it names, or :class:`LobbyError`. Our seat must carry our
+    ``key`` and ``port``, and the ``name`` we asked for (a rematch, which asks for no name,
+    checks that the names did not change)."""
     try:
         msg = decode(data)
     except RemoteProtocolError as exc:
@@ -393,6 +399,11 @@ def parse_answer(data: bytes, key: bytes, port: int) -> LobbyAnswer:
     seat = seats[0]
     if seat == 0:
         raise LobbyError("the table the host sent gives our key the host's seat")
+    if name is not None and definition.seats[seat].name != name:
+        raise LobbyError(
+            f"the host renamed us: our seat carries the name "
+            f"{safe_text(definition.seats[seat].name)!r}, we asked for {name!r}"
+        )
     ours = definition.seats[seat].address
     if not port:
         if ours:
@@ -600,4 +611,4 @@ async def join_table(
             raise LobbyError(f"no table from the host within {wait:.0f} s") from None
         except (ConnectionClosed, FrameTooLarge) as exc:
             raise LobbyError(f"the host closed the lobby: {exc}") from None
-    return parse_answer(answer, key, mesh_port)
+    return parse_answer(answer, key, mesh_port, request.name)
