@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import os
 import sqlite3
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -58,6 +59,7 @@ from belote_p2p.game.cards import Card
 from belote_p2p.game.engine import Trick
 from belote_p2p.game.scoring import Outcome, RoundScore
 from belote_p2p.protocol.identity import fingerprint
+from belote_p2p.protocol.private import private_directory, private_fd
 from belote_p2p.protocol.transcript import TranscriptError
 from belote_p2p.protocol.verify import Verdict, verify_transcript
 
@@ -524,7 +526,8 @@ class ProfileError(BeloteError):
 def open_db(path: Path) -> Iterator[sqlite3.Connection]:
     """The profile database at ``path``, created on first use, brought up to this version's
     schema (an older database keeps its rows); closed on exit."""
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    private_directory(path.parent)
+    os.close(private_fd(path, os.O_RDWR | os.O_CREAT))  # sqlite would make it 0644
     # Autocommit mode: transactions are opened explicitly (BEGIN IMMEDIATE), so that two
     # imports of one game (the peer's and a manual one) cannot both insert it.
     conn = sqlite3.connect(path, isolation_level=None, timeout=10.0)

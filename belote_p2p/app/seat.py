@@ -13,6 +13,7 @@ import contextlib
 import errno
 import getpass
 import logging
+import os
 import signal
 import socket
 import sqlite3
@@ -35,6 +36,7 @@ from belote_p2p.players.player import BotPlayer, Player
 from belote_p2p.protocol.events import Event
 from belote_p2p.protocol.identity import Identity, IdentityError, fingerprint
 from belote_p2p.protocol.names import MAX_NAME, safe_text
+from belote_p2p.protocol.private import private_directory, private_fd
 from belote_p2p.protocol.table import TableDefinition
 
 from .home import Home
@@ -170,7 +172,8 @@ async def watch_signals(
 def log_to_file(path: Path) -> Iterator[None]:
     """The peer's log lines go to ``path`` instead of the terminal, where the table is."""
     logger = logging.getLogger("belote_p2p")
-    path.parent.mkdir(parents=True, exist_ok=True)
+    private_directory(path.parent)
+    os.close(private_fd(path, os.O_WRONLY | os.O_CREAT))
     handler = logging.FileHandler(path)
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
     propagate = logger.propagate
