@@ -1,4 +1,4 @@
-"""The home and what it keeps are the owner's alone, whatever the umask (``protocol/private.py``)."""
+"""The home and what it keeps are the owner's alone, whatever the umask (protocol/private.py)."""
 
 from __future__ import annotations
 
