@@ -12,6 +12,7 @@ import time
 from contextlib import ExitStack
 from typing import Any
 
+from belote_p2p.app.argtypes import positive_int, seed
 from belote_p2p.game.rules import RULE_SETS
 from belote_p2p.players.arena import open_cluster, run_ladder, run_match
 from belote_p2p.players.bots import BotError, load_bots, make_bot
@@ -80,16 +81,19 @@ def register(subparsers: Any) -> None:
     p.add_argument(
         "--bots", required=True, help="A,B (specs name[:key=value...]); more with --ladder"
     )
-    p.add_argument("--boards", type=int, default=200, help="boards per match (default 200)")
-    p.add_argument("--variant", default="classic", choices=sorted(RULE_SETS))
-    p.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="processes")
+    p.add_argument(
+        "--boards", type=positive_int, default=200, help="boards per match (default 200)"
+    )
+    p.add_argument("--variant", default="classic", choices=sorted(RULE_SETS),
+                   help="the rules the boards are dealt and played under")  # fmt: skip
+    p.add_argument("--jobs", type=positive_int, default=os.cpu_count() or 1, help="processes")
     p.add_argument(
         "--cluster",
         metavar="ADDRESS",
         help="run the boards on a Dask scheduler (tcp://host:8786), or 'local': a LocalCluster "
         "of --jobs workers (pip install 'belote-p2p[cluster]')",
     )
-    p.add_argument("--seed", type=int, default=0, help="seed of the boards and bots")
+    p.add_argument("--seed", type=seed, default=0, help="seed of the boards and bots")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--ladder", action="store_true", help="every bot against every other")
     p.add_argument(

@@ -22,6 +22,7 @@ from functools import partial
 
 import trio
 
+from belote_p2p.app.argtypes import port, positive_int
 from belote_p2p.game.rules import RULE_SETS, RuleSet, rule_set
 from belote_p2p.net.address import (
     format_address,
@@ -355,14 +356,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "processes. After a game played out, everyone is asked whether to play again.",
     )
     host.add_argument(
-        "--port", type=int, default=DEFAULT_PORT,
+        "--port", type=port, default=DEFAULT_PORT,
         help=f"the host's port: lobby, table and relay ({DEFAULT_PORT}; 0: any)",
     )  # fmt: skip
-    host.add_argument("--variant", choices=variants, default="classic")
-    host.add_argument("--target", type=int, default=501, help="score that wins the game")
+    host.add_argument("--variant", choices=variants, default="classic", help="the rules")
+    host.add_argument("--target", type=positive_int, default=501, help="score that wins the game")
     host.add_argument(
         "--bots", type=bots_option, default=(0, None), metavar="N[:BOT]",
-        help="start N local bot peers, each its own process (3:pimc: of the pimc bot)",
+        help="start N local bot peers, each its own process (3:pimc: of the pimc bot) (none)",
     )  # fmt: skip
     host.add_argument(
         "--fill", metavar="BOT", help="the bot of the --bots peers, NAME[:key=value...] (rules)"

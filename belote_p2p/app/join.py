@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 
 import trio
 
+from belote_p2p.app.argtypes import positive_seconds
 from belote_p2p.net.address import (
     format_address,
     listener_port,
@@ -250,7 +251,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "a table on the network",
     )  # fmt: skip
     join.add_argument(
-        "--seat", type=int, metavar="N",
+        "--seat", type=int, choices=range(1, 4), metavar="N",
         help="ask for seat 1, 2 or 3 (2 is the host's partner); refused if another joiner "
         "holds it (none)",
     )  # fmt: skip
@@ -263,7 +264,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help=f"where to listen for tables; may be repeated ({DEFAULT_BEACON_TEXT})",
     )  # fmt: skip
     join.add_argument(
-        "--listen", dest="listen_seconds", type=float, default=DEFAULT_LISTEN, metavar="S",
+        "--listen", dest="listen_seconds", type=positive_seconds, default=DEFAULT_LISTEN,
+        metavar="S",
         help=f"seconds to listen for tables ({DEFAULT_LISTEN:g})",
     )  # fmt: skip
     add_seat_arguments(join)

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import trio
 
+from belote_p2p.app.argtypes import port, positive_seconds, seconds, seed
 from belote_p2p.game.engine import Action
 from belote_p2p.game.observation import Observation
 from belote_p2p.net.address import ALL_ADDRESSES
@@ -427,16 +428,20 @@ def explain_os_error(exc: OSError) -> str:
 
 def add_seat_arguments(p: argparse.ArgumentParser, *, seat: bool = True, name: bool = True) -> None:
     p.add_argument("--bot", metavar="NAME", help="play with this bot (NAME[:key=value...])")
-    p.add_argument("--seed", type=int, help="seed of the bots' choices (the deal stays secret)")
+    p.add_argument("--seed", type=seed, help="seed of the bots' choices (the deal stays secret)")
     p.add_argument(
-        "--bot-deadline", type=float, default=10.0, metavar="S", help="seconds per bot decision"
+        "--bot-deadline",
+        type=positive_seconds,
+        default=10.0,
+        metavar="S",
+        help="seconds per bot decision",
     )
     p.add_argument(
-        "--person-deadline", type=float, default=60.0, metavar="S",
+        "--person-deadline", type=positive_seconds, default=60.0, metavar="S",
         help="seconds a seat has for a decision before it is reported late (60)",
     )  # fmt: skip
     p.add_argument(
-        "--grace", type=float, default=120.0, metavar="S",
+        "--grace", type=seconds, default=120.0, metavar="S",
         help="seconds after its deadline before a silent seat is signed gone (120)",
     )  # fmt: skip
     if not seat:
@@ -480,7 +485,7 @@ def add_seat_arguments(p: argparse.ArgumentParser, *, seat: bool = True, name: b
         "a bot says no unless --rematch; --no-rematch: nobody is asked",
     )  # fmt: skip
     p.add_argument("--web", action="store_true", help="play in the browser (a page on 127.0.0.1)")
-    p.add_argument("--web-port", type=int, default=0, metavar="PORT",
+    p.add_argument("--web-port", type=port, default=0, metavar="PORT",
                    help="the page's port with --web (0: any free port)")  # fmt: skip
     p.add_argument("--browser", action=argparse.BooleanOptionalAction, default=True,
                    help="open the page in the default browser with --web (--no-browser: "

@@ -197,7 +197,10 @@ class Lobby:
             raise JoinRefused(f"{self.rules.name} has no partners: every player is for himself")
         keys = {self.host.key, *(j.request.key for j in self._joined)}
         if request.key in keys:
-            raise JoinRefused(f"the key {fingerprint(request.key)} is already at the table")
+            raise JoinRefused(
+                f"the key {fingerprint(request.key)} is already at the table (two players "
+                "on one machine: give each its own --home DIR, hence its own key)"
+            )
         joined = [*self._joined, _Joined(request, ip, local_ip)]
         seats = self._assign([j.request for j in joined])
         if seats is None:
