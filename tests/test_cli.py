@@ -40,17 +40,6 @@ def every_option() -> list[tuple[str, argparse.Action]]:
     ]
 
 
-def test_every_option_has_a_help_line_that_reads_right() -> None:
-    parser = cli.build_parser()
-    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-    for name, command in sub.choices.items():
-        text = command.format_help()
-        for wrong in ("(default: (", "(default: [", "(default: True)", "(default: False)"):
-            assert wrong not in text, (name, wrong)
-    for name, action in every_option():
-        assert action.help, (name, action.option_strings)
-
-
 @pytest.mark.parametrize(
     "argv",
     [

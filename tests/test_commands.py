@@ -68,14 +68,17 @@ def test_every_command_has_a_description_and_every_default_shows(
             default = action.default
             if action.help == argparse.SUPPRESS or not action.option_strings:
                 continue
-            if default in (None, False, argparse.SUPPRESS) or isinstance(
-                action, argparse._HelpAction
-            ):
+            assert action.help, (name, action.option_strings)
+            if default in (None, argparse.SUPPRESS) or isinstance(
+                default, bool | list | tuple
+            ):  # a flag, or a default a help text says in words ("none", "on")
                 continue
             shown = str(default[0] if isinstance(default, tuple) else default)
             if isinstance(default, float):
                 shown = f"{default:g}"
             assert shown in " ".join(text.split()), (name, action.dest, default)
+        for wrong in ("(default: (", "(default: [", "(default: True)", "(default: False)"):
+            assert wrong not in text, (name, wrong)
         doubled = re.search(r"\((?:default:? )?([^()]+)\)\s+\(default: \1\)", text)
         assert doubled is None, (name, doubled)
 

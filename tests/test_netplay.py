@@ -106,7 +106,7 @@ async def test_the_lobby_refuses_duplicate_keys_and_malformed_requests() -> None
                 )
             )
             # The host's own key, then a key already waiting at the table.
-            with pytest.raises(JoinRefused, match="already at the table.*own --home DIR"):
+            with pytest.raises(JoinRefused, match=r"already at the table.*own --home DIR"):
                 await join_table("127.0.0.1", port, "Thief", KEYS[0], 6000)
             nursery.start_soon(join_table, "127.0.0.1", port, "P1", KEYS[1], 6001)
             await seated.wait()
