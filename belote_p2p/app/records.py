@@ -31,26 +31,38 @@ from .profile import (
     ProfileError,
     RecordedGame,
     all_players,
+    file_digest,
     find_players,
     format_profile,
     format_ranking,
+    game_numbers,
     open_db,
     players_text,
     rank_players,
     record_game,
     recorded_games,
     result_text,
+    verified_digests,
 )
 from .wording import team_name
 
 
-def game_files(home: Home) -> list[Path]:
-    """The transcripts of ``home``, newest first: what ``games`` numbers from 1."""
+def game_files(home: Home) -> list[tuple[int, Path]]:
+    """The transcripts of ``home``, newest first, each with its number in ``games``: given
+    once and kept in the profile (:func:`~.profile.game_numbers`), so that a game keeps its
+    number as others are added (where the profile cannot be written: by position, from 1
+    for the oldest)."""
     try:
         files = [p for p in home.games.glob("*.transcript") if p.is_file()]
+        files.sort(key=lambda p: (p.stat().st_mtime, p.name))
     except OSError:
         return []
-    return sorted(files, key=lambda p: (p.stat().st_mtime, p.name), reverse=True)
+    try:
+        with open_db(home.profile_db) as conn:
+            numbers = game_numbers(conn, [p.name for p in files])
+    except (OSError, sqlite3.Error, ProfileError):
+        numbers = {p.name: i for i, p in enumerate(files, 1)}
+    return [(numbers[p.name], p) for p in reversed(files)]
 
 
 class GameNotFound(BeloteError, ValueError):
@@ -62,12 +74,12 @@ def game_path(name: str, home: Home) -> Path:
     path = Path(name)
     if path.exists() or not name.isdigit():
         return path
-    files = game_files(home)
+    files = dict(game_files(home))
     number = int(name)
-    if not 1 <= number <= len(files):
-        listed = f"1 to {len(files)}" if files else "none yet"
+    if number not in files:
+        listed = f"{min(files)} to {max(files)}" if files else "none yet"
         raise GameNotFound(f"no game {number} in {home.games} (belote-p2p games lists {listed})")
-    return files[number - 1]
+    return files[number]
 
 
 def verdict_text(verdict: Verdict) -> str:
@@ -131,16 +143,19 @@ def _games_command(args: argparse.Namespace) -> int:
         print(f"No game in {home.games} yet.")
         return 0
     recorded: dict[str, RecordedGame] = {}
+    verified: set[str] = set()
     try:
         with open_db(home.profile_db) as conn:
             recorded = recorded_games(conn)
+            verified = verified_digests(conn)
     except (sqlite3.Error, ProfileError):
         pass
     rows = [("#", "date", "players", "variant", "result", "record")]
-    for number, path in enumerate(files, 1):
+    for number, path in files:
         date = datetime.fromtimestamp(path.stat().st_mtime).strftime("%Y-%m-%d %H:%M")
         try:
             transcript = read_transcript(path)
+            digest = file_digest(path)
         except (OSError, TranscriptError):
             rows.append((str(number), date, safe_text(path.name), "", "", "not a transcript"))
             continue
@@ -148,14 +163,16 @@ def _games_command(args: argparse.Namespace) -> int:
         names = seat_names(definition)
         players = players_text(names)
         variant = f"{definition.rules.name} to {definition.rules.target}"
-        known = recorded.get(definition.table_id.hex())
+        # The game of a recorded table id, but only if this very file verified at import: a
+        # forged file may carry a real table's id.
+        known = recorded.get(definition.table_id.hex()) if digest in verified else None
         if known is not None:
             result = result_text(names, known.scores, known.winner, known.abandoned_by)
             checked = "verified"
         elif args.verify:
             verdict = verify_record(definition, transcript.envelopes, transcript.truncated)
             result = verdict_text(verdict)
-            checked = "verified" if verdict.ok else "checked"
+            checked = "verified" if verdict.ok else "does not verify"
         else:
             result = "?"
             checked = "not checked (--verify)"
@@ -223,15 +240,18 @@ def _profile_command(args: argparse.Namespace) -> int:
 def _ranking_command(args: argparse.Namespace) -> int:
     home = Home.at(args.home)
     try:
+        owner = _own_fingerprint(home)
         with open_db(home.profile_db) as conn:
-            players = all_players(conn)
-    except (sqlite3.Error, ProfileError) as exc:
+            players = all_players(conn, owner)
+    except (OSError, IdentityError, sqlite3.Error, ProfileError) as exc:
         print(f"belote-p2p ranking: {exc}", file=sys.stderr)
         return 2
     if not players:
-        print(f"No game recorded in {home.profile_db} yet.")
+        print(f"No game of yours recorded in {home.profile_db} yet.")
         return 0
     print(format_ranking(rank_players(players)))
+    if owner is None:
+        print(f"(No identity in {home}: every recorded game counts.)")
     return 0
 
 
@@ -313,8 +333,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "ranking",
         help="the leaderboard of the players met",
-        description="Rank every player this peer has played with or imported, by XP "
-        f"(then wins and win rate). {xp_rules}",
+        description="Rank the players of the games this peer's identity played (its own and "
+        "those imported in which it sat), by the XP they earned in those games (then wins and "
+        "win rate): keys that only played one another are not ranked, whatever was imported. "
+        f"{xp_rules}",
     )
     p.add_argument("--home", metavar="DIR", help=home_help)
     p.set_defaults(func=_ranking_command)
