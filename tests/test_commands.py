@@ -138,7 +138,7 @@ def test_the_name_defaults_to_the_last_one_then_the_login(tmp_path: Path) -> Non
 
 async def test_a_broadcast_beacon_is_heard_on_the_hosts_machine() -> None:
     port = free_udp_port()
-    beacon = Beacon("Alice", "classic", 501, 3, 7777, bytes(16))
+    beacon = Beacon("Alice", "classic", 501, 3, 7777, bytes(16), bytes(32))
     found = []
     with trio.fail_after(10):
         async with trio.open_nursery() as nursery:

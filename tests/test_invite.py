@@ -111,6 +111,39 @@ async def test_a_joiner_refuses_a_host_whose_key_is_not_the_invitations(
     assert not (tmp_path / "v" / "games").exists() or not any((tmp_path / "v" / "games").iterdir())
 
 
+async def test_a_joiner_refuses_a_table_a_beacon_listed_under_another_key(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A beacon lists a real host's table (its key, its table id) at the sender's own
+    lobby: the joiner that chose it sees the table proposed there by another key."""
+    (listener,) = await trio.open_tcp_listeners(0, host="127.0.0.1")
+    port = listener.socket.getsockname()[1]
+    impostor = IDS[5]
+    lobby = Lobby(JoinRequest("Alice", impostor.public_key_bytes, port), RULES)
+    spoof = Beacon("Alice", "classic", 501, 3, port, lobby.table_id, KEYS[0])
+    udp = free_udp_port()
+    statuses: list[int] = []
+    with trio.fail_after(20):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(host_lobby, lobby, [listener], impostor)
+            await nursery.start(lambda **kw: send_beacons(
+                lambda: spoof, address=("127.0.0.1", udp), interval=0.05, **kw))  # fmt: skip
+
+            async def victim() -> None:
+                statuses.append(await join_game(
+                    options(tmp_path / "v", "Bob"), None, beacon=("127.0.0.1", udp),
+                    listen=0.3, ask=lambda _: "1",
+                ))  # fmt: skip
+                nursery.cancel_scope.cancel()
+
+            nursery.start_soon(victim)
+            for k in (2, 3):
+                nursery.start_soon(join_table, "127.0.0.1", port, f"P{k}", KEYS[k], 6000 + k)
+    assert statuses == [1]
+    err = capsys.readouterr().err
+    assert "is not the one of the beacon" in err and f"its key is {impostor.fingerprint}" in err
+
+
 # -- seats of one's choice --------------------------------------------------------------------
 
 
@@ -270,7 +303,7 @@ async def test_the_lobby_and_the_hosts_port_over_ipv6() -> None:
 @needs_ipv6
 async def test_beacons_are_heard_over_ipv6() -> None:
     port = free_udp_port()
-    beacon = Beacon("Alice", "classic", 501, 2, 7777, bytes(16))
+    beacon = Beacon("Alice", "classic", 501, 2, 7777, bytes(16), bytes(32))
     with trio.fail_after(10):
         async with trio.open_nursery() as nursery:
             await nursery.start(lambda **kw: send_beacons(lambda: beacon, address=("::1", port),

@@ -105,9 +105,6 @@ def register(subparsers: Any) -> None:
 
 def _cmd_arena(args: argparse.Namespace) -> int:
     specs = [s.strip() for s in args.bots.split(",") if s.strip()]
-    if args.boards <= 0 or args.jobs <= 0:
-        print("error: --boards and --jobs must be positive", file=sys.stderr)
-        return 2
     if len(specs) != 2 and not (args.ladder and len(specs) >= 2):
         print("error: --bots takes two bots (or two or more with --ladder)", file=sys.stderr)
         return 2

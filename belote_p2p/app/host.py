@@ -155,7 +155,10 @@ async def host_game(
 
     def table_beacon(free: int) -> Beacon | None:
         try:
-            return Beacon(options.name, rules.name, rules.target, free, host_port, lobby.table_id)
+            return Beacon(
+                options.name, rules.name, rules.target, free, host_port, lobby.table_id,
+                identity.public_key_bytes,
+            )  # fmt: skip
         except ValueError:  # a name a beacon cannot carry: the table is not announced
             return None
 

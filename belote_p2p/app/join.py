@@ -69,9 +69,9 @@ async def find_table(
     beacon: BeaconAddress | Sequence[BeaconAddress],
     listen: float,
     ask: Callable[[str], str],
-) -> str | None:
-    """Listen for beacons for ``listen`` seconds and let the person choose a table: its
-    lobby address, or None (after saying why)."""
+) -> TableAd | None:
+    """Listen for beacons for ``listen`` seconds and let the person choose a table (None,
+    after saying why, if none is chosen)."""
     beacons = [beacon] if isinstance(beacon, tuple) else list(beacon)
     shown = ", ".join(format_address(*b) for b in beacons)
     if not options.quiet:
@@ -94,23 +94,26 @@ async def find_table(
     if ad is None:
         print("No table chosen.", file=sys.stderr)
         return None
-    return ad.address
+    return ad
 
 
-def check_invitation(invitation: Invitation, answer: LobbyAnswer, where: str) -> None:
-    """The table ``answer`` is the invitation's: its id, and proposed by the invitation's
-    key (:class:`LobbyError` otherwise: someone may pose as the host)."""
+def check_host(
+    answer: LobbyAnswer, host_key: bytes, table_id: bytes, where: str, source: str
+) -> None:
+    """The table ``answer`` is the one an invitation or a beacon (``source``) named: its
+    id, proposed by its host's key (:class:`LobbyError` otherwise: someone may pose as the
+    host, or have announced a real host's table at its own address)."""
     definition = answer.definition
-    if definition.host_key != invitation.host_key:
+    if definition.host_key != host_key:
         raise LobbyError(
-            f"the host at {where} is not the one of the invitation: its key is "
-            f"{fingerprint(definition.host_key)}, the invitation's is {invitation.fingerprint}. "
+            f"the host at {where} is not the one of the {source}: its key is "
+            f"{fingerprint(definition.host_key)}, the {source}'s is {fingerprint(host_key)}. "
             "Someone may be posing as the host; not joining."
         )
-    if definition.table_id != invitation.table_id:
+    if definition.table_id != table_id:
         raise LobbyError(
             f"the host at {where} opened table {definition.table_id.hex()}, not the "
-            f"invitation's {invitation.table_id.hex()}; not joining."
+            f"{source}'s {table_id.hex()}; not joining."
         )
 
 
@@ -128,10 +131,12 @@ async def join_game(
     heard on the network (beacons at ``beacon``, for ``listen`` seconds) that the person
     chooses (``ask``); ask for ``seat`` or ``partner``; the exit status."""
     player = make_player(options)
+    heard = None
     if address is None:
-        address = await find_table(options, beacon, listen, ask)
-        if address is None:
+        heard = await find_table(options, beacon, listen, ask)
+        if heard is None:
             return 2
+        address = heard.address
     invitation = None
     try:
         if is_invitation(address):
@@ -151,7 +156,11 @@ async def join_game(
         answer, where = await reach_lobby(options, hosts, mesh_port, seat, partner,
                                           quick=invitation is not None)  # fmt: skip
         if invitation is not None:
-            check_invitation(invitation, answer, format_address(*where))
+            check_host(answer, invitation.host_key, invitation.table_id,
+                       format_address(*where), "invitation")  # fmt: skip
+        if heard is not None:
+            check_host(answer, heard.beacon.host_key, heard.table_id,
+                       format_address(*where), "beacon")  # fmt: skip
         if relay is None:
             named = invitation.relay if invitation is not None else answer.relay
             relay = parse_address(named, DEFAULT_RELAY_PORT) if named else where
@@ -218,12 +227,6 @@ def cmd_join(args: argparse.Namespace) -> int:
             check_name(args.partner)
     except Exception as exc:
         print(f"error: {exc}", file=sys.stderr)
-        return 2
-    if args.listen_seconds <= 0:
-        print("error: --listen is a positive number of seconds", file=sys.stderr)
-        return 2
-    if args.seat is not None and args.seat not in (1, 2, 3):
-        print("error: --seat is 1, 2 or 3 (seat 0 is the host's)", file=sys.stderr)
         return 2
 
     async def main() -> int:
