@@ -3,13 +3,19 @@ table definition, the lobby), and ``safe_text`` in front of every terminal."""
 
 from __future__ import annotations
 
+import dataclasses
+import random
 import unicodedata
+from pathlib import Path
 
 import pytest
-from helpers import identities
+from helpers import Net, cli_argv, identities, make_table, table_sessions, write_transcript
 from hypothesis import given
 from hypothesis import strategies as st
+from terminal import Terminal, environment
 
+from belote_p2p.app.home import Home
+from belote_p2p.app.profile import record_verdict
 from belote_p2p.game.rules import RULE_SETS
 from belote_p2p.net.lobby import JoinRefused, JoinRequest, check_name
 from belote_p2p.protocol.names import (
@@ -20,7 +26,9 @@ from belote_p2p.protocol.names import (
     name_problem,
     safe_text,
 )
+from belote_p2p.protocol.session import TableSession
 from belote_p2p.protocol.table import Seat, TableDefinition
+from belote_p2p.protocol.verify import verify_record
 
 HOSTILE = {
     "OSC 52 (clipboard write)": "Eve\x1b]52;c;ZWNobyBvd25lZA==\x07",
@@ -114,3 +122,70 @@ def test_safe_text_never_writes_a_control_character_nor_exceeds_the_width(
 def test_a_name_safe_text_keeps_is_a_name_it_shows_as_it_is(name: str) -> None:
     if name_problem(name) is None and name == " ".join(name.split()):
         assert safe_text(name, MAX_NAME_CELLS) == name
+
+
+# -- every terminal path, on a pseudo-terminal -----------------------------------------------
+
+HOSTILE_CHAT = "\x1b]0;owned\x07hi \x1b[5mthere\u202e \x1b]52;c;b3duZWQ=\x07"
+HOSTILE_NAME = "Eve\x1b]52;c;b3duZWQ=\x07\x1b[5m\u202e"
+OBEYED = ("\x1b]", "\x07", "\x1b[5m", "\u202e")
+"""What a terminal would obey: OSC (title, clipboard), bell, blink, a bidi override."""
+
+
+class OneLineNet(Net):
+    """Seat 2 says one hostile line once the table is signed."""
+
+    said = False
+
+    def flush(self, seat: int) -> None:
+        s = self.sessions[seat]
+        if seat == 2 and s.ready and not self.said:
+            self.said = True
+            s.chat(HOSTILE_CHAT)
+        super().flush(seat)
+
+
+def one_round(names: list[str], table: bytes, seed: int) -> list[TableSession]:
+    definition, ids = make_table("classic", target=1, seed=seed)
+    seats = tuple(dataclasses.replace(s, name=n) for s, n in zip(definition.seats, names,
+                                                                 strict=True))  # fmt: skip
+    definition = dataclasses.replace(definition, table_id=table, seats=seats)
+    sessions = table_sessions(definition, ids)
+    OneLineNet(sessions, random.Random(7)).run()
+    return sessions
+
+
+def run_at_terminal(tmp_path: Path, *args: str) -> tuple[int, str]:
+    term = Terminal(cli_argv(*args), environment(), tmp_path)
+    try:
+        status = term.finish()
+    finally:
+        term.close()
+    return status, term.raw
+
+
+def test_no_terminal_command_writes_what_a_terminal_would_obey(tmp_path: Path) -> None:
+    home = Home(tmp_path / "home")
+    home.games.mkdir(parents=True)
+    sessions = one_round(["Ann", "Bob", "Cy", "Di"], bytes(16), 7)
+    path = write_transcript(home.games / "chat.transcript", sessions[0])
+    # A profile that recorded, before the name rule, a game whose seat 1 held any text.
+    hostile = one_round(["Ann2", HOSTILE_NAME, "Cy2", "Di2"], bytes(range(16)), 8)
+    verdict = verify_record(hostile[0].definition, [e.encode() for e in hostile[0].transcript])
+    assert record_verdict(home.profile_db, verdict, transcript=path, date="2026-01-01").ok
+    (home.games / "chat\x1b]0;x\x07.transcript").write_bytes(b"not one")
+    h = str(home.root)
+    runs = {
+        "replay": run_at_terminal(tmp_path, "replay", "--home", h, str(path)),
+        "verify": run_at_terminal(tmp_path, "verify", "--home", h, str(path)),
+        "import": run_at_terminal(tmp_path, "import", "--home", h, str(path)),
+        "games": run_at_terminal(tmp_path, "games", "--home", h),
+        "ranking": run_at_terminal(tmp_path, "ranking", "--home", h),
+        "profile": run_at_terminal(tmp_path, "profile", "--home", h, "Ann"),
+    }
+    for command, (status, raw) in runs.items():
+        assert status == 0, (command, raw)
+        assert not [seq for seq in OBEYED if seq in raw], (command, raw)
+    assert "says: \\x1b]0;owned\\x07hi \\x1b[5mthere\\u202e" in runs["replay"][1]
+    assert "Eve\\x1b]52;c;b3duZWQ=\\x07\\x1b[5…" in runs["ranking"][1]  # cut at 32 cells
+    assert "chat\\x1b]0;x\\x07.transcript" in runs["games"][1]
