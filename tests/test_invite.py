@@ -3,6 +3,8 @@ and the host's port over IPv6."""
 
 from __future__ import annotations
 
+import base64
+import hashlib
 from pathlib import Path
 
 import pytest
@@ -43,23 +45,39 @@ needs_ipv6 = pytest.mark.skipif(
 
 
 def test_an_invitation_round_trips_through_its_code() -> None:
-    invitation = Invitation(
+    invitation = Invitation.of(
         bytes(range(16)), KEYS[0], ("203.0.113.5:7777", "[2001:db8::5]:7777"), "198.51.100.9:7779"
     )
     code = invitation.encode()
-    assert code.startswith("belote1") and code.isalnum() and code == code.lower()
+    assert code.startswith("belote2") and code.isalnum() and code == code.lower()
     assert is_invitation(code) and not is_invitation("203.0.113.5:7777")
     assert Invitation.decode(code) == invitation
     # Upper case, spaces and line breaks (a code pasted from a mail) read the same.
     spread = " ".join(code[i : i + 40] for i in range(0, len(code), 40)).upper()
     assert Invitation.decode(spread) == invitation
-    plain = Invitation(bytes(16), KEYS[1], ("127.0.0.1:7777",))
+    plain = Invitation.of(bytes(16), KEYS[1], ("127.0.0.1:7777",))
     assert Invitation.decode(plain.encode()).relay is None
-    assert len(plain.encode()) < 160
+    assert len(plain.encode()) < 70
+
+
+def test_a_code_is_short_and_the_first_format_still_reads() -> None:
+    both = Invitation.of(bytes(16), KEYS[0], ("192.168.1.20:7777", "[2001:db8::20]:7777"))
+    assert len(both.encode()) < 100
+    named = Invitation.of(bytes(16), KEYS[0], ("example.org:7777", "[fe80::1%eth0]:7777"))
+    assert Invitation.decode(named.encode()) == named
+    assert named.names_key(KEYS[0]) and not named.names_key(KEYS[1])
+    assert named.names_table(bytes(16)) and not named.names_table(bytes(range(16)))
+    assert named.fingerprint == IDS[0].fingerprint
+    # A belote1 code (msgpack of the whole key and table id) made by an earlier version.
+    body = encode({"a": ["127.0.0.1:7777"], "k": KEYS[0], "r": "", "t": bytes(16), "v": 1})
+    old = "belote1" + base64.b32encode(body + hashlib.sha256(body).digest()[:4]).decode()
+    assert Invitation.decode(old.rstrip("=").lower()) == Invitation.of(
+        bytes(16), KEYS[0], ("127.0.0.1:7777",)
+    )
 
 
 def test_a_damaged_code_is_refused_with_a_reason() -> None:
-    code = Invitation(bytes(16), KEYS[0], ("127.0.0.1:7777",)).encode()
+    code = Invitation.of(bytes(16), KEYS[0], ("127.0.0.1:7777",)).encode()
     typo = code[:20] + ("a" if code[20] != "a" else "b") + code[21:]
     with pytest.raises(InvitationError, match="damaged"):
         Invitation.decode(typo)
@@ -68,9 +86,9 @@ def test_a_damaged_code_is_refused_with_a_reason() -> None:
     with pytest.raises(InvitationError, match="damaged"):
         Invitation.decode(code[:-5])
     with pytest.raises(InvitationError):
-        Invitation(bytes(16), KEYS[0], ())
+        Invitation.of(bytes(16), KEYS[0], ())
     with pytest.raises(InvitationError, match="bad address"):
-        Invitation(bytes(16), KEYS[0], ("no port here",))
+        Invitation.of(bytes(16), KEYS[0], ("no port here",))
 
 
 def options(home: Path, name: str, *, listen: bool = True) -> SeatOptions:
@@ -90,7 +108,7 @@ async def test_a_joiner_refuses_a_host_whose_key_is_not_the_invitations(
     impostor = IDS[5]
     lobby = Lobby(JoinRequest("Alice", impostor.public_key_bytes, port), RULES)
     real_host = KEYS[0]
-    code = Invitation(lobby.table_id, real_host, (f"127.0.0.1:{port}",)).encode()
+    code = Invitation.of(lobby.table_id, real_host, (f"127.0.0.1:{port}",)).encode()
     statuses: list[int] = []
     with trio.fail_after(20):
         async with trio.open_nursery() as nursery:

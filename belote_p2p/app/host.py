@@ -117,7 +117,7 @@ async def host_game(
     addresses = [format_address(*parse_address(a, host_port)) for a in advertise]
     addresses += [format_address(ip, host_port) for ip in local_addresses(options.bind)]
     addresses = list(dict.fromkeys(addresses))[:MAX_ADDRESSES]
-    invitation = Invitation(
+    invitation = Invitation.of(
         lobby.table_id,
         identity.public_key_bytes,
         tuple(addresses),

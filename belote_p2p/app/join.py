@@ -97,23 +97,21 @@ async def find_table(
     return ad
 
 
-def check_host(
-    answer: LobbyAnswer, host_key: bytes, table_id: bytes, where: str, source: str
-) -> None:
-    """The table ``answer`` is the one an invitation or a beacon (``source``) named: its
+def check_host(answer: LobbyAnswer, named: Invitation, where: str, source: str) -> None:
+    """The table ``answer`` is the one an invitation or a beacon (``source``) ``named``: its
     id, proposed by its host's key (:class:`LobbyError` otherwise: someone may pose as the
     host, or have announced a real host's table at its own address)."""
     definition = answer.definition
-    if definition.host_key != host_key:
+    if not named.names_key(definition.host_key):
         raise LobbyError(
             f"the host at {where} is not the one of the {source}: its key is "
-            f"{fingerprint(definition.host_key)}, the {source}'s is {fingerprint(host_key)}. "
+            f"{fingerprint(definition.host_key)}, the {source}'s is {named.fingerprint}. "
             "Someone may be posing as the host; not joining."
         )
-    if definition.table_id != table_id:
+    if not named.names_table(definition.table_id):
         raise LobbyError(
             f"the host at {where} opened table {definition.table_id.hex()}, not the "
-            f"{source}'s {table_id.hex()}; not joining."
+            f"{source}'s {named.table_prefix.hex()}...; not joining."
         )
 
 
@@ -156,11 +154,10 @@ async def join_game(
         answer, where = await reach_lobby(options, hosts, mesh_port, seat, partner,
                                           quick=invitation is not None)  # fmt: skip
         if invitation is not None:
-            check_host(answer, invitation.host_key, invitation.table_id,
-                       format_address(*where), "invitation")  # fmt: skip
+            check_host(answer, invitation, format_address(*where), "invitation")
         if heard is not None:
-            check_host(answer, heard.beacon.host_key, heard.table_id,
-                       format_address(*where), "beacon")  # fmt: skip
+            beacon_names = Invitation.of(heard.table_id, heard.beacon.host_key, (address,))
+            check_host(answer, beacon_names, format_address(*where), "beacon")
         if relay is None:
             named = invitation.relay if invitation is not None else answer.relay
             relay = parse_address(named, DEFAULT_RELAY_PORT) if named else where
