@@ -32,7 +32,7 @@ from belote_p2p.net.lobby import check_name
 from belote_p2p.net.peer import PeerConfig, PeerControl, PeerResult, PeerStatus, run_peer
 from belote_p2p.net.transport import Mesh
 from belote_p2p.players.autoplay import Autoplay
-from belote_p2p.players.bots import BotError, make_bot
+from belote_p2p.players.bots import BotError, fallback_text, make_bot
 from belote_p2p.players.player import BotPlayer, Player
 from belote_p2p.protocol.events import Event
 from belote_p2p.protocol.identity import Identity, IdentityError, fingerprint
@@ -322,8 +322,12 @@ async def play_seat(
         )
         if not options.quiet:
             say(line)
+    fallbacks = player.counts if isinstance(player, BotPlayer) else None
+    if fallbacks is not None and fallbacks.fallbacks and not options.quiet:
+        say(f"Bot fallbacks: {fallback_text(fallbacks.to_json())} (a random legal action instead)")
     if options.machine_output:
-        say(result_line(result, definition, xp=xp))
+        counts = None if fallbacks is None else fallbacks.to_json()
+        say(result_line(result, definition, xp=xp, fallbacks=counts))
     return result
 
 

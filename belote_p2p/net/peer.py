@@ -31,8 +31,11 @@ Time. Every seat that owes the next message has a deadline (:class:`PeerConfig`:
 a protocol step); past it, the wait is reported (a log line, and :class:`PeerStatus` to
 ``on_status`` with the seconds left), and after a further grace period we sign the seat gone
 (the session's ``abandon``): the game ends, abandoned by that seat, once all the others
-have signed it, and with :attr:`PeerResult.error` if they have not within another grace
-period. A lost connection is not a departure: the mesh reconnects (the higher seat dials
+have signed it for the same point of its chain. A deadline restarts only when the seat
+delivers what it owes (``TableSession.progress``), never for filler. A vote the others do
+not join (they heard from the seat meanwhile) is simply kept: this peer never stops itself
+for it, it goes on syncing and playing, and votes again if the seat stalls again. A lost
+connection is not a departure: the mesh reconnects (the higher seat dials
 again), both sides send a sync request (``TableSession.sync_request``) and answer the
 other's, and only silence past the deadline and grace counts. When the game makes no
 progress for :attr:`PeerConfig.sync_interval`, we ask every peer for what we may lack.
@@ -161,6 +164,12 @@ class SeatWait:
         what = "a decision" if self.decision else "a protocol step"
         left = max(0, math.ceil(self.abandon_in))
         link = "" if self.connected else ", disconnected"
+        if self.overdue and self.abandon_in <= 0:
+            # Our vote is signed; the game ends once every other seat signed it too.
+            return (
+                f"waiting for seat {self.seat} ({self.name}{link}): signed that it left, "
+                "waiting for the other seats to sign it too"
+            )
         if self.overdue:
             return f"waiting for seat {self.seat} ({self.name}{link}): {left} s left"
         return f"waiting for seat {self.seat} ({self.name}{link}): {what}"
@@ -477,8 +486,6 @@ class _Driver:
         # The clock: when each seat started owing its current message, and of what kind.
         self._owes: dict[int, tuple[bool, float]] = {}
         self._seqs = [0] * session.seats
-        self._chats = [0] * session.seats
-        """Chat envelopes accepted from each seat: a chat is no progress on what it owes."""
         self._quit = False
         self._length = -1
         self._last_progress = 0.0
@@ -656,10 +663,15 @@ class _Driver:
         self._sync_answered[item.seat] = (item.connection, now)
         return False
 
-    def _vote(self, seat: int) -> None:
-        if seat not in self.voted:
-            self.voted[seat] = trio.current_time()
-            self.session.abandon(seat)
+    def _vote(self, seat: int) -> bool:
+        """Sign ``seat`` gone (our own: resign), once per point it stalled at; whether a
+        vote was signed now."""
+        if seat == self.seat and seat in self.voted:
+            return False
+        if not self.session.abandon(seat):
+            return False
+        self.voted[seat] = trio.current_time()
+        return True
 
     # -- the clock ------------------------------------------------------------------------
 
@@ -682,11 +694,12 @@ class _Driver:
         if session.finished or self.error is not None:
             return
         config = self.config
-        tracker = session.tracker
         if len(session.transcript) != self._length:
             self._length = len(session.transcript)
             self._last_progress = now
-        sent = [tracker.next_seq(s) - self._chats[s] for s in range(session.seats)]
+        # What each seat delivered: its deadline restarts only when that grows (filler such
+        # as chat, fault reports, votes or envelopes held for a later round restarts nothing).
+        sent = [session.progress(s) for s in range(session.seats)]
         owed = self._owed()
         for s in list(self._owes):
             if s not in owed:
@@ -720,19 +733,14 @@ class _Driver:
             if not session.ready:
                 self.error = f"seat {wait.seat} did not sign the table in {wait.waited:.0f} s"
                 return
-            if wait.seat not in self.voted:
+            if self._vote(wait.seat):
+                # Kept if the others do not sign it too (they may have heard from the seat):
+                # we never stop ourselves for it, we go on syncing and playing, and the vote
+                # lapses once the seat delivers (PROTOCOL.md §6.6).
                 logger.warning(
                     "seat %d: seat %d (%s) silent for %.0f s: signing that it left",
                     self.seat, wait.seat, wait.name, wait.waited,
                 )  # fmt: skip
-                self._vote(wait.seat)
-        for gone, when in self.voted.items():
-            if gone != self.seat and now - when >= config.grace:
-                self.error = (
-                    f"seat {gone} is silent, and the other seats did not sign that it left "
-                    f"within {config.grace:.0f} s"
-                )
-                return
         stalled = now - self._last_progress
         if stalled >= config.sync_interval and now - self._last_sync >= config.sync_interval:
             # No progress for a while: ask every peer for what we may lack.
@@ -773,8 +781,6 @@ class _Driver:
             sender = session.tracker.seat_of(envelope.sender)
             if envelope.body.get("type") == "done":
                 self.done_from.add(sender)
-            elif envelope.type == "chat":
-                self._chats[sender] += 1
             if envelope.hash in self._on_disk:
                 continue
             self.writer.append(envelope.encode())
