@@ -36,6 +36,8 @@ from .display import format_round, format_sheet, seat_names
 from .wording import team_name
 
 RESULT_PREFIX = "RESULT "
+REDEALS_NOTICE = 20
+"""A bot seat says every this many redeals in a row that nothing ends them."""
 
 
 @dataclass
@@ -48,6 +50,8 @@ class Printer:
     quiet: bool = False
     out: IO[str] = sys.stdout
     _shown: dict[int, float] = field(default_factory=dict)
+    _redeals: int = 0
+    """Rounds in a row that everybody passed (RULES.md §3: no limit)."""
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -64,6 +68,12 @@ class Printer:
             self.say(f"{every} signed the table. Dealing.")
         elif isinstance(event, RoundAudited):
             self.say(format_round(event.record, names))
+            self._redeals = self._redeals + 1 if event.record.score is None else 0
+            if self._redeals and self._redeals % REDEALS_NOTICE == 0:
+                self.say(
+                    f"  {self._redeals} deals in a row passed out: the rules set no limit "
+                    "(RULES.md §3), and a table whose players never take never ends."
+                )
             if event.report.fault is not None:
                 f = event.report.fault
                 self.say(f"  audit: {names[f.seat]} {f.kind.value}: {f.reason} ({f.action})")
