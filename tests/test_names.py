@@ -4,6 +4,7 @@ table definition, the lobby), and ``safe_text`` in front of every terminal."""
 from __future__ import annotations
 
 import dataclasses
+import io
 import random
 import unicodedata
 from pathlib import Path
@@ -12,12 +13,16 @@ import pytest
 from helpers import Net, cli_argv, identities, make_table, table_sessions, write_transcript
 from hypothesis import given
 from hypothesis import strategies as st
+from rich.console import Console
 from terminal import Terminal, environment
 
+from belote_p2p.app.display import seat_names
 from belote_p2p.app.home import Home
 from belote_p2p.app.profile import record_verdict
+from belote_p2p.app.tui import TableView
 from belote_p2p.game.rules import RULE_SETS
 from belote_p2p.net.lobby import JoinRefused, JoinRequest, check_name
+from belote_p2p.protocol.events import TableReady
 from belote_p2p.protocol.names import (
     MAX_NAME,
     MAX_NAME_CELLS,
@@ -189,3 +194,16 @@ def test_no_terminal_command_writes_what_a_terminal_would_obey(tmp_path: Path) -
     assert "says: \\x1b]0;owned\\x07hi \\x1b[5mthere\\u202e" in runs["replay"][1]
     assert "Eve\\x1b]52;c;b3duZWQ=\\x07\\x1b[5…" in runs["ranking"][1]  # cut at 32 cells
     assert "chat\\x1b]0;x\\x07.transcript" in runs["games"][1]
+
+
+def test_the_widest_names_fit_the_terminal_table() -> None:
+    widest = ["李" * 16, "W" * 32, "한" * 16, "Ａ" * 16]
+    assert all(name_problem(n) is None for n in widest)
+    assert name_problem("李" * 17) is not None  # 34 cells: refused where it is parsed
+    definition = seats_named(["李" * 32, *widest[1:]])  # a record from before the rule
+    view = TableView(0, list(seat_names(definition)), RULE_SETS["classic"], ["0000"] * 4)
+    view.apply(TableReady())
+    console = Console(record=True, width=80, color_system=None, file=io.StringIO())
+    console.print(view.render(80, now=0.0))
+    lines = console.export_text().rstrip("\n").split("\n")
+    assert max(cells(line) for line in lines) <= 80
