@@ -1,10 +1,12 @@
 """The commands a person types besides a game: ``games`` and a game by its number, help
 that shows every default, errors in words, the option names ``tables`` shares with
-``join``, the arena's checks, the default name, and beacons heard on the host's machine."""
+``join``, the arena's checks, the default name, beacons heard on the host's machine, and
+what a bot seat says of endless redeals."""
 
 from __future__ import annotations
 
 import argparse
+import io
 import random
 import re
 import socket
@@ -12,12 +14,24 @@ from pathlib import Path
 
 import pytest
 import trio
-from helpers import LOOPBACK, Net, free_udp_port, make_table, table_sessions, write_transcript
+from helpers import (
+    LOOPBACK,
+    Net,
+    dealt,
+    free_udp_port,
+    make_table,
+    table_sessions,
+    write_transcript,
+)
 
 from belote_p2p.app import cli
 from belote_p2p.app.home import Home
+from belote_p2p.app.output import REDEALS_NOTICE, Printer
 from belote_p2p.app.seat import login_name, seat_options
+from belote_p2p.game.audit import AuditReport
+from belote_p2p.game.engine import PASS
 from belote_p2p.net.discovery import Beacon, discover, send_beacons
+from belote_p2p.protocol.events import RoundAudited
 
 CARD = re.compile(r"\b(10|[7-9JQKA])[♠♥♦♣]")
 
@@ -68,14 +82,17 @@ def test_every_command_has_a_description_and_every_default_shows(
             default = action.default
             if action.help == argparse.SUPPRESS or not action.option_strings:
                 continue
-            if default in (None, False, argparse.SUPPRESS) or isinstance(
-                action, argparse._HelpAction
-            ):
+            assert action.help, (name, action.option_strings)
+            if default in (None, argparse.SUPPRESS) or isinstance(
+                default, bool | list | tuple
+            ):  # a flag, or a default a help text says in words ("none", "on")
                 continue
             shown = str(default[0] if isinstance(default, tuple) else default)
             if isinstance(default, float):
                 shown = f"{default:g}"
             assert shown in " ".join(text.split()), (name, action.dest, default)
+        for wrong in ("(default: (", "(default: [", "(default: True)", "(default: False)"):
+            assert wrong not in text, (name, wrong)
         doubled = re.search(r"\((?:default:? )?([^()]+)\)\s+\(default: \1\)", text)
         assert doubled is None, (name, doubled)
 
@@ -135,7 +152,7 @@ def test_the_name_defaults_to_the_last_one_then_the_login(tmp_path: Path) -> Non
 
 async def test_a_broadcast_beacon_is_heard_on_the_hosts_machine() -> None:
     port = free_udp_port()
-    beacon = Beacon("Alice", "classic", 501, 3, 7777, bytes(16))
+    beacon = Beacon("Alice", "classic", 501, 3, 7777, bytes(16), bytes(32))
     found = []
     with trio.fail_after(10):
         async with trio.open_nursery() as nursery:
@@ -152,3 +169,20 @@ async def test_a_broadcast_beacon_is_heard_on_the_hosts_machine() -> None:
             nursery.start_soon(listen)
             nursery.start_soon(announce)
     assert [ad.beacon.name for ad in found] == ["Alice"]
+
+
+def test_a_bot_seat_says_that_redeals_never_end_by_themselves() -> None:
+    definition, _ = make_table("classic")
+    state = dealt(definition.rules, 1)
+    while not state.history:
+        state = state.apply(PASS)
+    redeal = state.history[-1]
+    assert redeal.score is None
+    out = io.StringIO()
+    printer = Printer(definition, 0, out=out)
+    report = AuditReport(None, None, ())
+    for _ in range(2 * REDEALS_NOTICE + 1):
+        printer(RoundAudited(redeal, report, state))
+    text = out.getvalue()
+    assert text.count("deals in a row passed out: the rules set no limit") == 2
+    assert f"{2 * REDEALS_NOTICE} deals in a row" in text

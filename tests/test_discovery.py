@@ -16,6 +16,8 @@ from belote_p2p.app import cli
 from belote_p2p.app.lan import choose_table
 from belote_p2p.net.discovery import (
     MAX_BEACON_SIZE,
+    MAX_PER_SOURCE,
+    MAX_TABLES,
     Beacon,
     BeaconError,
     TableAd,
@@ -30,10 +32,11 @@ from belote_p2p.net.discovery import (
 from belote_p2p.protocol.wire import encode
 
 OTHER = bytes(range(16, 32))
+HOST_KEY = bytes(range(32))
 
 
 def beacon(free: int = 3, table: bytes = TABLE, name: str = "Alice") -> Beacon:
-    return Beacon(name, "classic", 501, free, 7777, table)
+    return Beacon(name, "classic", 501, free, 7777, table, HOST_KEY)
 
 
 def wire(**changes: object) -> dict[str, object]:
@@ -46,11 +49,11 @@ def wire(**changes: object) -> dict[str, object]:
 
 
 def test_a_beacon_round_trips_and_is_small() -> None:
-    b = Beacon("Zoé", "coinche", 1000, 2, 40000, TABLE)
+    b = Beacon("Zoé", "coinche", 1000, 2, 40000, TABLE, HOST_KEY)
     data = encode_beacon(b)
     assert decode_beacon(data) == b
     assert len(data) < 200 < MAX_BEACON_SIZE
-    longest = Beacon("N" * 32, "v" * 32, 100_000, 3, 65535, TABLE)
+    longest = Beacon("N" * 32, "v" * 32, 100_000, 3, 65535, TABLE, HOST_KEY)
     assert len(encode_beacon(longest)) < MAX_BEACON_SIZE
 
 
@@ -58,7 +61,10 @@ def test_a_beacon_round_trips_and_is_small() -> None:
     "fields",
     [
         wire(magic="belote-p2p/other"),
-        wire(version=2),
+        wire(version=1),
+        wire(key=bytes(31)),
+        {k: v for k, v in wire().items() if k != "key"},
+        wire(name="Eve\u202egnp"),
         wire(extra=1),
         {k: v for k, v in wire().items() if k != "port"},
         wire(name=""),
@@ -107,9 +113,9 @@ def test_decoding_garbage_only_ever_raises_beacon_error(data: bytes) -> None:
 
 def test_a_beacon_checks_its_own_fields() -> None:
     with pytest.raises(ValueError):
-        Beacon("Alice", "classic", 501, 5, 7777, TABLE)
+        Beacon("Alice", "classic", 501, 5, 7777, TABLE, HOST_KEY)
     with pytest.raises(ValueError):
-        Beacon("Al\nice", "classic", 501, 1, 7777, TABLE)
+        Beacon("Al\nice", "classic", 501, 1, 7777, TABLE, HOST_KEY)
 
 
 # -- the directory of tables heard -----------------------------------------------------------
@@ -131,6 +137,45 @@ def test_the_directory_keeps_the_latest_beacon_of_each_table() -> None:
     # A table that filled up says so once and is no longer offered.
     d.receive(encode_beacon(beacon(0, OTHER, "Bob")), "10.0.0.6", 3.0)
     assert [ad.beacon.name for ad in d.ads()] == ["Alice"]
+
+
+def test_a_table_heard_at_several_addresses_is_listed_at_the_one_that_reaches_furthest() -> None:
+    d = TableDirectory()
+    d.receive(encode_beacon(beacon()), "fe80::1%eth0", 1.0)
+    d.receive(encode_beacon(beacon()), "192.168.1.20", 1.1)
+    d.receive(encode_beacon(beacon()), "fe80::1%eth0", 2.0)
+    d.receive(encode_beacon(beacon()), "127.0.0.1", 2.1)
+    assert [ad.host for ad in d.ads()] == ["192.168.1.20"]
+
+
+def test_a_listing_is_a_host_key_and_a_table() -> None:
+    d = TableDirectory()
+    d.receive(encode_beacon(beacon()), "10.0.0.5", 1.0)
+    # Someone else announces the same table at its own address: another listing (its key
+    # is not the host's, or, if it copied the key, join refuses the table at its lobby).
+    spoof = Beacon("Alice", "classic", 501, 3, 9999, TABLE, bytes(32))
+    d.receive(encode_beacon(spoof), "10.0.0.66", 2.0)
+    assert [(ad.host, ad.beacon.host_key) for ad in d.ads()] == [
+        ("10.0.0.5", HOST_KEY), ("10.0.0.66", bytes(32)),
+    ]  # fmt: skip
+
+
+def test_the_directory_is_bounded_overall_and_per_source() -> None:
+    d = TableDirectory()
+    for i in range(30_000):
+        table = i.to_bytes(16, "big")
+        d.receive(encode_beacon(beacon(table=table)), f"10.{i % 200}.{i // 200 % 250}.1", i)
+    assert len(d.ads()) == MAX_TABLES and d.forgotten == 30_000 - MAX_TABLES
+    # The latest heard stay.
+    assert d.ads()[-1].table_id == (29_999).to_bytes(16, "big")
+    one = TableDirectory()
+    for i in range(100):
+        one.receive(encode_beacon(beacon(table=i.to_bytes(16, "big"))), "10.0.0.66", i)
+    one.receive(encode_beacon(beacon(table=OTHER, name="Bob")), "10.0.0.5", 100)
+    assert len(one.ads()) == MAX_PER_SOURCE + 1
+    assert [ad.table_id for ad in one.ads()][:MAX_PER_SOURCE] == [
+        i.to_bytes(16, "big") for i in range(100 - MAX_PER_SOURCE, 100)
+    ]
 
 
 # -- over loopback ---------------------------------------------------------------------------
@@ -215,7 +260,7 @@ async def test_a_failing_send_does_not_stop_the_beacons(autojump_clock: trio.abc
 def ads() -> list[TableAd]:
     return [
         TableAd(beacon(3), "192.168.1.20", 0.0),
-        TableAd(Beacon("Bob", "coinche", 1000, 1, 7800, OTHER), "192.168.1.21", 0.0),
+        TableAd(Beacon("Bob", "coinche", 1000, 1, 7800, OTHER, HOST_KEY), "192.168.1.21", 0.0),
     ]
 
 

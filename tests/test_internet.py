@@ -305,7 +305,7 @@ def link() -> Iterator[tuple[str, str]]:
 SEND_BEACONS = """
 import sys, trio
 from belote_p2p.net.discovery import IPV6_GROUP, Beacon, send_beacons
-beacon = Beacon("Alice", "coinche", 1001, 3, 7777, bytes(16))
+beacon = Beacon("Alice", "coinche", 1001, 3, 7777, bytes(16), bytes(32))
 async def main():
     with trio.move_on_after(float(sys.argv[2])):
         await send_beacons(lambda: beacon, address=(IPV6_GROUP, int(sys.argv[1])), interval=0.1)

@@ -3,6 +3,8 @@ and the host's port over IPv6."""
 
 from __future__ import annotations
 
+import base64
+import hashlib
 from pathlib import Path
 
 import pytest
@@ -43,23 +45,39 @@ needs_ipv6 = pytest.mark.skipif(
 
 
 def test_an_invitation_round_trips_through_its_code() -> None:
-    invitation = Invitation(
+    invitation = Invitation.of(
         bytes(range(16)), KEYS[0], ("203.0.113.5:7777", "[2001:db8::5]:7777"), "198.51.100.9:7779"
     )
     code = invitation.encode()
-    assert code.startswith("belote1") and code.isalnum() and code == code.lower()
+    assert code.startswith("belote2") and code.isalnum() and code == code.lower()
     assert is_invitation(code) and not is_invitation("203.0.113.5:7777")
     assert Invitation.decode(code) == invitation
     # Upper case, spaces and line breaks (a code pasted from a mail) read the same.
     spread = " ".join(code[i : i + 40] for i in range(0, len(code), 40)).upper()
     assert Invitation.decode(spread) == invitation
-    plain = Invitation(bytes(16), KEYS[1], ("127.0.0.1:7777",))
+    plain = Invitation.of(bytes(16), KEYS[1], ("127.0.0.1:7777",))
     assert Invitation.decode(plain.encode()).relay is None
-    assert len(plain.encode()) < 160
+    assert len(plain.encode()) < 70
+
+
+def test_a_code_is_short_and_the_first_format_still_reads() -> None:
+    both = Invitation.of(bytes(16), KEYS[0], ("192.168.1.20:7777", "[2001:db8::20]:7777"))
+    assert len(both.encode()) < 100
+    named = Invitation.of(bytes(16), KEYS[0], ("example.org:7777", "[fe80::1%eth0]:7777"))
+    assert Invitation.decode(named.encode()) == named
+    assert named.names_key(KEYS[0]) and not named.names_key(KEYS[1])
+    assert named.names_table(bytes(16)) and not named.names_table(bytes(range(16)))
+    assert named.fingerprint == IDS[0].fingerprint
+    # A belote1 code (msgpack of the whole key and table id) made by an earlier version.
+    body = encode({"a": ["127.0.0.1:7777"], "k": KEYS[0], "r": "", "t": bytes(16), "v": 1})
+    old = "belote1" + base64.b32encode(body + hashlib.sha256(body).digest()[:4]).decode()
+    assert Invitation.decode(old.rstrip("=").lower()) == Invitation.of(
+        bytes(16), KEYS[0], ("127.0.0.1:7777",)
+    )
 
 
 def test_a_damaged_code_is_refused_with_a_reason() -> None:
-    code = Invitation(bytes(16), KEYS[0], ("127.0.0.1:7777",)).encode()
+    code = Invitation.of(bytes(16), KEYS[0], ("127.0.0.1:7777",)).encode()
     typo = code[:20] + ("a" if code[20] != "a" else "b") + code[21:]
     with pytest.raises(InvitationError, match="damaged"):
         Invitation.decode(typo)
@@ -68,9 +86,9 @@ def test_a_damaged_code_is_refused_with_a_reason() -> None:
     with pytest.raises(InvitationError, match="damaged"):
         Invitation.decode(code[:-5])
     with pytest.raises(InvitationError):
-        Invitation(bytes(16), KEYS[0], ())
+        Invitation.of(bytes(16), KEYS[0], ())
     with pytest.raises(InvitationError, match="bad address"):
-        Invitation(bytes(16), KEYS[0], ("no port here",))
+        Invitation.of(bytes(16), KEYS[0], ("no port here",))
 
 
 def options(home: Path, name: str, *, listen: bool = True) -> SeatOptions:
@@ -90,7 +108,7 @@ async def test_a_joiner_refuses_a_host_whose_key_is_not_the_invitations(
     impostor = IDS[5]
     lobby = Lobby(JoinRequest("Alice", impostor.public_key_bytes, port), RULES)
     real_host = KEYS[0]
-    code = Invitation(lobby.table_id, real_host, (f"127.0.0.1:{port}",)).encode()
+    code = Invitation.of(lobby.table_id, real_host, (f"127.0.0.1:{port}",)).encode()
     statuses: list[int] = []
     with trio.fail_after(20):
         async with trio.open_nursery() as nursery:
@@ -109,6 +127,39 @@ async def test_a_joiner_refuses_a_host_whose_key_is_not_the_invitations(
     assert f"its key is {impostor.fingerprint}" in err
     # Nothing was signed: no transcript was started.
     assert not (tmp_path / "v" / "games").exists() or not any((tmp_path / "v" / "games").iterdir())
+
+
+async def test_a_joiner_refuses_a_table_a_beacon_listed_under_another_key(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A beacon lists a real host's table (its key, its table id) at the sender's own
+    lobby: the joiner that chose it sees the table proposed there by another key."""
+    (listener,) = await trio.open_tcp_listeners(0, host="127.0.0.1")
+    port = listener.socket.getsockname()[1]
+    impostor = IDS[5]
+    lobby = Lobby(JoinRequest("Alice", impostor.public_key_bytes, port), RULES)
+    spoof = Beacon("Alice", "classic", 501, 3, port, lobby.table_id, KEYS[0])
+    udp = free_udp_port()
+    statuses: list[int] = []
+    with trio.fail_after(20):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(host_lobby, lobby, [listener], impostor)
+            await nursery.start(lambda **kw: send_beacons(
+                lambda: spoof, address=("127.0.0.1", udp), interval=0.05, **kw))  # fmt: skip
+
+            async def victim() -> None:
+                statuses.append(await join_game(
+                    options(tmp_path / "v", "Bob"), None, beacon=("127.0.0.1", udp),
+                    listen=0.3, ask=lambda _: "1",
+                ))  # fmt: skip
+                nursery.cancel_scope.cancel()
+
+            nursery.start_soon(victim)
+            for k in (2, 3):
+                nursery.start_soon(join_table, "127.0.0.1", port, f"P{k}", KEYS[k], 6000 + k)
+    assert statuses == [1]
+    err = capsys.readouterr().err
+    assert "is not the one of the beacon" in err and f"its key is {impostor.fingerprint}" in err
 
 
 # -- seats of one's choice --------------------------------------------------------------------
@@ -271,7 +322,7 @@ async def test_the_lobby_and_the_hosts_port_over_ipv6() -> None:
 @needs_ipv6
 async def test_beacons_are_heard_over_ipv6() -> None:
     port = free_udp_port()
-    beacon = Beacon("Alice", "classic", 501, 2, 7777, bytes(16))
+    beacon = Beacon("Alice", "classic", 501, 2, 7777, bytes(16), bytes(32))
     with trio.fail_after(10):
         async with trio.open_nursery() as nursery:
             await nursery.start(lambda **kw: send_beacons(lambda: beacon, address=("::1", port),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from functools import partial
@@ -105,7 +106,7 @@ async def test_the_lobby_refuses_duplicate_keys_and_malformed_requests() -> None
                 )
             )
             # The host's own key, then a key already waiting at the table.
-            with pytest.raises(JoinRefused, match="already at the table"):
+            with pytest.raises(JoinRefused, match=r"already at the table.*own --home DIR"):
                 await join_table("127.0.0.1", port, "Thief", IDS[0], 6000)
             nursery.start_soon(join_table, "127.0.0.1", port, "P1", IDS[1], 6001)
             await seated.wait()
@@ -178,6 +179,20 @@ def test_a_joiner_checks_the_table_it_is_given() -> None:
         parse_answer(error_message("nope"), KEYS[2], 6002)
     with pytest.raises(LobbyError):
         parse_answer(b"\xc1", KEYS[2], 6002)
+
+
+def test_a_joiner_refuses_a_table_that_renames_it() -> None:
+    lobby = new_lobby()
+    for i in (1, 2, 3):
+        lobby.join(JoinRequest(f"P{i}", KEYS[i], 6000 + i), "10.0.0.9", "10.0.0.1")
+    definition = lobby.definition()
+    assert parse_answer(table_message(definition, definition.propose(IDS[0])), KEYS[2], 6002, "P2")
+    seats = list(definition.seats)
+    seats[2] = dataclasses.replace(seats[2], name="Loser")
+    renamed = dataclasses.replace(definition, seats=tuple(seats))
+    message = table_message(renamed, renamed.propose(IDS[0]))
+    with pytest.raises(LobbyError, match=r"the host renamed us.*'Loser'.*'P2'"):
+        parse_answer(message, KEYS[2], 6002, "P2")
 
 
 def test_addresses() -> None:

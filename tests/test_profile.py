@@ -3,6 +3,8 @@ database on hand-built verdicts, and real transcripts of four in-memory sessions
 
 from __future__ import annotations
 
+import dataclasses
+import os
 import random
 import re
 import shutil
@@ -148,6 +150,13 @@ def test_an_abandoning_seat_earns_nothing_and_the_others_their_xp() -> None:
     assert [s.xp for s in seats] == [15 + 2 + 3, 0, 15 + 2 + 2, 15 + 1]
     with pytest.raises(ValueError):
         score_game([r], coinche=False, winner=None, abandoned_by=4)
+
+
+def test_a_game_abandoned_before_its_first_round_ended_gives_nobody_anything() -> None:
+    one_trick = played(0, None, [2])  # the round abandoned after a trick: never scored
+    seats = score_game([one_trick], coinche=False, winner=None, abandoned_by=1)
+    assert [s.xp for s in seats] == [0, 0, 0, 0]
+    assert [s.xp for s in score_game([], coinche=False, winner=None, abandoned_by=3)] == [0] * 4
 
 
 def test_the_level_curve() -> None:
@@ -402,7 +411,8 @@ def test_import_profile_and_ranking_commands(
     assert "imported" in out and "already imported" in out
     assert cli.main(["ranking", "--home", home]) == 0
     table = capsys.readouterr().out.splitlines()
-    assert table[0].split()[:3] == ["rank", "name", "fingerprint"] and len(table) == 5
+    assert table[0].split()[:3] == ["rank", "name", "fingerprint"] and len(table) == 6
+    assert table[-1].startswith("(No identity in")
     assert cli.main(["profile", "--home", home, "p0"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("p0 [") and "level" in out and "challenges:" in out
@@ -422,7 +432,7 @@ def test_profile_without_a_name_is_this_peers_identity(
     assert cli.main(["profile", "--home", str(home)]) == 2
     me = Identity.load_or_create(home)
     assert cli.main(["ranking", "--home", str(home)]) == 0
-    assert "No game recorded" in capsys.readouterr().out
+    assert "No game of yours recorded" in capsys.readouterr().out
     db = home / "profile.sqlite3"
     ids = [me, *IDS[1:]]
     seats = tuple(Seat(NAMES[i], ids[i].public_key_bytes, "h:1") for i in range(4))
@@ -574,12 +584,16 @@ def test_a_database_of_the_first_schema_opens_keeps_its_rows_and_shows_them_as_b
     # The same game recorded by this version, in another home.
     new, new_file = home_with(tmp_path / "new", "game-classic.transcript")
     assert record_game(new.profile_db, new_file).status is ImportStatus.IMPORTED
+    # The first schema kept no file's digest: its game is not said verified until imported
+    # again.
+    assert re.search(r"\?\s+not checked", games_lines(old, capsys)[1])
+    assert record_game(old.profile_db, old_file).status is ImportStatus.ALREADY
     shown = games_lines(old, capsys)
     assert re.search(r"p[0-3] & p[0-3] v p[0-3] & p[0-3] .* p[13] & p[13] won 112-252\s+verified",
                      shown[1]), shown  # fmt: skip
     assert shown == games_lines(new, capsys)
     with open_db(old.profile_db) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone() == (2,)
+        assert conn.execute("PRAGMA user_version").fetchone() == (3,)
         assert conn.execute(
             "SELECT score0, score1, score2, score3, result FROM games"
         ).fetchall() == [(112, 252, None, None, result.description)]
@@ -633,3 +647,76 @@ def test_a_game_without_teams_is_recorded_per_player(
     assert re.search(shown, lines[1]), lines
     assert cli.main(["profile", "--home", str(home.root), f"p{winner}"]) == 0
     assert "games 1, won 1 (100%)" in capsys.readouterr().out
+
+
+@needs_observer
+def test_games_says_verified_only_of_a_file_that_verified(
+    transcripts: list[Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    home = Home.at(str(tmp_path / "home"))
+    home.games.mkdir(parents=True)
+    real = home.games / "real.transcript"
+    shutil.copy2(transcripts[0], real)
+    assert record_game(home.profile_db, real).status is ImportStatus.IMPORTED
+    forged = home.games / "forged.transcript"
+    data = bytearray(real.read_bytes())
+    data[-40] ^= 1  # the last envelope's signature: the same table id, a record that fails
+    forged.write_bytes(bytes(data))
+    os.utime(forged, (real.stat().st_mtime + 10,) * 2)
+    assert cli.main(["verify", "--home", str(home.root), str(forged)]) == 1
+    capsys.readouterr()
+    lines = games_lines(home, capsys)
+    assert "forged" not in lines[1] and lines[1].rstrip().endswith("not checked (--verify)")
+    assert lines[2].rstrip().endswith("verified")
+    assert cli.main(["games", "--verify", "--home", str(home.root)]) == 0
+    assert capsys.readouterr().out.splitlines()[1].rstrip().endswith("does not verify")
+
+
+def test_game_numbers_stay_as_games_are_added(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    home, first = home_with(tmp_path, "game-classic.transcript")
+    os.utime(first, (1_000_000,) * 2)
+    assert [line.split()[0] for line in games_lines(home, capsys)[1:-1]] == ["1"]
+    later = home.games / "game-coinche.transcript"
+    shutil.copy2(VECTORS / later.name, later)
+    os.utime(later, (2_000_000,) * 2)
+    lines = games_lines(home, capsys)
+    assert [line.split()[0] for line in lines[1:-1]] == ["2", "1"]
+    assert cli.main(["verify", "--home", str(home.root), "1"]) == 0
+    assert "112-252" in capsys.readouterr().out  # still the classic game
+    older = home.games / "game-two-handed.transcript"
+    shutil.copy2(VECTORS / older.name, older)
+    os.utime(older, (500_000,) * 2)  # found later, however old: the next number
+    assert [line.split()[0] for line in games_lines(home, capsys)[1:-1]] == ["2", "1", "3"]
+
+
+@needs_observer
+def test_the_ranking_holds_the_players_of_the_owners_games_only(
+    transcripts: list[Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    home = Home.at(str(tmp_path / "home"))
+    home.root.mkdir()
+    owner_seed = bytes([5, 0]) * 16  # seat 0 of the transcripts' table (make_table seed 5)
+    fd = os.open(home.identity_file, os.O_WRONLY | os.O_CREAT, 0o600)
+    os.write(fd, owner_seed)
+    os.close(fd)
+    assert record_game(home.profile_db, transcripts[0]).status is ImportStatus.IMPORTED
+    # Four keys that only played one another: a game as valid as any, and nothing to rank.
+    definition, ids = make_table("classic", target=1, seed=9)
+    definition = dataclasses.replace(definition, table_id=bytes(range(16, 32)))
+    sessions = table_sessions(definition, ids)
+    Net(sessions, random.Random(3)).run()
+    sybil = write_transcript(tmp_path / "sybil.transcript", sessions[0])
+    outcome = record_game(home.profile_db, sybil)
+    assert outcome.status is ImportStatus.IMPORTED
+    assert outcome.result is not None and all(s.xp > 0 for s in outcome.result.seats)
+    assert cli.main(["ranking", "--home", str(home.root)]) == 0
+    table = capsys.readouterr().out.splitlines()
+    with open_db(home.profile_db) as conn:
+        everyone = all_players(conn)
+        ours = all_players(conn, home.identity().fingerprint)
+    assert len(everyone) == 8 and len(ours) == 4 and len(table) == 5
+    sybils = {i.fingerprint for i in ids}
+    assert not sybils & {p.fingerprint for p in ours}
+    assert not any(fp in line for line in table for fp in sybils)

@@ -296,18 +296,19 @@ def test_another_game_with_the_same_players_and_the_deal_passed_on(tmp_path: Pat
     assert b.table_id != a.table_id
     assert b.rules == a.rules.with_(first_dealer=(a.rules.first_dealer + 1) % 4)
     assert [(s.name, s.key) for s in b.seats] == [(s.name, s.key) for s in a.seats]
-    # The home's games, numbered, newest first; replay takes a number.
+    # The home's games, newest first, each with the number it keeps (the first game is 1);
+    # replay takes a number.
     listing = run_at_terminal(tmp_path, "games", "--home", tmp_path / "home")
     rows = re.findall(r"^([12]) +\d{4}-\d\d-\d\d \d\d:\d\d +Ann & (\w+) v (\w+) & (\w+) +classic "
                       r"to 51 +(.+?) +(verified|not checked)", listing, re.MULTILINE)  # fmt: skip
-    assert [r[0] for r in rows] == ["1", "2"], listing
+    assert [r[0] for r in rows] == ["2", "1"], listing
     assert rows[0][4].startswith("abandoned by Ann") and rows[0][5] == "verified", listing
     assert re.search(r"won \d+-\d+", rows[1][4]) and rows[1][5] == "verified", listing
-    replay = run_at_terminal(tmp_path, "replay", "2", "--home", tmp_path / "home")
+    replay = run_at_terminal(tmp_path, "replay", "1", "--home", tmp_path / "home")
     assert re.search(r"^  bids: \w+ (pass|take)", replay, re.MULTILINE), replay
     assert re.search(r"leads (10|[7-9JQKA])[♠♥♦♣]", replay) and "team 0" not in replay
     assert not re.search(r"\b(T|10)[SHDC]\b", replay), replay
-    verified = run_at_terminal(tmp_path, "verify", "2", "--home", tmp_path / "home")
+    verified = run_at_terminal(tmp_path, "verify", "1", "--home", tmp_path / "home")
     fp = r"\[[0-9a-f-]+\]"
     line = rf"OK: team [01] \(\w+ {fp} and \w+ {fp}\) wins \d+-\d+ after \d+ rounds?"
     assert re.fullmatch(line, verified.strip()), verified

@@ -527,8 +527,8 @@ def test_chat_lines_are_news_and_cannot_drive_the_terminal() -> None:
     view = new_view()
     view.apply(TableReady())
     notices = view.apply(ChatMessage(1, "gg \x1b[2J\x07well\tplayed", 0))
-    assert notices[0].text == "Bob: gg [2J well played" and notices[0].notable
-    assert "· Bob: gg [2J well played" in frame(view)
+    assert notices[0].text == "Bob: gg \\x1b[2J\\x07well played" and notices[0].notable
+    assert "· Bob: gg \\x1b[2J\\x07well played" in frame(view)
 
 
 def round_audited(seed: int = 3, rules: RuleSet = CLASSIC) -> tuple[TableView, RoundAudited]:

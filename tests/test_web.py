@@ -355,11 +355,13 @@ async def server() -> AsyncIterator[WebServer]:
 
 
 async def http(
-    web: WebServer, path: str, headers: dict[str, str] | None = None
+    web: WebServer, path: str, headers: dict[str, str] | None = None, *, base: bool = True
 ) -> tuple[int, dict[str, str], bytes]:
-    """One GET over a new connection: status, headers (lower-case), body."""
+    """One GET of ``path`` below the page's base (or, ``base=False``, from the root) over a
+    new connection: status, headers (lower-case), body."""
     head = {"Host": f"127.0.0.1:{web.port}", "Connection": "close", **(headers or {})}
-    request = f"GET {path} HTTP/1.1\r\n" + "".join(f"{k}: {v}\r\n" for k, v in head.items())
+    target = f"{web.base}{path}" if base else path
+    request = f"GET {target} HTTP/1.1\r\n" + "".join(f"{k}: {v}\r\n" for k, v in head.items())
     stream = await trio.open_tcp_stream("127.0.0.1", web.port)
     async with stream:
         await stream.send_all((request + "\r\n").encode())
@@ -387,10 +389,16 @@ async def test_without_the_token_every_request_is_refused(server: WebServer) -> 
 
 async def test_the_token_in_the_url_becomes_a_cookie(server: WebServer) -> None:
     status, headers, _ = await http(server, f"/?token={server.token}")
-    assert status == 303 and headers["location"] == "/"
+    assert status == 303 and headers["location"] == f"{server.base}/"
     set_cookie = headers["set-cookie"]
     assert set_cookie.startswith(f"{server.cookie_name}={server.token};")
     assert "HttpOnly" in set_cookie and "SameSite=Strict" in set_cookie
+    # Cookies ignore ports: only a path of our own keeps it from every other service on
+    # 127.0.0.1, and nothing is served outside that path.
+    assert f"; Path={server.base}/;" in set_cookie and len(server.base) > 8
+    assert server.url.startswith(f"{server.origin}{server.base}/?token=")
+    for path in ("/", "/api/state", "/cards/JH.svg", f"/?token={server.token}"):
+        assert (await http(server, path, cookie(server), base=False))[0] == 404, path
     status, headers, body = await http(server, "/api/state", cookie(server))
     assert status == 200 and "frame-ancestors 'none'" in headers["content-security-policy"]
     state = json.loads(body)
@@ -419,7 +427,8 @@ async def websocket(
     extra = [(k.encode(), v.encode()) for k, v in headers.items()]
     stream = await trio.open_tcp_stream("127.0.0.1", web.port)
     host = f"127.0.0.1:{web.port}"
-    await stream.send_all(conn.send(ws.Request(host=host, target="/ws", extra_headers=extra)))
+    request = ws.Request(host=host, target=f"{web.base}/ws", extra_headers=extra)
+    await stream.send_all(conn.send(request))
     while True:
         conn.receive_data(await stream.receive_some())
         for event in conn.events():

@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from belote_p2p.app.argtypes import positive_int, positive_seconds, seed
 from belote_p2p.game.rules import RULE_SETS
 from belote_p2p.players.arena import BOT_DEADLINE, open_cluster, run_match
 from belote_p2p.players.bots import BotError, load_bots, make_bot, split_specs
@@ -81,18 +82,19 @@ class ProgressBar:
 
 def _match_arguments(p: argparse.ArgumentParser) -> None:
     """What the arena and the tournament both take: boards, variant, jobs, cluster..."""
-    p.add_argument("--boards", type=int, default=200, help="boards per match (default 200)")
-    p.add_argument("--variant", default="classic", choices=sorted(RULE_SETS))
-    p.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="processes")
+    p.add_argument("--boards", type=positive_int, default=200, help="boards per match")
+    p.add_argument("--variant", default="classic", choices=sorted(RULE_SETS),
+                   help="the rules the boards are dealt and played under")  # fmt: skip
+    p.add_argument("--jobs", type=positive_int, default=os.cpu_count() or 1, help="processes")
     p.add_argument(
         "--cluster",
         metavar="ADDRESS",
         help="run the boards on a Dask scheduler (tcp://host:8786), or 'local': a LocalCluster "
         "of --jobs workers (pip install 'belote-p2p[cluster]')",
     )
-    p.add_argument("--seed", type=int, default=0, help="seed of the boards and bots")
+    p.add_argument("--seed", type=seed, default=0, help="seed of the boards and bots")
     p.add_argument(
-        "--bot-deadline", type=float, default=BOT_DEADLINE, metavar="S",
+        "--bot-deadline", type=positive_seconds, default=BOT_DEADLINE, metavar="S",
         help=f"seconds a decision of an exec bot ({BOT_DEADLINE:g}); in-process bots are "
         "bounded by their own options",
     )  # fmt: skip
@@ -130,7 +132,7 @@ def register(subparsers: Any) -> None:
     _match_arguments(t)
     t.add_argument("--html", type=Path, metavar="FILE", help="also write an HTML report")
     t.add_argument(
-        "--resamples", type=int, default=1000, help="bootstrap draws of the boards (1000)"
+        "--resamples", type=positive_int, default=1000, help="bootstrap draws of the boards (1000)"
     )
     t.set_defaults(func=_cmd_tournament)
 
@@ -142,9 +144,6 @@ def _prepare(args: argparse.Namespace, least: int) -> tuple[list[str], Any] | in
         specs = split_specs(args.bots)
     except BotError as exc:
         print(f"error: {exc}", file=sys.stderr)
-        return 2
-    if args.boards <= 0 or args.jobs <= 0 or args.bot_deadline <= 0:
-        print("error: --boards, --jobs and --bot-deadline must be positive", file=sys.stderr)
         return 2
     if len(specs) < least:
         print(f"error: --bots takes {least} or more bots", file=sys.stderr)

@@ -27,6 +27,7 @@ import trio
 
 from belote_p2p.net.peer import PeerResult
 from belote_p2p.players.bots import failed, fallback_text
+from belote_p2p.protocol.private import open_private, private_directory
 from belote_p2p.protocol.table import TableDefinition
 
 from .home import Home, unfinished_games
@@ -70,10 +71,10 @@ class BotProcess:
 
 async def start_detached(command: Sequence[str], home: Home) -> trio.Process:
     """Start ``command`` in its own session, its output in ``home``'s files."""
-    home.root.mkdir(parents=True, exist_ok=True)
+    private_directory(home.root)
     with (
-        open(home.root / "output.txt", "wb") as out,
-        open(home.root / "process.log", "ab") as log,
+        open_private(home.root / "output.txt", "wb") as out,
+        open_private(home.root / "process.log", "ab") as log,
     ):
         process = await trio.lowlevel.open_process(
             list(command), stdin=subprocess.DEVNULL, stdout=out, stderr=log,

@@ -1,5 +1,6 @@
 """Chat at the table, as a person types it: ``say TEXT`` and the quick words, the local
-rate cap, and a received line made safe to print.
+rate cap (a received line is made safe to print by
+:func:`~belote_p2p.protocol.names.safe_text`, as names are).
 
 The line itself travels as a signed ``chat`` envelope (:meth:`TableSession.chat
 <belote_p2p.protocol.session.TableSession.chat>`, which also bounds it per game); this module
@@ -9,7 +10,6 @@ is what every user interface (the terminal table, the browser's) shares in front
 from __future__ import annotations
 
 import time
-import unicodedata
 from collections import deque
 from collections.abc import Callable
 
@@ -41,13 +41,6 @@ def chat_line(text: str) -> str | None:
         if lower.startswith(prefix):
             return t[len(prefix) :].strip()
     return None
-
-
-def printable(text: str) -> str:
-    """A received line made safe for a terminal: no control or format characters (an
-    escape sequence from a peer must not drive our screen), spaces collapsed."""
-    kept = "".join(" " if unicodedata.category(ch)[0] in "CZ" else ch for ch in text)
-    return " ".join(kept.split())
 
 
 class ChatLimiter:

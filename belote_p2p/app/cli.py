@@ -34,27 +34,43 @@ def _command_of(argv: Sequence[str]) -> str | None:
 
 
 class HelpFormatter(argparse.HelpFormatter):
-    """Every option's help ends with its default, unless it already says it."""
+    """Every option's help ends with its default, unless it already says it. A flag's
+    default is said in words where it matters (``--no-listen``'s stored True is no default
+    a person can read), a pair ``--x/--no-x`` says ``on`` or ``off``, and a default that is
+    no single value (a list, a tuple) is left to the help text."""
 
     def _get_help_string(self, action: argparse.Action) -> str | None:
         text = action.help or ""
         default = action.default
         if (
-            text != argparse.SUPPRESS
-            and action.option_strings
-            and default not in (None, False, argparse.SUPPRESS)
-            and not isinstance(action, argparse._VersionAction | argparse._HelpAction)
-            and "%(default)" not in text
-            and not any(
-                f"({shown}" in text or f"default {shown}" in text for shown in _shown(default)
-            )
+            text == argparse.SUPPRESS
+            or not action.option_strings
+            or default in (None, argparse.SUPPRESS)
+            or isinstance(default, list | tuple)
+            or isinstance(action, _SILENT_ACTIONS)
+            or "%(default)" in text
         ):
-            text += " (default: %(default)s)"
-        return text
+            return text
+        if isinstance(action, argparse.BooleanOptionalAction):
+            shown = "on" if default else "off"
+            return text if f"({shown})" in text else f"{text} (default: {shown})"
+        if any(f"({shown}" in text or f"default {shown}" in text for shown in _shown(default)):
+            return text
+        return f"{text} (default: {_shown(default)[-1]})"
+
+
+_SILENT_ACTIONS = (
+    argparse._VersionAction,
+    argparse._HelpAction,
+    argparse._StoreTrueAction,
+    argparse._StoreFalseAction,
+    argparse._AppendAction,
+)
 
 
 def _shown(default: object) -> list[str]:
-    """How a help text may already show ``default``: ``60.0`` as ``60`` too."""
+    """How a help text may already show ``default``: ``60.0`` as ``60`` too (the last form
+    is the one a help text is given)."""
     forms = [str(default)]
     if isinstance(default, float):
         forms.append(f"{default:g}")

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from belote_p2p.app.argtypes import positive_int, positive_seconds
 from belote_p2p.errors import BeloteError
 from belote_p2p.protocol.identity import Identity
 from belote_p2p.protocol.wire import Envelope, decode, encode
@@ -525,7 +526,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         metavar="NAME",
         help="check only this vector (a file name, with or without .transcript); repeatable",
     )
-    p.add_argument("--jobs", type=int, default=2, help="verifiers run at once (default 2)")
-    p.add_argument("--timeout", type=float, default=300, help="seconds one verification may take")
+    p.add_argument("--jobs", type=positive_int, default=2, help="verifiers run at once (default 2)")
+    p.add_argument(
+        "--timeout", type=positive_seconds, default=300, help="seconds one verification may take"
+    )
     p.add_argument("--keep", metavar="DIR", help="write the files checked to DIR and keep them")
     p.set_defaults(func=command)

@@ -9,6 +9,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from belote_p2p.app.argtypes import positive_int
 from belote_p2p.game.rules import RULE_SETS, rule_set
 
 from .home import Home
@@ -60,8 +61,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "two-handed) as processes on 127.0.0.1, play a whole game over TCP and print it; exit "
         "0 if every process did and the final scores agree.",
     )
-    demo.add_argument("--variant", choices=variants, default="classic")
-    demo.add_argument("--target", type=int, default=501, help="score that wins the game")
+    demo.add_argument("--variant", choices=variants, default="classic", help="the rules")
+    demo.add_argument("--target", type=positive_int, default=501, help="score that wins the game")
     demo.add_argument("--home", metavar="DIR", help="keep identities and transcripts here")
     add_seat_arguments(demo, seat=False)
     demo.set_defaults(func=cmd_demo, bot="rules")

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from belote_p2p.game.engine import BidKind, Phase, RoundRecord, State, Trick
+from belote_p2p.protocol.names import MAX_NAME_CELLS, cells, safe_text
+from belote_p2p.protocol.table import TableDefinition
 
 from .wording import (
     announcement_text,
@@ -16,6 +18,29 @@ from .wording import (
     team_name,
     trump_text,
 )
+
+
+def shown_name(name: str) -> str:
+    """A player's name as a terminal may be given it (a record or a peer may hold any
+    text: :func:`~belote_p2p.protocol.names.safe_text`), at most a name's width."""
+    return safe_text(name, MAX_NAME_CELLS)
+
+
+def seat_names(definition: TableDefinition) -> tuple[str, ...]:
+    """The names of a table's seats, in seat order, as :func:`shown_name` shows them."""
+    return tuple(shown_name(s.name) for s in definition.seats)
+
+
+def format_columns(rows: Sequence[Sequence[str]]) -> str:
+    """Rows of cells as aligned columns, two spaces apart, widths counted in terminal cells
+    (a wide character takes two)."""
+    widths = [max(cells(r[c]) for r in rows) for c in range(len(rows[0]))]
+    return "\n".join(
+        "  ".join(
+            cell + " " * (w - cells(cell)) for cell, w in zip(row, widths, strict=True)
+        ).rstrip()
+        for row in rows
+    )
 
 
 def dashed(values: tuple[int, ...]) -> str:

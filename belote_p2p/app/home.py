@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from belote_p2p.protocol.identity import KEY_FILE_NAME, Identity
+from belote_p2p.protocol.private import private_directory, write_private
 from belote_p2p.protocol.secretstore import FileSecrets
 from belote_p2p.protocol.table import TableDefinition
 from belote_p2p.protocol.transcript import Transcript, TranscriptError, read_transcript
@@ -93,8 +94,7 @@ class Home:
 
     def save_name(self, name: str) -> None:
         with contextlib.suppress(OSError):
-            self.root.mkdir(parents=True, exist_ok=True)
-            (self.root / "name").write_text(name + "\n", encoding="utf-8")
+            write_private(private_directory(self.root) / "name", f"{name}\n".encode())
 
     @property
     def web_token_file(self) -> Path:

@@ -24,6 +24,7 @@ from functools import partial
 
 import trio
 
+from belote_p2p.app.argtypes import port, positive_int
 from belote_p2p.game.rules import RULE_SETS, RuleSet, rule_set
 from belote_p2p.net.address import (
     format_address,
@@ -122,7 +123,7 @@ async def host_game(
     addresses = [format_address(*parse_address(a, host_port)) for a in advertise]
     addresses += [format_address(ip, host_port) for ip in local_addresses(options.bind)]
     addresses = list(dict.fromkeys(addresses))[:MAX_ADDRESSES]
-    invitation = Invitation(
+    invitation = Invitation.of(
         lobby.table_id,
         identity.public_key_bytes,
         tuple(addresses),
@@ -167,7 +168,10 @@ async def host_game(
 
     def table_beacon(free: int) -> Beacon | None:
         try:
-            return Beacon(options.name, rules.name, rules.target, free, host_port, lobby.table_id)
+            return Beacon(
+                options.name, rules.name, rules.target, free, host_port, lobby.table_id,
+                identity.public_key_bytes,
+            )  # fmt: skip
         except ValueError:  # a name a beacon cannot carry: the table is not announced
             return None
 
@@ -416,14 +420,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "processes. After a game played out, everyone is asked whether to play again.",
     )
     host.add_argument(
-        "--port", type=int, default=DEFAULT_PORT,
+        "--port", type=port, default=DEFAULT_PORT,
         help=f"the host's port: lobby, table and relay ({DEFAULT_PORT}; 0: any)",
     )  # fmt: skip
-    host.add_argument("--variant", choices=variants, default="classic")
-    host.add_argument("--target", type=int, default=501, help="score that wins the game")
+    host.add_argument("--variant", choices=variants, default="classic", help="the rules")
+    host.add_argument("--target", type=positive_int, default=501, help="score that wins the game")
     host.add_argument(
         "--bots", type=bots_option, default=(0, None), metavar="N[:BOT]",
-        help="start N local bot peers, each its own process (3:pimc: of the pimc bot)",
+        help="start N local bot peers, each its own process (3:pimc: of the pimc bot) (none)",
     )  # fmt: skip
     host.add_argument(
         "--fill", metavar="BOT", help="the bot of the --bots peers, NAME[:key=value...] (rules)"

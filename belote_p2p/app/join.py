@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 
 import trio
 
+from belote_p2p.app.argtypes import positive_seconds
 from belote_p2p.net.address import (
     format_address,
     listener_port,
@@ -97,20 +98,21 @@ async def find_table(
     return ad
 
 
-def check_invitation(invitation: Invitation, answer: LobbyAnswer, where: str) -> None:
-    """The table ``answer`` is the invitation's: its id, and proposed by the invitation's
-    key (:class:`LobbyError` otherwise: someone may pose as the host)."""
+def check_host(answer: LobbyAnswer, named: Invitation, where: str, source: str) -> None:
+    """The table ``answer`` is the one an invitation or a beacon (``source``) ``named``: its
+    id, proposed by its host's key (:class:`LobbyError` otherwise: someone may pose as the
+    host, or have announced a real host's table at its own address)."""
     definition = answer.definition
-    if definition.host_key != invitation.host_key:
+    if not named.names_key(definition.host_key):
         raise LobbyError(
-            f"the host at {where} is not the one of the invitation: its key is "
-            f"{fingerprint(definition.host_key)}, the invitation's is {invitation.fingerprint}. "
+            f"the host at {where} is not the one of the {source}: its key is "
+            f"{fingerprint(definition.host_key)}, the {source}'s is {named.fingerprint}. "
             "Someone may be posing as the host; not joining."
         )
-    if definition.table_id != invitation.table_id:
+    if not named.names_table(definition.table_id):
         raise LobbyError(
             f"the host at {where} opened table {definition.table_id.hex()}, not the "
-            f"invitation's {invitation.table_id.hex()}; not joining."
+            f"{source}'s {named.table_prefix.hex()}...; not joining."
         )
 
 
@@ -129,17 +131,18 @@ async def join_game(
     chooses (``ask``); ask for ``seat`` or ``partner``; the exit status."""
     player = make_player(options)
     table_id = None
+    heard = None
     if address is None:
-        ad = await find_table(options, beacon, listen, ask)
-        if ad is None:
+        heard = await find_table(options, beacon, listen, ask)
+        if heard is None:
             return 2
-        address, table_id = ad.address, ad.table_id
+        address, table_id = heard.address, heard.table_id
     invitation = None
     try:
         if is_invitation(address):
             invitation = Invitation.decode(address)
             hosts = [parse_address(a) for a in invitation.addresses]
-            table_id = invitation.table_id
+            table_id = invitation.table_prefix
         else:
             hosts = [parse_address(address, DEFAULT_PORT)]
         relay = parse_address(options.relay, DEFAULT_RELAY_PORT) if options.relay else None
@@ -155,7 +158,10 @@ async def join_game(
                                           quick=invitation is not None,
                                           table_id=table_id)  # fmt: skip
         if invitation is not None:
-            check_invitation(invitation, answer, format_address(*where))
+            check_host(answer, invitation, format_address(*where), "invitation")
+        if heard is not None:
+            beacon_names = Invitation.of(heard.table_id, heard.beacon.host_key, (address,))
+            check_host(answer, beacon_names, format_address(*where), "beacon")
         if relay is None:
             named = invitation.relay if invitation is not None else answer.relay
             relay = parse_address(named, DEFAULT_RELAY_PORT) if named else where
@@ -225,12 +231,6 @@ def cmd_join(args: argparse.Namespace) -> int:
     except Exception as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    if args.listen_seconds <= 0:
-        print("error: --listen is a positive number of seconds", file=sys.stderr)
-        return 2
-    if args.seat is not None and args.seat not in (1, 2, 3):
-        print("error: --seat is 1, 2 or 3 (seat 0 is the host's)", file=sys.stderr)
-        return 2
 
     async def main() -> int:
         return await join_game(
@@ -257,7 +257,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "a table on the network",
     )  # fmt: skip
     join.add_argument(
-        "--seat", type=int, metavar="N",
+        "--seat", type=int, choices=range(1, 4), metavar="N",
         help="ask for seat 1, 2 or 3 (2 is the host's partner); refused if another joiner "
         "holds it (none)",
     )  # fmt: skip
@@ -270,7 +270,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help=f"where to listen for tables; may be repeated ({DEFAULT_BEACON_TEXT})",
     )  # fmt: skip
     join.add_argument(
-        "--listen", dest="listen_seconds", type=float, default=DEFAULT_LISTEN, metavar="S",
+        "--listen", dest="listen_seconds", type=positive_seconds, default=DEFAULT_LISTEN,
+        metavar="S",
         help=f"seconds to listen for tables ({DEFAULT_LISTEN:g})",
     )  # fmt: skip
     add_seat_arguments(join)

@@ -16,6 +16,7 @@ from typing import IO, cast
 
 import trio
 
+from belote_p2p.app.argtypes import port, positive_seconds
 from belote_p2p.net.address import format_address, parse_address
 from belote_p2p.net.discovery import (
     DEFAULT_ADDRESSES,
@@ -158,7 +159,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     # The same option names as ``join`` (which lists the same tables to choose from).
     p.add_argument(
-        "--listen", type=float, default=DEFAULT_LISTEN, metavar="S",
+        "--listen", type=positive_seconds, default=DEFAULT_LISTEN, metavar="S",
         help=f"seconds to listen for tables ({DEFAULT_LISTEN:g})",
     )  # fmt: skip
     p.add_argument(
@@ -166,7 +167,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help=f"where to listen for tables; may be repeated ({DEFAULT_BEACON_TEXT})",
     )  # fmt: skip
     # The names this command had before; kept working, no longer shown.
-    p.add_argument("--seconds", type=float, help=argparse.SUPPRESS)
-    p.add_argument("--port", type=int, help=argparse.SUPPRESS)
+    p.add_argument("--seconds", type=positive_seconds, help=argparse.SUPPRESS)
+    p.add_argument("--port", type=port, help=argparse.SUPPRESS)
     p.add_argument("--group", action="append", help=argparse.SUPPRESS)
     p.set_defaults(func=_tables_command)

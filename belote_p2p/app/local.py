@@ -17,6 +17,7 @@ from collections.abc import Awaitable, Callable
 
 import trio
 
+from belote_p2p.app.argtypes import positive_int, seconds, seed
 from belote_p2p.game.audit import audit_round
 from belote_p2p.game.cards import CARDS, Card
 from belote_p2p.game.engine import Phase, State
@@ -235,20 +236,22 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help="no network (always so; kept for old scripts)")  # fmt: skip
     p.add_argument("--variant", choices=sorted(RULE_SETS), default="classic",
                    help="the rules (classic)")  # fmt: skip
-    p.add_argument("--target", type=int, default=501, help="score that wins the game (501)")
+    p.add_argument(
+        "--target", type=positive_int, default=501, help="score that wins the game (501)"
+    )
     p.add_argument("--bots", default="rules", metavar="BOT",
                    help="the bots, NAME[:key=value...] (rules)")  # fmt: skip
-    p.add_argument("--seed", type=int, help="seed of the deals and bots (random)")
+    p.add_argument("--seed", type=seed, help="seed of the deals and bots (random)")
     p.add_argument("--name", help="your name at the table (the last one used, or your login)")
     p.add_argument("--home", metavar="DIR", help=f"where your name is kept ({Home.default()})")
     p.add_argument("--first-dealer", type=int, choices=range(4), metavar="SEAT",
                    help="the seat that deals first (the last seat, so that you speak "
                         "first)")  # fmt: skip
-    p.add_argument("--person-deadline", type=float, default=0.0, metavar="S",
+    p.add_argument("--person-deadline", type=seconds, default=0.0, metavar="S",
                    help="seconds for each of your decisions (0: no limit)")  # fmt: skip
     p.add_argument("--autoplay", default="rules", metavar="BOT",
                    help="the bot that plays your turn when your time runs out (rules)")  # fmt: skip
-    p.add_argument("--pace", type=float, default=0.6, metavar="S",
+    p.add_argument("--pace", type=seconds, default=0.6, metavar="S",
                    help="seconds between two bot moves (0.6)")  # fmt: skip
     p.add_argument("--plain", action="store_true",
                    help="plain lines, no colour (screen readers, logs) (off)")  # fmt: skip

@@ -29,12 +29,15 @@ from belote_p2p.protocol.events import (
     TableReady,
 )
 from belote_p2p.protocol.identity import fingerprint
+from belote_p2p.protocol.names import safe_text
 from belote_p2p.protocol.table import TableDefinition
 
-from .display import format_round, format_sheet
+from .display import format_round, format_sheet, seat_names
 from .wording import team_name
 
 RESULT_PREFIX = "RESULT "
+REDEALS_NOTICE = 20
+"""A bot seat says every this many redeals in a row that nothing ends them."""
 
 
 @dataclass
@@ -47,10 +50,12 @@ class Printer:
     quiet: bool = False
     out: IO[str] = sys.stdout
     _shown: dict[int, float] = field(default_factory=dict)
+    _redeals: int = 0
+    """Rounds in a row that everybody passed (RULES.md §3: no limit)."""
 
     @property
     def names(self) -> tuple[str, ...]:
-        return tuple(s.name for s in self.definition.seats)
+        return seat_names(self.definition)
 
     def say(self, text: str) -> None:
         if not self.quiet:
@@ -63,6 +68,12 @@ class Printer:
             self.say(f"{every} signed the table. Dealing.")
         elif isinstance(event, RoundAudited):
             self.say(format_round(event.record, names))
+            self._redeals = self._redeals + 1 if event.record.score is None else 0
+            if self._redeals and self._redeals % REDEALS_NOTICE == 0:
+                self.say(
+                    f"  {self._redeals} deals in a row passed out: the rules set no limit "
+                    "(RULES.md §3), and a table whose players never take never ends."
+                )
             if event.report.fault is not None:
                 f = event.report.fault
                 self.say(f"  audit: {names[f.seat]} {f.kind.value}: {f.reason} ({f.action})")
@@ -73,7 +84,7 @@ class Printer:
             self.say(format_sheet(event.state, names))
         elif isinstance(event, PeerFault):
             who = names[event.seat] if 0 <= event.seat < len(names) else "?"
-            self.say(f"{who} broke the protocol: {event.reason}")
+            self.say(safe_text(f"{who} broke the protocol: {event.reason}"))
         elif isinstance(event, DecisionNeeded):
             pass
 
@@ -85,7 +96,7 @@ class Printer:
             last = shown.get(wait.seat)
             if wait.seat != self.seat and (last is None or last - wait.abandon_in >= every):
                 shown[wait.seat] = wait.abandon_in
-                self.say(wait.describe())
+                self.say(safe_text(wait.describe()))
         for seat in list(shown):
             if seat not in {w.seat for w in status.overdue}:
                 del shown[seat]
@@ -135,19 +146,19 @@ def both(*callbacks: Callable[[Event], None]) -> Callable[[Event], None]:
 
 def print_roster(definition: TableDefinition, seat: int) -> None:
     rules = definition.rules
-    names = [s.name for s in definition.seats]
+    names = seat_names(definition)
     print(f"Table {definition.table_id.hex()}: {rules.name} to {rules.target}", flush=True)
     if not rules.has_teams:
         for i, s in enumerate(definition.seats):
             you = "  (you)" if i == seat else ""
-            print(f"  seat {i}: {s.name} [{fingerprint(s.key)}] at {s.address}{you}")
+            print(f"  seat {i}: {names[i]} [{fingerprint(s.key)}] at {safe_text(s.address)}{you}")
         return
     for team in (0, 1):
         print(f"  {team_name(names, team)}:")
         for i in (team, team + 2):
             s = definition.seats[i]
             you = "  (you)" if i == seat else ""
-            print(f"    {s.name} [{fingerprint(s.key)}] at {s.address}{you}")
+            print(f"    {names[i]} [{fingerprint(s.key)}] at {safe_text(s.address)}{you}")
 
 
 def result_line(

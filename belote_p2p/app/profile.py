@@ -18,7 +18,8 @@ equal points). The game is won by a seat, not a team.
 An unfinished game gives nothing. A game *abandoned by seat S* (see
 :func:`score_game`'s ``abandoned_by``, the hook the session's abandonment record feeds)
 gives seat S nothing and the other seats their XP for the rounds and tricks played, plus
-the 15 for staying to the end.
+the 15 for staying to the end, once a round was scored: a game abandoned before its first
+round ended gives nobody anything.
 
 Levels follow a published curve: level *n* needs ``25·n·(n+1)`` XP in all (that is
 ``50·n·(n+1)/2``: 50 XP for level 1, 150 for level 2, 300 for level 3, 500 for level 4...;
@@ -44,7 +45,9 @@ stores and reads its results.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import math
+import os
 import sqlite3
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -58,12 +61,14 @@ from belote_p2p.game.cards import Card
 from belote_p2p.game.engine import Trick
 from belote_p2p.game.scoring import Outcome, RoundScore
 from belote_p2p.protocol.identity import fingerprint
+from belote_p2p.protocol.private import private_directory, private_fd
 from belote_p2p.protocol.transcript import TranscriptError
 from belote_p2p.protocol.verify import Verdict, verify_transcript
 
+from .display import format_columns, shown_name
 from .wording import team_name
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 """1: two scores per game (``score0``, ``score1``); 2: one per side, up to four."""
 
 XP_GAME_FINISHED = 15
@@ -226,7 +231,8 @@ def score_game(
 
     ``abandoned_by`` is the hook for abandonments: that seat earns nothing, the others
     earn their XP as if the game had ended there (the winner, if any, is the caller's
-    decision).
+    decision); a game abandoned before its first round was scored gives nobody anything (a
+    joiner that resigns after a trick must not hand the others the 15 of a game).
     """
     if abandoned_by is not None and not 0 <= abandoned_by < seats:
         raise ValueError(f"no seat {abandoned_by}")
@@ -242,7 +248,7 @@ def score_game(
         out.append(
             SeatRecord(
                 seat=seat,
-                finished=abandoned_by != seat,
+                finished=abandoned_by is None or (abandoned_by != seat and bool(scored)),
                 won=winner == team and abandoned_by != seat,
                 rounds_won=sum(round_won_by(r, seat, seats) for r in scored),
                 tricks_won=sum(t.winner == seat for r in scored for t in r.tricks),
@@ -493,6 +499,15 @@ CREATE TABLE IF NOT EXISTS challenges (
     date TEXT NOT NULL,
     PRIMARY KEY (player, challenge)
 );
+CREATE TABLE IF NOT EXISTS verified_files (
+    sha256 TEXT PRIMARY KEY,         -- hex digest of a transcript file that verified
+    table_id TEXT NOT NULL,          -- hex
+    date TEXT NOT NULL               -- when it was verified, UTC ISO 8601
+);
+CREATE TABLE IF NOT EXISTS game_numbers (
+    file TEXT PRIMARY KEY,           -- a transcript's file name in <home>/games
+    number INTEGER NOT NULL UNIQUE   -- its number in belote-p2p games, kept for good
+);
 CREATE INDEX IF NOT EXISTS game_seats_player ON game_seats(player);
 CREATE INDEX IF NOT EXISTS xp_player ON xp(player);
 """
@@ -502,6 +517,10 @@ _MIGRATIONS: dict[int, str] = {
     1: """
 ALTER TABLE games ADD COLUMN score2 INTEGER;
 ALTER TABLE games ADD COLUMN score3 INTEGER;
+""",
+    2: """
+CREATE TABLE verified_files (sha256 TEXT PRIMARY KEY, table_id TEXT NOT NULL, date TEXT NOT NULL);
+CREATE TABLE game_numbers (file TEXT PRIMARY KEY, number INTEGER NOT NULL UNIQUE);
 """,
 }
 """The statements that bring a database of version ``v`` to version ``v + 1``."""
@@ -523,7 +542,8 @@ class ProfileError(BeloteError):
 def open_db(path: Path) -> Iterator[sqlite3.Connection]:
     """The profile database at ``path``, created on first use, brought up to this version's
     schema (an older database keeps its rows); closed on exit."""
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    private_directory(path.parent)
+    os.close(private_fd(path, os.O_RDWR | os.O_CREAT))  # sqlite would make it 0644
     # Autocommit mode: transactions are opened explicitly (BEGIN IMMEDIATE), so that two
     # imports of one game (the peer's and a manual one) cannot both insert it.
     conn = sqlite3.connect(path, isolation_level=None, timeout=10.0)
@@ -590,17 +610,27 @@ def record_game(db: Path, transcript: Path) -> ImportResult:
     Never raises for a bad transcript (it is REFUSED, with the verifier's reason).
     """
     try:
+        digest = file_digest(transcript)
         verdict = verify_transcript(transcript)
-    except (OSError, TranscriptError) as exc:
-        return ImportResult(ImportStatus.REFUSED, str(exc))
-    try:
         mtime = transcript.stat().st_mtime
-    except OSError as exc:
+    except (OSError, TranscriptError) as exc:
         return ImportResult(ImportStatus.REFUSED, str(exc))
     date = datetime.fromtimestamp(mtime, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     return record_verdict(
-        db, verdict, transcript=transcript, date=date, abandoned_by=_verdict_abandoned_by(verdict)
+        db,
+        verdict,
+        transcript=transcript,
+        date=date,
+        abandoned_by=_verdict_abandoned_by(verdict),
+        digest=digest,
     )
+
+
+def file_digest(path: Path) -> str:
+    """The SHA-256 of a file's bytes (hex): what :func:`verified_digests` keeps of a
+    transcript that verified, so that ``games`` says *verified* of that file only."""
+    with open(path, "rb") as f:
+        return hashlib.file_digest(f, "sha256").hexdigest()
 
 
 def record_verdict(
@@ -610,8 +640,11 @@ def record_verdict(
     transcript: Path,
     date: str,
     abandoned_by: int | None = None,
+    digest: str | None = None,
 ) -> ImportResult:
-    """Record the game ``verdict`` proves (played on ``date``, UTC ISO 8601)."""
+    """Record the game ``verdict`` proves (played on ``date``, UTC ISO 8601); ``digest``
+    is the transcript file's (:func:`file_digest`), kept as verified whether the game was
+    new or already recorded."""
     try:
         result = game_result(verdict, abandoned_by=abandoned_by)
     except NotVerified as exc:
@@ -620,6 +653,11 @@ def record_verdict(
         conn.execute("BEGIN IMMEDIATE")
         try:
             outcome = _insert_game(conn, result, str(transcript), date)
+            if digest is not None:
+                conn.execute(
+                    "INSERT OR IGNORE INTO verified_files VALUES (?,?,?)",
+                    (digest, result.table_id.hex(), _now()),
+                )
             conn.execute("COMMIT")
         except BaseException:
             conn.execute("ROLLBACK")
@@ -715,6 +753,31 @@ def recorded_games(conn: sqlite3.Connection) -> dict[str, RecordedGame]:
     }
 
 
+def verified_digests(conn: sqlite3.Connection) -> set[str]:
+    """The digests of every transcript file that verified when it was imported."""
+    return {digest for (digest,) in conn.execute("SELECT sha256 FROM verified_files")}
+
+
+def game_numbers(conn: sqlite3.Connection, files: Sequence[str]) -> dict[str, int]:
+    """Each of ``files`` (names in ``<home>/games``, oldest first) with its number in
+    ``belote-p2p games``: a number once given stays with its file, a new file takes the next
+    one, so that the numbers do not shift as games are added."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        known = dict(conn.execute("SELECT file, number FROM game_numbers").fetchall())
+        last = max(known.values(), default=0)
+        for name in files:
+            if name not in known:
+                last += 1
+                known[name] = last
+                conn.execute("INSERT INTO game_numbers VALUES (?,?)", (name, last))
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    return {name: known[name] for name in files}
+
+
 def _has_streak(conn: sqlite3.Connection, fp: str) -> bool:
     rows = conn.execute(
         "SELECT gs.won FROM game_seats gs JOIN games g ON g.id = gs.game"
@@ -724,28 +787,42 @@ def _has_streak(conn: sqlite3.Connection, fp: str) -> bool:
     return has_streak([bool(won) for (won,) in rows])
 
 
-_STATS_QUERY = """
+_IN_GAMES = "IN (SELECT game FROM game_seats WHERE player = :owner OR :owner IS NULL)"
+"""The games counted: those ``owner`` sat at (every game when ``owner`` is NULL)."""
+_STATS_QUERY = f"""
 SELECT p.fingerprint, p.name,
-       COALESCE((SELECT SUM(xp) FROM xp WHERE xp.player = p.fingerprint), 0),
-       COALESCE((SELECT SUM(coins) FROM xp WHERE xp.player = p.fingerprint), 0),
+       COALESCE((SELECT SUM(xp) FROM xp WHERE xp.player = p.fingerprint
+                 AND (xp.game {_IN_GAMES} OR :owner IS NULL)), 0),
+       COALESCE((SELECT SUM(coins) FROM xp WHERE xp.player = p.fingerprint
+                 AND (xp.game {_IN_GAMES} OR :owner IS NULL)), 0),
        COUNT(gs.game), COALESCE(SUM(gs.won), 0),
        COALESCE(SUM(gs.contracts_made), 0), COALESCE(SUM(gs.contracts_failed), 0),
        COALESCE(SUM(gs.capots), 0), COALESCE(SUM(gs.belotes), 0)
-FROM players p LEFT JOIN game_seats gs ON gs.player = p.fingerprint
+FROM players p LEFT JOIN game_seats gs ON gs.player = p.fingerprint AND gs.game {_IN_GAMES}
+GROUP BY p.fingerprint
+HAVING :owner IS NULL OR COUNT(gs.game) > 0
 """
 
 
-def all_players(conn: sqlite3.Connection) -> list[PlayerStats]:
-    """Every player in the database, with their totals."""
-    rows = conn.execute(_STATS_QUERY + " GROUP BY p.fingerprint").fetchall()
+def all_players(conn: sqlite3.Connection, owner: str | None = None) -> list[PlayerStats]:
+    """Every player in the database, with their totals; with ``owner`` (a fingerprint),
+    only the players of the games ``owner`` sat at, with what they earned in those games.
+
+    That is the ranking's view: anyone can make keys, have them play one another and hand
+    the transcripts round, and an ``import`` verifies such games as it verifies any (they
+    are games), but their players earned nothing at a table the profile's owner saw.
+    """
+    rows = conn.execute(_STATS_QUERY, {"owner": owner}).fetchall()
     done: dict[str, list[tuple[str, str]]] = {}
     for fp, challenge, date in conn.execute(
-        "SELECT player, challenge, date FROM challenges ORDER BY date, challenge"
+        f"SELECT player, challenge, date FROM challenges WHERE game {_IN_GAMES}"
+        " ORDER BY date, challenge",
+        {"owner": owner},
     ):
         done.setdefault(fp, []).append((challenge, date))
     return [
         PlayerStats(
-            fingerprint=fp, name=name, xp=xp, coins=coins, games=games, wins=wins,
+            fingerprint=fp, name=shown_name(name), xp=xp, coins=coins, games=games, wins=wins,
             contracts_made=made, contracts_failed=failed, capots=capots, belotes=belotes,
             challenges=tuple(done.get(fp, ())),
         )
@@ -793,8 +870,4 @@ def format_ranking(ranked: Sequence[tuple[int, PlayerStats]]) -> str:
          f"{p.win_rate:.0%}")
         for rank, p in ranked
     ]  # fmt: skip
-    widths = [max(len(r[c]) for r in rows) for c in range(len(rows[0]))]
-    return "\n".join(
-        "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
-        for row in rows
-    )
+    return format_columns(rows)

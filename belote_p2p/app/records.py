@@ -15,11 +15,18 @@ from pathlib import Path
 
 from belote_p2p.errors import BeloteError
 from belote_p2p.protocol.identity import IdentityError, fingerprint
+from belote_p2p.protocol.names import safe_text
 from belote_p2p.protocol.transcript import TranscriptError, read_transcript
 from belote_p2p.protocol.verify import Verdict, verify_record, verify_transcript
 
-from .chat import printable
-from .display import format_round, format_sheet, format_unfinished
+from .display import (
+    format_columns,
+    format_round,
+    format_sheet,
+    format_unfinished,
+    seat_names,
+    shown_name,
+)
 from .home import PROFILE_FILE_NAME, Home
 from .profile import (
     LEVEL_CURVE,
@@ -31,26 +38,38 @@ from .profile import (
     ProfileError,
     RecordedGame,
     all_players,
+    file_digest,
     find_players,
     format_profile,
     format_ranking,
+    game_numbers,
     open_db,
     players_text,
     rank_players,
     record_game,
     recorded_games,
     result_text,
+    verified_digests,
 )
 from .wording import team_name
 
 
-def game_files(home: Home) -> list[Path]:
-    """The transcripts of ``home``, newest first: what ``games`` numbers from 1."""
+def game_files(home: Home) -> list[tuple[int, Path]]:
+    """The transcripts of ``home``, newest first, each with its number in ``games``: given
+    once and kept in the profile (:func:`~.profile.game_numbers`), so that a game keeps its
+    number as others are added (where the profile cannot be written: by position, from 1
+    for the oldest)."""
     try:
         files = [p for p in home.games.glob("*.transcript") if p.is_file()]
+        files.sort(key=lambda p: (p.stat().st_mtime, p.name))
     except OSError:
         return []
-    return sorted(files, key=lambda p: (p.stat().st_mtime, p.name), reverse=True)
+    try:
+        with open_db(home.profile_db) as conn:
+            numbers = game_numbers(conn, [p.name for p in files])
+    except (OSError, sqlite3.Error, ProfileError):
+        numbers = {p.name: i for i, p in enumerate(files, 1)}
+    return [(numbers[p.name], p) for p in reversed(files)]
 
 
 class GameNotFound(BeloteError, ValueError):
@@ -62,19 +81,19 @@ def game_path(name: str, home: Home) -> Path:
     path = Path(name)
     if path.exists() or not name.isdigit():
         return path
-    files = game_files(home)
+    files = dict(game_files(home))
     number = int(name)
-    if not 1 <= number <= len(files):
-        listed = f"1 to {len(files)}" if files else "none yet"
+    if number not in files:
+        listed = f"{min(files)} to {max(files)}" if files else "none yet"
         raise GameNotFound(f"no game {number} in {home.games} (belote-p2p games lists {listed})")
-    return files[number - 1]
+    return files[number]
 
 
 def verdict_text(verdict: Verdict) -> str:
     """What a record proves, with the teams named by their players."""
     rules = verdict.definition.rules
     if verdict.ok and verdict.finished and verdict.state.winner is not None and rules.has_teams:
-        names = [s.name for s in verdict.definition.seats]
+        names = seat_names(verdict.definition)
         a, b = verdict.state.scores
         team = team_name(names, verdict.state.winner)
         return f"OK: the team {team} wins {a}-{b} after {len(verdict.rounds)} rounds"
@@ -97,22 +116,22 @@ def _replay_command(args: argparse.Namespace) -> int:
     except (OSError, TranscriptError, GameNotFound) as exc:
         print(f"belote-p2p replay: {exc}", file=sys.stderr)
         return 2
-    names = tuple(s.name for s in verdict.definition.seats)
+    names = seat_names(verdict.definition)
     rules = verdict.definition.rules
     print(f"Table {verdict.definition.table_id.hex()}: {rules.name} to {rules.target}")
     seats = verdict.definition.seats
     if not rules.has_teams:
         for seat, s in enumerate(seats):
-            print(f"  seat {seat}: {s.name} [{fingerprint(s.key)[:9]}]")
+            print(f"  seat {seat}: {names[seat]} [{fingerprint(s.key)[:9]}]")
     for team in (0, 1) if rules.has_teams else ():
-        shown = " & ".join(f"{seats[s].name} [{fingerprint(seats[s].key)[:9]}]"
+        shown = " & ".join(f"{names[s]} [{fingerprint(seats[s].key)[:9]}]"
                            for s in (team, team + 2))  # fmt: skip
         print(f"  {shown}")
     chats = list(verdict.chats)
     for audited in verdict.rounds:
         while chats and chats[0].round <= audited.record.number:
             chat = chats.pop(0)
-            print(f"  {names[chat.seat]} says: {printable(chat.text)}")
+            print(f"  {names[chat.seat]} says: {safe_text(chat.text)}")
         print(format_round(audited.record, names))
         if audited.report.fault is not None:
             f = audited.report.fault
@@ -121,7 +140,7 @@ def _replay_command(args: argparse.Namespace) -> int:
     if unfinished is not None:
         print(unfinished)
     for chat in chats:
-        print(f"  {names[chat.seat]} says: {printable(chat.text)}")
+        print(f"  {names[chat.seat]} says: {safe_text(chat.text)}")
     print(format_sheet(verdict.state, names))
     print(verdict_text(verdict))
     return 0 if verdict.ok else 1
@@ -134,38 +153,41 @@ def _games_command(args: argparse.Namespace) -> int:
         print(f"No game in {home.games} yet.")
         return 0
     recorded: dict[str, RecordedGame] = {}
+    verified: set[str] = set()
     try:
         with open_db(home.profile_db) as conn:
             recorded = recorded_games(conn)
+            verified = verified_digests(conn)
     except (sqlite3.Error, ProfileError):
         pass
     rows = [("#", "date", "players", "variant", "result", "record")]
-    for number, path in enumerate(files, 1):
+    for number, path in files:
         date = datetime.fromtimestamp(path.stat().st_mtime).strftime("%Y-%m-%d %H:%M")
         try:
             transcript = read_transcript(path)
+            digest = file_digest(path)
         except (OSError, TranscriptError):
-            rows.append((str(number), date, path.name, "", "", "not a transcript"))
+            rows.append((str(number), date, safe_text(path.name), "", "", "not a transcript"))
             continue
         definition = transcript.definition
-        names = [s.name for s in definition.seats]
+        names = seat_names(definition)
         players = players_text(names)
         variant = f"{definition.rules.name} to {definition.rules.target}"
-        known = recorded.get(definition.table_id.hex())
+        # The game of a recorded table id, but only if this very file verified at import: a
+        # forged file may carry a real table's id.
+        known = recorded.get(definition.table_id.hex()) if digest in verified else None
         if known is not None:
             result = result_text(names, known.scores, known.winner, known.abandoned_by)
             checked = "verified"
         elif args.verify:
             verdict = verify_record(definition, transcript.envelopes, transcript.truncated)
             result = verdict_text(verdict)
-            checked = "verified" if verdict.ok else "checked"
+            checked = "verified" if verdict.ok else "does not verify"
         else:
             result = "?"
             checked = "not checked (--verify)"
         rows.append((str(number), date, players, variant, result, checked))
-    widths = [max(len(r[c]) for r in rows) for c in range(len(rows[0]))]
-    for row in rows:
-        print("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
+    print(format_columns(rows))
     print("replay N, verify N and import N take a game by its number.")
     return 0
 
@@ -182,10 +204,10 @@ def _import_command(args: argparse.Namespace) -> int:
         except (sqlite3.Error, ProfileError) as exc:
             print(f"belote-p2p import: {db}: {exc}", file=sys.stderr)
             return 2
-        print(f"{name}: {outcome.status.value}: {outcome.reason}")
+        print(safe_text(f"{name}: {outcome.status.value}: {outcome.reason}"))
         if outcome.status is ImportStatus.IMPORTED and outcome.result is not None:
             for player, record in zip(outcome.result.players, outcome.result.seats, strict=True):
-                print(f"  {player.name} [{player.fingerprint}]: +{record.xp} XP")
+                print(f"  {shown_name(player.name)} [{player.fingerprint}]: +{record.xp} XP")
             for fp, challenge in outcome.awards:
                 print(f"  challenge for [{fp}]: {challenge.title} (+{challenge.xp} XP)")
         if not outcome.ok:
@@ -228,15 +250,18 @@ def _profile_command(args: argparse.Namespace) -> int:
 def _ranking_command(args: argparse.Namespace) -> int:
     home = Home.at(args.home)
     try:
+        owner = _own_fingerprint(home)
         with open_db(home.profile_db) as conn:
-            players = all_players(conn)
-    except (sqlite3.Error, ProfileError) as exc:
+            players = all_players(conn, owner)
+    except (OSError, IdentityError, sqlite3.Error, ProfileError) as exc:
         print(f"belote-p2p ranking: {exc}", file=sys.stderr)
         return 2
     if not players:
-        print(f"No game recorded in {home.profile_db} yet.")
+        print(f"No game of yours recorded in {home.profile_db} yet.")
         return 0
     print(format_ranking(rank_players(players)))
+    if owner is None:
+        print(f"(No identity in {home}: every recorded game counts.)")
     return 0
 
 
@@ -318,8 +343,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "ranking",
         help="the leaderboard of the players met",
-        description="Rank every player this peer has played with or imported, by XP "
-        f"(then wins and win rate). {xp_rules}",
+        description="Rank the players of the games this peer's identity played (its own and "
+        "those imported in which it sat), by the XP they earned in those games (then wins and "
+        "win rate): keys that only played one another are not ranked, whatever was imported. "
+        f"{xp_rules}",
     )
     p.add_argument("--home", metavar="DIR", help=home_help)
     p.set_defaults(func=_ranking_command)

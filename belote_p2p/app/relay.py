@@ -16,6 +16,7 @@ import sys
 
 import trio
 
+from belote_p2p.app.argtypes import port, positive_int, positive_number, positive_seconds
 from belote_p2p.net.address import ALL_ADDRESSES, listener_port, local_addresses, open_listeners
 from belote_p2p.net.relay import RelayService
 from belote_p2p.protocol.relay import DEFAULT_RELAY_PORT, RelayLimits
@@ -51,8 +52,6 @@ def cmd_relay(args: argparse.Namespace) -> int:
             rate=args.rate * 1024,
             burst=max(args.burst * 1024, defaults.max_frame + 4),
         )
-        if min(args.max_connections, args.max_tables, args.rate, args.report) <= 0:
-            raise ValueError("the caps and --report are positive")
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -78,28 +77,28 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "signed messages and the deck protocol's ciphertexts, keeps no game state and "
         "writes nothing to disk. Stop it with Ctrl-C.",
     )
-    p.add_argument("--port", type=int, default=DEFAULT_RELAY_PORT,
+    p.add_argument("--port", type=port, default=DEFAULT_RELAY_PORT,
                    help=f"TCP port ({DEFAULT_RELAY_PORT}; 0: any)")  # fmt: skip
     p.add_argument("--bind", default=ALL_ADDRESSES, metavar="IP",
                    help="address to listen on (all addresses, IPv4 and IPv6)")  # fmt: skip
     p.add_argument(
-        "--max-tables", type=int, default=defaults.max_tables, metavar="N",
+        "--max-tables", type=positive_int, default=defaults.max_tables, metavar="N",
         help=f"tables served at once ({defaults.max_tables})",
     )  # fmt: skip
     p.add_argument(
-        "--max-connections", type=int, default=defaults.max_connections, metavar="N",
+        "--max-connections", type=positive_int, default=defaults.max_connections, metavar="N",
         help=f"connections open at once ({defaults.max_connections})",
     )  # fmt: skip
     p.add_argument(
-        "--rate", type=float, default=defaults.rate / 1024, metavar="KIB",
+        "--rate", type=positive_number, default=defaults.rate / 1024, metavar="KIB",
         help=f"KiB per second one seat may send, sustained ({defaults.rate / 1024:g})",
     )  # fmt: skip
     p.add_argument(
-        "--burst", type=float, default=defaults.burst / 1024, metavar="KIB",
+        "--burst", type=positive_number, default=defaults.burst / 1024, metavar="KIB",
         help=f"KiB one seat may send at once above the rate ({defaults.burst / 1024:g})",
     )  # fmt: skip
     p.add_argument(
-        "--report", type=float, default=600.0, metavar="S",
+        "--report", type=positive_seconds, default=600.0, metavar="S",
         help="seconds between two lines of counts (600)",
     )  # fmt: skip
     p.set_defaults(func=cmd_relay)

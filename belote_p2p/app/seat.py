@@ -13,6 +13,7 @@ import contextlib
 import errno
 import getpass
 import logging
+import os
 import signal
 import socket
 import sqlite3
@@ -25,6 +26,7 @@ from typing import TYPE_CHECKING
 
 import trio
 
+from belote_p2p.app.argtypes import port, positive_seconds, seconds, seed
 from belote_p2p.game.engine import Action
 from belote_p2p.game.observation import Observation
 from belote_p2p.net.address import ALL_ADDRESSES
@@ -43,7 +45,9 @@ from belote_p2p.players.bots import BotError, fallback_text, make_bot
 from belote_p2p.players.player import BotPlayer, Player
 from belote_p2p.protocol.events import Event
 from belote_p2p.protocol.identity import Identity, IdentityError, fingerprint
-from belote_p2p.protocol.table import MAX_NAME, TableDefinition
+from belote_p2p.protocol.names import MAX_NAME, safe_text
+from belote_p2p.protocol.private import private_directory, private_fd
+from belote_p2p.protocol.table import TableDefinition
 
 from .home import Home
 from .output import Printer, TimingLog, both, print_roster, result_line
@@ -186,7 +190,8 @@ async def watch_signals(
 def log_to_file(path: Path) -> Iterator[None]:
     """The peer's log lines go to ``path`` instead of the terminal, where the table is."""
     logger = logging.getLogger("belote_p2p")
-    path.parent.mkdir(parents=True, exist_ok=True)
+    private_directory(path.parent)
+    os.close(private_fd(path, os.O_WRONLY | os.O_CREAT))
     handler = logging.FileHandler(path)
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
     propagate = logger.propagate
@@ -415,7 +420,7 @@ def login_name() -> str:
         name = getpass.getuser()
     except (KeyError, OSError):
         name = ""
-    name = "".join(ch for ch in name if ch.isprintable())[:MAX_NAME]
+    name = safe_text(name, MAX_NAME)[:MAX_NAME]
     return name or "Player"
 
 
@@ -501,16 +506,20 @@ def explain_os_error(exc: OSError) -> str:
 
 def add_seat_arguments(p: argparse.ArgumentParser, *, seat: bool = True, name: bool = True) -> None:
     p.add_argument("--bot", metavar="NAME", help="play with this bot (NAME[:key=value...])")
-    p.add_argument("--seed", type=int, help="seed of the bots' choices (the deal stays secret)")
+    p.add_argument("--seed", type=seed, help="seed of the bots' choices (the deal stays secret)")
     p.add_argument(
-        "--bot-deadline", type=float, default=10.0, metavar="S", help="seconds per bot decision"
+        "--bot-deadline",
+        type=positive_seconds,
+        default=10.0,
+        metavar="S",
+        help="seconds per bot decision",
     )
     p.add_argument(
-        "--person-deadline", type=float, default=60.0, metavar="S",
+        "--person-deadline", type=positive_seconds, default=60.0, metavar="S",
         help="seconds a seat has for a decision before it is reported late (60)",
     )  # fmt: skip
     p.add_argument(
-        "--grace", type=float, default=120.0, metavar="S",
+        "--grace", type=seconds, default=120.0, metavar="S",
         help="seconds after its deadline before a silent seat is signed gone (120)",
     )  # fmt: skip
     if not seat:
@@ -554,7 +563,7 @@ def add_seat_arguments(p: argparse.ArgumentParser, *, seat: bool = True, name: b
         "a bot says no unless --rematch; --no-rematch: nobody is asked",
     )  # fmt: skip
     p.add_argument("--web", action="store_true", help="play in the browser (a page on 127.0.0.1)")
-    p.add_argument("--web-port", type=int, default=0, metavar="PORT",
+    p.add_argument("--web-port", type=port, default=0, metavar="PORT",
                    help="the page's port with --web (0: any free port)")  # fmt: skip
     p.add_argument("--browser", action=argparse.BooleanOptionalAction, default=True,
                    help="open the page in the default browser with --web (--no-browser: "

@@ -59,10 +59,10 @@ from belote_p2p.protocol.events import (
     TableReady,
 )
 from belote_p2p.protocol.identity import fingerprint
+from belote_p2p.protocol.names import safe_text
 from belote_p2p.protocol.table import TableDefinition
 
-from .chat import printable
-from .display import format_sheet, winner_first
+from .display import format_sheet, seat_names, winner_first
 from .roundview import RoundBreakdown, round_breakdown
 from .wording import (
     SUIT_NAMES,
@@ -271,7 +271,7 @@ class SeatView:
     ) -> Self:
         return cls(
             seat,
-            [s.name for s in definition.seats],
+            seat_names(definition),
             definition.rules,
             [fingerprint(s.key) for s in definition.seats],
             clock=clock,
@@ -403,7 +403,7 @@ class SeatView:
         if isinstance(event, GameOver):
             return self._over(event.state)
         if isinstance(event, ChatMessage):
-            return self._say(f"{self.name(event.seat)}: {printable(event.text)}")
+            return self._say(f"{self.name(event.seat)}: {safe_text(event.text)}")
         if isinstance(event, GameAbandoned):
             self.scores = event.state.scores
             self.sheet = format_sheet(event.state, self.seat_names())

@@ -6,13 +6,22 @@ no address offers the tables heard (:func:`choose_table`).
 
 A beacon is one UDP datagram holding one canonical msgpack map (:mod:`belote_p2p.protocol.wire`)::
 
-    {"magic": "belote-p2p/beacon", "version": 1, "name": host name, "variant": rule set,
+    {"magic": "belote-p2p/beacon", "version": 2, "name": host name, "variant": rule set,
      "target": score to reach, "free": free seats 0..3, "port": lobby TCP port,
-     "table": table id (16 bytes)}
+     "table": table id (16 bytes), "key": the host's Ed25519 public key (32 bytes)}
+
+Anyone on the link can send a beacon, so a beacon proves nothing: a listing is keyed by the
+host's key and the table id, and ``join`` checks that the table it is given at the lobby is
+that table, proposed by that key, as it does for an invitation code (a spoofed beacon listing
+a real host's table at another port is then refused there). The directory of tables heard is
+bounded (:data:`MAX_TABLES`, the least recently heard forgotten first) and so is what one
+source address can list (:data:`MAX_PER_SOURCE`): a flood of beacons costs a listener a few
+hundred entries at most.
 
 The host's IP address is not in the beacon: the listener takes it from the datagram's
 source, which is the address that reaches the host from where the listener is. Parsing is
-strict (exact keys, types, ranges, printable names, at most :data:`MAX_BEACON_SIZE` bytes)
+strict (exact keys, types, ranges, names as a seat may carry them (PROTOCOL.md §6.1), at
+most :data:`MAX_BEACON_SIZE` bytes)
 and anything else on the port is ignored: a beacon is a hint to look at a table, not a
 promise, and the lobby handshake checks everything that matters.
 
@@ -46,19 +55,26 @@ from typing import Any
 import trio
 
 from belote_p2p.errors import BeloteError, RemoteProtocolError
-from belote_p2p.protocol.wire import TABLE_ID_SIZE, decode, encode
+from belote_p2p.protocol.names import name_problem
+from belote_p2p.protocol.wire import KEY_SIZE, TABLE_ID_SIZE, decode, encode
 
 logger = logging.getLogger(__name__)
 
 BEACON_MAGIC = "belote-p2p/beacon"
-BEACON_VERSION = 1
-BEACON_KEYS = frozenset({"magic", "version", "name", "variant", "target", "free", "port", "table"})
+BEACON_VERSION = 2
+"""Version 2 carries the host's key (version 1 did not: a listener ignores it)."""
+BEACON_KEYS = frozenset(
+    {"magic", "version", "name", "variant", "target", "free", "port", "table", "key"}
+)
 MAX_BEACON_SIZE = 512
-"""Largest datagram read as a beacon; a real one is about 110 bytes."""
-MAX_NAME = 32
+"""Largest datagram read as a beacon; a real one is about 150 bytes."""
 MAX_VARIANT = 32
 MAX_TARGET = 100_000
 MAX_FREE = 3
+MAX_TABLES = 256
+"""Tables a listener keeps at most; the least recently heard goes first."""
+MAX_PER_SOURCE = 8
+"""Tables one source address may list at once; its least recently heard goes first."""
 
 DEFAULT_GROUP = "255.255.255.255"
 DEFAULT_BEACON_PORT = 7778
@@ -100,15 +116,21 @@ class Beacon:
     port: int
     """The host's lobby TCP port."""
     table_id: bytes
+    host_key: bytes
+    """The host's Ed25519 public key: the key that must propose the table."""
 
     def __post_init__(self) -> None:
-        _check_name(self.name, "name", MAX_NAME)
+        problem = name_problem(self.name)
+        if problem is not None:
+            raise ValueError(problem)
         _check_name(self.variant, "variant", MAX_VARIANT)
         _check_int(self.target, "target", 1, MAX_TARGET)
         _check_int(self.free, "free", 0, MAX_FREE)
         _check_int(self.port, "port", 1, 65535)
         if type(self.table_id) is not bytes or len(self.table_id) != TABLE_ID_SIZE:
             raise ValueError(f"table_id must be {TABLE_ID_SIZE} bytes")
+        if type(self.host_key) is not bytes or len(self.host_key) != KEY_SIZE:
+            raise ValueError(f"the host key must be {KEY_SIZE} bytes")
 
     def to_wire(self) -> dict[str, Any]:
         return {
@@ -120,6 +142,7 @@ class Beacon:
             "free": self.free,
             "port": self.port,
             "table": self.table_id,
+            "key": self.host_key,
         }
 
 
@@ -149,7 +172,7 @@ def decode_beacon(data: bytes) -> Beacon:
     if not isinstance(value, dict) or set(value) != BEACON_KEYS:
         raise BeaconError("not a beacon map", data)
     if value["magic"] != BEACON_MAGIC or value["version"] != BEACON_VERSION:
-        raise BeaconError("not a version 1 belote-p2p beacon", data)
+        raise BeaconError(f"not a version {BEACON_VERSION} belote-p2p beacon", data)
     try:
         return Beacon(
             value["name"],
@@ -158,6 +181,7 @@ def decode_beacon(data: bytes) -> Beacon:
             value["free"],
             value["port"],
             value["table"],
+            value["key"],
         )
     except ValueError as exc:
         raise BeaconError(str(exc), data) from None
@@ -171,7 +195,9 @@ class TableAd:
     host: str
     """The IP address the beacon came from: the host's, as seen from here."""
     seen: float
-    """When it was heard (``trio.current_time()``)."""
+    """When it was last heard (``trio.current_time()``)."""
+    first_heard: float = 0.0
+    """When its first beacon was heard."""
 
     @property
     def address(self) -> str:
@@ -184,13 +210,23 @@ class TableAd:
         return self.beacon.table_id
 
 
-class TableDirectory:
-    """The tables heard so far, one per table id, each as its latest beacon (no I/O)."""
+Listing = tuple[bytes, bytes]
+"""A listing's key: (host key, table id)."""
 
-    def __init__(self) -> None:
-        self._ads: dict[bytes, TableAd] = {}
+
+class TableDirectory:
+    """The tables heard so far, one per (host key, table id), each as its latest beacon, at
+    most :data:`MAX_TABLES` of them and :data:`MAX_PER_SOURCE` from one address (no I/O)."""
+
+    def __init__(self, limit: int = MAX_TABLES, per_source: int = MAX_PER_SOURCE) -> None:
+        self._ads: dict[Listing, TableAd] = {}
+        """In the order they were last heard, the least recent first."""
+        self.limit = limit
+        self.per_source = per_source
         self.ignored = 0
         """Datagrams that were not beacons."""
+        self.forgotten = 0
+        """Listings dropped to keep the bounds."""
 
     def receive(self, data: bytes, host: str, now: float) -> TableAd | None:
         """Take one datagram from ``host``; return the ad it made, or None if ignored."""
@@ -200,28 +236,44 @@ class TableDirectory:
             self.ignored += 1
             logger.debug("ignored a datagram from %s: %s", host, exc)
             return None
-        ad = TableAd(beacon, host, now)
-        known = self._ads.get(beacon.table_id)
-        if known is not None and _loopback(host) and not _loopback(known.host):
+        listing = (beacon.host_key, beacon.table_id)
+        known = self._ads.pop(listing, None)
+        if known is None:
+            ad = TableAd(beacon, host, now, now)
+        elif _reach(host) < _reach(known.host):
             # The same table heard on the network and through this machine's loopback (a
-            # host on this machine): keep its network address, which the others use too.
-            ad = TableAd(beacon, known.host, now)
-        self._ads[beacon.table_id] = ad
+            # host on this machine), or over IPv4 and IPv6 link-local: keep the address that
+            # reaches furthest, which the others use too.
+            ad = TableAd(beacon, known.host, now, known.first_heard)
+        else:
+            ad = TableAd(beacon, host, now, known.first_heard)
+        same_source = [k for k, a in self._ads.items() if a.host == ad.host]
+        for old in same_source[: max(0, len(same_source) - self.per_source + 1)]:
+            del self._ads[old]
+            self.forgotten += 1
+        while len(self._ads) >= self.limit:
+            del self._ads[next(iter(self._ads))]
+            self.forgotten += 1
+        self._ads[listing] = ad
         return ad
 
     def ads(self) -> list[TableAd]:
         """Open tables (at least one free seat), in the order they were first heard."""
-        return [ad for ad in self._ads.values() if ad.beacon.free > 0]
+        open_ads = [ad for ad in self._ads.values() if ad.beacon.free > 0]
+        return sorted(open_ads, key=lambda ad: ad.first_heard)
 
 
 # -- sockets --------------------------------------------------------------------------------
 
 
-def _loopback(ip: str) -> bool:
+def _reach(ip: str) -> int:
+    """How far an address of the host reaches: 0 this machine (loopback), 1 the link
+    (link-local: ``fe80::1%eth0`` means nothing elsewhere), 2 further."""
     try:
-        return ipaddress.ip_address(ip).is_loopback
+        address = ipaddress.ip_address(ip.partition("%")[0])
     except ValueError:
-        return False
+        return 2
+    return 0 if address.is_loopback else 1 if address.is_link_local else 2
 
 
 def _is_multicast(ip: str) -> bool:

@@ -66,7 +66,8 @@ import trio
 from belote_p2p.errors import BeloteError, RemoteProtocolError
 from belote_p2p.game.rules import RuleSet
 from belote_p2p.protocol.identity import SIGNATURE_SIZE, Identity, fingerprint, verify
-from belote_p2p.protocol.table import MAX_NAME, Seat, TableDefinition
+from belote_p2p.protocol.names import name_problem, safe_text
+from belote_p2p.protocol.table import Seat, TableDefinition
 from belote_p2p.protocol.wire import KEY_SIZE, SEATS, TABLE_ID_SIZE, FrameTooLarge, decode, encode
 
 from .address import format_address, is_loopback, parse_address
@@ -164,8 +165,11 @@ class JoinRequest:
 
 
 def check_name(name: object) -> str:
-    if type(name) is not str or not 0 < len(name) <= MAX_NAME or not name.isprintable():
-        raise JoinRefused(f"a name is 1..{MAX_NAME} printable characters")
+    """``name`` if a seat may carry it (PROTOCOL.md §6.1), else :class:`JoinRefused`."""
+    problem = name_problem(name)
+    if problem is not None:
+        raise JoinRefused(problem)
+    assert isinstance(name, str)
     return name
 
 
@@ -333,7 +337,10 @@ class Lobby:
             raise JoinRefused(f"{self.rules.name} has no partners: every player is for himself")
         keys = {self.host.key, *(j.request.key for j in self._joined)}
         if request.key in keys:
-            raise JoinRefused(f"the key {fingerprint(request.key)} is already at the table")
+            raise JoinRefused(
+                f"the key {fingerprint(request.key)} is already at the table (two players "
+                "on one machine: give each its own --home DIR, hence its own key)"
+            )
         if self._expected is not None and not any(
             matches(entry, request) for entry in self._unmatched()
         ):
@@ -557,9 +564,11 @@ def parse_challenge(data: bytes) -> Challenge:
     return Challenge.from_wire(_host_message(data))
 
 
-def parse_answer(data: bytes, key: bytes, port: int) -> LobbyAnswer:
+def parse_answer(data: bytes, key: bytes, port: int, name: str | None = None) -> LobbyAnswer:
     """A joiner reads the host's answer: the definition, its seat, the host's signature of
-    the definition and the relay it names, or :class:`LobbyError`."""
+    the definition and the relay it names, or :class:`LobbyError`. Our seat must carry our
+    ``key`` and ``port``, and the ``name`` we asked for (a rematch, which asks for no name,
+    checks that the names did not change)."""
     msg = _host_message(data)
     if (
         not isinstance(msg, dict)
@@ -588,6 +597,11 @@ def parse_answer(data: bytes, key: bytes, port: int) -> LobbyAnswer:
     seat = seats[0]
     if seat == 0:
         raise LobbyError("the table the host sent gives our key the host's seat")
+    if name is not None and definition.seats[seat].name != name:
+        raise LobbyError(
+            f"the host renamed us: our seat carries the name "
+            f"{safe_text(definition.seats[seat].name)!r}, we asked for {name!r}"
+        )
     ours = definition.seats[seat].address
     if not port:
         if ours:
@@ -842,8 +856,8 @@ async def join_table(
     """Join the table hosted at ``host:port`` as ``identity``, asking for ``seat`` or
     ``partner`` if given; return the definition, our seat, the host's signature of the
     definition and the relay it names. ``mesh_port`` 0: we accept no connection (a relay
-    reaches us). ``table_id``: the table we mean to join (an invitation's, a beacon's); we
-    sign no challenge for another.
+    reaches us). ``table_id``: the table we mean to join (a beacon's id, or the prefix of
+    it an invitation holds); we sign no challenge for another.
 
     Raises :class:`JoinRefused` when the host refuses us and :class:`LobbyError` for every
     other failure (no connection, a bad answer, no answer within ``wait`` seconds).
@@ -860,10 +874,10 @@ async def join_table(
             with trio.fail_after(connect_timeout):
                 await conn.send(encode(request.to_wire()))
                 challenge = parse_challenge(await conn.receive())
-            if table_id is not None and challenge.table_id != table_id:
+            if table_id is not None and not challenge.table_id.startswith(table_id):
                 raise LobbyError(
                     f"the host at {where} opened table {challenge.table_id.hex()}, not "
-                    f"{table_id.hex()}; not joining"
+                    f"{table_id.hex()}…; not joining"
                 )
             with trio.fail_after(connect_timeout):
                 await conn.send(prove(identity, request, challenge))
@@ -873,4 +887,4 @@ async def join_table(
             raise LobbyError(f"no table from the host within {wait:.0f} s") from None
         except (ConnectionClosed, FrameTooLarge) as exc:
             raise LobbyError(f"the host closed the lobby: {exc}") from None
-    return parse_answer(answer, identity.public_key_bytes, mesh_port)
+    return parse_answer(answer, identity.public_key_bytes, mesh_port, request.name)

@@ -26,6 +26,8 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import (
 
 from belote_p2p.errors import BeloteError
 
+from .private import private_directory
+
 KEY_FILE_NAME = "identity.key"
 SEED_SIZE = 32
 PUBLIC_KEY_SIZE = 32
@@ -89,7 +91,7 @@ class Identity:
             return cls._load(path)
         except FileNotFoundError:
             pass
-        home.mkdir(mode=0o700, parents=True, exist_ok=True)
+        private_directory(home)
         seed = secrets.token_bytes(SEED_SIZE)
         # Write under a temporary name and hard-link into place: a reader never sees a
         # half-written key, and of two processes racing to create it, one key wins.

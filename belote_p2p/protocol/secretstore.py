@@ -26,6 +26,7 @@ from typing import Protocol
 
 from belote_p2p.errors import BeloteError, RemoteProtocolError
 
+from .private import private_directory
 from .wire import decode, encode
 
 SECRETS_TYPE = "belote-p2p/secrets"
@@ -112,7 +113,7 @@ class FileSecrets:
         return rounds
 
     def _write(self, rounds: dict[int, tuple[bytes, bytes]]) -> None:
-        self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        private_directory(self.directory)
         payload = encode(
             {
                 "type": SECRETS_TYPE,

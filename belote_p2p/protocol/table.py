@@ -14,17 +14,18 @@ from belote_p2p.errors import LocalProtocolError
 from belote_p2p.game.rules import RuleSet
 
 from .identity import Identity, verify
+from .names import name_problem
 from .wire import TABLE_ID_SIZE, encode
 
 TABLE_LABEL = b"belote-p2p/table/v1\x00"
 PROPOSAL_LABEL = b"belote-p2p/table-proposal/v1\x00"
-MAX_NAME = 32
 MAX_ADDRESS = 255
 
 
 @dataclass(frozen=True, slots=True)
 class Seat:
     name: str
+    """1 to :data:`~.names.MAX_NAME` characters as :func:`~.names.name_problem` allows."""
     key: bytes
     """Ed25519 public key (32 bytes)."""
     address: str
@@ -65,13 +66,14 @@ class TableDefinition:
         seats_data = data.get("seats")
         if not isinstance(seats_data, list) or len(seats_data) != rules.seats:
             raise ValueError(f"seats must be a list of {rules.seats} ({rules.name})")
-        seats = []
+        seats: list[Seat] = []
         for s in seats_data:
             if not isinstance(s, dict) or set(s) != {"name", "key", "address"}:
                 raise ValueError("a seat is a map of name, key and address")
             name, key, address = s["name"], s["key"], s["address"]
-            if type(name) is not str or not 0 < len(name) <= MAX_NAME:
-                raise ValueError(f"a seat name is 1..{MAX_NAME} characters")
+            problem = name_problem(name)
+            if problem is not None:
+                raise ValueError(f"seat {len(seats)}: {problem}")
             if type(key) is not bytes or len(key) != 32:
                 raise ValueError("a seat key is 32 bytes")
             if type(address) is not str or len(address) > MAX_ADDRESS:

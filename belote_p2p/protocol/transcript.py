@@ -23,6 +23,7 @@ from typing import IO, Any
 
 from belote_p2p.errors import BeloteError, RemoteProtocolError
 
+from .private import open_private, private_directory
 from .table import TableDefinition
 from .wire import MAX_MESSAGE_SIZE, decode, encode
 
@@ -58,7 +59,7 @@ class TranscriptWriter:
 
     def __init__(self, path: Path, definition: TableDefinition, seat: int) -> None:
         self.path = path
-        path.parent.mkdir(parents=True, exist_ok=True)
+        private_directory(path.parent)
         exists = path.exists() and path.stat().st_size > 0
         if exists:
             existing = read_transcript(path)
@@ -66,7 +67,7 @@ class TranscriptWriter:
                 raise TranscriptError(f"{path} is the transcript of another table or seat")
             if existing.truncated:
                 _cut_after(path, existing)
-        self._file: IO[bytes] = open(path, "ab")  # noqa: SIM115  (closed by close())
+        self._file: IO[bytes] = open_private(path, "ab")  # closed by close()
         if not exists:
             self._file.write(_frame(header(definition, seat)))
             self.sync()

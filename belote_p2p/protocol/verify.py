@@ -18,6 +18,7 @@ from belote_p2p.game.engine import State
 
 from .events import ChatMessage, PeerFault, RoundAudited, TableDisputed
 from .identity import fingerprint
+from .names import MAX_NAME_CELLS, safe_text
 from .session import TableSession
 from .table import TableDefinition
 from .transcript import read_transcript
@@ -69,7 +70,10 @@ class Verdict:
         )
 
     def summary(self) -> str:
-        names = [f"{s.name} [{fingerprint(s.key)}]" for s in self.definition.seats]
+        names = [
+            f"{safe_text(s.name, MAX_NAME_CELLS)} [{fingerprint(s.key)}]"
+            for s in self.definition.seats
+        ]
         if self.corrupt is not None:
             return f"INVALID: {self.corrupt}"
         if self.fault is not None:

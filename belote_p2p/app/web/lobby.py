@@ -18,6 +18,7 @@ from typing import Any
 
 import trio
 
+from belote_p2p.app.argtypes import port, positive_seconds, seconds
 from belote_p2p.errors import BeloteError
 from belote_p2p.game.rules import RULE_SETS, rule_set
 from belote_p2p.net.address import format_address, guess_lan_ip
@@ -322,15 +323,15 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--name", help="the name shown to the other players")
     p.add_argument("--home", metavar="DIR", help=f"identity and transcripts ({Home.default()})")
     p.add_argument("--bind", default="0.0.0.0", metavar="IP", help="address the game listens on")
-    p.add_argument("--web-port", type=int, default=0, metavar="PORT",
+    p.add_argument("--web-port", type=port, default=0, metavar="PORT",
                    help="the page's port (0: any free port)")  # fmt: skip
     p.add_argument("--browser", action=argparse.BooleanOptionalAction, default=True,
                    help="open the page in the browser (--no-browser: print its URL)")  # fmt: skip
     p.add_argument("--beacon-address", action="append", metavar="IP[:PORT]",
                    help=f"where tables are announced, repeatable ({DEFAULT_BEACON_TEXT})",
                    )  # fmt: skip
-    p.add_argument("--person-deadline", type=float, default=60.0, metavar="S",
+    p.add_argument("--person-deadline", type=positive_seconds, default=60.0, metavar="S",
                    help="seconds a seat has for a decision (60)")  # fmt: skip
-    p.add_argument("--grace", type=float, default=120.0, metavar="S",
+    p.add_argument("--grace", type=seconds, default=120.0, metavar="S",
                    help="seconds past its deadline before a seat is signed gone (120)")  # fmt: skip
     p.set_defaults(func=cmd_web)

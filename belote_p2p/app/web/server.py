@@ -10,8 +10,12 @@ Only the local person may use it:
 
 * it listens on 127.0.0.1 (a port chosen by the system unless given);
 * every request, the WebSocket included, must carry the secret token: in the URL the
-  command opens (``/?token=...``), after which a cookie holds it (``HttpOnly``,
+  command opens (``/t<random>/?token=...``), after which a cookie holds it (``HttpOnly``,
   ``SameSite=Strict``, named after the port, so two tables on one machine keep theirs);
+* the page lives under a random path of its own (:attr:`WebServer.base`), the cookie's
+  ``Path``: a browser sends cookies to every port of ``127.0.0.1`` (cookies ignore ports),
+  so a cookie of ``Path=/`` would reach any other service on this machine, which could then
+  replay it to us; with the base path no other service ever receives it;
 * the ``Host`` header must name the loopback address and our port (a DNS rebinding page
   cannot reach us) and an ``Origin`` header, when present (always on a WebSocket), must be
   ours: another page in the same browser can neither read the hand nor play the seat;
@@ -95,6 +99,8 @@ class WebServer:
     def __init__(self, *, port: int = 0, token: str | None = None) -> None:
         self.port = port
         self.token = token or secrets.token_urlsafe(32)
+        self.base = f"/t{secrets.token_hex(8)}"
+        """The page's path (a random one: the cookie's ``Path``, see the module docstring)."""
         self.hub = Hub()
         self.table: WebTable | None = None
         self.lobby: LobbyPage | None = None
@@ -112,11 +118,17 @@ class WebServer:
     @property
     def url(self) -> str:
         """The URL to open: it carries the token."""
-        return f"{self.origin}/?token={self.token}"
+        return f"{self.origin}{self.base}/?token={self.token}"
 
     @property
     def cookie_name(self) -> str:
         return f"belote-{self.port}"
+
+    def inner_path(self, path: str) -> str | None:
+        """``path`` below :attr:`base` (``/api/state`` of ``/t.../api/state``), or None."""
+        if path == self.base or not path.startswith(self.base + "/"):
+            return None
+        return path[len(self.base) :]
 
     def _hosts(self) -> set[str]:
         return {f"{LOOPBACK}:{self.port}", f"localhost:{self.port}"}
@@ -258,21 +270,25 @@ class WebServer:
         if scope.get("method") not in ("GET", "HEAD"):
             await self._respond(send, HTTPStatus.METHOD_NOT_ALLOWED, b"Method not allowed\n")
             return
-        path: str = scope.get("path", "/")
-        cookie = f"{self.cookie_name}={self.token}; Path=/; HttpOnly; SameSite=Strict".encode()
+        path = self.inner_path(scope.get("path", "/"))
+        cookie = (
+            f"{self.cookie_name}={self.token}; Path={self.base}/; HttpOnly; SameSite=Strict"
+        ).encode()
         if path == "/" and self._query_token(scope):
             # The token leaves the address bar: the cookie carries it from here on.
             await self._respond(
                 send,
                 HTTPStatus.SEE_OTHER,
                 b"",
-                extra=[(b"location", b"/"), (b"set-cookie", cookie)],
+                extra=[(b"location", f"{self.base}/".encode()), (b"set-cookie", cookie)],
             )
             return
         extra = [(b"set-cookie", cookie)]
         if path == "/":
             body = resources.files(__package__).joinpath("static", "index.html").read_bytes()
             await self._respond(send, HTTPStatus.OK, body, "text/html; charset=utf-8", extra)
+        elif path is None:
+            await self._respond(send, HTTPStatus.NOT_FOUND, b"Not found\n")
         elif path.startswith("/static/") and path[8:] in STATIC:
             name = path[8:]
             body = resources.files(__package__).joinpath("static", name).read_bytes()
@@ -293,7 +309,8 @@ class WebServer:
         message = await receive()
         if message["type"] != "websocket.connect":
             return
-        refused = self.refusal(scope) or (None if scope.get("path") == "/ws" else "no such path")
+        at = self.inner_path(scope.get("path", ""))
+        refused = self.refusal(scope) or (None if at == "/ws" else "no such path")
         if refused is not None:
             logger.info("refused a WebSocket: %s", refused)
             await send({"type": "websocket.close", "code": 1008})  # before accept: HTTP 403

@@ -26,7 +26,7 @@ function fill(parent, ...children) {
 }
 
 function cardImg(card, extra = {}) {
-  return el("img", { src: `/cards/${card.code}.svg`, alt: card.label, title: card.text, ...extra });
+  return el("img", { src: `cards/${card.code}.svg`, alt: card.label, title: card.text, ...extra });
 }
 
 // -- the connection ---------------------------------------------------------------------
@@ -36,7 +36,7 @@ let state = null;
 let retry = 500;
 
 function connect() {
-  socket = new WebSocket(`ws://${location.host}/ws`);
+  socket = new WebSocket(`ws://${location.host}${location.pathname.replace(/[^/]*$/, "")}ws`);
   socket.addEventListener("open", () => {
     retry = 500;
     document.body.dataset.connected = "true";
@@ -156,7 +156,7 @@ function renderSeat(t, s) {
     el("div", { class: "name", text: s.you ? `You (${s.name})` : s.name }),
     s.you ? null : el("div", { class: "fp", title: "key fingerprint", text: s.fingerprint }),
     s.you || !s.cards || s.piles ? null : el("div", { class: "backs", "aria-label": `${s.cards} cards` },
-      ...Array.from({ length: s.cards }, () => el("img", { src: "/cards/back.svg", alt: "" }))),
+      ...Array.from({ length: s.cards }, () => el("img", { src: "cards/back.svg", alt: "" }))),
     s.you || !s.piles ? null : el("div", { class: "piles", role: "group", "aria-label": `${s.name}'s piles` },
       ...s.piles.map((p) => pile(p, p.card ? cardImg(p.card) : null))),
     badges,
@@ -170,7 +170,7 @@ function renderSeat(t, s) {
 function pile(p, top) {
   const label = `pile ${p.number}: ` + (p.card ? p.card.label : "no card") + (p.hidden ? ", a face-down card under it" : "");
   return el("div", { class: "pile" + (top ? "" : " bare"), dataPile: String(p.number), dataHidden: String(p.hidden), "aria-label": label },
-    p.hidden ? el("img", { class: "under", src: "/cards/back.svg", alt: "" }) : null,
+    p.hidden ? el("img", { class: "under", src: "cards/back.svg", alt: "" }) : null,
     top);
 }
 
@@ -233,7 +233,7 @@ function renderTurned(t) {
 const SUIT_NAMES = { S: "spades", H: "hearts", D: "diamonds", C: "clubs" };
 
 function suitButton(letter, code, label) {
-  const img = "SHDC".includes(letter) ? el("img", { src: `/cards/suit-${letter}.svg`, alt: "" }) : null;
+  const img = "SHDC".includes(letter) ? el("img", { src: `cards/suit-${letter}.svg`, alt: "" }) : null;
   return el("button", { type: "button", class: "suit", dataCode: code, "aria-label": label, onclick: () => act(code) },
     img, ` ${SUIT_NAMES[letter] || letter}`);
 }
