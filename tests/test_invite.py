@@ -156,7 +156,7 @@ async def test_a_joiner_refuses_a_table_a_beacon_listed_under_another_key(
 
             nursery.start_soon(victim)
             for k in (2, 3):
-                nursery.start_soon(join_table, "127.0.0.1", port, f"P{k}", KEYS[k], 6000 + k)
+                nursery.start_soon(join_table, "127.0.0.1", port, f"P{k}", IDS[k], 6000 + k)
     assert statuses == [1]
     err = capsys.readouterr().err
     assert "is not the one of the beacon" in err and f"its key is {impostor.fingerprint}" in err

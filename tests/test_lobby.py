@@ -488,7 +488,7 @@ async def test_join_with_no_address_lists_the_tables_heard_and_checks_the_one_ch
     listener, port = await lobby_port()
     lobby = new_lobby(port=port)
     beacon = (LOOPBACK, free_udp_port())
-    advertised = Beacon("Alice", "classic", 301, 3, port, bytes(16))
+    advertised = Beacon("Alice", "classic", 301, 3, port, bytes(16), IDS[0].public_key_bytes)
     asked: list[str] = []
 
     def ask(prompt: str) -> str:
@@ -508,7 +508,7 @@ async def test_join_with_no_address_lists_the_tables_heard_and_checks_the_one_ch
     captured = capsys.readouterr()
     assert status == 1 and asked == ["Table to join (1-1, Enter to give up): "]
     assert f"1  Alice  classic  301     3     127.0.0.1:{port}" in captured.out
-    assert f"opened table {lobby.table_id.hex()}, not {bytes(16).hex()}; not joining" in (
+    assert f"opened table {lobby.table_id.hex()}, not {bytes(16).hex()}…; not joining" in (
         captured.err
     )
     assert "Traceback" not in captured.err and lobby.joined == ()

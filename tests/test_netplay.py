@@ -184,7 +184,7 @@ def test_a_joiner_checks_the_table_it_is_given() -> None:
 def test_a_joiner_refuses_a_table_that_renames_it() -> None:
     lobby = new_lobby()
     for i in (1, 2, 3):
-        lobby.join(JoinRequest(f"P{i}", KEYS[i], 6000 + i), "10.0.0.9", "10.0.0.1")
+        lobby.admit(JoinRequest(f"P{i}", KEYS[i], 6000 + i), "10.0.0.9", "10.0.0.1")
     definition = lobby.definition()
     assert parse_answer(table_message(definition, definition.propose(IDS[0])), KEYS[2], 6002, "P2")
     seats = list(definition.seats)
