@@ -18,7 +18,9 @@ from __future__ import annotations
 import itertools
 import logging
 from collections.abc import Awaitable, Callable, Sequence
+from contextlib import suppress
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import trio
@@ -26,6 +28,7 @@ import trio
 from belote_p2p.errors import BeloteError, RemoteProtocolError
 from belote_p2p.protocol.identity import Identity
 from belote_p2p.protocol.relay import (
+    Action,
     Close,
     RelayLimits,
     RelayServer,
@@ -33,6 +36,7 @@ from belote_p2p.protocol.relay import (
     check_paired,
     hello_message,
     join_message,
+    source_of,
 )
 from belote_p2p.protocol.table import TableDefinition
 from belote_p2p.protocol.wire import DEFAULT_MAX_FRAME, FrameDecoder, FrameTooLarge, decode
@@ -171,13 +175,18 @@ class RelayService:
             self._apply(self.server.tick(trio.current_time()))
 
     async def handle(self, stream: trio.abc.Stream, first: bytes = b"") -> None:
-        """Run one connection (``first``: bytes already read from it) until it ends."""
+        """Run one connection (``first``: bytes already read from it) until it ends.
+
+        Never raises for anything the connection sent: the server answers bad input with
+        a :class:`~belote_p2p.protocol.relay.Close`, and a typed error out of it (a bug)
+        closes this connection only (:meth:`_step`)."""
         number = next(self._numbers)
         send, receive = trio.open_memory_channel[bytes](1 << 16)
         out = _Out(stream, send, receive)
         self._outs[number] = out
+        source = source_of(peer_host(stream))
         try:
-            self._apply(self.server.connected(number, trio.current_time()))
+            self._step(number, lambda: self.server.connected(number, trio.current_time(), source))
             self._wake.set()
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(self._send_loop, number, out, nursery.cancel_scope)
@@ -185,8 +194,9 @@ class RelayService:
                     data = first
                     while True:
                         if data:
-                            self._apply(
-                                self.server.data_received(number, data, trio.current_time())
+                            now = trio.current_time()
+                            self._step(
+                                number, partial(self.server.data_received, number, data, now)
                             )
                             self._wake.set()
                         if out.closing:
@@ -198,11 +208,11 @@ class RelayService:
                         if not data:
                             break
                 if not out.closing:
-                    self._apply(self.server.closed(number))
+                    self._step(number, partial(self.server.closed, number))
                 out.send.close()  # the sender sends what is queued, then ends
         finally:
             self._outs.pop(number, None)
-            self._apply(self.server.closed(number))
+            self._step(number, partial(self.server.closed, number))
             await trio.aclose_forcefully(stream)
 
     async def _send_loop(self, number: int, out: _Out, scope: trio.CancelScope) -> None:
@@ -212,11 +222,27 @@ class RelayService:
                     await out.stream.send_all(data)
             except (trio.BrokenResourceError, trio.ClosedResourceError, trio.TooSlowError):
                 out.cancel.cancel()
-                self._apply(self.server.closed(number))
+                self._step(number, partial(self.server.closed, number))
                 return
             out.queued -= len(data)
 
-    def _apply(self, actions: Sequence[Send | Close]) -> None:
+    def _step(self, number: int, event: Callable[[], Sequence[Action]]) -> None:
+        """Feed the server one event of connection ``number`` and carry out its answer. A
+        typed error out of the server closes that connection, and only it."""
+        try:
+            actions = event()
+        except BeloteError as exc:
+            logger.error("relay: connection %d: %r; closing it", number, exc)
+            self.server.stats.refuse("relay error")
+            out = self._outs.get(number)
+            if out is not None and not out.closing:
+                self._apply([Close(number, f"relay error: {exc}")])
+            with suppress(BeloteError):
+                self._apply(self.server.closed(number))
+            return
+        self._apply(actions)
+
+    def _apply(self, actions: Sequence[Action]) -> None:
         for action in actions:
             out = self._outs.get(action.conn)
             if out is None or out.closing:
@@ -242,6 +268,21 @@ class RelayService:
                 self._apply(self.server.closed(action.conn))
                 continue
             out.queued += len(action.data)
+
+
+def peer_host(stream: trio.abc.Stream) -> str:
+    """The address of the far end of ``stream`` (through the streams wrapped around a
+    socket), or "" when it has none (an in-memory stream, a socket already reset)."""
+    inner: object = stream
+    while not isinstance(inner, trio.SocketStream):
+        inner = getattr(inner, "transport_stream", None)
+        if inner is None:
+            return ""
+    try:
+        address = inner.socket.getpeername()
+    except OSError:
+        return ""
+    return str(address[0]) if isinstance(address, tuple) else ""
 
 
 async def _serve(
