@@ -400,10 +400,10 @@ class RelayServer:
                 continue
             if c.phase is not RelayPhase.WAITING:
                 self.stats.refuse("no join in time")
-                actions += self._cut(c, "no join in time")
+                actions += self._cut(c, "no join in time", error=True)
             else:
                 self.stats.refuse("peer never came")
-                actions += self._cut(c, f"seat {c.peer} did not come in time")
+                actions += self._cut(c, f"seat {c.peer} did not come in time", error=True)
         return actions
 
     def next_deadline(self) -> float | None:
