@@ -35,9 +35,12 @@ The attacks (seat 3 plays its own game honestly meanwhile):
   ``fault`` report carrying 60 KiB of padding (6 MiB to each peer, within the attacker's own
   send queue; each under the size cap of PROTOCOL.md §6.5, but more than its two per game);
   then it signs nothing more. The sessions bound them: the game stops with a fault of seat 3;
-* ``resync``: before each of its envelopes, it drops its three connections; on each new one
-  (it dials again), before anything else, a sync request for everything and one listing the
-  hash of its largest envelope 64 times (the first request of a connection is answered);
+* ``resync``: it hangs up each connection half a second after its handshake, and before
+  each of its envelopes; on each new one (it dials again), before anything else, a sync
+  request for everything and one listing the hash of its largest envelope 64 times (the
+  first request of a connection is answered). Each honest peer's answers to it come out of
+  one byte budget across its connections, its own game's requests included: it falls
+  behind, goes silent, and the game ends abandoned by seat 3;
 * ``connect``: 200 bare TCP connections to each honest listener (seats 0 and 2), held and
   renewed every 10 s;
 * ``prehello``: 16 connections at a time to each honest listener, each sending a 1 MiB
@@ -173,7 +176,18 @@ class DeafLink(AfterHandshake):
 
 class ResyncLink(AfterHandshake):
     """Asks for everything, and for one envelope 64 times, before its first frame after
-    the handshake."""
+    the handshake; hangs up half a second later (the mesh dials again)."""
+
+    ends: float | None = None
+
+    async def receive(self) -> bytes:
+        if self.received < 2:
+            return await super().receive()
+        if self.ends is None:
+            self.ends = trio.current_time() + 0.5
+        with trio.move_on_at(self.ends):
+            return await super().receive()
+        raise ConnectionClosed("the resync attack hangs up")
 
     async def send(self, payload: bytes) -> None:
         if self.sent == 2:
@@ -241,6 +255,18 @@ class AttackerMesh(Mesh):
             last = Envelope.create(self.identity, self.table, last.seq + 1, last.hash, seen, body)
             super().broadcast(last.encode())
         return missed
+
+
+class CountingMesh(Mesh):
+    """An honest peer's mesh, counting the bytes it queues for the attacker (its sync
+    answers above all)."""
+
+    to_attacker = 0
+
+    def send(self, seat: int, payload: bytes) -> None:
+        super().send(seat, payload)
+        if seat == ATTACKER:
+            CountingMesh.to_attacker += len(payload)
 
 
 # -- floods from the attacker's process, beside its own seat ---------------------------------
@@ -387,6 +413,8 @@ async def play_peer(seat: int, attack: str, directory: Path, fd: int | None) -> 
             # Deaf to seat 0, it hears of seat 0's moves through the others' sync answers:
             # it asks them often, so that its own game does not crawl.
             config = PeerConfig(linger=CONFIG.linger, sync_interval=0.25)
+    else:
+        peer_module.Mesh = CountingMesh  # type: ignore[misc]
     over: list[float] = []
     actions: list[tuple[int, float]] = []
 
@@ -422,6 +450,7 @@ async def play_peer(seat: int, attack: str, directory: Path, fd: int | None) -> 
         "rejected": list(result.rejected),
         "reconnections": result.reconnections,
         "sync_ignored": result.sync_ignored,
+        "to_attacker_bytes": CountingMesh.to_attacker,
         "over_s": round(over[0] - start, 2) if over else None,
         "returned_s": round(elapsed, 2),
         "rss_peak_kib": peak,
@@ -550,10 +579,12 @@ def summarise(attack: str, honest: list[dict[str, Any]], relay: dict[str, Any]) 
         "rejected": sum(h.get("rejected", [0] * 4)[ATTACKER] for h in honest),
         "reconnections": sum(h.get("reconnections", 0) for h in honest),
         "sync_ignored": sum(h.get("sync_ignored", 0) for h in honest),
+        "to_attacker_mib": round(max(h.get("to_attacker_bytes", 0) for h in honest) / (1 << 20), 1),
         "errors": [h.get("error") for h in honest if h.get("error")],
         "relay_peak_rss_mib": round(relay.get("rss_peak_kib", 0) / 1024, 1),
         "relay_growth_mib": round(relay.get("rss_growth_kib", 0) / 1024, 1),
         "relay_paired": relay.get("paired"),
+        "relay_forwarded_mib": round(relay.get("forwarded_bytes", 0) / (1 << 20), 1),
         "relay_refused": relay.get("refused", {}),
     }
 
@@ -563,12 +594,15 @@ def summarise(attack: str, honest: list[dict[str, Any]], relay: dict[str, Any]) 
 
 def report(rows: list[dict[str, Any]]) -> None:
     """The table; ``growth`` is the largest honest peer's peak resident set minus its size
-    before the game, ``CPU`` the busiest honest peer's CPU time (the attacker's own CPU
+    before the game, ``to seat 3`` the most bytes one honest peer sent the attacker (its
+    sync answers above all), ``relayed`` the bytes the relay forwarded (seat 1's links),
+    ``CPU`` the busiest honest peer's CPU time (the attacker's own CPU
     shares the machine's two cores: the times include it), ``pace`` the median and largest
     delay of an honest seat's action to the other two honest peers."""
     print(f"{'attack':<12} {'finished':<9} {'over':>7} {'returned':>9} {'peak RSS':>9} "
           f"{'growth':>8} {'CPU':>7} {'pace':>15} {'refused':>8} {'reconn.':>8} "
-          f"{'sync ign.':>9} {'relay RSS':>9} {'growth':>8}")  # fmt: skip
+          f"{'sync ign.':>9} {'to seat 3':>9} {'relay RSS':>9} {'growth':>8} "
+          f"{'relayed':>9}")  # fmt: skip
     for r in rows:
         over = f"{r['over_s']:.1f} s" if r["over_s"] is not None else "-"
         memory = f"{r['peak_rss_mib']:>5.1f} MiB {r['peak_growth_mib']:>4.1f} MiB"
@@ -579,7 +613,9 @@ def report(rows: list[dict[str, Any]]) -> None:
         print(
             f"{r['attack']:<12} {'yes' if r['finished'] else 'NO':<9} {over:>7} "
             f"{r['returned_s']:>7.1f} s {memory} {r['cpu_s']:>5.1f} s {pace:>15} "
-            f"{r['rejected']:>8} {r['reconnections']:>8} {r['sync_ignored']:>9} {relay}"
+            f"{r['rejected']:>8} {r['reconnections']:>8} {r['sync_ignored']:>9} "
+            f"{r['to_attacker_mib']:>5.1f} MiB {relay} "
+            f"{r['relay_forwarded_mib']:>5.1f} MiB"
         )
         for error in r["errors"]:
             print(f"{'':<12} error: {error}")
