@@ -1,4 +1,5 @@
-"""Everything a bot plugin needs, in one module: import from here and nothing else.
+"""Everything a bot plugin needs, in one module: import from here and nothing else
+(``hookimpl`` and ``BotInfo`` included: the names elsewhere in the package may move).
 
 A bot is an object with ``decide(observation, rng) -> action`` returning one of
 ``observation.legal``; it may also define ``new_game(rules, seat)`` and
@@ -6,7 +7,9 @@ A bot is an object with ``decide(observation, rng) -> action`` returning one of
 live seat's player answers). A plugin announces its bots with the ``belote_bots`` hook and
 an entry point in the group ``belote_p2p.bots``::
 
-    from belote_p2p.bot import BotInfo, Observation, PASS, hookimpl
+    import random
+
+    from belote_p2p.bot import PASS, Action, BotInfo, Observation, hookimpl
 
     class Passer:
         def decide(self, observation: Observation, rng: random.Random) -> Action:
@@ -15,6 +18,21 @@ an entry point in the group ``belote_p2p.bots``::
     @hookimpl
     def belote_bots() -> list[BotInfo]:
         return [BotInfo("passer", Passer, "1.0", "Passes whenever it may.")]
+
+The plugin's package declares the entry point (``pyproject.toml``:
+``[project.entry-points."belote_p2p.bots"] mybots = "mypackage"``);
+``plugins/examples/belote-bot-example`` is one to copy. A bot in another language is a
+program speaking ``protocol/BOTS.md`` on its standard input and output, seated by the
+built-in ``exec`` bot (``exec:cmd=./mybot``), or announced by a plugin of its own with
+``BotInfo("mybot", functools.partial(ProgramBot, cmd="mybot-engine"))``; its words for
+cards and actions are :func:`action_word` and :func:`parse_action_word`'s, its view
+:func:`observation_json`'s.
+
+A bot is measured with ``belote-p2p arena`` (two bots on duplicate boards: each deal
+played twice, the bots swapping seats; points per board is the first bot's points minus
+the other's over both tables, with a 95% interval of the mean) and ``belote-p2p
+tournament`` (every pair on the same boards, Bradley–Terry ratings in Elo with bootstrap
+intervals).
 
 Cards are ints ``suit * 8 + rank`` (:class:`Card`), hands and sets of cards are 32-bit
 masks (:data:`CardMask`), a trump mode is a suit or :data:`NO_TRUMP` / :data:`ALL_TRUMP`
@@ -102,6 +120,7 @@ from belote_p2p.game.tables import (
     winning_index,
 )
 from belote_p2p.players.hookspecs import Bot, BotInfo, hookimpl
+from belote_p2p.players.program import ProgramBot, action_word, observation_json, parse_action_word
 
 __all__ = [
     "ABOVE",
@@ -138,6 +157,7 @@ __all__ = [
     "Observation",
     "Outcome",
     "Phase",
+    "ProgramBot",
     "Rank",
     "RoundScore",
     "RuleSet",
@@ -148,6 +168,7 @@ __all__ = [
     "Trick",
     "TrumpMode",
     "Variant",
+    "action_word",
     "card",
     "cards_of",
     "deal_owners",
@@ -156,7 +177,9 @@ __all__ = [
     "format_cards",
     "hookimpl",
     "mask_of",
+    "observation_json",
     "other_belote_card",
+    "parse_action_word",
     "public_positions",
     "random_round",
     "round_score",

@@ -23,7 +23,7 @@ import trio
 from belote_p2p.game.cards import CARDS, Card, parse_cards
 from belote_p2p.game.engine import Phase, State, under_position
 from belote_p2p.game.rules import RULE_SETS, RuleSet
-from belote_p2p.net.peer import PeerConfig, PeerResult, PeerStatus, run_peer
+from belote_p2p.net.peer import PeerConfig, PeerControl, PeerResult, PeerStatus, run_peer
 from belote_p2p.net.transport import MeshConfig
 from belote_p2p.players.player import BotPlayer
 from belote_p2p.protocol.events import DecisionNeeded
@@ -305,11 +305,13 @@ async def play_table(
     watch: dict[int, Callable[[object], None]] | None = None,
     timeout: float = TIMEOUT,
     until: int | None = None,
+    configs: dict[int, PeerConfig] | None = None,
+    controls: dict[int, PeerControl] | None = None,
 ) -> tuple[list[PeerResult], list[list[object]]]:
     """The peers of a table (four, or three or two as the variant seats) play over loopback
     TCP (seeded random bots, or ``players``); the results of seats 0 to ``until - 1`` (by
     default every seat; the other seats are cancelled once those are done) and the events
-    each seat saw."""
+    each seat saw. ``configs`` and ``controls`` give a seat its own peer config or control."""
     n = RULE_SETS[variant].seats
     if until is None:
         until = n
@@ -336,8 +338,9 @@ async def play_table(
             proposal=definition.propose(ids[0]),
             on_event=on_event,
             on_status=on_status[seat].append if on_status is not None else None,
-            config=config,
+            config=(configs or {}).get(seat, config),
             mesh_config=mesh_config,
+            control=(controls or {}).get(seat),
         )
         if all(r is not None for r in results[:until]):
             finished.set()

@@ -15,9 +15,10 @@ from belote_p2p.game.engine import PASS, Action, State
 from belote_p2p.game.observation import Observation
 from belote_p2p.game.rules import CLASSIC, COINCHE, THREE_HANDED, TWO_HANDED, RuleSet
 from belote_p2p.players import arena
-from belote_p2p.players.arena import board_decks, bradley_terry, elo, play_board, run_match
+from belote_p2p.players.arena import board_decks, elo, play_board, run_match
 from belote_p2p.players.bots import collect_bots, make_plugin_manager
 from belote_p2p.players.hookspecs import BotInfo
+from belote_p2p.players.tournament import bradley_terry
 
 
 class Recorder:

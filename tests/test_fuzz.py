@@ -5,7 +5,6 @@ loopback TCP against live peers."""
 from __future__ import annotations
 
 import random
-import time
 import tracemalloc
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -31,7 +30,6 @@ from belote_p2p.protocol.wire import HandshakeError, encode
 
 FRAMES = 100_000
 TRACED = 10_000
-TIME_BUDGET = 20.0
 MEMORY_BUDGET = 4 << 20
 
 
@@ -148,9 +146,7 @@ def test_a_session_survives_a_hundred_thousand_bad_frames() -> None:
                 faults += 1
             assert not target.take_outbox()
 
-    start = time.perf_counter()
     throw(FRAMES - TRACED)
-    elapsed = time.perf_counter() - start
     # tracemalloc slows everything down several times: watch the last stretch only (what a
     # session keeps of garbage would show as a steady growth there).
     tracemalloc.start()
@@ -158,7 +154,6 @@ def test_a_session_survives_a_hundred_thousand_bad_frames() -> None:
     throw(TRACED)
     current, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
-    assert elapsed < TIME_BUDGET, f"{FRAMES - TRACED} frames took {elapsed:.1f} s"
     assert peak - base < MEMORY_BUDGET, f"peak memory grew by {peak - base} bytes"
     assert current - base < MEMORY_BUDGET // 8, f"{current - base} bytes kept"
     assert faults == 0  # a mutation cannot carry a valid signature

@@ -101,7 +101,7 @@ async def test_a_joiner_refuses_a_host_whose_key_is_not_the_invitations(
 
             nursery.start_soon(victim)
             for k in (2, 3):
-                nursery.start_soon(join_table, "127.0.0.1", port, f"P{k}", KEYS[k], 6000 + k)
+                nursery.start_soon(join_table, "127.0.0.1", port, f"P{k}", IDS[k], 6000 + k)
     assert statuses == [1]
     err = capsys.readouterr().err
     assert "is not the one of the invitation" in err
@@ -117,7 +117,7 @@ async def test_a_joiner_refuses_a_host_whose_key_is_not_the_invitations(
 def lobby_of(*requests: JoinRequest) -> Lobby:
     lobby = Lobby(JoinRequest("Alice", KEYS[0], 7000), RULES)
     for r in requests:
-        lobby.join(r, "10.0.0.9", "10.0.0.1")
+        lobby.admit(r, "10.0.0.9", "10.0.0.1")
     return lobby
 
 
@@ -150,20 +150,20 @@ def test_the_hosts_partner_sits_at_seat_2_and_a_seat_asked_for_is_given() -> Non
 def test_a_seat_already_held_is_refused_clearly() -> None:
     lobby = lobby_of(request(1, seat=2))
     with pytest.raises(JoinRefused, match="seat 2 is taken: Bob asked for it first"):
-        lobby.join(request(2, seat=2), "10.0.0.9", "10.0.0.1")
+        lobby.admit(request(2, seat=2), "10.0.0.9", "10.0.0.1")
     lobby = lobby_of(request(1, partner="Alice"))
     with pytest.raises(JoinRefused, match="seat 2 is taken: another joiner is the host's"):
-        lobby.join(request(2, seat=2), "10.0.0.9", "10.0.0.1")
+        lobby.admit(request(2, seat=2), "10.0.0.9", "10.0.0.1")
     # Bob keeps seat 3 free for his partner: Carol cannot have it, nor keep one for hers.
     lobby = lobby_of(request(1, partner="Zoe"))
     with pytest.raises(JoinRefused, match="seat 3 is taken"):
-        lobby.join(request(2, seat=3), "10.0.0.9", "10.0.0.1")
+        lobby.admit(request(2, seat=3), "10.0.0.9", "10.0.0.1")
     with pytest.raises(JoinRefused, match="no seat is left opposite Yan"):
-        lobby.join(request(2, partner="Yan"), "10.0.0.9", "10.0.0.1")
+        lobby.admit(request(2, partner="Yan"), "10.0.0.9", "10.0.0.1")
     # A refused joiner left no trace: the table still fills, and Bob's partner, absent when
     # it is full, is not waited for.
-    lobby.join(request(2), "10.0.0.9", "10.0.0.1")
-    lobby.join(request(3), "10.0.0.9", "10.0.0.1")
+    lobby.admit(request(2), "10.0.0.9", "10.0.0.1")
+    lobby.admit(request(3), "10.0.0.9", "10.0.0.1")
     assert lobby.full and seats_of(lobby) == {"Bob": 1, "Carol": 2, "Dan": 3}
 
 
@@ -183,7 +183,8 @@ def test_the_host_reorders_or_swaps_the_seats_before_signing() -> None:
 def test_join_requests_carry_seat_partner_and_no_port() -> None:
     r = JoinRequest("Bob", KEYS[1], 0, 3, "Dan")
     assert JoinRequest.from_wire(r.to_wire()) == r
-    assert set(JoinRequest("Bob", KEYS[1], 5).to_wire()) == {"type", "name", "key", "port"}
+    plain = JoinRequest("Bob", KEYS[1], 5).to_wire()
+    assert set(plain) == {"type", "version", "name", "key", "port"}
     with pytest.raises(JoinRefused, match="seat 1, 2 or 3"):
         JoinRequest.from_wire({**r.to_wire(), "seat": 0})
     with pytest.raises(JoinRefused):
@@ -213,7 +214,7 @@ async def test_joiners_choose_their_seats_over_the_lobby() -> None:
     seated = trio.Event()
 
     async def join(k: int, **kw: object) -> None:
-        answer = await join_table("127.0.0.1", port, request(k).name, KEYS[k], 6000 + k, **kw)  # type: ignore[arg-type]
+        answer = await join_table("127.0.0.1", port, request(k).name, IDS[k], 6000 + k, **kw)  # type: ignore[arg-type]
         got[request(k).name] = answer.seat
 
     with trio.fail_after(20):
@@ -224,7 +225,7 @@ async def test_joiners_choose_their_seats_over_the_lobby() -> None:
             nursery.start_soon(lambda: join(1, partner="Dan"))
             await seated.wait()
             with pytest.raises(JoinRefused, match="seat 3 is taken"):
-                await join_table("127.0.0.1", port, "Eve", KEYS[4], 6004, seat=3)
+                await join_table("127.0.0.1", port, "Eve", IDS[4], 6004, seat=3)
             nursery.start_soon(lambda: join(2))
             nursery.start_soon(lambda: join(3, partner="Bob"))
     assert {got["Bob"], got["Dan"]} == {1, 3} and got["Carol"] == 2
@@ -254,7 +255,7 @@ async def test_the_lobby_and_the_hosts_port_over_ipv6() -> None:
                 for k in (1, 2, 3):
 
                     async def one(k: int = k) -> None:
-                        answers.append(await join_table("::1", port, f"P{k}", KEYS[k], 6000 + k))
+                        answers.append(await join_table("::1", port, f"P{k}", IDS[k], 6000 + k))
 
                     joiners.start_soon(one)
             stream = await trio.open_tcp_stream("::1", port)

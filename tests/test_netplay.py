@@ -74,7 +74,7 @@ async def test_four_peers_get_the_same_table_from_the_lobby() -> None:
                 got[0] = await host_lobby(lobby, [listener], IDS[0])
 
             async def join(i: int) -> None:
-                got[i] = await join_table("127.0.0.1", port, f"P{i}", KEYS[i], 6000 + i)
+                got[i] = await join_table("127.0.0.1", port, f"P{i}", IDS[i], 6000 + i)
 
             nursery.start_soon(host)
             for i in (1, 2, 3):
@@ -106,35 +106,35 @@ async def test_the_lobby_refuses_duplicate_keys_and_malformed_requests() -> None
             )
             # The host's own key, then a key already waiting at the table.
             with pytest.raises(JoinRefused, match="already at the table"):
-                await join_table("127.0.0.1", port, "Thief", KEYS[0], 6000)
-            nursery.start_soon(join_table, "127.0.0.1", port, "P1", KEYS[1], 6001)
+                await join_table("127.0.0.1", port, "Thief", IDS[0], 6000)
+            nursery.start_soon(join_table, "127.0.0.1", port, "P1", IDS[1], 6001)
             await seated.wait()
             with pytest.raises(JoinRefused, match="already at the table"):
-                await join_table("127.0.0.1", port, "Twin", KEYS[1], 6002)
+                await join_table("127.0.0.1", port, "Twin", IDS[1], 6002)
             # Not msgpack, not canonical, not a join, missing a field, a bad key.
             for payload in (
                 b"\xc1\xc1",
                 b"\xd1\x00\x01",
                 encode({"type": "hello"}),
-                encode({"type": "join", "name": "X", "key": KEYS[4]}),
-                encode({"type": "join", "name": "X", "key": b"short", "port": 1}),
-                encode({"type": "join", "name": "", "key": KEYS[4], "port": 1}),
-                encode({"type": "join", "name": "X", "key": KEYS[4], "port": 70000}),
+                encode({"type": "join", "version": 2, "name": "X", "key": KEYS[4]}),
+                encode({"type": "join", "version": 2, "name": "X", "key": b"short", "port": 1}),
+                encode({"type": "join", "version": 2, "name": "", "key": KEYS[4], "port": 1}),
+                encode({"type": "join", "version": 2, "name": "X", "key": KEYS[4], "port": 70000}),
             ):
                 answer = await raw_request(port, payload)
                 assert isinstance(answer, dict) and answer["type"] == "error", payload
             assert [r.key for r in lobby.joined] == [KEYS[1]]
-            nursery.start_soon(join_table, "127.0.0.1", port, "P2", KEYS[2], 6002)
-            nursery.start_soon(join_table, "127.0.0.1", port, "P3", KEYS[3], 6003)
+            nursery.start_soon(join_table, "127.0.0.1", port, "P2", IDS[2], 6002)
+            nursery.start_soon(join_table, "127.0.0.1", port, "P3", IDS[3], 6003)
 
 
 def test_a_fifth_player_is_refused() -> None:
     lobby = new_lobby()
     for i in (1, 2, 3):
-        assert lobby.join(JoinRequest(f"P{i}", KEYS[i], 6000 + i), "10.0.0.9", "10.0.0.1") == i
+        assert lobby.admit(JoinRequest(f"P{i}", KEYS[i], 6000 + i), "10.0.0.9", "10.0.0.1") == i
     assert lobby.full
     with pytest.raises(JoinRefused, match="full"):
-        lobby.join(JoinRequest("P4", KEYS[4], 6004), "10.0.0.9", "10.0.0.1")
+        lobby.admit(JoinRequest("P4", KEYS[4], 6004), "10.0.0.9", "10.0.0.1")
     definition = lobby.definition()
     assert [s.address for s in definition.seats] == [
         "10.0.0.1:5000",
@@ -146,9 +146,9 @@ def test_a_fifth_player_is_refused() -> None:
 
 def test_a_joiner_on_the_host_machine_gets_the_lan_address() -> None:
     lobby = new_lobby()
-    lobby.join(JoinRequest("Local", KEYS[1], 6001), "127.0.0.1", "127.0.0.1")
-    lobby.join(JoinRequest("Far", KEYS[2], 6002), "192.168.1.7", "192.168.1.2")
-    lobby.join(JoinRequest("Also", KEYS[3], 6003), "::1", "::1")
+    lobby.admit(JoinRequest("Local", KEYS[1], 6001), "127.0.0.1", "127.0.0.1")
+    lobby.admit(JoinRequest("Far", KEYS[2], 6002), "192.168.1.7", "192.168.1.2")
+    lobby.admit(JoinRequest("Also", KEYS[3], 6003), "::1", "::1")
     addresses = [s.address for s in lobby.definition().seats]
     assert addresses == [
         "192.168.1.2:5000",
@@ -161,7 +161,7 @@ def test_a_joiner_on_the_host_machine_gets_the_lan_address() -> None:
 def test_a_joiner_checks_the_table_it_is_given() -> None:
     lobby = new_lobby()
     for i in (1, 2, 3):
-        lobby.join(JoinRequest(f"P{i}", KEYS[i], 6000 + i), "10.0.0.9", "10.0.0.1")
+        lobby.admit(JoinRequest(f"P{i}", KEYS[i], 6000 + i), "10.0.0.9", "10.0.0.1")
     definition = lobby.definition()
     message = table_message(definition, definition.propose(IDS[0]))
     assert parse_answer(message, KEYS[2], 6002)[1] == 2

@@ -82,27 +82,27 @@ def key(i: int) -> bytes:
 def test_a_three_handed_lobby_seats_two_joiners_without_partners() -> None:
     lobby = Lobby(JoinRequest("Host", key(0), 5000), rule_set("three-handed"))
     with pytest.raises(JoinRefused, match="seats 1 to 2"):
-        lobby.join(JoinRequest("Far", key(3), 6003, seat=3), "10.0.0.9", "10.0.0.1")
+        lobby.admit(JoinRequest("Far", key(3), 6003, seat=3), "10.0.0.9", "10.0.0.1")
     with pytest.raises(JoinRefused, match="no partners"):
-        lobby.join(JoinRequest("Pal", key(3), 6003, partner="Host"), "10.0.0.9", "10.0.0.1")
-    assert lobby.join(JoinRequest("B", key(1), 6001, seat=2), "10.0.0.9", "10.0.0.1") == 2
+        lobby.admit(JoinRequest("Pal", key(3), 6003, partner="Host"), "10.0.0.9", "10.0.0.1")
+    assert lobby.admit(JoinRequest("B", key(1), 6001, seat=2), "10.0.0.9", "10.0.0.1") == 2
     assert not lobby.full
-    assert lobby.join(JoinRequest("C", key(2), 6002), "10.0.0.8", "10.0.0.1") == 1
+    assert lobby.admit(JoinRequest("C", key(2), 6002), "10.0.0.8", "10.0.0.1") == 1
     assert lobby.full
     with pytest.raises(JoinRefused, match="full"):
-        lobby.join(JoinRequest("D", key(4), 6004), "10.0.0.7", "10.0.0.1")
+        lobby.admit(JoinRequest("D", key(4), 6004), "10.0.0.7", "10.0.0.1")
     lobby.swap(1, 2)
     definition = lobby.definition()
     assert [s.name for s in definition.seats] == ["Host", "B", "C"]
     assert TableDefinition.from_wire(definition.to_wire()) == definition
     two = Lobby(JoinRequest("Host", key(0), 5000), rule_set("two-handed"))
-    assert two.join(JoinRequest("B", key(1), 6001), "10.0.0.9", "10.0.0.1") == 1
+    assert two.admit(JoinRequest("B", key(1), 6001), "10.0.0.9", "10.0.0.1") == 1
     assert two.full and len(two.definition().seats) == 2
 
 
 def test_a_table_definition_has_as_many_seats_as_its_rules() -> None:
     lobby = Lobby(JoinRequest("Host", key(0), 5000), rule_set("two-handed"))
-    lobby.join(JoinRequest("B", key(1), 6001), "10.0.0.9", "10.0.0.1")
+    lobby.admit(JoinRequest("B", key(1), 6001), "10.0.0.9", "10.0.0.1")
     wire = lobby.definition().to_wire()
     wire["seats"] = [*wire["seats"], {"name": "X", "key": key(5), "address": ""}]
     with pytest.raises(ValueError, match="seats must be a list of 2"):

@@ -19,6 +19,7 @@ import belote_p2p.net.peer as peer_module
 from belote_p2p.game.rules import RULE_SETS
 from belote_p2p.net.peer import (
     PeerConfig,
+    PeerControl,
     PeerResult,
     PeerStatus,
     run_peer,
@@ -174,14 +175,14 @@ async def test_a_peer_that_stops_reading_slows_nobody_else(
     real_mesh = peer_module.Mesh
 
     class DeafMesh(real_mesh):  # type: ignore[misc, valid-type]
-        async def attach(self, link: Any, *, peer_seat: int | None) -> None:
+        async def attach(self, link: Any, *, peer_seat: int | None, **kw: Any) -> None:
             stream = getattr(link, "stream", None)
             if self.seat in (0, 3) and isinstance(stream, trio.SocketStream):
                 stream.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
                 stream.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
             if self.seat == 3 and peer_seat == 0:
                 link = DeafLink(link)
-            await super().attach(link, peer_seat=peer_seat)
+            await super().attach(link, peer_seat=peer_seat, **kw)
 
         def broadcast(self, payload: bytes) -> frozenset[int]:
             if self.seat == 3:
@@ -366,6 +367,84 @@ async def test_a_silent_seat_is_reported_then_abandoned_after_the_grace(
         verdict = verify_transcript(r.transcript)
         assert verdict.ok and verdict.abandoned == 2, verdict.summary()
         assert verdict.summary().startswith("ABANDONED by seat 2")
+
+
+class ChattingStaller(BotPlayer):
+    """Plays its first few decisions, then never answers but sends a chat line every few
+    seconds: filler that must not restart its deadline (a stall of hours, before)."""
+
+    def __init__(self, decisions: int, control: PeerControl, every: float) -> None:
+        super().__init__("random", seed=8)
+        self.left, self.control, self.every = decisions, control, every
+        self.chats = 0
+
+    async def decide(self, observation: Any) -> Any:
+        self.left -= 1
+        while self.left < 0:
+            await trio.sleep(self.every)
+            self.control.chat(f"hmm {self.chats}")
+            self.chats += 1
+        return await super().decide(observation)
+
+
+async def test_filler_does_not_restart_a_deadline(
+    tmp_path: Path, clock: trio.testing.MockClock
+) -> None:
+    control = PeerControl()
+    staller = ChattingStaller(5, control, every=QUICK.person_deadline / 2)
+    started = trio.current_time()
+    results, _ = await play_table(
+        "classic", tmp_path, config=QUICK, players={2: staller}, controls={2: control},
+        timeout=TIMEOUT * 10,
+    )  # fmt: skip
+    elapsed = trio.current_time() - started
+    assert staller.chats >= 3
+    assert all(r.abandoned == 2 for r in results), [(r.abandoned, r.error) for r in results]
+    # Signed gone a deadline and a grace after its last delivery, chats or not.
+    assert elapsed < QUICK.person_deadline + QUICK.grace + 60
+    for r in results:
+        assert verify_transcript(r.transcript).summary().startswith("ABANDONED by seat 2")
+
+
+class LatePlayer(BotPlayer):
+    """Answers its ``late``-th decision only after ``delay`` seconds."""
+
+    def __init__(self, late: int, delay: float) -> None:
+        super().__init__("random", seed=8)
+        self.count, self.late, self.delay = 0, late, delay
+
+    async def decide(self, observation: Any) -> Any:
+        self.count += 1
+        if self.count == self.late:
+            await trio.sleep(self.delay)
+        return await super().decide(observation)
+
+
+async def test_a_lone_vote_is_kept_and_its_signer_plays_on(
+    tmp_path: Path, clock: trio.testing.MockClock
+) -> None:
+    """Seat 1's clock gives up on seat 3 long before the others' (a short grace stands for
+    a clock that ran ahead, or a move it got late): it signs seat 3 gone alone. Seat 3 then
+    plays: the vote lapses, seat 1 does not stop itself, nobody is signed out, and the game
+    finishes with every record valid."""
+    impatient = PeerConfig(
+        person_deadline=QUICK.person_deadline, step_deadline=QUICK.step_deadline, grace=2.0,
+        sync_interval=QUICK.sync_interval,
+    )  # fmt: skip
+    late = LatePlayer(5, QUICK.person_deadline + 10.0)
+    results, _ = await play_table(
+        "classic", tmp_path, target=101, config=QUICK, configs={1: impatient},
+        players={3: late}, timeout=TIMEOUT * 10,
+    )  # fmt: skip
+    assert all(r.error is None and r.abandoned is None and r.fault is None for r in results), [
+        (r.error, r.abandoned) for r in results
+    ]
+    record = read_transcript(results[1].transcript)
+    votes = [Envelope.decode(e) for e in record.envelopes]
+    assert any(e.type == "abandon" and e.body["seat"] == 3 for e in votes)
+    for r in results:
+        verdict = verify_transcript(r.transcript)
+        assert verdict.ok and verdict.abandoned is None, verdict.summary()
 
 
 async def test_dropped_connections_come_back_and_the_game_completes(

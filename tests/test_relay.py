@@ -530,6 +530,11 @@ async def test_a_cheaters_requests_cost_its_link_not_the_victims_links_to_honest
                 for a, b in ((1, 3), (1, 0), (1, 2)):
                     opening.start_soon(one, a, b)
                     opening.start_soon(one, b, a)
+            for a, b in ((1, 3), (1, 0), (1, 2)):  # stand-ins for the handshake's frames
+                for x, y in ((a, b), (b, a)):
+                    for _ in range(2):
+                        await links[x, y].send(b"hello")
+                        assert await links[y, x].receive() == b"hello"
             answers = 0
             with pytest.raises(ConnectionClosed):
                 for _ in range(50):
@@ -544,3 +549,23 @@ async def test_a_cheaters_requests_cost_its_link_not_the_victims_links_to_honest
                 assert len(await links[honest, 1].receive()) == 150_000
             nursery.cancel_scope.cancel()
     assert relay.stats["refused"] == {"over the byte rate": 1}
+
+
+async def test_bare_connections_from_a_few_addresses_do_not_turn_a_real_table_away() -> None:
+    """More bare connections than a mesh lets strangers hold (from two addresses, each
+    within the relay's cap per address): a real table from a third still pairs."""
+    relay = RelayService()
+    with trio.fail_after(TIMEOUT):
+        async with trio.open_nursery() as nursery:
+            address = await start_relay(nursery, relay)
+            bare = [
+                await trio.open_tcp_stream(*address, local_address=source)
+                for source in ("127.0.0.2", "127.0.0.3")
+                for _ in range(relay.server.limits.max_per_source)
+            ]
+            await relayed_pair(address, small_table(b"R" * 16, 54), 54, 1, 0)
+            assert relay.server.connections >= len(bare)  # the flood is still held
+            nursery.cancel_scope.cancel()
+    for stream in bare:
+        await stream.aclose()
+    assert relay.stats["paired"] == 1

@@ -1,6 +1,6 @@
 """Another game with the same players (:mod:`belote_p2p.net.rematch`), over loopback TCP:
-the host proposes the same table with the deal passed on only if all four want it, and a
-joiner signs nothing else."""
+the host proposes the same table with the deal passed on only if every seat wants it (four,
+three or two), and a joiner signs nothing else."""
 
 from __future__ import annotations
 
@@ -18,16 +18,22 @@ from belote_p2p.net.rematch import (
     host_rematch,
     join_rematch,
     parse_again,
+    passed_on,
 )
+from belote_p2p.protocol.identity import Identity
 from belote_p2p.protocol.table import TableDefinition
 
 OLD, IDS = make_table("coinche", target=301)
 
 
 async def rematch(
-    wants: tuple[bool, bool, bool, bool], ports: tuple[int, int, int]
+    wants: tuple[bool, ...],
+    ports: tuple[int, ...],
+    old: TableDefinition = OLD,
+    ids: list[Identity] = IDS,
 ) -> tuple[object, dict[int, object], list[RematchAnswer]]:
-    """The host's outcome (its table and proposal, or its NoRematch) and each joiner's."""
+    """The host's outcome (its table and proposal, or its NoRematch) and each joiner's, at
+    ``old`` (its seats: four, three or two)."""
     (listener,) = await open_listeners(1)
     port = address_of(listener)[1]
     heard: list[RematchAnswer] = []
@@ -40,16 +46,16 @@ async def rematch(
     async def host() -> None:
         try:
             hosted.append(
-                await host_rematch(OLD, IDS[0], [listener], 5000, ours, on_answer=heard.append)
+                await host_rematch(old, ids[0], [listener], 5000, ours, on_answer=heard.append)
             )
         except NoRematch as exc:
             hosted.append(exc)
 
     async def join(seat: int) -> None:
-        key = IDS[seat].public_key_bytes
+        key = ids[seat].public_key_bytes
         try:
             joined[seat] = await join_rematch(
-                LOOPBACK, port, OLD, key, ports[seat - 1], wants[seat], dial_for=5
+                LOOPBACK, port, old, key, ports[seat - 1], wants[seat], dial_for=5
             )
         except NoRematch as exc:
             joined[seat] = exc
@@ -57,7 +63,7 @@ async def rematch(
     with trio.fail_after(30):
         async with trio.open_nursery() as nursery:
             nursery.start_soon(host)
-            for seat in (1, 2, 3):
+            for seat in range(1, len(old.seats)):
                 nursery.start_soon(join, seat)
     return hosted[0], joined, heard
 
@@ -125,3 +131,31 @@ def test_the_host_hears_only_the_players_of_the_table() -> None:
     other = replace(OLD, table_id=bytes(16))
     with pytest.raises(JoinRefused, match="not a rematch answer"):
         parse_again(again_message(other, key, 6003, True), OLD)
+
+
+@pytest.mark.parametrize("variant", ["three-handed", "two-handed"])
+async def test_a_rematch_at_three_and_at_two_seats(variant: str) -> None:
+    old, ids = make_table(variant, target=301)
+    seats = len(old.seats)
+    ports = tuple(6001 + s for s in range(seats - 1))
+    hosted, joined, heard = await rematch((True,) * seats, ports, old, ids)
+    assert isinstance(hosted, tuple)
+    definition, proposal = hosted
+    assert definition.proposed_by_host(proposal)
+    # The deal passes to the next of the table's seats, the last one's back to seat 0.
+    assert definition.rules.first_dealer == (old.rules.first_dealer + 1) % seats
+    check_rematch(old, definition)
+    joiners = [f"{LOOPBACK}:{6000 + s}" for s in range(1, seats)]
+    assert [s.address for s in definition.seats] == [f"{LOOPBACK}:5000", *joiners]
+    for seat in range(1, seats):
+        answer = joined[seat]
+        assert isinstance(answer, LobbyAnswer) and answer.definition == definition
+    assert sorted(a.seat for a in heard) == list(range(seats))
+    last = replace(old, rules=old.rules.with_(first_dealer=seats - 1))
+    assert passed_on(last).first_dealer == 0
+    # One says no: everyone hears who, and nobody waits for a fourth seat.
+    hosted, joined, _ = await rematch((True,) * (seats - 1) + (False,), ports, old, ids)
+    name = old.seats[seats - 1].name
+    assert isinstance(hosted, NoRematch) and f"{name} does not want to play again" in str(hosted)
+    for seat in range(1, seats - 1):
+        assert isinstance(joined[seat], NoRematch)

@@ -223,38 +223,61 @@ async def wait_for_play(transcript_dir: Path) -> None:
         await trio.sleep(0.02)
 
 
+COMMON = ["--bot", "random", "--bind", "127.0.0.1", "--quiet"]
+"""The options of every peer process of these tests."""
+
+
+async def start_host(
+    nursery: trio.Nursery, tmp_path: Path, home: Path, *options: str
+) -> tuple[Process, str]:
+    """``belote-p2p host`` (a random bot, seed 1, any port) with ``options``, once its lobby
+    is open; and the lobby's address."""
+    args = cli_argv("host", "--port", "0", *COMMON[:4], "--seed", "1", "--name", "Host",
+                    "--home", home, *options)  # fmt: skip
+    host = await start(nursery, "host", args, tmp_path)
+    host.wanted = "Others join with"
+    await host.line_seen.wait()
+    return host, host.output.split("Lobby listening on ")[1].split()[0]
+
+
+async def kill(proc: Process) -> None:
+    """SIGKILL, and until the process is gone."""
+    proc.process.send_signal(signal.SIGKILL)
+    assert await proc.process.wait() == -signal.SIGKILL
+
+
+async def resume(nursery: trio.Nursery, tmp_path: Path, home: Path, name: str) -> Process:
+    """``belote-p2p resume`` of the unfinished game in ``home``."""
+    return await start(nursery, name, cli_argv("resume", "--home", home, "--seed", "99", *COMMON),
+                       tmp_path)  # fmt: skip
+
+
+def exited_cleanly(procs: list[Process], tmp_path: Path) -> dict[str, str]:
+    """Every process exited with 0; their standard errors."""
+    statuses = {p.name: p.process.returncode for p in procs}
+    stderr = {p.name: (tmp_path / f"{p.name}.stderr").read_text() for p in procs}
+    assert all(code == 0 for code in statuses.values()), (statuses, stderr)
+    return stderr
+
+
 async def test_a_peer_process_killed_mid_round_restarts_and_the_game_finishes(
     tmp_path: Path,
 ) -> None:
     homes = [tmp_path / f"home{k}" for k in range(4)]
-    common = ["--bot", "random", "--bind", "127.0.0.1", "--quiet"]
     procs: list[Process] = []
     with trio.fail_after(50):
         async with trio.open_nursery() as nursery:
-            host = await start(
-                nursery, "host",
-                cli_argv("host", "--port", "0", "--bind", "127.0.0.1", "--bot", "random",
-                         "--seed", "1", "--target", "301", "--name", "Host", "--home", homes[0]),
-                tmp_path,
-            )  # fmt: skip
-            host.wanted = "Others join with"
-            await host.line_seen.wait()
-            lobby = host.output.split("Lobby listening on ")[1].split()[0]
+            host, lobby = await start_host(nursery, tmp_path, homes[0], "--target", "301")
             procs.append(host)
             for k in (1, 2, 3):
                 args = cli_argv("join", lobby, "--name", f"P{k}", "--home", homes[k], "--seed", k)
-                procs.append(await start(nursery, f"join{k}", args + common, tmp_path))
-            victim = procs[2]
+                procs.append(await start(nursery, f"join{k}", args + COMMON, tmp_path))
             await wait_for_play(homes[2] / "games")
-            victim.process.send_signal(signal.SIGKILL)
-            assert await victim.process.wait() == -signal.SIGKILL
-            args = cli_argv("resume", "--home", homes[2], "--seed", "99", *common)
-            procs[2] = await start(nursery, "resumed2", args, tmp_path)
+            await kill(procs[2])
+            procs[2] = await resume(nursery, tmp_path, homes[2], "resumed2")
             for proc in procs:
                 await proc.process.wait()
-    statuses = {p.name: p.process.returncode for p in procs}
-    stderr = {p.name: (tmp_path / f"{p.name}.stderr").read_text() for p in procs}
-    assert all(code == 0 for code in statuses.values()), (statuses, stderr)
+    exited_cleanly(procs, tmp_path)
     results: list[dict[str, Any]] = []
     for proc in procs[1:]:
         result = parse_result(proc.output)
@@ -270,3 +293,52 @@ async def test_a_peer_process_killed_mid_round_restarts_and_the_game_finishes(
         verdict = verify_transcript(path)
         assert verdict.ok and verdict.finished, (path, verdict.summary())
         assert list(verdict.state.scores) == results[0]["scores"]
+
+
+async def test_joiners_outlive_their_host_and_relay_and_play_on_after_its_resume(
+    tmp_path: Path,
+) -> None:
+    """A three-handed table whose two joiners do not listen: their link goes through the
+    host's port, which is also their relay. The host is killed (SIGKILL) mid-round: the
+    joiners do not end; each says, one line per try, that it waits for the relay; once
+    ``belote-p2p resume`` brings the host back on its port, the game finishes and the three
+    records verify alike."""
+    homes = [tmp_path / f"home{k}" for k in range(3)]
+    procs: list[Process] = []
+    with trio.fail_after(150):
+        async with trio.open_nursery() as nursery:
+            host, lobby = await start_host(
+                nursery, tmp_path, homes[0], "--variant", "three-handed", "--target", "151",
+                "--no-beacon",
+            )  # fmt: skip
+            procs.append(host)
+            for k in (1, 2):
+                args = cli_argv("join", lobby, "--name", f"P{k}", "--home", homes[k], "--seed", k,
+                                "--no-listen", *COMMON)  # fmt: skip
+                procs.append(await start(nursery, f"join{k}", args, tmp_path))
+            await wait_for_play(homes[0] / "games")
+            await kill(host)
+            # Each joiner waits for the relay (the host's port), one line per try.
+            for k in (1, 2):
+                await wait_for_text(tmp_path / f"join{k}.stderr", "2nd try")
+            assert all(p.process.returncode is None for p in procs[1:])
+            procs[0] = await resume(nursery, tmp_path, homes[0], "resumed0")
+            for proc in procs:
+                await proc.process.wait()
+    stderr = exited_cleanly(procs, tmp_path)
+    for k in (1, 2):
+        lines = [line for line in stderr[f"join{k}"].splitlines() if "waiting for seat" in line]
+        assert lines and all("the relay at 127.0.0.1:" in line for line in lines), lines
+        assert "Traceback" not in stderr[f"join{k}"]
+    results = [parse_result(proc.output) for proc in procs]
+    assert all(r is not None and r["ok"] for r in results), [p.output for p in procs]
+    transcripts = [Path(r["transcript"]) for r in results if r is not None]
+    verdicts = [verify_transcript(path) for path in transcripts]
+    assert all(v.ok and v.finished for v in verdicts), [v.summary() for v in verdicts]
+    assert len({tuple(v.state.scores) for v in verdicts}) == 1
+
+
+async def wait_for_text(path: Path, text: str) -> None:
+    """Until the file at ``path`` (a child's standard error) holds ``text``."""
+    while not path.exists() or text not in path.read_text(errors="replace"):
+        await trio.sleep(0.05)

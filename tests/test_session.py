@@ -8,7 +8,7 @@ import pytest
 from helpers import Net, make_table, table_sessions
 
 from belote_p2p.game.rules import RULE_SETS
-from belote_p2p.protocol.bodies import encode_sync
+from belote_p2p.protocol.bodies import encode_sync, fault_body
 from belote_p2p.protocol.events import (
     DecisionNeeded,
     GameAbandoned,
@@ -209,3 +209,121 @@ def test_a_sync_request_gets_each_envelope_once() -> None:
     assert answer == [tables[2]]
     answer = sessions[0].receive(encode_sync([0, 0, 0, 0], [wanted] * 64 + [ZERO_HASH]))
     assert sorted(answer) == sorted(e.encode() for e in held)
+
+
+# -- liveness: votes that a seat is gone (PROTOCOL.md §6.6) ---------------------------------
+
+
+class HoldingNet(Net):
+    """A net whose seat ``held`` does not answer its ``after``-th decision until told."""
+
+    def __init__(self, sessions: list[TableSession], rng: random.Random, held: int, after: int):
+        super().__init__(sessions, rng)
+        self.held, self.after = held, after
+        self.asked = 0
+        self.pending: DecisionNeeded | None = None
+
+    def decide(self, seat: int, event: DecisionNeeded) -> None:
+        if seat == self.held:
+            self.asked += 1
+            if self.asked == self.after:
+                self.pending = event
+                return
+        super().decide(seat, event)
+
+    def release(self) -> None:
+        assert self.pending is not None
+        event, self.pending = self.pending, None
+        super().decide(self.held, event)
+
+    def drain(self) -> None:
+        while self.in_flight():
+            self.step()
+
+
+def _stalled_table(after: int, seed: int = 3) -> HoldingNet:
+    definition, ids = make_table("classic", target=1001, seed=seed)
+    net = HoldingNet(table_sessions(definition, ids), random.Random(seed), held=3, after=after)
+    net.start()
+    while net.pending is None:
+        net.step()
+    net.drain()
+    return net
+
+
+def test_a_filler_envelope_is_no_progress() -> None:
+    net = _stalled_table(after=6)
+    s3, s0 = net.sessions[3], net.sessions[0]
+    before = s0.progress(3)
+    s3.chat("still thinking")
+    s3.abandon(1)  # a vote for another seat is filler too
+    s3._send(fault_body(1, []))  # and so is a fault report that proves nothing
+    s3._pump()
+    net.flush(3)
+    net.drain()
+    assert s0.progress(3) == before
+    assert s0.abandoned is None
+    net.release()
+    net.after = net.asked + 1  # held again at its next decision
+    net.drain()
+    assert s0.progress(3) == before + 1
+
+
+def test_a_vote_lapses_once_the_seat_delivers() -> None:
+    """Two seats sign seat 3 gone; it then plays; later the third signs it gone while it
+    stalls again: the votes were for different points of its chain and do not add up."""
+    net = _stalled_table(after=6)
+    sessions = net.sessions
+    for seat in (0, 1):
+        assert sessions[seat].abandon(3)
+        assert not sessions[seat].abandon(3)  # one vote per point it stalled at
+        net.flush(seat)
+    net.drain()
+    net.release()
+    net.after = net.asked + 3
+    while net.pending is None:
+        net.step()
+    net.drain()
+    assert sessions[2].abandon(3)
+    net.flush(2)
+    net.drain()
+    assert all(s.abandoned is None for s in sessions)
+    # The two vote again, at the new point: now every other seat signed the same.
+    for seat in (0, 1):
+        assert sessions[seat].abandon(3)
+        net.flush(seat)
+    net.drain()
+    assert all(s.abandoned == 3 for s in sessions)
+    states = {(s.abandoned_state.number, s.abandoned_state.scores) for s in sessions}  # type: ignore[union-attr]
+    assert len(states) == 1
+
+
+@pytest.mark.parametrize("seed", [3, 4, 5])
+def test_a_late_move_racing_the_votes_changes_nobody_s_outcome(seed: int) -> None:
+    """Every other seat signed seat 3 gone while its move was on the way: seat 0 gets the
+    move before the last vote and plays on; the abandonment still cuts the game where the
+    votes saw it, at every seat, and every record verifies to the same verdict."""
+    from belote_p2p.protocol.verify import verify_record
+
+    net = _stalled_table(after=8, seed=seed)
+    sessions = net.sessions
+    for seat in (0, 1, 2):
+        sessions[seat].abandon(3)
+    waiting = [s.state for s in sessions]  # each seat's own view of the same game
+    known = len(sessions[0].transcript)
+    net.release()  # seat 3's move, queued to everyone, behind nothing
+    net.deliver(3, 0)  # seat 0 has it (and may play its own card at once)
+    for seat in (0, 1, 2):
+        net.flush(seat)  # the votes leave
+    net.drain()
+    assert all(s.abandoned == 3 for s in sessions)
+    assert [s.abandoned_state for s in sessions] == waiting
+    # Seat 0 took seat 3's move in before the last vote, so it had to cut back to the votes.
+    order = [(e.sender, e.type) for e in sessions[0].transcript]
+    last_vote = max(i for i, (_, kind) in enumerate(order) if kind == "abandon")
+    late = sessions[3].definition.seats[3].key
+    assert any(who == late and kind in ("bid", "play") for who, kind in order[known:last_vote])
+    summaries = {
+        verify_record(s.definition, [e.encode() for e in s.transcript]).summary() for s in sessions
+    }
+    assert len(summaries) == 1 and summaries.pop().startswith("ABANDONED by seat 3")

@@ -1,7 +1,8 @@
 from __future__ import annotations
 
 import logging
-from contextlib import AbstractAsyncContextManager, suppress
+from collections.abc import AsyncIterator
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, suppress
 from functools import partial
 
 import pytest
@@ -10,10 +11,15 @@ import trio.testing
 from helpers import PLAYERS, ROSTER, TABLE, address_of, open_listeners
 
 from belote_p2p.errors import LocalProtocolError
+from belote_p2p.game.rules import RULE_SETS
+from belote_p2p.net.relay import RelayService, open_relay_link
+from belote_p2p.net.serve import Gate, Ticket, serve_listeners
 from belote_p2p.net.transport import (
     ConnectionClosed,
     DialFailed,
+    Fallback,
     FramedStream,
+    Link,
     Mesh,
     MeshConfig,
     MeshEvent,
@@ -24,7 +30,18 @@ from belote_p2p.net.transport import (
     open_mesh,
 )
 from belote_p2p.protocol.identity import Identity
-from belote_p2p.protocol.wire import FrameTooLarge, HandshakeError, frame
+from belote_p2p.protocol.relay import RelayLimits
+from belote_p2p.protocol.table import Seat, TableDefinition
+from belote_p2p.protocol.wire import (
+    DEFAULT_MAX_FRAME,
+    HELLO_FRAMES,
+    MAX_HELLO_FRAME,
+    FrameDecoder,
+    FrameTooLarge,
+    Handshake,
+    HandshakeError,
+    frame,
+)
 
 IMPOSTOR = Identity.from_seed(b"\x99" * 32)
 
@@ -495,3 +512,157 @@ async def test_an_oversized_payload_is_the_callers_error_and_a_small_queue_is_re
         mesh.send(1, bytes(101))
     with pytest.raises(LocalProtocolError):
         Mesh(PLAYERS[0], TABLE, 0, ROSTER, MeshConfig(max_frame=100, send_queue_bytes=100))
+
+
+# ------------------------------------------------------------------ before the handshake
+
+
+@asynccontextmanager
+async def serving_mesh(
+    config: MeshConfig | None = None,
+) -> AsyncIterator[tuple[Mesh, trio.SocketListener]]:
+    """Seat 0's mesh accepting on a loopback listener, for the block."""
+    (listener,) = await open_listeners(1)
+    mesh = Mesh(PLAYERS[0], TABLE, 0, ROSTER, config)
+    async with trio.open_nursery() as nursery:
+        await nursery.start(mesh.serve, [listener])
+        yield mesh, listener
+        nursery.cancel_scope.cancel()
+
+
+def test_a_hello_and_its_proof_fit_the_handshake_cap() -> None:
+    us = Handshake(PLAYERS[0], TABLE, 0, ROSTER, peer_seat=None)
+    them = Handshake(PLAYERS[3], TABLE, 3, ROSTER, peer_seat=0)
+    assert len(them.hello()) <= MAX_HELLO_FRAME
+    assert len(us.receive_hello(them.hello())) <= MAX_HELLO_FRAME
+
+
+def test_the_first_frames_are_capped_one_by_one() -> None:
+    # An oversized announcement among the first frames is refused from its header alone.
+    decoder = FrameDecoder(DEFAULT_MAX_FRAME, opening=HELLO_FRAMES)
+    with pytest.raises(FrameTooLarge) as info:
+        decoder.feed((1 << 20).to_bytes(4, "big") + bytes(1000))
+    assert info.value.limit == MAX_HELLO_FRAME and decoder.buffered == 0
+    # A hello, a proof and a large frame after them, in one read: all three come through.
+    decoder = FrameDecoder(DEFAULT_MAX_FRAME, opening=HELLO_FRAMES)
+    big = bytes(50_000)
+    assert decoder.feed(frame(b"h" * 120) + frame(b"p" * 88) + frame(big)) == [
+        b"h" * 120,
+        b"p" * 88,
+        big,
+    ]
+
+
+async def test_a_stranger_announcing_a_big_frame_is_refused_before_the_handshake(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    with trio.fail_after(10), caplog.at_level(logging.WARNING):
+        async with serving_mesh() as (mesh, listener):
+            async with await trio.testing.open_stream_to_socket_listener(listener) as s:
+                await s.send_all((1 << 20).to_bytes(4, "big") + bytes(4096))
+                with suppress(trio.BrokenResourceError):
+                    while await s.receive_some():  # our hello, then the end
+                        pass
+            assert mesh.peers == frozenset()
+        assert f"exceeds the limit of {MAX_HELLO_FRAME}" in caplog.text
+
+
+async def test_past_the_cap_of_strangers_new_connections_close_and_an_honest_peer_gets_in() -> None:
+    """Three silent strangers hold every place of a mesh capped at three; a fourth is closed
+    at once (counted); the honest seat, dialling with its usual retries, gets in once the
+    strangers' handshake deadline has passed."""
+    config = MeshConfig(max_unproven=3, handshake_timeout=0.5, dial_backoff=0.05)
+    with trio.fail_after(20):
+        async with serving_mesh(config) as (mesh, listener):
+            strangers = [
+                await trio.testing.open_stream_to_socket_listener(listener) for _ in range(3)
+            ]
+            while mesh.gate.unproven < 3:
+                await trio.sleep(0.01)
+            extra = await trio.testing.open_stream_to_socket_listener(listener)
+            assert await extra.receive_some() == b""  # closed unserved: not even a hello
+            assert mesh.gate.turned_away == 1
+            honest = Mesh(PLAYERS[1], TABLE, 1, ROSTER, config)
+            async with trio.open_nursery() as dialler:
+                dialler.start_soon(partial(honest._dial, 0, address_of(listener)))
+                assert await mesh.receive() == PeerConnected(1, reconnected=False)
+                dialler.cancel_scope.cancel()
+            assert mesh.gate.turned_away >= 1
+            for s in [*strangers, extra]:
+                await s.aclose()
+
+
+# ------------------------------------------------------------------ a relay that fails
+
+
+@pytest.mark.parametrize("failure", ["down", "full", "hangs up", "silent"])
+async def test_a_relayed_link_is_retried_until_the_relay_serves(
+    failure: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Neither seat of a two-handed table listens: their one link goes through the relay,
+    which first fails them (it is down; it is full; it hangs up; it never answers), twice
+    for each seat, then serves. Each failed try is one line; nothing leaves ``Mesh.run``;
+    the mesh opens once the relay is back."""
+    rules = RULE_SETS["two-handed"]
+    seats = tuple(Seat(f"p{s}", PLAYERS[s].public_key_bytes, "") for s in range(2))
+    definition = TableDefinition(TABLE, rules, seats)
+    proposal = definition.propose(PLAYERS[0])
+    front = (await open_listeners(1))[0]
+    address = address_of(front)
+    if failure == "down":
+        await front.aclose()  # nobody listens there until the relay comes back
+    relay = RelayService()
+    full = RelayService(RelayLimits(max_connections=0))
+    failed = [0, 0]
+    failed_enough = trio.Event()
+    served = 0
+
+    def fallback(seat: int) -> Fallback:
+        async def open_link(peer: int) -> Link:
+            try:
+                return await open_relay_link(
+                    address, PLAYERS[seat], definition, proposal, seat, peer, connect_timeout=0.2
+                )
+            except Exception:
+                failed[seat] += 1
+                if min(failed) >= 2:
+                    failed_enough.set()
+                raise
+
+        return open_link
+
+    async def relay_front(stream: trio.abc.Stream, ticket: Ticket) -> None:
+        nonlocal served
+        if not failed_enough.is_set():
+            if failure == "full":
+                await full.handle(stream)
+            elif failure == "silent":
+                await trio.sleep_forever()
+            await stream.aclose()  # hangs up
+            return
+        served += 1
+        await relay.handle(stream, ticket=ticket)
+
+    config = MeshConfig(dial_backoff=0.01, relay_retry=0.05, handshake_timeout=5)
+    meshes = [Mesh(PLAYERS[s], TABLE, s, definition.roster, config) for s in range(2)]
+    with trio.fail_after(30), caplog.at_level(logging.WARNING):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(relay.run_clock)
+            if failure != "down":
+                nursery.start_soon(serve_listeners, [front], relay_front, Gate("front"))
+            async with trio.open_nursery() as peers:
+                for s in range(2):
+                    peers.start_soon(partial(meshes[s].run, {}, listeners=[], fallback=fallback(s)))
+                await failed_enough.wait()
+                if failure == "down":
+                    listener = (await trio.open_tcp_listeners(address[1], host=address[0]))[0]
+                    nursery.start_soon(serve_listeners, [listener], relay_front, Gate("front"))
+                while not all(m.peers for m in meshes):
+                    await meshes[0].receive()
+                relayed = [m.relayed for m in meshes]
+                peers.cancel_scope.cancel()
+            nursery.cancel_scope.cancel()
+    assert served >= 2 and min(failed) >= 2
+    assert relayed == [frozenset({1}), frozenset({0})]
+    assert "seat 1: waiting for seat 0: " in caplog.text and "2nd try" in caplog.text
+    assert "Traceback" not in caplog.text

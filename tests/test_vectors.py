@@ -1,5 +1,6 @@
 """The recorded games of ``protocol/vectors/``: each verifies as ``conformance.json`` says,
-and the code still writes it byte for byte; the handshake vector; the deck vector's layout.
+and the code still writes it byte for byte; the handshake and lobby vectors; the deck
+vector's layout.
 
 Every game is played by its table's sessions in memory (four, or three or two as its variant
 seats). Identities, deck secrets, the
@@ -50,6 +51,15 @@ from belote_p2p.game.engine import Action, Bid, Phase, RoundRecord, State
 from belote_p2p.game.observation import Observation, observe
 from belote_p2p.game.rules import RULE_SETS
 from belote_p2p.game.scoring import Outcome
+from belote_p2p.net.lobby import (
+    Challenge,
+    JoinRefused,
+    JoinRequest,
+    KeyNotProven,
+    Lobby,
+    proof_statement,
+    prove,
+)
 from belote_p2p.protocol.bodies import abandon_body
 from belote_p2p.protocol.deck import shuffle_order, shuffle_permutation
 from belote_p2p.protocol.events import DecisionNeeded
@@ -524,6 +534,8 @@ def write(names: list[str]) -> None:
         print(f"wrote {MANIFEST}")
     HANDSHAKE.write_text(handshake_text(), encoding="utf-8")
     print(f"wrote {HANDSHAKE}")
+    LOBBY.write_text(lobby_text(), encoding="utf-8")
+    print(f"wrote {LOBBY}")
 
 
 # -- the tests -----------------------------------------------------------------------------
@@ -761,6 +773,117 @@ def test_the_handshake_vector_checks_out_from_its_own_data() -> None:
         assert (
             Identity.from_seed(bytes.fromhex(mine["private_key"])).sign(statement) == proof["sig"]
         )
+
+
+# -- the lobby's proof of key -------------------------------------------------------------
+
+LOBBY = VECTORS / "lobby-join.json"
+LOBBY_KEYS = 17
+"""The seed of the identities of the lobby vector."""
+
+
+def lobby_vector() -> dict[str, Any]:
+    """A joiner proves its key to the host's lobby (PROTOCOL.md §6.0): its join request, the
+    host's challenge, the statement it signs and its proof; then proofs a host refuses."""
+    joiner, other = identities(LOBBY_KEYS, 2)
+    table, nonce = bytes(range(0x20, 0x30)), bytes([0x55]) * 32
+    request = JoinRequest("Bob", joiner.public_key_bytes, 6001, seat=3)
+    challenge = Challenge(table, nonce)
+    proof = prove(joiner, request, challenge)
+    lobby = Lobby(JoinRequest("Alice", other.public_key_bytes, 7777), RULE_SETS["classic"],
+                  table_id=table)  # fmt: skip
+    lobby._nonces.add(nonce)
+    sig = decode(proof)["sig"]
+    assert lobby.join(request, "10.0.0.9", "10.0.0.1", nonce=nonce, signature=sig) == 3
+    elsewhere = prove(joiner, request, Challenge(bytes(16), nonce))
+    stale = prove(joiner, request, Challenge(table, bytes([0x66]) * 32))
+    made_up = JoinRequest("Mallory", bytes([0xEE]) * 32, 6002)
+    forged = encode({"type": "join-proof",
+                     "sig": other.sign(proof_statement(table, nonce, made_up))})  # fmt: skip
+    v1 = {k: v for k, v in request.to_wire().items() if k != "version"}
+    for join, frame in ((request, elsewhere), (request, stale), (made_up, forged)):
+        again = Lobby(lobby.host, lobby.rules, table_id=table)
+        again._nonces.add(nonce)
+        with pytest.raises(KeyNotProven):
+            again.join(join, "10.0.0.9", "10.0.0.1", nonce=nonce, signature=decode(frame)["sig"])
+    with pytest.raises(JoinRefused):
+        JoinRequest.from_wire(v1)
+    return {
+        "description": "A joiner proves its key to the host's lobby, PROTOCOL.md section 6.0. "
+        "Bytes are hex; every message is canonical msgpack (one frame payload). 'join' is the "
+        "joiner's request, 'challenge' the host's answer, 'statement' what the joiner signs "
+        "(the label and the canonical map of its request as sent, the nonce and the table "
+        "id), 'proof' its join-proof. 'refused' lists what a host holding this table and "
+        "nonce must refuse (an error; no seat).",
+        "private_key": (bytes([LOBBY_KEYS, 0]) * 16).hex(),
+        "key": joiner.public_key_bytes.hex(),
+        "table": table.hex(),
+        "nonce": nonce.hex(),
+        "join": encode(request.to_wire()).hex(),
+        "challenge": encode(challenge.to_wire()).hex(),
+        "statement": proof_statement(table, nonce, request).hex(),
+        "proof": proof.hex(),
+        "refused": [
+            {
+                "case": "a proof made for another table",
+                "join": encode(request.to_wire()).hex(),
+                "proof": elsewhere.hex(),
+                "why": "its statement names table 00..00",
+            },
+            {
+                "case": "a proof over another nonce",
+                "join": encode(request.to_wire()).hex(),
+                "proof": stale.hex(),
+                "why": "its statement signs the nonce 66..66 of another connection",
+            },
+            {
+                "case": "a made-up key",
+                "join": encode(made_up.to_wire()).hex(),
+                "proof": forged.hex(),
+                "why": "the signature is by another key than the one announced",
+            },
+            {
+                "case": "a join of lobby version 1",
+                "join": encode(v1).hex(),
+                "why": "no version: a version 1 joiner, which proves no key",
+            },
+        ],
+    }
+
+
+def lobby_text() -> str:
+    return json.dumps(lobby_vector(), indent=1) + "\n"
+
+
+def test_the_lobby_vector_is_what_the_code_sends() -> None:
+    assert LOBBY.read_text(encoding="utf-8") == lobby_text()
+
+
+def test_the_lobby_vector_checks_out_from_its_own_data() -> None:
+    data = json.loads(LOBBY.read_text(encoding="utf-8"))
+    key, table, nonce = (bytes.fromhex(data[k]) for k in ("key", "table", "nonce"))
+    join = decode(bytes.fromhex(data["join"]))
+    assert join["key"] == key and join["version"] == 2
+    assert decode(bytes.fromhex(data["challenge"])) == {
+        "type": "challenge",
+        "table": table,
+        "nonce": nonce,
+    }
+    statement = bytes.fromhex(data["statement"])
+    label = b"belote-p2p/join-proof/v1\x00"
+    assert statement == label + encode({"join": join, "nonce": nonce, "table": table})
+    proof = decode(bytes.fromhex(data["proof"]))
+    assert set(proof) == {"type", "sig"} and proof["type"] == "join-proof"
+    assert verify(key, proof["sig"], statement)
+    assert Identity.from_seed(bytes.fromhex(data["private_key"])).sign(statement) == proof["sig"]
+    for case in data["refused"]:
+        request = decode(bytes.fromhex(case["join"]))
+        if "proof" in case:
+            sig = decode(bytes.fromhex(case["proof"]))["sig"]
+            statement = label + encode({"join": request, "nonce": nonce, "table": table})
+            assert not verify(request["key"], sig, statement), case["case"]
+        else:
+            assert "version" not in request
 
 
 # -- the deck vector's layout -----------------------------------------------------------------

@@ -1,5 +1,6 @@
-"""The bot commands: ``bots`` lists the installed bots, ``arena`` plays them against each
-other on duplicate boards (the matches themselves are :mod:`belote_p2p.players.arena`'s).
+"""The bot commands: ``bots`` lists the installed bots, ``arena`` plays two of them against
+each other on duplicate boards, ``tournament`` plays every pair and rates them (the matches
+are :mod:`belote_p2p.players.arena`'s, the ratings :mod:`belote_p2p.players.tournament`'s).
 """
 
 from __future__ import annotations
@@ -9,12 +10,20 @@ import json
 import os
 import sys
 import time
-from contextlib import ExitStack
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 from belote_p2p.game.rules import RULE_SETS
-from belote_p2p.players.arena import open_cluster, run_ladder, run_match
-from belote_p2p.players.bots import BotError, load_bots, make_bot
+from belote_p2p.players.arena import BOT_DEADLINE, open_cluster, run_match
+from belote_p2p.players.bots import BotError, load_bots, make_bot, split_specs
+from belote_p2p.players.tournament import (
+    fallback_lines,
+    format_tournament,
+    run_tournament,
+    tournament_html,
+)
 
 
 def _cmd_bots(args: argparse.Namespace) -> int:
@@ -70,16 +79,8 @@ class ProgressBar:
         sys.stderr.flush()
 
 
-def register(subparsers: Any) -> None:
-    _register_bots(subparsers)
-    p = subparsers.add_parser(
-        "arena",
-        help="play bots against each other on duplicate boards",
-        description="Duplicate-board match between two bots (or a ladder of several).",
-    )
-    p.add_argument(
-        "--bots", required=True, help="A,B (specs name[:key=value...]); more with --ladder"
-    )
+def _match_arguments(p: argparse.ArgumentParser) -> None:
+    """What the arena and the tournament both take: boards, variant, jobs, cluster..."""
     p.add_argument("--boards", type=int, default=200, help="boards per match (default 200)")
     p.add_argument("--variant", default="classic", choices=sorted(RULE_SETS))
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="processes")
@@ -90,50 +91,141 @@ def register(subparsers: Any) -> None:
         "of --jobs workers (pip install 'belote-p2p[cluster]')",
     )
     p.add_argument("--seed", type=int, default=0, help="seed of the boards and bots")
-    p.add_argument("--json", action="store_true", help="print one JSON object")
-    p.add_argument("--ladder", action="store_true", help="every bot against every other")
+    p.add_argument(
+        "--bot-deadline", type=float, default=BOT_DEADLINE, metavar="S",
+        help=f"seconds a decision of an exec bot ({BOT_DEADLINE:g}); in-process bots are "
+        "bounded by their own options",
+    )  # fmt: skip
     p.add_argument(
         "--no-progress", action="store_true",
         help="no progress bar (there is none when standard error is not a terminal)",
     )  # fmt: skip
+
+
+def register(subparsers: Any) -> None:
+    _register_bots(subparsers)
+    p = subparsers.add_parser(
+        "arena",
+        help="play bots against each other on duplicate boards",
+        description="Duplicate-board match between two bots (or a ladder of several: "
+        "the tournament's ratings).",
+    )
+    p.add_argument(
+        "--bots", required=True,
+        help="A,B (specs name[:key=value...], a value in quotes may hold : and ,); "
+        "more with --ladder",
+    )  # fmt: skip
+    _match_arguments(p)
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--ladder", action="store_true", help="every bot against every other")
     p.set_defaults(func=_cmd_arena)
+    t = subparsers.add_parser(
+        "tournament",
+        help="rate bots: every pair on the same duplicate boards",
+        description="A round robin: every pair of bots plays the same duplicate boards; "
+        "prints a ratings table (Bradley-Terry, in Elo, with 95% bootstrap intervals) and "
+        "each pair's points per board, then one JSON line.",
+    )
+    t.add_argument("--bots", required=True, help="A,B,C... (two or more bot specs)")
+    _match_arguments(t)
+    t.add_argument("--html", type=Path, metavar="FILE", help="also write an HTML report")
+    t.add_argument(
+        "--resamples", type=int, default=1000, help="bootstrap draws of the boards (1000)"
+    )
+    t.set_defaults(func=_cmd_tournament)
 
 
-def _cmd_arena(args: argparse.Namespace) -> int:
-    specs = [s.strip() for s in args.bots.split(",") if s.strip()]
-    if args.boards <= 0 or args.jobs <= 0:
-        print("error: --boards and --jobs must be positive", file=sys.stderr)
+def _prepare(args: argparse.Namespace, least: int) -> tuple[list[str], Any] | int:
+    """The bot specs (checked: a bad name or option fails before any match) and the
+    progress bar; or the exit status of a bad command line."""
+    try:
+        specs = split_specs(args.bots)
+    except BotError as exc:
+        print(f"error: {exc}", file=sys.stderr)
         return 2
-    if len(specs) != 2 and not (args.ladder and len(specs) >= 2):
-        print("error: --bots takes two bots (or two or more with --ladder)", file=sys.stderr)
+    if args.boards <= 0 or args.jobs <= 0 or args.bot_deadline <= 0:
+        print("error: --boards, --jobs and --bot-deadline must be positive", file=sys.stderr)
         return 2
-    progress = None if args.no_progress or not sys.stderr.isatty() else ProgressBar()
+    if len(specs) < least:
+        print(f"error: --bots takes {least} or more bots", file=sys.stderr)
+        return 2
     try:
         known = load_bots()
         for spec in specs:
-            make_bot(spec, known)  # a bad name or option, before any cluster or match starts
-        with ExitStack() as stack:
-            cluster = None
-            if args.cluster:
-                cluster = stack.enter_context(open_cluster(args.cluster, args.jobs))
-            how: dict[str, Any] = {
-                "boards": args.boards,
-                "variant": args.variant,
-                "seed": args.seed,
-                "jobs": args.jobs,
-                "progress": progress,
-                "cluster": cluster,
-            }
+            make_bot(spec, known)
+    except (BotError, ValueError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    progress = None if args.no_progress or not sys.stderr.isatty() else ProgressBar()
+    return specs, progress
+
+
+@contextmanager
+def _cluster(args: argparse.Namespace) -> Iterator[Any]:
+    """The Dask client of ``--cluster``, or None to play on ``--jobs`` processes."""
+    if not args.cluster:
+        yield None
+        return
+    with open_cluster(args.cluster, args.jobs) as client:
+        yield client
+
+
+def _how(args: argparse.Namespace, progress: Any, cluster: Any) -> dict[str, Any]:
+    return {
+        "boards": args.boards,
+        "variant": args.variant,
+        "seed": args.seed,
+        "jobs": args.jobs,
+        "progress": progress,
+        "cluster": cluster,
+        "deadline": args.bot_deadline,
+    }
+
+
+def _cmd_arena(args: argparse.Namespace) -> int:
+    prepared = _prepare(args, 2)
+    if isinstance(prepared, int):
+        return prepared
+    specs, progress = prepared
+    if len(specs) != 2 and not args.ladder:
+        print("error: --bots takes two bots (or two or more with --ladder)", file=sys.stderr)
+        return 2
+    try:
+        with _cluster(args) as cluster:
             if args.ladder:
-                out = run_ladder(specs, **how)
-                print(json.dumps(out) if args.json else format_ladder(out))
+                out = run_tournament(specs, **_how(args, progress, cluster)).summary()
+                print(json.dumps(out) if args.json else format_tournament(out))
                 return 0
-            match = run_match((specs[0], specs[1]), **how)
+            match = run_match((specs[0], specs[1]), **_how(args, progress, cluster))
     except (BotError, ValueError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     summary = match.summary()
     print(json.dumps(summary) if args.json else format_summary(summary))
+    return 0
+
+
+def _cmd_tournament(args: argparse.Namespace) -> int:
+    prepared = _prepare(args, 2)
+    if isinstance(prepared, int):
+        return prepared
+    specs, progress = prepared
+    if args.resamples < 0:
+        print("error: --resamples must not be negative", file=sys.stderr)
+        return 2
+    try:
+        with _cluster(args) as cluster:
+            result = run_tournament(specs, **_how(args, progress, cluster))
+        summary = result.summary(args.resamples)
+        if args.html is not None:
+            args.html.write_text(tournament_html(summary), encoding="utf-8")
+    except (BotError, ValueError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(format_tournament(summary))
+    if args.html is not None:
+        print(f"report: {args.html}")
+    print(json.dumps(summary))
     return 0
 
 
@@ -150,19 +242,5 @@ def format_summary(s: dict[str, Any]) -> str:
         f"  Elo difference:        {s['elo']:+.0f}  [{elo_lo:+.0f}, {elo_hi:+.0f}]",
         f"  time:                  {s['seconds']:.2f} s ({s['boards_per_second']} boards/s)",
     ]
-    for name, c in s["fallbacks"].items():
-        if c["illegal"] or c["errors"] or c["timeouts"]:
-            lines.append(
-                f"  fallbacks {name}: {c['illegal']} illegal, {c['errors']} errors, "
-                f"{c['timeouts']} timeouts of {c['decisions']}"
-            )
-    return "\n".join(lines)
-
-
-def format_ladder(out: dict[str, Any]) -> str:
-    lines = [f"{'bot':<24} {'Elo':>7} {'pts/board':>10}"]
-    for row in out["ladder"]:
-        lines.append(f"{row['bot']:<24} {row['elo']:>+7.0f} {row['points_per_board']:>+10.1f}")
-    lines.append("")
-    lines.extend(format_summary(m) for m in out["matches"])
+    lines += fallback_lines(s)
     return "\n".join(lines)

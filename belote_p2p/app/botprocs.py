@@ -26,6 +26,7 @@ from typing import Any
 import trio
 
 from belote_p2p.net.peer import PeerResult
+from belote_p2p.players.bots import failed, fallback_text
 from belote_p2p.protocol.table import TableDefinition
 
 from .home import Home, unfinished_games
@@ -164,7 +165,12 @@ async def restart_bot_processes(home: Home, definition: TableDefinition) -> list
 def check_agreement(
     result: PeerResult, others: Sequence[dict[str, Any] | None], quiet: bool
 ) -> int:
-    """1 unless every bot process reported the host's final scores."""
+    """1 unless every bot process reported the host's final scores. A bot process whose
+    bot failed some decisions (a stand-in played them) is named with its counts."""
+    for k, r in enumerate(others, 1):
+        counts = r.get("fallbacks") if r else None
+        if isinstance(counts, dict) and failed(counts):
+            print(f"Bot process {k}: {fallback_text(counts)}", flush=True)
     ours = list(result.state.scores)
     scores = [ours] + [r.get("scores") if r else None for r in others]
     if all(s == ours for s in scores) and all(r and r.get("ok") for r in others):

@@ -8,8 +8,10 @@ N local bot peer processes (``--bots N:NAME`` or ``--fill NAME``: which bot; ``r
 default). After a game played out, the same port gathers the answers to another game
 (:mod:`.rematch`). While its lobby has seats free for others, the host sends a UDP
 beacon every second (``--no-beacon`` to stay unannounced, ``--beacon-address`` to send
-elsewhere than the defaults). Once the table is full, the host can reorder the seats
-(``--seat-order``, or a prompt for a person at a terminal) before it signs the table.
+elsewhere than the defaults). ``--seat-order`` names the joiners (names or key fingerprints)
+for seats 1, 2...: anyone else is refused at once. Without it, once the table is full a
+person at a terminal is asked: swap two seats, refuse a joiner (it is told, and its seat
+goes to the next joiner), or start.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from __future__ import annotations
 import argparse
 import errno
 import sys
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from functools import partial
 
 import trio
@@ -44,7 +46,7 @@ from belote_p2p.net.lobby import (
     LobbyError,
     host_lobby,
 )
-from belote_p2p.net.peer import PeerError, PeerResult
+from belote_p2p.net.peer import PeerError, PeerResult, absent_seats
 from belote_p2p.net.relay import HostPort
 from belote_p2p.net.transport import Mesh
 from belote_p2p.players.bots import make_bot
@@ -58,6 +60,7 @@ from .lan import (
     DEFAULT_BEACON_TEXT,
     BeaconAddress,
     beacon_address,
+    beacon_addresses,
     send_last_beacon,
 )
 from .rematch import asker, host_again
@@ -88,8 +91,9 @@ async def host_game(
 
     ``beacon``: where to announce the table (:func:`~belote_p2p.net.discovery.send_beacons`)
     while seats are free for others (None: not announced). ``seat_order``: the joiners'
-    names for seats 1, 2 and 3, applied once the table is full; else ``ask`` (a person at a
-    terminal) may swap seats then. ``advertise``: addresses (``HOST[:PORT]``) to put first
+    names (or key fingerprints) for seats 1, 2...: nobody else is seated, and they sit so
+    once the table is full; else ``ask`` (a person at a terminal) may swap seats or refuse
+    joiners then (:func:`prompt_seats`). ``advertise``: addresses (``HOST[:PORT]``) to put first
     in the invitation (a public name, a router's forwarded port). ``fill``: the bot of the
     bot processes."""
     identity = options.home.identity()
@@ -113,6 +117,8 @@ async def host_game(
     own_port = host_port if options.listen else 0
     own = JoinRequest(options.name, identity.public_key_bytes, own_port)
     lobby = Lobby(own, rules)
+    if seat_order:
+        lobby.expect(seat_order)
     addresses = [format_address(*parse_address(a, host_port)) for a in advertise]
     addresses += [format_address(ip, host_port) for ip in local_addresses(options.bind)]
     addresses = list(dict.fromkeys(addresses))[:MAX_ADDRESSES]
@@ -138,7 +144,14 @@ async def host_game(
     say(f"  (or, where this address reaches us:  belote-p2p join {shown} --name Bob)")
 
     def joined(seat: int, request: JoinRequest) -> None:
-        say(f"  {request.name} [{fingerprint(request.key)}] joined: seat {seat}")
+        say(f"  {request.name} [{fingerprint(request.key)}] joined: seat {seat}" + waiting())
+
+    def left(request: JoinRequest) -> None:
+        say(f"  {request.name} [{fingerprint(request.key)}] left" + waiting())
+
+    def waiting() -> str:
+        more = lobby.missing
+        return f" (waiting for {more} more)" if more else ""
 
     lobby_address = format_address(loopback_for(options.bind), host_port)
     rematch = options.offers_rematch(player is None)
@@ -164,7 +177,7 @@ async def host_game(
         free = min(others - len(lobby.joined), others - bots)
         return table_beacon(free) if free > 0 else None
 
-    beacons = [] if beacon is None else [beacon] if isinstance(beacon, tuple) else list(beacon)
+    beacons = beacon_addresses(beacon)
     beacon_scope = trio.CancelScope()
 
     async def announce() -> None:
@@ -180,21 +193,29 @@ async def host_game(
             except JoinRefused as exc:
                 print(f"warning: --seat-order not applied: {exc.reason}", file=sys.stderr)
         elif ask is not None:
-            await trio.to_thread.run_sync(prompt_seats, full, ask, abandon_on_cancel=True)
-        say("Seats: " + describe_seats(full))
+            await prompt_seats(full, ask)
+        if full.full:
+            say("Seats: " + describe_seats(full))
 
     port_service = HostPort()
 
     def hand_over(handler: Callable[[trio.abc.Stream], Awaitable[None]] | None) -> None:
         port_service.lobby = handler
 
+    watchers: list[trio.Nursery] = []
+    connect_timeout = options.peer_config(0).connect_timeout
+
     def on_mesh(mesh: Mesh) -> None:
         port_service.set_mesh(mesh.incoming)
+        names = {r.key: r.name for r in (lobby.host, *lobby.joined)}
+        for nursery in watchers:
+            nursery.start_soon(say_whom_we_wait_for, mesh, names, connect_timeout, say)
 
     result: PeerResult | None = None
     seated = False
     async with trio.open_nursery() as service:
         await service.start(port_service.serve, listeners)
+        watchers.append(service)
         async with trio.open_nursery() as nursery:
             for proc in procs:
                 nursery.start_soon(run_bot_process, proc, fill)
@@ -205,7 +226,7 @@ async def host_game(
             try:
                 try:
                     definition, proposal = await host_lobby(
-                        lobby, [], identity, on_join=joined, arrange=arrange,
+                        lobby, [], identity, on_join=joined, on_leave=left, arrange=arrange,
                         hand_over=hand_over,
                         relay=invitation.relay,
                     )  # fmt: skip
@@ -262,40 +283,80 @@ async def host_game(
     return status
 
 
+MESH_PATIENCE = 5.0
+"""Seconds the host waits for the other peers' connections before it says it waits."""
+
+
+async def say_whom_we_wait_for(
+    mesh: Mesh, names: Mapping[bytes, str], timeout: float, say: Callable[[str], None]
+) -> None:
+    """Once, if the other peers have not all connected within :data:`MESH_PATIENCE`
+    seconds: who we still wait for, and how long we wait (the mesh's own deadline ends it).
+    Returns once they all have."""
+    waited = 0.0
+    told = False
+    while True:
+        absent = absent_seats(mesh)
+        if not absent:
+            return
+        if waited >= MESH_PATIENCE and not told:
+            who = ", ".join(f"{names.get(mesh.roster[s], '?')} (seat {s})" for s in absent)
+            say(f"Waiting for {who} to connect to the table (up to {timeout:g} s)...")
+            told = True
+        await trio.sleep(0.5)
+        waited += 0.5
+
+
 def describe_seats(lobby: Lobby) -> str:
     """``1 Bob, 2 Carol (partner of Alice), 3 Dan`` (no partners without teams)."""
     words = []
-    for seat, request in lobby.seating():
+    seating = lobby.seating()
+    for seat, request in seating:
         if not lobby.rules.has_teams:
             words.append(f"{seat} {request.name}")
             continue
-        partner = lobby.host.name if seat == 2 else None
+        opposite = lobby.opposite(seat)
+        partner = lobby.host.name if opposite == 0 else None
         if partner is None:
-            partner = next((r.name for s, r in lobby.seating() if s == 4 - seat), None)
+            partner = next((r.name for s, r in seating if s == opposite), None)
         words.append(f"{seat} {request.name}" + (f" (partner of {partner})" if partner else ""))
     return ", ".join(words)
 
 
-def prompt_seats(lobby: Lobby, ask: Callable[[str], str]) -> None:
-    """Let the host swap seats until it answers nothing (seats 1 and 3 are partners, 2 is
-    the host's partner)."""
-    while True:
+PROMPT = "Enter to start, two seats to swap (e.g. 1 2), or refuse N: "
+
+
+async def prompt_seats(lobby: Lobby, ask: Callable[[str], str]) -> None:
+    """Let the host swap seats, or refuse a joiner, until it answers nothing (with teams,
+    seats 1 and 3 are partners, 2 is the host's partner). A refused joiner's seat is free
+    again: the lobby waits for the next joiner, then asks again. ``ask`` (``input``) runs
+    in a thread; the lobby is changed in trio's."""
+    seats = ", ".join(str(s) for s in range(1, lobby.seats))
+    while lobby.full:
         print("Seats: " + describe_seats(lobby), flush=True)
         try:
-            answer = ask("Enter to start, or two seats to swap (e.g. 1 2): ").strip()
+            answer = await trio.to_thread.run_sync(ask, PROMPT, abandon_on_cancel=True)
         except EOFError:
             return
-        if not answer:
+        words = answer.replace(",", " ").lower().split()
+        if not words:
             return
-        words = answer.replace(",", " ").split()
-        if words and words[0].lower() == "swap":
-            words = words[1:]
+        if not lobby.full:
+            break  # someone left while we asked: the lobby waits for another joiner
         try:
+            if words[0] in ("refuse", "r", "kick") and len(words) == 2:
+                gone = lobby.refuse(int(words[1]))
+                print(f"Refused {gone.name} [{fingerprint(gone.key)}]: seat {words[1]} goes to "
+                      "the next joiner.", flush=True)  # fmt: skip
+                return
+            if words[0] == "swap":
+                words = words[1:]
             a, b = (int(w) for w in words)
             lobby.swap(a, b)
         except (ValueError, JoinRefused):
-            seats = ", ".join(str(s) for s in range(1, lobby.seats))
-            print(f"Answer two seats out of {seats}, or nothing to start.", flush=True)
+            print(f"Answer two seats out of {seats} to swap, refuse and a seat, or nothing "
+                  "to start.", flush=True)  # fmt: skip
+    print("A joiner left: waiting for another.", flush=True)
 
 
 def bots_option(text: str) -> tuple[int, str | None]:
@@ -373,9 +434,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )  # fmt: skip
     host.add_argument(
         "--seat-order", metavar="NAME,NAME,NAME",
-        help="the joiners' names for seats 1, 2 and 3 once the table is full (seat 2 is "
-        "your partner; 1 and 3 are partners); default: their requests, then arrival order, "
-        "and a person at a terminal is asked",
+        help="the joiners' names (or key fingerprints, as `join` prints them) for seats 1, "
+        "2 and 3 (1 and 2 with three seats, 1 with two): anyone else is refused, and they "
+        "sit so once the table is full (seat 2 is your partner; 1 and 3 are partners); "
+        "default: their requests, then arrival order, and a person at a terminal may swap "
+        "seats or refuse a joiner",
     )  # fmt: skip
     host.add_argument(
         "--advertise", action="append", default=[], metavar="HOST[:PORT]",

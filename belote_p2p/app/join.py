@@ -46,6 +46,7 @@ from .lan import (
     DEFAULT_BEACON_TEXT,
     BeaconAddress,
     beacon_address,
+    beacon_addresses,
     choose_table,
 )
 from .rematch import asker, join_again
@@ -68,10 +69,10 @@ async def find_table(
     beacon: BeaconAddress | Sequence[BeaconAddress],
     listen: float,
     ask: Callable[[str], str],
-) -> str | None:
-    """Listen for beacons for ``listen`` seconds and let the person choose a table: its
-    lobby address, or None (after saying why)."""
-    beacons = [beacon] if isinstance(beacon, tuple) else list(beacon)
+) -> TableAd | None:
+    """Listen for beacons for ``listen`` seconds and let the person choose a table: the
+    one chosen, or None (after saying why: none heard, none chosen, no socket)."""
+    beacons = beacon_addresses(beacon)
     shown = ", ".join(format_address(*b) for b in beacons)
     if not options.quiet:
         print(f"Listening for tables on the local network ({shown}, {listen:g} s)...",
@@ -79,7 +80,8 @@ async def find_table(
     try:
         ads = await discover_all(beacons, duration=listen)
     except OSError as exc:
-        print(f"error: cannot listen for tables on {shown}: {exc}", file=sys.stderr)
+        print(f"error: cannot listen for tables on {shown}: {exc.strerror or exc}",
+              file=sys.stderr)  # fmt: skip
         return None
     if not ads:
         print(f"No open table was heard on the network in {listen:g} s; give the host's "
@@ -92,8 +94,7 @@ async def find_table(
     ad = await trio.to_thread.run_sync(choose, abandon_on_cancel=True)
     if ad is None:
         print("No table chosen.", file=sys.stderr)
-        return None
-    return ad.address
+    return ad
 
 
 def check_invitation(invitation: Invitation, answer: LobbyAnswer, where: str) -> None:
@@ -127,15 +128,18 @@ async def join_game(
     heard on the network (beacons at ``beacon``, for ``listen`` seconds) that the person
     chooses (``ask``); ask for ``seat`` or ``partner``; the exit status."""
     player = make_player(options)
+    table_id = None
     if address is None:
-        address = await find_table(options, beacon, listen, ask)
-        if address is None:
+        ad = await find_table(options, beacon, listen, ask)
+        if ad is None:
             return 2
+        address, table_id = ad.address, ad.table_id
     invitation = None
     try:
         if is_invitation(address):
             invitation = Invitation.decode(address)
             hosts = [parse_address(a) for a in invitation.addresses]
+            table_id = invitation.table_id
         else:
             hosts = [parse_address(address, DEFAULT_PORT)]
         relay = parse_address(options.relay, DEFAULT_RELAY_PORT) if options.relay else None
@@ -148,7 +152,8 @@ async def join_game(
     mesh_port = listener_port(mesh_listeners[0]) if mesh_listeners else 0
     try:
         answer, where = await reach_lobby(options, hosts, mesh_port, seat, partner,
-                                          quick=invitation is not None)  # fmt: skip
+                                          quick=invitation is not None,
+                                          table_id=table_id)  # fmt: skip
         if invitation is not None:
             check_invitation(invitation, answer, format_address(*where))
         if relay is None:
@@ -186,8 +191,10 @@ async def reach_lobby(
     partner: str | None,
     *,
     quick: bool,
+    table_id: bytes | None = None,
 ) -> tuple[LobbyAnswer, tuple[str, int]]:
-    """Join at the first of ``hosts`` that answers; the answer and the address used."""
+    """Join at the first of ``hosts`` that answers (and opened ``table_id``, if given); the
+    answer and the address used."""
     identity = options.home.identity()
     failures = []
     for host, port in hosts:
@@ -196,8 +203,8 @@ async def reach_lobby(
                   f"[{identity.fingerprint}]", flush=True)  # fmt: skip
         try:
             answer = await join_table(
-                host, port, options.name, identity.public_key_bytes, mesh_port,
-                wait=DEFAULT_WAIT, seat=seat, partner=partner,
+                host, port, options.name, identity, mesh_port,
+                wait=DEFAULT_WAIT, seat=seat, partner=partner, table_id=table_id,
                 connect_timeout=INVITATION_CONNECT_TIMEOUT if quick else 10.0,
             )  # fmt: skip
         except HostUnreachable as exc:

@@ -12,7 +12,7 @@ import contextlib
 import ipaddress
 import sys
 from collections.abc import Callable, Sequence
-from typing import IO
+from typing import IO, cast
 
 import trio
 
@@ -46,6 +46,18 @@ async def send_last_beacon(beacon: Beacon, address: BeaconAddress) -> None:
         sock = beacon_socket(address[0])
         with sock:
             await send_beacon(sock, encode_beacon(beacon), address)
+
+
+def beacon_addresses(
+    beacon: BeaconAddress | Sequence[BeaconAddress] | None,
+) -> list[BeaconAddress]:
+    """One beacon address or several (or None: none), as a list. One address is a pair of
+    an IP and a port; the default, :data:`DEFAULT_BEACON_ADDRESSES`, is a tuple of them."""
+    if beacon is None:
+        return []
+    if len(beacon) == 2 and isinstance(beacon[0], str):
+        return [cast(BeaconAddress, beacon)]
+    return list(cast(Sequence[BeaconAddress], beacon))
 
 
 def beacon_address(text: str) -> BeaconAddress:

@@ -150,7 +150,14 @@ def print_roster(definition: TableDefinition, seat: int) -> None:
             print(f"    {s.name} [{fingerprint(s.key)}] at {s.address}{you}")
 
 
-def result_line(result: PeerResult, definition: TableDefinition, *, xp: int | None = None) -> str:
+def result_line(
+    result: PeerResult,
+    definition: TableDefinition,
+    *,
+    xp: int | None = None,
+    fallbacks: dict[str, int] | None = None,
+) -> str:
+    """The ``RESULT`` line; ``fallbacks``: a bot seat's decisions and failures by cause."""
     data = {
         "seat": result.seat,
         "table": definition.table_id.hex(),
@@ -163,6 +170,7 @@ def result_line(result: PeerResult, definition: TableDefinition, *, xp: int | No
         "transcript": str(result.transcript),
         "xp": xp,
         "relayed": result.relayed,
+        "fallbacks": fallbacks,
     }
     return RESULT_PREFIX + json.dumps(data)
 

@@ -1,7 +1,7 @@
 """Another game, the same table: what ``host`` and ``join`` do after a game played out.
 
 The agreement itself is the network layer's (:mod:`belote_p2p.net.rematch`: every player
-answers, the host proposes a new table only if all four want it, each joiner checks it is
+answers, the host proposes a new table only if every seat wants it, each joiner checks it is
 the same table with the deal passed on). This module asks the person (or lets a bot say
 yes), says what happens in plain words, and opens a joiner's new mesh listeners (the host's
 port serves the new table as it served the first); the browser table can call the same

@@ -27,10 +27,17 @@ from belote_p2p.game.engine import Action
 from belote_p2p.game.observation import Observation
 from belote_p2p.net.address import ALL_ADDRESSES
 from belote_p2p.net.lobby import check_name
-from belote_p2p.net.peer import PeerConfig, PeerControl, PeerResult, PeerStatus, run_peer
+from belote_p2p.net.peer import (
+    PeerConfig,
+    PeerControl,
+    PeerError,
+    PeerResult,
+    PeerStatus,
+    run_peer,
+)
 from belote_p2p.net.transport import Mesh
 from belote_p2p.players.autoplay import Autoplay
-from belote_p2p.players.bots import BotError, make_bot
+from belote_p2p.players.bots import BotError, fallback_text, make_bot
 from belote_p2p.players.player import BotPlayer, Player
 from belote_p2p.protocol.events import Event
 from belote_p2p.protocol.identity import Identity, IdentityError, fingerprint
@@ -273,30 +280,38 @@ async def play_seat(
             detach_output()
 
     logs = log_to_file(options.home.log) if ui is not None else contextlib.nullcontext()
+    failed: PeerError | None = None
     try:
         with logs:
             async with trio.open_nursery() as nursery:
                 await nursery.start(watch_signals, control, ui, say)
                 if ui is not None:
                     await nursery.start(ui.run)
-                result = await run_peer(
-                    definition,
-                    seat,
-                    identity,
-                    player,
-                    transcript=transcript or options.home.transcript(definition, seat),
-                    listeners=listeners,
-                    on_event=callback,
-                    on_status=on_status,
-                    config=options.peer_config(seat),
-                    secrets=options.home.secrets(definition, seat),
-                    proposal=proposal,
-                    control=control,
-                    relay=relay,
-                    on_mesh=on_mesh,
-                    host_address=host_address,
-                )
+                try:
+                    result = await run_peer(
+                        definition,
+                        seat,
+                        identity,
+                        player,
+                        transcript=transcript or options.home.transcript(definition, seat),
+                        listeners=listeners,
+                        on_event=callback,
+                        on_status=on_status,
+                        config=options.peer_config(seat),
+                        secrets=options.home.secrets(definition, seat),
+                        proposal=proposal,
+                        control=control,
+                        relay=relay,
+                        on_mesh=on_mesh,
+                        host_address=host_address,
+                    )
+                except PeerError as exc:
+                    # Raised here, not wrapped in this nursery's exception group: the
+                    # commands say it in one line.
+                    failed = exc
                 nursery.cancel_scope.cancel()
+            if failed is not None:
+                raise failed
     finally:
         if timing is not None:
             timing.close()
@@ -317,8 +332,12 @@ async def play_seat(
         )
         if not options.quiet:
             say(line)
+    fallbacks = player.counts if isinstance(player, BotPlayer) else None
+    if fallbacks is not None and fallbacks.fallbacks and not options.quiet:
+        say(f"Bot fallbacks: {fallback_text(fallbacks.to_json())} (a random legal action instead)")
     if options.machine_output:
-        say(result_line(result, definition, xp=xp))
+        counts = None if fallbacks is None else fallbacks.to_json()
+        say(result_line(result, definition, xp=xp, fallbacks=counts))
     return result
 
 

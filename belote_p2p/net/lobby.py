@@ -2,36 +2,50 @@
 definition before the mesh opens.
 
 One peer hosts. It listens on a TCP port (7777 unless told otherwise); each other peer
-connects, sends one join request and waits for the table. Every message is one frame of the
-wire's frame format (4-byte big-endian length, then canonical msgpack):
+connects, asks to join, proves it holds the key it announced and waits for the table. Every
+message is one frame of the wire's frame format (4-byte big-endian length, then canonical
+msgpack), version :data:`LOBBY_VERSION` of the lobby (``PROTOCOL.md`` §6.0):
 
-* joiner -> host: ``{type: "join", name, key, port}``: the player's name (1..32
+* joiner -> host: ``{type: "join", version: 2, name, key, port}``: the player's name (1..32
   characters), its Ed25519 public key (32 bytes) and the TCP port its mesh listener is
   already open on (0: it accepts no connection, ``--no-listen``); optionally ``seat`` (the
   seat it asks for, 1..3) and ``partner`` (the name of the player it wants to sit with);
+* host -> joiner: ``{type: "challenge", table, nonce}``: the table id and 32 fresh random
+  bytes, new for each connection;
+* joiner -> host: ``{type: "join-proof", sig}``: its signature, under the key it announced,
+  of the join request as sent, the nonce and the table id (:func:`proof_statement`);
 * host -> joiner: ``{type: "table", definition, proposal}`` (:meth:`TableDefinition.to_wire`
   and the host's signature of it, :meth:`TableDefinition.propose`) once every joiner is in
   (three; two at a three-handed table, one at a two-handed one), with ``relay``
   (``host:port``) when the table uses another relay than the host's port; or ``{type:
   "error", reason}`` and the connection closes.
 
+A join whose signature does not verify is refused (:class:`KeyNotProven`) and never takes a
+seat: nobody fills a table with keys it does not hold, or sits under another's key. The
+nonce is the host's and good for one try, so a signature made for another connection, or
+for another host's lobby, proves nothing here; the table id in it lets a joiner that knows
+which table it wants (an invitation, a beacon) refuse to sign for another.
+
 The host takes seat 0 and the joiners the other seats in arrival order, as far as their
 requests allow: a requested seat is refused at once when another joiner holds it, a partner
 request puts the two at seats 1 and 3 (or the joiner at seat 2, the host's partner; a table
-without teams refuses partner requests and seats beyond its own), and the
-host may reorder the seats before it signs the table (:meth:`Lobby.reorder`). A seat's
-address is the IP the host saw the joiner's connection come from, with the port the joiner
-announced (empty for port 0: only a relay reaches it); the host's own is the local IP of the
-accepted connections with its port.
+without teams refuses partner requests and seats beyond its own). Until it signs the table
+the host may reorder the seats (:meth:`Lobby.reorder`), name the only players it seats
+(:meth:`Lobby.expect`, ``--seat-order``) and refuse a joiner already seated
+(:meth:`Lobby.refuse`): the joiner is told, the other joiners keep their seats and the seat
+goes to the next joiner. A seat's address is the IP the host saw the joiner's connection
+come from, with the port the joiner announced (empty for port 0: only a relay reaches it);
+the host's own is the local IP of the accepted connections with its port.
 
 Nothing here is trusted for long: the lobby only proposes a definition, signed by the host.
 Every peer signs the definition's digest in its first envelope, with the host's signature of
-it, and the mesh handshake makes each peer prove its key: a host that proposed different
-definitions to different peers is caught with two of its own signatures, and a joiner that
-announced a key it does not hold cannot pass the handshake, before a card is dealt.
+it, and the mesh handshake makes each peer prove its key again: a host that proposed
+different definitions to different peers is caught with two of its own signatures, before a
+card is dealt.
 
-:class:`Lobby` is the host's sans-io bookkeeping; :func:`host_lobby` and :func:`join_table`
-move its bytes over trio.
+:class:`Lobby` is the host's sans-io bookkeeping (:meth:`Lobby.challenge` and
+:meth:`Lobby.join` check the proofs, :meth:`Lobby.admit` seats keys proven elsewhere, as a
+rematch's); :func:`host_lobby` and :func:`join_table` move its bytes over trio.
 """
 
 from __future__ import annotations
@@ -40,21 +54,23 @@ import contextlib
 import ipaddress
 import itertools
 import logging
+import re
 import secrets
 import socket
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 import trio
 
 from belote_p2p.errors import BeloteError, RemoteProtocolError
 from belote_p2p.game.rules import RuleSet
-from belote_p2p.protocol.identity import Identity, fingerprint
+from belote_p2p.protocol.identity import SIGNATURE_SIZE, Identity, fingerprint, verify
 from belote_p2p.protocol.table import MAX_NAME, Seat, TableDefinition
 from belote_p2p.protocol.wire import KEY_SIZE, SEATS, TABLE_ID_SIZE, FrameTooLarge, decode, encode
 
 from .address import format_address, is_loopback, parse_address
+from .serve import Gate, accept_loop
 from .transport import ConnectionClosed, FramedStream
 
 logger = logging.getLogger(__name__)
@@ -66,8 +82,13 @@ REQUEST_TIMEOUT = 10.0
 """Seconds a joiner has, once connected, to send its request."""
 DEFAULT_WAIT = 900.0
 """Seconds the host waits for the table to fill, and a joiner for the table."""
-JOIN_KEYS = frozenset({"type", "name", "key", "port"})
+LOBBY_VERSION = 2
+"""The lobby's version: 2 added the proof of key (a join without one is version 1's)."""
+JOIN_KEYS = frozenset({"type", "version", "name", "key", "port"})
 JOIN_OPTIONAL = frozenset({"seat", "partner"})
+NONCE_SIZE = 32
+PROOF_LABEL = b"belote-p2p/join-proof/v1\x00"
+"""Domain separation of a joiner's proof of key (PROTOCOL.md §6.0)."""
 
 
 class LobbyError(BeloteError):
@@ -86,6 +107,11 @@ class JoinRefused(LobbyError):
         self.reason = reason
 
 
+class KeyNotProven(JoinRefused):
+    """A join whose signature does not prove the key it announced: made up, copied from
+    another connection or lobby, or over a nonce this lobby did not give (or gave already)."""
+
+
 @dataclass(frozen=True, slots=True)
 class JoinRequest:
     name: str
@@ -98,7 +124,8 @@ class JoinRequest:
     """The name of the player it wants as its partner."""
 
     def to_wire(self) -> dict[str, Any]:
-        wire: dict[str, Any] = {"type": "join", "name": self.name, "key": self.key}
+        wire: dict[str, Any] = {"type": "join", "version": LOBBY_VERSION, "name": self.name}
+        wire["key"] = self.key
         wire["port"] = self.port
         if self.seat is not None:
             wire["seat"] = self.seat
@@ -111,6 +138,11 @@ class JoinRequest:
         """Parse strictly; :class:`JoinRefused` says what is wrong."""
         if not isinstance(data, dict) or data.get("type") != "join":
             raise JoinRefused("expected a join request")
+        if data.get("version") != LOBBY_VERSION:
+            raise JoinRefused(
+                f"this host's lobby is version {LOBBY_VERSION} (a joiner proves its key): "
+                "update belote-p2p to join"
+            )
         if not JOIN_KEYS <= set(data) <= JOIN_KEYS | JOIN_OPTIONAL:
             raise JoinRefused(
                 f"a join request has the keys {sorted(JOIN_KEYS)}, and may have "
@@ -138,6 +170,72 @@ def check_name(name: object) -> str:
 
 
 @dataclass(frozen=True, slots=True)
+class Challenge:
+    """What the host gives a joiner to sign: the table id and a fresh nonce."""
+
+    table_id: bytes
+    nonce: bytes
+
+    def to_wire(self) -> dict[str, Any]:
+        return {"type": "challenge", "table": self.table_id, "nonce": self.nonce}
+
+    @classmethod
+    def from_wire(cls, data: object) -> Challenge:
+        """Parse strictly; :class:`LobbyError` says what is wrong."""
+        if (
+            not isinstance(data, dict)
+            or set(data) != {"type", "table", "nonce"}
+            or data["type"] != "challenge"
+            or type(data["table"]) is not bytes
+            or len(data["table"]) != TABLE_ID_SIZE
+            or type(data["nonce"]) is not bytes
+            or len(data["nonce"]) != NONCE_SIZE
+        ):
+            raise LobbyError("the host sent neither a challenge nor an error")
+        return cls(data["table"], data["nonce"])
+
+
+def proof_statement(table_id: bytes, nonce: bytes, request: JoinRequest) -> bytes:
+    """The bytes a joiner signs (PROTOCOL.md §6.0): the label, then the canonical map of
+    its join request as sent, the host's nonce and the table id."""
+    return PROOF_LABEL + encode({"join": request.to_wire(), "nonce": nonce, "table": table_id})
+
+
+def prove(identity: Identity, request: JoinRequest, challenge: Challenge) -> bytes:
+    """Our ``join-proof`` frame: ``request``'s key must be ``identity``'s."""
+    if request.key != identity.public_key_bytes:
+        raise ValueError("a join request is proven with its own key")
+    sig = identity.sign(proof_statement(challenge.table_id, challenge.nonce, request))
+    return encode({"type": "join-proof", "sig": sig})
+
+
+def parse_proof(data: object) -> bytes:
+    """The signature of a ``join-proof`` map; :class:`KeyNotProven` if it is not one."""
+    if (
+        not isinstance(data, dict)
+        or set(data) != {"type", "sig"}
+        or data["type"] != "join-proof"
+        or type(data["sig"]) is not bytes
+        or len(data["sig"]) != SIGNATURE_SIZE
+    ):
+        raise KeyNotProven("a join is proven by one join-proof map of a 64-byte signature")
+    return data["sig"]
+
+
+FINGERPRINT = re.compile(r"[0-9a-f]{4}(-[0-9a-f]{4}){3}")
+
+
+def matches(entry: str, request: JoinRequest) -> bool:
+    """Whether the host's ``entry`` names ``request``: a key's fingerprint (as ``join``
+    prints it) its key, anything else its name (a name that looks like a fingerprint
+    matches only as one: nobody takes another's seat by naming himself after its key)."""
+    entry = entry.strip()
+    if FINGERPRINT.fullmatch(entry.lower()):
+        return entry.lower() == fingerprint(request.key)
+    return same_name(entry, request.name)
+
+
+@dataclass(frozen=True, slots=True)
 class _Joined:
     request: JoinRequest
     ip: str
@@ -151,8 +249,8 @@ def same_name(a: str, b: str) -> bool:
 
 
 class Lobby:
-    """The host's side of the lobby, without I/O: who asked to join, where they sit, and the
-    definition."""
+    """The host's side of the lobby, without I/O: the challenges given, who proved its key
+    and asked to join, where they sit, and the definition."""
 
     def __init__(
         self,
@@ -170,7 +268,13 @@ class Lobby:
             raise ValueError(f"a table id is {TABLE_ID_SIZE} bytes")
         self._joined: list[_Joined] = []
         self._order: list[bytes] | None = None
-        """The host's own order of the joiners' keys for seats 1..3, once it chose one."""
+        """The host's own order of the joiners' keys for seats 1.., once it chose one."""
+        self._pinned: dict[bytes, int] = {}
+        """Seats the joiners keep once a seated joiner was refused or left a full table."""
+        self._nonces: set[bytes] = set()
+        """The challenges given and not yet answered (one per connection)."""
+        self._refused: set[bytes] = set()
+        self._expected: tuple[str, ...] | None = None
 
     @property
     def full(self) -> bool:
@@ -180,13 +284,49 @@ class Lobby:
     def joined(self) -> tuple[JoinRequest, ...]:
         return tuple(j.request for j in self._joined)
 
-    def join(self, request: JoinRequest, ip: str, local_ip: str) -> int:
-        """Take a join request that came from ``ip``; return the seat it will have.
+    @property
+    def missing(self) -> int:
+        """How many joiners the table still waits for."""
+        return self.seats - 1 - len(self._joined)
 
-        Raises :class:`JoinRefused` when the table is full or the key is already seated.
+    def challenge(self) -> Challenge:
+        """A fresh nonce for one joiner to sign, good for one :meth:`join`."""
+        nonce = secrets.token_bytes(NONCE_SIZE)
+        self._nonces.add(nonce)
+        return Challenge(self.table_id, nonce)
+
+    def withdraw(self, challenge: Challenge) -> None:
+        """The connection of ``challenge`` ended before its proof: forget its nonce."""
+        self._nonces.discard(challenge.nonce)
+
+    def join(
+        self, request: JoinRequest, ip: str, local_ip: str, *, nonce: bytes, signature: bytes
+    ) -> int:
+        """Take a join request that came from ``ip`` with its ``signature`` of our challenge
+        ``nonce``; return the seat it will have.
+
+        Raises :class:`KeyNotProven` unless the signature proves the request's key (the
+        nonce is used up either way), and :class:`JoinRefused` when it cannot be seated.
         """
+        if nonce not in self._nonces:
+            raise KeyNotProven("that nonce is not one this lobby gave, or it was used")
+        self._nonces.discard(nonce)
+        if not verify(request.key, signature, proof_statement(self.table_id, nonce, request)):
+            raise KeyNotProven(
+                f"the join is not signed by the key it announces ({fingerprint(request.key)}) "
+                "over this lobby's challenge"
+            )
+        return self.admit(request, ip, local_ip)
+
+    def admit(self, request: JoinRequest, ip: str, local_ip: str) -> int:
+        """Seat ``request`` without a proof: for keys proven elsewhere (a rematch seats the
+        keys of a table every seat signed). The seat it will have, or :class:`JoinRefused`
+        when the table is full, the key already seated or refused, or no seat is left that
+        its request allows."""
         if self.full:
             raise JoinRefused("the table is full")
+        if request.key in self._refused:
+            raise JoinRefused(f"{self.host.name} (the host) did not seat you at this table")
         if request.seat is not None and request.seat >= self.seats:
             raise JoinRefused(f"this table has seats 1 to {self.seats - 1} for joiners")
         if request.partner is not None and not self.rules.has_teams:
@@ -194,6 +334,10 @@ class Lobby:
         keys = {self.host.key, *(j.request.key for j in self._joined)}
         if request.key in keys:
             raise JoinRefused(f"the key {fingerprint(request.key)} is already at the table")
+        if self._expected is not None and not any(
+            matches(entry, request) for entry in self._unmatched()
+        ):
+            raise JoinRefused(f"{self.host.name} (the host) seats other players at this table")
         joined = [*self._joined, _Joined(request, ip, local_ip)]
         seats = self._assign([j.request for j in joined])
         if seats is None:
@@ -201,6 +345,30 @@ class Lobby:
         self._joined = joined
         self._order = None
         return seats[-1]
+
+    def expect(self, entries: Sequence[str]) -> None:
+        """The host seats only the joiners ``entries`` name (each a name or a key's
+        fingerprint, ``--seat-order``): any other join is refused at once."""
+        self._expected = tuple(entries)
+
+    def _unmatched(self) -> list[str]:
+        """The expected entries no joiner took yet."""
+        left = list(self._expected or ())
+        for joined in self._joined:
+            found = next((e for e in left if matches(e, joined.request)), None)
+            if found is not None:
+                left.remove(found)
+        return left
+
+    def refuse(self, seat: int) -> JoinRequest:
+        """The host does not want the joiner at ``seat``: it leaves, its key is refused from
+        now on, the other joiners keep their seats and the next joiner takes this one."""
+        for at, request in self.seating():
+            if at == seat:
+                self._free(request.key)
+                self._refused.add(request.key)
+                return request
+        raise JoinRefused(f"no joiner sits at seat {seat}")
 
     def seating(self) -> list[tuple[int, JoinRequest]]:
         """The joiners' seats as they stand now (each request honoured), by seat."""
@@ -212,19 +380,20 @@ class Lobby:
         assert seats is not None, "every join was checked"
         return sorted(zip(seats, requests, strict=True), key=lambda pair: pair[0])
 
-    def reorder(self, names: Sequence[str]) -> None:
-        """The host seats the three joiners itself: ``names`` for seats 1, 2 and 3 (their
-        requests no longer count). :class:`JoinRefused` if the names are not the joiners'."""
+    def reorder(self, entries: Sequence[str]) -> None:
+        """The host seats the joiners itself: ``entries`` (names or fingerprints) for seats
+        1, 2... (their requests no longer count). :class:`JoinRefused` if they do not name
+        the joiners."""
         if not self.full:
             raise JoinRefused("the table is not complete")
         left = list(self._joined)
         order = []
-        for name in names:
-            found = next((j for j in left if same_name(j.request.name, name)), None)
+        for entry in entries:
+            found = next((j.request for j in left if matches(entry, j.request)), None)
             if found is None:
-                raise JoinRefused(f"{name!r} is not a joiner left to seat")
-            left.remove(found)
-            order.append(found.request.key)
+                raise JoinRefused(f"{entry!r} is not a joiner left to seat")
+            left = [j for j in left if j.request is not found]
+            order.append(found.key)
         if left or len(order) != self.seats - 1:
             raise JoinRefused(f"name the {self.seats - 1} joiners, for seats 1 to {self.seats - 1}")
         self._order = order
@@ -233,9 +402,13 @@ class Lobby:
         """The host swaps the joiners at seats ``a`` and ``b`` (1..seats-1)."""
         if not {a, b} <= set(range(1, self.seats)):
             raise JoinRefused(f"the joiners sit at seats 1 to {self.seats - 1}")
-        names = [r.name for _, r in self.seating()]
-        names[a - 1], names[b - 1] = names[b - 1], names[a - 1]
-        self.reorder(names)
+        keys = [r.key for _, r in self.seating()]
+        keys[a - 1], keys[b - 1] = keys[b - 1], keys[a - 1]
+        self._order = keys
+
+    def opposite(self, seat: int) -> int:
+        """The seat of ``seat``'s partner (with teams: four seats)."""
+        return (seat + self.seats // 2) % self.seats
 
     def _assign(self, requests: Sequence[JoinRequest]) -> list[int] | None:
         """A seat for each request (in arrival order where the requests leave a choice), or
@@ -256,22 +429,26 @@ class Lobby:
         seats: Sequence[int],
         full: bool,
     ) -> bool:
+        pinned = self._pinned.get(request.key)
+        if pinned is not None:
+            return seat == pinned  # the host saw it there: it stays
         if request.seat is not None and request.seat != seat:
             return False
         partner = request.partner
         if partner is None:
             return True
         if same_name(partner, self.host.name):
-            return seat == 2
+            return seat == self.opposite(0)
         where = [
             s
             for r, s in zip(requests, seats, strict=True)
             if r is not request and same_name(r.name, partner)
         ]
         if where:
-            return {seat, where[0]} == {1, 3}
+            return where[0] == self.opposite(seat)
         # The partner has not come yet: keep it the seat opposite.
-        return full or (seat in (1, 3) and (4 - seat) not in seats)
+        opposite = self.opposite(seat)
+        return full or (opposite != 0 and opposite not in seats)
 
     def _why_not(self, request: JoinRequest) -> str:
         """Why ``request`` cannot be seated with the joiners already in."""
@@ -280,10 +457,10 @@ class Lobby:
             for other in others:
                 if other.seat == request.seat:
                     return f"seat {request.seat} is taken: {other.name} asked for it first"
-            if request.seat == 2 and any(
+            if request.seat == self.opposite(0) and any(
                 o.partner and same_name(o.partner, self.host.name) for o in others
             ):
-                return "seat 2 is taken: another joiner is the host's partner"
+                return f"seat {request.seat} is taken: another joiner is the host's partner"
             return f"seat {request.seat} is taken: the other joiners' requests hold it"
         if request.partner is not None:
             return (
@@ -292,10 +469,16 @@ class Lobby:
         return "the seats left are held by the other joiners' requests"
 
     def leave(self, key: bytes) -> None:
-        """A joiner hung up before the table filled: free its place."""
+        """A joiner hung up before the host signed the table: free its place."""
+        self._free(key)
+
+    def _free(self, key: bytes) -> None:
         if self.full:
-            raise JoinRefused("the table is already complete")
+            # The host saw this table: the others keep their seats, the next joiner takes
+            # the one freed.
+            self._pinned = {r.key: seat for seat, r in self.seating() if r.key != key}
         self._joined = [j for j in self._joined if j.request.key != key]
+        self._pinned.pop(key, None)
         self._order = None
 
     def definition(self) -> TableDefinition:
@@ -356,9 +539,8 @@ def error_message(reason: str) -> bytes:
     return encode({"type": "error", "reason": reason})
 
 
-def parse_answer(data: bytes, key: bytes, port: int) -> LobbyAnswer:
-    """A joiner reads the host's answer: the definition, its seat, the host's signature of
-    the definition and the relay it names, or :class:`LobbyError`."""
+def _host_message(data: bytes) -> object:
+    """A frame from the host, decoded; its ``error`` raised as :class:`JoinRefused`."""
     try:
         msg = decode(data)
     except RemoteProtocolError as exc:
@@ -366,6 +548,19 @@ def parse_answer(data: bytes, key: bytes, port: int) -> LobbyAnswer:
     if isinstance(msg, dict) and msg.get("type") == "error":
         reason = msg.get("reason")
         raise JoinRefused(reason if isinstance(reason, str) else "refused")
+    return msg
+
+
+def parse_challenge(data: bytes) -> Challenge:
+    """A joiner reads the host's challenge, or :class:`JoinRefused` (its error), or
+    :class:`LobbyError`."""
+    return Challenge.from_wire(_host_message(data))
+
+
+def parse_answer(data: bytes, key: bytes, port: int) -> LobbyAnswer:
+    """A joiner reads the host's answer: the definition, its seat, the host's signature of
+    the definition and the relay it names, or :class:`LobbyError`."""
+    msg = _host_message(data)
     if (
         not isinstance(msg, dict)
         or msg.get("type") != "table"
@@ -421,6 +616,31 @@ def _socket_ips(stream: trio.abc.Stream) -> tuple[str, str]:
     return plain_ip(str(peer[0])), plain_ip(str(local[0]))
 
 
+class _Changes:
+    """Wakes the host's lobby when a joiner comes or goes."""
+
+    def __init__(self) -> None:
+        self._event = trio.Event()
+
+    def notify(self) -> None:
+        self._event.set()
+        self._event = trio.Event()
+
+    async def wait(self) -> None:
+        await self._event.wait()
+
+
+@dataclass
+class _Holder:
+    """A seated joiner's connection, held until the host signs the table or dismisses it."""
+
+    conn: FramedStream
+    request: JoinRequest
+    done: trio.Event = field(default_factory=trio.Event)
+    reason: str | None = None
+    """Why it is dismissed (it hears it), if it is."""
+
+
 async def host_lobby(
     lobby: Lobby,
     listeners: Sequence[trio.abc.Listener[Any]],
@@ -429,52 +649,77 @@ async def host_lobby(
     wait: float = DEFAULT_WAIT,
     request_timeout: float = REQUEST_TIMEOUT,
     on_join: Callable[[int, JoinRequest], None] | None = None,
+    on_leave: Callable[[JoinRequest], None] | None = None,
     arrange: Callable[[Lobby], Awaitable[None]] | None = None,
     hand_over: Callable[[Callable[[trio.abc.Stream], Awaitable[None]] | None], None] | None = None,
     relay: str | None = None,
 ) -> tuple[TableDefinition, bytes]:
     """Accept joiners on ``listeners`` until the table is full; send them the definition.
 
-    ``host`` signs the definition (the proposal every seat repeats when it signs the table);
-    the definition and that signature are returned.
-    ``on_join(seat, request)`` (if given) is called as each joiner is accepted; once the
-    table is full, ``arrange(lobby)`` may reorder the seats (a prompt, the host's order)
-    before the definition is made. ``hand_over(handler)`` registers the lobby's handler with
-    whatever else accepts connections for it (the host's port, :class:`~.relay.HostPort`),
-    and ``hand_over(None)`` withdraws it. ``relay`` is the relay the table uses if not the
-    host's port. Refused requests get an error frame. Raises :class:`LobbyError` if the
-    table does not fill within ``wait`` seconds. Closes the listeners before returning.
+    Each joiner proves its key (:meth:`Lobby.challenge`, :meth:`Lobby.join`) before it is
+    seated; a refused one hears why and is let go. ``host`` signs the definition (the
+    proposal every seat repeats when it signs the table); the definition and that signature
+    are returned. ``on_join(seat, request)`` (if given) is called as each joiner is seated,
+    ``on_leave(request)`` as one hangs up before the table is signed. Once the table is
+    full, ``arrange(lobby)`` may reorder the seats (a prompt, the host's order) or refuse
+    joiners (:meth:`Lobby.refuse`: each is told, and the lobby waits for others to take
+    their seats) before the definition is made. ``hand_over(handler)`` registers the lobby's
+    handler with whatever else accepts connections for it (the host's port,
+    :class:`~.relay.HostPort`), and ``hand_over(None)`` withdraws it. ``relay`` is the relay
+    the table uses if not the host's port. Raises :class:`LobbyError` if the table does not
+    fill within ``wait`` seconds, saying what it waited for. Closes the listeners before
+    returning.
     """
-    complete = trio.Event()
-    sent = trio.Event()
-    holders: dict[bytes, FramedStream] = {}
+    changes = _Changes()
+    holders: dict[bytes, _Holder] = {}
+    signed = False
 
     async def handle(stream: trio.abc.Stream) -> None:
         ip, local_ip = _socket_ips(stream)
         async with FramedStream(stream, max_frame=MAX_LOBBY_FRAME) as conn:
             try:
-                with trio.fail_after(request_timeout):
-                    data = await conn.receive()
-                request = JoinRequest.from_wire(_decode_or_refuse(data))
-                seat = lobby.join(request, ip, local_ip)
+                request, seat = await _take_join(conn, lobby, ip, local_ip, request_timeout)
             except JoinRefused as exc:
                 logger.warning("lobby: refused %s: %s", ip, exc.reason)
                 await _send_quietly(conn, error_message(exc.reason))
                 return
             except (trio.TooSlowError, ConnectionClosed, FrameTooLarge) as exc:
-                logger.info("lobby: a connection from %s ended without a request: %r", ip, exc)
+                logger.info("lobby: a connection from %s ended without a join: %r", ip, exc)
                 await _send_quietly(conn, error_message("no valid join request"))
                 return
-            holders[request.key] = conn
+            holder = holders[request.key] = _Holder(conn, request)
             if on_join is not None:
                 on_join(seat, request)
-            if lobby.full:
-                complete.set()
+            changes.notify()
+
+            async def hang_up() -> None:
+                # A joiner says nothing more: a frame or the end of the stream is its leaving.
+                with contextlib.suppress(ConnectionClosed, FrameTooLarge):
+                    await conn.receive()
+                if not signed and not holder.done.is_set():
+                    logger.info("lobby: %s left before the table was signed", request.name)
+                    lobby.leave(request.key)
+                    holders.pop(request.key, None)
+                    holder.done.set()
+                    if on_leave is not None:
+                        on_leave(request)
+                    changes.notify()
+
             async with trio.open_nursery() as watch:
-                watch.start_soon(_watch_hangup, conn, lobby, request, complete, watch.cancel_scope)
-                await sent.wait()
+                watch.start_soon(hang_up)
+                await holder.done.wait()
                 watch.cancel_scope.cancel()
-            holders.pop(request.key, None)
+            if holder.reason is not None:
+                await _send_quietly(conn, error_message(holder.reason))
+
+    def dismiss(reason: str) -> None:
+        """Let go every connection the lobby no longer seats, telling it ``reason``."""
+        seated = {r.key for r in lobby.joined} if not signed else set()
+        for key, holder in list(holders.items()):
+            if key not in seated:
+                holder.reason = reason
+                del holders[key]
+                holder.done.set()
 
     definition: TableDefinition | None = None
     proposal = b""
@@ -484,49 +729,70 @@ async def host_lobby(
         if hand_over is not None:
             hand_over(handle)
         with trio.move_on_after(wait):
-            await complete.wait()
+            while True:
+                while not lobby.full:
+                    await changes.wait()
+                if arrange is not None:
+                    await arrange(lobby)
+                dismiss(f"{lobby.host.name} (the host) did not seat you at this table")
+                if lobby.full:
+                    break
+            signed = True
             if hand_over is not None:
                 hand_over(None)
-            if arrange is not None:
-                await arrange(lobby)
             definition = lobby.definition()
             proposal = definition.propose(host)
             message = table_message(definition, proposal, relay)
-            for conn in list(holders.values()):
-                await _send_quietly(conn, message)
+            for holder in list(holders.values()):
+                await _send_quietly(holder.conn, message)
         if hand_over is not None:
             hand_over(None)
-        sent.set()
+        waited = _waiting_for(lobby)
+        signed = True
+        if definition is None:
+            dismiss(f"the table did not fill within {wait:.0f} s")
+        for holder in holders.values():
+            holder.done.set()
         for listener in listeners:
             await listener.aclose()
-        # The handlers close their connections once ``sent`` is set; then the nursery ends.
+        # The handlers close their connections once told; then the nursery ends.
         nursery.cancel_scope.deadline = trio.current_time() + request_timeout
     if definition is None:
-        raise LobbyError(f"the table did not fill within {wait:.0f} s")
+        raise LobbyError(f"the table did not fill within {wait:.0f} s: {waited}")
     return definition, proposal
 
 
-def _decode_or_refuse(data: bytes) -> object:
+def _waiting_for(lobby: Lobby) -> str:
+    """What a lobby still waits for, in words."""
+    names = [r.name for r in lobby.joined]
+    seated = f" ({', '.join(names)} joined)" if names else ""
+    more = lobby.missing
+    return f"it waited for {more} more player{'s' if more != 1 else ''}{seated}"
+
+
+async def _take_join(
+    conn: FramedStream, lobby: Lobby, ip: str, local_ip: str, timeout: float
+) -> tuple[JoinRequest, int]:
+    """Read a join request, challenge it and check its proof: the request and its seat, or
+    :class:`JoinRefused` (:class:`KeyNotProven` for a bad proof)."""
+    with trio.fail_after(timeout):
+        request = JoinRequest.from_wire(_decode_or_refuse(await conn.receive(), "a join request"))
+        challenge = lobby.challenge()
+        try:
+            await conn.send(encode(challenge.to_wire()))
+            signature = parse_proof(_decode_or_refuse(await conn.receive(), "a join proof"))
+        except BaseException:
+            lobby.withdraw(challenge)
+            raise
+    seat = lobby.join(request, ip, local_ip, nonce=challenge.nonce, signature=signature)
+    return request, seat
+
+
+def _decode_or_refuse(data: bytes, what: str) -> object:
     try:
         return decode(data)
     except RemoteProtocolError:
-        raise JoinRefused("a join request is one canonical msgpack map") from None
-
-
-async def _watch_hangup(
-    conn: FramedStream,
-    lobby: Lobby,
-    request: JoinRequest,
-    complete: trio.Event,
-    scope: trio.CancelScope,
-) -> None:
-    """A joiner says nothing more; if it hangs up before the table fills, free its place."""
-    with contextlib.suppress(ConnectionClosed, FrameTooLarge):
-        await conn.receive()
-    if not complete.is_set():
-        logger.info("lobby: %s left before the table filled", request.name)
-        lobby.leave(request.key)
-        scope.cancel()
+        raise JoinRefused(f"{what} is one canonical msgpack map") from None
 
 
 async def _accept_loop(
@@ -534,12 +800,9 @@ async def _accept_loop(
     nursery: trio.Nursery,
     handle: Callable[[trio.abc.Stream], Awaitable[None]],
 ) -> None:
-    while True:
-        try:
-            stream = await listener.accept()
-        except trio.ClosedResourceError:
-            return
-        nursery.start_soon(handle, stream)
+    """Until ``listener`` is closed (:func:`~.serve.accept_loop`: a joiner counts among
+    the unproven while its handler runs; the seated ones are only as many as the seats)."""
+    await accept_loop(listener, lambda stream, _ticket: handle(stream), nursery, Gate("lobby"))
 
 
 async def _send_quietly(conn: FramedStream, payload: bytes) -> None:
@@ -567,37 +830,47 @@ async def join_table(
     host: str,
     port: int,
     name: str,
-    key: bytes,
+    identity: Identity,
     mesh_port: int,
     *,
     connect_timeout: float = 10.0,
     wait: float = DEFAULT_WAIT,
     seat: int | None = None,
     partner: str | None = None,
+    table_id: bytes | None = None,
 ) -> LobbyAnswer:
-    """Join the table hosted at ``host:port``, asking for ``seat`` or ``partner`` if given;
-    return the definition, our seat, the host's signature of the definition and the relay
-    it names. ``mesh_port`` 0: we accept no connection (a relay reaches us).
+    """Join the table hosted at ``host:port`` as ``identity``, asking for ``seat`` or
+    ``partner`` if given; return the definition, our seat, the host's signature of the
+    definition and the relay it names. ``mesh_port`` 0: we accept no connection (a relay
+    reaches us). ``table_id``: the table we mean to join (an invitation's, a beacon's); we
+    sign no challenge for another.
 
     Raises :class:`JoinRefused` when the host refuses us and :class:`LobbyError` for every
     other failure (no connection, a bad answer, no answer within ``wait`` seconds).
     """
-    request = JoinRequest(check_name(name), key, mesh_port, seat, partner)
+    request = JoinRequest(check_name(name), identity.public_key_bytes, mesh_port, seat, partner)
+    where = format_address(host, port)
     try:
         with trio.fail_after(connect_timeout):
             stream = await trio.open_tcp_stream(host, port)
     except (OSError, trio.TooSlowError) as exc:
-        raise HostUnreachable(
-            f"cannot reach the host at {format_address(host, port)}: {_unreachable(exc)}"
-        ) from None
+        raise HostUnreachable(f"cannot reach the host at {where}: {_unreachable(exc)}") from None
     async with FramedStream(stream, max_frame=MAX_LOBBY_FRAME) as conn:
         try:
             with trio.fail_after(connect_timeout):
                 await conn.send(encode(request.to_wire()))
+                challenge = parse_challenge(await conn.receive())
+            if table_id is not None and challenge.table_id != table_id:
+                raise LobbyError(
+                    f"the host at {where} opened table {challenge.table_id.hex()}, not "
+                    f"{table_id.hex()}; not joining"
+                )
+            with trio.fail_after(connect_timeout):
+                await conn.send(prove(identity, request, challenge))
             with trio.fail_after(wait):
                 answer = await conn.receive()
         except trio.TooSlowError:
             raise LobbyError(f"no table from the host within {wait:.0f} s") from None
         except (ConnectionClosed, FrameTooLarge) as exc:
             raise LobbyError(f"the host closed the lobby: {exc}") from None
-    return parse_answer(answer, key, mesh_port)
+    return parse_answer(answer, identity.public_key_bytes, mesh_port)

@@ -31,8 +31,11 @@ Time. Every seat that owes the next message has a deadline (:class:`PeerConfig`:
 a protocol step); past it, the wait is reported (a log line, and :class:`PeerStatus` to
 ``on_status`` with the seconds left), and after a further grace period we sign the seat gone
 (the session's ``abandon``): the game ends, abandoned by that seat, once all the others
-have signed it, and with :attr:`PeerResult.error` if they have not within another grace
-period. A lost connection is not a departure: the mesh reconnects (the higher seat dials
+have signed it for the same point of its chain. A deadline restarts only when the seat
+delivers what it owes (``TableSession.progress``), never for filler. A vote the others do
+not join (they heard from the seat meanwhile) is simply kept: this peer never stops itself
+for it, it goes on syncing and playing, and votes again if the seat stalls again. A lost
+connection is not a departure: the mesh reconnects (the higher seat dials
 again), both sides send a sync request (``TableSession.sync_request``) and answer the
 other's, and only silence past the deadline and grace counts. When the game makes no
 progress for :attr:`PeerConfig.sync_interval`, we ask every peer for what we may lack.
@@ -70,7 +73,6 @@ from belote_p2p.protocol.secretstore import SecretStore
 from belote_p2p.protocol.session import SessionError, TableSession
 from belote_p2p.protocol.table import TableDefinition
 from belote_p2p.protocol.transcript import TranscriptError, TranscriptWriter, read_transcript
-from belote_p2p.protocol.wire import SEATS
 
 from .address import parse_address
 from .relay import relay_fallback
@@ -168,6 +170,12 @@ class SeatWait:
         what = "a decision" if self.decision else "a protocol step"
         left = max(0, math.ceil(self.abandon_in))
         link = "" if self.connected else ", disconnected"
+        if self.overdue and self.abandon_in <= 0:
+            # Our vote is signed; the game ends once every other seat signed it too.
+            return (
+                f"waiting for seat {self.seat} ({self.name}{link}): signed that it left, "
+                "waiting for the other seats to sign it too"
+            )
         if self.overdue:
             return f"waiting for seat {self.seat} ({self.name}{link}): {left} s left"
         return f"waiting for seat {self.seat} ({self.name}{link}): {what}"
@@ -207,8 +215,8 @@ class PeerResult:
     sent_bytes: int
     """Their bytes (each counted once)."""
     rejected: tuple[int, ...] = (0, 0, 0, 0)
-    """Invalid frames received, by the seat whose connection delivered them (each cost that
-    connection; none ends the game)."""
+    """Invalid frames received, by the seat whose connection delivered them (one count per
+    seat of the table; each cost that connection; none ends the game)."""
     resumed: bool = False
     """The game went on from a transcript written before (a restart after a crash)."""
     reconnections: int = 0
@@ -278,7 +286,8 @@ _Input: TypeAlias = Received | PeerLost | PeerConnected | _Decided | _PlayerFail
 class _Counters:
     sent: int = 0
     sent_bytes: int = 0
-    rejected: list[int] = field(default_factory=lambda: [0] * SEATS)
+    rejected: list[int] = field(default_factory=list)
+    """One count per seat of the table."""
     reconnections: int = 0
     sync_ignored: int = 0
     relayed: int = 0
@@ -390,11 +399,24 @@ async def run_peer(
             session, seat, player, writer, config, on_event, on_status, recorded, control
         )
         async with trio.open_nursery() as nursery:
+            absent = absent_seats(mesh)
             try:
                 with trio.fail_after(config.connect_timeout):
-                    await nursery.start(
-                        partial(mesh.run, addresses, listeners=listeners, fallback=fallback)
-                    )
+                    async with trio.open_nursery() as watch:
+
+                        async def note_absent() -> None:
+                            # Who is missing, as the wait goes: a timeout closes every
+                            # connection before it is seen.
+                            nonlocal absent
+                            while True:
+                                await trio.sleep(0.25)
+                                absent = absent_seats(mesh)
+
+                        watch.start_soon(note_absent)
+                        await nursery.start(
+                            partial(mesh.run, addresses, listeners=listeners, fallback=fallback)
+                        )
+                        watch.cancel_scope.cancel()
             except Exception as exc:  # a timeout, DialFailed, a failed handshake, OSError...
                 failure = exc
                 mesh.close()
@@ -404,7 +426,9 @@ async def run_peer(
                 finally:
                     mesh.close()
     if failure is not None:
-        raise PeerError(f"seat {seat}: the mesh did not open: {_explain(failure)}") from failure
+        late = f"{seat_names(definition, absent)} did not connect in {config.connect_timeout:g} s"
+        why = _explain(failure, late)
+        raise PeerError(f"seat {seat}: the mesh did not open: {why}") from failure
     c = driver.counters
     return PeerResult(
         seat=seat,
@@ -433,13 +457,27 @@ def seat_address(definition: TableDefinition, seat: int) -> tuple[str, int] | No
     return parse_address(text) if text else None
 
 
-def _explain(exc: BaseException) -> str:
-    """The leaf errors of ``exc`` (trio wraps a task's failure in exception groups)."""
+def _explain(exc: BaseException, late: str) -> str:
+    """The leaf errors of ``exc`` (trio wraps a task's failure in exception groups); a
+    timeout as ``late`` (who did not connect)."""
     if isinstance(exc, BaseExceptionGroup):
-        return "; ".join(_explain(e) for e in exc.exceptions)
+        return "; ".join(_explain(e, late) for e in exc.exceptions)
     if isinstance(exc, trio.TooSlowError):
-        return "the other peers did not all connect in time"
+        return late
     return str(exc) or repr(exc)
+
+
+def absent_seats(mesh: Mesh) -> list[int]:
+    """The other seats not connected to ``mesh`` right now."""
+    return [s for s in range(mesh.seats) if s != mesh.seat and s not in mesh.peers]
+
+
+def seat_names(definition: TableDefinition, seats: Sequence[int]) -> str:
+    """``Bob (seat 1) and Carol (seat 3)``; ``the other peers`` for none."""
+    named = [f"{definition.seats[s].name} (seat {s})" for s in seats]
+    if not named:
+        return "the other peers"
+    return named[0] if len(named) == 1 else ", ".join(named[:-1]) + " and " + named[-1]
 
 
 class _Driver:
@@ -465,7 +503,7 @@ class _Driver:
         self.config = config
         self.on_event = on_event
         self.on_status = on_status
-        self.counters = _Counters()
+        self.counters = _Counters(rejected=[0] * session.seats)
         self.error: str | None = None
         self.resigned = False
         """Our player resigned (a person's choice, not an error)."""
@@ -487,8 +525,6 @@ class _Driver:
         # The clock: when each seat started owing its current message, and of what kind.
         self._owes: dict[int, tuple[bool, float]] = {}
         self._seqs = [0] * session.seats
-        self._chats = [0] * session.seats
-        """Chat envelopes accepted from each seat: a chat is no progress on what it owes."""
         self._quit = False
         self._length = -1
         self._last_progress = 0.0
@@ -686,10 +722,15 @@ class _Driver:
                 return replies[:k]
         return replies
 
-    def _vote(self, seat: int) -> None:
-        if seat not in self.voted:
-            self.voted[seat] = trio.current_time()
-            self.session.abandon(seat)
+    def _vote(self, seat: int) -> bool:
+        """Sign ``seat`` gone (our own: resign), once per point it stalled at; whether a
+        vote was signed now."""
+        if seat == self.seat and seat in self.voted:
+            return False
+        if not self.session.abandon(seat):
+            return False
+        self.voted[seat] = trio.current_time()
+        return True
 
     # -- the clock ------------------------------------------------------------------------
 
@@ -712,11 +753,12 @@ class _Driver:
         if session.finished or self.error is not None:
             return
         config = self.config
-        tracker = session.tracker
         if len(session.transcript) != self._length:
             self._length = len(session.transcript)
             self._last_progress = now
-        sent = [tracker.next_seq(s) - self._chats[s] for s in range(session.seats)]
+        # What each seat delivered: its deadline restarts only when that grows (filler such
+        # as chat, fault reports, votes or envelopes held for a later round restarts nothing).
+        sent = [session.progress(s) for s in range(session.seats)]
         owed = self._owed()
         for s in list(self._owes):
             if s not in owed:
@@ -750,19 +792,14 @@ class _Driver:
             if not session.ready:
                 self.error = f"seat {wait.seat} did not sign the table in {wait.waited:.0f} s"
                 return
-            if wait.seat not in self.voted:
+            if self._vote(wait.seat):
+                # Kept if the others do not sign it too (they may have heard from the seat):
+                # we never stop ourselves for it, we go on syncing and playing, and the vote
+                # lapses once the seat delivers (PROTOCOL.md §6.6).
                 logger.warning(
                     "seat %d: seat %d (%s) silent for %.0f s: signing that it left",
                     self.seat, wait.seat, wait.name, wait.waited,
                 )  # fmt: skip
-                self._vote(wait.seat)
-        for gone, when in self.voted.items():
-            if gone != self.seat and now - when >= config.grace:
-                self.error = (
-                    f"seat {gone} is silent, and the other seats did not sign that it left "
-                    f"within {config.grace:.0f} s"
-                )
-                return
         stalled = now - self._last_progress
         if stalled >= config.sync_interval and now - self._last_sync >= config.sync_interval:
             # No progress for a while: ask every peer for what we may lack.
@@ -803,8 +840,6 @@ class _Driver:
             sender = session.tracker.seat_of(envelope.sender)
             if envelope.body.get("type") == "done":
                 self.done_from.add(sender)
-            elif envelope.type == "chat":
-                self._chats[sender] += 1
             if envelope.hash in self._on_disk:
                 continue
             self.writer.append(envelope.encode())

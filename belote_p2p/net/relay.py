@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import itertools
 import logging
+import os
 from collections.abc import Awaitable, Callable, Sequence
 from contextlib import suppress
 from dataclasses import dataclass, field
@@ -28,9 +29,12 @@ import trio
 from belote_p2p.errors import BeloteError, RemoteProtocolError
 from belote_p2p.protocol.identity import Identity
 from belote_p2p.protocol.relay import (
+    MAX_CONTROL_FRAME,
     Action,
     Close,
+    RelayError,
     RelayLimits,
+    RelayPhase,
     RelayServer,
     Send,
     check_paired,
@@ -39,10 +43,17 @@ from belote_p2p.protocol.relay import (
     source_of,
 )
 from belote_p2p.protocol.table import TableDefinition
-from belote_p2p.protocol.wire import DEFAULT_MAX_FRAME, FrameDecoder, FrameTooLarge, decode
+from belote_p2p.protocol.wire import (
+    DEFAULT_MAX_FRAME,
+    HELLO_FRAMES,
+    FrameDecoder,
+    FrameTooLarge,
+    decode,
+)
 
 from .address import format_address
-from .transport import AnyListener, ConnectionClosed, FramedStream, Link
+from .serve import Gate, Ticket, serve_listeners
+from .transport import AnyListener, ConnectionClosed, FramedStream, Link, mesh_link
 
 logger = logging.getLogger(__name__)
 
@@ -59,12 +70,14 @@ MAX_FIRST_FRAME = 1 << 14
 
 class RelayLink(FramedStream):
     """A :class:`~belote_p2p.net.transport.Link` through a relay (the mesh runs its
-    handshake end to end over it)."""
+    handshake end to end over it). Its first frames are the relay's challenge and its
+    answer to our join, then the peer's hello and proof: each is capped to its size."""
 
     relayed = True
 
     def __init__(self, stream: trio.abc.Stream, *, relay: str, max_frame: int) -> None:
-        super().__init__(stream, max_frame=max_frame)
+        opening = (MAX_CONTROL_FRAME, MAX_CONTROL_FRAME, *HELLO_FRAMES)
+        super().__init__(stream, max_frame=max_frame, opening=opening)
         self.relay = relay
 
 
@@ -86,8 +99,12 @@ async def open_relay_link(
     the relay refuses us and :class:`ConnectionClosed` or ``OSError`` when it is gone."""
     host, port = address
     shown = format_address(host, port)
-    with trio.fail_after(connect_timeout):
-        stream = await trio.open_tcp_stream(host, port)
+    try:
+        with trio.fail_after(connect_timeout):
+            stream = await trio.open_tcp_stream(host, port)
+    except (OSError, trio.TooSlowError) as exc:
+        why = "no answer" if isinstance(exc, trio.TooSlowError) else _reason(exc)
+        raise ConnectionClosed(f"the relay at {shown} cannot be reached ({why})") from None
     link = RelayLink(stream, relay=shown, max_frame=max_frame)
     try:
         with trio.fail_after(connect_timeout):
@@ -101,10 +118,25 @@ async def open_relay_link(
     except (ConnectionClosed, FrameTooLarge) as exc:
         await trio.aclose_forcefully(link)
         raise ConnectionClosed(f"the relay at {shown}: {exc}") from None
+    except RelayError as exc:
+        await trio.aclose_forcefully(link)
+        raise RelayError(f"the relay at {shown}: {exc}") from None
     except BaseException:
         await trio.aclose_forcefully(link)
         raise
     return link
+
+
+def _reason(exc: OSError) -> str:
+    """An ``OSError`` of a connection attempt in words (trio's own names the address and
+    keeps each attempt's error in a group as its cause)."""
+    cause = exc.__cause__
+    while isinstance(cause, BaseExceptionGroup) and cause.exceptions:
+        cause = cause.exceptions[0]
+    for error in (exc, cause):
+        if isinstance(error, OSError) and error.errno:
+            return os.strerror(error.errno).lower()
+    return str(exc)
 
 
 def relay_fallback(
@@ -151,6 +183,12 @@ class RelayService:
         self._outs: dict[int, _Out] = {}
         self._numbers = itertools.count(1)
         self._wake = trio.Event()
+        # The server bounds its unjoined connections itself, per source and with eviction
+        # (PROTOCOL.md §8.2): a gate as narrow as the mesh's would let two addresses that
+        # open a few dozen bare connections each turn every real table away. Its limit is
+        # only a backstop, above the server's own cap.
+        self.gate = Gate("relay", limit=2 * self.server.limits.max_connections)
+        """The connections accepted and not yet joined, and those refused (:meth:`serve`)."""
 
     @property
     def stats(self) -> dict[str, Any]:
@@ -163,7 +201,10 @@ class RelayService:
         task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
     ) -> None:
         """Accept relay connections on ``listeners`` until cancelled."""
-        await _serve(listeners, self.handle, self.run_clock, task_status)
+        await _serve(listeners, self._accepted, self.run_clock, self.gate, task_status)
+
+    async def _accepted(self, stream: trio.abc.Stream, ticket: Ticket) -> None:
+        await self.handle(stream, ticket=ticket)
 
     async def run_clock(self) -> None:
         """Apply the server's deadlines (joins, pairing); run it beside :meth:`handle`."""
@@ -174,8 +215,12 @@ class RelayService:
                 self._wake = trio.Event()
             self._apply(self.server.tick(trio.current_time()))
 
-    async def handle(self, stream: trio.abc.Stream, first: bytes = b"") -> None:
-        """Run one connection (``first``: bytes already read from it) until it ends.
+    async def handle(
+        self, stream: trio.abc.Stream, first: bytes = b"", *, ticket: Ticket | None = None
+    ) -> None:
+        """Run one connection (``first``: bytes already read from it) until it ends;
+        ``ticket`` (its place among the unproven, :mod:`.serve`) is released once it has
+        joined (proved a seat of a signed table).
 
         Never raises for anything the connection sent: the server answers bad input with
         a :class:`~belote_p2p.protocol.relay.Close`, and a typed error out of it (a bug)
@@ -199,6 +244,8 @@ class RelayService:
                                 number, partial(self.server.data_received, number, data, now)
                             )
                             self._wake.set()
+                            if ticket is not None and self.server.phase(number) in _JOINED:
+                                ticket.release()
                         if out.closing:
                             break
                         try:
@@ -270,6 +317,9 @@ class RelayService:
             out.queued += len(action.data)
 
 
+_JOINED = (RelayPhase.WAITING, RelayPhase.PAIRED)
+
+
 def peer_host(stream: trio.abc.Stream) -> str:
     """The address of the far end of ``stream`` (through the streams wrapped around a
     socket), or "" when it has none (an in-memory stream, a socket already reset)."""
@@ -287,21 +337,15 @@ def peer_host(stream: trio.abc.Stream) -> str:
 
 async def _serve(
     listeners: Sequence[AnyListener],
-    handle: Callable[[trio.abc.Stream], Awaitable[None]],
+    handle: Callable[[trio.abc.Stream, Ticket], Awaitable[None]],
     clock: Callable[[], Awaitable[None]],
+    gate: Gate,
     task_status: trio.TaskStatus[None],
 ) -> None:
     """Run ``clock`` and ``handle`` every connection accepted on ``listeners``."""
-
-    async def accept_loop(listener: AnyListener, nursery: trio.Nursery) -> None:
-        async with listener:
-            while True:
-                nursery.start_soon(handle, await listener.accept())
-
     async with trio.open_nursery() as nursery:
         nursery.start_soon(clock)
-        for listener in listeners:
-            nursery.start_soon(accept_loop, listener, nursery)
+        await nursery.start(serve_listeners, listeners, handle, gate)
         task_status.started()
 
 
@@ -349,6 +393,8 @@ class HostPort:
     def __init__(self, relay: RelayService | None = None) -> None:
         self.relay = relay if relay is not None else RelayService()
         self.lobby: Handler | None = None
+        self.gate = Gate("host port")
+        """The connections that have not yet said what they are, and those refused."""
         self._mesh: Callable[[Link], None] | None = None
         self._waiting: list[Link] = []
 
@@ -368,9 +414,9 @@ class HostPort:
         task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
     ) -> None:
         """Accept connections on ``listeners`` and hand each over, until cancelled."""
-        await _serve(listeners, self._dispatch, self.relay.run_clock, task_status)
+        await _serve(listeners, self._dispatch, self.relay.run_clock, self.gate, task_status)
 
-    async def _dispatch(self, stream: trio.abc.Stream) -> None:
+    async def _dispatch(self, stream: trio.abc.Stream, ticket: Ticket) -> None:
         try:
             kind, read = await self._first_frame(stream)
         except (PortError, trio.TooSlowError, trio.BrokenResourceError) as exc:
@@ -378,20 +424,24 @@ class HostPort:
             await trio.aclose_forcefully(stream)
             return
         replay = PrefixedStream(stream, read)
+        if kind == "relay":
+            await self.relay.handle(stream, read, ticket=ticket)
+            return
+        # What comes next counts its strangers itself: the mesh its handshakes (its own
+        # gate), the lobby a request already read.
+        ticket.release()
         if kind in ("join", "again") and self.lobby is not None:
             await self.lobby(replay)
         elif kind == "hello":
-            link = FramedStream(replay)
+            link = mesh_link(replay)
             if self._mesh is not None:
                 self._mesh(link)
             elif len(self._waiting) < 16:
                 self._waiting.append(link)
             else:
                 await trio.aclose_forcefully(stream)
-        elif kind in ("join", "again"):
-            await trio.aclose_forcefully(stream)  # the lobby is closed
         else:
-            await self.relay.handle(stream, read)
+            await trio.aclose_forcefully(stream)  # a join, and the lobby is closed
 
     @staticmethod
     async def _first_frame(stream: trio.abc.Stream) -> tuple[str, bytes]:

@@ -1,4 +1,5 @@
-"""A rematch: the same four players, the same seats, a new game, the deal passed on.
+"""A rematch: the same players (four, three or two), the same seats, a new game, the deal
+passed on.
 
 After a game played out, each joiner dials the host's port again (the one it reached the
 lobby at) and says whether it wants another game (``{"type": "again", "table": old table
@@ -6,8 +7,8 @@ id, "key", "port": its new mesh port or 0, "again": bool}``, one frame of canoni
 as in the lobby, ``PROTOCOL.md`` §6.0). The host answers every joiner at once when everyone
 has answered: the new table (the lobby's ``{"type": "table", "definition", "proposal"}``,
 with the ``relay`` it names if any: a new table id, the same rules with
-the next first dealer, the same names, keys and seats, the new mesh ports) if all four want
-it, else an error naming who did not. Each joiner checks that the new table is the old one
+the next first dealer, the same names, keys and seats, the new mesh ports) if every seat
+wants it, else an error naming who did not. Each joiner checks that the new table is the old one
 but for its id, its first dealer and its addresses (:func:`check_rematch`) before signing
 it, as every peer signs every table; from there the game is a new game like any other.
 """
@@ -23,6 +24,7 @@ from typing import Any
 import trio
 
 from belote_p2p.errors import RemoteProtocolError
+from belote_p2p.game.rules import RuleSet
 from belote_p2p.protocol.identity import Identity
 from belote_p2p.protocol.table import TableDefinition
 from belote_p2p.protocol.wire import FrameTooLarge, decode, encode
@@ -68,11 +70,15 @@ def check_rematch(old: TableDefinition, new: TableDefinition) -> None:
     first dealer, the same names and keys in the same seats. Raises :class:`LobbyError`."""
     if new.table_id == old.table_id:
         raise LobbyError("the rematch reuses the old table id")
-    expected = old.rules.with_(first_dealer=(old.rules.first_dealer + 1) % 4)
-    if new.rules != expected:
+    if new.rules != passed_on(old):
         raise LobbyError("the rematch changes the rules")
     if [(s.name, s.key) for s in new.seats] != [(s.name, s.key) for s in old.seats]:
         raise LobbyError("the rematch changes the players or their seats")
+
+
+def passed_on(old: TableDefinition) -> RuleSet:
+    """The rules of ``old``'s rematch: the same, the deal passed on to the next of its seats."""
+    return old.rules.with_(first_dealer=(old.rules.first_dealer + 1) % len(old.seats))
 
 
 def again_message(old: TableDefinition, key: bytes, port: int, again: bool) -> bytes:
@@ -115,7 +121,7 @@ async def host_rematch(
     hand_over: Callable[[Callable[[trio.abc.Stream], Awaitable[None]] | None], None] | None = None,
     relay: str | None = None,
 ) -> tuple[TableDefinition, bytes]:
-    """Gather the answers to ``host_again()`` (ours) and the three joiners'; the new table
+    """Gather the answers to ``host_again()`` (ours) and every joiner's; the new table
     and our proposal of it, or :class:`NoRematch` (every joiner connected is told why).
     ``mesh_port``: ours in the new table (0: we do not listen). The answers come on
     ``listeners`` and through ``hand_over`` (the host's port, as for
@@ -127,6 +133,7 @@ async def host_rematch(
     everyone = trio.Event()
     outcome: list[tuple[TableDefinition, bytes] | str] = []
     names = [s.name for s in old.seats]
+    seats = len(old.seats)
 
     def answered(seat: int, again: bool) -> None:
         answers[seat] = again
@@ -134,7 +141,7 @@ async def host_rematch(
             on_answer(RematchAnswer(seat, again))
         if not again:
             decide(f"{names[seat]} does not want to play again")
-        elif len(answers) == 4 and all(answers.values()):
+        elif len(answers) == seats and all(answers.values()):
             decide(None)
 
     def decide(refusal: str | None) -> None:
@@ -144,11 +151,10 @@ async def host_rematch(
             outcome.append(refusal)
         else:
             host = JoinRequest(old.seats[0].name, identity.public_key_bytes, mesh_port)
-            rules = old.rules.with_(first_dealer=(old.rules.first_dealer + 1) % 4)
-            lobby = Lobby(host, rules)
-            for seat in (1, 2, 3):
+            lobby = Lobby(host, passed_on(old))
+            for seat in range(1, seats):
                 _, request, ip, local_ip = conns[seat]
-                lobby.join(request, ip, local_ip)
+                lobby.admit(request, ip, local_ip)
             definition = lobby.definition()
             outcome.append((definition, definition.propose(identity)))
         decided.set()
@@ -167,7 +173,7 @@ async def host_rematch(
                 return
             request = JoinRequest(old.seats[seat].name, old.seats[seat].key, port, seat)
             conns[seat] = (conn, request, ip, local_ip)
-            if len(conns) == 3:
+            if len(conns) == seats - 1:
                 everyone.set()
             if seat not in answers:
                 answered(seat, again)
@@ -194,7 +200,7 @@ async def host_rematch(
             with trio.move_on_after(wait):
                 await decided.wait()
             if not decided.is_set():
-                late = [names[s] for s in range(4) if s not in answers]
+                late = [names[s] for s in range(seats) if s not in answers]
                 decide(f"no answer from {' and '.join(late)}")
             # A joiner still on its way hears the outcome too.
             with trio.move_on_after(REQUEST_TIMEOUT):

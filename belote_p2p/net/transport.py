@@ -25,7 +25,16 @@ a seat), the mesh opens one to every seat that stays unconnected for
 runs it through the same handshake. Direct connections are still tried (the higher seat
 keeps dialling, more slowly, while the link is relayed) and one that succeeds replaces the
 relayed link, as any new connection replaces the old one; what either switch loses in flight
-is the session's sync's to fill, and a frame that arrives twice is a harmless duplicate.
+is the session's sync's to fill, and a frame that arrives twice is a harmless duplicate. A
+relay that is down, full, slow to pair or hangs up is tried again, with backoff, for as long
+as the mesh runs, each failed try said in one line (the table waits for its host's port to
+come back: it is also its relay).
+
+Strangers. Every listener accepts through :mod:`belote_p2p.net.serve` (each connection
+isolated; out of descriptors, accepting only pauses; at most :attr:`MeshConfig.max_unproven`
+connections in their handshake at once), and until a peer proved its seat its frames are
+handshake-sized (:func:`mesh_link`): a stranger costs a few hundred bytes, never a frame of
+:attr:`MeshConfig.max_frame`.
 
 Reconnection. A connection that breaks is dialled again by the higher seat, with backoff,
 for as long as the mesh runs; the lower seat keeps accepting. A new connection passes the
@@ -49,11 +58,12 @@ from typing import Protocol, TypeAlias
 
 import trio
 
-from belote_p2p.errors import BeloteError, LocalProtocolError, RemoteProtocolError
+from belote_p2p.errors import BeloteError, LocalProtocolError
 from belote_p2p.protocol.identity import Identity
 from belote_p2p.protocol.wire import (
     DEFAULT_MAX_FRAME,
     FRAME_HEADER_SIZE,
+    HELLO_FRAMES,
     MIN_SEATS,
     SEATS,
     FrameDecoder,
@@ -62,6 +72,8 @@ from belote_p2p.protocol.wire import (
     HandshakeError,
     frame,
 )
+
+from .serve import Gate, Ticket, serve_listeners
 
 logger = logging.getLogger(__name__)
 
@@ -119,7 +131,8 @@ class Link(Protocol):
 
 class FramedStream(trio.abc.AsyncResource):
     """Whole frames over a byte stream (the :class:`Link` of a direct TCP connection).
-    Sends may come from many tasks; receive from one."""
+    Sends may come from many tasks; receive from one. ``opening``: the caps of the first
+    frames received (:class:`~belote_p2p.protocol.wire.FrameDecoder`)."""
 
     def __init__(
         self,
@@ -127,11 +140,12 @@ class FramedStream(trio.abc.AsyncResource):
         *,
         max_frame: int = DEFAULT_MAX_FRAME,
         receive_size: int = 1 << 16,
+        opening: Sequence[int] = (),
     ) -> None:
         self.stream = stream
         self.max_frame = max_frame
         self._receive_size = receive_size
-        self._decoder = FrameDecoder(max_frame)
+        self._decoder = FrameDecoder(max_frame, opening=opening)
         self._pending: deque[bytes] = deque()
         self._send_lock = trio.Lock()
 
@@ -168,6 +182,12 @@ class FramedStream(trio.abc.AsyncResource):
 
     async def aclose(self) -> None:
         await self.stream.aclose()
+
+
+def mesh_link(stream: trio.abc.Stream, max_frame: int = DEFAULT_MAX_FRAME) -> FramedStream:
+    """A direct connection of the mesh, not yet authenticated: until the peer proved its
+    seat, its frames are handshake-sized (:data:`~belote_p2p.protocol.wire.HELLO_FRAMES`)."""
+    return FramedStream(stream, max_frame=max_frame, opening=HELLO_FRAMES)
 
 
 async def handshake(
@@ -250,6 +270,12 @@ class MeshConfig:
     mesh has a fallback; at once when no direct connection can exist)."""
     direct_retry: float = 30.0
     """Longest wait between two direct connection attempts while a seat is relayed."""
+    relay_retry: float = 10.0
+    """Longest wait between two attempts to open a relayed link (the relay is down, full,
+    or the other side hung up): the attempts go on, with backoff, as long as the mesh."""
+    max_unproven: int = 64
+    """Incoming connections not yet through the handshake at once; past it new ones are
+    closed at once (:class:`~belote_p2p.net.serve.Gate`)."""
     send_timeout: float = 30.0
     """Seconds one frame may take to leave; a connection stuck longer is dropped (and, being
     lost, dialled again)."""
@@ -436,7 +462,9 @@ class Mesh:
         )
         self._changed = trio.Event()
         self._nursery: trio.Nursery | None = None
-        self._handed: list[Link] = []
+        self._handed: list[tuple[Link, Ticket | None]] = []
+        self.gate = Gate(f"seat {seat}'s mesh", self.config.max_unproven)
+        """The incoming connections still in their handshake, and those refused."""
 
     @property
     def peers(self) -> frozenset[int]:
@@ -473,8 +501,10 @@ class Mesh:
         hands them to :meth:`incoming`). ``fallback`` opens relayed links (see the module
         docstring). Signals ``task_status`` once every other peer is authenticated, then
         runs until cancelled or :meth:`close`. Without a fallback, until a lower seat was
-        first connected, a failed dial or handshake with it is raised; later ones are
-        retried. A bad incoming connection is only refused.
+        first connected, a failed dial or handshake with it is raised (after
+        :attr:`MeshConfig.dial_attempts` when it refused us or closed before a word);
+        later ones are retried. With one, nothing is raised: a relay that fails is tried
+        again for as long as the mesh runs. A bad incoming connection is only refused.
         """
         try:
             async with trio.open_nursery() as nursery:
@@ -489,8 +519,8 @@ class Mesh:
                         if own is not None:
                             listeners = await trio.open_tcp_listeners(own[1], host=own[0] or None)
                     await nursery.start(self.serve, listeners)
-                for link in self._handed:
-                    nursery.start_soon(self._attach_incoming, link)
+                for link, ticket in self._handed:
+                    nursery.start_soon(self._attach_incoming, link, ticket)
                 self._handed.clear()
                 for peer in range(self.seats):
                     if peer == self.seat:
@@ -511,19 +541,23 @@ class Mesh:
                 task_status.started()
         finally:
             self._nursery = None
-            for link in self._handed:
+            for link, ticket in self._handed:
+                if ticket is not None:
+                    ticket.release()
                 await _close_now(link)
             self._handed.clear()
             self._event_in.close()
 
     def incoming(self, link: Link) -> None:
         """Take a connection someone else accepted for us (the host's one port hands over
-        the mesh's hellos): it is authenticated and run as any incoming connection. Before
-        :meth:`run` has started it waits for it."""
+        the mesh's hellos): it is authenticated and run as any incoming connection, and
+        counts against :attr:`gate` as ours do (past its limit it is closed at once).
+        Before :meth:`run` has started it waits for it."""
+        ticket = self.gate.enter()
         if self._nursery is not None:
-            self._nursery.start_soon(self._attach_incoming, link)
+            self._nursery.start_soon(self._attach_incoming, link, ticket)
         else:
-            self._handed.append(link)
+            self._handed.append((link, ticket))  # no ticket: closed as soon as run starts
 
     async def serve(
         self,
@@ -532,10 +566,7 @@ class Mesh:
         task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
     ) -> None:
         """Accept the higher seats' connections on ``listeners`` until cancelled."""
-        async with trio.open_nursery() as nursery:
-            for listener in listeners:
-                nursery.start_soon(self._accept_loop, listener, nursery)
-            task_status.started()
+        await serve_listeners(listeners, self._incoming, self.gate, task_status=task_status)
 
     async def receive(self) -> MeshEvent:
         """The next event; raise :class:`ConnectionClosed` once the mesh has stopped."""
@@ -603,9 +634,12 @@ class Mesh:
         if self._cancel_scope is not None:
             self._cancel_scope.cancel()
 
-    async def attach(self, link: Link, *, peer_seat: int | None) -> None:
+    async def attach(
+        self, link: Link, *, peer_seat: int | None, ticket: Ticket | None = None
+    ) -> None:
         """Authenticate ``link`` (a connection we dialled to ``peer_seat``, or one we
-        accepted, ``peer_seat=None``) and run it as that seat's connection until it ends.
+        accepted, ``peer_seat=None``, whose ``ticket`` at :attr:`gate` is released once the
+        peer proved its seat) and run it as that seat's connection until it ends.
 
         Raises :class:`HandshakeError` if the handshake fails or takes longer than
         :attr:`MeshConfig.handshake_timeout`. The link is closed on return.
@@ -622,6 +656,8 @@ class Mesh:
         except BaseException:
             await _close_now(link)
             raise
+        if ticket is not None:
+            ticket.release()
         conn = _Connection(self, seat, link, next(self._numbers))
         old = self._peers.get(seat)
         self._peers[seat] = conn  # before closing the old one: its task must see this
@@ -658,20 +694,22 @@ class Mesh:
                 PeerLost(seat, reason, connection=conn.number, refused=conn.refused)
             )
 
-    async def _accept_loop(self, listener: AnyListener, nursery: trio.Nursery) -> None:
-        async with listener:
-            while True:
-                stream = await listener.accept()
-                nursery.start_soon(self._incoming, stream)
+    async def _incoming(self, stream: trio.abc.Stream, ticket: Ticket) -> None:
+        await self._attach_incoming(mesh_link(stream, self.config.max_frame), ticket)
 
-    async def _incoming(self, stream: trio.abc.Stream) -> None:
-        await self._attach_incoming(FramedStream(stream, max_frame=self.config.max_frame))
-
-    async def _attach_incoming(self, link: Link) -> None:
+    async def _attach_incoming(self, link: Link, ticket: Ticket | None) -> None:
+        if ticket is None:
+            await _close_now(link)  # too many strangers at once (counted at the gate)
+            return
         try:
-            await self.attach(link, peer_seat=None)
+            await self.attach(link, peer_seat=None, ticket=ticket)
         except HandshakeError as exc:
             logger.warning("seat %d refused a connection: %s", self.seat, exc)
+        except Exception as exc:  # whatever one connection does ends that one only
+            self.gate.failed += 1
+            logger.info("seat %d: an incoming connection failed: %r", self.seat, exc)
+        finally:
+            ticket.release()
 
     async def open_direct(self, host: str, port: int) -> trio.abc.Stream:
         """One direct TCP connection attempt (tests override it to cut a path)."""
@@ -689,40 +727,63 @@ class Mesh:
             return
 
     async def _fallback_loop(self, peer: int, fallback: Fallback, after: float) -> None:
-        """Keep a relayed link to ``peer`` whenever it has no direct one."""
+        """Keep a relayed link to ``peer`` whenever it has no direct one, for as long as the
+        mesh runs: a relay that is down, full, slow to pair or hung up on us is tried
+        again, with backoff (up to :attr:`MeshConfig.relay_retry`), each failed try said
+        in one line."""
         delay = self.config.dial_backoff
+        tries = 0
         while True:
             await self._wait_unconnected(peer, after)
-            link: Link | None = None
-            try:
-                async with trio.open_nursery() as watch:
-
-                    async def connected(scope: trio.CancelScope) -> None:
-                        while peer not in self.peers:
-                            await self._changed.wait()
-                        scope.cancel()
-
-                    watch.start_soon(connected, watch.cancel_scope)
-                    link = await fallback(peer)
-                    watch.cancel_scope.cancel()
-            except (TransportError, RemoteProtocolError, OSError) as exc:
-                logger.info("seat %d: no relayed link to seat %d: %s", self.seat, peer, exc)
-                await trio.sleep(delay)
-                delay = min(delay * 2, self.config.dial_max_backoff)
-                continue
-            if link is None:
+            outcome = await self._open_relayed(peer, fallback)
+            if outcome is None:
                 continue  # the seat connected directly while we waited for the relay
-            if peer in self.peers:
-                await _close_now(link)
+            if isinstance(outcome, str):
+                tries += 1
+                logger.warning(
+                    "seat %d: waiting for seat %d: %s; %s try, next in %s s",
+                    self.seat, peer, outcome, _ordinal(tries), f"{delay:.3g}",
+                )  # fmt: skip
+                await trio.sleep(delay)
+                delay = min(delay * 2, self.config.relay_retry)
                 continue
+            if tries:
+                logger.warning("seat %d: the relay answers again (for seat %d)", self.seat, peer)
+            tries = 0
             try:
-                await self.attach(link, peer_seat=peer if peer < self.seat else None)
+                await self.attach(outcome, peer_seat=peer if peer < self.seat else None)
             except HandshakeError as exc:
                 logger.warning("seat %d: relayed link to seat %d: %s", self.seat, peer, exc)
                 await trio.sleep(delay)
-                delay = min(delay * 2, self.config.dial_max_backoff)
+                delay = min(delay * 2, self.config.relay_retry)
             else:
                 delay = self.config.dial_backoff
+
+    async def _open_relayed(self, peer: int, fallback: Fallback) -> Link | str | None:
+        """A relayed link to ``peer``; None if the seat connected directly meanwhile; why
+        not, in words, if the fallback failed. Nothing it raises leaves here: a relay's
+        failure is never the mesh's."""
+        result: list[Link | str] = []
+
+        async def attempt(scope: trio.CancelScope) -> None:
+            try:
+                result.append(await fallback(peer))
+            except Exception as exc:  # the relay is down, full, timed out, hung up...
+                result.append(_failure(exc))
+            scope.cancel()
+
+        async with trio.open_nursery() as watch:
+            watch.start_soon(attempt, watch.cancel_scope)
+            while peer not in self.peers:
+                await self._changed.wait()
+            watch.cancel_scope.cancel()
+        if not result:
+            return None
+        link = result[0]
+        if not isinstance(link, str) and peer in self.peers:
+            await _close_now(link)
+            return None
+        return link
 
     async def _dial(self, peer: int, address: Address, relayed: bool = False) -> None:
         """Connect to the lower seat ``peer``, and connect again whenever it is lost.
@@ -747,12 +808,15 @@ class Mesh:
                 logger.info("seat %d: dialling seat %d failed (%s); retrying", self.seat, peer, exc)
             else:
                 try:
-                    link = FramedStream(stream, max_frame=self.config.max_frame)
-                    await self.attach(link, peer_seat=peer)
+                    await self.attach(mesh_link(stream, self.config.max_frame), peer_seat=peer)
                 except HandshakeError as exc:
-                    if peer not in self._ever and not relayed:
-                        raise
                     failures += 1
+                    # Closed before a word (a listener full of strangers, or restarting)
+                    # is retried as a refused connection; a failed proof is final.
+                    closed = isinstance(exc.__cause__, ConnectionClosed)
+                    first = peer not in self._ever and not relayed
+                    if first and (not closed or failures >= self.config.dial_attempts):
+                        raise
                     logger.warning("seat %d: reconnecting to seat %d: %s", self.seat, peer, exc)
                 else:
                     # The connection was up, and ended: dial again, from the shortest delay.
@@ -764,6 +828,21 @@ class Mesh:
                 if relayed and (peer in self.relayed or failures >= self.config.dial_attempts):
                     cap = max(cap, self.config.direct_retry)
                 delay = min(delay * 2, cap)
+
+
+def _failure(exc: BaseException) -> str:
+    """One line for a failed try (trio may wrap an error in groups)."""
+    if isinstance(exc, BaseExceptionGroup):
+        return "; ".join(_failure(e) for e in exc.exceptions)
+    if isinstance(exc, trio.TooSlowError):
+        return "no answer in time"
+    return str(exc) or type(exc).__name__
+
+
+def _ordinal(n: int) -> str:
+    """1st, 2nd, 3rd, 4th... 11th, 12th, 13th, 21st."""
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
 
 
 @asynccontextmanager

@@ -42,10 +42,12 @@ from belote_p2p.game.engine import Phase, State
 from belote_p2p.game.observation import observe
 from belote_p2p.game.rules import RuleSet, rule_set
 
-from .bots import FallbackCounts, SafePlayer, load_bots, make_bot
+from .bots import FallbackCounts, SafePlayer, bounds_its_time, load_bots, make_bot
 from .hookspecs import Bot, BotInfo
 
 MAX_DEALS = 16
+BOT_DEADLINE = 10.0
+"""Seconds a decision for a bot that bounds its own time (an exec bot): ``--bot-deadline``."""
 Z95 = 1.959963984540054
 
 
@@ -183,13 +185,44 @@ class _Timed:
     def __init__(self, bot: Bot, times: list[float]) -> None:
         self.bot = bot
         self.times = times
+        self.own_time = bounds_its_time(bot)
 
-    def decide(self, observation: Any, rng: random.Random) -> Any:
+    def decide(self, observation: Any, rng: random.Random, deadline_s: float | None = None) -> Any:
         t = time.perf_counter()
         try:
+            if self.own_time:
+                return self.bot.decide(observation, rng, deadline_s=deadline_s)  # type: ignore[call-arg]
             return self.bot.decide(observation, rng)
         finally:
             self.times.append(time.perf_counter() - t)
+
+    def __getattr__(self, name: str) -> Any:  # new_game, new_round, close
+        return getattr(self.bot, name)
+
+
+def _players(
+    specs: tuple[str, str],
+    sides: Sequence[int],
+    bots: dict[str, BotInfo] | None,
+    counts: tuple[FallbackCounts, FallbackCounts] | None,
+    times: tuple[list[float], list[float]] | None,
+    deadline: float,
+) -> list[SafePlayer]:
+    """A table's fresh players: seat ``s`` plays ``specs[sides[s]]``. An in-process bot runs
+    without a deadline (its options bound its time, and a thread abandoned at a deadline
+    would make results depend on the machine's load); a bot that bounds its own time (an
+    exec bot) gets ``deadline`` seconds a decision."""
+    players = []
+    for side in sides:
+        bot = make_bot(specs[side], bots)
+        if times is not None:
+            bot = _Timed(bot, times[side])
+        own = deadline if bounds_its_time(bot) else None
+        player = SafePlayer(bot, name=specs[side], deadline_s=own)
+        if counts is not None:
+            player.counts = counts[side]
+        players.append(player)
+    return players
 
 
 def play_table(
@@ -199,22 +232,27 @@ def play_table(
     dealer: int,
     next_deck: Callable[[], list[Card]],
 ) -> tuple[State | None, int]:
-    """Play one deal (redealing after a pass-out) to its end; the state and the deals used."""
+    """Play one deal (redealing after a pass-out) to its end; the state and the deals used.
+    Every player is closed at the end (an exec bot's program waits for the next table)."""
     state = State.new_game(rules.with_(first_dealer=dealer))
     for seat, player in enumerate(players):
         player.new_game(state.rules, seat)
-    for deals in range(1, MAX_DEALS + 1):
-        state = state.deal(next_deck())
-        for seat, player in enumerate(players):
-            if player.wants_new_round:
-                player.new_round(observe(state, seat))
-        while state.phase is not Phase.DEAL and state.phase is not Phase.GAME_OVER:
-            seat = state.to_act
-            action = players[seat].decide(observe(state, seat), rngs[seat])
-            state = state.apply(action)
-        if state.history[-1].score is not None:
-            return state, deals
-    return None, MAX_DEALS
+    try:
+        for deals in range(1, MAX_DEALS + 1):
+            state = state.deal(next_deck())
+            for seat, player in enumerate(players):
+                if player.wants_new_round:
+                    player.new_round(observe(state, seat))
+            while state.phase is not Phase.DEAL and state.phase is not Phase.GAME_OVER:
+                seat = state.to_act
+                action = players[seat].decide(observe(state, seat), rngs[seat])
+                state = state.apply(action)
+            if state.history[-1].score is not None:
+                return state, deals
+        return None, MAX_DEALS
+    finally:
+        for player in players:
+            player.close()
 
 
 def play_board(
@@ -225,24 +263,18 @@ def play_board(
     bots: dict[str, BotInfo] | None = None,
     counts: tuple[FallbackCounts, FallbackCounts] | None = None,
     times: tuple[list[float], list[float]] | None = None,
+    deadline: float = BOT_DEADLINE,
 ) -> BoardResult:
     """Every table of one board; fresh bots at each table, so a board stands alone."""
     if rules.seats != 4:
-        return _play_rotated_board(specs, rules, seed, board, bots, counts, times)
+        return _play_rotated_board(specs, rules, seed, board, bots, counts, times, deadline)
     dealer, _ = board_decks(seed, board)
     tables = []
     for table in (0, 1):
         _, next_deck = board_decks(seed, board)
-        players = []
-        for seat in range(4):
-            side = (seat + table) % 2  # 0: bot A, 1: bot B
-            bot = make_bot(specs[side], bots)
-            if times is not None:
-                bot = _Timed(bot, times[side])
-            player = SafePlayer(bot, name=specs[side])
-            if counts is not None:
-                player.counts = counts[side]
-            players.append(player)
+        # Seat s plays bot A (side 0) or B (side 1): A on seats 0/2 at table 0, 1/3 at 1.
+        players = _players(specs, [(s + table) % 2 for s in range(4)], bots, counts, times,
+                           deadline)  # fmt: skip
         rngs = [bot_rng(seed, board, table, seat) for seat in range(4)]
         state, deals = play_table(rules, players, rngs, dealer, next_deck)
         if state is None:
@@ -266,6 +298,7 @@ def _play_rotated_board(
     bots: dict[str, BotInfo] | None,
     counts: tuple[FallbackCounts, FallbackCounts] | None,
     times: tuple[list[float], list[float]] | None,
+    deadline: float,
 ) -> BoardResult:
     """:func:`play_board` with two or three seats: the deal rotated through every seat."""
     n = rules.seats
@@ -273,16 +306,8 @@ def _play_rotated_board(
     tables = []
     for table in range(n):
         _, next_deck = board_decks(seed, board, rules)
-        players = []
-        for seat in range(n):
-            side = 0 if seat == 0 else 1  # A on seat 0, B on the others
-            bot = make_bot(specs[side], bots)
-            if times is not None:
-                bot = _Timed(bot, times[side])
-            player = SafePlayer(bot, name=specs[side])
-            if counts is not None:
-                player.counts = counts[side]
-            players.append(player)
+        # A on seat 0, B on the others.
+        players = _players(specs, [0] + [1] * (n - 1), bots, counts, times, deadline)
         rngs = [bot_rng(seed, board, table, seat) for seat in range(n)]
         state, deals = play_table(rules, players, rngs, (dealer + table) % n, next_deck)
         if state is None:
@@ -301,13 +326,18 @@ _Chunk = tuple[list[BoardResult], tuple[FallbackCounts, FallbackCounts], Any]
 
 
 def _play_chunk(
-    specs: tuple[str, str], variant: str, seed: int, boards: Sequence[int], timed: bool
+    specs: tuple[str, str],
+    variant: str,
+    seed: int,
+    boards: Sequence[int],
+    timed: bool,
+    deadline: float = BOT_DEADLINE,
 ) -> _Chunk:
     bots = load_bots()
     rules = rule_set(variant)
     counts = (FallbackCounts(), FallbackCounts())
     times: tuple[list[float], list[float]] | None = ([], []) if timed else None
-    results = [play_board(specs, rules, seed, b, bots, counts, times) for b in boards]
+    results = [play_board(specs, rules, seed, b, bots, counts, times, deadline) for b in boards]
     return results, counts, times
 
 
@@ -330,12 +360,14 @@ def run_match(
     progress: Progress | None = None,
     timed: bool = False,
     cluster: Any = None,
+    deadline: float = BOT_DEADLINE,
 ) -> MatchResult:
     """Play ``boards`` duplicate boards of A (``specs[0]``) against B over ``jobs`` processes,
     or on ``cluster`` (a Dask ``distributed.Client``, see :func:`open_cluster`) when given.
 
     ``progress`` is told the match's label, the boards done and the boards in all, as each
-    chunk of boards comes back and once at the start."""
+    chunk of boards comes back and once at the start. ``deadline`` is the seconds a
+    decision of a bot that bounds its own time (an exec bot)."""
     rule_set(variant)
     known = load_bots()
     for spec in specs:
@@ -352,11 +384,11 @@ def run_match(
     chunks = _chunks(boards, jobs)
     done: Iterator[_Chunk]
     if cluster is not None:
-        done = _on_cluster(cluster, specs, variant, seed, chunks, timed)
+        done = _on_cluster(cluster, specs, variant, seed, chunks, timed, deadline)
     elif jobs <= 1:
-        done = (_play_chunk(specs, variant, seed, chunk, timed) for chunk in chunks)
+        done = (_play_chunk(specs, variant, seed, ch, timed, deadline) for ch in chunks)
     else:
-        done = _on_processes(jobs, specs, variant, seed, chunks, timed)
+        done = _on_processes(jobs, specs, variant, seed, chunks, timed, deadline)
     for part, c, t in done:
         _merge(results, counts, times, part, c, t)
         if progress is not None:
@@ -372,9 +404,12 @@ def _on_processes(
     seed: int,
     chunks: list[range],
     timed: bool,
+    deadline: float,
 ) -> Iterator[_Chunk]:
     with ProcessPoolExecutor(max_workers=jobs) as pool:
-        futures = [pool.submit(_play_chunk, specs, variant, seed, ch, timed) for ch in chunks]
+        futures = [
+            pool.submit(_play_chunk, specs, variant, seed, ch, timed, deadline) for ch in chunks
+        ]
         for future in as_completed(futures):
             yield future.result()
 
@@ -386,13 +421,14 @@ def _on_cluster(
     seed: int,
     chunks: list[range],
     timed: bool,
+    deadline: float,
 ) -> Iterator[_Chunk]:
     """The chunks as tasks of a Dask cluster, in the order they finish. A task whose worker
     is lost is run again by the scheduler elsewhere; ``retries`` also runs again a task
     that failed on a worker (a broken connection, a worker out of memory)."""
     distributed = _distributed()
     futures = [
-        client.submit(_play_chunk, specs, variant, seed, ch, timed, pure=False, retries=2)
+        client.submit(_play_chunk, specs, variant, seed, ch, timed, deadline, pure=False, retries=2)
         for ch in chunks
     ]
     try:
@@ -446,67 +482,3 @@ def _merge(
     if times is not None and t is not None:
         times[0].extend(t[0])
         times[1].extend(t[1])
-
-
-# -- ladder -------------------------------------------------------------------------------
-
-
-def bradley_terry(names: Sequence[str], wins: dict[tuple[str, str], float]) -> dict[str, float]:
-    """Elo ratings (mean 0) fitted to pairwise wins (``wins[a, b]``: a's wins over b)."""
-    strength = dict.fromkeys(names, 1.0)
-    for _ in range(500):
-        new = {}
-        for a in names:
-            won = sum(wins.get((a, b), 0.0) for b in names if b != a) + 0.5
-            denom = 0.0
-            for b in names:
-                if b == a:
-                    continue
-                games = wins.get((a, b), 0.0) + wins.get((b, a), 0.0) + 1.0
-                denom += games / (strength[a] + strength[b])
-            new[a] = won / denom if denom else strength[a]
-        mean_log = sum(math.log(v) for v in new.values()) / len(new)
-        strength = {k: v / math.exp(mean_log) for k, v in new.items()}
-    return {k: 400 * math.log10(v) for k, v in strength.items()}
-
-
-def run_ladder(
-    specs: Sequence[str],
-    *,
-    boards: int,
-    variant: str,
-    seed: int,
-    jobs: int,
-    progress: Progress | None = None,
-    cluster: Any = None,
-) -> dict[str, Any]:
-    matches = []
-    wins: dict[tuple[str, str], float] = {}
-    points: dict[str, list[float]] = {s: [] for s in specs}
-    for i, a in enumerate(specs):
-        for b in specs[i + 1 :]:
-            m = run_match(
-                (a, b),
-                boards=boards,
-                variant=variant,
-                seed=seed,
-                jobs=jobs,
-                progress=progress,
-                cluster=cluster,
-            )
-            s = m.summary()
-            matches.append(s)
-            wins[a, b] = s["board_win_rate"] * s["boards"]
-            wins[b, a] = (1 - s["board_win_rate"]) * s["boards"]
-            points[a].append(s["points_per_board"])
-            points[b].append(-s["points_per_board"])
-    ratings = bradley_terry(list(specs), wins)
-    table = [
-        {
-            "bot": name,
-            "elo": round(ratings[name], 1),
-            "points_per_board": round(sum(points[name]) / max(len(points[name]), 1), 2),
-        }
-        for name in sorted(specs, key=lambda n: -ratings[n])
-    ]
-    return {"ladder": table, "matches": matches}

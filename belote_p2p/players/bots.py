@@ -14,7 +14,7 @@ import logging
 import random
 import re
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from types import ModuleType
 from typing import Any, cast
@@ -38,6 +38,19 @@ _NAME = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
 
 class BotError(BeloteError):
     """Bots could not be loaded or found (duplicate or unknown name, bad option)."""
+
+
+class BotFailed(BotError):
+    """A bot failed one decision (an exec bot's program crashed, for one): :func:`call_bot`
+    plays a random legal action instead and counts an error."""
+
+
+class BotTimedOut(BotFailed):
+    """A bot that bounds its own time did not answer by the deadline: counted as a timeout."""
+
+
+class BotAnsweredIllegal(BotFailed):
+    """A bot's answer was no legal action: counted as illegal."""
 
 
 # -- discovery ----------------------------------------------------------------------------
@@ -111,24 +124,55 @@ def get_bot(name: str, bots: dict[str, BotInfo] | None = None) -> BotInfo:
         raise BotError(f"no bot named {name!r}; installed: {', '.join(sorted(bots))}") from None
 
 
+def _split(text: str, sep: str) -> list[str]:
+    """``text`` cut at each ``sep`` outside single or double quotes (quotes kept)."""
+    parts: list[str] = []
+    current: list[str] = []
+    quote = ""
+    for ch in text:
+        if quote:
+            quote = "" if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch == sep:
+            parts.append("".join(current))
+            current = []
+            continue
+        current.append(ch)
+    if quote:
+        raise BotError(f"unclosed quote {quote} in {text!r}")
+    parts.append("".join(current))
+    return parts
+
+
+def split_specs(text: str) -> list[str]:
+    """``"exec:cmd='node bot.js',rules"`` -> ``["exec:cmd='node bot.js'", "rules"]``: a list
+    of bot specs cut at the commas outside quotes (empty ones dropped)."""
+    return [s.strip() for s in _split(text, ",") if s.strip()]
+
+
 def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
     """``"pimc:iterations=40:seconds=0.5"`` -> ``("pimc", {"iterations": 40, "seconds": 0.5})``.
 
-    Values are read as int, then float, then kept as text.
+    Values are read as int, then float, then kept as text. A value in single or double
+    quotes is text, and may hold ``:`` and ``,`` (``exec:cmd='python3 bot.py --x=1:2'``).
     """
-    name, *parts = spec.strip().split(":")
+    name, *parts = _split(spec.strip(), ":")
     options: dict[str, Any] = {}
     for part in parts:
         key, sep, text = part.partition("=")
         if not sep or not key:
             raise BotError(f"bad option {part!r} in {spec!r} (expected key=value)")
         value: Any = text
-        for kind in (int, float):
-            try:
-                value = kind(text)
-                break
-            except ValueError:
-                pass
+        if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
+            value = text[1:-1]
+        else:
+            for kind in (int, float):
+                try:
+                    value = kind(text)
+                    break
+                except ValueError:
+                    pass
         options[key.strip()] = value
     return name, options
 
@@ -195,6 +239,21 @@ class FallbackCounts:
         }
 
 
+def fallback_text(counts: Mapping[str, int]) -> str:
+    """``2 illegal, 0 errors, 1 timeouts of 310 decisions``, from :meth:`FallbackCounts.to_json`."""
+    return (
+        f"{counts.get('illegal', 0)} illegal, {counts.get('errors', 0)} errors, "
+        f"{counts.get('timeouts', 0)} timeouts of {counts.get('decisions', 0)} decisions"
+    )
+
+
+def failed(counts: object) -> bool:
+    """Whether fallback counts (as :meth:`FallbackCounts.to_json` writes them) hold a failure."""
+    return isinstance(counts, Mapping) and any(
+        counts.get(k) for k in ("illegal", "errors", "timeouts")
+    )
+
+
 def legal_answer(answer: object, legal: Iterable[Action]) -> Action | None:
     """The legal action ``answer`` stands for (a card may come as a plain int), or None."""
     legal = tuple(legal)
@@ -209,6 +268,24 @@ def legal_answer(answer: object, legal: Iterable[Action]) -> Action | None:
             if action == answer:
                 return action
     return None
+
+
+_OWN_TIME: dict[type, bool] = {}
+
+
+def bounds_its_time(bot: Bot) -> bool:
+    """Whether ``bot.decide`` takes the caller's deadline as a keyword ``deadline_s`` (an
+    exec bot bounds its reads with it): such a bot runs in the caller's thread, never
+    abandoned in a worker, and raises :class:`BotTimedOut` when the time is up."""
+    kind = type(bot)
+    known = _OWN_TIME.get(kind)
+    if known is None:
+        try:
+            known = "deadline_s" in inspect.signature(bot.decide).parameters
+        except (TypeError, ValueError):
+            known = False
+        _OWN_TIME[kind] = known
+    return known
 
 
 def fallback_rng(obs: Observation) -> random.Random:
@@ -257,10 +334,19 @@ def call_bot(
         raise ValueError(f"seat {obs.seat} has no legal action to choose from")
     if counts is not None:
         counts.decisions += 1
-    if deadline_s is None:
-        # The arena's path: no thread and no event, little more than a plain call.
+    own_time = bounds_its_time(bot)
+    if deadline_s is None or own_time:
+        # The arena's path (no thread and no event, little more than a plain call), and
+        # that of a bot bounding its own time under the caller's deadline (an exec bot).
         try:
-            answer: object = bot.decide(obs, rng)
+            if own_time:
+                answer: object = bot.decide(obs, rng, deadline_s=deadline_s)  # type: ignore[call-arg]
+            else:
+                answer = bot.decide(obs, rng)
+        except BotTimedOut as exc:
+            return _fallback(obs, fallback, counts, "timeouts", f"failed: {exc}", name)
+        except BotAnsweredIllegal as exc:
+            return _fallback(obs, fallback, counts, "illegal", f"failed: {exc}", name)
         except Exception as exc:
             return _fallback(obs, fallback, counts, "errors", f"raised {exc!r}", name)
     else:
@@ -327,6 +413,10 @@ class SafePlayer:
 
     def new_round(self, obs: Observation) -> None:
         self._notify("new_round", obs)
+
+    def close(self) -> None:
+        """The bot's game is over: a bot with a ``close`` (an exec bot) is told."""
+        self._notify("close")
 
     def _notify(self, hook: str, *args: object) -> None:
         method = getattr(self.bot, hook, None)

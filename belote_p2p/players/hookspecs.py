@@ -1,13 +1,16 @@
 """The bot plugin interface: one typed hook, and the values it exchanges.
 
-A plugin is any module or object with functions marked ``@hookimpl``. Installed packages
+A plugin is any module or object with functions marked ``@hookimpl`` (which a plugin
+imports, with everything else it needs, from :mod:`belote_p2p.bot`). Installed packages
 announce theirs through the entry-point group ``belote_p2p.bots``; the built-in bots
 (``belote_bots``) load through the same door. A bot is an object with
 ``decide(observation, rng) -> action``; it may also have ``new_game(rules, seat)`` and
 ``new_round(observation)``, called when a game and each round begin.
 
 Hooks are synchronous (pluggy does not await): a live peer runs ``decide`` in a worker
-thread under a deadline (:func:`belote_p2p.players.bots.call_bot`).
+thread under a deadline (:func:`belote_p2p.players.bots.call_bot`). A bot whose ``decide``
+takes a keyword ``deadline_s`` bounds its own time (the ``exec`` bot, on its program's
+pipes): it is given the caller's deadline and runs in the caller's thread.
 """
 
 from __future__ import annotations

@@ -33,7 +33,7 @@ from belote_p2p.game.cards import Card
 from belote_p2p.game.engine import Bid, Claim
 
 from .deck import DeckMessage, PlayMessage, message_from_wire
-from .wire import MalformedMessage, decode, encode
+from .wire import SEATS, MalformedMessage, decode, encode
 
 Body = dict[str, Any]
 
@@ -168,9 +168,10 @@ def done_scores(body: Mapping[str, Any]) -> object:
 
 
 def abandoned_seat(body: Mapping[str, Any]) -> int | None:
-    """The seat an ``abandon`` body declares gone; ``None`` if it names no seat."""
+    """The seat an ``abandon`` body declares gone; ``None`` if it names no seat (the
+    session also refuses a seat beyond its table's)."""
     seat = body.get("seat")
-    return seat if type(seat) is int and 0 <= seat < 4 else None
+    return seat if type(seat) is int and 0 <= seat < SEATS else None
 
 
 def chat_text(body: Mapping[str, Any]) -> str:

@@ -142,10 +142,19 @@ TWO_HANDED_ROUND_CAPS: Final[Mapping[str, int]] = {"deck": 24, "bid": 0, "play":
 """Two-handed: 16 plays, and besides its key, shuffle, shares and reveal a seat's share of
 the cards each of 15 tricks turns up."""
 GAME_CAPS: Final[Mapping[str, int]] = {
-    "table": 1, "done": 1, "bye": 1, "abandon": 4, "fault": 2, "chat": 200,
+    "table": 1, "done": 1, "bye": 1, "abandon": 64, "fault": 2, "chat": 200,
 }  # fmt: skip
 """The most envelopes of each kind without a round a seat signs in one game (chat: enough
-for a chatty game, bounded all the same)."""
+for a chatty game, bounded all the same; ``abandon``: one vote per seat and point of its
+chain it stalled at, so that a seat that delays again and again can be voted on again)."""
+PROGRESS_TYPES: Final = frozenset({"table", "deck", "bid", "play", "done"})
+"""The bodies that deliver what a seat owes. A seat's *progress* is how many of them its
+chain holds; a vote that it is gone counts only beside votes for the same progress, so
+that filler (chat, fault reports, votes, envelopes held for a later round) never restarts a
+deadline and a vote lapses once the seat delivered (``protocol/PROTOCOL.md`` §6.6)."""
+ACTION_HISTORY = 512
+"""Applied bids and plays remembered, with the state after each, to find the state at an
+abandonment's causal cut (far more than the actions of one round)."""
 MAX_SYNC_REPLY = 4096
 STATE_LABEL = b"belote-p2p/state/v1\x00"
 
@@ -352,8 +361,17 @@ class TableSession:
         self.deck: _Deck | None = None
         self.secrets: SecretStore = secrets if secrets is not None else MemorySecrets()
         self._recorded: dict[int, Envelope] = {}  # our own envelopes from a transcript, by seq
-        self._abandon_votes: dict[int, set[int]] = {}
+        self._abandon_votes: dict[tuple[int, int], dict[int, Envelope]] = {}
+        """Votes that a seat is gone, by (seat, its progress the voter saw), by voter."""
+        self._own_votes: set[tuple[int, int]] = set()
         self.abandoned: int | None = None
+        self.abandoned_state: State | None = None
+        """The game where the abandonment cut it (see :meth:`_state_at_cut`)."""
+        self._progress: list[list[int]] = [[] for _ in range(definition.rules.seats)]
+        """Per seat, per envelope of its chain (by seq), its progress through that one."""
+        self._history: list[tuple[int, int, State]] = []
+        """(seat, seq, state after) of each applied bid and play, the last ones."""
+        self._first_state = self.state
         self._signed: set[int] = set()
         self._processed: set[bytes] = {ZERO_HASH}
         self._by_hash: dict[bytes, Envelope] = {}
@@ -525,6 +543,7 @@ class TableSession:
             return
         self._by_hash[accepted.hash] = accepted
         self._pending.append(accepted)
+        self._count_progress(accepted, seat)
         if accepted.type == "fault":
             self._reported.add(seat)
         if broken is not None:
@@ -566,6 +585,26 @@ class TableSession:
         if self._signed_counts.get(seat, {}).get((kind, number), 0) >= cap:
             return f"more than {cap} {kind} messages {where}"
         return None
+
+    def _count_progress(self, envelope: Envelope, seat: int) -> None:
+        chain = self._progress[seat]
+        if envelope.seq == len(chain):
+            before = chain[-1] if chain else 0
+            chain.append(before + (envelope.type in PROGRESS_TYPES))
+
+    def progress(self, seat: int) -> int:
+        """How much ``seat`` has delivered so far, as this peer processed it (the bodies of
+        :data:`PROGRESS_TYPES` among its processed envelopes): the deadline of a seat
+        restarts only when this grows."""
+        return self._progress_through(seat, self._last_processed[seat])
+
+    def _progress_through(self, seat: int, last: bytes) -> int:
+        """``seat``'s progress through its envelope ``last`` (0 for none)."""
+        envelope = self._by_hash.get(last)
+        if envelope is None or self.tracker.seat_of(envelope.sender) != seat:
+            return 0
+        chain = self._progress[seat]
+        return chain[envelope.seq] if envelope.seq < len(chain) else chain[-1]
 
     def _count(self, envelope: Envelope, seat: int) -> None:
         """Count ``envelope`` (within the limits) along its seat's chain."""
@@ -645,15 +684,28 @@ class TableSession:
         self._send(body)
         self._pump()
 
-    def abandon(self, seat: int) -> None:
+    def abandon(self, seat: int) -> bool:
         """Sign that ``seat`` left the game: ourselves (resign), or a seat silent past its
-        grace period (the game ends once every other seat signed it)."""
+        deadline and grace (it is gone once every other seat signed it for the same
+        progress: :meth:`progress`). Returns whether a vote was signed: not twice for the
+        same seat and progress, nor beyond the game's cap of votes (a vote that gathers no
+        support is simply kept; the seat can be voted on again once it delivered)."""
         if self.seat is None:
             raise SessionError("an observer does not act")
+        if not 0 <= seat < self.seats:
+            raise SessionError(f"no seat {seat} at this table")
         if self.finished:
-            return
+            return False
+        key = (seat, self.progress(seat))
+        if seat != self.seat and key in self._own_votes:
+            return False
+        signed = self._signed_counts.get(self.seat, {}).get(("abandon", None), 0)
+        if signed >= GAME_CAPS["abandon"]:
+            return False
+        self._own_votes.add(key)
         self._send(abandon_body(seat))
         self._pump()
+        return True
 
     def chat(self, text: str) -> None:
         """Say ``text`` to the table (a signed ``chat`` envelope): once the table is signed,
@@ -761,6 +813,8 @@ class TableSession:
     def _keep_own(self, envelope: Envelope) -> None:
         self.tracker.accept(envelope)
         self._by_hash[envelope.hash] = envelope
+        assert self.seat is not None
+        self._count_progress(envelope, self.seat)
         self._outbox.append(envelope)
         self._pending.append(envelope)
         if envelope.type == "chat":
@@ -881,19 +935,48 @@ class TableSession:
         return True
 
     def _on_abandon(self, m: _Received) -> bool:
-        """A seat resigns, or is the last of the others to sign that one is gone. Once the
-        game has ended (abandoned already, or every ``done`` is in) it changes nothing."""
+        """A seat resigns, or is the last of the others to sign that one is gone for the
+        same progress of its (the count of what it delivered, through the vote's ``seen``
+        of it: a vote lapses once the seat delivered more). Once the game has ended
+        (abandoned already, or every ``done`` is in) it changes nothing."""
         gone = abandoned_seat(m.body)
         if gone is None or gone >= self.seats:
             raise m.fault("abandons no seat")
-        votes = self._abandon_votes.setdefault(gone, set())
-        votes.add(m.seat)
         if self.abandoned is not None or self._phase in _ALL_DONE:
             return True
-        if gone == m.seat or len(votes - {gone}) == self.seats - 1:
-            self.abandoned = gone
-            self._events.append(GameAbandoned(gone, self.state))
+        if gone == m.seat:
+            self._abandon_at(gone, m.envelope)
+            return True
+        key = (gone, self._progress_through(gone, m.envelope.seen[gone]))
+        voters = self._abandon_votes.setdefault(key, {})
+        voters.setdefault(m.seat, m.envelope)
+        if len(voters.keys() - {gone}) == self.seats - 1:
+            # Every other seat saw it stop at the same point: the lowest voter's cut decides
+            # (they all wait on the same game, as it cannot move without the silent seat).
+            self._abandon_at(gone, voters[min(voters)])
         return True
+
+    def _abandon_at(self, gone: int, deciding: Envelope) -> None:
+        self.abandoned = gone
+        self.abandoned_state = self._state_at_cut(deciding)
+        self._events.append(GameAbandoned(gone, self.abandoned_state))
+
+    def _state_at_cut(self, envelope: Envelope) -> State:
+        """The game as it stood in ``envelope``'s causal past (what its signer had
+        processed when it signed it), whatever this peer processed since: the state after
+        the last bid or play in that past. The applied actions form one causally closed
+        sequence, so those of the past are a prefix of it. Every peer finds the same state
+        for the same envelope, however the connections ordered what came meanwhile."""
+        cut: dict[int, int] = {}
+        for seat, h in enumerate(envelope.seen):
+            seen = self._by_hash.get(h)
+            cut[seat] = seen.seq if seen is not None else -1
+        for seat, seq, state in reversed(self._history):
+            if seq <= cut.get(seat, -1):
+                return state
+        if self._history and len(self._history) == ACTION_HISTORY:
+            return self._history[0][2]  # older than what is kept: the oldest kept
+        return self._first_state
 
     def _on_done(self, m: _Received) -> bool:
         """A seat signs the final score, which must be ours (it waits for our last audit)."""
@@ -1003,6 +1086,9 @@ class TableSession:
             self._transition(SessionPhase.ROUND_OVER)
         elif self.state.phase is Phase.PLAY and self._phase is SessionPhase.BIDDING:
             self._transition(SessionPhase.COMPLETING)
+        self._history.append((m.seat, m.envelope.seq, self.state))
+        if len(self._history) > ACTION_HISTORY:
+            del self._history[0]
         self._events.append(ActionTaken(m.seat, action, self.state))
         return True
 

@@ -29,7 +29,8 @@ class Verdict:
 
     definition: TableDefinition
     state: State
-    """The game as the transcript plays it (up to the fault, if any)."""
+    """The game as the transcript plays it (up to the fault, if any; for an abandoned game,
+    as the abandonment cut it: PROTOCOL.md §6.6)."""
     rounds: tuple[RoundAudited, ...]
     fault: PeerFault | None
     """The first rule broken by a validly signed message, with its seat."""
@@ -132,7 +133,7 @@ def verify_record(
             break
     return Verdict(
         definition,
-        session.state,
+        session.abandoned_state if session.abandoned_state is not None else session.state,
         tuple(rounds),
         session.fault,
         corrupt,

@@ -38,6 +38,14 @@ MAX_SEQ = 2**63 - 1
 DEFAULT_MAX_FRAME = 1 << 20
 """Largest frame payload, and so largest encoded message: 1 MiB."""
 MAX_MESSAGE_SIZE = DEFAULT_MAX_FRAME
+MAX_HELLO_FRAME = 256
+"""Largest frame of the hello handshake (a hello or its proof), the only frames a connection
+reads before its peer proved its seat. Every field of both has a fixed size: a hello is 120
+bytes, a proof 88; the cap leaves room and no more, so that a stranger's connection costs a
+few hundred bytes, never a megabyte."""
+HELLO_FRAMES = (MAX_HELLO_FRAME, MAX_HELLO_FRAME)
+"""The caps of a mesh connection's first two frames, the peer's hello and its proof
+(:class:`FrameDecoder`'s ``opening``)."""
 MAX_DEPTH = 32
 """Deepest nesting of maps and arrays; the top-level value is depth 1."""
 MAX_STR_LEN = 1 << 16
@@ -592,14 +600,28 @@ class FrameDecoder:
     more than ``max_frame`` is never buffered past: it raises :class:`FrameTooLarge` from
     this :meth:`feed` if it completes no frame, else from the next call (so the frames
     before it are delivered), and from every call after that.
+
+    ``opening`` caps the first frames one by one (:data:`HELLO_FRAMES`: a connection's
+    handshake), each under its own cap rather than ``max_frame``: what a peer sends before
+    it proved who it is never costs more than those caps, even when its first frames and
+    the larger ones that follow the handshake arrive in one read.
     """
 
-    def __init__(self, max_frame: int = DEFAULT_MAX_FRAME) -> None:
-        if not 0 <= max_frame < 2**32:
+    def __init__(self, max_frame: int = DEFAULT_MAX_FRAME, *, opening: Sequence[int] = ()) -> None:
+        if not all(0 <= cap < 2**32 for cap in (max_frame, *opening)):
             raise LocalProtocolError("max_frame must fit the 4-byte header")
         self.max_frame = max_frame
+        self._opening = tuple(opening)
+        self._frames = 0
         self._buffer = bytearray()
         self._error: FrameTooLarge | None = None
+
+    @property
+    def limit(self) -> int:
+        """The cap of the next frame."""
+        if self._frames < len(self._opening):
+            return self._opening[self._frames]
+        return self.max_frame
 
     @property
     def buffered(self) -> int:
@@ -621,8 +643,9 @@ class FrameDecoder:
         buf = self._buffer
         while len(buf) - start >= FRAME_HEADER_SIZE:
             length = int.from_bytes(buf[start : start + FRAME_HEADER_SIZE], "big")
-            if length > self.max_frame:
-                self._error = FrameTooLarge(length, self.max_frame)
+            limit = self.limit
+            if length > limit:
+                self._error = FrameTooLarge(length, limit)
                 self._buffer = bytearray()
                 if frames:
                     return frames
@@ -631,6 +654,7 @@ class FrameDecoder:
             if len(buf) < end:
                 break
             frames.append(bytes(buf[start + FRAME_HEADER_SIZE : end]))
+            self._frames += 1
             start = end
         del buf[:start]
         return frames

@@ -1,5 +1,5 @@
 """The built-in bots: ``random``, ``rules``, ``pimc`` and ``expert``, the ladder every bot is
-measured on.
+measured on, and ``exec``, which seats a program in any language (``protocol/BOTS.md``).
 
 This package is a plugin like any other: it is found through the entry point ``builtin`` in
 the group ``belote_p2p.bots`` and answers the ``belote_bots`` hook.
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from belote_p2p.bot import BotInfo, hookimpl
 
+from .exec_bot import EXEC
 from .expert_bot import ExpertBot
 from .pimc_bot import PimcBot
 from .random_bot import RandomBot
@@ -46,4 +47,5 @@ def belote_bots() -> list[BotInfo]:
             __version__,
             "Deals weighted by the bids, each solved double-dummy (samples=32 or seconds=S).",
         ),
+        EXEC,
     ]

@@ -1,0 +1,297 @@
+"""Tournaments: every pair of bots on the same duplicate boards (a round robin), rated.
+
+Each pair plays the arena's match (:func:`belote_p2p.players.arena.run_match`) on boards
+``0..N-1`` of one seed: every pair meets the same deals. The ratings are a Bradley–Terry
+fit on the board wins of every pair (a board won counts 1, a tie ½), in Elo points with a
+mean of 0; each rating's 95% interval comes from a bootstrap over the boards: boards drawn
+with replacement (the same draw for every pair, since a board is the same deal for all),
+the fit done again, the 2.5th and 97.5th percentiles kept. The draws come from a
+``random.Random`` seeded from the tournament's seed, so the same seed gives the same
+ratings, whatever ``--jobs`` or ``--cluster``.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .arena import BOT_DEADLINE, MatchResult, Progress, run_match
+from .bots import failed, fallback_text
+
+RESAMPLES = 1000
+
+
+def bradley_terry(names: Sequence[str], wins: dict[tuple[str, str], float]) -> dict[str, float]:
+    """Elo ratings (mean 0) fitted to pairwise wins (``wins[a, b]``: a's wins over b).
+
+    Each pair gets half a win each way as a prior, so that a bot that won every board
+    still has a finite rating."""
+    strength = dict.fromkeys(names, 1.0)
+    for _ in range(500):
+        new = {}
+        for a in names:
+            won = sum(wins.get((a, b), 0.0) for b in names if b != a) + 0.5
+            denom = 0.0
+            for b in names:
+                if b == a:
+                    continue
+                games = wins.get((a, b), 0.0) + wins.get((b, a), 0.0) + 1.0
+                denom += games / (strength[a] + strength[b])
+            new[a] = won / denom if denom else strength[a]
+        mean_log = sum(math.log(v) for v in new.values()) / len(new)
+        new = {k: v / math.exp(mean_log) for k, v in new.items()}
+        change = max(abs(math.log(new[k] / strength[k])) for k in names)
+        strength = new
+        if change < 1e-10:
+            break
+    return {k: 400 * math.log10(v) for k, v in strength.items()}
+
+
+def _wins(matches: Sequence[MatchResult], boards: Sequence[int]) -> dict[tuple[str, str], float]:
+    wins: dict[tuple[str, str], float] = {}
+    for m in matches:
+        a, b = m.bots
+        won = 0.0
+        for i in boards:
+            x = m.boards[i].score
+            won += 1.0 if x > 0 else 0.5 if x == 0 else 0.0
+        wins[a, b] = won
+        wins[b, a] = len(boards) - won
+    return wins
+
+
+def _percentile(ordered: Sequence[float], q: float) -> float:
+    pos = q * (len(ordered) - 1)
+    lo = int(pos)
+    hi = min(lo + 1, len(ordered) - 1)
+    return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
+
+
+@dataclass
+class TournamentResult:
+    """Every pair's match, in the order ``bots`` lists them (A before B)."""
+
+    bots: tuple[str, ...]
+    variant: str
+    seed: int
+    boards: int
+    matches: list[MatchResult]
+
+    def ratings(self, resamples: int = RESAMPLES) -> dict[str, tuple[float, float, float]]:
+        """Each bot's Elo rating and its 95% bootstrap interval: ``(elo, low, high)``."""
+        names = list(self.bots)
+        everything = range(self.boards)
+        fitted = bradley_terry(names, _wins(self.matches, everything))
+        rng = random.Random(f"belote-tournament:{self.seed}:{self.boards}")
+        draws: dict[str, list[float]] = {n: [] for n in names}
+        for _ in range(resamples):
+            sample = [rng.randrange(self.boards) for _ in everything]
+            for name, value in bradley_terry(names, _wins(self.matches, sample)).items():
+                draws[name].append(value)
+        out = {}
+        for name in names:
+            ordered = sorted(draws[name]) or [fitted[name]]
+            low, high = _percentile(ordered, 0.025), _percentile(ordered, 0.975)
+            out[name] = (fitted[name], low, high)
+        return out
+
+    def summary(self, resamples: int = RESAMPLES) -> dict[str, Any]:
+        ratings = self.ratings(resamples)
+        points: dict[str, list[float]] = {b: [] for b in self.bots}
+        pairs = []
+        for m in self.matches:
+            s = m.summary()
+            a, b = m.bots
+            points[a].append(s["points_per_board"])
+            points[b].append(-s["points_per_board"])
+            pairs.append(s)
+        table = [
+            {
+                "bot": name,
+                "elo": round(ratings[name][0], 1),
+                "elo_ci95": [round(ratings[name][1], 1), round(ratings[name][2], 1)],
+                "points_per_board": round(sum(points[name]) / max(len(points[name]), 1), 2),
+            }
+            for name in sorted(self.bots, key=lambda n: (-ratings[n][0], n))
+        ]
+        return {
+            "tournament": {
+                "bots": list(self.bots),
+                "variant": self.variant,
+                "seed": self.seed,
+                "boards": self.boards,
+                "resamples": resamples,
+            },
+            "ratings": table,
+            "pairs": pairs,
+        }
+
+
+def run_tournament(
+    specs: Sequence[str],
+    *,
+    boards: int,
+    variant: str = "classic",
+    seed: int = 0,
+    jobs: int = 1,
+    progress: Progress | None = None,
+    cluster: Any = None,
+    deadline: float = BOT_DEADLINE,
+) -> TournamentResult:
+    """Every pair of ``specs`` on boards ``0..boards-1`` of ``seed`` (a round robin)."""
+    if len(set(specs)) != len(specs) or len(specs) < 2:
+        raise ValueError("a tournament takes two or more different bots")
+    matches = []
+    for i, a in enumerate(specs):
+        for b in specs[i + 1 :]:
+            matches.append(
+                run_match(
+                    (a, b),
+                    boards=boards,
+                    variant=variant,
+                    seed=seed,
+                    jobs=jobs,
+                    progress=progress,
+                    cluster=cluster,
+                    deadline=deadline,
+                )
+            )
+    return TournamentResult(tuple(specs), variant, seed, boards, matches)
+
+
+# -- the report ---------------------------------------------------------------------------
+
+
+def format_tournament(summary: dict[str, Any]) -> str:
+    """The ratings table and each pair's points per board, for a terminal."""
+    t = summary["tournament"]
+    width = max(len("bot"), *(len(r["bot"]) for r in summary["ratings"]))
+    lines = [
+        f"{len(t['bots'])} bots, {t['variant']}, {t['boards']} duplicate boards per pair, "
+        f"seed {t['seed']}",
+        f"{'#':>2}  {'bot':<{width}}  {'Elo':>6}  {'95% CI':<15}  {'pts/board':>9}",
+    ]
+    for rank, r in enumerate(summary["ratings"], 1):
+        lo, hi = r["elo_ci95"]
+        ci = f"[{lo:+.0f}, {hi:+.0f}]"
+        lines.append(
+            f"{rank:>2}  {r['bot']:<{width}}  {r['elo']:>+6.0f}  {ci:<15}  "
+            f"{r['points_per_board']:>+9.1f}"
+        )
+    lines.append("")
+    lines.append("points per board of the first bot of each pair, 95% CI:")
+    for s in summary["pairs"]:
+        a, b = s["bots"]
+        lo, hi = s["ci95"]
+        lines.append(
+            f"  {a} vs {b}: {s['points_per_board']:+.1f} [{lo:+.1f}, {hi:+.1f}], "
+            f"boards won {100 * s['board_win_rate']:.0f}%"
+        )
+        lines += [f"  {line}" for line in fallback_lines(s)]
+    return "\n".join(lines)
+
+
+def fallback_lines(summary: dict[str, Any]) -> list[str]:
+    """A line for each bot of a match's summary that failed some decisions."""
+    return [
+        f"  fallbacks {name}: {fallback_text(c)}"
+        for name, c in summary["fallbacks"].items()
+        if failed(c)
+    ]
+
+
+def ratings_svg(ratings: Sequence[dict[str, Any]], width: int = 720) -> str:
+    """Each bot's rating as a dot on its 95% interval, one row a bot, as inline SVG."""
+    row, left, right, top = 28, 250, 30, 30
+    height = top + row * len(ratings) + 30
+    values: list[float] = [float(v) for r in ratings for v in (r["elo"], *r["elo_ci95"])]
+    low, high = min(values + [0.0]), max(values + [0.0])
+    if high - low < 1:
+        low, high = low - 50, high + 50
+    pad = (high - low) * 0.05
+    low, high = low - pad, high + pad
+
+    def x(v: float) -> float:
+        return left + (v - low) / (high - low) * (width - left - right)
+
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="13">',
+        f'<line x1="{x(0):.1f}" y1="{top - 10}" x2="{x(0):.1f}" y2="{height - 25}" '
+        'stroke="#999" stroke-dasharray="4 3"/>',
+    ]
+    step = 10 ** max(0, int(math.log10(max(high - low, 1))))
+    tick = math.ceil(low / step) * step
+    while tick <= high:
+        parts.append(
+            f'<text x="{x(tick):.1f}" y="{height - 8}" text-anchor="middle" fill="#555">'
+            f"{tick:+.0f}</text>"
+        )
+        tick += step
+    for i, r in enumerate(ratings):
+        y = top + row * i + row / 2
+        lo, hi = r["elo_ci95"]
+        name = html.escape(r["bot"] if len(r["bot"]) <= 32 else r["bot"][:31] + "…")
+        parts += [
+            f'<text x="{left - 10}" y="{y + 4:.1f}" text-anchor="end">{name}</text>',
+            f'<line x1="{x(lo):.1f}" y1="{y:.1f}" x2="{x(hi):.1f}" y2="{y:.1f}" '
+            'stroke="#36c" stroke-width="2"/>',
+            f'<circle cx="{x(r["elo"]):.1f}" cy="{y:.1f}" r="5" fill="#36c">'
+            f"<title>{name}: {r['elo']:+.0f} [{lo:+.0f}, {hi:+.0f}]</title></circle>",
+        ]
+    parts.append("</svg>")
+    return "\n".join(parts)
+
+
+def tournament_html(summary: dict[str, Any]) -> str:
+    """A page that stands alone (no script, no network): the ratings plot and tables."""
+    t = summary["tournament"]
+    esc = html.escape
+    rows = "\n".join(
+        f"<tr><td>{rank}</td><td>{esc(r['bot'])}</td><td>{r['elo']:+.0f}</td>"
+        f"<td>[{r['elo_ci95'][0]:+.0f}, {r['elo_ci95'][1]:+.0f}]</td>"
+        f"<td>{r['points_per_board']:+.1f}</td></tr>"
+        for rank, r in enumerate(summary["ratings"], 1)
+    )
+    pairs = "\n".join(
+        f"<tr><td>{esc(s['bots'][0])}</td><td>{esc(s['bots'][1])}</td>"
+        f"<td>{s['points_per_board']:+.1f}</td>"
+        f"<td>[{s['ci95'][0]:+.1f}, {s['ci95'][1]:+.1f}]</td><td>{s['sd']:.1f}</td>"
+        f"<td>{100 * s['board_win_rate']:.0f}%</td>"
+        f"<td>{sum(c['illegal'] + c['errors'] + c['timeouts'] for c in s['fallbacks'].values())}"
+        "</td></tr>"
+        for s in summary["pairs"]
+    )
+    title = f"Tournament: {len(t['bots'])} bots, {esc(t['variant'])}, {t['boards']} boards"
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>{title}</title>
+<style>
+body {{ font-family: sans-serif; margin: 2em; color: #222; }}
+table {{ border-collapse: collapse; margin: 1em 0; }}
+td, th {{ border: 1px solid #ccc; padding: 0.3em 0.7em; text-align: right; }}
+td:nth-child(-n+2), th:nth-child(-n+2) {{ text-align: left; }}
+</style></head><body>
+<h1>{title}</h1>
+<p>Seed {t["seed"]}. Every pair played the same {t["boards"]} duplicate boards: a board is
+one deal played at two tables, the bots swapping seats, and its score is the first bot's
+points minus the other's over both tables (with two or three seats, once per seat with the
+deal rotated). Ratings are a Bradley–Terry fit of the boards won, in Elo points (mean 0),
+with 95% intervals from {t["resamples"]} bootstrap draws of the boards.</p>
+<h2>Ratings</h2>
+{ratings_svg(summary["ratings"])}
+<table><tr><th>#</th><th>bot</th><th>Elo</th><th>95% CI</th><th>points per board</th></tr>
+{rows}
+</table>
+<h2>Pairs</h2>
+<p>Points per board of the first bot against the second, with the 95% interval of the
+mean (1.96 standard errors) and the spread of a board (sd).</p>
+<table><tr><th>A</th><th>B</th><th>points per board</th><th>95% CI</th><th>sd</th>
+<th>boards won by A</th><th>fallbacks</th></tr>
+{pairs}
+</table>
+</body></html>
+"""

@@ -1,0 +1,76 @@
+"""Tournaments: every pair on the same boards, ratings with bootstrap intervals that do not
+depend on how the boards were spread over processes, the report and the command."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+from pathlib import Path
+
+import pytest
+
+from belote_p2p.app.cli import main
+from belote_p2p.players.arena import open_cluster
+from belote_p2p.players.tournament import (
+    bradley_terry,
+    ratings_svg,
+    run_tournament,
+    tournament_html,
+)
+
+HEURISTIC = Path(__file__).resolve().parent.parent / "examples" / "bots" / "heuristic.py"
+PROGRAM = json.dumps(f"{shlex.quote(sys.executable)} {shlex.quote(str(HEURISTIC))}")
+FOUR = ["random", "rules", f"exec:cmd={PROGRAM}", f"exec:cmd={PROGRAM}:style=first"]
+
+
+def test_four_bots_rate_the_same_on_one_process_two_or_a_cluster() -> None:
+    pytest.importorskip("distributed")
+    how = {"boards": 6, "variant": "classic", "seed": 4}
+    one = run_tournament(FOUR, jobs=1, **how).summary(resamples=200)
+    two = run_tournament(FOUR, jobs=2, **how).summary(resamples=200)
+    with open_cluster("local", 2) as client:
+        dask = run_tournament(FOUR, cluster=client, **how).summary(resamples=200)
+    for other in (two, dask):
+        assert other["ratings"] == one["ratings"]
+        for a, b in zip(one["pairs"], other["pairs"], strict=True):
+            for key in ("points_per_board", "ci95", "board_win_rate", "fallbacks"):
+                assert a[key] == b[key]
+    assert len(one["pairs"]) == 6 and {r["bot"] for r in one["ratings"]} == set(FOUR)
+    for r in one["ratings"]:
+        lo, hi = r["elo_ci95"]
+        assert lo <= r["elo"] <= hi
+    assert abs(sum(r["elo"] for r in one["ratings"])) < 1e-6 * 4 + 0.5  # mean 0
+
+
+def test_bradley_terry_follows_the_wins() -> None:
+    wins = {("a", "b"): 60.0, ("b", "a"): 40.0, ("b", "c"): 70.0, ("c", "b"): 30.0}
+    ratings = bradley_terry(["a", "b", "c"], wins)
+    assert ratings["a"] > ratings["b"] > ratings["c"]
+    assert sum(ratings.values()) == pytest.approx(0, abs=1e-6)
+    alone = bradley_terry(["a", "b"], {("a", "b"): 10.0, ("b", "a"): 0.0})
+    assert 0 < alone["a"] < 800  # the prior keeps a clean sweep finite
+
+
+def test_the_report_stands_alone() -> None:
+    summary = run_tournament(["random", "rules"], boards=3, seed=1).summary(resamples=50)
+    page = tournament_html(summary)
+    assert page.startswith("<!DOCTYPE html>") and "<svg" in page
+    assert "http" not in page.replace('xmlns="http://www.w3.org/2000/svg"', "")
+    assert "<script" not in page
+    svg = ratings_svg([{"bot": "<b>&", "elo": 10.0, "elo_ci95": [-5.0, 20.0]}])
+    assert "&lt;b&gt;&amp;" in svg and "<b>" not in svg
+
+
+def test_tournament_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    report = tmp_path / "report.html"
+    argv = ["tournament", "--bots", "random,rules,random:x=1", "--boards", "2", "--jobs", "1"]
+    assert main([*argv, "--no-progress"]) == 2  # a bad option, before any match
+    assert "error:" in capsys.readouterr().err
+    argv = ["tournament", "--bots", "random,rules", "--boards", "3", "--jobs", "1"]
+    assert main([*argv, "--no-progress", "--html", str(report), "--resamples", "20"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert "Elo" in lines[1] and "95% CI" in lines[1]
+    last = json.loads(lines[-1])
+    assert {r["bot"] for r in last["ratings"]} == {"rules", "random"}
+    assert report.read_text().count("<svg") == 1
