@@ -26,6 +26,7 @@ from belote_p2p.net.peer import (
 )
 from belote_p2p.net.transport import ConnectionClosed, MeshConfig, Received
 from belote_p2p.players.player import BotPlayer, Resigned
+from belote_p2p.protocol.bodies import encode_sync
 from belote_p2p.protocol.events import ActionTaken, RoundAudited
 from belote_p2p.protocol.identity import Identity
 from belote_p2p.protocol.secretstore import FileSecrets
@@ -507,6 +508,37 @@ async def test_a_peer_that_keeps_asking_to_sync_is_answered_once_in_a_while(
         assert not driver._too_soon_for_sync(Received(1, envelope))  # not a sync request
         autojump_clock.jump(0.6)
         assert not driver._too_soon_for_sync(Received(1, request))
+
+
+async def test_sync_answers_to_one_seat_are_bounded_in_bytes_across_reconnections(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    """Issue 22: the first request on each new connection is answered, so a peer that
+    reconnects to ask again fetched a whole transcript each time. Its answers now come out
+    of one byte budget per seat: the burst at once, then the rate."""
+    definition, ids = make_table("classic")
+    session = TableSession(definition, 0, ids[0], proposal=definition.propose(ids[0]))
+    session.start()
+    size = len(session.take_outbox()[0])  # what each answer holds: our table envelope
+    with TranscriptWriter(tmp_path / "t", definition, 0) as writer:
+        config = PeerConfig(sync_answer_burst=10 * size, sync_answer_rate=size)
+        driver = peer_module._Driver(session, 0, None, writer, config, None, None, [])  # type: ignore[arg-type]
+        request = encode_sync([0, 0, 0, 0], [])
+
+        def ask(connections: range) -> int:
+            driver._replies.clear()
+            for connection in connections:
+                driver._handle(Received(1, request, connection=connection))
+            return sum(len(reply) for _, reply in driver._replies)
+
+        assert ask(range(1, 41)) == 10 * size
+        assert driver.counters.sync_ignored == 30
+        autojump_clock.jump(3.0)
+        assert ask(range(41, 81)) == 3 * size
+        assert ask(range(81, 82)) == 0
+        # Another seat has its own budget.
+        driver._handle(Received(2, request, connection=100))
+        assert [seat for seat, _ in driver._replies] == [2]
 
 
 @pytest.mark.parametrize(("variant", "silent"), [("three-handed", 1), ("two-handed", 1)])

@@ -17,13 +17,19 @@ import belote_p2p.net.peer as peer_module
 from belote_p2p.game.rules import RULE_SETS
 from belote_p2p.net.address import format_address
 from belote_p2p.net.peer import PeerConfig, PeerResult, run_peer
-from belote_p2p.net.relay import RelayService
-from belote_p2p.net.transport import MeshConfig
+from belote_p2p.net.relay import RelayService, open_relay_link
+from belote_p2p.net.transport import ConnectionClosed, MeshConfig
 from belote_p2p.players.player import BotPlayer
 from belote_p2p.protocol.deck import TURNED_POSITION
 from belote_p2p.protocol.events import ActionTaken
 from belote_p2p.protocol.identity import Identity
-from belote_p2p.protocol.relay import Action, RelayServer, Send
+from belote_p2p.protocol.relay import (
+    Action,
+    RelayLimits,
+    RelayServer,
+    Send,
+    join_statement,
+)
 from belote_p2p.protocol.secretstore import FileSecrets
 from belote_p2p.protocol.session import TableSession
 from belote_p2p.protocol.table import Seat, TableDefinition
@@ -322,9 +328,9 @@ async def test_garbage_and_impostors_at_the_relay_do_not_disturb_a_table(
     assert refused.get("no key for the seat") == 1 and sum(refused.values()) >= 3
 
 
-async def read_to_end(stream: trio.abc.Stream) -> str:
+async def read_to_end(stream: trio.abc.Stream, timeout: float = 10) -> str:
     data = b""
-    with trio.fail_after(10):
+    with trio.fail_after(timeout):
         try:
             while chunk := await stream.receive_some():
                 data += chunk
@@ -348,3 +354,218 @@ async def test_a_game_over_ipv6_loopback(tmp_path: Path) -> None:
     check_agreement(results)
     assert definition.seats[0].address.startswith("[::1]:")
     assert [r.relayed for r in results] == [0, 0, 1, 1]
+
+
+# -- issue 22: what a hostile client can and cannot do to the relay ---------------------------
+
+
+async def start_relay(nursery: trio.Nursery, relay: RelayService) -> tuple[str, int]:
+    listener = (await trio.open_tcp_listeners(0, host="127.0.0.1"))[0]
+    await nursery.start(relay.serve, [listener])
+    host, port = listener.socket.getsockname()[:2]
+    return host, port
+
+
+def small_table(table_id: bytes, seed: int, variant: str = "two-handed") -> TableDefinition:
+    ids = identities(seed)
+    rules = RULE_SETS[variant]
+    seats = tuple(Seat(f"p{s}", ids[s].public_key_bytes, "") for s in range(rules.seats))
+    return TableDefinition(table_id, rules, seats)
+
+
+async def send_join(
+    stream: trio.abc.Stream,
+    definition: TableDefinition,
+    seed: int,
+    seat: int,
+    peer: int,
+    fields: dict[str, object] | None = None,
+) -> None:
+    """Pass the challenge and send a join of ``seat`` for ``peer``, ``fields`` replaced."""
+    ids = identities(seed)
+    await stream.send_all(frame(encode({"type": "relay-hello", "version": 1})))
+    nonce = decode(await read_frame(stream))["nonce"]
+    signer = ids[seat] if 0 <= seat < len(ids) else ids[0]
+    join: dict[str, object] = {
+        "type": "relay-join", "definition": definition.to_wire(),
+        "proposal": definition.propose(ids[0]), "seat": seat, "peer": peer,
+        "sig": signer.sign(join_statement(nonce, definition, seat, peer)),
+    }  # fmt: skip
+    join.update(fields or {})
+    await stream.send_all(frame(encode(join)))
+
+
+async def relayed_pair(
+    address: tuple[str, int], definition: TableDefinition, seed: int, a: int, b: int
+) -> None:
+    """Seats ``a`` and ``b`` of ``definition`` pair through the relay and a frame crosses."""
+    ids = identities(seed)
+    proposal = definition.propose(ids[0])
+    links: dict[int, Any] = {}
+
+    async def one(seat: int, peer: int) -> None:
+        links[seat] = await open_relay_link(address, ids[seat], definition, proposal, seat, peer)
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(one, a, b)
+        nursery.start_soon(one, b, a)
+    await links[a].send(b"through the relay")
+    assert await links[b].receive() == b"through the relay"
+    for link in links.values():
+        await link.aclose()
+
+
+async def test_a_join_beyond_a_two_seat_table_costs_only_its_connection() -> None:
+    """Issue 22, item 1: a join for seat 3 of a two-seat table raised IndexError out of the
+    relay's nursery (a standalone relay ended; a host's port ended with its game). Every
+    malformed join field is now a relay-error on its own connection; the relay lives and an
+    honest table still pairs on it, while another pair of it goes on forwarding."""
+    relay = RelayService()
+    two = small_table(b"2" * 16, 41)
+    with trio.fail_after(TIMEOUT):
+        async with trio.open_nursery() as nursery:
+            address = await start_relay(nursery, relay)
+            ids = identities(41)
+            proposal = two.propose(ids[0])
+            honest: list[Any] = []
+            first_paired = trio.Event()
+
+            async def first() -> None:  # waits at the relay while the attacks go on
+                honest.append(await open_relay_link(address, ids[1], two, proposal, 1, 0))
+                first_paired.set()
+
+            nursery.start_soon(first)
+            bad_fields: list[tuple[int, int, dict[str, object]]] = [
+                (3, 0, {}), (0, 3, {}), (2, 3, {}), (-1, 0, {}), (1, 1, {}),
+                (1, 0, {"seat": True}), (1, 0, {"peer": "0"}), (1, 0, {"definition": [1]}),
+                (1, 0, {"proposal": b"x"}), (1, 0, {"sig": b"\x00" * 64}),
+                (1, 0, {"sig": None}), (1, 0, {"extra": 1}),
+            ]  # fmt: skip
+            for seat, peer, fields in bad_fields:
+                stream = await trio.open_tcp_stream(*address)
+                await send_join(stream, two, 41, seat, peer, fields)
+                assert "relay-error" in await read_to_end(stream), (seat, peer, fields)
+            await relayed_pair(address, small_table(b"3" * 16, 42, "three-handed"), 42, 2, 0)
+            second = await open_relay_link(address, ids[0], two, proposal, 0, 1)
+            await first_paired.wait()
+            await honest[0].send(b"the first table is fine")
+            assert await second.receive() == b"the first table is fine"
+            nursery.cancel_scope.cancel()
+    refused = relay.stats["refused"]
+    assert sum(refused.values()) == len(bad_fields), refused
+    assert relay.stats["paired"] == 2
+
+
+async def test_a_flood_from_one_address_does_not_keep_a_real_table_from_pairing(
+    clock: trio.testing.MockClock,
+) -> None:
+    """Issue 22, item 9: one address held every connection and every table slot of the
+    relay (bare connections renewed, self-made tables). Now it is capped, a full relay makes
+    room by evicting what proved nothing or never paired, and an unpaired slot goes after
+    ``pair_timeout`` (virtual time)."""
+    limits = RelayLimits(
+        max_connections=24, max_per_source=22, max_tables=3, max_tables_per_source=3,
+        join_timeout=1000, pair_timeout=30, wait_timeout=1000,
+    )  # fmt: skip
+    relay = RelayService(limits)
+    cheater = "127.0.0.2"
+    with trio.fail_after(TIMEOUT):
+        async with trio.open_nursery() as nursery:
+            address = await start_relay(nursery, relay)
+            unpaired = []
+            for k in range(2):  # two self-made tables, one seat each: never paired
+                stream = await trio.open_tcp_stream(*address, local_address=cheater)
+                await send_join(stream, small_table(bytes([k]) * 16, 50 + k), 50 + k, 1, 0)
+                unpaired.append(stream)
+            fake = small_table(b"F" * 16, 52)
+            # One self-made table that pairs: it keeps its slot, within the address's cap.
+            fake_links = []
+            for seat in (0, 1):
+                stream = await trio.open_tcp_stream(*address, local_address=cheater)
+                await send_join(stream, fake, 52, seat, 1 - seat)
+                fake_links.append(stream)
+            for stream in fake_links:
+                assert decode(await read_frame(stream)) == {"type": "relay-paired"}
+            bare = [await trio.open_tcp_stream(*address, local_address=cheater) for _ in range(18)]
+            assert relay.server.connections == 22
+            # The 23rd connection from the same address is refused at once.
+            over = await trio.open_tcp_stream(*address, local_address=cheater)
+            assert await read_to_end(over) == ""
+            # A real table from elsewhere: its second connection makes the relay full, and
+            # its table takes the slot of the oldest self-made table that never paired.
+            await relayed_pair(address, small_table(b"R" * 16, 53), 53, 1, 0)
+            assert "evicted" in await read_to_end(unpaired[0])
+            # The other unpaired slot lasts 30 s (virtual) from its join, then goes.
+            assert "did not come in time" in await read_to_end(unpaired[1], timeout=60)
+            assert relay.server.tables == 1  # the paired self-made one (the real one left)
+            nursery.cancel_scope.cancel()
+    for stream in bare:
+        await stream.aclose()
+    refused = relay.stats["refused"]
+    assert refused["too many connections from one address"] == 1
+    assert refused["evicted"] == 1 and refused["peer never came"] == 1
+    assert relay.stats["paired"] == 2
+
+
+async def test_a_cheaters_requests_cost_its_link_not_the_victims_links_to_honest_seats() -> None:
+    """Issue 22, item 10: the byte budget was per seat over all its links, so seat 3
+    asking seat 1 for everything made the relay cut seat 1's links to the honest seats. Now
+    each link has its own budget: the link 3-1 is cut, 1-0 and 1-2 carry on."""
+    limits = RelayLimits(rate=10_000, burst=200_000)
+    relay = RelayService(limits)
+    definition = small_table(b"C" * 16, 31, "classic")
+    ids = identities(31)
+    proposal = definition.propose(ids[0])
+    with trio.fail_after(TIMEOUT):
+        async with trio.open_nursery() as nursery:
+            address = await start_relay(nursery, relay)
+            links: dict[tuple[int, int], Any] = {}
+
+            async def one(seat: int, peer: int) -> None:
+                links[seat, peer] = await open_relay_link(
+                    address, ids[seat], definition, proposal, seat, peer
+                )
+
+            async with trio.open_nursery() as opening:
+                for a, b in ((1, 3), (1, 0), (1, 2)):
+                    opening.start_soon(one, a, b)
+                    opening.start_soon(one, b, a)
+            for a, b in ((1, 3), (1, 0), (1, 2)):  # stand-ins for the handshake's frames
+                for x, y in ((a, b), (b, a)):
+                    for _ in range(2):
+                        await links[x, y].send(b"hello")
+                        assert await links[y, x].receive() == b"hello"
+            answers = 0
+            with pytest.raises(ConnectionClosed):
+                for _ in range(50):
+                    await links[3, 1].send(encode({"type": "sync", "have": [0] * 4, "want": []}))
+                    await links[1, 3].receive()
+                    await links[1, 3].send(bytes(60_000))  # the answer: a whole transcript
+                    await links[3, 1].receive()
+                    answers += 1
+            assert answers <= 4
+            for honest in (0, 2):
+                await links[1, honest].send(bytes(150_000))
+                assert len(await links[honest, 1].receive()) == 150_000
+            nursery.cancel_scope.cancel()
+    assert relay.stats["refused"] == {"over the byte rate": 1}
+
+
+async def test_bare_connections_from_a_few_addresses_do_not_turn_a_real_table_away() -> None:
+    """More bare connections than a mesh lets strangers hold (from two addresses, each
+    within the relay's cap per address): a real table from a third still pairs."""
+    relay = RelayService()
+    with trio.fail_after(TIMEOUT):
+        async with trio.open_nursery() as nursery:
+            address = await start_relay(nursery, relay)
+            bare = [
+                await trio.open_tcp_stream(*address, local_address=source)
+                for source in ("127.0.0.2", "127.0.0.3")
+                for _ in range(relay.server.limits.max_per_source)
+            ]
+            await relayed_pair(address, small_table(b"R" * 16, 54), 54, 1, 0)
+            assert relay.server.connections >= len(bare)  # the flood is still held
+            nursery.cancel_scope.cancel()
+    for stream in bare:
+        await stream.aclose()
+    assert relay.stats["paired"] == 1

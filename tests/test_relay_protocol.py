@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 from helpers import identities
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from belote_p2p.errors import LocalProtocolError, RemoteProtocolError
 from belote_p2p.game.rules import rule_set
@@ -19,6 +21,8 @@ from belote_p2p.protocol.relay import (
     check_paired,
     hello_message,
     join_message,
+    join_statement,
+    source_of,
 )
 from belote_p2p.protocol.table import Seat, TableDefinition
 from belote_p2p.protocol.wire import FrameDecoder, decode, encode, frame
@@ -26,9 +30,12 @@ from belote_p2p.protocol.wire import FrameDecoder, decode, encode, frame
 IDS = identities(21, 5)
 
 
-def table(table_id: bytes = b"T" * 16, ids: list[Identity] = IDS) -> TableDefinition:
-    seats = tuple(Seat(f"p{i}", ids[i].public_key_bytes, "") for i in range(4))
-    return TableDefinition(table_id, rule_set("classic"), seats)
+def table(
+    table_id: bytes = b"T" * 16, ids: list[Identity] = IDS, variant: str = "classic"
+) -> TableDefinition:
+    rules = rule_set(variant)
+    seats = tuple(Seat(f"p{i}", ids[i].public_key_bytes, "") for i in range(rules.seats))
+    return TableDefinition(table_id, rules, seats)
 
 
 class Client:
@@ -36,13 +43,13 @@ class Client:
 
     numbers = iter(range(1, 10_000))
 
-    def __init__(self, server: RelayServer, now: float = 0.0) -> None:
+    def __init__(self, server: RelayServer, now: float = 0.0, source: str = "") -> None:
         self.server = server
         self.number = next(Client.numbers)
         self.inbox: list[bytes] = []
         self.closed: str | None = None
         self._decoder = FrameDecoder()
-        self.take(server.connected(self.number, now))
+        self.take(server.connected(self.number, now, source))
 
     def take(self, actions: list[Action]) -> list[Action]:
         """Keep what the actions do to this connection; return them all."""
@@ -93,8 +100,12 @@ def _holder(definition: TableDefinition, seat: int) -> Identity:
     return next(i for i in IDS if i.public_key_bytes == definition.seats[seat].key)
 
 
-def pair(server: RelayServer, a: int = 1, b: int = 3, **kw: object) -> tuple[Client, Client]:
-    x, y = Client(server), Client(server)
+def pair(
+    server: RelayServer, a: int = 1, b: int = 3, *, source: str = "", **kw: object
+) -> tuple[Client, Client]:
+    now = kw.get("now", 0.0)
+    assert isinstance(now, float)
+    x, y = Client(server, now, source), Client(server, now, source)
     x.join(a, b, **kw)  # type: ignore[arg-type]
     assert server.phase(x.number) is RelayPhase.WAITING and not x.inbox
     actions = y.join(b, a, **kw)  # type: ignore[arg-type]
@@ -228,26 +239,25 @@ def test_a_frame_over_the_cap_is_refused_before_its_payload() -> None:
 
 
 def test_caps_on_connections_tables_and_connections_per_table() -> None:
-    server = RelayServer(RelayLimits(max_connections=3, max_tables=1, max_per_table=2))
-    a, b, c = Client(server), Client(server), Client(server)
+    server = RelayServer(RelayLimits(max_connections=4, max_tables=1, max_per_table=2))
+    x, y = pair(server)
+    a, b = Client(server), Client(server)
     d = Client(server)
-    assert d.closed == "the relay is full"
-    a.join(1, 2)
-    b.join(1, 3)
-    c.join(2, 3)
-    assert "too many connections for this table" in c.error()
-    e = Client(server)
-    e.join(0, 1, table(b"V" * 16))
-    assert "too many tables" in e.error()
+    assert d.closed == "the relay is full"  # one source: nobody holds more than it
+    a.join(0, 1)
+    assert "too many connections for this table" in a.error()
+    b.join(0, 1, table(b"V" * 16))
+    assert "too many tables" in b.error()  # the only table paired: nothing to evict
     assert server.stats.refused == {
         "too many connections": 1,
         "too many connections for the table": 1,
         "too many tables": 1,
     }
+    assert server.phase(x.number) is server.phase(y.number) is RelayPhase.PAIRED
 
 
 def test_deadlines_for_the_join_and_for_the_peer() -> None:
-    server = RelayServer(RelayLimits(join_timeout=10, pair_timeout=60))
+    server = RelayServer(RelayLimits(join_timeout=10, pair_timeout=30, wait_timeout=60))
     silent = Client(server, now=0.0)
     waiting = Client(server, now=0.0)
     waiting.join(1, 2, now=1.0)
@@ -255,10 +265,21 @@ def test_deadlines_for_the_join_and_for_the_peer() -> None:
     assert server.tick(9.0) == []
     silent.take(server.tick(10.0))
     assert silent.closed == "no join in time" and waiting.closed is None
-    assert server.next_deadline() == 61.0
-    waiting.take(server.tick(61.0))
+    # The table never paired: its slot lasts 30 s from its first join.
+    assert server.next_deadline() == 31.0
+    waiting.take(server.tick(31.0))
     assert waiting.closed == "seat 2 did not come in time"
     assert server.next_deadline() is None and server.tables == 0
+    # A table that paired: a new connection of it waits for its peer 60 s.
+    x, _ = pair(server, now=40.0)
+    later = Client(server, now=50.0)
+    later.join(1, 2, now=50.0)
+    assert server.next_deadline() == 110.0
+    later.take(server.tick(109.0))
+    assert later.closed is None
+    later.take(server.tick(110.0))
+    assert later.closed == "seat 2 did not come in time"
+    assert server.phase(x.number) is RelayPhase.PAIRED
 
 
 def test_a_new_connection_of_a_seat_replaces_its_old_one() -> None:
@@ -289,3 +310,196 @@ def test_stats_are_plain_data() -> None:
     pair(server)
     stats = server.stats.to_dict()
     assert stats["paired"] == 1 and stats["connections"] == 2 and stats["refused"] == {}
+
+
+# -- item 1: a join is checked against its own table, and costs only its connection --------
+
+
+def _raw_join(c: Client, of: TableDefinition, **fields: object) -> dict[str, object]:
+    """A well-formed join of seat 1 for seat 0 on ``c``'s challenge, with ``fields``
+    replaced (signed over the replaced seats when both are ints)."""
+    c.send(hello_message())
+    nonce = decode(c.inbox.pop())["nonce"]
+    msg: dict[str, object] = {
+        "type": "relay-join", "definition": of.to_wire(),
+        "proposal": of.propose(IDS[0]), "seat": 1, "peer": 0,
+    }  # fmt: skip
+    msg.update({k: v for k, v in fields.items() if k != "sig"})
+    seat, peer = msg["seat"], msg["peer"]
+    statement = join_statement(
+        nonce, of, seat if type(seat) is int else 1, peer if type(peer) is int else 0
+    )
+    msg["sig"] = fields.get("sig", IDS[1].sign(statement))
+    return msg
+
+
+TWO = table(b"2" * 16, variant="two-handed")
+
+
+@pytest.mark.parametrize(
+    ("fields", "cause"),
+    [
+        ({"seat": 3}, "not the relay protocol"),  # issue 22: an IndexError killed the relay
+        ({"peer": 3}, "not the relay protocol"),
+        ({"seat": 2, "peer": 3}, "not the relay protocol"),
+        ({"seat": -1}, "not the relay protocol"),
+        ({"seat": 1, "peer": 1}, "not the relay protocol"),
+        ({"seat": True}, "not the relay protocol"),
+        ({"seat": "1"}, "not the relay protocol"),
+        ({"peer": None}, "not the relay protocol"),
+        ({"seat": 2**64 - 1}, "not the relay protocol"),
+        ({"definition": {"version": 1}}, "bad table"),
+        ({"definition": [1, 2]}, "bad table"),
+        ({"definition": table().to_wire()}, "bad table"),  # a proposal for another table
+        ({"proposal": b"short"}, "bad table"),
+        ({"proposal": 7}, "bad table"),
+        ({"sig": b"\x00" * 64}, "no key for the seat"),
+        ({"sig": b"short"}, "no key for the seat"),
+        ({"sig": [1]}, "no key for the seat"),
+        ({"type": "relay-joined"}, "not the relay protocol"),
+    ],
+)
+def test_a_malformed_join_costs_only_its_connection(fields: dict[str, object], cause: str) -> None:
+    server = RelayServer()
+    x, y = pair(server, 0, 1, definition=TWO)  # an honest two-seat table, forwarding
+    c = Client(server)
+    c.send(encode(_raw_join(c, TWO, **fields)))
+    assert c.closed is not None and decode(c.inbox[-1])["type"] == "relay-error"
+    assert server.stats.refused == {cause: 1} and server.tables == 1
+    y.take(x.send(b"still forwarding"))
+    assert y.inbox == [b"still forwarding"]
+    # And another honest table still pairs.
+    pair(server, 0, 2, definition=table(b"W" * 16))
+    assert server.tables == 2
+
+
+def test_a_seat_beyond_a_two_seat_table_is_refused_with_the_tables_count() -> None:
+    server = RelayServer()
+    c = Client(server)
+    c.send(encode(_raw_join(c, TWO, seat=3)))
+    assert "two different seats 0..1" in c.error()
+
+
+_VALUES = st.one_of(
+    st.none(), st.booleans(), st.integers(min_value=-(2**63), max_value=2**64 - 1),
+    st.binary(max_size=70), st.text(max_size=8), st.lists(st.integers(0, 5), max_size=4),
+    st.dictionaries(st.sampled_from(["version", "table_id", "rules", "seats"]),
+                    st.integers(0, 2), max_size=4),
+)  # fmt: skip
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    field=st.sampled_from(["type", "definition", "proposal", "seat", "peer", "sig", "extra"]),
+    value=_VALUES,
+)
+def test_any_value_in_any_join_field_is_a_typed_refusal(field: str, value: object) -> None:
+    server = RelayServer()
+    c = Client(server)
+    msg = _raw_join(c, TWO)
+    msg[field] = value
+    actions = c.send(encode(msg))
+    assert all(isinstance(a, Send | Close) for a in actions)
+    if server.phase(c.number) is None:
+        assert decode(c.inbox[-1])["type"] == "relay-error"
+    else:  # only a value that happens to be the right one (seat 1, say) is let through
+        assert server.phase(c.number) is RelayPhase.WAITING
+
+
+# -- item 9: floods from one address, self-made tables ---------------------------------------
+
+
+def test_one_address_cannot_fill_the_relay() -> None:
+    server = RelayServer(RelayLimits(max_connections=100, max_per_source=5))
+    flood = [Client(server, source="203.0.113.9") for _ in range(8)]
+    assert [c.closed for c in flood].count("too many connections from this address") == 3
+    assert server.stats.refused == {"too many connections from one address": 3}
+    x, _ = pair(server, source="198.51.100.1")
+    assert server.phase(x.number) is RelayPhase.PAIRED
+
+
+def test_a_full_relay_evicts_the_biggest_sources_idle_connections_first() -> None:
+    server = RelayServer(RelayLimits(max_connections=10, max_per_source=8))
+    flood = [Client(server, now=float(k), source="203.0.113.9") for k in range(8)]
+    x, _ = pair(server, source="198.51.100.1")
+    assert server.connections == 10
+    # Two newcomers from elsewhere take the places of the flood's oldest bare connections.
+    u, v = Client(server, 9.0, "192.0.2.7"), Client(server, 9.0, "192.0.2.7")
+    assert [c.number for c in flood if server.phase(c.number) is None] == [
+        flood[0].number, flood[1].number,
+    ]  # fmt: skip
+    assert all(server.phase(c.number) is RelayPhase.HELLO for c in flood[2:])
+    u.join(0, 2, table(b"U" * 16))
+    v.take(u.take(v.join(2, 0, table(b"U" * 16))))
+    assert server.phase(u.number) is server.phase(v.number) is RelayPhase.PAIRED
+    assert server.phase(x.number) is RelayPhase.PAIRED
+    assert server.stats.refused == {"evicted": 2}
+    # Paired connections are never evicted: once only they are left, a newcomer is refused.
+    small = RelayServer(RelayLimits(max_connections=2))
+    pair(small)
+    assert Client(small, source="192.0.2.7").closed == "the relay is full"
+
+
+def test_one_address_holds_few_tables_and_unpaired_slots_go_first() -> None:
+    limits = RelayLimits(max_tables=3, max_tables_per_source=2, pair_timeout=30)
+    server = RelayServer(limits)
+    cheater = "203.0.113.9"
+    fakes = [Client(server, now=float(k), source=cheater) for k in range(3)]
+    fakes[0].join(1, 2, table(b"A" * 16), now=0.0)
+    pair(server, 0, 1, definition=table(b"B" * 16), source=cheater, now=1.0)
+    fakes[2].join(1, 2, table(b"C" * 16), now=2.0)
+    assert "too many tables" in fakes[2].error()
+    assert server.stats.refused == {"too many tables from one address": 1}
+    # Two more tables from elsewhere: the relay is full with three; the fourth takes the
+    # slot of the one that never paired (A), not of the paired one (B).
+    one = Client(server, now=3.0)
+    one.join(1, 2, table(b"D" * 16), now=3.0)
+    e = Client(server, now=4.0)
+    fakes[0].take(e.join(0, 1, table(b"E" * 16), now=4.0))
+    assert fakes[0].closed == "evicted: the relay is full"
+    assert "evicted" in fakes[0].error()
+    assert server.phase(e.number) is RelayPhase.WAITING
+    assert server.tables == 3 and server.stats.refused["evicted"] == 1
+    # D never pairs: its slot is freed 30 s after its first join (E's, 30 s after its own).
+    one.take(server.tick(33.0))
+    assert one.closed == "seat 2 did not come in time" and server.tables == 2
+
+
+def test_sources_are_addresses_and_ipv6_networks() -> None:
+    assert source_of("192.0.2.7") == "192.0.2.7"
+    assert source_of("2001:db8:1:2:3:4:5:6") == source_of("2001:db8:1:2:ffff::1")
+    assert source_of("2001:db8:1:2::1") != source_of("2001:db8:1:3::1")
+    assert source_of("::ffff:192.0.2.7") == "192.0.2.7"
+    assert source_of("fe80::1%eth0") == "fe80::/64"
+    assert source_of("not an address") == "not an address"
+
+
+# -- item 10: the byte budget is per link -----------------------------------------------------
+
+
+def test_a_flood_of_requests_costs_the_requesters_link_not_the_answerers_others() -> None:
+    """Seat 3 asks seat 1 for everything, again and again; seat 1 answers (big frames).
+    The link 1-3 runs out of budget and is cut; seat 1's links to the honest seats 0 and 2
+    keep their whole burst."""
+    limits = RelayLimits(rate=1000, burst=100_000)
+    server = RelayServer(limits)
+    cheat, victim = pair(server, 3, 1)
+    to_0, from_0 = pair(server, 1, 0)
+    to_2, from_2 = pair(server, 1, 2)
+    answers = 0
+    now = 0.0
+    while victim.closed is None:
+        now += 0.01
+        victim.take(cheat.send(b"sync: everything", now=now))
+        cheat.take(victim.send(bytes(20_000), now=now))
+        answers += 1
+    assert answers <= 6 and cheat.closed is not None
+    assert server.stats.refused == {"over the byte rate": 1}
+    # The honest links still carry a burst each, at once.
+    from_0.take(to_0.send(bytes(90_000), now=now))
+    from_2.take(to_2.send(bytes(90_000), now=now))
+    assert len(from_0.inbox) == len(from_2.inbox) == 1
+    # Coming back does not refill the link's budget: the cheater's link is cut again.
+    cheat2, victim2 = pair(server, 3, 1, now=now)
+    victim2.take(cheat2.send(bytes(20_000), now=now))
+    assert cheat2.closed == "over the byte rate"

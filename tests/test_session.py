@@ -8,7 +8,7 @@ import pytest
 from helpers import Net, make_table, table_sessions
 
 from belote_p2p.game.rules import RULE_SETS
-from belote_p2p.protocol.bodies import fault_body
+from belote_p2p.protocol.bodies import encode_sync, fault_body
 from belote_p2p.protocol.events import (
     DecisionNeeded,
     GameAbandoned,
@@ -189,6 +189,26 @@ def test_equivocation_is_caught_through_sync_with_the_same_verdict_everywhere() 
         fault = sessions[seat].fault
         assert fault is not None and fault.seat == 3, fault
         assert "equivocation" in fault.reason and len(fault.evidence) == 2
+
+
+def test_a_sync_request_gets_each_envelope_once() -> None:
+    """Issue 22: a request that lists one hash 64 times (2 kB) fetched 64 copies of its
+    envelope; the answer holds each envelope once, also when ``have`` already brings it."""
+    definition, ids = make_table("classic")
+    sessions = table_sessions(definition, ids)
+    for s in sessions:
+        s.start()
+    tables = [s.take_outbox()[0] for s in sessions]
+    for data in tables[1:]:
+        sessions[0].receive(data)
+    held = sessions[0].transcript
+    assert len(held) > 4  # the tables, and seat 0's first deck message
+    wanted = Envelope.decode(tables[2]).hash
+    have = [sessions[0].tracker.next_seq(s) for s in range(4)]
+    answer = sessions[0].receive(encode_sync(have, [wanted] * 64))
+    assert answer == [tables[2]]
+    answer = sessions[0].receive(encode_sync([0, 0, 0, 0], [wanted] * 64 + [ZERO_HASH]))
+    assert sorted(answer) == sorted(e.encode() for e in held)
 
 
 # -- liveness: votes that a seat is gone (PROTOCOL.md §6.6) ---------------------------------

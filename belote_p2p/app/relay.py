@@ -47,10 +47,13 @@ def cmd_relay(args: argparse.Namespace) -> int:
     try:
         limits = RelayLimits(
             max_connections=args.max_connections,
+            max_per_source=args.max_per_address,
             max_tables=args.max_tables,
+            max_tables_per_source=args.max_tables_per_address,
             max_frame=defaults.max_frame,
             rate=args.rate * 1024,
             burst=max(args.burst * 1024, defaults.max_frame + 4),
+            pair_timeout=args.pair_timeout,
         )
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -86,16 +89,35 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help=f"tables served at once ({defaults.max_tables})",
     )  # fmt: skip
     p.add_argument(
+        "--max-tables-per-address", type=positive_int, default=defaults.max_tables_per_source,
+        metavar="N",
+        help="tables one address (an IPv4 address, an IPv6 /64) holds connections of "
+        f"({defaults.max_tables_per_source})",
+    )  # fmt: skip
+    p.add_argument(
         "--max-connections", type=positive_int, default=defaults.max_connections, metavar="N",
-        help=f"connections open at once ({defaults.max_connections})",
+        help=f"connections open at once ({defaults.max_connections}; when full, connections "
+        "that proved no seat and tables that never paired make room first)",
+    )  # fmt: skip
+    p.add_argument(
+        "--max-per-address", type=positive_int, default=defaults.max_per_source, metavar="N",
+        help="connections open at once from one address (an IPv4 address, an IPv6 /64) "
+        f"({defaults.max_per_source})",
+    )  # fmt: skip
+    p.add_argument(
+        "--pair-timeout", type=positive_seconds, default=defaults.pair_timeout, metavar="S",
+        help="seconds a table has from its first join to pair two of its seats, or lose "
+        f"its slot ({defaults.pair_timeout:g})",
     )  # fmt: skip
     p.add_argument(
         "--rate", type=positive_number, default=defaults.rate / 1024, metavar="KIB",
-        help=f"KiB per second one seat may send, sustained ({defaults.rate / 1024:g})",
+        help="KiB per second one link (a pair of seats, both ways) may carry, sustained "
+        f"({defaults.rate / 1024:g})",
     )  # fmt: skip
     p.add_argument(
         "--burst", type=positive_number, default=defaults.burst / 1024, metavar="KIB",
-        help=f"KiB one seat may send at once above the rate ({defaults.burst / 1024:g})",
+        help="KiB one link may carry at once above the rate "
+        f"({defaults.burst / 1024:g})",
     )  # fmt: skip
     p.add_argument(
         "--report", type=positive_seconds, default=600.0, metavar="S",

@@ -66,6 +66,7 @@ from belote_p2p.game.engine import Action, Phase, State
 from belote_p2p.game.observation import Observation, observe
 from belote_p2p.players.player import Player, Resigned
 from belote_p2p.protocol.bodies import parse_sync
+from belote_p2p.protocol.budget import ByteBudget
 from belote_p2p.protocol.events import DecisionNeeded, Event, PeerFault, RoundAudited, RoundDealt
 from belote_p2p.protocol.identity import Identity
 from belote_p2p.protocol.secretstore import SecretStore
@@ -118,8 +119,14 @@ class PeerConfig:
     sync_interval: float = 2.0
     """Seconds without progress before we ask the peers for what we may lack."""
     sync_answer_interval: float = 0.5
-    """Seconds between two sync requests of one peer that we answer: an answer can be the
-    whole transcript, so a peer that keeps asking gets the rest ignored."""
+    """Seconds between two sync requests of one peer that we answer on one connection: an
+    answer can be the whole transcript, so a peer that keeps asking gets the rest ignored."""
+    sync_answer_rate: float = 64 * 1024
+    """Bytes per second of sync answers one seat may have from us, sustained, over all its
+    connections (one that reconnects to ask again is answered within the same budget)."""
+    sync_answer_burst: float = 2 * 1024 * 1024
+    """Bytes of sync answers one seat may have at once above the rate (a whole transcript,
+    for a peer that lost everything, is about half of it)."""
     status_interval: float = 1.0
     """Seconds between two :class:`PeerStatus` reports while the game waits."""
     report_interval: float = 10.0
@@ -215,7 +222,8 @@ class PeerResult:
     reconnections: int = 0
     """Connections that came back after being lost."""
     sync_ignored: int = 0
-    """Sync requests ignored because the same peer asked again too soon."""
+    """Sync requests ignored because the same peer asked again too soon, or answered short
+    because it had used up its byte budget (:attr:`PeerConfig.sync_answer_burst`)."""
     resigned: bool = False
     """Our player chose to leave the game (the game is abandoned by our seat; not an
     error)."""
@@ -512,6 +520,8 @@ class _Driver:
         self._replies: list[tuple[int, bytes]] = []
         self._sync_answered: dict[int, tuple[int, float]] = {}
         """The connection on which we last answered each seat's sync request, and when."""
+        self._sync_budgets: dict[int, ByteBudget] = {}
+        """The bytes of sync answers each seat may still have (across its connections)."""
         # The clock: when each seat started owing its current message, and of what kind.
         self._owes: dict[int, tuple[bool, float]] = {}
         self._seqs = [0] * session.seats
@@ -615,6 +625,7 @@ class _Driver:
             except RemoteProtocolError as exc:
                 self._reject(item, exc)
                 return
+            replies = self._within_sync_budget(item.seat, replies)
             self._replies += [(item.seat, reply) for reply in replies]
         elif isinstance(item, PeerConnected):
             self._links[item.seat] = item.connection
@@ -673,8 +684,9 @@ class _Driver:
 
     def _too_soon_for_sync(self, item: Received) -> bool:
         """A sync request from a peer we answered a moment ago on the same connection (a
-        flood of them). The first one on a new connection is always answered: the last
-        answer may have been lost with the old one."""
+        flood of them). The first one on a new connection is answered: the last answer may
+        have been lost with the old one; a peer that reconnects to ask again is bounded by
+        its byte budget instead (:meth:`_within_sync_budget`)."""
         try:
             is_sync = parse_sync(item.payload) is not None
         except RemoteProtocolError:
@@ -691,6 +703,24 @@ class _Driver:
             return True
         self._sync_answered[item.seat] = (item.connection, now)
         return False
+
+    def _within_sync_budget(self, seat: int, replies: list[bytes]) -> list[bytes]:
+        """What of an answer to ``seat`` (only sync requests have one) its byte budget
+        covers, across all its connections (PROTOCOL.md §6.4); the rest is dropped, and
+        an honest peer asks again, later, for what it still lacks."""
+        if not replies:
+            return replies
+        now = trio.current_time()
+        budget = self._sync_budgets.get(seat)
+        if budget is None:
+            config = self.config
+            budget = ByteBudget.full(config.sync_answer_rate, config.sync_answer_burst, now)
+            self._sync_budgets[seat] = budget
+        for k, reply in enumerate(replies):
+            if not budget.spend(len(reply), now):
+                self.counters.sync_ignored += 1
+                return replies[:k]
+        return replies
 
     def _vote(self, seat: int) -> bool:
         """Sign ``seat`` gone (our own: resign), once per point it stalled at; whether a

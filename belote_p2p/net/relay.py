@@ -19,7 +19,9 @@ import itertools
 import logging
 import os
 from collections.abc import Awaitable, Callable, Sequence
+from contextlib import suppress
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import trio
@@ -28,6 +30,7 @@ from belote_p2p.errors import BeloteError, RemoteProtocolError
 from belote_p2p.protocol.identity import Identity
 from belote_p2p.protocol.relay import (
     MAX_CONTROL_FRAME,
+    Action,
     Close,
     RelayError,
     RelayLimits,
@@ -37,6 +40,7 @@ from belote_p2p.protocol.relay import (
     check_paired,
     hello_message,
     join_message,
+    source_of,
 )
 from belote_p2p.protocol.table import TableDefinition
 from belote_p2p.protocol.wire import (
@@ -179,7 +183,11 @@ class RelayService:
         self._outs: dict[int, _Out] = {}
         self._numbers = itertools.count(1)
         self._wake = trio.Event()
-        self.gate = Gate("relay")
+        # The server bounds its unjoined connections itself, per source and with eviction
+        # (PROTOCOL.md §8.2): a gate as narrow as the mesh's would let two addresses that
+        # open a few dozen bare connections each turn every real table away. Its limit is
+        # only a backstop, above the server's own cap.
+        self.gate = Gate("relay", limit=2 * self.server.limits.max_connections)
         """The connections accepted and not yet joined, and those refused (:meth:`serve`)."""
 
     @property
@@ -212,13 +220,18 @@ class RelayService:
     ) -> None:
         """Run one connection (``first``: bytes already read from it) until it ends;
         ``ticket`` (its place among the unproven, :mod:`.serve`) is released once it has
-        joined (proved a seat of a signed table)."""
+        joined (proved a seat of a signed table).
+
+        Never raises for anything the connection sent: the server answers bad input with
+        a :class:`~belote_p2p.protocol.relay.Close`, and a typed error out of it (a bug)
+        closes this connection only (:meth:`_step`)."""
         number = next(self._numbers)
         send, receive = trio.open_memory_channel[bytes](1 << 16)
         out = _Out(stream, send, receive)
         self._outs[number] = out
+        source = source_of(peer_host(stream))
         try:
-            self._apply(self.server.connected(number, trio.current_time()))
+            self._step(number, lambda: self.server.connected(number, trio.current_time(), source))
             self._wake.set()
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(self._send_loop, number, out, nursery.cancel_scope)
@@ -226,8 +239,9 @@ class RelayService:
                     data = first
                     while True:
                         if data:
-                            self._apply(
-                                self.server.data_received(number, data, trio.current_time())
+                            now = trio.current_time()
+                            self._step(
+                                number, partial(self.server.data_received, number, data, now)
                             )
                             self._wake.set()
                             if ticket is not None and self.server.phase(number) in _JOINED:
@@ -241,11 +255,11 @@ class RelayService:
                         if not data:
                             break
                 if not out.closing:
-                    self._apply(self.server.closed(number))
+                    self._step(number, partial(self.server.closed, number))
                 out.send.close()  # the sender sends what is queued, then ends
         finally:
             self._outs.pop(number, None)
-            self._apply(self.server.closed(number))
+            self._step(number, partial(self.server.closed, number))
             await trio.aclose_forcefully(stream)
 
     async def _send_loop(self, number: int, out: _Out, scope: trio.CancelScope) -> None:
@@ -255,11 +269,27 @@ class RelayService:
                     await out.stream.send_all(data)
             except (trio.BrokenResourceError, trio.ClosedResourceError, trio.TooSlowError):
                 out.cancel.cancel()
-                self._apply(self.server.closed(number))
+                self._step(number, partial(self.server.closed, number))
                 return
             out.queued -= len(data)
 
-    def _apply(self, actions: Sequence[Send | Close]) -> None:
+    def _step(self, number: int, event: Callable[[], Sequence[Action]]) -> None:
+        """Feed the server one event of connection ``number`` and carry out its answer. A
+        typed error out of the server closes that connection, and only it."""
+        try:
+            actions = event()
+        except BeloteError as exc:
+            logger.error("relay: connection %d: %r; closing it", number, exc)
+            self.server.stats.refuse("relay error")
+            out = self._outs.get(number)
+            if out is not None and not out.closing:
+                self._apply([Close(number, f"relay error: {exc}")])
+            with suppress(BeloteError):
+                self._apply(self.server.closed(number))
+            return
+        self._apply(actions)
+
+    def _apply(self, actions: Sequence[Action]) -> None:
         for action in actions:
             out = self._outs.get(action.conn)
             if out is None or out.closing:
@@ -288,6 +318,21 @@ class RelayService:
 
 
 _JOINED = (RelayPhase.WAITING, RelayPhase.PAIRED)
+
+
+def peer_host(stream: trio.abc.Stream) -> str:
+    """The address of the far end of ``stream`` (through the streams wrapped around a
+    socket), or "" when it has none (an in-memory stream, a socket already reset)."""
+    inner: object = stream
+    while not isinstance(inner, trio.SocketStream):
+        inner = getattr(inner, "transport_stream", None)
+        if inner is None:
+            return ""
+    try:
+        address = inner.socket.getpeername()
+    except OSError:
+        return ""
+    return str(address[0]) if isinstance(address, tuple) else ""
 
 
 async def _serve(

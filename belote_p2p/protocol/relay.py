@@ -29,10 +29,19 @@ what it is fed (bytes received, connections opened and closed, the clock) it ans
 nobody: anything that is not the protocol (garbage, a bad signature, a table it cannot
 check, more than the byte rate allows, a frame over the cap) closes the connection that
 sent it, and touches no other table.
+
+Real tables first. A client that floods the relay from one address is capped there
+(connections, tables per source); a table gets a slot only once one of its seats proved
+its key, and keeps it only if two of its seats pair within :attr:`RelayLimits.pair_timeout`;
+when the relay is full, connections that proved nothing and tables that never paired are
+evicted first. The byte budget is per link (one pair of seats, both directions): a seat's
+sync requests make the other answer on that link, so the asker's link pays for the answer
+and a flood costs the flooder's links, never the answerer's links to anybody else.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -41,13 +50,13 @@ from typing import Any
 
 from belote_p2p.errors import LocalProtocolError, RemoteProtocolError
 
+from .budget import ByteBudget
 from .identity import Identity, verify
 from .table import TableDefinition
 from .wire import (
     DEFAULT_MAX_FRAME,
     FRAME_HEADER_SIZE,
     NONCE_SIZE,
-    SEATS,
     FrameDecoder,
     FrameTooLarge,
     decode,
@@ -150,27 +159,36 @@ def _decode_map(data: bytes, who: str) -> dict[str, Any]:
 
 @dataclass(frozen=True, slots=True)
 class RelayLimits:
-    """The relay's caps; past any of them a connection is refused or cut, and counted."""
+    """The relay's caps; past any of them a connection is refused, cut or evicted, and
+    counted (``PROTOCOL.md`` §8.2)."""
 
     max_connections: int = 512
     """Connections open at once, authenticated or not."""
+    max_per_source: int = 48
+    """Connections open at once from one source (an IPv4 address, or an IPv6 /64): four
+    tables behind one NAT, each seat with its three links, and their replacements."""
     max_tables: int = 64
     """Tables with at least one authenticated connection."""
+    max_tables_per_source: int = 4
+    """Tables one source holds authenticated connections of."""
     max_per_table: int = 24
     """Authenticated connections of one table (12 directed pairs, and room for their
     replacements while the old ones close)."""
     max_frame: int = DEFAULT_MAX_FRAME
     """Largest frame forwarded (the mesh's own cap)."""
     rate: float = 256 * 1024
-    """Bytes per second one seat of a table may send through the relay, over all its
-    connections, sustained."""
+    """Bytes per second one link (a pair of seats of a table, both directions: the seat
+    whose request makes the other answer pays through it) may carry, sustained."""
     burst: float = 4 * 1024 * 1024
-    """Bytes one seat may send at once above the rate (a sync answer can be a whole
+    """Bytes one link may carry at once above the rate (a sync answer can be a whole
     transcript, about half a megabyte for a long game)."""
     join_timeout: float = 10.0
     """Seconds a new connection has to send its hello and its join."""
-    pair_timeout: float = 120.0
-    """Seconds an authenticated connection waits for its peer's join."""
+    pair_timeout: float = 30.0
+    """Seconds a table's slot has, from its first join, for its first pair; then its
+    connections are cut and the slot is free."""
+    wait_timeout: float = 120.0
+    """Seconds a connection of a table that has paired waits for its peer's join."""
 
 
 class RelayPhase(Enum):
@@ -204,6 +222,8 @@ class Close:
 Action = Send | Close
 TableKey = tuple[bytes, bytes]
 """A table as the relay knows it: its id and its definition's digest."""
+LinkKey = tuple[TableKey, int, int]
+"""A link: its table, its lower seat, its higher seat."""
 
 
 @dataclass
@@ -211,6 +231,7 @@ class _Conn:
     number: int
     opened: float
     decoder: FrameDecoder
+    source: str = ""
     phase: RelayPhase = RelayPhase.HELLO
     nonce: bytes = b""
     table: TableKey | None = None
@@ -219,13 +240,20 @@ class _Conn:
     partner: int | None = None
     since: float = 0.0
 
+    @property
+    def link(self) -> LinkKey:
+        assert self.table is not None
+        return self.table, min(self.seat, self.peer), max(self.seat, self.peer)
+
 
 @dataclass
-class _Bucket:
-    """Rate of one seat of one table: a token bucket of bytes."""
+class _Table:
+    """A table's slot: the connection that holds each (seat, peer), and whether two of them
+    ever paired (a slot that never did is the first to go)."""
 
-    tokens: float
-    at: float
+    opened: float
+    links: dict[tuple[int, int], int] = field(default_factory=dict)
+    paired: bool = False
 
 
 @dataclass
@@ -263,8 +291,9 @@ class RelayServer:
 
     The shell calls :meth:`connected` for each new connection, :meth:`data_received` with
     what it reads, :meth:`closed` once a connection is gone, and :meth:`tick` now and then;
-    each returns the actions to carry out in order. A :class:`Close` is final: the shell
-    closes that connection and calls :meth:`closed` (which is then a no-op for it).
+    each returns the actions to carry out in order, and none raises for anything a client
+    sent. A :class:`Close` is final: the shell closes that connection and calls
+    :meth:`closed` (which is then a no-op for it).
     """
 
     def __init__(
@@ -276,9 +305,12 @@ class RelayServer:
         self.limits = limits or RelayLimits()
         self._nonce = nonce or (lambda: secrets.token_bytes(NONCE_SIZE))
         self._conns: dict[int, _Conn] = {}
-        self._tables: dict[TableKey, dict[tuple[int, int], int]] = {}
-        """Per table, the connection that holds each (seat, peer)."""
-        self._buckets: dict[tuple[TableKey, int], _Bucket] = {}
+        self._tables: dict[TableKey, _Table] = {}
+        self._budgets: dict[LinkKey, ByteBudget] = {}
+        self._per_source: dict[str, int] = {}
+        """Connections open from each source."""
+        self._source_tables: dict[str, dict[TableKey, int]] = {}
+        """Per source, its authenticated connections of each table."""
         self.stats = RelayStats()
 
     # -- reading ----------------------------------------------------------------------------
@@ -301,27 +333,36 @@ class RelayServer:
 
     # -- events -----------------------------------------------------------------------------
 
-    def connected(self, conn: int, now: float) -> list[Action]:
-        """A new connection, numbered ``conn`` by the shell (numbers are never reused)."""
+    def connected(self, conn: int, now: float, source: str = "") -> list[Action]:
+        """A new connection, numbered ``conn`` by the shell (numbers are never reused),
+        from ``source`` (its address as :func:`source_of` gives it: the caps per source)."""
         if conn in self._conns:
             raise LocalProtocolError(f"connection {conn} is already open")
         self.stats.connections += 1
+        held = self._per_source.get(source, 0)
+        if held >= self.limits.max_per_source:
+            self.stats.refuse("too many connections from one address")
+            return [Close(conn, "too many connections from this address")]
+        actions: list[Action] = []
         if len(self._conns) >= self.limits.max_connections:
-            self.stats.refuse("too many connections")
-            return [Close(conn, "the relay is full")]
-        self._conns[conn] = _Conn(conn, now, FrameDecoder(MAX_CONTROL_FRAME), since=now)
-        return []
+            victim = self._evictable(held)
+            if victim is None:
+                self.stats.refuse("too many connections")
+                return [Close(conn, "the relay is full")]
+            self.stats.refuse("evicted")
+            actions += self._cut(victim, "evicted: the relay is full", error=True)
+        self._conns[conn] = _Conn(conn, now, FrameDecoder(MAX_CONTROL_FRAME), source, since=now)
+        self._per_source[source] = held + 1
+        return actions
 
     def data_received(self, conn: int, data: bytes, now: float) -> list[Action]:
         """Bytes read from ``conn``."""
         c = self._conns.get(conn)
         if c is None:
             return []  # already cut: what was in flight is dropped
-        if c.phase is RelayPhase.PAIRED:
-            assert c.table is not None
-            if not self._spend(c.table, c.seat, len(data), now):
-                self.stats.refuse("over the byte rate")
-                return self._cut(c, "over the byte rate", flood=True)
+        if c.phase is RelayPhase.PAIRED and not self._budgets[c.link].spend(len(data), now):
+            self.stats.refuse("over the byte rate")
+            return self._cut(c, "over the byte rate", flood=True)
         try:
             frames = c.decoder.feed(data)
         except FrameTooLarge as exc:
@@ -345,26 +386,30 @@ class RelayServer:
         return self._drop(c, "its peer's connection to the relay ended")
 
     def tick(self, now: float) -> list[Action]:
-        """Cut the connections past their deadlines (joins, pairing)."""
+        """Cut the connections past their deadlines (joins, pairing); forget the budgets
+        of links that are gone once they are full again (forgetting one sooner would give
+        a link that was cut for its bytes a fresh burst when it comes back)."""
+        for link, budget in list(self._budgets.items()):
+            if link[0] not in self._tables and budget.refill(now) >= budget.burst:
+                del self._budgets[link]
         actions: list[Action] = []
         for c in list(self._conns.values()):
-            if c.phase in (RelayPhase.HELLO, RelayPhase.CHALLENGED):
-                if now - c.opened >= self.limits.join_timeout:
-                    self.stats.refuse("no join in time")
-                    actions += self._cut(c, "no join in time")
-            elif c.phase is RelayPhase.WAITING and now - c.since >= self.limits.pair_timeout:
+            if c.number not in self._conns or c.phase is RelayPhase.PAIRED:
+                continue  # cut meanwhile (with its partner), or forwarding
+            if now < self._deadline(c):
+                continue
+            if c.phase is not RelayPhase.WAITING:
+                self.stats.refuse("no join in time")
+                actions += self._cut(c, "no join in time", error=True)
+            else:
                 self.stats.refuse("peer never came")
-                actions += self._cut(c, f"seat {c.peer} did not come in time")
+                actions += self._cut(c, f"seat {c.peer} did not come in time", error=True)
         return actions
 
     def next_deadline(self) -> float | None:
         """When :meth:`tick` next has something to do (None: nothing pending)."""
         times = [
-            c.opened + self.limits.join_timeout
-            if c.phase in (RelayPhase.HELLO, RelayPhase.CHALLENGED)
-            else c.since + self.limits.pair_timeout
-            for c in self._conns.values()
-            if c.phase is not RelayPhase.PAIRED
+            self._deadline(c) for c in self._conns.values() if c.phase is not RelayPhase.PAIRED
         ]
         return min(times, default=None)
 
@@ -374,6 +419,15 @@ class RelayServer:
         self.stats.dropped_bytes += size
 
     # -- the protocol -----------------------------------------------------------------------
+
+    def _deadline(self, c: _Conn) -> float:
+        if c.phase in (RelayPhase.HELLO, RelayPhase.CHALLENGED):
+            return c.opened + self.limits.join_timeout
+        assert c.table is not None
+        table = self._tables[c.table]
+        if not table.paired:
+            return table.opened + self.limits.pair_timeout
+        return c.since + self.limits.wait_timeout
 
     def _control(self, c: _Conn, payload: bytes, now: float) -> list[Action]:
         try:
@@ -393,81 +447,121 @@ class RelayServer:
             challenge = {"type": "relay-challenge", "version": RELAY_VERSION, "nonce": c.nonce}
             return [Send(c.number, frame(encode(challenge)))]
         if c.phase is RelayPhase.CHALLENGED:
-            return self._join(c, msg, now)
+            checked = self._check_join(c, msg)
+            if isinstance(checked, str):
+                return self._cut(c, checked, error=True)
+            return self._join(c, *checked, now)
         self.stats.refuse("not the relay protocol")
         return self._cut(c, "a frame before the pairing", error=True)
 
-    def _join(self, c: _Conn, msg: dict[str, Any], now: float) -> list[Action]:
+    def _check_join(self, c: _Conn, msg: dict[str, Any]) -> tuple[TableKey, int, int] | str:
+        """The table and the two seats of a join that proves its seat's key, or why not.
+
+        Nothing of the relay's state is looked up or changed before the signature verifies,
+        and the seats are checked against the table's own count (2, 3 or 4)."""
         keys = {"type", "definition", "proposal", "seat", "peer", "sig"}
         if set(msg) != keys or msg["type"] != "relay-join":
             self.stats.refuse("not the relay protocol")
-            return self._cut(c, f"expected a relay-join with {sorted(keys)}", error=True)
-        seat, peer, sig, proposal = msg["seat"], msg["peer"], msg["sig"], msg["proposal"]
-        if (
-            type(seat) is not int
-            or type(peer) is not int
-            or not (0 <= seat < SEATS and 0 <= peer < SEATS and seat != peer)
-        ):
-            self.stats.refuse("not the relay protocol")
-            return self._cut(c, "seat and peer are two different seats 0..3", error=True)
+            return f"expected a relay-join with {sorted(keys)}"
         try:
             definition = TableDefinition.from_wire(msg["definition"])
         except ValueError as exc:
             self.stats.refuse("bad table")
-            return self._cut(c, f"a bad table definition: {exc}", error=True)
-        if not definition.proposed_by_host(proposal):
+            return f"a bad table definition: {exc}"
+        seat, peer, sig = msg["seat"], msg["peer"], msg["sig"]
+        seats = len(definition.seats)
+        if (
+            type(seat) is not int
+            or type(peer) is not int
+            or not (0 <= seat < seats and 0 <= peer < seats and seat != peer)
+        ):
+            self.stats.refuse("not the relay protocol")
+            return f"seat and peer are two different seats 0..{seats - 1} of the table"
+        if not definition.proposed_by_host(msg["proposal"]):
             self.stats.refuse("bad table")
-            return self._cut(c, "the host's signature of the table does not verify", error=True)
+            return "the host's signature of the table does not verify"
         statement = join_statement(c.nonce, definition, seat, peer)
         if type(sig) is not bytes or not verify(definition.seats[seat].key, sig, statement):
             self.stats.refuse("no key for the seat")
-            return self._cut(c, f"the join is not signed by seat {seat}'s key", error=True)
-        table: TableKey = (definition.table_id, definition.digest)
-        links = self._tables.get(table)
-        if links is None:
-            if len(self._tables) >= self.limits.max_tables:
-                self.stats.refuse("too many tables")
-                return self._cut(c, "the relay serves too many tables", error=True)
-            links = self._tables[table] = {}
+            return f"the join is not signed by seat {seat}'s key"
+        return (definition.table_id, definition.digest), seat, peer
+
+    def _join(self, c: _Conn, key: TableKey, seat: int, peer: int, now: float) -> list[Action]:
         actions: list[Action] = []
-        old = links.get((seat, peer))
+        own = self._source_tables.get(c.source, {})
+        if key not in own and len(own) >= self.limits.max_tables_per_source:
+            self.stats.refuse("too many tables from one address")
+            return self._cut(c, "this address holds too many tables at the relay", error=True)
+        table = self._tables.get(key)
+        if table is None:
+            if len(self._tables) >= self.limits.max_tables:
+                evicted = self._evict_table()
+                if evicted is None:
+                    self.stats.refuse("too many tables")
+                    return self._cut(c, "the relay serves too many tables", error=True)
+                actions += evicted
+            table = self._tables[key] = _Table(now)
+        old = table.links.get((seat, peer))
         if old is not None:
             # The seat opened a new connection for the same peer: it wins (the old one is
             # dead, or about to be: a client holds one relayed link per peer).
             actions += self._cut(self._conns[old], "replaced by a newer connection")
-            links = self._tables.setdefault(table, {})
-        elif len(links) >= self.limits.max_per_table:
+            table = self._tables.setdefault(key, table)
+        elif len(table.links) >= self.limits.max_per_table:
             self.stats.refuse("too many connections for the table")
-            return actions + self._cut(c, "too many connections for this table", error=True)
-        links[(seat, peer)] = c.number
-        c.table, c.seat, c.peer, c.phase, c.since = table, seat, peer, RelayPhase.WAITING, now
+            return self._cut(c, "too many connections for this table", error=True)
+        table.links[(seat, peer)] = c.number
+        c.table, c.seat, c.peer, c.phase, c.since = key, seat, peer, RelayPhase.WAITING, now
         c.decoder = FrameDecoder(self.limits.max_frame)
-        self._buckets.setdefault((table, seat), _Bucket(self.limits.burst, now))
-        other = links.get((peer, seat))
+        own = self._source_tables.setdefault(c.source, {})
+        own[key] = own.get(key, 0) + 1
+        limits = self.limits
+        self._budgets.setdefault(c.link, ByteBudget.full(limits.rate, limits.burst, now))
+        other = table.links.get((peer, seat))
         if other is None:
             return actions
         o = self._conns[other]
         c.partner, o.partner = o.number, c.number
         c.phase = o.phase = RelayPhase.PAIRED
+        table.paired = True
         self.stats.paired += 1
         paired = frame(encode({"type": "relay-paired"}))
         return [*actions, Send(o.number, paired), Send(c.number, paired)]
+
+    def _evictable(self, held: int) -> _Conn | None:
+        """The connection a newcomer whose source holds ``held`` connections takes the place
+        of, when the relay is full: one that proved nothing yet, or waits in a table that
+        never paired, of the source holding the most connections (the oldest first), if that
+        source holds more than the newcomer's."""
+        candidates = [
+            c
+            for c in self._conns.values()
+            if c.phase in (RelayPhase.HELLO, RelayPhase.CHALLENGED)
+            or (c.table is not None and not self._tables[c.table].paired)
+        ]
+        if not candidates:
+            return None
+        victim = max(candidates, key=lambda c: (self._per_source[c.source], -c.opened))
+        return victim if self._per_source[victim.source] > held + 1 else None
+
+    def _evict_table(self) -> list[Action] | None:
+        """Free the slot of the oldest table that never paired (None: every table paired)."""
+        unpaired = [(t.opened, k) for k, t in self._tables.items() if not t.paired]
+        if not unpaired:
+            return None
+        _, key = min(unpaired)
+        self.stats.refuse("evicted")
+        actions: list[Action] = []
+        for number in list(self._tables[key].links.values()):
+            if number in self._conns:
+                actions += self._cut(self._conns[number], "evicted: the relay is full", error=True)
+        return actions
 
     def _forward(self, c: _Conn, payload: bytes) -> list[Action]:
         assert c.partner is not None
         self.stats.forwarded_frames += 1
         self.stats.forwarded_bytes += len(payload) + FRAME_HEADER_SIZE
         return [Send(c.partner, frame(payload, self.limits.max_frame))]
-
-    def _spend(self, table: TableKey, seat: int, size: int, now: float) -> bool:
-        bucket = self._buckets[(table, seat)]
-        limits = self.limits
-        bucket.tokens = min(limits.burst, bucket.tokens + (now - bucket.at) * limits.rate)
-        bucket.at = now
-        if size > bucket.tokens:
-            return False
-        bucket.tokens -= size
-        return True
 
     def _cut(
         self, c: _Conn, reason: str, *, error: bool = False, flood: bool = False
@@ -486,16 +580,40 @@ class RelayServer:
     def _drop(self, c: _Conn, reason: str) -> list[Action]:
         actions: list[Action] = [Close(c.number, reason)]
         del self._conns[c.number]
+        held = self._per_source[c.source] - 1
+        if held:
+            self._per_source[c.source] = held
+        else:
+            del self._per_source[c.source]
         if c.table is not None:
-            links = self._tables.get(c.table, {})
-            if links.get((c.seat, c.peer)) == c.number:
-                del links[(c.seat, c.peer)]
-            if not links:
-                self._tables.pop(c.table, None)
-                for s in range(SEATS):
-                    self._buckets.pop((c.table, s), None)
+            own = self._source_tables[c.source]
+            own[c.table] -= 1
+            if not own[c.table]:
+                del own[c.table]
+                if not own:
+                    del self._source_tables[c.source]
+            table = self._tables.get(c.table)
+            if table is not None:
+                if table.links.get((c.seat, c.peer)) == c.number:
+                    del table.links[(c.seat, c.peer)]
+                if not table.links:
+                    del self._tables[c.table]
         if c.partner is not None and c.partner in self._conns:
             partner = self._conns[c.partner]
             partner.partner = None
             actions += self._drop(partner, f"seat {c.seat}'s side of the pair closed")
         return actions
+
+
+def source_of(host: str) -> str:
+    """The source a relay counts a connection against: its IPv4 address, or the /64 of its
+    IPv6 address (one host, or one network of one subscriber, holds a whole /64)."""
+    try:
+        address = ipaddress.ip_address(host.split("%")[0])
+    except ValueError:
+        return host
+    if isinstance(address, ipaddress.IPv6Address):
+        if address.ipv4_mapped is not None:
+            return str(address.ipv4_mapped)
+        return str(ipaddress.IPv6Network((address, 64), strict=False))
+    return str(address)

@@ -648,12 +648,18 @@ class TableSession:
                 f"a sync request names {self.seats} seats at this table", evidence=()
             )
         out: list[bytes] = []
+        sent: set[bytes] = set()
         for seat in range(self.seats):
-            out += [e.encode() for e in self.tracker.chain(seat)[have[seat] :]]
-        for h in want:
+            for e in self.tracker.chain(seat)[have[seat] :]:
+                out.append(e.encode())
+                sent.add(e.hash)
+        # Each envelope once: a request that names one hash 64 times, or a hash the chains
+        # above already brought, must not make us send it again (PROTOCOL.md §6.4).
+        for h in dict.fromkeys(want):
             found = self._by_hash.get(h)
-            if found is not None:
+            if found is not None and h not in sent:
                 out.append(found.encode())
+                sent.add(h)
         return out[:MAX_SYNC_REPLY]
 
     def act(self, action: Action) -> None:
