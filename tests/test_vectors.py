@@ -268,53 +268,57 @@ GAMES = (
         wanted=two_handed_wanted,
     ),
 )
+
+
+def audit_game(
+    name: str, description: str, variant: str, keys: int, cheat: Callable[[], Cheat], fault: str
+) -> Game:
+    """A game to 1 point (its first scored round ends it) with a cheat that only the round
+    audit finds, of kind ``fault``."""
+    return Game(
+        name, description, variant, target=1, seed=0, keys=keys, cheat=cheat, audit_fault=fault
+    )
+
+
 AUDIT_GAMES = (
-    Game(
+    audit_game(
         "game-revoke",
         "Classic belote to 1 (the first round scored ends it): seat 3 plays a card the rules "
         "forbid it where nobody can tell yet (its shown voids allow it); the round audit "
         "finds the revoke and rescores the round: seat 3's team scores only its belote.",
         "classic",
-        target=1,
-        seed=0,
-        keys=19,
-        cheat=lambda: Revoke(3),
-        audit_fault="illegal-play",
+        19,
+        lambda: Revoke(3),
+        "illegal-play",
     ),
-    Game(
+    audit_game(
         "game-false-announcement",
         "Classic belote to 1: with its first card seat 1 claims a quinte and a tierce of one "
         "suit, eight cards its hand cannot hold; nothing refuses it on receipt, the round "
         "audit finds it and rescores the round with the announcements the hands held.",
         "classic",
-        target=1,
-        seed=0,
-        keys=20,
-        cheat=lambda: OverClaim(1),
-        audit_fault="false-announcement",
+        20,
+        lambda: OverClaim(1),
+        "false-announcement",
     ),
-    Game(
+    audit_game(
         "game-three-false-belote",
         "Three-handed belote to 1: seat 2 claims a belote with a king or queen of trump "
         "whose other card another player holds; the round audit finds it and rescores the "
         "round at three seats.",
         "three-handed",
-        target=1,
-        seed=0,
-        keys=21,
-        cheat=lambda: FalseClaim(belote=True, seat=2),
-        audit_fault="false-belote",
+        21,
+        lambda: FalseClaim(belote=True, seat=2),
+        "false-belote",
     ),
-    Game(
+    audit_game(
         "game-three-revoke",
         "Three-handed belote to 1: seat 1 plays a card the rules forbid it where nobody can "
         "tell yet; the round audit finds the revoke and rescores the round at three seats.",
         "three-handed",
-        target=1,
-        seed=0,
-        keys=22,
-        cheat=lambda: Revoke(1),
-        audit_fault="illegal-play",
+        22,
+        lambda: Revoke(1),
+        "illegal-play",
     ),
 )
 """Games whose record holds a round the audit rescores (a revoke, a false claim): seeds
