@@ -33,7 +33,7 @@ from belote_p2p.net.discovery import Beacon, send_beacons
 from belote_p2p.net.lobby import (
     LOBBY_VERSION,
     PROOF_LABEL,
-    Challenge,
+    JoinChallenge,
     JoinRefused,
     JoinRequest,
     KeyNotProven,
@@ -66,7 +66,7 @@ def request(k: int, **kw: object) -> JoinRequest:
     return JoinRequest(NAMES[k], KEYS[k], 6000 + k, **kw)  # type: ignore[arg-type]
 
 
-def proof_of(identity: Identity, req: JoinRequest, challenge: Challenge) -> bytes:
+def proof_of(identity: Identity, req: JoinRequest, challenge: JoinChallenge) -> bytes:
     """The signature of a join-proof frame, as the host reads it."""
     sig = parse_proof(decode(prove(identity, req, challenge)))
     assert isinstance(sig, bytes)
@@ -117,7 +117,7 @@ def test_a_signature_over_another_nonce_is_refused_and_a_nonce_serves_once() -> 
     with pytest.raises(KeyNotProven, match="not one this lobby gave"):
         lobby.join(req, FAR, HERE, nonce=first.nonce, signature=proof_of(IDS[1], req, first))
     # A nonce the lobby never gave, signed honestly, proves nothing either.
-    made = Challenge(lobby.table_id, bytes(32))
+    made = JoinChallenge(lobby.table_id, bytes(32))
     with pytest.raises(KeyNotProven, match="not one this lobby gave"):
         lobby.join(req, FAR, HERE, nonce=made.nonce, signature=proof_of(IDS[1], req, made))
     # A withdrawn challenge (its connection ended) is no longer good.
@@ -263,7 +263,7 @@ class ForgedJoins:
         async with FramedStream(stream) as conn:
             fake = JoinRequest(f"Fake{k}", bytes([0xF0 + k]) * 32, 0)
             await conn.send(encode(fake.to_wire()))
-            challenge = Challenge.from_wire(decode(await conn.receive()))
+            challenge = JoinChallenge.from_wire(decode(await conn.receive()))
             self.holding += 1
             if self.holding == self.count:
                 self.all_holding.set()
@@ -342,7 +342,7 @@ async def test_a_malformed_proof_is_refused_in_words() -> None:
         stream = await trio.open_tcp_stream(LOOPBACK, port)
         async with FramedStream(stream) as conn:
             await conn.send(encode(request(1).to_wire()))
-            Challenge.from_wire(decode(await conn.receive()))
+            JoinChallenge.from_wire(decode(await conn.receive()))
             await conn.send(payload)
             replies.append(decode(await conn.receive()))
 

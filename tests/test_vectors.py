@@ -52,7 +52,7 @@ from belote_p2p.game.observation import Observation, observe
 from belote_p2p.game.rules import RULE_SETS
 from belote_p2p.game.scoring import Outcome
 from belote_p2p.net.lobby import (
-    Challenge,
+    JoinChallenge,
     JoinRefused,
     JoinRequest,
     KeyNotProven,
@@ -906,15 +906,15 @@ def lobby_vector() -> dict[str, Any]:
     joiner, other = identities(LOBBY_KEYS, 2)
     table, nonce = bytes(range(0x20, 0x30)), bytes([0x55]) * 32
     request = JoinRequest("Bob", joiner.public_key_bytes, 6001, seat=3)
-    challenge = Challenge(table, nonce)
+    challenge = JoinChallenge(table, nonce)
     proof = prove(joiner, request, challenge)
     lobby = Lobby(JoinRequest("Alice", other.public_key_bytes, 7777), RULE_SETS["classic"],
                   table_id=table)  # fmt: skip
     lobby._nonces.add(nonce)
     sig = decode(proof)["sig"]
     assert lobby.join(request, "10.0.0.9", "10.0.0.1", nonce=nonce, signature=sig) == 3
-    elsewhere = prove(joiner, request, Challenge(bytes(16), nonce))
-    stale = prove(joiner, request, Challenge(table, bytes([0x66]) * 32))
+    elsewhere = prove(joiner, request, JoinChallenge(bytes(16), nonce))
+    stale = prove(joiner, request, JoinChallenge(table, bytes([0x66]) * 32))
     made_up = JoinRequest("Mallory", bytes([0xEE]) * 32, 6002)
     forged = encode({"type": "join-proof",
                      "sig": other.sign(proof_statement(table, nonce, made_up))})  # fmt: skip

@@ -174,7 +174,7 @@ def check_name(name: object) -> str:
 
 
 @dataclass(frozen=True, slots=True)
-class Challenge:
+class JoinChallenge:
     """What the host gives a joiner to sign: the table id and a fresh nonce."""
 
     table_id: bytes
@@ -184,7 +184,7 @@ class Challenge:
         return {"type": "challenge", "table": self.table_id, "nonce": self.nonce}
 
     @classmethod
-    def from_wire(cls, data: object) -> Challenge:
+    def from_wire(cls, data: object) -> JoinChallenge:
         """Parse strictly; :class:`LobbyError` says what is wrong."""
         if (
             not isinstance(data, dict)
@@ -205,7 +205,7 @@ def proof_statement(table_id: bytes, nonce: bytes, request: JoinRequest) -> byte
     return PROOF_LABEL + encode({"join": request.to_wire(), "nonce": nonce, "table": table_id})
 
 
-def prove(identity: Identity, request: JoinRequest, challenge: Challenge) -> bytes:
+def prove(identity: Identity, request: JoinRequest, challenge: JoinChallenge) -> bytes:
     """Our ``join-proof`` frame: ``request``'s key must be ``identity``'s."""
     if request.key != identity.public_key_bytes:
         raise ValueError("a join request is proven with its own key")
@@ -293,13 +293,13 @@ class Lobby:
         """How many joiners the table still waits for."""
         return self.seats - 1 - len(self._joined)
 
-    def challenge(self) -> Challenge:
+    def challenge(self) -> JoinChallenge:
         """A fresh nonce for one joiner to sign, good for one :meth:`join`."""
         nonce = secrets.token_bytes(NONCE_SIZE)
         self._nonces.add(nonce)
-        return Challenge(self.table_id, nonce)
+        return JoinChallenge(self.table_id, nonce)
 
-    def withdraw(self, challenge: Challenge) -> None:
+    def withdraw(self, challenge: JoinChallenge) -> None:
         """The connection of ``challenge`` ended before its proof: forget its nonce."""
         self._nonces.discard(challenge.nonce)
 
@@ -558,10 +558,10 @@ def _host_message(data: bytes) -> object:
     return msg
 
 
-def parse_challenge(data: bytes) -> Challenge:
+def parse_challenge(data: bytes) -> JoinChallenge:
     """A joiner reads the host's challenge, or :class:`JoinRefused` (its error), or
     :class:`LobbyError`."""
-    return Challenge.from_wire(_host_message(data))
+    return JoinChallenge.from_wire(_host_message(data))
 
 
 def parse_answer(data: bytes, key: bytes, port: int, name: str | None = None) -> LobbyAnswer:
