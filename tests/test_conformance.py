@@ -173,12 +173,12 @@ def test_a_verifier_that_reads_two_scores_of_three_is_reported(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     """A three-handed game's verdict names three scores: two of them are a wrong verdict."""
-    verifier = script(tmp_path, "two", 'print("OK: seat 2 (p2) wins 36-116 after 3 rounds")\n')
+    verifier = script(tmp_path, "two", 'print("OK: seat 0 (p0) wins 217-134 after 3 rounds")\n')
     status, lines = kit(capsys, verifier, "--only", "game-three-handed")
     assert status == 1
     original = next(line for line in lines if "[original]" in line)
     assert original.startswith("WRONG  game-three-handed.transcript [original]: wrong verdict")
-    assert "expected OK at 36-116-232 (exit 0), got OK at 36-116 (exit 0)" in original
+    assert "expected OK at 217-134-12 (exit 0), got OK at 217-134 (exit 0)" in original
 
 
 def test_what_counts_as_wrong() -> None:
