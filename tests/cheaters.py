@@ -33,6 +33,7 @@ from typing import Any
 from helpers import Net, make_table, table_sessions, write_transcript
 
 from belote_p2p.errors import RemoteProtocolError
+from belote_p2p.game.announcements import announcement_from_cards
 from belote_p2p.game.audit import AuditFault
 from belote_p2p.game.cards import CARDS, Card, cards_of
 from belote_p2p.game.engine import KING, QUEEN, Action, Claim, IllegalActionError, Phase, State
@@ -426,7 +427,7 @@ def play_hidden(table: Table, seat: int, card: Card, claim: Claim) -> None:
     real = session.state
     position = next(p for p, c in deck.hand().items() if c == card)
     public = public_view(real, seat)
-    after = public.apply(card, claim)
+    after = public.apply(card, claim, proven=True)  # as every receiver applies it
     body = {
         "type": "play",
         "round": real.number,
@@ -526,8 +527,6 @@ class FalseClaim(Cheat):
             return Claim(honest.announcements, True)
         if state.tricks or honest.announcements or not state.rules.announcements:
             return None
-        from belote_p2p.game.announcements import announcement_from_cards
-
         suit = card >> 3
         for low in range(6):
             cards = [CARDS[suit * 8 + low + i] for i in range(3)]
@@ -537,6 +536,39 @@ class FalseClaim(Cheat):
                 except ValueError:
                     continue
         return None
+
+
+class OverClaim(Cheat):
+    """With its first card of a round, claims every card of a suit that nobody has played
+    yet as a quinte and a tierce (classic: 7 to J, Q to A): eight cards, more than its hand
+    can hold beside the card it plays. What is public already refutes it, but nothing is
+    refused on receipt from a deduction about a hand (PROTOCOL.md §6.2.3): the round audit
+    finds it, and the round is rescored."""
+
+    def decide(self, table: Table, observation: Observation) -> bool:
+        session = table.sessions[self.seat]
+        state = session.state
+        if self.done or observation.phase is not Phase.PLAY or state.tricks:
+            return False
+        if not state.rules.announcements or state.declared[self.seat] is not None:
+            return False
+        card = next(c for c in observation.legal if isinstance(c, Card))
+        for suit in range(4):
+            cards = [CARDS[suit * 8 + rank] for rank in range(8)]
+            if state.played & sum(1 << c for c in cards):
+                continue
+            claim = Claim(
+                (
+                    announcement_from_cards(cards[:5], state.trump),
+                    announcement_from_cards(cards[5:], state.trump),
+                ),
+                state.claim_for(card).belote,
+            )
+            self.done = True
+            self.claim = claim
+            play_hidden(table, self.seat, card, claim)
+            return True
+        return False
 
 
 class _DeckPatch(Cheat):

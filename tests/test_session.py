@@ -237,7 +237,9 @@ class HoldingNet(Net):
         super().decide(self.held, event)
 
     def drain(self) -> None:
-        while self.in_flight():
+        """Deliver until nothing is in flight, or until every seat holds the abandonment
+        (the game is over then: what the bots would still play proves nothing more)."""
+        while self.in_flight() and not all(s.abandoned is not None for s in self.sessions):
             self.step()
 
 

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cheaters import resign
+from cheaters import Cheat, FalseClaim, OverClaim, Revoke, resign
 from helpers import (
     ROOT,
     SeededSecrets,
@@ -111,6 +111,12 @@ class Game:
     equivocating_seat: int | None = None
     """This seat signs its first bid twice, differently: one version to seat 0, the other
     to the others."""
+    cheat: Callable[[], Cheat] | None = None
+    """A cheat of ``tests/cheaters.py`` (its seat given) that takes its seat's decisions
+    where it applies: a revoke or a false claim, which only the round audit finds."""
+    audit_fault: str | None = None
+    """The kind of audit fault (``FaultKind``) the game's record must hold (``--search``
+    plays the whole table for it: the engine alone does not cheat)."""
 
 
 def rounds(state: State) -> tuple[RoundRecord, ...]:
@@ -272,6 +278,62 @@ GAMES = (
         wanted=two_handed_wanted,
     ),
 )
+
+
+def audit_game(
+    name: str, description: str, variant: str, keys: int, cheat: Callable[[], Cheat], fault: str
+) -> Game:
+    """A game to 1 point (its first scored round ends it) with a cheat that only the round
+    audit finds, of kind ``fault``."""
+    return Game(
+        name, description, variant, target=1, seed=0, keys=keys, cheat=cheat, audit_fault=fault
+    )
+
+
+AUDIT_GAMES = (
+    audit_game(
+        "game-revoke",
+        "Classic belote to 1 (the first round scored ends it): seat 3 plays a card the rules "
+        "forbid it where nobody can tell yet (its shown voids allow it); the round audit "
+        "finds the revoke and rescores the round against seat 3's team.",
+        "classic",
+        19,
+        lambda: Revoke(3),
+        "illegal-play",
+    ),
+    audit_game(
+        "game-false-announcement",
+        "Classic belote to 1: with its first card seat 1 claims a quinte and a tierce of one "
+        "suit, eight cards its hand cannot hold; nothing refuses it on receipt, the round "
+        "audit finds it and rescores the round with the announcements the hands held.",
+        "classic",
+        20,
+        lambda: OverClaim(1),
+        "false-announcement",
+    ),
+    audit_game(
+        "game-three-false-belote",
+        "Three-handed belote to 1: seat 2 claims a belote with a king or queen of trump "
+        "whose other card another player holds; the round audit finds it and rescores the "
+        "round at three seats.",
+        "three-handed",
+        21,
+        lambda: FalseClaim(belote=True, seat=2),
+        "false-belote",
+    ),
+    audit_game(
+        "game-three-revoke",
+        "Three-handed belote to 1: seat 1 plays a card the rules forbid it where nobody can "
+        "tell yet; the round audit finds the revoke and rescores the round at three seats.",
+        "three-handed",
+        22,
+        lambda: Revoke(1),
+        "illegal-play",
+    ),
+)
+"""Games whose record holds a round the audit rescores (a revoke, a false claim): seeds
+found by ``--search``, which plays the table itself."""
+GAMES = GAMES + AUDIT_GAMES
 BY_NAME = {g.name: g for g in GAMES}
 
 
@@ -329,7 +391,21 @@ def simulate(game: Game) -> State:
     return state
 
 
+def audit_faults(verdict: Verdict) -> list[str]:
+    """The kinds of audit fault of the record's rounds, in order."""
+    return [r.report.fault.kind.value for r in verdict.rounds if r.report.fault is not None]
+
+
 def search(game: Game, start: int = 0, count: int = 100_000) -> int:
+    if game.audit_fault is not None:  # the table itself: the engine alone does not cheat
+        with tempfile.TemporaryDirectory() as tmp:
+            for seed in range(start, start + count):
+                path = Path(tmp) / "game.transcript"
+                record(replace(game, seed=seed), path)
+                verdict = verify_transcript(path)
+                if verdict.ok and audit_faults(verdict) == [game.audit_fault]:
+                    return seed
+        raise LookupError(f"no seed in {start}..{start + count - 1} gives {game.name}")
     assert game.wanted is not None
     for seed in range(start, start + count):
         if game.wanted(simulate(replace(game, seed=seed))):
@@ -353,6 +429,7 @@ class Table:
         self.queues = {(a, b): deque[bytes]() for a in range(n) for b in range(n) if a != b}
         self.silent = False
         self.equivocated = False
+        self.cheat = game.cheat() if game.cheat is not None else None
 
     @property
     def honest(self) -> tuple[int, ...]:
@@ -388,6 +465,10 @@ class Table:
                 continue
             observation = event.observation
             if seat == self.game.silent_seat and self._falls_silent(observation):
+                continue
+            cheat = self.cheat
+            if cheat is not None and seat == cheat.seat and cheat.decide(self, observation):  # type: ignore[arg-type]
+                self.flush(seat)
                 continue
             session.act(self.players[seat].decide(observation))
             self.flush(seat)
@@ -503,7 +584,9 @@ def manifest(folder: Path) -> dict[str, Any]:
         "the seats' RFC 8032 private keys (test identities), with which the kit signs its "
         "lies again. 'expected' maps a case ('original' or a tamper) to the verifier's exit "
         "status and verdict; 'seat' is the seat at fault or gone, 'scores' the final scores "
-        "of OK and ABANDONED. 'secrets' are each seat's deck secrets of each round (its "
+        "of OK and where an ABANDONED or INCOMPLETE game stood, 'round' the rounds of OK "
+        "(after N rounds) and the round an ABANDONED or INCOMPLETE game stood in (in round "
+        "R). 'secrets' are each seat's deck secrets of each round (its "
         "secret key and shuffle seed, DECK.md sections 3 and 4), so that a table session can "
         "replay any seat.",
         "verifier": {
@@ -557,6 +640,8 @@ def test_the_code_still_writes_the_game_byte_for_byte(game: Game, tmp_path: Path
         assert game.wanted(alone)
         assert outcomes(session.state) == outcomes(alone)
         assert session.state.scores == alone.scores
+    if game.audit_fault is not None:  # the audit rescored one round, for the cheat
+        assert audit_faults(verify_transcript(fresh)) == [game.audit_fault]
     assert reference_answer(fresh.read_bytes(), tmp_path) == expected(game)
 
 
@@ -573,6 +658,39 @@ def test_the_games_hold_what_they_are_for() -> None:
     assert check_turn_ups(transcript.definition, envelopes) > 0  # face-down cards opened
     coinche = [str(b) for r in simulate(BY_NAME["game-coinche"]).history for _, b in r.bids]
     assert {"80 NT", "90 AT", "coinche", "surcoinche", "110 NT"} <= set(coinche)
+    # Two-handed: a card turned up later may be of a suit the player did not follow, so a
+    # verifier that checked plays against "shown voids" refuses this honest game.
+    assert plays_of_a_suit_not_followed(verify_transcript(vector_path(BY_NAME["game-two-handed"])))
+    # Two-handed belote: claimed with the card that completes the pair (PROTOCOL.md §6.2.3).
+    belotes = [p for r in rounds(simulate(BY_NAME["game-two-handed"])) for p in r.belote]
+    assert belotes
+    # The audit games: one round rescored each, the game played on to its end.
+    for game in AUDIT_GAMES:
+        verdict = verify_transcript(vector_path(game))
+        assert verdict.ok and audit_faults(verdict) == [game.audit_fault]
+        audited = next(r for r in verdict.rounds if r.report.fault is not None)
+        assert audited.report.fault is not None and game.cheat is not None
+        assert audited.report.fault.seat == game.cheat().seat
+
+
+def plays_of_a_suit_not_followed(verdict: Verdict) -> int:
+    """Two-handed: the plays of a suit that the same player failed to follow earlier in the
+    round."""
+    count = 0
+    for audited in verdict.rounds:
+        failed: dict[int, set[int]] = {0: set(), 1: set()}
+        for trick in audited.record.tricks:
+            led = trick.cards[0] >> 3
+            seats = (trick.leader, 1 - trick.leader)
+            count += sum(c >> 3 in failed[seat] for seat, c in zip(seats, trick.cards, strict=True))
+            if trick.cards[1] >> 3 != led:
+                failed[seats[1]].add(led)
+    return count
+
+
+def test_the_manifest_is_what_its_generator_writes(tmp_path: Path) -> None:
+    """``conformance.json`` byte for byte: every game's cases and the reference's answers."""
+    assert manifest_text(tmp_path) == MANIFEST.read_text(encoding="utf-8")
 
 
 def test_the_manifest_lists_every_game_its_seed_keys_and_cases() -> None:
@@ -925,7 +1043,8 @@ def test_the_deck_vector_is_laid_out_as_deck_md_says() -> None:
 if __name__ == "__main__":
     args = sys.argv[1:]
     if args[:1] == ["--search"]:
-        for name in args[1:] or [g.name for g in GAMES if g.wanted is not None]:
+        searched = [g.name for g in GAMES if g.wanted is not None or g.audit_fault is not None]
+        for name in args[1:] or searched:
             print(name, search(BY_NAME[name]))
     elif args[:1] == ["--write"]:
         write(args[1:])

@@ -2,7 +2,9 @@
 
 A second implementation of the protocol proves that it reads game records as this one does
 by running its verifier over the recorded games of ``protocol/vectors/`` and over tampered
-copies of each (a flipped byte, a re-signed lie, a dropped, duplicated or reordered record).
+copies of each (a flipped byte, a re-signed lie or claim, a broken chain, a dropped,
+duplicated, delayed or reordered record, a record cut short, an edited header), each a
+point of the protocol a second implementer might read otherwise.
 ``conformance.json`` beside the vectors says what a verifier must answer for each case; this
 command writes each case to a file, runs ``CMD FILE``, and reports every case the verifier
 wrongly accepts, wrongly refuses or judges with the wrong verdict.
@@ -11,9 +13,11 @@ The verifier's contract (``protocol/README.md``):
 
 * it is run as ``CMD FILE`` (``CMD`` split as a shell would, without a shell);
 * the first line of its standard output is the verdict: ``OK: ... wins A-B after N rounds``,
-  ``ABANDONED by seat S ... at A-B``, ``FAULT by seat S ...``, ``INCOMPLETE: ...``,
-  ``INVALID: ...`` or ``NO GAME: ...``, as ``belote-p2p verify`` prints it (the scores are
-  one per side: two teams, or each of the three or two players: ``A-B-C``);
+  ``ABANDONED by seat S ... in round R at A-B``, ``FAULT by seat S ...``,
+  ``INCOMPLETE: ... in round R at A-B``, ``INVALID: ...`` or ``NO GAME: ...``, as
+  ``belote-p2p verify`` prints it (the scores are one per side: two teams, or each of the
+  three or two players: ``A-B-C``; the rounds and the round as PROTOCOL.md §7.2 counts
+  them);
 * its exit status is 0 for ``OK`` and ``ABANDONED`` (a valid, complete record), 1 for the
   other verdicts, 2 when FILE is not a transcript at all (no verdict line is read then).
 """
@@ -67,8 +71,11 @@ class Answer:
     seat: int | None = None
     """The seat at fault (``FAULT``) or gone (``ABANDONED``)."""
     scores: tuple[int, ...] | None = None
-    """The final scores of ``OK`` and ``ABANDONED``: one per side (team, or player without
-    teams)."""
+    """The scores of ``OK`` (final), ``ABANDONED`` and ``INCOMPLETE`` (where the game
+    stood): one per side (team, or player without teams)."""
+    round: int | None = None
+    """``OK``: the rounds played (``after N rounds``, redeals included); ``ABANDONED`` and
+    ``INCOMPLETE``: the round the game stood in (``in round R``, from 1)."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -76,6 +83,7 @@ class Answer:
             "verdict": self.kind,
             "seat": self.seat,
             "scores": list(self.scores) if self.scores is not None else None,
+            "round": self.round,
         }
 
     @classmethod
@@ -86,6 +94,7 @@ class Answer:
             data.get("verdict"),
             data.get("seat"),
             tuple(scores) if scores is not None else None,
+            data.get("round"),
         )
 
     def __str__(self) -> str:
@@ -95,14 +104,22 @@ class Answer:
             what = self.kind
             if self.seat is not None:
                 what += f" by seat {self.seat}"
+            if self.round is not None:
+                what += (
+                    f" after {self.round} rounds"
+                    if self.kind == "OK"
+                    else f" in round {self.round}"
+                )
             if self.scores is not None:
                 what += " at " + "-".join(map(str, self.scores))
         return f"{what} (exit {self.status})"
 
 
 _SEAT = re.compile(r"^(?:FAULT|ABANDONED) by seat ([0-3])\b")
-_OK_SCORES = re.compile(r" wins (\d+(?:-\d+)+) after \d+ rounds?$")
-_ABANDONED_SCORES = re.compile(r" at (\d+(?:-\d+)+)$")
+_OK_SCORES = re.compile(r" wins (\d+(?:-\d+)+) after (\d+) rounds?$")
+_STOOD = re.compile(r" in round (\d+) at (\d+(?:-\d+)+)(?= \(|$)")
+"""Where an ``ABANDONED`` or ``INCOMPLETE`` line says the game stood (the last match: a
+name may hold anything)."""
 
 
 def parse_verdict(status: int, line: str) -> Answer:
@@ -113,16 +130,25 @@ def parse_verdict(status: int, line: str) -> Answer:
     kind = next((k for k in KINDS if line == k or line.startswith((k + ":", k + " "))), None)
     if kind is None:
         return Answer(status)
-    seat = scores = None
+    seat = scores = number = None
     found = _SEAT.match(line)
     if found is not None:
         seat = int(found.group(1))
-    pattern = {"OK": _OK_SCORES, "ABANDONED": _ABANDONED_SCORES}.get(kind)
-    if pattern is not None:
-        match = pattern.search(line)
+    if kind == "OK":
+        match = _OK_SCORES.search(line)
         if match is not None:
-            scores = tuple(int(x) for x in match.group(1).split("-"))
-    return Answer(status, kind, seat, scores)
+            scores, number = match.group(1), match.group(2)
+    elif kind in ("ABANDONED", "INCOMPLETE"):
+        stood = _STOOD.findall(line)
+        if stood:
+            number, scores = stood[-1]
+    return Answer(
+        status,
+        kind,
+        seat,
+        tuple(int(x) for x in scores.split("-")) if scores is not None else None,
+        int(number) if number is not None else None,
+    )
 
 
 def judge(expected: Answer, got: Answer) -> str | None:
@@ -247,37 +273,102 @@ def swap_records(frames: list[bytes], keys: Sequence[bytes]) -> list[bytes] | No
     return [frames[0], *records]
 
 
-def _lie(
-    frames: list[bytes], keys: Sequence[bytes], kind: str, change: Callable[[dict[str, Any]], None]
-) -> list[bytes] | None:
-    """The first record of ``kind`` with its body changed by ``change`` and signed again by
-    its sender; every later record that names a changed one (``prev``, ``seen``, a fault
-    report's evidence) names the new one and is signed again by its own sender."""
-    index = _first(frames, kind)
-    if index is None:
-        return None
+def _references(envelope: Envelope) -> list[bytes]:
+    """The hashes ``envelope`` names: its ``prev``, its ``seen``, a fault report's evidence."""
+    named = [envelope.prev, *envelope.seen]
+    evidence = envelope.body.get("evidence") if envelope.type == "fault" else None
+    if isinstance(evidence, list):
+        named += [Envelope.decode(piece).hash for piece in evidence]
+    return named
+
+
+def _causal_order(envelopes: Sequence[Envelope]) -> list[int]:
+    """The indices of ``envelopes``, each after every one of them it names (the file order
+    is not causal, PROTOCOL.md §5.5)."""
+    position = {e.hash: i for i, e in enumerate(envelopes)}
+    order: list[int] = []
+    placed: set[int] = set()
+    for first in range(len(envelopes)):
+        stack = [(first, False)]
+        while stack:
+            i, ready = stack.pop()
+            if i in placed:
+                continue
+            if ready:
+                placed.add(i)
+                order.append(i)
+                continue
+            stack.append((i, True))
+            for h in _references(envelopes[i]):
+                j = position.get(h)
+                if j is not None and j not in placed:
+                    stack.append((j, False))
+    return order
+
+
+def _resigned(
+    frames: list[bytes],
+    keys: Sequence[bytes],
+    index: int,
+    change: Callable[[dict[str, Any], list[bytes]], None],
+) -> list[bytes]:
+    """Record ``index`` with its body and ``seen`` changed in place by ``change`` and signed
+    again by its sender; every record that names a changed one (``prev``, ``seen``, a fault
+    report's evidence), wherever it is in the file, names the new one and is signed again by
+    its own sender. The records keep their places."""
     signers = {i.public_key_bytes: i for i in (Identity.from_seed(k) for k in keys)}
+    envelopes = [Envelope.decode(r) for r in frames[1:]]
     new: dict[bytes, Envelope] = {}  # old hash -> the envelope signed in its place
-    out = list(frames[:index])
-    for position, record in enumerate(frames[index:]):
-        envelope = Envelope.decode(record)
+    out = list(frames)
+    for i in _causal_order(envelopes):
+        envelope = envelopes[i]
         body = dict(envelope.body)
-        if position == 0:
-            change(body)
+        prev = new[envelope.prev].hash if envelope.prev in new else envelope.prev
+        seen = [new[h].hash if h in new else h for h in envelope.seen]
+        if i + 1 == index:
+            change(body, seen)
         if body.get("type") == "fault" and isinstance(body.get("evidence"), list):
             evidence = [Envelope.decode(piece) for piece in body["evidence"]]
             body["evidence"] = [new[e.hash].encode() if e.hash in new else e.raw for e in evidence]
-        prev = new[envelope.prev].hash if envelope.prev in new else envelope.prev
-        seen = [new[h].hash if h in new else h for h in envelope.seen]
         if body == envelope.body and prev == envelope.prev and seen == list(envelope.seen):
-            out.append(record)
             continue
         again = Envelope.create(
             signers[envelope.sender], envelope.table, envelope.seq, prev, seen, body
         )
         new[envelope.hash] = again
-        out.append(again.encode())
+        out[i + 1] = again.encode()
     return out
+
+
+def _lie(
+    frames: list[bytes], keys: Sequence[bytes], kind: str, change: Callable[[dict[str, Any]], None]
+) -> list[bytes] | None:
+    """The first record of ``kind`` with its body changed by ``change``, re-signed and
+    re-chained (:func:`_resigned`)."""
+    index = _first(frames, kind)
+    if index is None:
+        return None
+    return _resigned(frames, keys, index, lambda body, seen: change(body))
+
+
+def _find(frames: list[bytes], wanted: Callable[[Envelope], bool]) -> int | None:
+    """The index in ``frames`` of the first record that is ``wanted``."""
+    return next((i for i, r in enumerate(frames[1:], 1) if wanted(Envelope.decode(r))), None)
+
+
+def _header(frames: list[bytes]) -> dict[str, Any]:
+    header: dict[str, Any] = decode(frames[0])
+    return header
+
+
+def _seat_key(frames: list[bytes], seat: int) -> bytes:
+    key: bytes = _header(frames)["definition"]["seats"][seat]["key"]
+    return key
+
+
+def _claim(envelope: Envelope) -> dict[str, Any]:
+    claim = envelope.body.get("claim") if envelope.type == "play" else None
+    return claim if isinstance(claim, dict) else {}
 
 
 def lie_state(frames: list[bytes], keys: Sequence[bytes]) -> list[bytes] | None:
@@ -307,6 +398,288 @@ def lie_score(frames: list[bytes], keys: Sequence[bytes]) -> list[bytes] | None:
     return _lie(frames, keys, "done", change)
 
 
+def unclaim_belote(frames: list[bytes], keys: Sequence[bytes]) -> list[bytes] | None:
+    """The first ``play`` record whose claim has ``belote`` true with ``belote`` false,
+    re-signed and re-chained as in lie-state. Four and three seats: an unclaimed belote is
+    no fault, the round scores 20 less, and the first ``done`` processed then signs other
+    scores than the verifier's; two-handed: the claim is checked exactly, the player's
+    fault (PROTOCOL.md §6.2.3)."""
+    index = _find(frames, lambda e: _claim(e).get("belote") is True)
+    if index is None:
+        return None
+
+    def change(body: dict[str, Any], seen: list[bytes]) -> None:
+        body["claim"] = {**body["claim"], "belote": False}
+
+    return _resigned(frames, keys, index, change)
+
+
+def repeat_in_sequence(frames: list[bytes], keys: Sequence[bytes]) -> list[bytes] | None:
+    """The first ``play`` record that claims a sequence (tierce to quinte), with the first
+    card of that sequence listed again at its end, re-signed and re-chained as in lie-state:
+    a sequence with a repeated card is no announcement, a fault of its sender on receipt
+    (a carré may repeat a card, PROTOCOL.md §6.2.3)."""
+
+    def sequence_at(envelope: Envelope) -> int | None:
+        for i, cards in enumerate(_claim(envelope).get("announcements") or ()):
+            if isinstance(cards, list) and len({str(c)[-1:] for c in cards}) == 1:
+                return i
+        return None
+
+    index = _find(frames, lambda e: sequence_at(e) is not None)
+    if index is None:
+        return None
+    which = sequence_at(Envelope.decode(frames[index]))
+    assert which is not None
+
+    def change(body: dict[str, Any], seen: list[bytes]) -> None:
+        announcements = [list(a) for a in body["claim"]["announcements"]]
+        announcements[which].append(announcements[which][0])
+        body["claim"] = {**body["claim"], "announcements": announcements}
+
+    return _resigned(frames, keys, index, change)
+
+
+def position_outside(frames: list[bytes], keys: Sequence[bytes]) -> list[bytes] | None:
+    """Three-handed only (a deck of 24): the first ``play`` record with its deck message's
+    ``position`` set to 30, a position outside the round's deck, re-signed and re-chained
+    as in lie-state: a fault of its sender at once, never held as a position whose owner is
+    not known yet (DECK.md §7)."""
+    if _header(frames)["definition"]["rules"].get("variant") != "three-handed":
+        return None
+    index = _first(frames, "play")
+    if index is None:
+        return None
+
+    def change(body: dict[str, Any], seen: list[bytes]) -> None:
+        body["deck"] = {**body["deck"], "position": 30}
+
+    return _resigned(frames, keys, index, change)
+
+
+def _seat_1_after_seq_0(frames: list[bytes]) -> int | None:
+    key = _seat_key(frames, 1)
+    return _find(frames, lambda e: e.sender == key and e.seq > 0)
+
+
+def bad_own_seen(frames: list[bytes], keys: Sequence[bytes]) -> list[bytes] | None:
+    """Seat 1's first record after its seq 0 with its own entry of ``seen`` (``seen[1]``)
+    set to 32 zero bytes, its ``prev`` unchanged, re-signed and re-chained as in lie-state:
+    the envelope does not follow its sender's chain (a broken chain), the sender's fault,
+    not an invalid record (PROTOCOL.md §5.5)."""
+    index = _seat_1_after_seq_0(frames)
+    if index is None:
+        return None
+
+    def change(body: dict[str, Any], seen: list[bytes]) -> None:
+        seen[1] = bytes(32)
+
+    return _resigned(frames, keys, index, change)
+
+
+def seen_length(frames: list[bytes], keys: Sequence[bytes]) -> list[bytes] | None:
+    """Seat 1's first record after its seq 0 with one entry of ``seen`` too many or too few
+    (the last dropped at four and three seats, a zero hash added at two), signed again by
+    seat 1: refused as bytes, an invalid record, not a fault (PROTOCOL.md §5.4)."""
+    index = _seat_1_after_seq_0(frames)
+    if index is None:
+        return None
+    envelope = Envelope.decode(frames[index])
+    seen = list(envelope.seen)
+    seen = seen[:-1] if len(seen) > 2 else [*seen, bytes(32)]
+    signer = next(i for i in map(Identity.from_seed, keys) if i.public_key_bytes == envelope.sender)
+    again = Envelope.create(
+        signer, envelope.table, envelope.seq, envelope.prev, seen, dict(envelope.body)
+    )
+    return [*frames[:index], again.encode(), *frames[index + 1 :]]
+
+
+def table_as_chat(frames: list[bytes], keys: Sequence[bytes]) -> list[bytes] | None:
+    """Seat 1's first record (its ``table``, at seq 0) with the body ``{"type": "chat",
+    "text": "bonjour"}`` instead, re-signed and re-chained as in lie-state: seat 1 never
+    signs the table, which is no fault; nothing is processed, the record is incomplete
+    (PROTOCOL.md §6.2)."""
+    key = _seat_key(frames, 1)
+    index = _find(frames, lambda e: e.sender == key and e.seq == 0)
+    if index is None:
+        return None
+
+    def change(body: dict[str, Any], seen: list[bytes]) -> None:
+        body.clear()
+        body.update({"type": "chat", "text": "bonjour"})
+
+    return _resigned(frames, keys, index, change)
+
+
+def _equivocation(frames: list[bytes], keys: Sequence[bytes]) -> bytes:
+    """A second envelope of seat 1 at the seq of its last record (same ``prev`` and
+    ``seen``), with the body ``{"type": "chat", "text": "bonjour bonjour"}``."""
+    key = _seat_key(frames, 1)
+    last = [e for e in map(Envelope.decode, frames[1:]) if e.sender == key][-1]
+    signer = next(i for i in map(Identity.from_seed, keys) if i.public_key_bytes == key)
+    body = {"type": "chat", "text": "bonjour bonjour"}
+    return Envelope.create(signer, last.table, last.seq, last.prev, last.seen, body).encode()
+
+
+def equivocate_after_abandon(frames: list[bytes], keys: Sequence[bytes]) -> list[bytes] | None:
+    """Only in a record that holds an ``abandon``: a second envelope of seat 1 at the seq of
+    its last record (same ``prev`` and ``seen``, a ``chat`` body) added at the end. An
+    abandonment does not stop the replay: the equivocation is seat 1's fault (PROTOCOL.md
+    §6.6)."""
+    if _first(frames, "abandon") is None:
+        return None
+    return [*frames, _equivocation(frames, keys)]
+
+
+def dispute_then_equivocate(frames: list[bytes], keys: Sequence[bytes]) -> list[bytes] | None:
+    """flip-header's header, and the second envelope of seat 1 of
+    equivocate-after-abandon added at the end: after a disputed table the records are still
+    checked as envelopes, but no fault counts (PROTOCOL.md §6.2)."""
+    flipped = flip_header(frames, keys)
+    assert flipped is not None
+    return [*flipped, _equivocation(frames, keys)]
+
+
+def drop_before_fault(frames: list[bytes], keys: Sequence[bytes]) -> list[bytes] | None:
+    """Only in a record that holds a ``fault`` report: without the record that the first
+    report's ``seen`` names for the first seat that is neither its sender nor the seat it
+    accuses. The report is accepted, never processed, and its evidence is taken in when it
+    is accepted: the fault it proves still counts (PROTOCOL.md §6.4, §7.2)."""
+    index = _first(frames, "fault")
+    if index is None:
+        return None
+    report = Envelope.decode(frames[index])
+    roster = [s["key"] for s in _header(frames)["definition"]["seats"]]
+    accused = report.body.get("seat")
+    hashes = {Envelope.decode(r).hash: i for i, r in enumerate(frames[1:], 1)}
+    for seat, named in enumerate(report.seen):
+        if roster[seat] != report.sender and seat != accused and named in hashes:
+            drop = hashes[named]
+            return frames[:drop] + frames[drop + 1 :]
+    return None
+
+
+def _first_round_with_plays(frames: list[bytes]) -> int | None:
+    rounds = [Envelope.decode(r).body.get("round") for r in frames[1:] if _type_of(r) == "play"]
+    return rounds[0] if rounds else None
+
+
+def _cut_after_last(frames: list[bytes], kind: str) -> list[bytes] | None:
+    """The record up to its last ``kind`` record of the first round that has plays."""
+    number = _first_round_with_plays(frames)
+    if number is None:
+        return None
+    last = None
+    for i, record in enumerate(frames[1:], 1):
+        envelope = Envelope.decode(record)
+        if envelope.type == kind and envelope.body.get("round") == number:
+            last = i
+    return None if last is None else frames[: last + 1]
+
+
+def cut_after_round(frames: list[bytes], keys: Sequence[bytes]) -> list[bytes] | None:
+    """The record up to the last ``play`` record of the first round that has plays, the
+    rest left out: the round is over and scored from its claims, its reveals and audit are
+    missing (PROTOCOL.md §7.2, 'Round and scores')."""
+    return _cut_after_last(frames, "play")
+
+
+def cut_after_reveals(frames: list[bytes], keys: Sequence[bytes]) -> list[bytes] | None:
+    """The record up to the last ``deck`` record of the first round that has plays (its
+    reveals among them), the rest left out: the round is audited, its score corrected if
+    the audit found a fault (PROTOCOL.md §7.2, 'Round and scores')."""
+    return _cut_after_last(frames, "deck")
+
+
+def late_record(frames: list[bytes], keys: Sequence[bytes]) -> list[bytes] | None:
+    """Seat 1's record at seq 1 moved to the end of the file: its later records wait for
+    it, at most 64; a later one is dropped, as a peer drops it (PROTOCOL.md §6.4, §7.2)."""
+    key = _seat_key(frames, 1)
+    index = _find(frames, lambda e: e.sender == key and e.seq == 1)
+    if index is None:
+        return None
+    return [*frames[:index], *frames[index + 1 :], frames[index]]
+
+
+def bid_in_deal(frames: list[bytes], keys: Sequence[bytes]) -> list[bytes] | None:
+    """Only where a seat takes (classic, three-handed): the records of the first ``take``
+    or ``choose`` and of its causal past, the others left out, and a ``pass`` of the next
+    seat signed after it (naming in ``seen`` the last kept record of each seat). The
+    completion deal never ends: the bid waits for it, for ever (PROTOCOL.md §6.3)."""
+    index = _find(
+        frames, lambda e: e.type == "bid" and str(e.body.get("bid")).startswith(("take", "choose"))
+    )
+    if index is None:
+        return None
+    envelopes = [Envelope.decode(r) for r in frames[1:]]
+    position = {e.hash: i for i, e in enumerate(envelopes)}
+    kept: set[int] = set()
+    todo = [index - 1]
+    while todo:
+        i = todo.pop()
+        if i in kept:
+            continue
+        kept.add(i)
+        todo += [position[h] for h in _references(envelopes[i]) if h in position]
+    out = [frames[0]] + [frames[i + 1] for i in sorted(kept)]
+    roster = [s["key"] for s in _header(frames)["definition"]["seats"]]
+    take = envelopes[index - 1]
+    seat = (roster.index(take.sender) + 1) % len(roster)
+    last: dict[int, Envelope] = {}
+    for i in sorted(kept):
+        last[roster.index(envelopes[i].sender)] = envelopes[i]
+    seen = [last[s].hash if s in last else bytes(32) for s in range(len(roster))]
+    signer = next(i for i in map(Identity.from_seed, keys) if i.public_key_bytes == roster[seat])
+    own = last[seat]
+    body = {"type": "bid", "round": take.body["round"], "bid": "pass", "state": take.body["state"]}
+    bid = Envelope.create(signer, take.table, own.seq + 1, own.hash, seen, body)
+    return [*out, bid.encode()]
+
+
+def header_seat(frames: list[bytes], keys: Sequence[bytes]) -> list[bytes] | None:
+    """The header with the writer's ``seat`` changed to the next seat and an extra key
+    ``"note": "edited"``: nothing signs the header's seat, and other keys are ignored; as
+    the original (PROTOCOL.md §7.1)."""
+    header = _header(frames)
+    header["seat"] = (header["seat"] + 1) % len(header["definition"]["seats"])
+    header["note"] = "edited"
+    return [encode(header), *frames[1:]]
+
+
+def _with_rules(frames: list[bytes], **changes: Any) -> list[bytes]:
+    header = _header(frames)
+    header["definition"]["rules"].update(changes)
+    return [encode(header), *frames[1:]]
+
+
+def flag_as_int(frames: list[bytes], keys: Sequence[bytes]) -> list[bytes] | None:
+    """The header's rule set with ``must_overtrump_on_trump_lead`` given as the integer 1:
+    read as true, but kept as 1 in the definition whose digest is computed, which is not
+    the one the seats signed: no game (PROTOCOL.md §6.1)."""
+    return _with_rules(frames, must_overtrump_on_trump_lead=1)
+
+
+def first_dealer_true(frames: list[bytes], keys: Sequence[bytes]) -> list[bytes] | None:
+    """The header's rule set with ``first_dealer`` given as true: read as seat 1, not
+    refused, and kept as true (another digest): no game (PROTOCOL.md §6.1)."""
+    return _with_rules(frames, first_dealer=True)
+
+
+def refused_rules(frames: list[bytes], keys: Sequence[bytes]) -> list[bytes] | None:
+    """The header's rule set with a value its variant refuses: ``sans_atout`` true in
+    classic, ``first_dealer`` 4 in coinche, ``partner_master_frees`` false in three-handed,
+    ``announcements`` true in two-handed. The definition is refused: not a transcript
+    (PROTOCOL.md §6.1)."""
+    variant = _header(frames)["definition"]["rules"].get("variant")
+    refused: dict[str, dict[str, Any]] = {
+        "classic": {"sans_atout": True},
+        "coinche": {"first_dealer": 4},
+        "three-handed": {"partner_master_frees": False},
+        "two-handed": {"announcements": True},
+    }
+    return _with_rules(frames, **refused[variant])
+
+
 TAMPERS: dict[str, Tamper] = {
     "flip-signature": flip_signature,
     "flip-body": flip_body,
@@ -316,6 +689,23 @@ TAMPERS: dict[str, Tamper] = {
     "swap": swap_records,
     "lie-state": lie_state,
     "lie-score": lie_score,
+    "unclaim-belote": unclaim_belote,
+    "repeat-in-sequence": repeat_in_sequence,
+    "position-outside": position_outside,
+    "bad-own-seen": bad_own_seen,
+    "seen-length": seen_length,
+    "table-as-chat": table_as_chat,
+    "equivocate-after-abandon": equivocate_after_abandon,
+    "dispute-then-equivocate": dispute_then_equivocate,
+    "drop-before-fault": drop_before_fault,
+    "cut-after-round": cut_after_round,
+    "cut-after-reveals": cut_after_reveals,
+    "late-record": late_record,
+    "bid-in-deal": bid_in_deal,
+    "header-seat": header_seat,
+    "flag-as-int": flag_as_int,
+    "first-dealer-true": first_dealer_true,
+    "refused-rules": refused_rules,
 }
 """Every tampered copy the kit makes, by name (``original`` is the vector itself)."""
 
@@ -501,8 +891,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "conformance",
         help="check another implementation's verifier against the recorded games",
         description="Run a verifier (CMD FILE) over every recorded game of protocol/vectors "
-        "and over tampered copies of each (flipped bytes, a re-signed lie, a dropped, "
-        "duplicated or reordered record), and report each case it wrongly accepts, wrongly "
+        "and over tampered copies of each (flipped bytes, a re-signed lie, a broken chain, a "
+        "dropped, duplicated, delayed or reordered record, a cut record, an edited header), "
+        "and report each case it wrongly accepts, wrongly "
         "refuses or judges wrongly. The verifier prints its verdict first, as belote-p2p "
         "verify does, and exits 0 for a valid complete record (OK, ABANDONED), 1 for any "
         "other verdict, 2 for a file that is not a transcript. Exit status: 0 if every "

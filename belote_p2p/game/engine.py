@@ -930,11 +930,13 @@ class State:
         whose hand is known the engine computes it, and a given claim must agree.
 
         ``proven``: the card of a hidden seat comes with a proof that the seat holds it (the
-        deck protocol's). Then what contradicts a void the seat showed, or a card a claim
-        placed elsewhere, proves a revoke or a false claim rather than an impossible card:
-        the play is accepted and left to the round audit (RULES.md §10), and claims are
-        checked against what every peer knows, never against this peer's own hand, so that
-        every peer reaches the same verdict.
+        deck protocol's). Then what contradicts a void the seat showed proves a revoke
+        rather than an impossible card: the play is accepted and left to the round audit
+        (RULES.md §10). Its claim is checked only against what the record shows (its form,
+        a card already played, the first card, the other belote card still to play), never
+        against a deduction about the hand, and it teaches nothing about the hand: every
+        false claim is the audit's to find, so that every peer and every verifier reaches
+        the same verdict at the same step (PROTOCOL.md §6.2.3).
         """
         phase = self.phase
         if phase is Phase.PLAY:
@@ -1170,8 +1172,6 @@ class State:
             if claim is None:
                 claim = NO_CLAIM
         s = self._copy()
-        if proven:
-            s._disown(seat, bit)
         # Announcements, with the seat's first card.
         if not self.tricks and self.declared[seat] is None:
             s._declare(seat, claim.announcements, hidden, proven)
@@ -1185,10 +1185,11 @@ class State:
             other_bit = self._belote_partner(c)
             if not other_bit:
                 raise IllegalActionError(c, self, "belote goes with the first of K and Q of trump")
-            if hidden and not s.hands[seat] & other_bit:
-                if proven:
-                    s._learn(seat, other_bit & ~s._elsewhere(seat))
-                elif not s._possible(seat) & other_bit:
+            # A proven play's claim teaches nothing about the hand: whether the seat holds
+            # the other card is the audit's question (PROTOCOL.md §6.2.3), so that no peer
+            # deduces from its own hand what another peer or a verifier cannot.
+            if hidden and not proven and not s.hands[seat] & other_bit:
+                if not s._possible(seat) & other_bit:
                     raise IllegalActionError(c, self, "belote claimed without the other card")
                 else:
                     s._learn(seat, other_bit)
@@ -1354,18 +1355,6 @@ class State:
         self.hands = (hands[0], hands[1], hands[2], hands[3])
         self.unknown = (unknown[0], unknown[1], unknown[2], unknown[3])
 
-    def _disown(self, seat: int, bit: int) -> None:
-        """A proven card of ``seat`` that a claim had placed in another hidden hand: that
-        claim was false (the audit will say so); the other seat holds one unknown card more."""
-        for other in range(4):
-            if other != seat and self.unknown[other] and self.hands[other] & bit:
-                hands = list(self.hands)
-                unknown = list(self.unknown)
-                hands[other] &= ~bit
-                unknown[other] += 1
-                self.hands = (hands[0], hands[1], hands[2], hands[3])
-                self.unknown = (unknown[0], unknown[1], unknown[2], unknown[3])
-
     def _declare(
         self, seat: int, anns: tuple[Announcement, ...], hidden: int, proven: bool = False
     ) -> None:
@@ -1382,10 +1371,12 @@ class State:
                     raise IllegalActionError("claim", self, f"malformed announcement {a}")
                 shown |= a.cards
             if proven:
-                # Against what everybody knows only: a card already played.
+                # Against what everybody knows only: a card already played. The cards shown
+                # are not learned: a claim proves nothing about the hand until the audit
+                # (PROTOCOL.md §6.2.3), and a hand made known by claims would have its next
+                # cards checked against them, from what each peer privately knows.
                 if shown & self.played:
                     raise IllegalActionError("claim", self, "announced a card already played")
-                self._learn(seat, shown & ~self._elsewhere(seat))
             else:
                 if shown & ~(self._possible(seat) | self.hands[seat]):
                     raise IllegalActionError("claim", self, "announced cards the seat cannot hold")
