@@ -13,24 +13,27 @@ machines), and ends with one line of JSON. Figures are medians.
 A call is charged to the step of the message it consumed or the local action it was,
 except the work of producing one's own shuffle and its proof and one's own deal shares,
 which is timed inside the peer and charged to "shuffle+proof" and "deal"/"completion".
-Receiving a shuffle (checking its proof) is "verify shuffles".
+Receiving a shuffle (checking its proof) is "verify shuffles". One more round, untimed, counts
+the group operations of each step (every peer's calls of ``mul``, ``base_mul``, ``add`` and
+``sub``, and ``is_valid_point``), so that a step's time can be read against what it does.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 import time
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from belote_p2p.game.rules import CLASSIC, COINCHE, RuleSet
-from belote_p2p.protocol import group, wire
+from belote_p2p.protocol import deck, group, shuffle, wire
 from belote_p2p.protocol.deck import (
     TRIVIAL_DECK,
     DeckMessage,
@@ -67,6 +70,11 @@ LABELS: dict[type, str] = {
 
 
 _ROUNDS: dict[int, Round] = {}
+_STEP: list[str] = []
+"""The step being run (innermost last), for the operation counts."""
+OPS = ("mul", "base_mul", "add", "sub", "is_valid_point")
+_COUNTS: Counter[tuple[str, str]] | None = None
+"""(step, operation) -> calls, while counting; None otherwise (timed runs)."""
 
 
 def _timed(method: Callable[..., object], step_of: Callable[..., str]) -> Callable[..., object]:
@@ -74,15 +82,33 @@ def _timed(method: Callable[..., object], step_of: Callable[..., str]) -> Callab
 
     def wrapper(peer: DeckPeer, *args: object) -> object:
         r = _ROUNDS[id(peer)]
+        _STEP.append(step_of(*args))
         t0 = time.process_time()
         try:
             return method(peer, *args)
         finally:
             spent = time.process_time() - t0
-            r.cpu[peer.seat][step_of(*args)] += spent
+            r.cpu[peer.seat][_STEP.pop()] += spent
             r.charged[peer.seat] += spent
 
     return wrapper
+
+
+def _counted(name: str, fn: Callable[..., object]) -> Callable[..., object]:
+    def wrapper(*args: object) -> object:
+        if _COUNTS is not None:
+            _COUNTS[_STEP[-1] if _STEP else "other", name] += 1
+        return fn(*args)
+
+    return wrapper
+
+
+# Every module that calls the group operations holds its own reference to them.
+_COUNTED = {name: _counted(name, getattr(group, name)) for name in OPS}
+for _module in (group, shuffle, deck):
+    for _name in OPS:
+        if hasattr(_module, _name):
+            setattr(_module, _name, _COUNTED[_name])
 
 
 DeckPeer._shuffle = _timed(  # type: ignore[method-assign,assignment]
@@ -109,10 +135,12 @@ class Round:
 
     def call(self, seat: int, step: str, fn: Callable[[], object]) -> object:
         self.charged[seat] = 0.0
+        _STEP.append(step)
         t0 = time.process_time()
         result = fn()
         produced = self.peers[seat].next_messages()
         spent = time.process_time() - t0
+        _STEP.pop()
         self.cpu[seat][step] += spent - self.charged[seat]
         self.queue.extend(produced)
         return result
@@ -193,6 +221,18 @@ def _proof_figures(r: Round, k: int, runs: int) -> dict[str, object]:
     }
 
 
+def operation_counts(rules: RuleSet) -> dict[str, dict[str, int]]:
+    """Group operations per step of one round, all four peers together."""
+    global _COUNTS
+    _COUNTS = Counter()
+    try:
+        Round(rules, 0, 0).run(taker=1)
+        counts = _COUNTS
+    finally:
+        _COUNTS = None
+    return {step: {op: counts[step, op] for op in OPS} for step in STEPS}
+
+
 def primitive_costs() -> dict[str, float]:
     """Microseconds per group operation on this machine (best of three batches)."""
     x = group.random_scalar()
@@ -222,6 +262,8 @@ def main() -> None:
     parser.add_argument("--coinche", action="store_true", help="a coinche round instead")
     args = parser.parse_args()
     rules = COINCHE if args.coinche else CLASSIC
+    # Other work on the machine slows the CPU too (caches, frequency): say how much there was.
+    load_before = [round(x, 2) for x in os.getloadavg()]
 
     proofs = proof_costs(max(args.runs, 15))
     print(f"proof of shuffle, 32 cards, ms of CPU (median of {max(args.runs, 15)}):")
@@ -260,10 +302,25 @@ def main() -> None:
     )
     print()
     print("median run, ms of CPU by step and peer (seat 0 dealer in run 1, rotating):")
-    print(f"{'step':<16}" + "".join(f"{'seat ' + str(s):>10}" for s in range(4)) + f"{'all':>10}")
+    counts = operation_counts(rules)
+    heads = ("mul", "base", "add+sub", "valid")
+    print(
+        f"{'step':<16}"
+        + "".join(f"{'seat ' + str(s):>10}" for s in range(4))
+        + f"{'all':>10}   group operations, all peers: "
+        + " ".join(f"{h:>7}" for h in heads)
+    )
     for step in STEPS:
         row = [median_round.cpu[s][step] for s in range(4)]
-        print(f"{step:<16}" + "".join(f"{ms(v):>10}" for v in row) + f"{ms(sum(row)):>10}")
+        c = counts[step]
+        ops = (c["mul"], c["base_mul"], c["add"] + c["sub"], c["is_valid_point"])
+        print(
+            f"{step:<16}"
+            + "".join(f"{ms(v):>10}" for v in row)
+            + f"{ms(sum(row)):>10}"
+            + " " * 32
+            + " ".join(f"{n:>7}" for n in ops)
+        )
     peer_totals = [sum(c.values()) for c in median_round.cpu]
     print(
         f"{'total':<16}"
@@ -274,6 +331,11 @@ def main() -> None:
     costs = primitive_costs()
     print(
         "group operations on this machine (µs): " + ", ".join(f"{k} {v}" for k, v in costs.items())
+    )
+    load_after = [round(x, 2) for x in os.getloadavg()]
+    print(
+        f"load average before/after: {load_before[0]:.2f} / {load_after[0]:.2f} "
+        f"on {os.cpu_count()} cores"
     )
     steps_all = {
         step: ms(statistics.median(sum(r.cpu[s][step] for s in range(4)) for r in rounds))
@@ -289,8 +351,12 @@ def main() -> None:
                 "deal_cpu_ms_slowest_peer": ms(statistics.median(slowest)),
                 "deal_cpu_ms_slowest_peer_min": ms(min(slowest)),
                 "step_cpu_ms_all_peers": steps_all,
+                "step_group_ops_all_peers": counts,
                 "shuffle_proof": proofs,
                 "group_op_us": costs,
+                "cpus": os.cpu_count(),
+                "load_before": load_before,
+                "load_after": load_after,
             }
         )
     )

@@ -16,7 +16,16 @@ machine). Reports:
   bytes sent on the wire are three times its framed size;
 * card to all verified: from the moment a player's own session has played a card to the
   moment the last of the three other peers has checked it (signature, chain, the deck
-  protocol's decryption proof, legality) and applied it; likewise for bids.
+  protocol's decryption proof, legality) and applied it; likewise for bids;
+* CPU per peer per round (each process's ``process_time`` between two audits), and the
+  **critical path** of each round: what the round would take with one machine per peer and
+  no network delay. The timing log has a row per step of each session (a frame received, an
+  action...) with its CPU and the envelopes it accepted; the step that first holds an
+  envelope sent it. Replaying the steps in order, a step starts once its peer's previous step
+  is done and every envelope it accepted from another peer was sent, and lasts its own CPU;
+  the round's critical path is the time from the last peer's end of the previous round to the
+  last peer's audit. On a machine where the peers share fewer cores than they are, the wall
+  time is bounded below by the CPU of all peers divided by the cores, whatever the path.
 
 With ``--relay`` the same game is played a second time with every pair of peers through a
 standalone relay (``belote-p2p relay``; the host and its three joiners all ``--no-listen``),
@@ -148,6 +157,64 @@ def load_timing(timing: Path, seats: int) -> list[list[dict[str, Any]]]:
     return rows
 
 
+def critical_paths(
+    rows: list[list[dict[str, Any]]],
+) -> tuple[list[float], list[float], list[list[float]]]:
+    """Per round: the critical path (seconds of CPU on the longest chain of dependent steps,
+    see the module docstring), the part of it until every peer has its cards (the deal), and
+    each seat's CPU."""
+    steps = [
+        (r["t"], seat, r)
+        for seat, seat_rows in enumerate(rows)
+        for r in seat_rows
+        if r["kind"] in ("step", "ready", "dealt", "audited")
+    ]
+    steps.sort(key=lambda x: (x[0], x[1]))
+    sender: dict[str, int] = {}
+    for _, seat, r in steps:
+        for h in r.get("env", ()):
+            sender.setdefault(h, seat)
+    sent: dict[str, float] = {}  # envelope -> simulated time its step ended
+    clock = [0.0] * len(rows)  # simulated time each seat's last step ended
+    last_cpu: list[float | None] = [None] * len(rows)  # CPU at that step (None before ready)
+    ends: dict[int, dict[int, float]] = defaultdict(dict)  # round -> seat -> its audit's end
+    dealt: dict[int, list[float]] = defaultdict(list)  # round -> each seat's time with cards
+    cpu_at: dict[int, dict[int, float]] = defaultdict(dict)  # round -> seat -> CPU at audit
+    ready_cpu = [0.0] * len(rows)
+    for _, seat, r in steps:
+        if r["kind"] == "ready":
+            last_cpu[seat] = ready_cpu[seat] = r["cpu"]
+            continue
+        previous = last_cpu[seat]
+        if previous is None:
+            continue  # before the table was signed
+        if r["kind"] == "audited":
+            ends[r["round"]][seat] = clock[seat]
+            cpu_at[r["round"]][seat] = r["cpu"]
+            continue
+        if r["kind"] == "dealt":
+            dealt[r["round"]].append(clock[seat])
+            continue
+        start = max([clock[seat]] + [sent.get(h, 0.0) for h in r["env"] if sender[h] != seat])
+        clock[seat] = start + r["cpu"] - previous
+        last_cpu[seat] = r["cpu"]
+        for h in r["env"]:
+            if sender[h] == seat:
+                sent[h] = clock[seat]
+    paths, deals, cpus = [], [], []
+    before, before_cpu = 0.0, ready_cpu
+    for number in sorted(ends):
+        if len(ends[number]) != len(rows):
+            continue
+        end = max(ends[number].values())
+        paths.append(end - before)
+        deals.append(max(dealt[number], default=before) - before)
+        at = [cpu_at[number][seat] for seat in range(len(rows))]
+        cpus.append([b - a for a, b in zip(before_cpu, at, strict=True)])
+        before, before_cpu = end, at
+    return paths, deals, cpus
+
+
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
@@ -238,6 +305,14 @@ def main() -> int:
     wire_bytes = [others * sum(4 + n for n in v) for v in per_round.values()]
 
     rounds = summarise(durations)
+    paths, deal_paths, round_cpus = critical_paths(rows)
+    critical = summarise(paths)
+    critical_deal = summarise(deal_paths)
+    per_peer = summarise([c for r in round_cpus for c in r])
+    slowest = summarise([max(r) for r in round_cpus])
+    all_peers = summarise([sum(r) for r in round_cpus])
+    cores = os.cpu_count() or 1
+    floor_ms = all_peers["median_ms"] / min(cores, seats)
     verifiers = "the other" if others == 1 else f"all {WORDS[others]} others"
     cards = summarise(card_lat)
     bids = summarise(bid_lat) if bid_lat else None
@@ -248,6 +323,14 @@ def main() -> int:
     print(f"  time per round (deal, bidding, play, reveal, audit): median "
           f"{rounds['median_ms']:.0f} ms, p90 {rounds['p90_ms']:.0f} ms, max "
           f"{rounds['max_ms']:.0f} ms")  # fmt: skip
+    print(f"  CPU per peer per round: median {per_peer['median_ms']:.0f} ms (slowest peer of a "
+          f"round: median {slowest['median_ms']:.0f} ms); all {WORDS[seats]} peers: median "
+          f"{all_peers['median_ms']:.0f} ms, i.e. at least {floor_ms:.0f} ms of wall time per "
+          f"round on {cores} cores")  # fmt: skip
+    print(f"  critical path per round (one machine per peer, no network delay): median "
+          f"{critical['median_ms']:.0f} ms, p90 {critical['p90_ms']:.0f} ms, max "
+          f"{critical['max_ms']:.0f} ms; of which the deal (until every peer has its cards) "
+          f"median {critical_deal['median_ms']:.0f} ms")  # fmt: skip
     print(f"  messages per round: median {statistics.median(messages):.0f}, max {max(messages)}"
           f" (+{other} table/done messages per game)")  # fmt: skip
     print(
@@ -280,6 +363,11 @@ def main() -> int:
         "game_s": round(over - ready, 3),
         "command_s": round(elapsed, 3),
         "round": rounds,
+        "cpu_per_peer_per_round": per_peer,
+        "cpu_slowest_peer_per_round": slowest,
+        "cpu_all_peers_per_round": all_peers,
+        "critical_path_per_round": critical,
+        "critical_path_deal": critical_deal,
         "messages_per_round_median": statistics.median(messages),
         "messages_per_round_max": max(messages),
         "wire_bytes_per_round_median": statistics.median(wire_bytes),
@@ -289,6 +377,7 @@ def main() -> int:
         "relayed": relayed,
         "bars": {
             "round_median_under_400ms": rounds["median_ms"] < 400,
+            "critical_path_median_under_150ms": critical["median_ms"] < 150,
             "card_verified_median_under_5ms": cards["median_ms"] < 5,
         },
     }

@@ -43,8 +43,8 @@ def play(seed: int, chatty: bool) -> tuple[list[TableSession], ChattyNet]:
 
 
 def test_chat_is_shown_everywhere_kept_in_the_record_and_changes_nothing() -> None:
-    quiet, _ = play(3, chatty=False)
-    chatty, net = play(3, chatty=True)
+    quiet, _ = play(5, chatty=False)
+    chatty, net = play(5, chatty=True)
     assert net.said >= 10
     for q, c in zip(quiet, chatty, strict=True):
         assert c.state.scores == q.state.scores

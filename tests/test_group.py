@@ -1,5 +1,10 @@
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 from belote_p2p.protocol import group
@@ -7,7 +12,8 @@ from belote_p2p.protocol.deck import CARD_POINTS
 from belote_p2p.protocol.group import L, Proof
 
 CTX = (b"table", group.u32(3), group.u8(1))
-SMALL_ORDER = (2**255 - 20).to_bytes(32, "little")  # (0, -1), of order 2
+FIELD = 2**255 - 19
+NEGATIVE = (1).to_bytes(32, "little")  # an odd s: RFC 9496 refuses it (and Ed25519's identity)
 
 
 def test_card_points_are_distinct_valid_and_not_small_multiples_of_the_base() -> None:
@@ -32,15 +38,35 @@ def test_scalars_must_be_canonical() -> None:
         Proof.from_bytes(bytes(63))
 
 
+def test_the_generator_is_ristretto255s() -> None:
+    assert group.base_mul(1).hex() == (
+        "e2f2ae0a6abc4e71a884a961c500515f58e30b6aa582dd8db6a65945e08d2d76"
+    )  # RFC 9496, A.1
+    assert group.base_mul(L - 1) == group.sub(group.IDENTITY, group.base_mul(1))
+
+
 def test_invalid_points_are_refused() -> None:
     p = group.base_mul(5)
-    tainted = group.add(p, SMALL_ORDER)
-    non_canonical = (2**255 - 19 + 1).to_bytes(32, "little")  # y = p + 1 encodes y = 1
-    for bad in (SMALL_ORDER, tainted, group.IDENTITY, non_canonical, b"\x00" * 31):
+    non_canonical = (FIELD + 4).to_bytes(32, "little")  # s = 4 (a point) written as p + 4
+    assert group.is_valid_point((4).to_bytes(32, "little"))
+    off_curve = next(
+        b
+        for b in (k.to_bytes(32, "little") for k in range(2, 200, 2))
+        if not group.is_valid_point(b)
+    )
+    for bad in (NEGATIVE, off_curve, non_canonical, b"\xff" * 32, group.IDENTITY, b"\x00" * 31):
         assert not group.is_valid_point(bad)
         with pytest.raises(group.InvalidPoint):
             group.mul(7, bad)
+    for bad in (NEGATIVE, off_curve, non_canonical, b"\xff" * 32, b"\x00" * 31):
+        with pytest.raises(group.InvalidPoint):
+            group.add(p, bad)
+        with pytest.raises(group.InvalidPoint):
+            group.sub(bad, p)
     assert group.is_valid_point(p)
+    assert group.add(p, group.IDENTITY) == p  # the identity decodes; only mul refuses it
+    assert group.sum_points([]) == group.IDENTITY
+    assert group.sum_points([p, p, p]) == group.base_mul(15)
 
 
 def test_key_proof_is_bound_to_its_context() -> None:
@@ -69,4 +95,16 @@ def test_share_proof_is_bound_to_statement_and_context() -> None:
     forged = group.prove_share(x, public, base, wrong, ctx)  # an honest key cannot help
     assert not group.verify_share(public, base, wrong, forged, ctx)
     with pytest.raises(group.InvalidPoint):
-        group.verify_share(public, base, SMALL_ORDER, proof, ctx)
+        group.verify_share(public, base, NEGATIVE, proof, ctx)
+
+
+def test_importing_the_group_leaves_no_copy_of_libsodium_behind(tmp_path: Path) -> None:
+    """rbcl writes its libsodium to the temporary directory at import: group removes it."""
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    code = "from belote_p2p.protocol import group; print(group.base_mul(1).hex())"
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("e2f2ae0a")
+    assert list(tmp_path.iterdir()) == []

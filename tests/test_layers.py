@@ -34,7 +34,7 @@ TOP_LEVEL = {
     "errors": set(),
 }
 FORBIDDEN = {
-    "game": {"trio", "msgpack", "cryptography", "nacl", "pluggy", "rich", "socket", "sqlite3"},
+    "game": {"trio", "msgpack", "cryptography", "rbcl", "pluggy", "rich", "socket", "sqlite3"},
     "protocol": {"trio", "pluggy", "rich", "socket", "sqlite3"},
     "players": {"rich", "socket", "sqlite3"},
     "envs": {"trio", "rich", "socket", "sqlite3"},

@@ -589,14 +589,14 @@ def test_a_database_of_the_first_schema_opens_keeps_its_rows_and_shows_them_as_b
     assert re.search(r"\?\s+not checked", games_lines(old, capsys)[1])
     assert record_game(old.profile_db, old_file).status is ImportStatus.ALREADY
     shown = games_lines(old, capsys)
-    assert re.search(r"p[0-3] & p[0-3] v p[0-3] & p[0-3] .* p[13] & p[13] won 112-252\s+verified",
+    assert re.search(r"p[0-3] & p[0-3] v p[0-3] & p[0-3] .* p[02] & p[02] won 364-20\s+verified",
                      shown[1]), shown  # fmt: skip
     assert shown == games_lines(new, capsys)
     with open_db(old.profile_db) as conn:
         assert conn.execute("PRAGMA user_version").fetchone() == (3,)
         assert conn.execute(
             "SELECT score0, score1, score2, score3, result FROM games"
-        ).fetchall() == [(112, 252, None, None, result.description)]
+        ).fetchall() == [(364, 20, None, None, result.description)]
         migrated = all_players(conn)
     with open_db(new.profile_db) as conn:
         assert migrated == all_players(conn)
@@ -608,20 +608,22 @@ def test_a_database_of_the_first_schema_opens_keeps_its_rows_and_shows_them_as_b
 
 @needs_observer
 @pytest.mark.parametrize(
-    ("vector", "scores", "rounds_won", "shown"),
+    ("vector", "winner", "scores", "rounds_won", "tricks", "shown"),
     [
-        # Round 1: seat 1 takes and fails (seats 0 and 2 win it); round 2: it makes it.
-        ("game-three-handed.transcript", (36, 116, 232), [1, 1, 1],
-         r"p0 v p1 v p2 .* p2 won: p0 36, p1 116, p2 232\s+verified"),
-        # Four rounds: each player scored more in two of them.
-        ("game-two-handed.transcript", (256, 412), [2, 2],
-         r"p0 v p1 .* p1 won: p0 256, p1 412\s+verified"),
+        # Round 0 redealt, then two rounds scored (8 tricks each); p0 wins the game.
+        ("game-three-handed.transcript", 0, (217, 134, 12), [1, 2, 0], 8 * 2,
+         r"p0 v p1 v p2 .* p0 won: p0 217, p1 134, p2 12\s+verified"),
+        # Three rounds (16 tricks each): p1 scored more in two of them, and wins the game.
+        ("game-two-handed.transcript", 1, (249, 277), [1, 2], 16 * 3,
+         r"p0 v p1 .* p1 won: p0 249, p1 277\s+verified"),
     ],
 )  # fmt: skip
 def test_a_game_without_teams_is_recorded_per_player(
     vector: str,
+    winner: int,
     scores: tuple[int, ...],
     rounds_won: list[int],
+    tricks: int,
     shown: str,
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
@@ -629,7 +631,6 @@ def test_a_game_without_teams_is_recorded_per_player(
     home, path = home_with(tmp_path, vector)
     assert cli.main(["import", "--home", str(home.root), str(path)]) == 0
     out = capsys.readouterr().out
-    winner = len(scores) - 1  # the last seat wins both games
     assert f"imported: p{winner} won: " in out
     with open_db(home.profile_db) as conn:
         (row,) = conn.execute("SELECT winner, score0, score1, score2, score3 FROM games")
@@ -639,7 +640,6 @@ def test_a_game_without_teams_is_recorded_per_player(
     assert row == (winner, *scores, *[None] * (4 - len(scores)))
     assert [won for _, won, *_ in seats] == [s == winner for s in range(len(scores))]
     assert [r for _, _, r, *_ in seats] == rounds_won
-    tricks = 8 * 2 if len(scores) == 3 else 16 * 4  # scored rounds times tricks per round
     assert sum(t for *_, t, _ in seats) == tricks
     for seat, won, won_rounds, tricks_won, xp in seats:
         assert xp == 15 + 25 * won + 2 * won_rounds + tricks_won, seat
@@ -684,7 +684,7 @@ def test_game_numbers_stay_as_games_are_added(
     lines = games_lines(home, capsys)
     assert [line.split()[0] for line in lines[1:-1]] == ["2", "1"]
     assert cli.main(["verify", "--home", str(home.root), "1"]) == 0
-    assert "112-252" in capsys.readouterr().out  # still the classic game
+    assert "364-20" in capsys.readouterr().out  # still the classic game
     older = home.games / "game-two-handed.transcript"
     shutil.copy2(VECTORS / older.name, older)
     os.utime(older, (500_000,) * 2)  # found later, however old: the next number

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -26,11 +26,13 @@ from belote_p2p.protocol.events import (
     GameOver,
     PeerFault,
     RoundAudited,
+    RoundDealt,
     TableReady,
 )
 from belote_p2p.protocol.identity import fingerprint
 from belote_p2p.protocol.names import safe_text
 from belote_p2p.protocol.table import TableDefinition
+from belote_p2p.protocol.wire import Envelope
 
 from .display import format_round, format_sheet, seat_names
 from .wording import team_name
@@ -103,8 +105,13 @@ class Printer:
 
 
 class TimingLog:
-    """``--timing-log DIR``: one JSON line per table event with its wall-clock time, for
-    ``benchmarks/p2p_game.py`` (the clock is shared by processes on one machine)."""
+    """``--timing-log DIR``: one JSON line per table event and per step of the session, with
+    its wall-clock time and this process's CPU time, for ``benchmarks/p2p_game.py`` (the
+    wall clock is shared by processes on one machine).
+
+    A step row (``"kind": "step"``) lists the envelopes the step accepted (the first 8 bytes
+    of each hash, hex), ours included: the benchmark tells from them which step sent and
+    which received each envelope, and so the chain of dependent steps and its CPU."""
 
     def __init__(self, directory: Path, seat: int) -> None:
         directory.mkdir(parents=True, exist_ok=True)
@@ -112,7 +119,7 @@ class TimingLog:
         self._actions = 0
 
     def __call__(self, event: Event) -> None:
-        now = time.time()
+        now, cpu = time.time(), time.process_time()
         row: dict[str, Any] | None = None
         if isinstance(event, TableReady):
             row = {"kind": "ready"}
@@ -124,12 +131,25 @@ class TimingLog:
                 "card": isinstance(event.action, Card),
             }
             self._actions += 1
+        elif isinstance(event, RoundDealt):
+            row = {"kind": "dealt", "round": event.number}
         elif isinstance(event, RoundAudited):
             row = {"kind": "audited", "round": event.record.number}
         elif isinstance(event, GameOver):
             row = {"kind": "over"}
         if row is not None:
             row["t"] = now
+            row["cpu"] = cpu
+            self._file.write(json.dumps(row) + "\n")
+
+    def step(self, envelopes: Sequence[Envelope]) -> None:
+        if envelopes:
+            row = {
+                "kind": "step",
+                "t": time.time(),
+                "cpu": time.process_time(),
+                "env": [e.hash[:8].hex() for e in envelopes],
+            }
             self._file.write(json.dumps(row) + "\n")
 
     def close(self) -> None:

@@ -319,6 +319,7 @@ async def play_seat(
                         relay=relay,
                         on_mesh=on_mesh,
                         host_address=host_address,
+                        on_step=timing.step if timing is not None else None,
                     )
                 except PeerError as exc:
                     # Raised here, not wrapped in this nursery's exception group: the

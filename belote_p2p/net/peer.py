@@ -73,6 +73,7 @@ from belote_p2p.protocol.secretstore import SecretStore
 from belote_p2p.protocol.session import SessionError, TableSession
 from belote_p2p.protocol.table import TableDefinition
 from belote_p2p.protocol.transcript import TranscriptError, TranscriptWriter, read_transcript
+from belote_p2p.protocol.wire import Envelope
 
 from .address import parse_address
 from .relay import relay_fallback
@@ -350,6 +351,7 @@ async def run_peer(
     relay: tuple[str, int] | None = None,
     on_mesh: Callable[[Mesh], None] | None = None,
     host_address: tuple[str, int] | None = None,
+    on_step: Callable[[Sequence[Envelope]], None] | None = None,
 ) -> PeerResult:
     """Play ``seat`` of the table ``definition`` to the end; see the module docstring.
 
@@ -370,8 +372,11 @@ async def run_peer(
     host saw itself at (behind a router, its own private address). ``on_event`` sees
     every session event as it happens (for printing), ``on_status`` what the game waits
     on, about every second while it waits; ``control`` lets a user interface resign or
-    chat at any moment. Raises :class:`PeerError` if the mesh does not
-    open or the transcript cannot be resumed; every later failure is in the result.
+    chat at any moment. ``on_step`` sees, after each step of the session (a frame received,
+    an action, a timer), the envelopes it accepted, ours included (``benchmarks/p2p_game.py``
+    derives each step's CPU and dependencies from them). Raises :class:`PeerError` if the
+    mesh does not open or the transcript cannot be resumed; every later failure is in the
+    result.
     """
     config = config or PeerConfig()
     session, recorded = open_session(definition, seat, identity, transcript, secrets, proposal)
@@ -398,6 +403,7 @@ async def run_peer(
         driver = _Driver(
             session, seat, player, writer, config, on_event, on_status, recorded, control
         )
+        driver.on_step = on_step
         async with trio.open_nursery() as nursery:
             absent = absent_seats(mesh)
             try:
@@ -482,6 +488,9 @@ def seat_names(definition: TableDefinition, seats: Sequence[int]) -> str:
 
 class _Driver:
     """Moves one seat's session: inputs in, envelopes out, and the clock (deadlines)."""
+
+    on_step: Callable[[Sequence[Envelope]], None] | None = None
+    """Sees the envelopes each step accepted (``run_peer``'s ``on_step``)."""
 
     def __init__(
         self,
@@ -845,6 +854,8 @@ class _Driver:
             self.writer.append(envelope.encode())
             self.written += 1
             ours = ours or sender == self.seat
+        if self.on_step is not None:
+            self.on_step(transcript[self._index :])
         self._index = len(transcript)
         if ours and self.config.durable:
             self.writer.sync()

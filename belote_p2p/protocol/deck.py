@@ -1,4 +1,4 @@
-"""The deck protocol: a mental-poker shuffle and deal of the 32 cards, sans-io (version 2).
+"""The deck protocol: a mental-poker shuffle and deal of the 32 cards, sans-io (version 3).
 
 Four peers with 32 cards; three with 24 (three-handed) or two with 32 (two-handed, where no
 card is private: face-up cards open to both at the deal, face-down ones when turned up).
@@ -6,7 +6,7 @@ card is private: face-up cards open to both at the deal, face-down ones when tur
 Four peers shuffle and deal one round's deck so that each learns only its own cards, the
 classic turned card and the cards played, with no trusted dealer; at the end of the round
 every peer reveals its secrets and each one re-checks everything (the audit). The scheme is
-Barnett–Smart: ElGamal over the prime-order group of Ed25519 (:mod:`belote_p2p.protocol.group`),
+Barnett–Smart: ElGamal over the prime-order group ristretto255 (:mod:`belote_p2p.protocol.group`),
 re-masking shuffles each proven in zero knowledge (:mod:`belote_p2p.protocol.shuffle`), and
 decryption shares with Chaum–Pedersen proofs. ``protocol/DECK.md`` is the language-neutral
 specification (every byte of every message and hash); ``protocol/vectors/deck-classic.json``
@@ -1060,7 +1060,7 @@ class _DeckRound(ABC):
     def _apply_shuffle(self, msg: ShuffleMessage) -> None:
         """Verify the proof against the previous deck (the trivial one for the first shuffle)
         before anything uses this deck. The proof's verification puts every point of the
-        deck and of the proof through a libsodium multiplication, which validates it, so a
+        deck and of the proof through a multiplication, whose decoding validates it, so a
         deck that is accepted holds only valid points."""
         assert self._joint is not None
         inputs = self._decks[-1] if self._decks else self._trivial

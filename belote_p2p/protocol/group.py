@@ -1,10 +1,10 @@
-"""The prime-order group of Ed25519, domain-separated hashing and the deck's sigma proofs.
+"""The prime-order group ristretto255, domain-separated hashing and the deck's sigma proofs.
 
 What the deck protocol (:mod:`belote_p2p.protocol.deck`) and its proof of shuffle
-(:mod:`belote_p2p.protocol.shuffle`) need from cryptography lives here, on top of libsodium
-through ``nacl.bindings``:
+(:mod:`belote_p2p.protocol.shuffle`) need from cryptography lives here, on top of libsodium's
+ristretto255 functions (through the ``rbcl`` package, which ships its own libsodium):
 
-* points are 32-byte compressed Edwards encodings, as libsodium writes them;
+* points are 32-byte ristretto255 encodings (RFC 9496), as libsodium writes them;
 * scalars are Python ints in ``0..L-1`` (``L`` the prime order of the group), encoded as
   32 bytes little-endian; arithmetic on them is plain ``int`` arithmetic modulo ``L``;
 * :func:`transcript_hash` is the one hash every label, challenge and derivation goes
@@ -15,50 +15,69 @@ through ``nacl.bindings``:
 
 ``protocol/DECK.md`` gives every byte of every hash input; keep the two in step.
 
-Received points are checked before use. libsodium's variable-base scalar multiplication
-(``crypto_scalarmult_ed25519_noclamp``) refuses a point that is non-canonical, of small
-order or outside the prime-order subgroup (the same checks as
-``crypto_core_ed25519_is_valid_point``); :func:`mul` turns that refusal into
-:class:`InvalidPoint`. Point addition checks nothing beyond "on the curve", so a point that
-only ever meets additions must go through :func:`is_valid_point` first.
+Why ristretto255: it *is* a group of prime order ``L``, so there is no cofactor to clear and
+no subgroup to check. Every 32 bytes either decode to a group element or are refused (a
+non-canonical or otherwise invalid encoding); each element has exactly one encoding. So the
+decoding that every operation does anyway is the whole validation of a received point:
+:func:`mul`, :func:`add` and :func:`sub` refuse what does not decode (:class:`InvalidPoint`),
+and no operation ever needs a separate check. The identity ``O`` (32 zero bytes) decodes;
+:func:`mul` refuses it as a factor (libsodium refuses a product equal to ``O``, and with a
+scalar in ``1..L-1`` that happens exactly when the point is ``O``), and
+:func:`is_valid_point` says no to it, so that no received point may be ``O`` where the
+protocol multiplies it.
+
+Each call decodes its points and encodes its result (about 5 µs a point here); a sum of many
+points (:func:`sum_points`) is a chain of additions, each decoding its partial sum again:
+libsodium has no API that keeps a decoded point between calls.
 """
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import hashlib
+import os
 import secrets
 import struct
-from collections.abc import Sequence
+import tempfile
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-import nacl.exceptions
-from nacl.bindings import (
-    crypto_core_ed25519_add,
-    crypto_core_ed25519_from_uniform,
-    crypto_core_ed25519_is_valid_point,
-    crypto_core_ed25519_sub,
-    crypto_scalarmult_ed25519_base_noclamp,
-    crypto_scalarmult_ed25519_noclamp,
-)
+from rbcl import _sodium
 
 from belote_p2p.errors import RemoteProtocolError
 
-DOMAIN = b"belote-p2p/deck/v2"
+
+def _remove_loaded_copy(path: object) -> None:
+    """rbcl loads its libsodium from a copy it writes to the temporary directory at import
+    and never removes (one per process); once loaded (mapped), the file is not needed any
+    more on POSIX systems. Only such a copy is removed, never a library installed elsewhere."""
+    if not isinstance(path, str) or os.name != "posix":
+        return
+    if os.path.dirname(os.path.abspath(path)) == os.path.abspath(tempfile.gettempdir()):
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+
+
+_remove_loaded_copy(getattr(_sodium, "_name", None))
+
+DOMAIN = b"belote-p2p/deck/v3"
 """The domain label in front of every hash of the deck protocol."""
 
 L = 2**252 + 27742317777372353535851937790883648493
-"""The prime order of the group (and of the Ed25519 base point)."""
+"""The prime order of ristretto255."""
 
 POINT_SIZE = 32
 SCALAR_SIZE = 32
 PROOF_SIZE = 64
 
-IDENTITY = (1).to_bytes(32, "little")
+IDENTITY = bytes(32)
 """The neutral element's encoding. Never valid as a received point."""
 
 
 class InvalidPoint(RemoteProtocolError, ValueError):
-    """Bytes that are not the encoding of a point of the prime-order subgroup (or identity)."""
+    """Bytes that are not the encoding of a ristretto255 element (or the identity, where a
+    point is multiplied)."""
 
 
 class InvalidScalar(RemoteProtocolError, ValueError):
@@ -127,54 +146,78 @@ def hash_to_scalar(label: bytes, *parts: bytes) -> int:
 
 
 def hash_to_point(label: bytes, *parts: bytes) -> bytes:
-    """A point nobody knows the discrete logarithm of (libsodium's Elligator 2 map).
-
-    ``from_uniform`` of the first 32 bytes of :func:`transcript_hash`; libsodium clears
-    the cofactor, so the point lies in the prime-order subgroup.
-    """
-    return bytes(crypto_core_ed25519_from_uniform(transcript_hash(label, *parts)[:32]))
+    """A point nobody knows the discrete logarithm of: libsodium's
+    ``crypto_core_ristretto255_from_hash`` (RFC 9496's one-way map) of the 64 bytes of
+    :func:`transcript_hash`."""
+    out = ctypes.create_string_buffer(POINT_SIZE)
+    _sodium.crypto_core_ristretto255_from_hash(out, transcript_hash(label, *parts))
+    return out.raw
 
 
 # -- group operations --------------------------------------------------------------------
 
+_point_buffer = ctypes.c_char * POINT_SIZE
+_base_mul = _sodium.crypto_scalarmult_ristretto255_base
+_mul = _sodium.crypto_scalarmult_ristretto255
+_add = _sodium.crypto_core_ristretto255_add
+_sub = _sodium.crypto_core_ristretto255_sub
+_is_valid = _sodium.crypto_core_ristretto255_is_valid_point
+
 
 def is_valid_point(p: bytes) -> bool:
-    """Canonical, on the curve, in the prime-order subgroup and not the identity."""
-    return len(p) == POINT_SIZE and bool(crypto_core_ed25519_is_valid_point(p))
+    """The canonical encoding of an element of ristretto255 other than the identity."""
+    return type(p) is bytes and len(p) == POINT_SIZE and p != IDENTITY and _is_valid(p) == 1
+
+
+def _point(p: object) -> bytes:
+    """``p`` if it is 32 bytes (what libsodium reads), else :class:`InvalidPoint`."""
+    if type(p) is not bytes or len(p) != POINT_SIZE:
+        raise InvalidPoint(f"a point is {POINT_SIZE} bytes")
+    return p
 
 
 def base_mul(k: int) -> bytes:
     """``k·G`` for a non-zero scalar ``k`` below ``L``."""
-    return bytes(crypto_scalarmult_ed25519_base_noclamp(k.to_bytes(32, "little")))
+    out = _point_buffer()
+    if _base_mul(out, k.to_bytes(32, "little")) != 0:
+        raise ValueError("k·G for k = 0 (mod L)")
+    return out.raw
 
 
 def mul(k: int, p: bytes) -> bytes:
-    """``k·P``; raise :class:`InvalidPoint` when ``P`` is not a valid point.
-
-    libsodium checks ``P`` exactly as :func:`is_valid_point` does before multiplying, and
-    refuses a zero result (``k = 0``), which is reported the same way.
-    """
-    try:
-        return bytes(crypto_scalarmult_ed25519_noclamp(k.to_bytes(32, "little"), p))
-    except (nacl.exceptions.RuntimeError, nacl.exceptions.TypeError) as exc:
-        raise InvalidPoint("not a point of the prime-order subgroup") from exc
+    """``k·P`` for ``k`` in ``1..L-1``; raise :class:`InvalidPoint` when ``P`` is not a valid
+    point: it does not decode, or it is the identity (libsodium refuses a product equal to
+    ``O``, which is reported the same way)."""
+    out = _point_buffer()
+    if _mul(out, k.to_bytes(32, "little"), _point(p)) != 0:
+        raise InvalidPoint("not a ristretto255 point other than the identity")
+    return out.raw
 
 
 def add(p: bytes, q: bytes) -> bytes:
-    """``P + Q``. libsodium only refuses bytes that decode to no curve point at all
-    (:class:`InvalidPoint`): check received points before adding them."""
-    try:
-        return bytes(crypto_core_ed25519_add(p, q))
-    except (nacl.exceptions.RuntimeError, nacl.exceptions.TypeError) as exc:
-        raise InvalidPoint("not a point of the curve") from exc
+    """``P + Q``; raise :class:`InvalidPoint` when either does not decode. Either may be
+    the identity."""
+    out = _point_buffer()
+    if _add(out, _point(p), _point(q)) != 0:
+        raise InvalidPoint("not a ristretto255 point")
+    return out.raw
 
 
 def sub(p: bytes, q: bytes) -> bytes:
     """``P − Q``, as :func:`add`."""
-    try:
-        return bytes(crypto_core_ed25519_sub(p, q))
-    except (nacl.exceptions.RuntimeError, nacl.exceptions.TypeError) as exc:
-        raise InvalidPoint("not a point of the curve") from exc
+    out = _point_buffer()
+    if _sub(out, _point(p), _point(q)) != 0:
+        raise InvalidPoint("not a ristretto255 point")
+    return out.raw
+
+
+def sum_points(points: Iterable[bytes]) -> bytes:
+    """The sum of points (each checked to decode), the identity for none."""
+    it = iter(points)
+    acc = next(it, IDENTITY)
+    for p in it:
+        acc = add(acc, p)
+    return acc
 
 
 # -- proofs ------------------------------------------------------------------------------
@@ -243,7 +286,7 @@ def verify_share(
     """Check a :func:`prove_share` proof.
 
     Raises :class:`InvalidPoint` when ``share`` (or ``public``/``base``) is not a valid
-    point: libsodium checks each of them as it multiplies.
+    point: each is decoded by the multiplication it goes through.
     """
     if proof.response == 0 or proof.challenge == 0:
         return False

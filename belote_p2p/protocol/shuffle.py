@@ -3,7 +3,7 @@
 Every ``deck.shuffle`` message carries one (``protocol/DECK.md`` §5): without it the last
 shuffler could publish fresh encryptions of the 32 cards in an order it chose and know every
 hand. It is the Terelius–Wikström proof of shuffle, in the pseudo-code of Haenni, Locher,
-Koenig and Dubuis (FC 2017 Workshops), over the prime-order group of Ed25519
+Koenig and Dubuis (FC 2017 Workshops), over the prime-order group ristretto255
 (:mod:`belote_p2p.protocol.group`), made non-interactive by Fiat–Shamir.
 
 Statement
@@ -65,9 +65,9 @@ gives, with scalar arithmetic only.
 
 Cost (``N`` cards; ``mul`` a variable-point multiplication, ``base`` a base-point one):
 prove ``5N + 1`` mul (``4N + 1`` from the trivial deck) and ``3N + 4`` base; verify ``8N + 3``
-mul (``7N + 3``) and ``N + 4`` base. libsodium's multiplication validates its point, so every
-point the prover sends is checked by the multiplication it goes through (a zero multiplier
-falls back on :func:`~belote_p2p.protocol.group.is_valid_point`); :meth:`ShuffleProof.from_wire`
+mul (``7N + 3``) and ``N + 4`` base. Every point the prover sends goes through a
+multiplication (or, with a zero multiplier, :func:`~belote_p2p.protocol.group.is_valid_point`),
+whose decoding is the whole check of a ristretto255 point; :meth:`ShuffleProof.from_wire`
 checks only shapes and scalars. Without a multi-scalar multiplication in libsodium, batching
 the equations with random weights would not save a single multiplication.
 
@@ -80,7 +80,7 @@ first). :func:`verify_shuffle` returns ``False`` for everything the prover contr
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, ClassVar, Protocol
@@ -102,6 +102,7 @@ from .group import (
     parse_scalar,
     scalar_bytes,
     sub,
+    sum_points,
     transcript_hash,
     u32,
 )
@@ -270,8 +271,8 @@ class Generators:
 @lru_cache(maxsize=8)
 def generators(n: int) -> Generators:
     """The commitment generators for ``n`` cards, computed once per ``n``:
-    ``H = from_uniform(H("shuffle-proof-h"))``, ``H_i = from_uniform(H("shuffle-proof-h-i",
-    u32(i)))`` (``H_i`` does not depend on ``n``).
+    ``H = from_hash(H("shuffle-proof-h"))``, ``H_i = from_hash(H("shuffle-proof-h-i", u32(i)))``
+    (``H_i`` does not depend on ``n``).
 
     Hash-to-curve, so nobody knows a discrete logarithm between them, ``G`` and the card
     points, which the soundness needs. Checked to be valid and distinct (a failure would be a
@@ -281,7 +282,7 @@ def generators(n: int) -> Generators:
     hs = tuple(hash_to_point(GENERATOR_HI_LABEL, u32(i)) for i in range(n))
     if not all(is_valid_point(p) for p in (h, *hs)) or len({h, *hs}) != n + 1:
         raise AssertionError("the shuffle proof's generators are not distinct valid points")
-    return Generators(h, hs, _sum(hs))
+    return Generators(h, hs, sum_points(hs))
 
 
 # -- group helpers -----------------------------------------------------------------------
@@ -293,11 +294,11 @@ def _base(k: int) -> bytes:
 
 
 def _mul(k: int, p: bytes) -> bytes:
-    """``k·P`` for a received or fixed point, checked even when ``k = 0`` (libsodium's
-    multiplication checks it otherwise); :class:`InvalidPoint` if ``P`` is not valid."""
+    """``k·P`` for a received or fixed point, checked even when ``k = 0`` (the multiplication
+    checks it otherwise); :class:`InvalidPoint` if ``P`` is not valid."""
     if k == 0:
         if not is_valid_point(p):
-            raise InvalidPoint("not a point of the prime-order subgroup")
+            raise InvalidPoint("not a ristretto255 point other than the identity")
         return IDENTITY
     return mul(k, p)
 
@@ -307,16 +308,6 @@ def _mul_computed(k: int, p: bytes) -> bytes:
     if k == 0 or p == IDENTITY:
         return IDENTITY
     return mul(k, p)
-
-
-def _sum(points: Iterable[bytes]) -> bytes:
-    """The sum of points, the identity for none. Additions check no subgroup: every point
-    added here is checked by a multiplication of its own."""
-    it = iter(points)
-    acc = next(it, IDENTITY)
-    for p in it:
-        acc = add(acc, p)
-    return acc
 
 
 # -- hashes ------------------------------------------------------------------------------
@@ -514,15 +505,15 @@ def prove_shuffle(
     # nothing.
     w1, w2, w3, w4 = nonces.omega
     w_tilde = nonces.omega_tilde
-    t3 = _sum([_base(w3), *(_mul(w_tilde[i], gens.hs[i]) for i in range(n))])
+    t3 = sum_points([_base(w3), *(_mul(w_tilde[i], gens.hs[i]) for i in range(n))])
     delta = (sum(w * x for w, x in zip(w_tilde, r, strict=True)) - w4) % L
     shuffled = [inputs[perm[i]] for i in range(n)]
     try:
-        t4a = _sum(
+        t4a = sum_points(
             [_base(delta)]
             + [_mul(w, e.c1) for w, e in zip(w_tilde, shuffled, strict=True) if e.c1 != IDENTITY]
         )
-        t4b = _sum(
+        t4b = sum_points(
             [_mul(delta, pk)]
             + [_mul(w, e.c2) for w, e in zip(w_tilde, shuffled, strict=True) if e.c2 != IDENTITY]
         )
@@ -585,8 +576,8 @@ def verify_shuffle(
     # The caller's points first, so that an invalid one is reported as misuse: c·Σ u_j·E_j
     # (the trivial deck's identity c1 contribute nothing) and s4·X.
     try:
-        ce_a = _sum(_mul(cu[j], e.c1) for j, e in enumerate(inputs) if e.c1 != IDENTITY)
-        ce_b = _sum(_mul(cu[j], e.c2) for j, e in enumerate(inputs) if e.c2 != IDENTITY)
+        ce_a = sum_points(_mul(cu[j], e.c1) for j, e in enumerate(inputs) if e.c1 != IDENTITY)
+        ce_b = sum_points(_mul(cu[j], e.c2) for j, e in enumerate(inputs) if e.c2 != IDENTITY)
         s4_x = _mul(proof.s4, pk)
     except InvalidPoint:
         raise ShuffleProofUsageError("an invalid public key or input deck point") from None
@@ -595,7 +586,7 @@ def verify_shuffle(
     # c·Ĉ_i, the output deck in t4.
     try:
         # t1 = s1·G − c·(Σ C_j − Σ H_i)
-        t1 = sub(_base(proof.s1), _mul_computed(c, sub(_sum(proof.commitments), gens.h_sum)))
+        t1 = sub(_base(proof.s1), _mul_computed(c, sub(sum_points(proof.commitments), gens.h_sum)))
         # t̂_i = ŝ_i·G + s̃_i·Ĉ_{i-1} − c·Ĉ_i; c·Ĉ_{N-1} also serves t2.
         c_chain = [_mul(c, p) for p in proof.chain]
         previous = [gens.h, *proof.chain[:-1]]
@@ -610,13 +601,13 @@ def verify_shuffle(
         t2 = add(sub(_base(proof.s2), c_chain[-1]), _mul(c * u_prod % L, gens.h))
         # t3 = s3·G + Σ s̃_i·H_i − Σ (c·u_j)·C_j
         t3 = sub(
-            _sum([_base(proof.s3), *map(_mul, proof.s_tilde, gens.hs)]),
-            _sum(map(_mul, cu, proof.commitments)),
+            sum_points([_base(proof.s3), *map(_mul, proof.s_tilde, gens.hs)]),
+            sum_points(map(_mul, cu, proof.commitments)),
         )
         # t4 = Σ s̃_i·E'_i − s4·(G, X) − c·Σ u_j·E_j
         s_t = proof.s_tilde
-        t4a = sub(_sum(_mul(s_t[i], e.c1) for i, e in enumerate(outputs)), _base(proof.s4))
-        t4b = sub(_sum(_mul(s_t[i], e.c2) for i, e in enumerate(outputs)), s4_x)
+        t4a = sub(sum_points(_mul(s_t[i], e.c1) for i, e in enumerate(outputs)), _base(proof.s4))
+        t4b = sub(sum_points(_mul(s_t[i], e.c2) for i, e in enumerate(outputs)), s4_x)
         t4a = sub(t4a, ce_a)
         t4b = sub(t4b, ce_b)
     except InvalidPoint:
