@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from belote_p2p.game.rules import RULE_SETS
 from belote_p2p.net.lobby import JoinRequest, Lobby, host_lobby, join_table
 from belote_p2p.net.relay import HostPort, RelayService, open_relay_link
-from belote_p2p.net.serve import Gate, Ticket, accept_loop, serve_listeners
+from belote_p2p.net.serve import Gate, Ticket, accept_loop, peer_source, serve_listeners
 from belote_p2p.net.transport import FramedStream, Mesh, handshake
 from belote_p2p.protocol.table import Seat, TableDefinition
 from belote_p2p.protocol.wire import encode, frame
@@ -133,6 +133,34 @@ async def test_past_the_cap_new_connections_are_closed_at_once() -> None:
                 await trio.sleep(0.01)
             assert gate.unproven == 2 and gate.turned_away == 1
             nursery.cancel_scope.cancel()
+
+
+def test_a_gate_bounds_the_strangers_of_one_source() -> None:
+    """The host's port: one address cannot take every place that others must reach."""
+    gate = Gate("test", limit=4, per_source=2)
+    mine = [gate.enter("198.51.100.7") for _ in range(3)]
+    assert mine[2] is None and gate.turned_away == 1
+    other = gate.enter("2001:db8::/64")
+    assert other is not None and gate.unproven == 3
+    ticket = mine[0]
+    assert ticket is not None
+    ticket.release()
+    assert gate.enter("198.51.100.7") is not None  # its place came back
+    assert gate.enter(None) is not None  # a fourth, of no known source
+    assert gate.enter("203.0.113.9") is None and gate.unproven == 4  # the whole gate is full
+
+
+async def test_a_connection_counts_against_its_peer_address() -> None:
+    listener = (await open_listeners(1))[0]
+    host, port = address_of(listener)
+    with trio.fail_after(10):
+        client = await trio.open_tcp_stream(host, port)
+        server = await listener.accept()
+        assert peer_source(server) == "127.0.0.1"
+        assert peer_source(trio.testing.memory_stream_pair()[0]) is None
+        await client.aclose()
+        await server.aclose()
+        await listener.aclose()
 
 
 # -- every listener of the package under garbage ------------------------------------------

@@ -52,7 +52,7 @@ from belote_p2p.protocol.wire import (
 )
 
 from .address import format_address
-from .serve import Gate, Ticket, serve_listeners
+from .serve import MAX_UNPROVEN_PER_SOURCE, Gate, Ticket, serve_listeners
 from .transport import AnyListener, ConnectionClosed, FramedStream, Link, mesh_link
 
 logger = logging.getLogger(__name__)
@@ -393,7 +393,7 @@ class HostPort:
     def __init__(self, relay: RelayService | None = None) -> None:
         self.relay = relay if relay is not None else RelayService()
         self.lobby: Handler | None = None
-        self.gate = Gate("host port")
+        self.gate = Gate("host port", per_source=MAX_UNPROVEN_PER_SOURCE)
         """The connections that have not yet said what they are, and those refused."""
         self._mesh: Callable[[Link], None] | None = None
         self._waiting: list[Link] = []

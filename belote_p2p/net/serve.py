@@ -14,9 +14,11 @@ a relay:
   handler releases its :class:`Ticket` (it proved who it is: the mesh's handshake, the
   relay's join; or it reached a stage that bounds itself) or ends. At most
   :attr:`Gate.limit` are unproven at once; past it a new connection is closed at once and
-  counted (:attr:`Gate.turned_away`). With the handshake-sized reads of an unproven
-  connection (:data:`~belote_p2p.protocol.wire.HELLO_FRAMES`) this bounds the memory that
-  strangers can make us hold, whatever their number.
+  counted (:attr:`Gate.turned_away`). A gate may also bound the unproven connections of
+  one source (:attr:`Gate.per_source`: an IPv4 address or an IPv6 /64), so that one
+  stranger cannot take every place of a port others must reach. With the handshake-sized
+  reads of an unproven connection (:data:`~belote_p2p.protocol.wire.HELLO_FRAMES`) this
+  bounds the memory that strangers can make us hold, whatever their number.
 """
 
 from __future__ import annotations
@@ -28,10 +30,14 @@ from typing import Any, TypeAlias
 
 import trio
 
+from belote_p2p.protocol.relay import source_of
+
 logger = logging.getLogger(__name__)
 
 MAX_UNPROVEN = 64
 """Connections of one service that may be unproven at once (see :class:`Gate`)."""
+MAX_UNPROVEN_PER_SOURCE = 16
+"""Of those, from one source, where the service bounds sources (the host's port)."""
 ACCEPT_CAPACITY_ERRNOS = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM})
 """What ``accept()`` says when the process or the system is out of a resource."""
 
@@ -50,6 +56,7 @@ class Gate:
         *,
         backoff: float = 0.1,
         max_backoff: float = 2.0,
+        per_source: int | None = None,
     ) -> None:
         self.name = name
         """Who accepts, for the log (``seat 1's mesh``, ``relay``...)."""
@@ -58,15 +65,21 @@ class Gate:
         """Seconds of the first pause after a failed accept; doubles up to
         :attr:`max_backoff` while the accepts keep failing."""
         self.max_backoff = max_backoff
+        self.per_source = per_source
+        """Unproven connections one source may hold at once (None: no such bound)."""
+        self._sources: dict[str, int] = {}
         self.unproven = 0
         self.turned_away = 0
         self.failed = 0
         self.accept_errors = 0
 
-    def enter(self) -> Ticket | None:
-        """A ticket for one more unproven connection; None (counted) when there are
-        :attr:`limit` already."""
-        if self.unproven >= self.limit:
+    def enter(self, source: str | None = None) -> Ticket | None:
+        """A ticket for one more unproven connection (from ``source``, when known); None
+        (counted) when there are :attr:`limit` already, or :attr:`per_source` from it."""
+        if self.per_source is None:
+            source = None
+        crowded = source is not None and self._sources.get(source, 0) >= self.per_source
+        if self.unproven >= self.limit or crowded:
             self.turned_away += 1
             if self.turned_away == 1 or self.turned_away % 100 == 0:
                 logger.warning(
@@ -75,20 +88,30 @@ class Gate:
                 )  # fmt: skip
             return None
         self.unproven += 1
-        return Ticket(self)
+        if source is not None:
+            self._sources[source] = self._sources.get(source, 0) + 1
+        return Ticket(self, source)
+
+    def _leave(self, source: str | None) -> None:
+        self.unproven -= 1
+        if source is not None:
+            left = self._sources.pop(source) - 1
+            if left:
+                self._sources[source] = left
 
 
 class Ticket:
     """One unproven connection's place at its :class:`Gate`."""
 
-    def __init__(self, gate: Gate) -> None:
+    def __init__(self, gate: Gate, source: str | None = None) -> None:
         self._gate: Gate | None = gate
+        self._source = source
 
     def release(self) -> None:
         """The connection proved who it is (or is past what a stranger can hold): it no
         longer counts. Idempotent; also done when its handler ends."""
         if self._gate is not None:
-            self._gate.unproven -= 1
+            self._gate._leave(self._source)
             self._gate = None
 
 
@@ -124,11 +147,22 @@ async def accept_loop(
         if delay != gate.backoff:
             logger.warning("%s: accepting connections again", gate.name)
             delay = gate.backoff
-        ticket = gate.enter()
+        ticket = gate.enter(peer_source(stream))
         if ticket is None:
             await trio.aclose_forcefully(stream)
             continue
         nursery.start_soon(_isolated, handler, stream, ticket, gate)
+
+
+def peer_source(stream: trio.abc.Stream) -> str | None:
+    """The source a connection counts against (:func:`~belote_p2p.protocol.relay.source_of`
+    of its peer's address), None where the stream has no socket address."""
+    sock = getattr(stream, "socket", None)
+    try:
+        host = sock.getpeername()[0] if sock is not None else None
+    except (OSError, IndexError, TypeError):
+        return None
+    return source_of(host) if isinstance(host, str) else None
 
 
 async def _isolated(handler: Handler, stream: trio.abc.Stream, ticket: Ticket, gate: Gate) -> None:
