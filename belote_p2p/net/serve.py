@@ -76,9 +76,10 @@ class Gate:
     def enter(self, source: str | None = None) -> Ticket | None:
         """A ticket for one more unproven connection (from ``source``, when known); None
         (counted) when there are :attr:`limit` already, or :attr:`per_source` from it."""
-        if self.per_source is None:
+        cap = self.per_source
+        if cap is None:
             source = None
-        crowded = source is not None and self._sources.get(source, 0) >= self.per_source
+        crowded = source is not None and cap is not None and self._sources.get(source, 0) >= cap
         if self.unproven >= self.limit or crowded:
             self.turned_away += 1
             if self.turned_away == 1 or self.turned_away % 100 == 0:
