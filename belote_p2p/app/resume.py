@@ -93,21 +93,25 @@ async def resume_game(options: SeatOptions, path: Path | None) -> int:
         _, port = parse_address(ours)
         listeners = await open_listeners(options.bind, port)
     port_service = HostPort() if seat == 0 and listeners else None
-    try:
-        async with trio.open_nursery() as nursery:
-            if port_service is not None:
-                # The host's port: its mesh and the relay the others may use.
-                await nursery.start(port_service.serve, listeners)
-                listeners = []
+    failed: PeerError | SecretStoreError | None = None
+    async with trio.open_nursery() as nursery:
+        if port_service is not None:
+            # The host's port: its mesh and the relay the others may use.
+            await nursery.start(port_service.serve, listeners)
+            listeners = []
+        try:
             result = await play_seat(
                 definition, seat, identity, player, listeners, options, transcript=path,
                 relay=relay,
                 on_mesh=None if port_service is None
                 else lambda mesh: port_service.set_mesh(mesh.incoming),
             )  # fmt: skip
-            nursery.cancel_scope.cancel()
-    except (PeerError, SecretStoreError) as exc:
-        print(f"error: {exc}", file=sys.stderr, flush=True)
+        except (PeerError, SecretStoreError) as exc:
+            # Caught here, not wrapped in the nursery's exception group: said in one line.
+            failed = exc
+        nursery.cancel_scope.cancel()
+    if failed is not None:
+        print(f"error: {failed}", file=sys.stderr, flush=True)
         return 1
     return exit_status(result)
 
