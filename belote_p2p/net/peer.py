@@ -401,9 +401,8 @@ async def run_peer(
     failure: BaseException | None = None
     with TranscriptWriter(transcript, definition, seat) as writer:
         driver = _Driver(
-            session, seat, player, writer, config, on_event, on_status, recorded, control
+            session, seat, player, writer, config, on_event, on_status, recorded, control, on_step
         )
-        driver.on_step = on_step
         async with trio.open_nursery() as nursery:
             absent = absent_seats(mesh)
             try:
@@ -489,9 +488,6 @@ def seat_names(definition: TableDefinition, seats: Sequence[int]) -> str:
 class _Driver:
     """Moves one seat's session: inputs in, envelopes out, and the clock (deadlines)."""
 
-    on_step: Callable[[Sequence[Envelope]], None] | None = None
-    """Sees the envelopes each step accepted (``run_peer``'s ``on_step``)."""
-
     def __init__(
         self,
         session: TableSession,
@@ -503,8 +499,11 @@ class _Driver:
         on_status: Callable[[PeerStatus], None] | None = None,
         recorded: Sequence[bytes] = (),
         control: PeerControl | None = None,
+        on_step: Callable[[Sequence[Envelope]], None] | None = None,
     ) -> None:
         self.session = session
+        self.on_step = on_step
+        """Sees the envelopes each step accepted (``run_peer``'s ``on_step``)."""
         self.control = control
         self.seat = seat
         self.player = player
@@ -517,8 +516,6 @@ class _Driver:
         self.resigned = False
         """Our player resigned (a person's choice, not an error)."""
         self.done_from: set[int] = set()
-        self.voted: dict[int, float] = {}
-        """Seats we signed as gone, and when."""
         self.disconnected: set[int] = set()
         self._resuming = bool(recorded)
         # What is already in the transcript file (a resumed session accepts it all again).
@@ -533,7 +530,7 @@ class _Driver:
         """The bytes of sync answers each seat may still have (across its connections)."""
         # The clock: when each seat started owing its current message, and of what kind.
         self._owes: dict[int, tuple[bool, float]] = {}
-        self._seqs = [0] * session.seats
+        self._delivered = [0] * session.seats
         self._quit = False
         self._length = -1
         self._last_progress = 0.0
@@ -608,7 +605,7 @@ class _Driver:
                 self._deciding_since = None
                 if session.ready and not session.finished:
                     logger.info("seat %d: our player resigned", self.seat)
-                    self._vote(self.seat)
+                    self.session.abandon(self.seat)
                 elif not session.ready:
                     self._quit = True  # no game to leave yet
             elif kind == "chat":
@@ -674,7 +671,7 @@ class _Driver:
             else:
                 self.error = f"the player failed: {item.error!r}"
             if session.ready:
-                self._vote(self.seat)  # resign, so that the others need not wait for us
+                self.session.abandon(self.seat)  # resign, so that the others need not wait for us
 
     def _reject(self, item: Received, exc: RemoteProtocolError) -> None:
         """A frame the session refused: it costs the connection that delivered it, and
@@ -731,16 +728,6 @@ class _Driver:
                 return replies[:k]
         return replies
 
-    def _vote(self, seat: int) -> bool:
-        """Sign ``seat`` gone (our own: resign), once per point it stalled at; whether a
-        vote was signed now."""
-        if seat == self.seat and seat in self.voted:
-            return False
-        if not self.session.abandon(seat):
-            return False
-        self.voted[seat] = trio.current_time()
-        return True
-
     # -- the clock ------------------------------------------------------------------------
 
     def _owed(self) -> dict[int, bool]:
@@ -767,7 +754,7 @@ class _Driver:
             self._last_progress = now
         # What each seat delivered: its deadline restarts only when that grows (filler such
         # as chat, fault reports, votes or envelopes held for a later round restarts nothing).
-        sent = [session.progress(s) for s in range(session.seats)]
+        delivered = [session.progress(s) for s in range(session.seats)]
         owed = self._owed()
         for s in list(self._owes):
             if s not in owed:
@@ -776,10 +763,10 @@ class _Driver:
             kept = self._owes.get(s)
             if s == self.seat and self._deciding_since is not None:
                 self._owes[s] = (True, self._deciding_since)
-            elif kept is None or kept[0] != decision or sent[s] != self._seqs[s]:
+            elif kept is None or kept[0] != decision or delivered[s] != self._delivered[s]:
                 # It owes something new (it sent a message, or the wait changed kind).
                 self._owes[s] = (decision, now)
-        self._seqs = sent
+        self._delivered = delivered
         waits = []
         for s, (decision, since) in sorted(self._owes.items()):
             deadline = config.decision_deadline(s) if decision else config.step_deadline
@@ -801,7 +788,7 @@ class _Driver:
             if not session.ready:
                 self.error = f"seat {wait.seat} did not sign the table in {wait.waited:.0f} s"
                 return
-            if self._vote(wait.seat):
+            if self.session.abandon(wait.seat):
                 # Kept if the others do not sign it too (they may have heard from the seat):
                 # we never stop ourselves for it, we go on syncing and playing, and the vote
                 # lapses once the seat delivers (PROTOCOL.md §6.6).

@@ -41,6 +41,7 @@ keeps its record.
 from __future__ import annotations
 
 import hashlib
+from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
@@ -363,13 +364,12 @@ class TableSession:
         self._recorded: dict[int, Envelope] = {}  # our own envelopes from a transcript, by seq
         self._abandon_votes: dict[tuple[int, int], dict[int, Envelope]] = {}
         """Votes that a seat is gone, by (seat, its progress the voter saw), by voter."""
-        self._own_votes: set[tuple[int, int]] = set()
         self.abandoned: int | None = None
         self.abandoned_state: State | None = None
         """The game where the abandonment cut it (see :meth:`_state_at_cut`)."""
         self._progress: list[list[int]] = [[] for _ in range(definition.rules.seats)]
         """Per seat, per envelope of its chain (by seq), its progress through that one."""
-        self._history: list[tuple[int, int, State]] = []
+        self._history: deque[tuple[int, int, State]] = deque(maxlen=ACTION_HISTORY)
         """(seat, seq, state after) of each applied bid and play, the last ones."""
         self._first_state = self.state
         self._signed: set[int] = set()
@@ -697,12 +697,11 @@ class TableSession:
         if self.finished:
             return False
         key = (seat, self.progress(seat))
-        if seat != self.seat and key in self._own_votes:
-            return False
+        if seat != self.seat and self.seat in self._abandon_votes.get(key, {}):
+            return False  # our vote is in already (processed as soon as signed)
         signed = self._signed_counts.get(self.seat, {}).get(("abandon", None), 0)
         if signed >= GAME_CAPS["abandon"]:
             return False
-        self._own_votes.add(key)
         self._send(abandon_body(seat))
         self._pump()
         return True
@@ -1087,8 +1086,6 @@ class TableSession:
         elif self.state.phase is Phase.PLAY and self._phase is SessionPhase.BIDDING:
             self._transition(SessionPhase.COMPLETING)
         self._history.append((m.seat, m.envelope.seq, self.state))
-        if len(self._history) > ACTION_HISTORY:
-            del self._history[0]
         self._events.append(ActionTaken(m.seat, action, self.state))
         return True
 
