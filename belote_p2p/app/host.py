@@ -47,7 +47,7 @@ from belote_p2p.net.lobby import (
     LobbyError,
     host_lobby,
 )
-from belote_p2p.net.peer import PeerError, PeerResult, absent_seats
+from belote_p2p.net.peer import PeerError, PeerResult
 from belote_p2p.net.relay import HostPort
 from belote_p2p.net.transport import Mesh
 from belote_p2p.players.bots import make_bot
@@ -300,7 +300,7 @@ async def say_whom_we_wait_for(
     waited = 0.0
     told = False
     while True:
-        absent = absent_seats(mesh)
+        absent = sorted(mesh.never_connected)
         if not absent:
             return
         if waited >= MESH_PATIENCE and not told:

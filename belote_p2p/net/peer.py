@@ -404,24 +404,11 @@ async def run_peer(
             session, seat, player, writer, config, on_event, on_status, recorded, control, on_step
         )
         async with trio.open_nursery() as nursery:
-            absent = absent_seats(mesh)
             try:
                 with trio.fail_after(config.connect_timeout):
-                    async with trio.open_nursery() as watch:
-
-                        async def note_absent() -> None:
-                            # Who is missing, as the wait goes: a timeout closes every
-                            # connection before it is seen.
-                            nonlocal absent
-                            while True:
-                                await trio.sleep(0.25)
-                                absent = absent_seats(mesh)
-
-                        watch.start_soon(note_absent)
-                        await nursery.start(
-                            partial(mesh.run, addresses, listeners=listeners, fallback=fallback)
-                        )
-                        watch.cancel_scope.cancel()
+                    await nursery.start(
+                        partial(mesh.run, addresses, listeners=listeners, fallback=fallback)
+                    )
             except Exception as exc:  # a timeout, DialFailed, a failed handshake, OSError...
                 failure = exc
                 mesh.close()
@@ -431,6 +418,7 @@ async def run_peer(
                 finally:
                     mesh.close()
     if failure is not None:
+        absent = sorted(mesh.never_connected)
         late = f"{seat_names(definition, absent)} did not connect in {config.connect_timeout:g} s"
         why = _explain(failure, late)
         raise PeerError(f"seat {seat}: the mesh did not open: {why}") from failure
@@ -470,11 +458,6 @@ def _explain(exc: BaseException, late: str) -> str:
     if isinstance(exc, trio.TooSlowError):
         return late
     return str(exc) or repr(exc)
-
-
-def absent_seats(mesh: Mesh) -> list[int]:
-    """The other seats not connected to ``mesh`` right now."""
-    return [s for s in range(mesh.seats) if s != mesh.seat and s not in mesh.peers]
 
 
 def seat_names(definition: TableDefinition, seats: Sequence[int]) -> str:

@@ -472,6 +472,12 @@ class Mesh:
         return frozenset(s for s, conn in self._peers.items() if not conn.closing)
 
     @property
+    def never_connected(self) -> frozenset[int]:
+        """The other seats that were never connected (what a mesh that did not open
+        waited for)."""
+        return frozenset(range(self.seats)) - {self.seat} - self._ever
+
+    @property
     def relayed(self) -> frozenset[int]:
         """The seats connected right now through a relay."""
         return frozenset(s for s, c in self._peers.items() if not c.closing and c.relayed)
