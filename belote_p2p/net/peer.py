@@ -419,7 +419,7 @@ async def run_peer(
                     mesh.close()
     if failure is not None:
         absent = sorted(mesh.never_connected)
-        late = f"{seat_names(definition, absent)} did not connect in {config.connect_timeout:g} s"
+        late = f"{_seats_named(definition, absent)} did not connect in {config.connect_timeout:g} s"
         why = _explain(failure, late)
         raise PeerError(f"seat {seat}: the mesh did not open: {why}") from failure
     c = driver.counters
@@ -460,7 +460,7 @@ def _explain(exc: BaseException, late: str) -> str:
     return str(exc) or repr(exc)
 
 
-def seat_names(definition: TableDefinition, seats: Sequence[int]) -> str:
+def _seats_named(definition: TableDefinition, seats: Sequence[int]) -> str:
     """``Bob (seat 1) and Carol (seat 3)``; ``the other peers`` for none."""
     named = [f"{definition.seats[s].name} (seat {s})" for s in seats]
     if not named:
