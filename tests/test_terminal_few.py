@@ -72,12 +72,17 @@ def play_out(term: Terminal, variant: str, names: list[str]) -> tuple[int, int, 
             over = max(int(n) for n in re.findall(r"\d+", game.split(")")[1])) >= 101
             if rounds == 0 and not redeal and not over:
                 term.send("tricks")
-                shown = term.wait(lambda t: "Tricks of round" in t, "the round's tricks")
+                # Whole frames only: a frame caught half drawn lacks its footer.
+                shown = term.wait(
+                    lambda t: "Tricks of round" in t and ROUND_SCREEN in t, "the round's tricks"
+                )
                 numbered = re.findall(r"(?:^│ |   )(\d+)\. ", shown, re.MULTILINE)
                 assert [int(n) for n in numbered] == list(range(1, tricks + 1)), shown
             rounds += not redeal
             term.send("")
-            term.wait(lambda t: ROUND_SCREEN not in t, "the table again")
+            term.wait(
+                lambda t: ROUND_SCREEN not in t and "Tricks of round" not in t, "the table again"
+            )
             pile_of.clear()
             continue
         kind = DECISION.search(last_line(text))
