@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from belote_p2p.app.display import format_round
 from belote_p2p.app.profile import score_game
 from belote_p2p.game.announcements import AnnouncementKind, find_announcements, scoring_team
 from belote_p2p.game.audit import FaultKind, audit_round
@@ -742,3 +743,21 @@ def test_built_in_bots_play_a_whole_game_legally(name: str, spec: str) -> None:
         counts.add(p.counts)
     assert counts.decisions > 0
     assert counts.illegal == counts.errors == counts.timeouts == 0
+
+
+@pytest.mark.parametrize("rules", [THREE, TWO], ids=["three", "two"])
+def test_a_capot_in_a_few_player_round_is_written_with_the_player_who_made_it(
+    rules: object,
+) -> None:
+    # The round's four announcement slots are no sign of teams: a capot by seat 1 names
+    # that player, where a team name would read past the end of the names.
+    assert isinstance(rules, type(THREE))
+    rng = random.Random(4)
+    state = play_round(State.new_game(rules).deal(shuffled(rules, rng)), rng)
+    while state.history[-1].score is None:
+        state = play_round(state.deal(shuffled(rules, rng)), rng)
+    record = state.history[-1]
+    assert record.score is not None
+    swept = dataclasses.replace(record, score=dataclasses.replace(record.score, capot=1))
+    names = ("Ann", "Bob", "Cy")[: rules.seats]
+    assert ", capot by Bob" in format_round(swept, names)

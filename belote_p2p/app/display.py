@@ -106,7 +106,7 @@ def format_round(record: RoundRecord, names: Sequence[str] | None = None) -> str
         lines.append("  everybody passed: the next dealer deals again")
         return "\n".join(lines)
     lines.append(f"  contract: {contract_text(record, label(record.taker))}")
-    teams = len(record.declared) == 4
+    teams = record.start.seats == 4
     for seat, anns in enumerate(record.declared):
         if anns:
             side = seat % 2 if teams else seat
