@@ -206,8 +206,11 @@ class Net:
             for other in range(self.n):
                 if other != seat:
                     self.queues[seat, other].append(data)
-        for event in s.take_events():
-            self.events[seat].append(event)
+        # Record every event before answering any: an answer flushes again (its own events
+        # come after these).
+        events = s.take_events()
+        self.events[seat].extend(events)
+        for event in events:
             if isinstance(event, DecisionNeeded):
                 self.decide(seat, event)
 

@@ -42,9 +42,10 @@ def play(seed: int, chatty: bool) -> tuple[list[TableSession], ChattyNet]:
     return sessions, net
 
 
-def test_chat_is_shown_everywhere_kept_in_the_record_and_changes_nothing() -> None:
-    quiet, _ = play(5, chatty=False)
-    chatty, net = play(5, chatty=True)
+@pytest.mark.parametrize("seed", [3, 5])
+def test_chat_is_shown_everywhere_kept_in_the_record_and_changes_nothing(seed: int) -> None:
+    quiet, _ = play(seed, chatty=False)
+    chatty, net = play(seed, chatty=True)
     assert net.said >= 10
     for q, c in zip(quiet, chatty, strict=True):
         assert c.state.scores == q.state.scores
