@@ -361,7 +361,7 @@ class SeatView:
         self.dealer = o.dealer
         self.phase = o.phase
         self.hand = o.hand
-        self.legal = o.legal
+        self.legal = o.legal if self.me is not None else ()  # a watcher decides nothing
         self.to_act = o.to_act
         self.turned = o.turned
         self.bids = o.bids
@@ -601,7 +601,10 @@ class SeatView:
         return self.to_act == self.seat and bool(self.legal)
 
     def shown_hand(self) -> tuple[Card, ...]:
-        """The hand in the order it is shown."""
+        """The hand in the order it is shown (a watcher has none: what its observer knows of
+        seat 0's hand, the taker's turned card, is not a hand of its own)."""
+        if self.me is None:
+            return ()
         return display_hand(self.hand, self.trump if self.phase is Phase.PLAY else -1)
 
     def numbers(self) -> dict[Card, int]:

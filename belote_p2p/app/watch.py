@@ -37,7 +37,7 @@ from belote_p2p.net.peer import PeerResult
 from belote_p2p.net.relay import HostPort
 from belote_p2p.net.transport import ConnectionClosed
 from belote_p2p.net.watch import WatchHub, WatchLink, open_watch, read_watch_code, watch_code
-from belote_p2p.protocol.events import Event, PeerFault
+from belote_p2p.protocol.events import Event, GameOver, PeerFault
 from belote_p2p.protocol.names import safe_text
 from belote_p2p.protocol.session import TableSession
 from belote_p2p.protocol.table import TableDefinition
@@ -61,6 +61,7 @@ class Spectator:
         self.session = TableSession(definition, None, None)
         self.session.start()
         self.received = 0
+        self._over = False
 
     def receive(self, data: bytes) -> list[Event]:
         """One envelope from the host; the events it brought. Raises :class:`WatchError`
@@ -73,7 +74,12 @@ class Spectator:
                 f"the host sent a record that is no envelope of this table: {exc}"
             ) from None
         self.received += 1
-        return self.session.take_events()
+        events = self.session.take_events()
+        if self.session.state.is_over and not self._over:
+            # A player is told when it signs the final score; an observer signs nothing.
+            self._over = True
+            events.append(GameOver(self.session.state))
+        return events
 
     @property
     def state(self) -> State:
@@ -128,7 +134,8 @@ async def follow(
     save: Path | None = None,
 ) -> WatchResult:
     """Check and show what the host sends to the end: ``on_event`` sees each session event,
-    ``on_envelope`` the spectator after each envelope; ``save`` keeps the record."""
+    ``on_envelope`` the spectator after each envelope (its events seen); ``save`` keeps the
+    record."""
     definition = link.table.definition
     spectator = Spectator(definition)
     error: str | None = None
@@ -137,11 +144,11 @@ async def follow(
             async for data in link.envelopes():
                 events = spectator.receive(data)
                 keep(data)
-                if on_envelope is not None:
-                    on_envelope(spectator)
                 for event in events:
                     if on_event is not None:
                         on_event(event)
+                if on_envelope is not None:
+                    on_envelope(spectator)
         except ConnectionClosed:
             error = (
                 "the host's port closed the connection before the end (the host is gone, "

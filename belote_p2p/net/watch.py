@@ -186,7 +186,7 @@ class WatchHub:
     async def handle(self, stream: trio.abc.Stream) -> None:
         """Serve one watch connection (its hello not yet read) until the game is over for
         it, it is dropped, or it goes; never raises for what the watcher did."""
-        link = FramedStream(stream, max_frame=MAX_WATCH_HELLO)
+        link = FramedStream(stream, max_frame=MAX_WATCH_FRAME, opening=(MAX_WATCH_HELLO,))
         _set_send_buffer(stream)
         source = source_of(peer_host(stream))
         try:
