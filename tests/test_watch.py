@@ -424,7 +424,7 @@ async def test_the_watchers_terminal_shows_the_table_and_quit_stops(tmp_path: Pa
     view = TableView.from_definition(definition, 0, watching=True)
     lines: list[str] = []
     ui = WatchUI(view, lambda: stopped.append(True), plain=True)
-    ui.say = lines.append  # type: ignore[method-assign]
+    ui.say = lines.append  # type: ignore[method-assign,assignment]
     ui.input_closed()
     assert not stopped
     ui.handle_line("/chat hello")
