@@ -568,7 +568,14 @@ def add_seat_arguments(p: argparse.ArgumentParser, *, seat: bool = True, name: b
         help="after a game played out, another with the same players: a person is asked, "
         "a bot says no unless --rematch; --no-rematch: nobody is asked",
     )  # fmt: skip
-    p.add_argument("--web", action="store_true", help="play in the browser (a page on 127.0.0.1)")
+    add_web_arguments(p, "play")
+
+
+def add_web_arguments(p: argparse.ArgumentParser, verb: str) -> None:
+    """``--web``, ``--web-port`` and ``--browser``: ``verb`` (play, watch) in the browser."""
+    p.add_argument(
+        "--web", action="store_true", help=f"{verb} in the browser (a page on 127.0.0.1)"
+    )
     p.add_argument("--web-port", type=port, default=0, metavar="PORT",
                    help="the page's port with --web (0: any free port)")  # fmt: skip
     p.add_argument("--browser", action=argparse.BooleanOptionalAction, default=True,

@@ -45,6 +45,7 @@ from belote_p2p.protocol.transcript import TranscriptWriter
 from belote_p2p.protocol.watch import WatchError
 
 from .output import print_roster
+from .seat import add_web_arguments, run_main
 from .tui import Command, CommandKind, TableView, TerminalUI
 from .web.options import WebOptions
 
@@ -344,8 +345,6 @@ def cmd_watch(args: argparse.Namespace) -> int:
     except InvitationError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    from .seat import run_main
-
     try:
         return run_main(lambda: watch_main(code, args))
     except BeloteError as exc:
@@ -365,9 +364,5 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("code", metavar="CODE", help="the watch code (belotew...)")
     p.add_argument("--save", metavar="FILE", help="keep the record as it comes (a transcript)")
     p.add_argument("--plain", action="store_true", help="plain lines, one fact a line")
-    p.add_argument("--web", action="store_true", help="watch in the browser")
-    p.add_argument("--web-port", type=int, default=0, metavar="PORT",
-                   help="the page's port with --web (0: any free port)")  # fmt: skip
-    p.add_argument("--browser", action=argparse.BooleanOptionalAction, default=True,
-                   help="open the page with --web (--no-browser: print its URL)")  # fmt: skip
+    add_web_arguments(p, "watch")
     p.set_defaults(func=cmd_watch)
