@@ -110,6 +110,9 @@ class Seen:
             self.actions.append(public(event.state))
 
     def envelope(self, spectator: Spectator) -> None:
+        if self.view.phase in (Phase.TAKE_FIRST, Phase.TAKE_SECOND):
+            # Every seat's card backs, though the watcher holds no hand to count.
+            assert [self.view.cards_held(s) for s in range(4)] == [5] * 4
         self.states.append(public(spectator.state))
         self.views.append(self.view.plain_lines(now=0.0))
         check_nothing_known_early(spectator.session)

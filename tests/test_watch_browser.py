@@ -79,6 +79,8 @@ LIVE_TRICK = """() => {
   return t && !t.hidden && t.dataset.phase === 'play'
     && document.querySelectorAll('#trick .slot[data-card]').length >= 2;
 }"""
+IMAGES_DRAWN = """() => Array.from(document.querySelectorAll('img'))
+  .every((i) => i.complete && i.naturalWidth > 0)"""
 OVER = """() => document.querySelector('#table').dataset.finished === 'true'"""
 
 
@@ -121,8 +123,10 @@ def test_the_lobby_watches_a_table_live_with_every_hand_hidden(
         names = page.locator("#felt .seat .name").all_text_contents()
         assert any("Hana" in n for n in names) and any("Jo" in n for n in names), names
         assert not any("You" in n for n in names), names
-        shot(page, "watching")
+        shot(page, "watching-live")  # the game does not wait: a card may be mid-load
         page.wait_for_function(OVER)
+        page.wait_for_function(IMAGES_DRAWN)
+        shot(page, "watching-over")
         assert "Game over" in page.locator("#final").text_content()
         assert "envelopes all check" in (page.locator("#result-line").text_content() or "")
         page.locator("#leave").click()

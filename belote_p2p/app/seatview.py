@@ -40,6 +40,7 @@ from belote_p2p.game.engine import (
     State,
     Trick,
     contract_word,
+    deal_owners,
     other_belote_card,
 )
 from belote_p2p.game.observation import Observation, observe
@@ -846,7 +847,8 @@ class SeatView:
             played = seat in self.trick_cards()
             return max(0, self.rules.tricks_per_round - self.tricks_done - played)
         if self.phase in (Phase.TAKE_FIRST, Phase.TAKE_SECOND, Phase.AUCTION):
-            return len(self.hand)
+            # Every seat holds what the first deal gave it (a watcher holds no hand to count).
+            return deal_owners(self.rules, self.dealer).count(seat)
         return 0
 
     def piles(self, seat: int) -> tuple[tuple[Card | None, bool], ...]:
