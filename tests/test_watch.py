@@ -11,7 +11,18 @@ from pathlib import Path
 
 import pytest
 import trio
-from helpers import LOOPBACK, Net, check_agreement, make_table, open_listeners, table_sessions
+from helpers import (
+    LOOPBACK,
+    Net,
+    Process,
+    check_agreement,
+    cli_argv,
+    make_table,
+    open_listeners,
+    run_cli,
+    start,
+    table_sessions,
+)
 
 from belote_p2p.app.tui import TableView
 from belote_p2p.app.watch import Spectator, WatchResult, WatchUI, ending, run_watch
@@ -435,3 +446,71 @@ async def test_the_watchers_terminal_shows_the_table_and_quit_stops(tmp_path: Pa
     assert stopped == [True]
     assert view.name(0) == "p0" and view.does(0, "plays") == "p0 plays"
     assert not view.my_turn()
+
+
+PEER = ["--bot", "random", "--bind", LOOPBACK]
+"""The options of the host and joiner processes below (and the hosts announce nothing)."""
+
+
+async def test_the_watch_command_follows_a_host_process_and_its_record_verifies(
+    tmp_path: Path,
+) -> None:
+    """``belote-p2p host`` prints a watch code; ``belote-p2p watch CODE --save`` waits for
+    the table while the lobby fills, follows the game to its end in plain lines, and keeps a
+    record ``verify`` passes. A host with ``--no-watch`` refuses the same command, which
+    says why and ends with status 1."""
+    with trio.fail_after(120):
+        async with trio.open_nursery() as nursery:
+            closed = await start(
+                nursery, "closed",
+                cli_argv("host", "--port", "0", "--bots", "1", "--no-watch", "--no-beacon", *PEER,
+                         "--name", "Shut", "--home", tmp_path / "closed"),
+                tmp_path,
+            )  # fmt: skip
+            refused_code = await watch_code_of(closed)
+            refused = await run_cli(tmp_path, "watch", refused_code, "--plain", timeout=30)
+            assert refused.returncode == 1
+            assert b"does not let anyone watch" in refused.stderr, refused.stderr
+            closed.process.kill()
+            host = await start(
+                nursery, "host",
+                cli_argv("host", "--port", "0", "--bots", "2", "--fill", "random", "--no-beacon",
+                         *PEER, "--seed", "1", "--target", "151", "--name", "Hana",
+                         "--home", tmp_path / "host"),
+                tmp_path,
+            )  # fmt: skip
+            code = await watch_code_of(host)
+            assert "Watching is off" in closed.output
+            record = tmp_path / "seen.watch"
+            watcher = await start(
+                nursery, "watcher", cli_argv("watch", code, "--plain", "--save", record), tmp_path
+            )
+            invitation = host.output.split("belote-p2p join ")[1].split()[0]
+            joiner = await start(
+                nursery, "joiner",
+                cli_argv("join", invitation, *PEER, "--seed", "2", "--name", "Jo",
+                         "--home", tmp_path / "joiner", "--quiet"),
+                tmp_path,
+            )  # fmt: skip
+            for proc in (host, joiner, watcher):
+                await proc.process.wait()
+    statuses = {p.name: p.process.returncode for p in (host, joiner, watcher)}
+    assert statuses == {"host": 0, "joiner": 0, "watcher": 0}, watcher.output
+    assert "envelopes all check" in watcher.output
+    assert "Hana" in watcher.output and "Jo" in watcher.output
+    assert "Hand:" not in watcher.output and "You " not in watcher.output
+    verified = await run_cli(tmp_path, "verify", str(record), timeout=60)
+    assert verified.returncode == 0 and b"OK: " in verified.stdout, verified.stdout
+
+
+async def watch_code_of(proc: Process) -> str:
+    """The watch code a host process prints (once it has)."""
+    proc.wanted = "Others join with"
+    await proc.line_seen.wait()
+    if "belote-p2p watch " not in proc.output:
+        return watch_code(read_invitation_of(proc.output))
+    return proc.output.split("belote-p2p watch ")[1].split()[0]
+
+
+def read_invitation_of(output: str) -> Invitation:
+    return Invitation.decode(output.split("belote-p2p join ")[1].split()[0])
