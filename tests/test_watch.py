@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 import trio
+from cheaters import ForeignCard, OutOfTurn
+from cheaters import play as play_cheat
 from helpers import (
     LOOPBACK,
     Net,
@@ -166,7 +168,7 @@ async def test_watchers_at_the_start_and_mid_game_see_the_public_table(tmp_path:
 
     def host_step(envelopes: Sequence[Envelope]) -> None:
         hub.publish(envelopes)
-        if len(hub._record) >= 60:
+        if hub.recorded >= 40:  # mid-way through the first round, however short the game
             late_go.set()
 
     async def watcher(name: str, invitation: Invitation, go: trio.Event | None = None) -> None:
@@ -383,7 +385,7 @@ async def test_after_the_hosts_resume_the_same_code_watches_again(tmp_path: Path
 
         def step(envelopes: Sequence[Envelope]) -> None:
             hub.publish(envelopes)
-            if len(hub._record) >= 100:
+            if hub.recorded >= 40:  # mid-way through the first round
                 kill.cancel()
 
         with kill:
@@ -514,3 +516,20 @@ async def watch_code_of(proc: Process) -> str:
 
 def read_invitation_of(output: str) -> Invitation:
     return Invitation.decode(output.split("belote-p2p join ")[1].split()[0])
+
+
+@pytest.mark.parametrize("name", ["a forged decryption share", "bid out of turn"])
+def test_a_lying_peer_cannot_fool_a_watcher(name: str) -> None:
+    """A host's record in which a seat cheated (a signed lie): the watcher's observer finds
+    it as a verifier does, and its table says who broke the protocol."""
+    cheat = {"a forged decryption share": lambda: ForeignCard(forge_share=True),
+             "bid out of turn": OutOfTurn}[name]()  # fmt: skip
+    table = play_cheat(cheat)
+    definition = table.definition
+    seen = replay(definition, [e.encode() for e in table.sessions[0].transcript])
+    spectator = Spectator(definition)
+    for e in table.sessions[0].transcript:
+        spectator.receive(e.encode())
+    assert spectator.fault is not None and spectator.fault.seat == cheat.seat
+    assert seen.view.ended is not None
+    assert seen.view.ended.startswith(f"The game stopped: p{cheat.seat} broke the protocol")

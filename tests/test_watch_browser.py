@@ -8,15 +8,10 @@ sleeps: every wait is for a condition of the page, a line of output or a process
 
 from __future__ import annotations
 
-import os
-import re
-import subprocess
-import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import cli_argv, source_pythonpath
 from test_web_browser import (  # noqa: F401  (the fixtures, used by name)
     DESKTOP,
     WAIT_MS,
@@ -29,49 +24,13 @@ from test_web_browser import (  # noqa: F401  (the fixtures, used by name)
 
 pytestmark = pytest.mark.skipif(_missing() is not None, reason=str(_missing()))
 
-CODE = re.compile(r"belote-p2p watch (belotew[a-z0-9]+)")
+
+def peer(*args: object) -> Served:
+    """A peer process (host, join) whose watch code :meth:`Served.page_url` waits for."""
+    return Served(*args, told=WATCH_LINE, flags=())
 
 
-class Peer:
-    """A ``belote-p2p`` peer process, its output read as it comes; :meth:`code` waits for
-    its watch code."""
-
-    def __init__(self, *args: object) -> None:
-        self.proc = subprocess.Popen(
-            cli_argv(*args), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL, text=True,
-            env={**os.environ, "PYTHONPATH": source_pythonpath()}, start_new_session=True,
-        )  # fmt: skip
-        self.lines: list[str] = []
-        self._code: str | None = None
-        self._told = threading.Event()
-        self._reader = threading.Thread(target=self._read, daemon=True)
-        self._reader.start()
-
-    def _read(self) -> None:
-        assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            self.lines.append(line)
-            found = CODE.search(line)
-            if found:
-                self._code = found.group(1)
-                self._told.set()
-        self._told.set()
-
-    def code(self) -> str:
-        self._told.wait()
-        assert self._code is not None, "".join(self.lines)
-        return self._code
-
-    def wait(self) -> int:
-        status = self.proc.wait(timeout=WAIT_MS / 1000 * 4)
-        self._reader.join()
-        return status
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
+WATCH_LINE = "Watch code (for spectators):  belote-p2p watch "
 
 
 LIVE_TRICK = """() => {
@@ -91,14 +50,14 @@ def test_the_lobby_watches_a_table_live_with_every_hand_hidden(
     """A host with two bot seats waits for a joiner; the lobby page watches its code, the
     joiner comes, and the page shows the game (names, tricks, no hand, no Resign) to its
     end, then goes back to the lobby."""
-    host = Peer(
+    host = peer(
         "host", "--port", "0", "--bots", "2", "--fill", "random", "--bot", "random",
         "--no-beacon", "--name", "Hana", "--home", tmp_path / "host", "--target", "200",
     )  # fmt: skip
     lobby = Served("web", "--name", "Wes", "--home", tmp_path / "watcher")
-    joiner: Peer | None = None
+    joiner: Served | None = None
     try:
-        code = host.code()
+        code = host.page_url()
         page = browser.new_context(viewport=DESKTOP).new_page()
         page.set_default_timeout(WAIT_MS)
         page.goto(lobby.page_url())
@@ -112,7 +71,7 @@ def test_the_lobby_watches_a_table_live_with_every_hand_hidden(
         page.wait_for_function("() => document.querySelector('#lobby').dataset.busy === 'true'")
         # The watcher waits for the table: the game begins once the last seat joins.
         invitation = code.replace("belotew", "belote2", 1)
-        joiner = Peer(
+        joiner = peer(
             "join", invitation, "--bot", "random", "--name", "Jo", "--home", tmp_path / "joiner"
         )
         page.wait_for_function(LIVE_TRICK)
@@ -131,10 +90,10 @@ def test_the_lobby_watches_a_table_live_with_every_hand_hidden(
         assert "envelopes all check" in (page.locator("#result-line").text_content() or "")
         page.locator("#leave").click()
         page.locator("#lobby").wait_for(state="visible")
-        assert host.wait() == 0, "".join(host.lines)
-        assert joiner.wait() == 0, "".join(joiner.lines)
+        assert host.wait() == 0, host.output
+        assert joiner.wait() == 0, joiner.output
     finally:
-        for peer in (host, joiner):
-            if peer is not None:
-                peer.stop()
+        for proc in (host, joiner):
+            if proc is not None:
+                proc.stop()
         lobby.stop()

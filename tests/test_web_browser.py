@@ -86,11 +86,16 @@ FITS = """() => {
 
 
 class Served:
-    """``belote-p2p ARGS`` serving a page (``--no-browser``), in its own process group."""
+    """``belote-p2p ARGS`` serving a page (``--no-browser``), in its own process group.
+    ``told``: the line that names what :meth:`page_url` waits for (its rest), and
+    ``flags``: what the command needs to print it (another command's: a host's watch code)."""
 
-    def __init__(self, *args: object) -> None:
+    def __init__(
+        self, *args: object, told: str = "Table page: ", flags: tuple[str, ...] = ("--no-browser",)
+    ) -> None:
+        self.told = told
         self.proc = subprocess.Popen(
-            cli_argv(*args, "--no-browser"),
+            cli_argv(*args, *flags),
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
             text=True, env={**os.environ, "PYTHONPATH": source_pythonpath()},
             start_new_session=True,
@@ -105,8 +110,8 @@ class Served:
         assert self.proc.stdout is not None
         for line in self.proc.stdout:
             self.lines.append(line)
-            if line.startswith("Table page: "):
-                self.url = line.split(": ", 1)[1].strip()
+            if line.startswith(self.told):
+                self.url = line[len(self.told) :].strip()
                 self._served.set()
         self._served.set()  # the process ended (with or without a page)
 

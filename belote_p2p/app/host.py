@@ -260,6 +260,11 @@ async def host_game(
                         break
                     definition, proposal = again
                     hub.open(definition, proposal)
+                    again_code = Invitation.of(
+                        definition.table_id, identity.public_key_bytes, invitation.addresses,
+                        invitation.relay,
+                    )  # fmt: skip
+                    say_watch_code(again_code, watch, say)
                     result = await play_seat(
                         definition, 0, identity, player, [], options, proposal=proposal,
                         relay=relay, on_mesh=on_mesh, on_step=hub.publish,

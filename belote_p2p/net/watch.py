@@ -133,6 +133,11 @@ class WatchHub:
         self._opened = trio.Event()
         self._gone = trio.Event()
 
+    @property
+    def recorded(self) -> int:
+        """Envelopes of the table's record so far."""
+        return len(self._record)
+
     # -- fed by the host -------------------------------------------------------------------
 
     def open(self, definition: TableDefinition, proposal: bytes) -> None:
@@ -148,6 +153,8 @@ class WatchHub:
     def publish(self, envelopes: Sequence[Envelope]) -> None:
         """Envelopes the host's session accepted (its ``on_step``): recorded, and queued for
         every watcher; never waits (a watcher whose queue is full is dropped)."""
+        if not self.allowed:
+            return  # nobody will be sent the record: the session keeps it anyway
         for envelope in envelopes:
             data = envelope.raw
             self._record.append(data)

@@ -27,6 +27,7 @@ from typing import Any
 
 from belote_p2p.errors import RemoteProtocolError
 
+from .relay import decode_map
 from .table import TableDefinition
 from .wire import decode, encode
 
@@ -53,7 +54,7 @@ def hello_message(table_prefix: bytes) -> bytes:
 
 def parse_hello(data: bytes) -> bytes:
     """The table prefix a watch hello names; :class:`WatchError` for anything else."""
-    msg = _decode_map(data, "watch hello")
+    msg = decode_map(data, "the watcher", WatchError)
     if msg.get("type") != "watch" or set(msg) != {"type", "version", "table"}:
         raise WatchError("a watch hello has exactly the keys type, version and table")
     if msg["version"] != WATCH_VERSION:
@@ -87,7 +88,7 @@ class WatchedTable:
 def parse_table(data: bytes) -> WatchedTable:
     """The host's answer to a hello: the table, or :class:`WatchRefused` with its reason;
     :class:`WatchError` for anything else (a definition its host did not sign)."""
-    msg = _decode_map(data, "answer to a watch hello")
+    msg = decode_map(data, "the host", WatchError)
     kind = msg.get("type")
     if kind == "watch-refused":
         raise WatchRefused(_reason(msg))
@@ -121,13 +122,3 @@ def end_reason(data: bytes) -> str | None:
 def _reason(msg: dict[str, Any]) -> str:
     reason = msg.get("reason")
     return reason[:200] if isinstance(reason, str) else "(no reason given)"
-
-
-def _decode_map(data: bytes, what: str) -> dict[str, Any]:
-    try:
-        msg = decode(data)
-    except RemoteProtocolError as exc:
-        raise WatchError(f"a {what} that is not msgpack: {exc}") from None
-    if not isinstance(msg, dict):
-        raise WatchError(f"a {what} is a map")
-    return msg
