@@ -531,5 +531,34 @@ def test_a_lying_peer_cannot_fool_a_watcher(name: str) -> None:
     for e in table.sessions[0].transcript:
         spectator.receive(e.encode())
     assert spectator.fault is not None and spectator.fault.seat == cheat.seat
+    result = WatchResult(definition, spectator.state, 1, None, False, spectator.fault)
+    assert ending(result, None).startswith(f"The game stopped: p{cheat.seat} (seat {cheat.seat})")
+    assert result.status == 1
     assert seen.view.ended is not None
     assert seen.view.ended.startswith(f"The game stopped: p{cheat.seat} broke the protocol")
+
+
+async def test_a_watcher_waiting_for_a_game_that_never_comes_is_told() -> None:
+    """A watcher waits while the lobby fills; if the host gives up before any game, the
+    watcher gets a refusal with the host's reason instead of waiting on."""
+    definition, _ = make_table("classic", target=151, seed=9)
+    hub = WatchHub(definition.table_id)
+    refused: list[str] = []
+
+    async def watcher(invitation: Invitation) -> None:
+        with pytest.raises(WatchRefused) as caught:
+            async with open_watch(invitation):
+                pass
+        refused.append(str(caught.value))
+
+    with trio.fail_after(TIMEOUT):
+        async with trio.open_nursery() as port_nursery:
+            _, port = await serve_hub(port_nursery, hub)
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(watcher, code_for(definition, port))
+                while hub.stats.watching < 1:
+                    await trio.testing.wait_all_tasks_blocked()
+                hub.finish("the lobby closed")
+            port_nursery.cancel_scope.cancel()
+    assert refused == ["the lobby closed"]
+    assert hub.stats.served == 0

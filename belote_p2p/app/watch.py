@@ -44,6 +44,7 @@ from belote_p2p.protocol.table import TableDefinition
 from belote_p2p.protocol.transcript import TranscriptWriter
 from belote_p2p.protocol.watch import WatchError
 
+from .display import seat_names
 from .output import print_roster
 from .seat import add_web_arguments, run_main
 from .tui import Command, CommandKind, TableView, TerminalUI
@@ -240,7 +241,10 @@ async def watch_in_terminal(invitation: Invitation, *, plain: bool, save: Path |
 def ending(result: WatchResult, save: Path | None) -> str:
     """The last line of a watch."""
     if result.fault is not None:
-        text = f"The game stopped: seat {result.fault.seat} broke the protocol."
+        seat = result.fault.seat
+        names = seat_names(result.definition)
+        who = f"{names[seat]} (seat {seat})" if 0 <= seat < len(names) else f"seat {seat}"
+        text = f"The game stopped: {who} broke the protocol ({safe_text(result.fault.reason)})."
     elif result.error is not None:
         text = f"Watching stopped: {safe_text(result.error)}"
     elif result.completed:

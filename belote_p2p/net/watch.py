@@ -170,6 +170,7 @@ class WatchHub:
         """The game is over for the host: each watcher gets what is queued, then
         ``watch-end``; a watcher that comes later gets the whole record and the end."""
         self.end = reason
+        self._opened.set()  # a lobby that never became a game: the waiting watchers are told
         for watcher in self._watchers:
             if watcher.queue is not None:
                 watcher.queue[0].close()
@@ -239,7 +240,9 @@ class WatchHub:
     async def _serve(self, link: FramedStream, watcher: _Watcher) -> None:
         await self._opened.wait()
         table = self.table
-        assert table is not None
+        if table is None:
+            await self._send(link, watcher, refused_message(self.end or "no game took place"))
+            return
         self.stats.served += 1
         await self._send(link, watcher, table_message(table.definition, table.proposal))
         record = self._record
