@@ -4,6 +4,8 @@ process), played three times with the same deals and the same bots:
     python benchmarks/watch.py [--target 501] [--seed 9]
 
 * alone: no watcher;
+* readers: three watchers in this process that read every frame and check nothing (what
+  serving watchers costs the host);
 * watched: three ``belote-p2p watch`` processes follow it (one joins mid-game), each checking
   every envelope as ``verify`` does, on a core of their own as far as the machine has one;
 * stuck: one watcher sends its hello and never reads again (it costs no CPU, so this run is
@@ -112,6 +114,12 @@ async def one_game(target: int, seed: int, mode: str, tmp: Path) -> dict[str, An
         lags.append(time.perf_counter() - ended_at[0])
         watchers.append(proc)
 
+    async def reader(port: int) -> None:
+        stream = await trio.open_tcp_stream(LOOPBACK, port)
+        await stream.send_all(frame(hello_message(definition.table_id[:8])))
+        while await stream.receive_some(1 << 16):
+            pass
+
     async def stuck(port: int) -> None:
         sock = trio.socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
@@ -135,6 +143,9 @@ async def one_game(target: int, seed: int, mode: str, tmp: Path) -> dict[str, An
                     nursery.start_soon(watcher, code, when)
                 while hub.stats.watching < 2:  # their start-up is not the game's time
                     await trio.sleep(0.05)
+            if mode == "readers":
+                for _ in range(3):
+                    nursery.start_soon(reader, port)
             hub.open(definition, definition.propose(ids[0]))
             start = time.perf_counter()
             async with trio.open_nursery() as table:
@@ -157,9 +168,8 @@ async def one_game(target: int, seed: int, mode: str, tmp: Path) -> dict[str, An
 
 async def main(target: int, seed: int) -> list[dict[str, Any]]:
     with tempfile.TemporaryDirectory(prefix="belote-watch-") as tmp:
-        return [
-            await one_game(target, seed, mode, Path(tmp)) for mode in ("alone", "watched", "stuck")
-        ]
+        modes = ("alone", "readers", "watched", "stuck")
+        return [await one_game(target, seed, mode, Path(tmp)) for mode in modes]
 
 
 if __name__ == "__main__":
@@ -174,6 +184,8 @@ if __name__ == "__main__":
         if run["mode"] == "watched":
             lag, ok = run["watcher_lag_s"], run["watchers_ok"]
             extra = f", 3 watchers (lag after the end: {lag} s, all checked the game: {ok})"
+        elif run["mode"] == "readers":
+            extra = ", 3 in-process readers (the host's cost of serving, no checking)"
         elif run["mode"] == "stuck":
             extra = f", 1 watcher that never reads: dropped {run['dropped']}"
         print(f"  {run['mode']:8} {run['seconds']:6.2f} s, {run['envelopes']} envelopes{extra}")
