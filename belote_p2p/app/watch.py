@@ -32,7 +32,7 @@ import trio
 
 from belote_p2p.errors import BeloteError, RemoteProtocolError
 from belote_p2p.game.engine import State
-from belote_p2p.net.invite import Invitation, InvitationError
+from belote_p2p.net.invite import Invitation, InvitationError, is_invitation
 from belote_p2p.net.peer import PeerResult
 from belote_p2p.net.relay import HostPort
 from belote_p2p.net.transport import ConnectionClosed
@@ -286,7 +286,7 @@ def add_watch_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--watch", action=argparse.BooleanOptionalAction, default=True,
         help="let anyone with the table's watch code watch it live, every hand hidden "
-        "until played (on; --no-watch refuses watchers)",
+        "until played (--no-watch refuses watchers)",
     )  # fmt: skip
 
 
@@ -347,7 +347,8 @@ def cmd_watch(args: argparse.Namespace) -> int:
     try:
         code = read_watch_code(args.code)
     except InvitationError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        hint = " (that is an invitation to play: ask the host for its watch code)"
+        print(f"error: {exc}{hint if is_invitation(args.code) else ''}", file=sys.stderr)
         return 2
     try:
         return run_main(lambda: watch_main(code, args))
