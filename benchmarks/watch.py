@@ -15,8 +15,8 @@ process), played three times with the same deals and the same bots:
 
 Reports each game's wall time, the watchers' lag (from the game's end at the host to each
 watcher's last line), and the hub's counters. The deals are the same in every run: each
-seat's deck secrets are derived from ``--seed`` (a benchmark's convenience; a real peer's
-are random). The machine's other load moves the times; compare the runs of one call.
+seat's deck secrets are derived from ``--seed`` (the tests' ``SeededSecrets``; a real
+peer's are random). The machine's other load moves the times; compare the runs of one call.
 
 Prints a readable report and, as its last line, one JSON object with every figure.
 """
@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import random
 import socket
 import subprocess
 import sys
@@ -37,53 +36,25 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-for extra in (ROOT, ROOT / "plugins"):
+for extra in (ROOT, ROOT / "plugins", ROOT / "tests"):
     if str(extra) not in sys.path:
         sys.path.insert(0, str(extra))
 
 import trio
+from helpers import LOOPBACK, SeededSecrets, make_table, open_listeners
 
-from belote_p2p.game.rules import RULE_SETS
 from belote_p2p.net.invite import Invitation
 from belote_p2p.net.peer import run_peer
 from belote_p2p.net.relay import HostPort
 from belote_p2p.net.watch import WatchHub, watch_code
 from belote_p2p.players.player import BotPlayer
-from belote_p2p.protocol.group import scalar_bytes
-from belote_p2p.protocol.identity import Identity
-from belote_p2p.protocol.secretstore import MemorySecrets
-from belote_p2p.protocol.table import Seat, TableDefinition
 from belote_p2p.protocol.watch import hello_message
 from belote_p2p.protocol.wire import Envelope, frame
 
-LOOPBACK = "127.0.0.1"
-
-
-class SeededSecrets(MemorySecrets):
-    """Deck secrets derived from a seed: every run deals the same cards."""
-
-    def __init__(self, seed: int, seat: int) -> None:
-        super().__init__()
-        self.seed, self.seat = seed, seat
-
-    def load(self, round_number: int) -> tuple[bytes, bytes] | None:
-        got = super().load(round_number)
-        if got is None:
-            rng = random.Random(f"{self.seed}/{self.seat}/{round_number}")
-            got = (scalar_bytes(rng.randrange(1, 2**250)), rng.randbytes(32))
-            self.save(round_number, *got)
-        return got
-
 
 async def one_game(target: int, seed: int, mode: str, tmp: Path) -> dict[str, Any]:
-    listeners = [(await trio.open_tcp_listeners(0, host=LOOPBACK))[0] for _ in range(4)]
-    ids = [Identity.from_seed(bytes([seed, i]) * 16) for i in range(4)]
-    ports = [listener.socket.getsockname()[1] for listener in listeners]
-    rules = RULE_SETS["classic"].with_(target=target)
-    seats = tuple(
-        Seat(f"p{i}", ids[i].public_key_bytes, f"{LOOPBACK}:{ports[i]}") for i in range(4)
-    )
-    definition = TableDefinition(bytes([seed]) * 16, rules, seats)
+    listeners = await open_listeners(4)
+    definition, ids = make_table("classic", target, seed, listeners=listeners)
     hub = WatchHub(definition.table_id)
     watchers: list[trio.Process] = []
     lags: list[float] = []
