@@ -25,6 +25,7 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "belote_p2p.app.web.lobby": ("web",),
     "belote_p2p.app.conformance": ("conformance",),
     "belote_p2p.app.relay": ("relay",),
+    "belote_p2p.app.watch": ("watch",),
 }
 
 

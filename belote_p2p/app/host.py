@@ -74,6 +74,7 @@ from .seat import (
     run_main,
     seat_options,
 )
+from .watch import add_watch_argument, drain_watchers, host_watchers, say_watch_code, watch_end
 
 
 async def host_game(
@@ -87,6 +88,7 @@ async def host_game(
     advertise: Sequence[str] = (),
     ask: Callable[[str], str] | None = None,
     fill: str = "rules",
+    watch: bool = True,
 ) -> int:
     """Host a table, optionally with ``bots`` local bot processes; the exit status.
 
@@ -96,7 +98,7 @@ async def host_game(
     once the table is full; else ``ask`` (a person at a terminal) may swap seats or refuse
     joiners then (:func:`prompt_seats`). ``advertise``: addresses (``HOST[:PORT]``) to put first
     in the invitation (a public name, a router's forwarded port). ``fill``: the bot of the
-    bot processes."""
+    bot processes. ``watch``: the port serves watchers (:mod:`.watch`)."""
     identity = options.home.identity()
     mention_unfinished(options.home, identity)
     player = make_player(options)
@@ -143,6 +145,7 @@ async def host_game(
     say(f"Invitation code:\n  {code}")
     say(f"Others join with:  belote-p2p join {code} --name Bob")
     say(f"  (or, where this address reaches us:  belote-p2p join {shown} --name Bob)")
+    say_watch_code(invitation, watch, say)
 
     def joined(seat: int, request: JoinRequest) -> None:
         say(f"  {request.name} [{fingerprint(request.key)}] joined: seat {seat}" + waiting())
@@ -202,6 +205,7 @@ async def host_game(
             say("Seats: " + describe_seats(full))
 
     port_service = HostPort()
+    hub = host_watchers(port_service, lobby.table_id, watch)
 
     def hand_over(handler: Callable[[trio.abc.Stream], Awaitable[None]] | None) -> None:
         port_service.lobby = handler
@@ -241,10 +245,12 @@ async def host_game(
                 if beacons and bots < rules.seats - 1 and last is not None:
                     for address in beacons:
                         await send_last_beacon(last, address)
+                hub.open(definition, proposal)
                 result = await play_seat(
                     definition, 0, identity, player, [], options, proposal=proposal,
-                    relay=relay, on_mesh=on_mesh,
+                    relay=relay, on_mesh=on_mesh, on_step=hub.publish,
                 )  # fmt: skip
+                hub.finish(watch_end(result))
                 while result.finished and rematch:
                     port_service.set_mesh(None)  # the next table's connections wait for it
                     ask_again = asker(player is None, options.web)
@@ -253,10 +259,17 @@ async def host_game(
                     if again is None:
                         break
                     definition, proposal = again
+                    hub.open(definition, proposal)
+                    again_code = Invitation.of(
+                        definition.table_id, identity.public_key_bytes, invitation.addresses,
+                        invitation.relay,
+                    )  # fmt: skip
+                    say_watch_code(again_code, watch, say)
                     result = await play_seat(
                         definition, 0, identity, player, [], options, proposal=proposal,
-                        relay=relay, on_mesh=on_mesh,
+                        relay=relay, on_mesh=on_mesh, on_step=hub.publish,
                     )  # fmt: skip
+                    hub.finish(watch_end(result))
             except (LobbyError, PeerError) as exc:
                 print(f"error: {exc}", file=sys.stderr, flush=True)
                 nursery.cancel_scope.cancel()
@@ -272,6 +285,7 @@ async def host_game(
             for proc in procs:
                 proc.terminate()
             nursery.cancel_scope.cancel()
+        await drain_watchers(hub)
         service.cancel_scope.cancel()
     if result is None:
         return 1
@@ -402,7 +416,7 @@ def cmd_host(args: argparse.Namespace) -> int:
     ask = input if person and order is None and bots < rules.seats - 1 else None
     main = partial(
         host_game, options, rules, args.port, bots, beacon=beacon, seat_order=order,
-        advertise=args.advertise, ask=ask, fill=fill,
+        advertise=args.advertise, ask=ask, fill=fill, watch=args.watch,
     )  # fmt: skip
     return run_main(main)
 
@@ -458,5 +472,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         default=None,
         help=f"where the beacons go; may be repeated ({DEFAULT_BEACON_TEXT})",
     )  # fmt: skip
+    add_watch_argument(host)
     add_seat_arguments(host)
     host.set_defaults(func=cmd_host)

@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, TypeVar
 
 from belote_p2p.game.cards import Card
 from belote_p2p.net.peer import PeerResult, PeerStatus
@@ -36,6 +36,8 @@ from belote_p2p.protocol.wire import Envelope
 
 from .display import format_round, format_sheet, seat_names
 from .wording import team_name
+
+T = TypeVar("T")
 
 RESULT_PREFIX = "RESULT "
 REDEALS_NOTICE = 20
@@ -156,10 +158,12 @@ class TimingLog:
         self._file.close()
 
 
-def both(*callbacks: Callable[[Event], None]) -> Callable[[Event], None]:
-    def call(event: Event) -> None:
+def both(*callbacks: Callable[[T], None]) -> Callable[[T], None]:
+    """One callback that calls each of ``callbacks`` in turn (events, steps...)."""
+
+    def call(value: T) -> None:
         for callback in callbacks:
-            callback(event)
+            callback(value)
 
     return call
 

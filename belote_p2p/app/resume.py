@@ -20,6 +20,7 @@ from belote_p2p.net.address import (
     open_listeners,
     parse_address,
 )
+from belote_p2p.net.invite import Invitation
 from belote_p2p.net.peer import PeerError
 from belote_p2p.net.relay import HostPort
 from belote_p2p.protocol.relay import DEFAULT_RELAY_PORT
@@ -37,10 +38,12 @@ from .seat import (
     run_main,
     seat_options,
 )
+from .watch import add_watch_argument, drain_watchers, host_watchers, say_watch_code, watch_end
 
 
-async def resume_game(options: SeatOptions, path: Path | None) -> int:
-    """Go on with the game of ``path`` (default: the one unfinished game in the home)."""
+async def resume_game(options: SeatOptions, path: Path | None, *, watch: bool = True) -> int:
+    """Go on with the game of ``path`` (default: the one unfinished game in the home);
+    ``watch``: the host's port serves watchers again (the same watch code)."""
     identity = options.home.identity()
     path_given = path is not None
     if path is None:
@@ -93,10 +96,18 @@ async def resume_game(options: SeatOptions, path: Path | None) -> int:
         _, port = parse_address(ours)
         listeners = await open_listeners(options.bind, port)
     port_service = HostPort() if seat == 0 and listeners else None
+    hub = None
+    if port_service is not None:
+        hub = host_watchers(port_service, definition.table_id, watch)
+        hub.open(definition, definition.propose(identity))
+        if not options.quiet:
+            invitation = Invitation.of(definition.table_id, identity.public_key_bytes, (ours,))
+            say_watch_code(invitation, watch, lambda text: print(text, flush=True))
     failed: PeerError | SecretStoreError | None = None
+    result = None
     async with trio.open_nursery() as nursery:
         if port_service is not None:
-            # The host's port: its mesh and the relay the others may use.
+            # The host's port: its mesh, the relay the others may use, and the watchers.
             await nursery.start(port_service.serve, listeners)
             listeners = []
         try:
@@ -105,12 +116,16 @@ async def resume_game(options: SeatOptions, path: Path | None) -> int:
                 relay=relay,
                 on_mesh=None if port_service is None
                 else lambda mesh: port_service.set_mesh(mesh.incoming),
+                on_step=None if hub is None else hub.publish,
             )  # fmt: skip
         except (PeerError, SecretStoreError) as exc:
             # Caught here, not wrapped in the nursery's exception group: said in one line.
             failed = exc
+        if hub is not None:
+            hub.finish(watch_end(result))
+            await drain_watchers(hub)
         nursery.cancel_scope.cancel()
-    if failed is not None:
+    if failed is not None or result is None:
         print(f"error: {failed}", file=sys.stderr, flush=True)
         return 1
     return exit_status(result)
@@ -123,7 +138,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     path = Path(args.transcript) if args.transcript else None
-    return run_main(lambda: resume_game(options, path))
+    return run_main(lambda: resume_game(options, path, watch=args.watch))
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -140,4 +155,5 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "transcript", nargs="?", metavar="TRANSCRIPT", help="the game's transcript file"
     )
     add_seat_arguments(resume, name=False)
+    add_watch_argument(resume)
     resume.set_defaults(func=cmd_resume)

@@ -48,6 +48,7 @@ from belote_p2p.protocol.identity import Identity, IdentityError, fingerprint
 from belote_p2p.protocol.names import MAX_NAME, safe_text
 from belote_p2p.protocol.private import private_directory, private_fd
 from belote_p2p.protocol.table import TableDefinition
+from belote_p2p.protocol.wire import Envelope
 
 from .home import Home
 from .output import Printer, TimingLog, both, print_roster, result_line
@@ -254,6 +255,7 @@ async def play_seat(
     host_address: tuple[str, int] | None = None,
     control: PeerControl | None = None,
     stopped: trio.Event | None = None,
+    on_step: Callable[[Sequence[Envelope]], None] | None = None,
 ) -> PeerResult:
     """Play ``seat`` with ``player`` (None: a person, through the terminal table, or the
     browser's with ``options.web``), record the experience, and print the ``RESULT`` line.
@@ -263,12 +265,13 @@ async def play_seat(
     sees the mesh before it runs (the host's port hands it its connections);
     ``host_address`` where we reached the host's port (the mesh dials seat 0 there);
     ``control`` resigns or chats for a user interface other than the terminal's; ``stopped``
-    is set when a signal ends the seat (:func:`watch_signals`)."""
+    is set when a signal ends the seat (:func:`watch_signals`); ``on_step`` sees the
+    envelopes each step of the session accepted (the host's watchers, :mod:`.watch`)."""
     if player is None and options.web is not None:
         return await play_in_browser(
             definition, seat, identity, listeners, options, options.web,
             transcript=transcript, proposal=proposal, relay=relay, on_mesh=on_mesh,
-            host_address=host_address,
+            host_address=host_address, on_step=on_step,
         )  # fmt: skip
     if not options.quiet:
         print_roster(definition, seat)
@@ -287,6 +290,7 @@ async def play_seat(
         on_status = _both_status(on_status, watch[1])
     timing = TimingLog(options.timing_log, seat) if options.timing_log else None
     callback = both(on_event, timing) if timing else on_event
+    steps = [f for f in (on_step, timing.step if timing is not None else None) if f is not None]
 
     def say(text: str) -> None:
         try:
@@ -319,7 +323,7 @@ async def play_seat(
                         relay=relay,
                         on_mesh=on_mesh,
                         host_address=host_address,
-                        on_step=timing.step if timing is not None else None,
+                        on_step=both(*steps) if steps else None,
                     )
                 except PeerError as exc:
                     # Raised here, not wrapped in this nursery's exception group: the
@@ -372,6 +376,7 @@ async def play_in_browser(
     relay: tuple[str, int] | None,
     on_mesh: Callable[[Mesh], None] | None,
     host_address: tuple[str, int] | None,
+    on_step: Callable[[Sequence[Envelope]], None] | None = None,
 ) -> PeerResult:
     """:func:`play_seat` with the seat rendered in the browser (:mod:`.web.seat`)."""
     from .web.seat import outcome_text, web_seat  # the web server loads only when asked for
@@ -387,7 +392,7 @@ async def play_in_browser(
             definition, seat, identity, web_player(table, options), listeners,
             replace(options, web=None), transcript=transcript, proposal=proposal,
             watch=(table.on_event, table.on_status), relay=relay, on_mesh=on_mesh,
-            host_address=host_address, control=control, stopped=table.left,
+            host_address=host_address, control=control, stopped=table.left, on_step=on_step,
         )  # fmt: skip
         table.game_over(outcome_text(result, definition.rules.seats))
     return result
@@ -563,7 +568,14 @@ def add_seat_arguments(p: argparse.ArgumentParser, *, seat: bool = True, name: b
         help="after a game played out, another with the same players: a person is asked, "
         "a bot says no unless --rematch; --no-rematch: nobody is asked",
     )  # fmt: skip
-    p.add_argument("--web", action="store_true", help="play in the browser (a page on 127.0.0.1)")
+    add_web_arguments(p, "play")
+
+
+def add_web_arguments(p: argparse.ArgumentParser, verb: str) -> None:
+    """``--web``, ``--web-port`` and ``--browser``: ``verb`` (play, watch) in the browser."""
+    p.add_argument(
+        "--web", action="store_true", help=f"{verb} in the browser (a page on 127.0.0.1)"
+    )
     p.add_argument("--web-port", type=port, default=0, metavar="PORT",
                    help="the page's port with --web (0: any free port)")  # fmt: skip
     p.add_argument("--browser", action=argparse.BooleanOptionalAction, default=True,

@@ -40,6 +40,7 @@ from belote_p2p.game.engine import (
     State,
     Trick,
     contract_word,
+    deal_owners,
     other_belote_card,
 )
 from belote_p2p.game.observation import Observation, observe
@@ -225,7 +226,9 @@ class SeatView:
     """What one seat may know of the game, fed events (see the module docstring).
 
     ``clock``: the instants of deadlines and of a trick's end (``time.monotonic`` unless a
-    test's clock is given); renderers pass ``now`` on the same clock."""
+    test's clock is given); renderers pass ``now`` on the same clock. ``watching``: the
+    view of a watcher (:mod:`belote_p2p.app.watch`), who sees the table from ``seat``'s
+    place but is none of the players: no seat is "You", and no hand is its own."""
 
     def __init__(
         self,
@@ -235,9 +238,13 @@ class SeatView:
         fingerprints: Sequence[str] | None = None,
         *,
         clock: Callable[[], float] = time.monotonic,
+        watching: bool = False,
     ) -> None:
         self.clock = clock
         self.seat = seat
+        """Where the table is seen from (the bottom of the screen)."""
+        self.me: int | None = None if watching else seat
+        """The seat that is "You" (None: a watcher's view)."""
         self.names = tuple(names)
         self.rules = rules
         self.seats = rules.seats
@@ -267,7 +274,12 @@ class SeatView:
 
     @classmethod
     def from_definition(
-        cls, definition: TableDefinition, seat: int, *, clock: Callable[[], float] = time.monotonic
+        cls,
+        definition: TableDefinition,
+        seat: int,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        watching: bool = False,
     ) -> Self:
         return cls(
             seat,
@@ -275,6 +287,7 @@ class SeatView:
             definition.rules,
             [fingerprint(s.key) for s in definition.seats],
             clock=clock,
+            watching=watching,
         )
 
     def _reset_round(self) -> None:
@@ -303,7 +316,7 @@ class SeatView:
     # -- names ------------------------------------------------------------------------
 
     def name(self, seat: int) -> str:
-        if seat == self.seat:
+        if seat == self.me:
             return "You"
         return self.names[seat] if 0 <= seat < len(self.names) else f"seat {seat}"
 
@@ -313,7 +326,7 @@ class SeatView:
 
     def does(self, seat: int, verb: str) -> str:
         """``Bob plays`` / ``You play``: ``verb`` in the third person."""
-        if seat == self.seat:
+        if seat == self.me:
             base = verb[:-2] if verb.endswith("es") and verb[-3] in "sx" else verb[:-1]
             return f"You {'have' if verb == 'has' else base}"
         return f"{self.name(seat)} {verb}"
@@ -349,7 +362,7 @@ class SeatView:
         self.dealer = o.dealer
         self.phase = o.phase
         self.hand = o.hand
-        self.legal = o.legal
+        self.legal = o.legal if self.me is not None else ()  # a watcher decides nothing
         self.to_act = o.to_act
         self.turned = o.turned
         self.bids = o.bids
@@ -407,7 +420,7 @@ class SeatView:
         if isinstance(event, GameAbandoned):
             self.scores = event.state.scores
             self.sheet = format_sheet(event.state, self.seat_names())
-            if event.seat != self.seat:
+            if event.seat != self.me:
                 self.ended = f"The game is abandoned: {self.name(event.seat)} left it."
             elif self.resigned:
                 self.ended = "You resigned: the game is abandoned by your seat."
@@ -555,8 +568,9 @@ class SeatView:
             self.ended = "Game over."
         else:
             label = self.side_label(state.winner)
-            verb = "win" if self.rules.has_teams or state.winner == me else "wins"
-            won = "You win" if state.winner == me else f"{label} {verb}"
+            mine = self.me is not None and state.winner == me
+            verb = "win" if self.rules.has_teams or mine else "wins"
+            won = "You win" if mine else f"{label} {verb}"
             score = winner_first(state.scores, state.winner)
             self.ended = f"Game over: {won} {score}."
         return self._say(self.ended)
@@ -588,7 +602,10 @@ class SeatView:
         return self.to_act == self.seat and bool(self.legal)
 
     def shown_hand(self) -> tuple[Card, ...]:
-        """The hand in the order it is shown."""
+        """The hand in the order it is shown (a watcher has none: what its observer knows of
+        seat 0's hand, the taker's turned card, is not a hand of its own)."""
+        if self.me is None:
+            return ()
         return display_hand(self.hand, self.trump if self.phase is Phase.PLAY else -1)
 
     def numbers(self) -> dict[Card, int]:
@@ -608,7 +625,7 @@ class SeatView:
             card = card_text(top) if top is not None else ""
             under = "a face-down card" if hidden else ""
             parts.append(f"{i} " + (" on ".join(p for p in (card, under) if p) or "empty"))
-        whose = "Your" if seat == self.seat else f"{self.name(seat)}'s"
+        whose = "Your" if seat == self.me else f"{self.name(seat)}'s"
         return f"{whose} piles: " + ", ".join(parts)
 
     def trick_text(self, t: Trick, *, symbols: bool = True) -> str:
@@ -684,7 +701,7 @@ class SeatView:
                 how = how or "play a card (its number or name, e.g. 3 or 10h)"
                 return "▶ Your turn", left, f": {how}"
             return "▶ Your turn", left, f": {self.bid_hint()}"
-        if self.to_act == self.seat and self.phase in LIVE_PHASES:
+        if self.to_act == self.me and self.phase in LIVE_PHASES:
             return "▶ Your turn…", None, ""
         if self.to_act >= 0 and self.phase not in (None, Phase.DEAL, Phase.GAME_OVER):
             who = self.name(self.to_act)
@@ -830,7 +847,8 @@ class SeatView:
             played = seat in self.trick_cards()
             return max(0, self.rules.tricks_per_round - self.tricks_done - played)
         if self.phase in (Phase.TAKE_FIRST, Phase.TAKE_SECOND, Phase.AUCTION):
-            return len(self.hand)
+            # Every seat holds what the first deal gave it (a watcher holds no hand to count).
+            return deal_owners(self.rules, self.dealer).count(seat)
         return 0
 
     def piles(self, seat: int) -> tuple[tuple[Card | None, bool], ...]:

@@ -461,9 +461,9 @@ class TableView(SeatView):
         t = Text()
         if seat == self.to_act:
             t.append("▶ ", style="bold yellow")
-        ours = self.side_of(seat) == self.side_of(self.seat)
+        ours = self.me is not None and self.side_of(seat) == self.side_of(self.me)
         t.append(self.name(seat), style="bold" if ours else "")
-        if seat != self.seat and self.fingerprints[seat]:
+        if seat != self.me and self.fingerprints[seat]:
             t.append(" " + self.fingerprints[seat][:9], style="dim")
         if seat == self.dealer:
             t.append(" (dealer)", style="dim")
@@ -521,7 +521,7 @@ class TableView(SeatView):
         """Two-handed: ``seat``'s eight piles, the card on top of each (numbered for ours,
         as it is played by number) and ``▪`` for a face-down card still under it."""
         out = Text()
-        numbers = seat == self.seat and self.phase is Phase.PLAY
+        numbers = seat == self.me and self.phase is Phase.PLAY
         for i, (top, hidden) in enumerate(self.observation().piles(seat), 1):
             if i > 1:
                 out.append("  ")

@@ -39,6 +39,8 @@ from .address import format_address, parse_address
 PREFIX = "belote2"
 OLD_PREFIX = "belote1"
 """The first format's prefix (msgpack of the whole key and table id), still read."""
+WATCH_PREFIX = "belotew"
+"""A watch code's prefix: the same bytes, for ``belote-p2p watch`` (``PROTOCOL.md`` §11)."""
 CHECK_SIZE = 4
 KEY_DIGEST_SIZE = 16
 TABLE_PREFIX_SIZE = 8
@@ -100,21 +102,24 @@ class Invitation:
     def names_table(self, table_id: bytes) -> bool:
         return table_id[:TABLE_PREFIX_SIZE] == self.table_prefix
 
-    def encode(self) -> str:
+    def encode(self, prefix: str = PREFIX) -> str:
+        """The code (``prefix``: :data:`WATCH_PREFIX` for a watch code)."""
         body = self.key_digest + self.table_prefix
         body += b"".join(_address_bytes(a) for a in self.addresses)
         if self.relay:
             body += _address_bytes(self.relay, RELAY)
         data = body + hashlib.sha256(body).digest()[:CHECK_SIZE]
-        return PREFIX + base64.b32encode(data).decode("ascii").rstrip("=").lower()
+        return prefix + base64.b32encode(data).decode("ascii").rstrip("=").lower()
 
     @classmethod
-    def decode(cls, text: str) -> Invitation:
-        """Parse a code (spaces and line breaks in it are ignored; any case)."""
+    def decode(cls, text: str, prefixes: tuple[str, ...] = (PREFIX, OLD_PREFIX)) -> Invitation:
+        """Parse a code (spaces and line breaks in it are ignored; any case) that starts
+        with one of ``prefixes`` (``(WATCH_PREFIX,)``: a watch code)."""
         code = "".join(text.split()).lower()
-        prefix = next((p for p in (PREFIX, OLD_PREFIX) if code.startswith(p)), None)
+        prefix = next((p for p in prefixes if code.startswith(p)), None)
         if prefix is None or len(code) > MAX_CODE:
-            raise InvitationError(f"an invitation code starts with {PREFIX!r}")
+            what = "a watch code" if prefixes == (WATCH_PREFIX,) else "an invitation code"
+            raise InvitationError(f"{what} starts with {prefixes[0]!r}")
         letters = code[len(prefix) :].upper()
         try:
             data = base64.b32decode(letters + "=" * (-len(letters) % 8))

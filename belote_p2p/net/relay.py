@@ -10,7 +10,8 @@ its lobby port (:class:`HostPort`), so that a table needs no other machine.
 
 :class:`HostPort` is the host's one TCP port: it reads each new connection's first frame and
 hands the connection, that frame included, to the lobby (a ``join``, or after a game an
-``again``: :mod:`.rematch`), to the mesh (a ``hello``) or to the relay (a ``relay-hello``).
+``again``: :mod:`.rematch`), to the mesh (a ``hello``), to the table's watchers (a
+``watch``: :mod:`.watch`) or to the relay (a ``relay-hello``).
 """
 
 from __future__ import annotations
@@ -320,14 +321,22 @@ class RelayService:
 _JOINED = (RelayPhase.WAITING, RelayPhase.PAIRED)
 
 
-def peer_host(stream: trio.abc.Stream) -> str:
-    """The address of the far end of ``stream`` (through the streams wrapped around a
-    socket), or "" when it has none (an in-memory stream, a socket already reset)."""
+def socket_stream(stream: trio.abc.Stream) -> trio.SocketStream | None:
+    """The socket under ``stream`` (through the streams wrapped around it), if any."""
     inner: object = stream
     while not isinstance(inner, trio.SocketStream):
         inner = getattr(inner, "transport_stream", None)
         if inner is None:
-            return ""
+            return None
+    return inner
+
+
+def peer_host(stream: trio.abc.Stream) -> str:
+    """The address of the far end of ``stream`` (through the streams wrapped around a
+    socket), or "" when it has none (an in-memory stream, a socket already reset)."""
+    inner = socket_stream(stream)
+    if inner is None:
+        return ""
     try:
         address = inner.socket.getpeername()
     except OSError:
@@ -393,6 +402,8 @@ class HostPort:
     def __init__(self, relay: RelayService | None = None) -> None:
         self.relay = relay if relay is not None else RelayService()
         self.lobby: Handler | None = None
+        self.watch: Handler | None = None
+        """Serves ``watch`` connections (:meth:`~.watch.WatchHub.handle`; None: closed)."""
         self.gate = Gate("host port", per_source=MAX_UNPROVEN_PER_SOURCE)
         """The connections that have not yet said what they are, and those refused."""
         self._mesh: Callable[[Link], None] | None = None
@@ -432,6 +443,8 @@ class HostPort:
         ticket.release()
         if kind in ("join", "again") and self.lobby is not None:
             await self.lobby(replay)
+        elif kind == "watch" and self.watch is not None:
+            await self.watch(replay)
         elif kind == "hello":
             link = mesh_link(replay)
             if self._mesh is not None:
@@ -466,4 +479,4 @@ class HostPort:
         except RemoteProtocolError:
             return "relay", read
         kind = msg.get("type") if isinstance(msg, dict) else None
-        return (kind if kind in ("join", "again", "hello") else "relay"), read
+        return (kind if kind in ("join", "again", "hello", "watch") else "relay"), read

@@ -107,7 +107,7 @@ def join_message(
     """The client's answer to the relay's ``challenge`` frame: join ``seat`` to ``peer``.
 
     Raises :class:`RelayError` if ``challenge`` is not a relay's challenge."""
-    msg = _decode_map(challenge, "the relay")
+    msg = decode_map(challenge, "the relay")
     if msg.get("type") == "relay-error":
         raise RelayError(f"the relay refused us: {msg.get('reason')!r}")
     nonce = msg.get("nonce")
@@ -136,7 +136,7 @@ def join_message(
 
 def check_paired(data: bytes) -> None:
     """The relay's answer to a join: return if paired, else :class:`RelayError`."""
-    msg = _decode_map(data, "the relay")
+    msg = decode_map(data, "the relay")
     if msg.get("type") == "relay-error":
         reason = msg.get("reason")
         raise RelayError(f"the relay refused us: {reason if isinstance(reason, str) else '?'}")
@@ -144,13 +144,18 @@ def check_paired(data: bytes) -> None:
         raise RelayError("the relay sent neither relay-paired nor relay-error")
 
 
-def _decode_map(data: bytes, who: str) -> dict[str, Any]:
+def decode_map(
+    data: bytes, who: str, error: type[RemoteProtocolError] | None = None
+) -> dict[str, Any]:
+    """A control message (a canonical msgpack map) that ``who`` sent; ``error`` (the
+    relay's :class:`RelayError` unless told, the watchers' ``WatchError``) if it is none."""
+    kind = error or RelayError
     try:
         msg = decode(data)
     except RemoteProtocolError as exc:
-        raise RelayError(f"{who} sent something that is not canonical msgpack: {exc}") from None
+        raise kind(f"{who} sent something that is not canonical msgpack: {exc}") from None
     if not isinstance(msg, dict):
-        raise RelayError(f"{who} sent something that is not a map")
+        raise kind(f"{who} sent something that is not a map")
     return msg
 
 

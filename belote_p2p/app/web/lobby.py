@@ -4,7 +4,8 @@ one's profile, the ranking and the past games; the game itself is then played on
 page (the seat's table joins the lobby's server, :mod:`.seat`), and the lobby comes back
 when the person leaves the table.
 
-Tables are joined by address: invitation codes are not in this version.
+Tables are joined by address: invitation codes are not in this version. A table is watched
+by the watch code its host printed (the Watch entry: :mod:`belote_p2p.app.watch`).
 """
 
 from __future__ import annotations
@@ -23,7 +24,9 @@ from belote_p2p.errors import BeloteError
 from belote_p2p.game.rules import RULE_SETS, rule_set
 from belote_p2p.net.address import format_address, guess_lan_ip
 from belote_p2p.net.discovery import DEFAULT_LISTEN, TableAd, discover_all
+from belote_p2p.net.invite import Invitation, InvitationError
 from belote_p2p.net.lobby import DEFAULT_PORT, check_name
+from belote_p2p.net.watch import read_watch_code
 from belote_p2p.protocol.transcript import Transcript
 
 from ..home import Home, unfinished_games
@@ -165,6 +168,12 @@ class WebLobby:
                 return "A game is on: finish it first."
             self.quit.set()
             return None
+        if kind == "watch":
+            try:
+                invitation = read_watch_code(str(message.get("code") or ""))
+            except InvitationError as exc:
+                return f"Watch code: {exc}"
+            return self._start(lambda: self._watch(invitation))
         if kind not in ("host", "join", "resume"):
             return f"Unknown message {kind!r}."
         if kind == "resume":
@@ -266,6 +275,15 @@ class WebLobby:
         self._changed()
         status = await resume_game(self._options(), path)
         await self._after(status)
+
+    async def _watch(self, invitation: Invitation) -> None:
+        from ..watch import watch_in_browser
+
+        self.status = "Watching: the table opens here once its game begins."
+        self._changed()
+        status = await watch_in_browser(invitation, WebOptions(server=self.server), save=None)
+        self.status = "Done watching." if status == 0 else "The watch ended early."
+        await self.refresh()
 
     async def _after(self, status: int) -> None:
         self.status = "The game is over." if status == 0 else f"The game ended (status {status})."

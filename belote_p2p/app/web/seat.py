@@ -74,13 +74,15 @@ async def web_seat(
     *,
     decision_deadline: Callable[[int], float] | None = None,
     rematch: bool = False,
+    watching: bool = False,
 ) -> AsyncIterator[WebTable]:
     """The seat's table on a served page (``decision_deadline``: a seat's deadline in
-    seconds, for the countdowns; ``rematch``: the page offers another game); on exit (the
-    game over), the page stays until the person leaves it or ``web.linger`` runs out."""
+    seconds, for the countdowns; ``rematch``: the page offers another game; ``watching``:
+    a watcher's page, seen from ``seat``'s place); on exit (the game over), the page stays
+    until the person leaves it or ``web.linger`` runs out."""
     async with serving(web) as server:
         table = WebTable(
-            SeatView.from_definition(definition, seat),
+            SeatView.from_definition(definition, seat, watching=watching),
             server.hub,
             config_deadline=decision_deadline,
             table_id=definition.table_id.hex(),

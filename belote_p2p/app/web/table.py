@@ -252,7 +252,7 @@ class WebTable:
             self.resign()
             return None
         if kind == "leave":
-            if not self.finished.is_set():
+            if not self.finished.is_set() and self.view.me is not None:  # a watcher just goes
                 return "The game is not over: resign first to leave it."
             self.left.set()
             self.hub.bump()

@@ -137,7 +137,7 @@ def round_points(view: SeatView, record: RoundRecord | None) -> JSON | None:
     b = view.breakdown
     if record is None or record.score is None or b is None or b.number != record.number + 1:
         return None
-    me = view.side_of(view.seat)
+    me = None if view.me is None else view.side_of(view.me)
     sides = [{**b.sides[t].to_json(), "ours": t == me} for t in view.sides()]
     return {
         "round": b.number,
@@ -209,7 +209,8 @@ def table_model(
     sends back with its answer; ``record``: the last round scored (for its summary).
     """
     me = view.seat
-    mine = view.side_of(me)
+    watching = view.me is None
+    mine = None if watching else view.side_of(me)
     master = view.trick_master() if view.phase is Phase.PLAY else None
     seats = []
     for s in range(view.seats):
@@ -223,8 +224,8 @@ def table_model(
                 "side": view.sides().index(view.side_of(s)),
                 "ours": view.side_of(s) == mine,
                 "position": view.position(s),
-                "you": s == me,
-                "partner": view.rules.has_teams and s == (me + 2) % view.seats,
+                "you": s == view.me,
+                "partner": not watching and view.rules.has_teams and s == (me + 2) % view.seats,
                 "dealer": s == view.dealer,
                 "to_act": s == view.to_act,
                 "taker": s == view.taker and view.phase is Phase.PLAY,
@@ -254,6 +255,7 @@ def table_model(
         "has_bidding": view.rules.has_bidding,
         "target": view.rules.target,
         "seat": me,
+        "watching": watching,
         "ready": view.ready,
         "round": None if view.number is None else view.number + 1,
         "phase": PHASES.get(view.phase, "waiting"),

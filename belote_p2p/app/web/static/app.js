@@ -100,6 +100,7 @@ function renderTable(t) {
   root.dataset.round = t.round === null ? "" : String(t.round);
   root.dataset.finished = String(t.finished);
   root.dataset.seats = String(t.seat_count);
+  root.dataset.watching = String(!!t.watching);
   document.title = t.your_turn ? "▶ Your turn · Belote p2p" : "Belote p2p";
   $("#title").textContent = t.title;
 
@@ -110,7 +111,8 @@ function renderTable(t) {
     sc.pending ? el("span", { class: "badge", text: `pot ${sc.pending}` }) : null,
   );
   $("#contract").textContent = t.contract.text;
-  $("#resign").hidden = t.finished || !!t.ended;
+  $("#resign").hidden = t.finished || !!t.ended || t.watching;
+  $("#stop-watching").hidden = !t.watching || t.finished;  // a watcher leaves at any moment
 
   const placed = new Set(t.seats.map((s) => s.position));
   for (const box of $$("#felt .seat")) {
@@ -293,7 +295,7 @@ function renderHand(t) {
     }, cardImg(c, { alt: "" }), c.number === null ? null : el("span", { class: "num", text: String(c.number) }));
   };
   const items = [];
-  const me = t.seats.find((s) => s.you);
+  const me = t.seats.find((s) => s.you) || t.seats[t.seat];  // a watcher: the seat it sits by
   box.classList.toggle("piles", !!me.piles);
   if (me.piles) {
     // Two-handed: our eight piles, the cards on top ours to play, by their pile's number.
@@ -429,7 +431,7 @@ function renderLobby(l) {
   $("#profile-line").textContent = l.profile || "";
   const busy = l.busy;
   // Quit stays: a step that hangs (a rematch the others never answer) must not trap the page.
-  for (const b of ["#host-button", "#join-button", "#scan-button"]) $(b).disabled = busy;
+  for (const b of ["#host-button", "#join-button", "#scan-button", "#watch-button"]) $(b).disabled = busy;
   $("#lobby").dataset.busy = String(busy);
   fill($("#lan-tables"), ...l.tables.map((ad) => el("li", {},
     el("span", { text: `${ad.name} · ${ad.variant} to ${ad.target} · ${ad.free} free · ${ad.address}` }),
@@ -525,6 +527,11 @@ document.addEventListener("DOMContentLoaded", () => {
     ev.preventDefault();
     join($("#join-address").value.trim());
   });
+  $("#watch-form").addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    send({ type: "watch", code: $("#watch-code").value.trim() });
+  });
+  $("#stop-watching").addEventListener("click", () => send({ type: "leave" }));
   $("#host-variant").addEventListener("change", hostBots);
   $("#scan-button").addEventListener("click", () => send({ type: "scan" }));
   $("#quit-button").addEventListener("click", () => send({ type: "quit" }));

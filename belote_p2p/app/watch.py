@@ -1,0 +1,373 @@
+"""``belote-p2p watch CODE``: watch a table, and the host's side of it.
+
+A watcher holds no seat and signs nothing. It connects to the host's port with the watch
+code the host printed (:func:`~belote_p2p.net.watch.open_watch`), gets the table's envelopes,
+and runs them through an observer session (:class:`Spectator`: a
+:class:`~belote_p2p.protocol.session.TableSession` with no seat), which checks everything a
+verifier checks, so that a lying peer cannot fool it, nor the host, which only forwards
+signed envelopes: a rule broken is shown with the seat it names. The table is shown as a
+player sees it, from seat 0's place but as nobody's (a watching
+:class:`~belote_p2p.app.seatview.SeatView`): every hand is hidden until its cards are played
+(the observer's deck knows the turned card and the cards played, nothing more), in the
+terminal (:class:`WatchUI`) or in the browser (``--web``; the ``web`` lobby's Watch entry).
+``--save FILE`` keeps the record as it came (a transcript in the host's order, whose header
+names seat 0: ``belote-p2p verify FILE`` checks it).
+
+The host's side: ``host`` (and ``resume`` of seat 0) serve watchers on their port unless
+``--no-watch`` (:func:`host_watchers`), feeding the hub every envelope their session accepts.
+After a ``resume`` of the host, the same code watches again: the resumed host serves its
+whole record anew.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import sys
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import trio
+
+from belote_p2p.errors import BeloteError, RemoteProtocolError
+from belote_p2p.game.engine import State
+from belote_p2p.net.invite import Invitation, InvitationError, is_invitation
+from belote_p2p.net.peer import PeerResult
+from belote_p2p.net.relay import HostPort
+from belote_p2p.net.transport import ConnectionClosed
+from belote_p2p.net.watch import WatchHub, WatchLink, open_watch, read_watch_code, watch_code
+from belote_p2p.protocol.events import Event, GameOver, PeerFault
+from belote_p2p.protocol.names import safe_text
+from belote_p2p.protocol.session import TableSession
+from belote_p2p.protocol.table import TableDefinition
+from belote_p2p.protocol.transcript import TranscriptWriter
+from belote_p2p.protocol.watch import WatchError
+
+from .display import seat_names
+from .output import print_roster
+from .seat import add_web_arguments, run_main
+from .tui import Command, CommandKind, TableView, TerminalUI
+from .web.options import WebOptions
+
+WATCH_DRAIN = 5.0
+"""Seconds the host gives its watchers, once the game is over, to take what is queued."""
+
+
+class Spectator:
+    """The watcher's observer session, sans-io: the host's envelopes in, the session's
+    events out, and the record so far."""
+
+    def __init__(self, definition: TableDefinition) -> None:
+        self.definition = definition
+        self.session = TableSession(definition, None, None)
+        self.session.start()
+        self.received = 0
+        self._over = False
+
+    def receive(self, data: bytes) -> list[Event]:
+        """One envelope from the host; the events it brought. Raises :class:`WatchError`
+        for bytes that are no envelope of this table (the host forwarded a forgery or
+        garbage: unsigned bytes name no seat)."""
+        try:
+            self.session.receive(data)
+        except RemoteProtocolError as exc:
+            raise WatchError(
+                f"the host sent a record that is no envelope of this table: {exc}"
+            ) from None
+        self.received += 1
+        events = self.session.take_events()
+        if self.session.state.is_over and not self._over:
+            # A player is told when it signs the final score; an observer signs nothing.
+            self._over = True
+            events.append(GameOver(self.session.state))
+        return events
+
+    @property
+    def state(self) -> State:
+        return self.session.state
+
+    @property
+    def fault(self) -> PeerFault | None:
+        """The first rule broken by a signed envelope, with its seat."""
+        return self.session.fault
+
+
+@dataclass(frozen=True, slots=True)
+class WatchResult:
+    """How a watch ended."""
+
+    definition: TableDefinition
+    state: State
+    envelopes: int
+    """Envelopes received and checked."""
+    end: str | None
+    """The host's word that the game is over (None: the connection ended before it)."""
+    completed: bool
+    """The record the watcher saw is a whole game, every seat's final score signed."""
+    fault: PeerFault | None
+    error: str | None = None
+    """Why the watch stopped early (the host went, or sent what is no envelope)."""
+
+    @property
+    def status(self) -> int:
+        return 0 if self.completed and self.fault is None and self.error is None else 1
+
+
+async def run_watch(
+    invitation: Invitation,
+    *,
+    on_event: Callable[[Event], None] | None = None,
+    on_envelope: Callable[[Spectator], None] | None = None,
+    save: Path | None = None,
+) -> WatchResult:
+    """Watch the table of ``invitation`` (a watch code's) to its end (:func:`follow`).
+    Raises what :func:`~belote_p2p.net.watch.open_watch` raises when the host cannot be
+    watched; every later failure is in the result."""
+    async with open_watch(invitation) as link:
+        return await follow(link, on_event=on_event, on_envelope=on_envelope, save=save)
+
+
+async def follow(
+    link: WatchLink,
+    *,
+    on_event: Callable[[Event], None] | None = None,
+    on_envelope: Callable[[Spectator], None] | None = None,
+    save: Path | None = None,
+) -> WatchResult:
+    """Check and show what the host sends to the end: ``on_event`` sees each session event,
+    ``on_envelope`` the spectator after each envelope (its events seen); ``save`` keeps the
+    record."""
+    definition = link.table.definition
+    spectator = Spectator(definition)
+    error: str | None = None
+    with _record(save, definition) as keep:
+        try:
+            async for data in link.envelopes():
+                events = spectator.receive(data)
+                keep(data)
+                for event in events:
+                    if on_event is not None:
+                        on_event(event)
+                if on_envelope is not None:
+                    on_envelope(spectator)
+        except ConnectionClosed:
+            error = (
+                "the host's port closed the connection before the end (the host is gone, "
+                "or it dropped us for not reading): the same code watches again once it is back"
+            )
+        except RemoteProtocolError as exc:
+            error = str(exc)
+    session = spectator.session
+    return WatchResult(
+        definition,
+        session.abandoned_state if session.abandoned_state is not None else session.state,
+        spectator.received,
+        link.end,
+        session.completed,
+        spectator.fault,
+        error,
+    )
+
+
+@contextlib.contextmanager
+def _record(path: Path | None, definition: TableDefinition) -> Iterator[Callable[[bytes], None]]:
+    """Where the envelopes go as they come: a transcript at ``path`` (seat 0's header: the
+    host's record as the host sent it), or nowhere."""
+    if path is None:
+        yield lambda data: None
+        return
+    with TranscriptWriter(path, definition, 0) as writer:
+        yield writer.append
+
+
+# -- the terminal ---------------------------------------------------------------------------
+
+
+class WatchUI(TerminalUI):
+    """The terminal table of a watcher: the player's, with nothing to decide; ``quit``
+    (or Ctrl-C, or a closed terminal) stops watching, and the end of the input does not
+    (a watcher may run with nothing on its input)."""
+
+    def __init__(self, view: TableView, stop: Callable[[], None], *, plain: bool = False) -> None:
+        super().__init__(view, plain=plain)
+        self._stop = stop
+
+    def _command(self, command: Command) -> None:
+        if command.kind is CommandKind.QUIT:
+            self.stop()
+        elif command.kind is CommandKind.CHAT:
+            self.say("A watcher does not speak to the table.")
+        else:
+            super()._command(command)
+
+    def stop(self) -> None:
+        self.say("You stop watching.")
+        self._stop()
+
+    def interrupt(self) -> None:
+        self.stop()
+
+    def hangup(self) -> None:
+        super().hangup()
+        self._stop()
+
+    def _resign(self) -> None:
+        self._stop()
+
+    def input_closed(self) -> None:
+        pass
+
+
+async def watch_in_terminal(invitation: Invitation, *, plain: bool, save: Path | None) -> int:
+    async with open_watch(invitation) as link:
+        definition = link.table.definition
+        print_roster(definition, -1)
+        print(f"Watching from {link.address}: every hand is hidden until played.", flush=True)
+        result: WatchResult | None = None
+        async with trio.open_nursery() as nursery:
+            view = TableView.from_definition(definition, 0, watching=True)
+            ui = WatchUI(view, nursery.cancel_scope.cancel, plain=plain)
+            await nursery.start(ui.run)
+            result = await follow(link, on_event=ui.on_event, save=save)
+            nursery.cancel_scope.cancel()
+        ui.finish()
+    if result is None:
+        return 0  # the person stopped watching
+    print(ending(result, save), flush=True)
+    return result.status
+
+
+def ending(result: WatchResult, save: Path | None) -> str:
+    """The last line of a watch."""
+    if result.fault is not None:
+        seat = result.fault.seat
+        names = seat_names(result.definition)
+        who = f"{names[seat]} (seat {seat})" if 0 <= seat < len(names) else f"seat {seat}"
+        text = f"The game stopped: {who} broke the protocol ({safe_text(result.fault.reason)})."
+    elif result.error is not None:
+        text = f"Watching stopped: {safe_text(result.error)}"
+    elif result.completed:
+        text = f"The game is over; its {result.envelopes} envelopes all check."
+    else:
+        text = f"The host says: {safe_text(result.end or '')}"
+    return text + (f" Record: {save} (belote-p2p verify {save})" if save is not None else "")
+
+
+# -- the browser ----------------------------------------------------------------------------
+
+
+async def watch_in_browser(invitation: Invitation, web: WebOptions, *, save: Path | None) -> int:
+    """The watch rendered on a page (its own, or the ``web`` lobby's); its Leave button stops
+    watching at any moment."""
+    from .web.seat import web_seat  # the web server loads only when asked for
+
+    async with open_watch(invitation) as link:
+        definition = link.table.definition
+        async with web_seat(definition, 0, web, watching=True) as table:
+            result: WatchResult | None = None
+            async with trio.open_nursery() as nursery:
+
+                async def stop_on_leave() -> None:
+                    await table.left.wait()
+                    nursery.cancel_scope.cancel()
+
+                nursery.start_soon(stop_on_leave)
+                result = await follow(link, on_event=table.on_event, save=save)
+                nursery.cancel_scope.cancel()
+            table.game_over(ending(result, save) if result is not None else None)
+    return 0 if result is None else result.status
+
+
+# -- the host's side ------------------------------------------------------------------------
+
+
+def add_watch_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--watch", action=argparse.BooleanOptionalAction, default=True,
+        help="let anyone with the table's watch code watch it live, every hand hidden "
+        "until played (--no-watch refuses watchers)",
+    )  # fmt: skip
+
+
+def host_watchers(port: HostPort, table_id: bytes, allowed: bool) -> WatchHub:
+    """The hub of the host's watchers, served on its port (refusing them all unless
+    ``allowed``)."""
+    hub = WatchHub(table_id, allowed=allowed)
+    port.watch = hub.handle
+    return hub
+
+
+def watch_end(result: PeerResult | None) -> str:
+    """What the host tells its watchers once its game is over."""
+    if result is None:
+        return "the game did not take place"
+    if result.finished:
+        return "the game is over"
+    if result.fault is not None:
+        return f"the game stopped: seat {result.fault.seat} broke the protocol"
+    if result.abandoned is not None:
+        return f"the game is abandoned by seat {result.abandoned}"
+    return "the host stopped (it may resume: watch again then)"
+
+
+async def drain_watchers(hub: WatchHub) -> None:
+    """Before the host's port closes: the watchers are told the game is over (if they were
+    not yet), and have :data:`WATCH_DRAIN` seconds to take what is queued."""
+    if hub.end is None:
+        hub.finish("the host stopped" if hub.table is not None else watch_end(None))
+    with trio.move_on_after(WATCH_DRAIN):
+        await hub.drained()
+
+
+def say_watch_code(invitation: Invitation, allowed: bool, say: Callable[[str], None]) -> None:
+    if allowed:
+        code = watch_code(invitation)
+        say(f"Watch code (for spectators):  belote-p2p watch {code}")
+    else:
+        say("Watching is off (--no-watch).")
+
+
+# -- the command ----------------------------------------------------------------------------
+
+
+async def watch_main(code: Invitation, args: argparse.Namespace) -> int:
+    save = Path(args.save) if args.save else None
+    try:
+        if args.web:
+            web = WebOptions(port=args.web_port, open_browser=args.browser)
+            return await watch_in_browser(code, web, save=save)
+        return await watch_in_terminal(code, plain=args.plain, save=save)
+    except (ConnectionClosed, WatchError) as exc:
+        print(f"error: {safe_text(str(exc))}", file=sys.stderr, flush=True)
+        return 1
+
+
+def cmd_watch(args: argparse.Namespace) -> int:
+    try:
+        code = read_watch_code(args.code)
+    except InvitationError as exc:
+        hint = " (that is an invitation to play: ask the host for its watch code)"
+        print(f"error: {exc}{hint if is_invitation(args.code) else ''}", file=sys.stderr)
+        return 2
+    try:
+        return run_main(lambda: watch_main(code, args))
+    except BeloteError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "watch",
+        help="watch a table live with the host's watch code",
+        description="Watch a table live: connect to the host's port with the watch code "
+        "`host` printed, check every envelope as `verify` does, and show the table as a "
+        "player sees it, every hand hidden until its cards are played. A watcher signs "
+        "nothing and cannot slow the table (a watcher that does not keep up is dropped).",
+    )
+    p.add_argument("code", metavar="CODE", help="the watch code (belotew...)")
+    p.add_argument("--save", metavar="FILE", help="keep the record as it comes (a transcript)")
+    p.add_argument("--plain", action="store_true", help="plain lines, one fact a line")
+    add_web_arguments(p, "watch")
+    p.set_defaults(func=cmd_watch)

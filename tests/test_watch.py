@@ -1,0 +1,564 @@
+"""Watchers: four real peers over loopback, the host's hub on a port of its own, and
+watchers (:mod:`belote_p2p.net.watch`, :mod:`belote_p2p.app.watch`) that check and show
+the table."""
+
+from __future__ import annotations
+
+import random
+import socket
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import pytest
+import trio
+from cheaters import ForeignCard, OutOfTurn
+from cheaters import play as play_cheat
+from helpers import (
+    LOOPBACK,
+    Net,
+    Process,
+    check_agreement,
+    cli_argv,
+    make_table,
+    open_listeners,
+    run_cli,
+    start,
+    table_sessions,
+)
+
+from belote_p2p.app.tui import TableView
+from belote_p2p.app.watch import Spectator, WatchResult, WatchUI, ending, run_watch
+from belote_p2p.game.engine import Phase, State
+from belote_p2p.game.observation import observe
+from belote_p2p.net.invite import Invitation, InvitationError
+from belote_p2p.net.peer import PeerResult, run_peer
+from belote_p2p.net.relay import HostPort
+from belote_p2p.net.watch import WatchHub, open_watch, read_watch_code, watch_code
+from belote_p2p.players.player import BotPlayer
+from belote_p2p.protocol.events import ActionTaken, Event
+from belote_p2p.protocol.secretstore import FileSecrets
+from belote_p2p.protocol.session import TableSession
+from belote_p2p.protocol.table import TableDefinition
+from belote_p2p.protocol.transcript import read_transcript
+from belote_p2p.protocol.verify import verify_transcript
+from belote_p2p.protocol.watch import (
+    WatchError,
+    WatchRefused,
+    end_reason,
+    hello_message,
+    parse_hello,
+    parse_table,
+)
+from belote_p2p.protocol.wire import Envelope, encode, frame
+
+TIMEOUT = 60
+LIVE = (Phase.TAKE_FIRST, Phase.TAKE_SECOND, Phase.AUCTION, Phase.PLAY)
+
+Step = Callable[[Sequence[Envelope]], None]
+
+
+async def serve_hub(nursery: trio.Nursery, hub: WatchHub, port: int = 0) -> tuple[HostPort, int]:
+    """A host's port on loopback whose watch connections go to ``hub``."""
+    service = HostPort()
+    service.watch = hub.handle
+    listeners = await trio.open_tcp_listeners(port, host=LOOPBACK)
+    await nursery.start(service.serve, listeners)
+    return service, listeners[0].socket.getsockname()[1]
+
+
+def code_for(definition: TableDefinition, port: int) -> Invitation:
+    """The table's watch code, read back as a watcher reads it."""
+    invitation = Invitation.of(definition.table_id, definition.host_key, (f"{LOOPBACK}:{port}",))
+    return read_watch_code(watch_code(invitation))
+
+
+async def play_game(
+    tmp_path: Path,
+    definition: TableDefinition,
+    ids: list,  # type: ignore[type-arg]
+    listeners: list[trio.SocketListener],
+    host_step: Step,
+) -> list[PeerResult]:
+    """The four peers play to the end (random bots); seat 0 feeds ``host_step``."""
+    results: dict[int, PeerResult] = {}
+
+    async def one(seat: int) -> None:
+        results[seat] = await run_peer(
+            definition, seat, ids[seat], BotPlayer("random", seed=seat),
+            transcript=tmp_path / f"seat{seat}.transcript", listeners=[listeners[seat]],
+            secrets=FileSecrets(tmp_path / "secrets", definition.table_id, seat),
+            proposal=definition.propose(ids[0]),
+            on_step=host_step if seat == 0 else None,
+        )  # fmt: skip
+
+    async with trio.open_nursery() as nursery:
+        for seat in range(4):
+            nursery.start_soon(one, seat)
+    ordered = [results[s] for s in range(4)]
+    check_agreement(ordered)
+    return ordered
+
+
+def public(state: State) -> tuple[object, ...]:
+    """What anybody may know of ``state``: seat 0's observation without its hand."""
+    o = observe(state, 0)
+    return (*o[:5], *o[6:])
+
+
+class Seen:
+    """What one watcher saw of the table ``definition``: the public state after each
+    envelope and each action, its rendered table after each envelope (a watcher's view),
+    and how often its deck was checked."""
+
+    def __init__(self, definition: TableDefinition) -> None:
+        self.states: list[tuple[object, ...]] = []
+        self.actions: list[tuple[object, ...]] = []
+        self.views: list[list[str]] = []
+        self.view = TableView.from_definition(definition, 0, watching=True)
+        self.deck_checks = 0
+
+    def event(self, event: Event) -> None:
+        self.view.apply(event)
+        if isinstance(event, ActionTaken):
+            self.actions.append(public(event.state))
+
+    def envelope(self, spectator: Spectator) -> None:
+        if self.view.phase in (Phase.TAKE_FIRST, Phase.TAKE_SECOND):
+            # Every seat's card backs, though the watcher holds no hand to count.
+            assert [self.view.cards_held(s) for s in range(4)] == [5] * 4
+        self.states.append(public(spectator.state))
+        self.views.append(self.view.plain_lines(now=0.0))
+        check_nothing_known_early(spectator.session)
+        self.deck_checks += 1
+
+
+def check_nothing_known_early(session: TableSession) -> None:
+    """The observer's deck knows the turned card and the cards played, no other."""
+    state, deck = session.state, session.deck
+    if deck is None or state.phase not in LIVE:
+        return
+    known = {c for c in deck.known_cards() if c is not None}
+    allowed = {c for c in range(32) if state.played >> c & 1}
+    if state.turned is not None:
+        allowed.add(state.turned)
+    assert known <= allowed, (known - allowed, state.phase)
+
+
+def replay(definition: TableDefinition, envelopes: Sequence[bytes]) -> Seen:
+    """An observer replay of a player's transcript, seen as a watcher sees it."""
+    seen = Seen(definition)
+    spectator = Spectator(definition)
+    for data in envelopes:
+        for event in spectator.receive(data):
+            seen.event(event)
+        seen.envelope(spectator)
+    return seen
+
+
+async def test_watchers_at_the_start_and_mid_game_see_the_public_table(tmp_path: Path) -> None:
+    """Two watchers from the start and one that comes mid-game: each checks the whole game,
+    sees the public state of an observer replay at every envelope, never knows a card before
+    it is played, and keeps a record that verifies."""
+    listeners = await open_listeners(4)
+    definition, ids = make_table("classic", target=151, seed=9, listeners=listeners)
+    hub = WatchHub(definition.table_id)
+    results: dict[str, WatchResult] = {}
+    seen = {name: Seen(definition) for name in ("first", "second", "late")}
+    late_go = trio.Event()
+
+    def host_step(envelopes: Sequence[Envelope]) -> None:
+        hub.publish(envelopes)
+        if hub.recorded >= 40:  # mid-way through the first round, however short the game
+            late_go.set()
+
+    async def watcher(name: str, invitation: Invitation, go: trio.Event | None = None) -> None:
+        if go is not None:
+            await go.wait()
+        save = tmp_path / f"{name}.watch"
+        results[name] = await run_watch(
+            invitation, on_event=seen[name].event, on_envelope=seen[name].envelope, save=save
+        )
+
+    with trio.fail_after(TIMEOUT):
+        async with trio.open_nursery() as port_nursery:
+            _, port = await serve_hub(port_nursery, hub)
+            invitation = code_for(definition, port)
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(watcher, "first", invitation)
+                nursery.start_soon(watcher, "second", invitation)
+                nursery.start_soon(watcher, "late", invitation, late_go)
+                # The lobby is done: the waiting watchers get the table.
+                hub.open(definition, definition.propose(ids[0]))
+                players = await play_game(tmp_path, definition, ids, listeners, host_step)
+                hub.finish("the game is over")
+            port_nursery.cancel_scope.cancel()
+    host_record = read_transcript(players[0].transcript).envelopes
+    other_record = read_transcript(players[1].transcript).envelopes
+    reference = replay(definition, host_record)
+    by_seat_1 = replay(definition, other_record)
+    assert reference.actions == by_seat_1.actions  # the public game, whoever recorded it
+    assert hub.stats.served == 3 and hub.stats.dropped == 0, len(host_record)
+    for name, result in results.items():
+        assert result.completed and result.error is None and result.fault is None, name
+        assert result.end == "the game is over"
+        assert result.envelopes == len(host_record)
+        assert result.state.scores == players[0].state.scores
+        assert seen[name].states == reference.states, name
+        assert seen[name].views == reference.views, name
+        assert seen[name].actions == by_seat_1.actions, name
+        assert seen[name].deck_checks == len(host_record)
+        saved = tmp_path / f"{name}.watch"
+        assert read_transcript(saved).envelopes == host_record
+        verdict = verify_transcript(saved)
+        assert verdict.ok and verdict.finished, verdict.summary()
+    assert results["first"].status == 0
+
+
+def test_a_watchers_view_shows_no_hand_and_nobody_as_you() -> None:
+    """A watcher's table, at every envelope of a whole game (an in-memory one), shows no
+    hand and calls nobody "You"; its end names the winners."""
+    definition, ids = make_table("classic", target=151, seed=12)
+    sessions = table_sessions(definition, ids, deal_seed=4)
+    net = Net(sessions, random.Random(3))
+    net.run()
+    seen = replay(definition, [e.encode() for e in sessions[0].transcript])
+    assert len(seen.views) == len(sessions[0].transcript)
+    for lines in seen.views:
+        assert not any(line.startswith("Hand") for line in lines)
+        assert not any("You" in line for line in lines), lines
+    assert seen.view.ended is not None and seen.view.ended.startswith("Game over: p")
+
+
+async def test_a_watcher_that_stops_reading_is_dropped_and_the_game_ends(tmp_path: Path) -> None:
+    """A watcher that sends its hello and never reads again fills its queue and is dropped;
+    the game ends all the same, and a reading watcher beside it sees all of it."""
+    listeners = await open_listeners(4)
+    definition, ids = make_table("classic", target=151, seed=9, listeners=listeners)
+    hub = WatchHub(definition.table_id, queue=16)
+    hub.open(definition, definition.propose(ids[0]))
+    results: list[WatchResult] = []
+    stuck_in = trio.Event()
+
+    async def stuck(port: int) -> None:
+        sock = trio.socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        await sock.connect((LOOPBACK, port))
+        stream = trio.SocketStream(sock)
+        await stream.send_all(frame(hello_message(definition.table_id[:8])))
+        stuck_in.set()
+        await trio.sleep_forever()  # never reads: the hub must drop it
+
+    async def reader(invitation: Invitation) -> None:
+        results.append(await run_watch(invitation))
+
+    with trio.fail_after(TIMEOUT):
+        async with trio.open_nursery() as port_nursery:
+            _, port = await serve_hub(port_nursery, hub)
+            port_nursery.start_soon(stuck, port)
+            await stuck_in.wait()
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(reader, code_for(definition, port))
+                await play_game(tmp_path, definition, ids, listeners, hub.publish)
+                hub.finish("the game is over")
+            port_nursery.cancel_scope.cancel()
+    assert hub.stats.dropped == 1
+    assert hub.stats.served == 2
+    assert results[0].completed and results[0].error is None
+
+
+async def test_bad_hellos_and_a_flood_get_typed_refusals(tmp_path: Path) -> None:
+    """A malformed hello, another table's name, watching switched off and a flood past the
+    caps each get a watch-refused with its reason (WatchRefused at the watcher), and the
+    port goes on serving: the watchers within the caps get the table."""
+    definition, ids = make_table("classic", target=151, seed=9)
+    hub = WatchHub(definition.table_id, limit=6, per_source=4)
+    code = Invitation.of(definition.table_id, definition.host_key, ("127.0.0.1:1",))
+
+    async def raw(port: int, payload: bytes) -> bytes:
+        stream = await trio.open_tcp_stream(LOOPBACK, port)
+        async with stream:
+            await stream.send_all(frame(payload))
+            data = b""
+            while True:
+                chunk = await stream.receive_some(1 << 14)
+                if not chunk:
+                    return data
+                data += chunk
+
+    def refusal(data: bytes) -> str:
+        with pytest.raises(WatchRefused) as caught:
+            parse_table(data[4:])
+        return str(caught.value)
+
+    accepted: list[str] = []
+    refused: list[str] = []
+
+    async def watcher(invitation: Invitation) -> None:
+        try:
+            async with open_watch(invitation) as link:
+                accepted.append(link.table.definition.table_id.hex())
+        except WatchRefused as exc:
+            refused.append(str(exc))
+
+    with trio.fail_after(TIMEOUT):
+        async with trio.open_nursery() as nursery:
+            service, port = await serve_hub(nursery, hub)
+            invitation = Invitation.of(
+                definition.table_id, definition.host_key, (f"{LOOPBACK}:{port}",)
+            )
+            bad_version = encode({"type": "watch", "version": 9, "table": bytes(8)})
+            assert "version" in refusal(await raw(port, bad_version))
+            extra = encode({"type": "watch", "version": 1, "table": bytes(8), "x": 1})
+            assert "keys" in refusal(await raw(port, extra))
+            assert "another table" in refusal(await raw(port, hello_message(bytes(8))))
+            hub.allowed = False
+            assert "does not let" in refusal(await raw(port, hello_message(code.table_prefix)))
+            hub.allowed = True
+            # A flood from one address: four wait for the table, the rest are refused.
+            async with trio.open_nursery() as flood:
+                for _ in range(12):
+                    flood.start_soon(watcher, invitation)
+                while len(refused) < 8:
+                    await trio.testing.wait_all_tasks_blocked()
+                assert hub.stats.watching == 4
+                hub.open(definition, definition.propose(ids[0]))
+                hub.finish("the game is over")
+            nursery.cancel_scope.cancel()
+    assert len(accepted) == 4 and len(refused) == 8
+    assert all("from your address" in r for r in refused)
+    assert hub.stats.refused == 4 + 8
+    assert service.gate.failed == 0
+
+
+def test_watch_messages_are_checked() -> None:
+    """The watch protocol's parsers refuse what is not the protocol, with a typed error."""
+    definition, _ = make_table("classic", target=151, seed=9)
+    prefix = definition.table_id[:8]
+    assert parse_hello(hello_message(prefix)) == prefix
+    for bad in (b"\xc1", encode([1]), encode({"type": "watch", "version": 1, "table": b"x"})):
+        with pytest.raises(WatchError):
+            parse_hello(bad)
+    forged = encode(
+        {"type": "watch-table", "definition": definition.to_wire(), "proposal": bytes(64)}
+    )
+    with pytest.raises(WatchError, match="not signed"):
+        parse_table(forged)
+    with pytest.raises(WatchError):
+        end_reason(encode({"type": "watch-table"}))
+    assert end_reason(encode({"type": "watch-end", "reason": "over"})) == "over"
+    spectator = Spectator(definition)
+    with pytest.raises(WatchError, match="no envelope"):
+        spectator.receive(encode({"sender": b"x"}))
+    code = watch_code(Invitation.of(definition.table_id, definition.host_key, ("127.0.0.1:7",)))
+    assert code.startswith("belotew")
+    with pytest.raises(InvitationError, match="watch code"):
+        read_watch_code(code.replace("belotew", "belote2"))
+    assert read_watch_code(code.upper()).names_table(definition.table_id)
+
+
+async def test_after_the_hosts_resume_the_same_code_watches_again(tmp_path: Path) -> None:
+    """The host (seat 0) dies mid-game with its port; the watcher's watch ends early. The
+    host resumes on the same transcript and port: the same code watches the whole game."""
+    listeners = await open_listeners(4)
+    definition, ids = make_table("classic", target=151, seed=9, listeners=listeners)
+    transcripts = [tmp_path / f"seat{s}.transcript" for s in range(4)]
+    results: dict[int, PeerResult] = {}
+    watches: list[WatchResult] = []
+    kill = trio.CancelScope()
+    resumed = trio.Event()
+    port_box: list[int] = []
+    first_in = trio.Event()
+
+    def secrets_of(seat: int) -> FileSecrets:
+        return FileSecrets(tmp_path / "secrets", definition.table_id, seat)
+
+    async def peer(seat: int, **more: object) -> PeerResult:
+        return await run_peer(
+            definition, seat, ids[seat], BotPlayer("random", seed=seat),
+            transcript=transcripts[seat], secrets=secrets_of(seat),
+            proposal=definition.propose(ids[0]), **more,  # type: ignore[arg-type]
+        )  # fmt: skip
+
+    async def host() -> None:
+        hub = WatchHub(definition.table_id)
+        hub.open(definition, definition.propose(ids[0]))
+
+        def step(envelopes: Sequence[Envelope]) -> None:
+            hub.publish(envelopes)
+            if hub.recorded >= 40:  # mid-way through the first round
+                kill.cancel()
+
+        with kill:
+            async with trio.open_nursery() as inner:
+                _, port = await serve_hub(inner, hub)
+                port_box.append(port)
+                first_in.set()
+                await peer(0, listeners=[listeners[0]], on_step=step)
+        assert kill.cancelled_caught
+        again = WatchHub(definition.table_id)
+        again.open(definition, definition.propose(ids[0]))
+        async with trio.open_nursery() as inner:
+            await serve_hub(inner, again, port_box[0])
+            resumed.set()
+            results[0] = await peer(0, on_step=again.publish)
+            again.finish("the game is over")
+            await again.drained()
+            inner.cancel_scope.cancel()
+
+    async def one(seat: int) -> None:
+        results[seat] = await peer(seat, listeners=[listeners[seat]])
+
+    async def watcher() -> None:
+        await first_in.wait()
+        invitation = code_for(definition, port_box[0])
+        watches.append(await run_watch(invitation))
+        await resumed.wait()
+        watches.append(await run_watch(invitation, save=tmp_path / "again.watch"))
+
+    with trio.fail_after(TIMEOUT):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(host)
+            for seat in (1, 2, 3):
+                nursery.start_soon(one, seat)
+            nursery.start_soon(watcher)
+    check_agreement([results[s] for s in range(4)])
+    cut, whole = watches
+    assert cut.error is not None and not cut.completed and cut.envelopes >= 1
+    assert "again" in ending(cut, None)
+    assert whole.completed and whole.error is None
+    assert (
+        read_transcript(tmp_path / "again.watch").envelopes
+        == read_transcript(transcripts[0]).envelopes
+    )
+
+
+async def test_the_watchers_terminal_shows_the_table_and_quit_stops(tmp_path: Path) -> None:
+    """The terminal table of a watcher: plain lines name every player by name, show no
+    hand, and ``quit`` stops watching (the end of the input does not)."""
+    definition, _ = make_table("classic", target=151, seed=9)
+    stopped: list[bool] = []
+    view = TableView.from_definition(definition, 0, watching=True)
+    lines: list[str] = []
+    ui = WatchUI(view, lambda: stopped.append(True), plain=True)
+    ui.say = lines.append  # type: ignore[method-assign,assignment]
+    ui.input_closed()
+    assert not stopped
+    ui.handle_line("/chat hello")
+    ui.handle_line("quit")
+    assert stopped == [True]
+    assert view.name(0) == "p0" and view.does(0, "plays") == "p0 plays"
+    assert not view.my_turn()
+
+
+PEER = ["--bot", "random", "--bind", LOOPBACK]
+"""The options of the host and joiner processes below (and the hosts announce nothing)."""
+
+
+async def test_the_watch_command_follows_a_host_process_and_its_record_verifies(
+    tmp_path: Path,
+) -> None:
+    """``belote-p2p host`` prints a watch code; ``belote-p2p watch CODE --save`` waits for
+    the table while the lobby fills, follows the game to its end in plain lines, and keeps a
+    record ``verify`` passes. A host with ``--no-watch`` refuses the same command, which
+    says why and ends with status 1."""
+    with trio.fail_after(120):
+        async with trio.open_nursery() as nursery:
+            closed = await start(
+                nursery, "closed",
+                cli_argv("host", "--port", "0", "--bots", "1", "--no-watch", "--no-beacon", *PEER,
+                         "--name", "Shut", "--home", tmp_path / "closed"),
+                tmp_path,
+            )  # fmt: skip
+            refused_code = await watch_code_of(closed)
+            refused = await run_cli(tmp_path, "watch", refused_code, "--plain", timeout=30)
+            assert refused.returncode == 1
+            assert b"does not let anyone watch" in refused.stderr, refused.stderr
+            closed.process.kill()
+            host = await start(
+                nursery, "host",
+                cli_argv("host", "--port", "0", "--bots", "2", "--fill", "random", "--no-beacon",
+                         *PEER, "--seed", "1", "--target", "151", "--name", "Hana",
+                         "--home", tmp_path / "host"),
+                tmp_path,
+            )  # fmt: skip
+            code = await watch_code_of(host)
+            assert "Watching is off" in closed.output
+            record = tmp_path / "seen.watch"
+            watcher = await start(
+                nursery, "watcher", cli_argv("watch", code, "--plain", "--save", record), tmp_path
+            )
+            invitation = host.output.split("belote-p2p join ")[1].split()[0]
+            joiner = await start(
+                nursery, "joiner",
+                cli_argv("join", invitation, *PEER, "--seed", "2", "--name", "Jo",
+                         "--home", tmp_path / "joiner", "--quiet"),
+                tmp_path,
+            )  # fmt: skip
+            for proc in (host, joiner, watcher):
+                await proc.process.wait()
+    statuses = {p.name: p.process.returncode for p in (host, joiner, watcher)}
+    assert statuses == {"host": 0, "joiner": 0, "watcher": 0}, watcher.output
+    assert "envelopes all check" in watcher.output
+    assert "Hana" in watcher.output and "Jo" in watcher.output
+    assert "Hand:" not in watcher.output and "You " not in watcher.output
+    verified = await run_cli(tmp_path, "verify", str(record), timeout=60)
+    assert verified.returncode == 0 and b"OK: " in verified.stdout, verified.stdout
+
+
+async def watch_code_of(proc: Process) -> str:
+    """The watch code a host process prints (once it has)."""
+    proc.wanted = "Others join with"
+    await proc.line_seen.wait()
+    if "belote-p2p watch " not in proc.output:
+        return watch_code(read_invitation_of(proc.output))
+    return proc.output.split("belote-p2p watch ")[1].split()[0]
+
+
+def read_invitation_of(output: str) -> Invitation:
+    return Invitation.decode(output.split("belote-p2p join ")[1].split()[0])
+
+
+@pytest.mark.parametrize("name", ["a forged decryption share", "bid out of turn"])
+def test_a_lying_peer_cannot_fool_a_watcher(name: str) -> None:
+    """A host's record in which a seat cheated (a signed lie): the watcher's observer finds
+    it as a verifier does, and its table says who broke the protocol."""
+    cheat = {"a forged decryption share": lambda: ForeignCard(forge_share=True),
+             "bid out of turn": OutOfTurn}[name]()  # fmt: skip
+    table = play_cheat(cheat)
+    definition = table.definition
+    seen = replay(definition, [e.encode() for e in table.sessions[0].transcript])
+    spectator = Spectator(definition)
+    for e in table.sessions[0].transcript:
+        spectator.receive(e.encode())
+    assert spectator.fault is not None and spectator.fault.seat == cheat.seat
+    result = WatchResult(definition, spectator.state, 1, None, False, spectator.fault)
+    assert ending(result, None).startswith(f"The game stopped: p{cheat.seat} (seat {cheat.seat})")
+    assert result.status == 1
+    assert seen.view.ended is not None
+    assert seen.view.ended.startswith(f"The game stopped: p{cheat.seat} broke the protocol")
+
+
+async def test_a_watcher_waiting_for_a_game_that_never_comes_is_told() -> None:
+    """A watcher waits while the lobby fills; if the host gives up before any game, the
+    watcher gets a refusal with the host's reason instead of waiting on."""
+    definition, _ = make_table("classic", target=151, seed=9)
+    hub = WatchHub(definition.table_id)
+    refused: list[str] = []
+
+    async def watcher(invitation: Invitation) -> None:
+        with pytest.raises(WatchRefused) as caught:
+            async with open_watch(invitation):
+                pass
+        refused.append(str(caught.value))
+
+    with trio.fail_after(TIMEOUT):
+        async with trio.open_nursery() as port_nursery:
+            _, port = await serve_hub(port_nursery, hub)
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(watcher, code_for(definition, port))
+                while hub.stats.watching < 1:
+                    await trio.testing.wait_all_tasks_blocked()
+                hub.finish("the lobby closed")
+            port_nursery.cancel_scope.cancel()
+    assert refused == ["the lobby closed"]
+    assert hub.stats.served == 0
