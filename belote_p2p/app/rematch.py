@@ -113,7 +113,7 @@ async def join_again(
     listeners = await open_listeners(bind, 0) if listen and again else []
     port = listener_port(listeners[0]) if listeners else 0
     try:
-        answer = await join_rematch(*host, old, identity.public_key_bytes, port, again)
+        answer = await join_rematch(*host, old, identity, port, again)
     except (NoRematch, LobbyError) as exc:
         for listener in listeners:
             await listener.aclose()
