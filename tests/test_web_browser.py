@@ -14,6 +14,7 @@ Nothing here sleeps: every wait is for a condition of the page or for the proces
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import threading
@@ -22,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import cli_argv, source_pythonpath
+from helpers import LOOPBACK, cli_argv, source_pythonpath
 
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = Path(os.environ.get("BELOTE_CHROMIUM", "/usr/bin/chromium"))
@@ -86,11 +87,12 @@ FITS = """() => {
 
 
 class Served:
-    """``belote-p2p ARGS`` serving a page (``--no-browser``), in its own process group."""
+    """``belote-p2p ARGS`` serving a page (``--no-browser``; ``page=False``: a process
+    without one), in its own process group."""
 
-    def __init__(self, *args: object) -> None:
+    def __init__(self, *args: object, page: bool = True) -> None:
         self.proc = subprocess.Popen(
-            cli_argv(*args, "--no-browser"),
+            cli_argv(*args, *(["--no-browser"] if page else [])),
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
             text=True, env={**os.environ, "PYTHONPATH": source_pythonpath()},
             start_new_session=True,
@@ -98,17 +100,36 @@ class Served:
         self.lines: list[str] = []
         self.url: str | None = None
         self._served = threading.Event()
+        self._more = threading.Condition()
+        self._ended = False
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
 
     def _read(self) -> None:
         assert self.proc.stdout is not None
         for line in self.proc.stdout:
-            self.lines.append(line)
+            with self._more:
+                self.lines.append(line)
+                self._more.notify_all()
             if line.startswith("Table page: "):
                 self.url = line.split(": ", 1)[1].strip()
                 self._served.set()
+        with self._more:
+            self._ended = True
+            self._more.notify_all()
         self._served.set()  # the process ended (with or without a page)
+
+    def line(self, pattern: str) -> re.Match[str]:
+        """The first line of output that ``pattern`` matches (waited for)."""
+
+        def found() -> re.Match[str] | None:
+            return next(filter(None, (re.search(pattern, x) for x in self.lines)), None)
+
+        with self._more:
+            self._more.wait_for(lambda: found() is not None or self._ended, WAIT_MS / 1000)
+        match = found()
+        assert match is not None, self.output
+        return match
 
     @property
     def output(self) -> str:
@@ -523,3 +544,47 @@ def test_a_person_resigns_from_the_page(browser: Any, tmp_path: Path) -> None:
     finally:
         host.stop()
     assert '"resigned": true' in host.output
+
+
+LOBBY_SETTLED = """(text) => document.querySelector('#lobby').dataset.busy === 'false'
+  && document.querySelector('#lobby-status').textContent.includes(text)"""
+
+
+def test_a_rematch_the_host_does_not_offer_is_said_in_the_lobby(
+    browser: Any, tmp_path: Path
+) -> None:
+    """``belote-p2p web`` joins a bots' table whose host offers no other game: after the
+    game, Rematch shows what the seat waits for, then that there is no other game; no step
+    stays greyed, Quit works all along, and a reload shows the same lobby line."""
+    host = Served(
+        "host", "--bot", "random", "--bots", 2, "--name", "Bob", "--target", 1, "--port", 0,
+        "--no-beacon", "--bind", LOOPBACK, "--home", tmp_path / "host", page=False,
+    )  # fmt: skip
+    lobby = Served("web", "--name", "Alice", "--home", tmp_path / "home", "--bind", LOOPBACK)
+    try:
+        address = host.line(r"Lobby listening on (\S+)")[1]
+        url = lobby.page_url()
+        page = browser.new_context(viewport=DESKTOP).new_page()
+        page.set_default_timeout(WAIT_MS)
+        page.goto(url)
+        page.locator("#lobby").wait_for(state="visible")
+        page.locator("#join-address").fill(address)
+        page.locator("#join-button").click()
+        page.locator("#table").wait_for(state="visible")
+        play_game(page, "classic", url, shots=False)
+        page.locator("#rematch").click()
+        page.locator("#lobby").wait_for(state="visible")
+        assert page.locator("#quit-button").is_enabled()
+        page.wait_for_function(LOBBY_SETTLED, arg="No other game: the host")
+        said = page.locator("#lobby-status").text_content()
+        assert "offers no other game" in said and "Joining" not in said, said
+        assert page.locator("#join-button").is_enabled()
+        page.reload()
+        page.wait_for_function(LOBBY_SETTLED, arg="offers no other game")
+        page.locator("#quit-button").click()
+        assert lobby.wait() == 0, lobby.output
+        assert host.wait() == 0, host.output
+    finally:
+        lobby.stop()
+        host.stop()
+    assert "Asking Bob (the host) for another game" in lobby.output, lobby.output

@@ -64,7 +64,7 @@ from .lan import (
     beacon_addresses,
     send_last_beacon,
 )
-from .rematch import asker, host_again
+from .rematch import asker, host_again, speaker
 from .seat import (
     SeatOptions,
     add_seat_arguments,
@@ -249,7 +249,8 @@ async def host_game(
                     port_service.set_mesh(None)  # the next table's connections wait for it
                     ask_again = asker(player is None, options.web)
                     again = await host_again(definition, identity, own_port, ask_again,
-                                             hand_over, invitation.relay)  # fmt: skip
+                                             hand_over, invitation.relay,
+                                             speaker(options.web))  # fmt: skip
                     if again is None:
                         break
                     definition, proposal = again

@@ -50,7 +50,7 @@ from .lan import (
     beacon_addresses,
     choose_table,
 )
-from .rematch import asker, join_again
+from .rematch import asker, join_again, speaker
 from .seat import (
     SeatOptions,
     add_seat_arguments,
@@ -172,7 +172,7 @@ async def join_game(
         while result.finished and options.offers_rematch(player is None):
             again = await join_again(
                 answer.definition, identity, options.bind, options.listen, where,
-                asker(player is None, options.web),
+                asker(player is None, options.web), speaker(options.web),
             )  # fmt: skip
             if again is None:
                 break

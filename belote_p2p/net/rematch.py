@@ -308,6 +308,10 @@ async def _ask(
             stream = await trio.open_tcp_stream(host, port)
     except trio.TooSlowError:
         raise OSError("no connection") from None
+    except OSError as exc:
+        if _refused(exc):
+            raise ConnectionRefusedError(str(exc)) from exc
+        raise
     async with FramedStream(stream, max_frame=MAX_LOBBY_FRAME) as conn:
         try:
             with trio.fail_after(REQUEST_TIMEOUT):
@@ -323,3 +327,11 @@ async def _ask(
                 return await conn.receive()
         except trio.TooSlowError:
             raise NoRematch("the host did not say whether there is another game") from None
+
+
+def _refused(exc: OSError) -> bool:
+    """Every address refused the connection (trio gathers each attempt's error under one
+    ``OSError``): nothing listens there."""
+    cause = exc.__cause__
+    tries = cause.exceptions if isinstance(cause, BaseExceptionGroup) else [exc]
+    return all(isinstance(e, ConnectionRefusedError) for e in tries)

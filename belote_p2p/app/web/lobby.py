@@ -81,6 +81,8 @@ class WebLobby:
         self.ranking: list[JSON] = []
         self.games: list[JSON] = []
         self.unfinished: list[tuple[Path, str]] = []
+        self.told = ""
+        """What the seat's job said last between games (a rematch's answers), kept past its end."""
         self.quit = trio.Event()
         self.nursery: trio.Nursery | None = None
 
@@ -199,6 +201,7 @@ class WebLobby:
             return "Wait for the current step to end."
         assert self.nursery is not None
         self.busy = True
+        self.told = ""
         self._changed()
 
         async def run() -> None:
@@ -225,8 +228,13 @@ class WebLobby:
             bot_deadline=10.0,
             person_deadline=self.person_deadline,
             grace=self.grace,
-            web=WebOptions(server=self.server),
+            web=WebOptions(server=self.server, tell=self._tell),
         )
+
+    def _tell(self, text: str) -> None:
+        """A line from the seat's job between games: the page shows it now (a reload too)."""
+        self.status = self.told = text
+        self._changed()
 
     async def _scan(self) -> None:
         self.status = f"Listening for tables on the local network ({DEFAULT_LISTEN:g} s)..."
@@ -268,7 +276,10 @@ class WebLobby:
         await self._after(status)
 
     async def _after(self, status: int) -> None:
-        self.status = "The game is over." if status == 0 else f"The game ended (status {status})."
+        over = "The game is over." if status == 0 else f"The game ended (status {status})."
+        # The last word of a rematch (who did not want one) stays beside it.
+        self.status = f"{over} {self.told}" if self.told else over
+        self.told = ""
         await self.refresh()
 
 
