@@ -144,11 +144,30 @@ async def host_game(
     say(f"Others join with:  belote-p2p join {code} --name Bob")
     say(f"  (or, where this address reaches us:  belote-p2p join {shown} --name Bob)")
 
+    tell = options.web.tell if options.web is not None else None
+
+    def lobby_news(news: str) -> None:
+        """A joiner came or went: said at the terminal, and on the lobby page."""
+        say(f"  {news}" + waiting())
+        tell_page(f"{news}. ")
+
+    def tell_page(news: str) -> None:
+        """The lobby page's line (the page has no scrolling log): the last news, what the
+        table waits for and how others join."""
+        if tell is None:
+            return
+        more = lobby.missing
+        state = f"waiting for {more} more player{'s' if more != 1 else ''}" if more else "full"
+        tell(f"{news}Your table ({rules.name} to {rules.target}) is {state}.\n"
+             f"Others join with:  belote-p2p join {code} --name Bob")  # fmt: skip
+
+    tell_page("")
+
     def joined(seat: int, request: JoinRequest) -> None:
-        say(f"  {request.name} [{fingerprint(request.key)}] joined: seat {seat}" + waiting())
+        lobby_news(f"{request.name} [{fingerprint(request.key)}] joined: seat {seat}")
 
     def left(request: JoinRequest) -> None:
-        say(f"  {request.name} [{fingerprint(request.key)}] left" + waiting())
+        lobby_news(f"{request.name} [{fingerprint(request.key)}] left the lobby")
 
     def waiting() -> str:
         more = lobby.missing

@@ -866,12 +866,14 @@ async def join_table(
     seat: int | None = None,
     partner: str | None = None,
     table_id: bytes | None = None,
+    on_proven: Callable[[], None] | None = None,
 ) -> LobbyAnswer:
     """Join the table hosted at ``host:port`` as ``identity``, asking for ``seat`` or
     ``partner`` if given; return the definition, our seat, the host's signature of the
     definition and the relay it names. ``mesh_port`` 0: we accept no connection (a relay
     reaches us). ``table_id``: the table we mean to join (a beacon's id, or the prefix of
-    it an invitation holds); we sign no challenge for another.
+    it an invitation holds); we sign no challenge for another. ``on_proven()`` is called
+    once our proof is sent: from there we wait for the others and the host's seating.
 
     Raises :class:`JoinRefused` when the host refuses us and :class:`LobbyError` for every
     other failure (no connection, a bad answer, no answer within ``wait`` seconds).
@@ -895,6 +897,8 @@ async def join_table(
                 )
             with trio.fail_after(connect_timeout):
                 await conn.send(prove(identity, request, challenge))
+            if on_proven is not None:
+                on_proven()
             with trio.fail_after(wait):
                 answer = await conn.receive()
         except trio.TooSlowError:

@@ -21,7 +21,6 @@ import trio
 from belote_p2p.app.argtypes import port, positive_seconds, seconds
 from belote_p2p.errors import BeloteError
 from belote_p2p.game.rules import RULE_SETS, rule_set
-from belote_p2p.net.address import format_address, guess_lan_ip
 from belote_p2p.net.discovery import DEFAULT_LISTEN, TableAd, discover_all
 from belote_p2p.net.lobby import DEFAULT_PORT, check_name
 from belote_p2p.protocol.transcript import Transcript
@@ -245,12 +244,8 @@ class WebLobby:
     async def _host(self, variant: str, target: int, bots: int, port: int) -> None:
         from ..host import host_game
 
-        shown = format_address(guess_lan_ip(), port) if port else "(the port printed)"
-        self.status = (
-            f"Hosting {variant} to {target} with {bots} bot(s): waiting for players.\n"
-            f"Others join with:  belote-p2p join {shown} --name Bob"
-        )
-        self._changed()
+        self.status = f"Hosting {variant} to {target} with {bots} bot(s)..."
+        self._changed()  # then the host says who joins (:attr:`WebOptions.tell`)
         rules = rule_set(variant, target=target)
         beacon = self.beacon if bots < rules.seats - 1 else None
         status = await host_game(self._options(), rules, port, bots, beacon=beacon)
