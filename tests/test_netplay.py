@@ -218,6 +218,10 @@ async def test_demo_runs_four_processes_to_an_agreed_end(tmp_path: Path) -> None
     assert max(scores) >= 151
     assert f"All 4 peers agree: final scores {scores[0]}-{scores[1]}" in out
     assert "Score sheet" in out and "Round 1" in out
+    # One naming rule for bots: a bot is named for its seat, the demo's host Bot0.
+    for seat in (1, 2, 3):
+        assert re.search(rf"Bot{seat} \[[0-9a-f-]{{19}}\] joined: seat {seat}\b", out), out
+    assert "  Bot0 & Bot2:" in out and "  Bot1 & Bot3:" in out, out
 
 
 def test_resume_without_an_unfinished_game_says_so(tmp_path: Path) -> None:

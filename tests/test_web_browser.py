@@ -588,3 +588,6 @@ def test_a_rematch_the_host_does_not_offer_is_said_in_the_lobby(
         lobby.stop()
         host.stop()
     assert "Asking Bob (the host) for another game" in lobby.output, lobby.output
+    # The host's bot processes take the last seats, each named for its own; Alice the first.
+    for name, seat in (("Alice", 1), ("Bot2", 2), ("Bot3", 3)):
+        assert re.search(rf"{name} \[[0-9a-f-]{{19}}\] joined: seat {seat}\b", host.output)

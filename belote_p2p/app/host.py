@@ -54,7 +54,14 @@ from belote_p2p.players.bots import make_bot
 from belote_p2p.protocol.identity import fingerprint
 from belote_p2p.protocol.relay import DEFAULT_RELAY_PORT
 
-from .botprocs import BOT_PROCESS_GRACE, BotProcess, bot_command, check_agreement, run_bot_process
+from .botprocs import (
+    BOT_PROCESS_GRACE,
+    BotProcess,
+    bot_command,
+    bot_seats,
+    check_agreement,
+    run_bot_process,
+)
 from .home import mention_unfinished
 from .lan import (
     DEFAULT_BEACON_ADDRESSES,
@@ -182,7 +189,7 @@ async def host_game(
             options.home.bot(k),
             hold_log=player is None,
         )
-        for k in range(1, bots + 1)
+        for k in bot_seats(rules.seats, bots)
     ]
 
     def table_beacon(free: int) -> Beacon | None:
@@ -303,7 +310,9 @@ async def host_game(
             print(f"error: bot process {proc.number} exited with {proc.status}", file=sys.stderr)
             status = 1
     if procs:
-        status = max(status, check_agreement(result, [p.result for p in procs], options.quiet))
+        status = max(
+            status, check_agreement(result, {p.number: p.result for p in procs}, options.quiet)
+        )
     return status
 
 
