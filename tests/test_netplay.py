@@ -279,7 +279,7 @@ async def test_join_finds_a_beaconing_host_and_every_peer_records_its_xp(
     assert len(results) == 2 and all(r["ok"] and r["xp"] >= 15 for r in results)
     # The host's profile holds the game and its XP; so do the joiner's and each bot's.
     host_key = Identity.load_or_create(host_home).public_key_bytes
-    for home in (host_home, joiner_home, host_home / "bots" / "1", host_home / "bots" / "2"):
+    for home in (host_home, joiner_home, host_home / "bots" / "2", host_home / "bots" / "3"):
         with open_db(Home(home).profile_db) as conn:
             assert [p.games for p in all_players(conn)] == [1, 1, 1, 1], home
             host_stats = find_players(conn, fingerprint(host_key))

@@ -13,6 +13,7 @@ Nothing here sleeps: every wait is for a condition of the page or for the proces
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -591,3 +592,50 @@ def test_a_rematch_the_host_does_not_offer_is_said_in_the_lobby(
     # The host's bot processes take the last seats, each named for its own; Alice the first.
     for name, seat in (("Alice", 1), ("Bot2", 2), ("Bot3", 3)):
         assert re.search(rf"{name} \[[0-9a-f-]{{19}}\] joined: seat {seat}\b", host.output)
+
+
+OPENING = """() => /Waiting for Bot1 \\(seat 1\\), Bot2 \\(seat 2\\), Bot3 \\(seat 3\\) to connect/
+  .test(document.querySelector('#turn-line').textContent)"""
+
+
+def test_a_resumed_game_whose_peers_are_gone_says_so_in_the_open_tab(
+    browser: Any, tmp_path: Path
+) -> None:
+    """The host's process dies mid-game and its bot processes with it (nobody restarts
+    them); ``resume --web`` on the same page port: the tab left open reconnects by itself,
+    says whom the seat waits for (not "Waiting for the peers…" for ever), then that the game
+    cannot go on, and stays until the person leaves it."""
+    home = tmp_path / "home"
+    host = Served(
+        "host", "--web", "--name", "Alice", "--target", 1000, "--bots", 3, "--port", 0,
+        "--no-beacon", "--home", home,
+    )  # fmt: skip
+    try:
+        url = host.page_url()
+        page = browser.new_context(viewport=DESKTOP).new_page()
+        page.set_default_timeout(WAIT_MS)
+        page.goto(url)
+        page.wait_for_function(MY_DECISION_OR_OVER)
+        os.killpg(host.proc.pid, signal.SIGKILL)
+        host.proc.wait()
+        for info in (home / "bots").glob("*/process.json"):
+            os.kill(json.loads(info.read_text())["pid"], signal.SIGKILL)
+            info.unlink()  # gone for good: resume does not start them again
+    finally:
+        host.stop()
+    web_port = url.split("://", 1)[1].split("/", 1)[0].rsplit(":", 1)[1]
+    again = Served(
+        "resume", "--web", "--web-port", web_port, "--home", home, "--connect-timeout", 8
+    )
+    try:
+        assert again.page_url().split("?")[0] == url.split("?")[0]  # the same page
+        page.wait_for_function(OPENING)
+        page.wait_for_function("() => document.querySelector('#table').dataset.finished === 'true'")
+        said = page.locator("#result-line").text_content()
+        assert "The game could not go on" in said and "did not connect in 8 s" in said, said
+        assert page.locator("#rematch").is_hidden()
+        page.locator("#leave").click()
+        assert again.wait() == 1, again.output
+    finally:
+        again.stop()
+    assert "error: seat 0: the mesh did not open" in again.output, again.output

@@ -126,6 +126,7 @@ def bot_command(
     cmd += ["--name", bot_name(k), "--seat", str(k), "--home", str(options.home.bot(k))]
     cmd += ["--bind", options.bind, "--quiet", "--bot-deadline", str(options.bot_deadline)]
     cmd += ["--person-deadline", str(options.person_deadline), "--grace", str(options.grace)]
+    cmd += ["--connect-timeout", str(options.connect_timeout)]
     if options.seed is not None:
         cmd += ["--seed", str(options.seed + k)]
     if options.timing_log is not None:

@@ -40,6 +40,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
             bot_deadline=args.bot_deadline,
             person_deadline=args.person_deadline,
             grace=args.grace,
+            connect_timeout=args.connect_timeout,
         )
         n = WORDS[rules.seats]
         print(f"Demo: {n} {args.bot} bots, {n} processes, one table on 127.0.0.1", flush=True)

@@ -19,7 +19,7 @@ from __future__ import annotations
 import argparse
 import errno
 import sys
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from functools import partial
 
 import trio
@@ -232,20 +232,13 @@ async def host_game(
     def hand_over(handler: Callable[[trio.abc.Stream], Awaitable[None]] | None) -> None:
         port_service.lobby = handler
 
-    watchers: list[trio.Nursery] = []
-    connect_timeout = options.peer_config(0).connect_timeout
-
     def on_mesh(mesh: Mesh) -> None:
         port_service.set_mesh(mesh.incoming)
-        names = {r.key: r.name for r in (lobby.host, *lobby.joined)}
-        for nursery in watchers:
-            nursery.start_soon(say_whom_we_wait_for, mesh, names, connect_timeout, say)
 
     result: PeerResult | None = None
     seated = False
     async with trio.open_nursery() as service:
         await service.start(port_service.serve, listeners)
-        watchers.append(service)
         async with trio.open_nursery() as nursery:
             for proc in procs:
                 nursery.start_soon(run_bot_process, proc, fill)
@@ -314,30 +307,6 @@ async def host_game(
             status, check_agreement(result, {p.number: p.result for p in procs}, options.quiet)
         )
     return status
-
-
-MESH_PATIENCE = 5.0
-"""Seconds the host waits for the other peers' connections before it says it waits."""
-
-
-async def say_whom_we_wait_for(
-    mesh: Mesh, names: Mapping[bytes, str], timeout: float, say: Callable[[str], None]
-) -> None:
-    """Once, if the other peers have not all connected within :data:`MESH_PATIENCE`
-    seconds: who we still wait for, and how long we wait (the mesh's own deadline ends it).
-    Returns once they all have."""
-    waited = 0.0
-    told = False
-    while True:
-        absent = sorted(mesh.never_connected)
-        if not absent:
-            return
-        if waited >= MESH_PATIENCE and not told:
-            who = ", ".join(f"{names.get(mesh.roster[s], '?')} (seat {s})" for s in absent)
-            say(f"Waiting for {who} to connect to the table (up to {timeout:g} s)...")
-            told = True
-        await trio.sleep(0.5)
-        waited += 0.5
 
 
 def describe_seats(lobby: Lobby) -> str:
