@@ -639,3 +639,61 @@ def test_a_resumed_game_whose_peers_are_gone_says_so_in_the_open_tab(
     finally:
         again.stop()
     assert "error: seat 0: the mesh did not open" in again.output, again.output
+
+
+HAND_APART = """() => {
+  const w = window.innerWidth;
+  const rects = Array.from(document.querySelectorAll('#hand button.card'))
+    .map((b) => b.getBoundingClientRect()).sort((a, b) => a.left - b.left);
+  const apart = rects.every((r, i) => i === 0 || rects[i - 1].right <= r.left + 0.5);
+  const inside = rects.every((r) => r.left >= 0 && r.right <= w + 0.5);
+  const tags = Array.from(document.querySelectorAll('#trick .tag')).every((t) => {
+    const r = t.getBoundingClientRect(); return r.left >= 0 && r.right <= w + 0.5; });
+  return {apart, inside, tags, cards: rects.length, widths: rects.map((r) => r.width)};
+}"""
+A_CARD_ON_THE_TABLE = f"""() => ({MY_DECISION_OR_OVER})()
+  && document.querySelector('#table').dataset.phase === 'play'
+  && Number(document.querySelector('#trick').dataset.current) > 0"""
+
+
+def test_the_table_on_a_phone(browser: Any, tmp_path: Path) -> None:
+    """A touch screen of 390x844: the hand's cards side by side (none over another, all on
+    screen), the trick's tags on screen, 'tap a card' and no arrow keys in the prompt, the
+    round's sheet within the screen; screenshots of each (in the temporary folder)."""
+    host = Served(
+        "host", "--web", "--name", "Alice", "--target", 1, "--bots", 3, "--port", 0,
+        "--no-beacon", "--home", tmp_path / "home", "--seed", 11,
+    )  # fmt: skip
+    try:
+        url = host.page_url()
+        context = browser.new_context(viewport=PHONE, has_touch=True, is_mobile=True)
+        page = context.new_page()
+        page.set_default_timeout(WAIT_MS)
+        page.goto(url)
+        page.wait_for_function(MY_DECISION_OR_OVER)
+        shot(page, "phone-first-decision")
+        while not page.evaluate(A_CARD_ON_THE_TABLE):
+            # Pass or play the first legal card (a tap) until others' cards lie on the felt.
+            before = page.locator("#table").get_attribute("data-decision")
+            if page.locator("#table").get_attribute("data-phase") == "play":
+                page.locator("#hand button.card.legal").first.tap()
+            else:
+                bid(page, False, {"bid": False})
+            page.wait_for_function(DECISION_GONE, arg=before)
+            page.wait_for_function(MY_DECISION_OR_OVER)
+        laid = page.evaluate(HAND_APART)
+        assert laid["apart"] and laid["inside"] and laid["tags"], laid
+        assert min(laid["widths"]) >= 40, laid  # a card is still a finger's width
+        check_fits(page)
+        line = page.locator("#turn-line").text_content()
+        assert "tap a card" in line and "arrow" not in line and "←" not in line, line
+        shot(page, "phone-mid-trick")
+        play_game(page, "classic", url, shots=False)
+        page.locator("#summary").wait_for(state="visible")
+        sheet = page.evaluate(SHEET_FITS)
+        assert sheet["fits"], sheet
+        shot(page, "phone-summary")
+        page.locator("#leave").tap()
+        assert host.wait() == 0, host.output
+    finally:
+        host.stop()
