@@ -244,6 +244,7 @@ TRICK_WON = """(n) => {
   return t.dataset.won !== '' && filled === n
     && /won by/.test(document.querySelector('#trick-won').textContent);
 }"""
+HELD_UNTIL_NEXT = "() => document.querySelector('#trick').dataset.won === 'until-next'"
 TAPPED = "() => document.querySelector('#turn-line').textContent.includes('tap a card')"
 NO_TIMED_HOLD = "() => document.querySelector('#trick').dataset.won !== 'timed'"
 TICKING = """(start) => {
@@ -310,6 +311,15 @@ def play_game(
                 if not coinche:
                     check_reload_and_second_tab(page, url)
                     continue
+            if "put-away" not in taken and page.evaluate(HELD_UNTIL_NEXT):
+                # The trick we won stays until our card: a click off the cards, or a key
+                # (a tap on a phone), puts it away.
+                taken.add("put-away")
+                if turn % 2:
+                    page.keyboard.press("Shift")
+                else:
+                    page.locator("#title").click()
+                page.wait_for_function("() => document.querySelector('#trick').dataset.won === ''")
             dimmed = page.locator("#hand button.card:not(.legal)")
             if dimmed.count() and "dimmed" not in taken:
                 # A dimmed card says why it cannot be played, and plays nothing.
