@@ -609,7 +609,7 @@ def add_seat_arguments(p: argparse.ArgumentParser, *, seat: bool = True, name: b
     )  # fmt: skip
     p.add_argument(
         "--relay", metavar="HOST:PORT",
-        help="the relay for the peers that cannot connect directly (default: the host's port)",
+        help="the relay for the peers that cannot connect directly (the host's port)",
     )  # fmt: skip
     p.add_argument("--quiet", action="store_true", help="print only the RESULT line")
     p.add_argument(
