@@ -58,6 +58,7 @@ from .botprocs import (
     BOT_PROCESS_GRACE,
     BotProcess,
     bot_command,
+    bot_name,
     bot_seats,
     check_agreement,
     run_bot_process,
@@ -163,10 +164,17 @@ async def host_game(
         table waits for and how others join."""
         if tell is None:
             return
-        more = lobby.missing
-        state = f"waiting for {more} more player{'s' if more != 1 else ''}" if more else "full"
-        tell(f"{news}Your table ({rules.name} to {rules.target}) is {state}.\n"
-             f"Others join with:  belote-p2p join {code} --name Bob")  # fmt: skip
+        seats = bot_seats(rules.seats, bots)
+        bots_in = sum(1 for at, r in lobby.seating() if at in seats and r.name == bot_name(at))
+        people = rules.seats - 1 - bots - (len(lobby.joined) - bots_in)
+        if people > 0:
+            state = f"waiting for {people} more player{'s' if people != 1 else ''}"
+        else:
+            state = "full" if lobby.full else "waiting for its bots to sit down"
+        line = f"{news}Your table ({rules.name} to {rules.target}) is {state}."
+        if people > 0:
+            line += f"\nOthers join with:  belote-p2p join {code} --name Bob"
+        tell(line)
 
     tell_page("")
 
