@@ -604,7 +604,7 @@ def test_a_rematch_the_host_does_not_offer_is_said_in_the_lobby(
         assert re.search(rf"{name} \[[0-9a-f-]{{19}}\] joined: seat {seat}\b", host.output)
 
 
-OPENING = """() => /Waiting for Bot1 \\(seat 1\\), Bot2 \\(seat 2\\), Bot3 \\(seat 3\\) to connect/
+OPENING = """() => /Waiting for Bot1 \\(seat 1\\), Bot2 \\(seat 2\\) and Bot3 \\(seat 3\\) to connect/
   .test(document.querySelector('#turn-line').textContent)"""
 
 

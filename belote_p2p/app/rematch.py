@@ -22,6 +22,7 @@ from belote_p2p.protocol.identity import Identity
 from belote_p2p.protocol.table import TableDefinition
 
 from .web.options import WebOptions
+from .wording import listed
 
 QUESTION = "Play again, same players and seats, the deal passed on? [y/N] "
 
@@ -103,7 +104,7 @@ async def host_again(
 ) -> tuple[TableDefinition, bytes] | None:
     """The host's side, on the host's port (``hand_over``, as for the lobby): the new table
     and our proposal of it, or None (after saying why, with ``say``)."""
-    others = " and ".join(s.name for s in old.seats[1:])
+    others = listed([s.name for s in old.seats[1:]])
     say(f"Asking {others} whether they want another game...")
     try:
         definition, proposal = await host_rematch(

@@ -55,6 +55,7 @@ from .profile import ImportStatus, ProfileError, level_for_xp, open_db, record_g
 from .seatview import SIGNED_OUT
 from .tui import Control, TableView, TerminalUI, TuiPlayer, detach_output
 from .web.options import WebOptions
+from .wording import listed
 
 if TYPE_CHECKING:
     from .web.table import WebTable
@@ -400,7 +401,7 @@ async def say_whom_we_wait_for(
         if not absent:
             return
         if waited >= MESH_PATIENCE and not told:
-            who = ", ".join(f"{names.get(mesh.roster[s], '?')} (seat {s})" for s in absent)
+            who = listed([f"{names.get(mesh.roster[s], '?')} (seat {s})" for s in absent])
             say(f"Waiting for {who} to connect to the table (up to {timeout:g} s)...")
             told = True
         await trio.sleep(0.5)
