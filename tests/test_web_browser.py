@@ -604,7 +604,7 @@ def test_a_rematch_the_host_does_not_offer_is_said_in_the_lobby(
         assert re.search(rf"{name} \[[0-9a-f-]{{19}}\] joined: seat {seat}\b", host.output)
 
 
-OPENING = """() => /Waiting for Bot1 \\(seat 1\\), Bot2 \\(seat 2\\) and Bot3 \\(seat 3\\) to connect/
+OPENING = """() => /Waiting for Bot1 \\(seat 1\\), Bot2 \\(seat 2\\) and Bot3 \\(seat 3\\) to/
   .test(document.querySelector('#turn-line').textContent)"""
 
 
@@ -707,3 +707,29 @@ def test_the_table_on_a_phone(browser: Any, tmp_path: Path) -> None:
         assert host.wait() == 0, host.output
     finally:
         host.stop()
+
+
+HOSTING = """() => document.querySelector('#lobby').dataset.busy === 'true'
+  && /waiting for 1 more player\\.\\nOthers join with: +belote-p2p join belote2/
+    .test(document.querySelector('#lobby-status').textContent)"""
+
+
+def test_the_lobby_quits_while_its_table_waits_for_a_player(browser: Any, tmp_path: Path) -> None:
+    """Hosting with two bots: the lobby counts the person missing (not the bots) and shows
+    the invitation code; Quit works while the table waits."""
+    home = tmp_path / "home"
+    lobby = Served("web", "--name", "Alice", "--home", home)
+    try:
+        page = browser.new_context(viewport=DESKTOP).new_page()
+        page.set_default_timeout(WAIT_MS)
+        page.goto(lobby.page_url())
+        page.locator("#lobby").wait_for(state="visible")
+        page.locator("#host-port").fill("0")
+        page.locator("#host-bots").select_option("2")
+        page.locator("#host-button").click()
+        page.wait_for_function(HOSTING)
+        assert page.locator("#quit-button").is_enabled()
+        page.locator("#quit-button").click()
+        assert lobby.wait() == 0, lobby.output
+    finally:
+        lobby.stop()

@@ -286,11 +286,15 @@ def _describe(t: Transcript) -> str:
 async def run_lobby(lobby: WebLobby, web: WebOptions) -> int:
     server = lobby.server
     async with trio.open_nursery() as nursery:
-        lobby.nursery = nursery
         await nursery.start(server.run)
-        await lobby.refresh()
-        async with page_opened(server, web):
-            await lobby.quit.wait()
+        async with trio.open_nursery() as steps:
+            lobby.nursery = steps
+            await lobby.refresh()
+            async with page_opened(server, web):
+                await lobby.quit.wait()
+            # Quit always works: a step still running (a table waiting for players, a
+            # rematch nobody answers) ends with the lobby (a game on refuses Quit).
+            steps.cancel_scope.cancel()
         server.close()
     return 0
 
