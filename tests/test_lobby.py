@@ -570,3 +570,28 @@ def test_the_host_refuses_a_joiner_at_its_prompt_and_the_next_one_sits(tmp_path:
                 proc.kill()
                 proc.wait(timeout=10)
         term.close()
+
+
+def test_a_joiner_hears_it_waits_and_the_host_hears_it_leave(tmp_path: Path) -> None:
+    """At the terminal: a joiner is told, once proven, that it waits for the others and the
+    host's seating (not a blank screen); when it hangs up, the host is told it left."""
+    host = Terminal(
+        cli_argv("host", "--target", "51", "--port", "0", "--bind", LOOPBACK, "--no-beacon",
+                 "--home", tmp_path / "home", "--name", "Ann", "--no-rematch"),
+        environment(), tmp_path,
+    )  # fmt: skip
+    try:
+        port = int(host.expect(r"belote-p2p join 127\.0\.0\.1:(\d+)").group(1))
+        bob = Terminal(
+            cli_argv("join", f"{LOOPBACK}:{port}", "--name", "Bob", "--home", tmp_path / "Bob",
+                     "--bind", LOOPBACK, "--no-rematch"),
+            environment(), tmp_path,
+        )  # fmt: skip
+        try:
+            bob.expect(r"In the lobby: waiting for the other players, then the host arranges")
+            host.expect(r"Bob \[[0-9a-f-]{19}\] joined: seat 1 \(waiting for 2 more\)")
+        finally:
+            bob.close()
+        host.expect(r"Bob \[[0-9a-f-]{19}\] left the lobby \(waiting for 3 more\)")
+    finally:
+        host.close()

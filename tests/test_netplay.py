@@ -218,6 +218,10 @@ async def test_demo_runs_four_processes_to_an_agreed_end(tmp_path: Path) -> None
     assert max(scores) >= 151
     assert f"All 4 peers agree: final scores {scores[0]}-{scores[1]}" in out
     assert "Score sheet" in out and "Round 1" in out
+    # One naming rule for bots: a bot is named for its seat, the demo's host Bot0.
+    for seat in (1, 2, 3):
+        assert re.search(rf"Bot{seat} \[[0-9a-f-]{{19}}\] joined: seat {seat}\b", out), out
+    assert "  Bot0 & Bot2:" in out and "  Bot1 & Bot3:" in out, out
 
 
 def test_resume_without_an_unfinished_game_says_so(tmp_path: Path) -> None:
@@ -275,7 +279,7 @@ async def test_join_finds_a_beaconing_host_and_every_peer_records_its_xp(
     assert len(results) == 2 and all(r["ok"] and r["xp"] >= 15 for r in results)
     # The host's profile holds the game and its XP; so do the joiner's and each bot's.
     host_key = Identity.load_or_create(host_home).public_key_bytes
-    for home in (host_home, joiner_home, host_home / "bots" / "1", host_home / "bots" / "2"):
+    for home in (host_home, joiner_home, host_home / "bots" / "2", host_home / "bots" / "3"):
         with open_db(Home(home).profile_db) as conn:
             assert [p.games for p in all_players(conn)] == [1, 1, 1, 1], home
             host_stats = find_players(conn, fingerprint(host_key))

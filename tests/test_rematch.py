@@ -52,10 +52,9 @@ async def rematch(
             hosted.append(exc)
 
     async def join(seat: int) -> None:
-        key = ids[seat].public_key_bytes
         try:
             joined[seat] = await join_rematch(
-                LOOPBACK, port, old, key, ports[seat - 1], wants[seat], dial_for=5
+                LOOPBACK, port, old, ids[seat], ports[seat - 1], wants[seat], dial_for=5
             )
         except NoRematch as exc:
             joined[seat] = exc
@@ -99,7 +98,7 @@ async def test_a_host_that_offers_nothing_is_said_in_words() -> None:
     port = address_of(listener)[1]
     await listener.aclose()  # nobody gathers answers there
     with trio.fail_after(10), pytest.raises(NoRematch, match="offers no other game"):
-        await join_rematch(LOOPBACK, port, OLD, IDS[1].public_key_bytes, 6001, True, dial_for=1)
+        await join_rematch(LOOPBACK, port, OLD, IDS[1], 6001, True, dial_for=1)
 
 
 def test_a_joiner_signs_only_the_same_table_with_the_deal_passed_on() -> None:
@@ -159,3 +158,47 @@ async def test_a_rematch_at_three_and_at_two_seats(variant: str) -> None:
     assert isinstance(hosted, NoRematch) and f"{name} does not want to play again" in str(hosted)
     for seat in range(1, seats - 1):
         assert isinstance(joined[seat], NoRematch)
+
+
+async def test_an_answer_in_another_players_name_counts_for_nothing() -> None:
+    """A stranger who knows seat 2's key says no in its name (and would move its address):
+    its signature does not prove the key, the host refuses it, and seat 2's own answer
+    holds."""
+    from belote_p2p.net.lobby import MAX_LOBBY_FRAME, parse_challenge
+    from belote_p2p.net.rematch import again_message, prove_again
+    from belote_p2p.net.transport import FramedStream
+
+    (listener,) = await open_listeners(1)
+    port = address_of(listener)[1]
+    stranger = make_table("coinche", seed=9)[1][1]
+    joined: dict[int, LobbyAnswer] = {}
+    hosted: list[tuple[TableDefinition, bytes]] = []
+
+    async def yes() -> bool:
+        return True
+
+    async def host() -> None:
+        hosted.append(await host_rematch(OLD, IDS[0], [listener], 5000, yes))
+
+    async def forge() -> bytes:
+        message = again_message(OLD, IDS[2].public_key_bytes, 6666, False)
+        async with FramedStream(
+            await trio.open_tcp_stream(LOOPBACK, port), max_frame=MAX_LOBBY_FRAME
+        ) as conn:
+            await conn.send(message)
+            await conn.send(prove_again(stranger, message, parse_challenge(await conn.receive())))
+            return await conn.receive()
+
+    async def join(seat: int) -> None:
+        joined[seat] = await join_rematch(LOOPBACK, port, OLD, IDS[seat], 6000 + seat, True)
+
+    with trio.fail_after(30):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(host)
+            with pytest.raises(JoinRefused, match="not signed by the key it names"):
+                parse_challenge(await forge())  # the host's error, in the challenge's place
+            for seat in (1, 2, 3):
+                nursery.start_soon(join, seat)
+    definition, _ = hosted[0]
+    assert definition.seats[2].address == f"{LOOPBACK}:6002"
+    assert all(joined[s].definition == definition for s in (1, 2, 3))

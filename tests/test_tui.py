@@ -17,6 +17,7 @@ import trio.testing
 from helpers import dealt, random_deck
 from rich.console import Console
 
+from belote_p2p.app.seatview import TRICK_HOLD
 from belote_p2p.app.tui import (
     WIDTH,
     Command,
@@ -817,3 +818,23 @@ def test_to_plain() -> None:
     assert to_plain("▶ Master: Bob with 10♥ ★ · Q♠ → Ann…") == (
         "Master: Bob with 10H , QS won by Ann..."
     )
+
+
+async def test_any_key_puts_the_completed_trick_away(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    """A completed trick stays on show until the next trick's first card; any key the
+    person presses (not only Enter) puts it away sooner, and the key types on."""
+    ui, out = live_ui()
+    ui.on_event(TableReady())
+    for event, state in round_events(dealt(CLASSIC, 3), 3):
+        if isinstance(event, DecisionNeeded):
+            continue  # nobody asks here: the table alone is watched
+        ui.on_event(event)
+        played = isinstance(event, ActionTaken) and state.phase is Phase.PLAY
+        if played and state.tricks and not state.trick:
+            break  # a trick just completed, the next not begun
+    assert " won by " in screen_of(out)
+    ui.key_pressed()
+    assert ui.view.trick_on_show(trio.current_time(), TRICK_HOLD) is None
+    assert " won by " not in screen_of(out)

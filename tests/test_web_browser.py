@@ -13,7 +13,9 @@ Nothing here sleeps: every wait is for a condition of the page or for the proces
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import signal
 import subprocess
 import threading
@@ -22,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import cli_argv, source_pythonpath
+from helpers import LOOPBACK, cli_argv, source_pythonpath
 
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = Path(os.environ.get("BELOTE_CHROMIUM", "/usr/bin/chromium"))
@@ -88,7 +90,8 @@ FITS = """() => {
 class Served:
     """``belote-p2p ARGS`` serving a page (``--no-browser``), in its own process group.
     ``told``: the line that names what :meth:`page_url` waits for (its rest), and
-    ``flags``: what the command needs to print it (another command's: a host's watch code)."""
+    ``flags``: what the command needs to print it (none: a process without a page of its own,
+    such as a host whose watch code is read)."""
 
     def __init__(
         self, *args: object, told: str = "Table page: ", flags: tuple[str, ...] = ("--no-browser",)
@@ -103,17 +106,36 @@ class Served:
         self.lines: list[str] = []
         self.url: str | None = None
         self._served = threading.Event()
+        self._more = threading.Condition()
+        self._ended = False
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
 
     def _read(self) -> None:
         assert self.proc.stdout is not None
         for line in self.proc.stdout:
-            self.lines.append(line)
+            with self._more:
+                self.lines.append(line)
+                self._more.notify_all()
             if line.startswith(self.told):
                 self.url = line[len(self.told) :].strip()
                 self._served.set()
+        with self._more:
+            self._ended = True
+            self._more.notify_all()
         self._served.set()  # the process ended (with or without a page)
+
+    def line(self, pattern: str) -> re.Match[str]:
+        """The first line of output that ``pattern`` matches (waited for)."""
+
+        def found() -> re.Match[str] | None:
+            return next(filter(None, (re.search(pattern, x) for x in self.lines)), None)
+
+        with self._more:
+            self._more.wait_for(lambda: found() is not None or self._ended, WAIT_MS / 1000)
+        match = found()
+        assert match is not None, self.output
+        return match
 
     @property
     def output(self) -> str:
@@ -227,6 +249,7 @@ TRICK_WON = """(n) => {
   return t.dataset.won !== '' && filled === n
     && /won by/.test(document.querySelector('#trick-won').textContent);
 }"""
+HELD_UNTIL_NEXT = "() => document.querySelector('#trick').dataset.won === 'until-next'"
 TAPPED = "() => document.querySelector('#turn-line').textContent.includes('tap a card')"
 NO_TIMED_HOLD = "() => document.querySelector('#trick').dataset.won !== 'timed'"
 TICKING = """(start) => {
@@ -293,6 +316,15 @@ def play_game(
                 if not coinche:
                     check_reload_and_second_tab(page, url)
                     continue
+            if "put-away" not in taken and page.evaluate(HELD_UNTIL_NEXT):
+                # The trick we won stays until our card: a click off the cards, or a key
+                # (a tap on a phone), puts it away.
+                taken.add("put-away")
+                if turn % 2:
+                    page.keyboard.press("Shift")
+                else:
+                    page.locator("#title").click()
+                page.wait_for_function("() => document.querySelector('#trick').dataset.won === ''")
             dimmed = page.locator("#hand button.card:not(.legal)")
             if dimmed.count() and "dimmed" not in taken:
                 # A dimmed card says why it cannot be played, and plays nothing.
@@ -528,6 +560,184 @@ def test_a_person_resigns_from_the_page(browser: Any, tmp_path: Path) -> None:
     finally:
         host.stop()
     assert '"resigned": true' in host.output
+
+
+LOBBY_SETTLED = """(text) => document.querySelector('#lobby').dataset.busy === 'false'
+  && document.querySelector('#lobby-status').textContent.includes(text)"""
+
+
+def test_a_rematch_the_host_does_not_offer_is_said_in_the_lobby(
+    browser: Any, tmp_path: Path
+) -> None:
+    """``belote-p2p web`` joins a bots' table whose host offers no other game: after the
+    game, Rematch shows what the seat waits for, then that there is no other game; no step
+    stays greyed, Quit works all along, and a reload shows the same lobby line."""
+    host = Served(
+        "host", "--bot", "random", "--bots", 2, "--name", "Bob", "--target", 1, "--port", 0,
+        "--no-beacon", "--bind", LOOPBACK, "--home", tmp_path / "host", flags=(),
+    )  # fmt: skip
+    lobby = Served("web", "--name", "Alice", "--home", tmp_path / "home", "--bind", LOOPBACK)
+    try:
+        address = host.line(r"Lobby listening on (\S+)")[1]
+        url = lobby.page_url()
+        page = browser.new_context(viewport=DESKTOP).new_page()
+        page.set_default_timeout(WAIT_MS)
+        page.goto(url)
+        page.locator("#lobby").wait_for(state="visible")
+        page.locator("#join-address").fill(address)
+        page.locator("#join-button").click()
+        page.locator("#table").wait_for(state="visible")
+        play_game(page, "classic", url, shots=False)
+        page.locator("#rematch").click()
+        page.locator("#lobby").wait_for(state="visible")
+        assert page.locator("#quit-button").is_enabled()
+        page.wait_for_function(LOBBY_SETTLED, arg="No other game: the host")
+        said = page.locator("#lobby-status").text_content()
+        assert "offers no other game" in said and "Joining" not in said, said
+        assert page.locator("#join-button").is_enabled()
+        page.reload()
+        page.wait_for_function(LOBBY_SETTLED, arg="offers no other game")
+        page.locator("#quit-button").click()
+        assert lobby.wait() == 0, lobby.output
+        assert host.wait() == 0, host.output
+    finally:
+        lobby.stop()
+        host.stop()
+    assert "Asking Bob (the host) for another game" in lobby.output, lobby.output
+    # The host's bot processes take the last seats, each named for its own; Alice the first.
+    for name, seat in (("Alice", 1), ("Bot2", 2), ("Bot3", 3)):
+        assert re.search(rf"{name} \[[0-9a-f-]{{19}}\] joined: seat {seat}\b", host.output)
+
+
+OPENING = """() => /Waiting for Bot1 \\(seat 1\\), Bot2 \\(seat 2\\) and Bot3 \\(seat 3\\) to/
+  .test(document.querySelector('#turn-line').textContent)"""
+
+
+def test_a_resumed_game_whose_peers_are_gone_says_so_in_the_open_tab(
+    browser: Any, tmp_path: Path
+) -> None:
+    """The host's process dies mid-game and its bot processes with it (nobody restarts
+    them); ``resume --web`` on the same page port: the tab left open reconnects by itself,
+    says whom the seat waits for (not "Waiting for the peers…" for ever), then that the game
+    cannot go on, and stays until the person leaves it."""
+    home = tmp_path / "home"
+    host = Served(
+        "host", "--web", "--name", "Alice", "--target", 1000, "--bots", 3, "--port", 0,
+        "--no-beacon", "--home", home,
+    )  # fmt: skip
+    try:
+        url = host.page_url()
+        page = browser.new_context(viewport=DESKTOP).new_page()
+        page.set_default_timeout(WAIT_MS)
+        page.goto(url)
+        page.wait_for_function(MY_DECISION_OR_OVER)
+        os.killpg(host.proc.pid, signal.SIGKILL)
+        host.proc.wait()
+        for info in (home / "bots").glob("*/process.json"):
+            os.kill(json.loads(info.read_text())["pid"], signal.SIGKILL)
+            info.unlink()  # gone for good: resume does not start them again
+    finally:
+        host.stop()
+    web_port = url.split("://", 1)[1].split("/", 1)[0].rsplit(":", 1)[1]
+    again = Served(
+        "resume", "--web", "--web-port", web_port, "--home", home, "--connect-timeout", 8
+    )
+    try:
+        assert again.page_url().split("?")[0] == url.split("?")[0]  # the same page
+        page.wait_for_function(OPENING)
+        page.wait_for_function("() => document.querySelector('#table').dataset.finished === 'true'")
+        said = page.locator("#result-line").text_content()
+        assert "The game could not go on" in said and "did not connect in 8 s" in said, said
+        assert page.locator("#rematch").is_hidden()
+        page.locator("#leave").click()
+        assert again.wait() == 1, again.output
+    finally:
+        again.stop()
+    assert "error: seat 0: the mesh did not open" in again.output, again.output
+
+
+HAND_APART = """() => {
+  const w = window.innerWidth;
+  const rects = Array.from(document.querySelectorAll('#hand button.card'))
+    .map((b) => b.getBoundingClientRect()).sort((a, b) => a.left - b.left);
+  const apart = rects.every((r, i) => i === 0 || rects[i - 1].right <= r.left + 0.5);
+  const inside = rects.every((r) => r.left >= 0 && r.right <= w + 0.5);
+  const tags = Array.from(document.querySelectorAll('#trick .tag')).every((t) => {
+    const r = t.getBoundingClientRect(); return r.left >= 0 && r.right <= w + 0.5; });
+  return {apart, inside, tags, cards: rects.length, widths: rects.map((r) => r.width)};
+}"""
+A_CARD_ON_THE_TABLE = f"""() => ({MY_DECISION_OR_OVER})()
+  && document.querySelector('#table').dataset.phase === 'play'
+  && Number(document.querySelector('#trick').dataset.current) > 0"""
+
+
+def test_the_table_on_a_phone(browser: Any, tmp_path: Path) -> None:
+    """A touch screen of 390x844: the hand's cards side by side (none over another, all on
+    screen), the trick's tags on screen, 'tap a card' and no arrow keys in the prompt, the
+    round's sheet within the screen; screenshots of each (in the temporary folder)."""
+    host = Served(
+        "host", "--web", "--name", "Alice", "--target", 1, "--bots", 3, "--port", 0,
+        "--no-beacon", "--home", tmp_path / "home", "--seed", 11,
+    )  # fmt: skip
+    try:
+        url = host.page_url()
+        context = browser.new_context(viewport=PHONE, has_touch=True, is_mobile=True)
+        page = context.new_page()
+        page.set_default_timeout(WAIT_MS)
+        page.goto(url)
+        page.wait_for_function(MY_DECISION_OR_OVER)
+        shot(page, "phone-first-decision")
+        while not page.evaluate(A_CARD_ON_THE_TABLE):
+            # Pass or play the first legal card (a tap) until others' cards lie on the felt.
+            before = page.locator("#table").get_attribute("data-decision")
+            if page.locator("#table").get_attribute("data-phase") == "play":
+                page.locator("#hand button.card.legal").first.tap()
+            else:
+                bid(page, False, {"bid": False})
+            page.wait_for_function(DECISION_GONE, arg=before)
+            page.wait_for_function(MY_DECISION_OR_OVER)
+        laid = page.evaluate(HAND_APART)
+        assert laid["apart"] and laid["inside"] and laid["tags"], laid
+        assert min(laid["widths"]) >= 40, laid  # a card is still a finger's width
+        check_fits(page)
+        line = page.locator("#turn-line").text_content()
+        assert "tap a card" in line and "arrow" not in line and "←" not in line, line
+        shot(page, "phone-mid-trick")
+        play_game(page, "classic", url, shots=False)
+        page.locator("#summary").wait_for(state="visible")
+        sheet = page.evaluate(SHEET_FITS)
+        assert sheet["fits"], sheet
+        shot(page, "phone-summary")
+        page.locator("#leave").tap()
+        assert host.wait() == 0, host.output
+    finally:
+        host.stop()
+
+
+HOSTING = """() => document.querySelector('#lobby').dataset.busy === 'true'
+  && /waiting for 1 more player\\.\\nOthers join with: +belote-p2p join belote2/
+    .test(document.querySelector('#lobby-status').textContent)"""
+
+
+def test_the_lobby_quits_while_its_table_waits_for_a_player(browser: Any, tmp_path: Path) -> None:
+    """Hosting with two bots: the lobby counts the person missing (not the bots) and shows
+    the invitation code; Quit works while the table waits."""
+    home = tmp_path / "home"
+    lobby = Served("web", "--name", "Alice", "--home", home)
+    try:
+        page = browser.new_context(viewport=DESKTOP).new_page()
+        page.set_default_timeout(WAIT_MS)
+        page.goto(lobby.page_url())
+        page.locator("#lobby").wait_for(state="visible")
+        page.locator("#host-port").fill("0")
+        page.locator("#host-bots").select_option("2")
+        page.locator("#host-button").click()
+        page.wait_for_function(HOSTING)
+        assert page.locator("#quit-button").is_enabled()
+        page.locator("#quit-button").click()
+        assert lobby.wait() == 0, lobby.output
+    finally:
+        lobby.stop()
 
 
 # -- a watcher's page ---------------------------------------------------------------------------

@@ -18,7 +18,7 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -37,6 +37,20 @@ from .seat import SeatOptions
 BOT_PROCESS_GRACE = 60.0
 """Seconds the host waits for its bot processes once its own game is over."""
 PROCESS_FILE = "process.json"
+
+
+def bot_name(seat: int) -> str:
+    """A bot's name, by its seat (one rule for ``host --bots``, ``demo`` and the web
+    lobby's bots): ``Bot0`` the host's own (the demo's), ``Bot2`` the bot process at seat 2,
+    so that "Bot0 & Bot2 win" names a team and the seats read as the names."""
+    return f"Bot{seat}"
+
+
+def bot_seats(seats: int, bots: int) -> range:
+    """The seats of ``host --bots``'s bot processes at a table of ``seats``: the last
+    ``bots`` (each asks for its own, ``join --seat``); the people who join take the seats
+    before them."""
+    return range(seats - bots, seats)
 
 
 @dataclass
@@ -104,12 +118,15 @@ async def run_bot_process(proc: BotProcess, spec: str) -> None:
 def bot_command(
     k: int, lobby: str, options: SeatOptions, bot: str, *, rematch: bool = False
 ) -> list[str]:
-    """The command line of bot process ``k``; ``rematch``: it says yes to another game."""
+    """The command line of the bot process of seat ``k`` (:func:`bot_seats`), which asks
+    for that seat under its name (:func:`bot_name`); ``rematch``: it says yes to another
+    game."""
     cmd = [sys.executable, "-m", "belote_p2p", "join", lobby, "--bot", bot, "--json"]
     cmd.append("--rematch" if rematch else "--no-rematch")
-    cmd += ["--name", f"Bot{k}", "--home", str(options.home.bot(k))]
+    cmd += ["--name", bot_name(k), "--seat", str(k), "--home", str(options.home.bot(k))]
     cmd += ["--bind", options.bind, "--quiet", "--bot-deadline", str(options.bot_deadline)]
     cmd += ["--person-deadline", str(options.person_deadline), "--grace", str(options.grace)]
+    cmd += ["--connect-timeout", str(options.connect_timeout)]
     if options.seed is not None:
         cmd += ["--seed", str(options.seed + k)]
     if options.timing_log is not None:
@@ -164,17 +181,18 @@ async def restart_bot_processes(home: Home, definition: TableDefinition) -> list
 
 
 def check_agreement(
-    result: PeerResult, others: Sequence[dict[str, Any] | None], quiet: bool
+    result: PeerResult, others: Mapping[int, dict[str, Any] | None], quiet: bool
 ) -> int:
-    """1 unless every bot process reported the host's final scores. A bot process whose
-    bot failed some decisions (a stand-in played them) is named with its counts."""
-    for k, r in enumerate(others, 1):
+    """1 unless every bot process (``others``: its result by its number) reported the
+    host's final scores. A bot process whose bot failed some decisions (a stand-in played
+    them) is named with its counts."""
+    for k, r in others.items():
         counts = r.get("fallbacks") if r else None
         if isinstance(counts, dict) and failed(counts):
             print(f"Bot process {k}: {fallback_text(counts)}", flush=True)
     ours = list(result.state.scores)
-    scores = [ours] + [r.get("scores") if r else None for r in others]
-    if all(s == ours for s in scores) and all(r and r.get("ok") for r in others):
+    scores = [ours] + [r.get("scores") if r else None for r in others.values()]
+    if all(s == ours for s in scores) and all(r and r.get("ok") for r in others.values()):
         if not quiet:
             final = "-".join(str(x) for x in ours)
             print(f"All {len(scores)} peers agree: final scores {final}", flush=True)

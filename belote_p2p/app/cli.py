@@ -35,7 +35,8 @@ def _command_of(argv: Sequence[str]) -> str | None:
 
 
 class HelpFormatter(argparse.HelpFormatter):
-    """Every option's help ends with its default, unless it already says it. A flag's
+    """Every option's help ends with its default in brackets, ``(60)``, the form the
+    hand-written ones take, unless it already says it. A flag's
     default is said in words where it matters (``--no-listen``'s stored True is no default
     a person can read), a pair ``--x/--no-x`` says ``on`` or ``off``, and a default that is
     no single value (a list, a tuple) is left to the help text."""
@@ -54,10 +55,10 @@ class HelpFormatter(argparse.HelpFormatter):
             return text
         if isinstance(action, argparse.BooleanOptionalAction):
             shown = "on" if default else "off"
-            return text if f"({shown})" in text else f"{text} (default: {shown})"
+            return text if f"({shown})" in text else f"{text} ({shown})"
         if any(f"({shown}" in text or f"default {shown}" in text for shown in _shown(default)):
             return text
-        return f"{text} (default: {_shown(default)[-1]})"
+        return f"{text} ({_shown(default)[-1]})"
 
 
 _SILENT_ACTIONS = (

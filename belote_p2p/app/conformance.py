@@ -909,7 +909,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument(
         "--vectors",
         metavar="DIR",
-        help="the vectors folder (default: protocol/vectors here or in the source tree)",
+        help="the vectors folder (protocol/vectors here or in the source tree)",
     )
     p.add_argument(
         "--only",

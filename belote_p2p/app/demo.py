@@ -12,6 +12,7 @@ from pathlib import Path
 from belote_p2p.app.argtypes import positive_int
 from belote_p2p.game.rules import RULE_SETS, rule_set
 
+from .botprocs import bot_name
 from .home import Home
 from .host import host_game
 from .seat import SeatOptions, add_seat_arguments, run_main
@@ -29,7 +30,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         # Without --home the identities and transcripts go with the temporary directory.
         home = Home(Path(args.home) if args.home else Path(tmp))
         options = SeatOptions(
-            name="Bot0",
+            name=bot_name(0),
             home=home,
             bot=args.bot,
             seed=args.seed,
@@ -39,6 +40,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
             bot_deadline=args.bot_deadline,
             person_deadline=args.person_deadline,
             grace=args.grace,
+            connect_timeout=args.connect_timeout,
         )
         n = WORDS[rules.seats]
         print(f"Demo: {n} {args.bot} bots, {n} processes, one table on 127.0.0.1", flush=True)

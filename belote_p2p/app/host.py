@@ -19,7 +19,7 @@ from __future__ import annotations
 import argparse
 import errno
 import sys
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from functools import partial
 
 import trio
@@ -54,7 +54,15 @@ from belote_p2p.players.bots import make_bot
 from belote_p2p.protocol.identity import fingerprint
 from belote_p2p.protocol.relay import DEFAULT_RELAY_PORT
 
-from .botprocs import BOT_PROCESS_GRACE, BotProcess, bot_command, check_agreement, run_bot_process
+from .botprocs import (
+    BOT_PROCESS_GRACE,
+    BotProcess,
+    bot_command,
+    bot_name,
+    bot_seats,
+    check_agreement,
+    run_bot_process,
+)
 from .home import mention_unfinished
 from .lan import (
     DEFAULT_BEACON_ADDRESSES,
@@ -64,7 +72,7 @@ from .lan import (
     beacon_addresses,
     send_last_beacon,
 )
-from .rematch import asker, host_again
+from .rematch import asker, host_again, speaker
 from .seat import (
     SeatOptions,
     add_seat_arguments,
@@ -147,11 +155,37 @@ async def host_game(
     say(f"  (or, where this address reaches us:  belote-p2p join {shown} --name Bob)")
     say_watch_code(invitation, watch, say)
 
+    tell = options.web.tell if options.web is not None else None
+
+    def lobby_news(news: str) -> None:
+        """A joiner came or went: said at the terminal, and on the lobby page."""
+        say(f"  {news}" + waiting())
+        tell_page(f"{news}. ")
+
+    def tell_page(news: str) -> None:
+        """The lobby page's line (the page has no scrolling log): the last news, what the
+        table waits for and how others join."""
+        if tell is None:
+            return
+        seats = bot_seats(rules.seats, bots)
+        bots_in = sum(1 for at, r in lobby.seating() if at in seats and r.name == bot_name(at))
+        people = rules.seats - 1 - bots - (len(lobby.joined) - bots_in)
+        if people > 0:
+            state = f"waiting for {people} more player{'s' if people != 1 else ''}"
+        else:
+            state = "full" if lobby.full else "waiting for its bots to sit down"
+        line = f"{news}Your table ({rules.name} to {rules.target}) is {state}."
+        if people > 0:
+            line += f"\nOthers join with:  belote-p2p join {code} --name Bob"
+        tell(line)
+
+    tell_page("")
+
     def joined(seat: int, request: JoinRequest) -> None:
-        say(f"  {request.name} [{fingerprint(request.key)}] joined: seat {seat}" + waiting())
+        lobby_news(f"{request.name} [{fingerprint(request.key)}] joined: seat {seat}")
 
     def left(request: JoinRequest) -> None:
-        say(f"  {request.name} [{fingerprint(request.key)}] left" + waiting())
+        lobby_news(f"{request.name} [{fingerprint(request.key)}] left the lobby")
 
     def waiting() -> str:
         more = lobby.missing
@@ -166,7 +200,7 @@ async def host_game(
             options.home.bot(k),
             hold_log=player is None,
         )
-        for k in range(1, bots + 1)
+        for k in bot_seats(rules.seats, bots)
     ]
 
     def table_beacon(free: int) -> Beacon | None:
@@ -210,20 +244,13 @@ async def host_game(
     def hand_over(handler: Callable[[trio.abc.Stream], Awaitable[None]] | None) -> None:
         port_service.lobby = handler
 
-    watchers: list[trio.Nursery] = []
-    connect_timeout = options.peer_config(0).connect_timeout
-
     def on_mesh(mesh: Mesh) -> None:
         port_service.set_mesh(mesh.incoming)
-        names = {r.key: r.name for r in (lobby.host, *lobby.joined)}
-        for nursery in watchers:
-            nursery.start_soon(say_whom_we_wait_for, mesh, names, connect_timeout, say)
 
     result: PeerResult | None = None
     seated = False
     async with trio.open_nursery() as service:
         await service.start(port_service.serve, listeners)
-        watchers.append(service)
         async with trio.open_nursery() as nursery:
             for proc in procs:
                 nursery.start_soon(run_bot_process, proc, fill)
@@ -255,7 +282,8 @@ async def host_game(
                     port_service.set_mesh(None)  # the next table's connections wait for it
                     ask_again = asker(player is None, options.web)
                     again = await host_again(definition, identity, own_port, ask_again,
-                                             hand_over, invitation.relay)  # fmt: skip
+                                             hand_over, invitation.relay,
+                                             speaker(options.web))  # fmt: skip
                     if again is None:
                         break
                     definition, proposal = again
@@ -297,32 +325,10 @@ async def host_game(
             print(f"error: bot process {proc.number} exited with {proc.status}", file=sys.stderr)
             status = 1
     if procs:
-        status = max(status, check_agreement(result, [p.result for p in procs], options.quiet))
+        status = max(
+            status, check_agreement(result, {p.number: p.result for p in procs}, options.quiet)
+        )
     return status
-
-
-MESH_PATIENCE = 5.0
-"""Seconds the host waits for the other peers' connections before it says it waits."""
-
-
-async def say_whom_we_wait_for(
-    mesh: Mesh, names: Mapping[bytes, str], timeout: float, say: Callable[[str], None]
-) -> None:
-    """Once, if the other peers have not all connected within :data:`MESH_PATIENCE`
-    seconds: who we still wait for, and how long we wait (the mesh's own deadline ends it).
-    Returns once they all have."""
-    waited = 0.0
-    told = False
-    while True:
-        absent = sorted(mesh.never_connected)
-        if not absent:
-            return
-        if waited >= MESH_PATIENCE and not told:
-            who = ", ".join(f"{names.get(mesh.roster[s], '?')} (seat {s})" for s in absent)
-            say(f"Waiting for {who} to connect to the table (up to {timeout:g} s)...")
-            told = True
-        await trio.sleep(0.5)
-        waited += 0.5
 
 
 def describe_seats(lobby: Lobby) -> str:

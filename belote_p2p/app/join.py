@@ -50,7 +50,7 @@ from .lan import (
     beacon_addresses,
     choose_table,
 )
-from .rematch import asker, join_again
+from .rematch import asker, join_again, speaker
 from .seat import (
     SeatOptions,
     add_seat_arguments,
@@ -172,7 +172,7 @@ async def join_game(
         while result.finished and options.offers_rematch(player is None):
             again = await join_again(
                 answer.definition, identity, options.bind, options.listen, where,
-                asker(player is None, options.web),
+                asker(player is None, options.web), speaker(options.web),
             )  # fmt: skip
             if again is None:
                 break
@@ -212,12 +212,18 @@ async def reach_lobby(
                 host, port, options.name, identity, mesh_port,
                 wait=DEFAULT_WAIT, seat=seat, partner=partner, table_id=table_id,
                 connect_timeout=INVITATION_CONNECT_TIMEOUT if quick else 10.0,
+                on_proven=None if options.quiet else waiting_for_the_table,
             )  # fmt: skip
         except HostUnreachable as exc:
             failures.append(str(exc))
             continue
         return answer, (host, port)
     raise LobbyError("; ".join(failures))
+
+
+def waiting_for_the_table() -> None:
+    print("In the lobby: waiting for the other players, then the host arranges the seats "
+          "(the table shows when the game begins).", flush=True)  # fmt: skip
 
 
 def cmd_join(args: argparse.Namespace) -> int:

@@ -257,5 +257,5 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "JSON answer per line: the tricks and score, the next legal cards, the first illegal "
         "play, or an error. Exit status 2 if any line was malformed.",
     )
-    p.add_argument("file", nargs="?", metavar="FILE", help="JSON Lines file (default: stdin)")
+    p.add_argument("file", nargs="?", metavar="FILE", help="JSON Lines file (stdin)")
     p.set_defaults(func=command)

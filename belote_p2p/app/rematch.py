@@ -22,6 +22,7 @@ from belote_p2p.protocol.identity import Identity
 from belote_p2p.protocol.table import TableDefinition
 
 from .web.options import WebOptions
+from .wording import listed
 
 QUESTION = "Play again, same players and seats, the deal passed on? [y/N] "
 
@@ -72,9 +73,24 @@ def next_dealer_text(definition: TableDefinition) -> str:
     return f"A new game: {definition.seats[dealer].name} deals first."
 
 
-def say(text: str) -> None:
+def print_line(text: str) -> None:
     with contextlib.suppress(OSError):  # the terminal may be gone
         print(text, flush=True)
+
+
+def speaker(web: WebOptions | None) -> Callable[[str], None]:
+    """Where what happens to a rematch is said: the terminal, and the page's lobby line
+    when the browser is the seat's (:attr:`~.web.options.WebOptions.tell`), so that a page
+    never shows a stale step while the others answer, nor misses a refusal."""
+    tell = web.tell if web is not None else None
+    if tell is None:
+        return print_line
+
+    def both(text: str) -> None:
+        print_line(text)
+        tell(text)
+
+    return both
 
 
 async def host_again(
@@ -84,9 +100,12 @@ async def host_again(
     ask: Callable[[], Awaitable[bool]],
     hand_over: Callable[[Callable[[trio.abc.Stream], Awaitable[None]] | None], None],
     relay: str | None,
+    say: Callable[[str], None] = print_line,
 ) -> tuple[TableDefinition, bytes] | None:
     """The host's side, on the host's port (``hand_over``, as for the lobby): the new table
-    and our proposal of it, or None (after saying why)."""
+    and our proposal of it, or None (after saying why, with ``say``)."""
+    others = listed([s.name for s in old.seats[1:]])
+    say(f"Asking {others} whether they want another game...")
     try:
         definition, proposal = await host_rematch(
             old, identity, [], mesh_port, ask, hand_over=hand_over, relay=relay,
@@ -106,14 +125,20 @@ async def join_again(
     listen: bool,
     host: tuple[str, int],
     ask: Callable[[], Awaitable[bool]],
+    say: Callable[[str], None] = print_line,
 ) -> tuple[LobbyAnswer, list[trio.SocketListener]] | None:
     """A joiner's side: the host's answer (the new table, our seat, its proposal) and our
-    new mesh listeners (none if we do not ``listen``), or None (after saying why)."""
+    new mesh listeners (none if we do not ``listen``), or None (after saying why, with
+    ``say``)."""
     again = await ask()
+    if again:
+        say(f"Asking {old.seats[0].name} (the host) for another game: every player answers...")
+    else:
+        say(f"Telling {old.seats[0].name} (the host) that you want no other game...")
     listeners = await open_listeners(bind, 0) if listen and again else []
     port = listener_port(listeners[0]) if listeners else 0
     try:
-        answer = await join_rematch(*host, old, identity.public_key_bytes, port, again)
+        answer = await join_rematch(*host, old, identity, port, again)
     except (NoRematch, LobbyError) as exc:
         for listener in listeners:
             await listener.aclose()

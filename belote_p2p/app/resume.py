@@ -146,7 +146,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "resume",
         help="go on with a game after a crash",
         description="Resume this identity's unfinished game after a crash or a restart: the "
-        "table and seat come from the transcript (default: the one unfinished game in "
+        "table and seat come from the transcript (by default the one unfinished game in "
         "--home), the peer listens again at its address, reconnects and plays on. Give the "
         "same --home and player (--bot) as before, and --relay if the table used a relay "
         "other than the host's port.",

@@ -18,7 +18,7 @@ import signal
 import socket
 import sqlite3
 import sys
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
@@ -56,6 +56,7 @@ from .profile import ImportStatus, ProfileError, level_for_xp, open_db, record_g
 from .seatview import SIGNED_OUT
 from .tui import Control, TableView, TerminalUI, TuiPlayer, detach_output
 from .web.options import WebOptions
+from .wording import listed
 
 if TYPE_CHECKING:
     from .web.table import WebTable
@@ -73,6 +74,8 @@ class SeatOptions:
     bot_deadline: float
     person_deadline: float = 60.0
     grace: float = 120.0
+    connect_timeout: float = 60.0
+    """Seconds the mesh has to open (every other peer connected), at the start or a resume."""
     plain: bool = False
     """A person's seat in plain lines, without the frame or colours."""
     autoplay: str | None = "rules"
@@ -113,6 +116,7 @@ class SeatOptions:
             bot_deadline=self.bot_deadline,
             bot_seats=bots,
             grace=self.grace,
+            connect_timeout=self.connect_timeout,
         )
 
     @property
@@ -256,6 +260,7 @@ async def play_seat(
     control: PeerControl | None = None,
     stopped: trio.Event | None = None,
     on_step: Callable[[Sequence[Envelope]], None] | None = None,
+    notice: Callable[[str], None] | None = None,
 ) -> PeerResult:
     """Play ``seat`` with ``player`` (None: a person, through the terminal table, or the
     browser's with ``options.web``), record the experience, and print the ``RESULT`` line.
@@ -266,7 +271,8 @@ async def play_seat(
     ``host_address`` where we reached the host's port (the mesh dials seat 0 there);
     ``control`` resigns or chats for a user interface other than the terminal's; ``stopped``
     is set when a signal ends the seat (:func:`watch_signals`); ``on_step`` sees the
-    envelopes each step of the session accepted (the host's watchers, :mod:`.watch`)."""
+    envelopes each step of the session accepted (the host's watchers, :mod:`.watch`);
+    ``notice`` shows a line to the person where the terminal does not (the browser's table)."""
     if player is None and options.web is not None:
         return await play_in_browser(
             definition, seat, identity, listeners, options, options.web,
@@ -298,6 +304,17 @@ async def play_seat(
         except OSError:  # the terminal is gone (closed with the game)
             detach_output()
 
+    def tell(text: str) -> None:
+        """A line for the person: in the terminal's frame, or printed, and on the page."""
+        if ui is not None:
+            ui.say(text)
+        elif not options.quiet:
+            say(text)
+        if notice is not None:
+            notice(text)
+
+    names = {s.key: s.name for s in definition.seats}
+    config = options.peer_config(seat)
     logs = log_to_file(options.home.log) if ui is not None else contextlib.nullcontext()
     failed: PeerError | None = None
     try:
@@ -306,6 +323,14 @@ async def play_seat(
                 await nursery.start(partial(watch_signals, control, ui, say, stopped=stopped))
                 if ui is not None:
                     await nursery.start(ui.run)
+
+                def opening(mesh: Mesh) -> None:
+                    # Whoever we wait for, said once if the mesh is slow to open.
+                    if on_mesh is not None:
+                        on_mesh(mesh)
+                    timeout = config.connect_timeout
+                    nursery.start_soon(say_whom_we_wait_for, mesh, names, timeout, tell)
+
                 try:
                     result = await run_peer(
                         definition,
@@ -316,12 +341,12 @@ async def play_seat(
                         listeners=listeners,
                         on_event=callback,
                         on_status=on_status,
-                        config=options.peer_config(seat),
+                        config=config,
                         secrets=options.home.secrets(definition, seat),
                         proposal=proposal,
                         control=control,
                         relay=relay,
-                        on_mesh=on_mesh,
+                        on_mesh=opening,
                         host_address=host_address,
                         on_step=both(*steps) if steps else None,
                     )
@@ -363,6 +388,30 @@ async def play_seat(
     return result
 
 
+MESH_PATIENCE = 5.0
+"""Seconds a seat waits for the other peers' connections before it says it waits."""
+
+
+async def say_whom_we_wait_for(
+    mesh: Mesh, names: Mapping[bytes, str], timeout: float, say: Callable[[str], None]
+) -> None:
+    """Once, if the other peers have not all connected within :data:`MESH_PATIENCE`
+    seconds: who we still wait for, and how long we wait (the mesh's own deadline ends it).
+    Returns once they all have."""
+    waited = 0.0
+    told = False
+    while True:
+        absent = sorted(mesh.never_connected)
+        if not absent:
+            return
+        if waited >= MESH_PATIENCE and not told:
+            who = listed([f"{names.get(mesh.roster[s], '?')} (seat {s})" for s in absent])
+            say(f"Waiting for {who} to connect to the table (up to {timeout:g} s)...")
+            told = True
+        await trio.sleep(0.5)
+        waited += 0.5
+
+
 async def play_in_browser(
     definition: TableDefinition,
     seat: int,
@@ -384,17 +433,31 @@ async def play_in_browser(
     control = PeerControl()
     deadlines = options.peer_config(seat).decision_deadline
     rematch = options.offers_rematch(True)
+    failed: PeerError | None = None
     async with web_seat(
         definition, seat, web, decision_deadline=deadlines, rematch=rematch
     ) as table:
         table.send_chat = control.chat
-        result = await play_seat(
-            definition, seat, identity, web_player(table, options), listeners,
-            replace(options, web=None), transcript=transcript, proposal=proposal,
-            watch=(table.on_event, table.on_status), relay=relay, on_mesh=on_mesh,
-            host_address=host_address, control=control, stopped=table.left, on_step=on_step,
-        )  # fmt: skip
-        table.game_over(outcome_text(result, definition.rules.seats))
+        try:
+            result = await play_seat(
+                definition, seat, identity, web_player(table, options), listeners,
+                replace(options, web=None), transcript=transcript, proposal=proposal,
+                watch=(table.on_event, table.on_status), relay=relay, on_mesh=on_mesh,
+                host_address=host_address, control=control, stopped=table.left,
+                on_step=on_step, notice=table.note,
+            )  # fmt: skip
+        except PeerError as exc:
+            # Said on the page, which stays until the person leaves it (not a page gone
+            # with its process, nor one waiting for the peers for ever).
+            failed = exc
+            text = f"The game could not go on: {exc}."
+            table.game_over(text)
+            if web.tell is not None:
+                web.tell(text)
+        else:
+            table.game_over(outcome_text(result, definition.rules.seats))
+    if failed is not None:
+        raise failed
     return result
 
 
@@ -448,6 +511,7 @@ def seat_options(args: argparse.Namespace, home: Home | None = None) -> SeatOpti
         bot_deadline=args.bot_deadline,
         person_deadline=args.person_deadline,
         grace=args.grace,
+        connect_timeout=args.connect_timeout,
         plain=args.plain,
         autoplay=None if args.autoplay == "none" else args.autoplay,
         json=args.json,
@@ -528,6 +592,10 @@ def add_seat_arguments(p: argparse.ArgumentParser, *, seat: bool = True, name: b
         "--grace", type=seconds, default=120.0, metavar="S",
         help="seconds after its deadline before a silent seat is signed gone (120)",
     )  # fmt: skip
+    p.add_argument(
+        "--connect-timeout", type=positive_seconds, default=60.0, metavar="S",
+        help="seconds for every other peer to connect when the game opens or resumes (60)",
+    )  # fmt: skip
     if not seat:
         return
     if name:
@@ -547,7 +615,7 @@ def add_seat_arguments(p: argparse.ArgumentParser, *, seat: bool = True, name: b
     )  # fmt: skip
     p.add_argument(
         "--relay", metavar="HOST:PORT",
-        help="the relay for the peers that cannot connect directly (default: the host's port)",
+        help="the relay for the peers that cannot connect directly (the host's port)",
     )  # fmt: skip
     p.add_argument("--quiet", action="store_true", help="print only the RESULT line")
     p.add_argument(

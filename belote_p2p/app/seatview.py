@@ -250,6 +250,9 @@ class SeatView:
         self.seats = rules.seats
         self.fingerprints = tuple(fingerprints) if fingerprints else ("",) * self.seats
         self.ready = False
+        self.opening = ""
+        """Who the seat still waits for before the table is ready, once said (the mesh is
+        slow to open: a resume whose peers are gone)."""
         self.number: int | None = None
         self.dealer = rules.first_dealer
         self.scores: tuple[int, ...] = (0,) * (2 if rules.has_teams else self.seats)
@@ -711,7 +714,9 @@ class SeatView:
             if gone is not None:
                 return f"Waiting for {who}: late, signed out in {gone} s", None, ""
             return f"Waiting for {who}", left, "…"
-        return ("Waiting for the next deal…" if self.ready else "Waiting for the peers…"), None, ""
+        if self.ready:
+            return "Waiting for the next deal…", None, ""
+        return self.opening or "Waiting for the peers…", None, ""
 
     def turn_line(self, now: float | None = None, how: str = "") -> str:
         """The turn line as one string at ``now`` (:meth:`turn_parts`)."""

@@ -1193,6 +1193,7 @@ class TerminalUI:
         elif self.live and Keyboard.available(self.fd):
             with Keyboard(self.fd) as keyboard:
                 async for chunk in keyboard.chunks():
+                    self.key_pressed()
                     for ch in chunk:
                         typed = self._key(ch)
                         if typed is not None:
@@ -1201,6 +1202,13 @@ class TerminalUI:
         else:
             async for line in read_lines(self.fd):
                 self.handle_line(line)
+
+    def key_pressed(self) -> None:
+        """Any key puts the completed trick on show away (the person saw it); the key
+        itself goes on to the line being typed."""
+        if self.view.trick_on_show(self.clock(), TRICK_HOLD) is not None:
+            self.view.dismiss_trick()
+            self.redraw()
 
     async def _ticker(self) -> None:
         """Every second: the countdowns, the round screen's time, the warning."""

@@ -77,6 +77,13 @@ def bid_contract_text(
     return f"{who} {contract_word(contract)} {trump}" + (f"{sep}{x}" if x else "")
 
 
+def listed(items: Sequence[str]) -> str:
+    """``A``, ``A and B``, ``A, B and C``."""
+    if len(items) <= 1:
+        return "".join(items)
+    return ", ".join(items[:-1]) + " and " + items[-1]
+
+
 def team_name(names: Sequence[str], team: int) -> str:
     """A team by its players: ``Alice & Carol`` (team 0 is seats 0 and 2)."""
     return f"{names[team]} & {names[team + 2]}"

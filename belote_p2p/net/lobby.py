@@ -199,10 +199,18 @@ class JoinChallenge:
         return cls(data["table"], data["nonce"])
 
 
+def answer_statement(
+    label: bytes, kind: str, message: dict[str, Any], challenge: JoinChallenge
+) -> bytes:
+    """The bytes a peer signs to answer the host's ``challenge`` with ``message`` (PROTOCOL.md
+    §6.0): ``label``, then the canonical map of ``message`` as sent (under ``kind``: ``join``,
+    or ``again`` for a rematch), the host's nonce and the table id."""
+    return label + encode({kind: message, "nonce": challenge.nonce, "table": challenge.table_id})
+
+
 def proof_statement(table_id: bytes, nonce: bytes, request: JoinRequest) -> bytes:
-    """The bytes a joiner signs (PROTOCOL.md §6.0): the label, then the canonical map of
-    its join request as sent, the host's nonce and the table id."""
-    return PROOF_LABEL + encode({"join": request.to_wire(), "nonce": nonce, "table": table_id})
+    """The bytes a joiner signs: :func:`answer_statement` of its join request."""
+    return answer_statement(PROOF_LABEL, "join", request.to_wire(), JoinChallenge(table_id, nonce))
 
 
 def prove(identity: Identity, request: JoinRequest, challenge: JoinChallenge) -> bytes:
@@ -210,19 +218,25 @@ def prove(identity: Identity, request: JoinRequest, challenge: JoinChallenge) ->
     if request.key != identity.public_key_bytes:
         raise ValueError("a join request is proven with its own key")
     sig = identity.sign(proof_statement(challenge.table_id, challenge.nonce, request))
-    return encode({"type": "join-proof", "sig": sig})
+    return proof_frame("join-proof", sig)
 
 
-def parse_proof(data: object) -> bytes:
-    """The signature of a ``join-proof`` map; :class:`KeyNotProven` if it is not one."""
+def proof_frame(kind: str, sig: bytes) -> bytes:
+    """One ``{type: kind, sig}`` frame: a signature answering the host's challenge."""
+    return encode({"type": kind, "sig": sig})
+
+
+def parse_proof(data: object, kind: str = "join-proof") -> bytes:
+    """The signature of a ``kind`` map (``join-proof``, ``again-proof``);
+    :class:`KeyNotProven` if it is not one."""
     if (
         not isinstance(data, dict)
         or set(data) != {"type", "sig"}
-        or data["type"] != "join-proof"
+        or data["type"] != kind
         or type(data["sig"]) is not bytes
         or len(data["sig"]) != SIGNATURE_SIZE
     ):
-        raise KeyNotProven("a join is proven by one join-proof map of a 64-byte signature")
+        raise KeyNotProven(f"a key is proven by one {kind} map of a 64-byte signature")
     return data["sig"]
 
 
@@ -852,12 +866,14 @@ async def join_table(
     seat: int | None = None,
     partner: str | None = None,
     table_id: bytes | None = None,
+    on_proven: Callable[[], None] | None = None,
 ) -> LobbyAnswer:
     """Join the table hosted at ``host:port`` as ``identity``, asking for ``seat`` or
     ``partner`` if given; return the definition, our seat, the host's signature of the
     definition and the relay it names. ``mesh_port`` 0: we accept no connection (a relay
     reaches us). ``table_id``: the table we mean to join (a beacon's id, or the prefix of
-    it an invitation holds); we sign no challenge for another.
+    it an invitation holds); we sign no challenge for another. ``on_proven()`` is called
+    once our proof is sent: from there we wait for the others and the host's seating.
 
     Raises :class:`JoinRefused` when the host refuses us and :class:`LobbyError` for every
     other failure (no connection, a bad answer, no answer within ``wait`` seconds).
@@ -881,6 +897,8 @@ async def join_table(
                 )
             with trio.fail_after(connect_timeout):
                 await conn.send(prove(identity, request, challenge))
+            if on_proven is not None:
+                on_proven()
             with trio.fail_after(wait):
                 answer = await conn.receive()
         except trio.TooSlowError:

@@ -4,7 +4,11 @@ passed on.
 After a game played out, each joiner dials the host's port again (the one it reached the
 lobby at) and says whether it wants another game (``{"type": "again", "table": old table
 id, "key", "port": its new mesh port or 0, "again": bool}``, one frame of canonical msgpack,
-as in the lobby, ``PROTOCOL.md`` §6.0). The host answers every joiner at once when everyone
+as in the lobby, ``PROTOCOL.md`` §6.0), then proves its key as a joiner does in the lobby:
+the host's challenge (the old table id, a fresh nonce), its ``again-proof`` (a signature of
+the answer as sent, the nonce and the table id). An answer whose signature does not verify
+counts for nothing: nobody says no, or moves a seat's address, in another player's name.
+The host answers every joiner at once when everyone
 has answered: the new table (the lobby's ``{"type": "table", "definition", "proposal"}``,
 with the ``relay`` it names if any: a new table id, the same rules with
 the next first dealer, the same names, keys and seats, the new mesh ports) if every seat
@@ -17,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import secrets
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -25,23 +30,31 @@ import trio
 
 from belote_p2p.errors import RemoteProtocolError
 from belote_p2p.game.rules import RuleSet
-from belote_p2p.protocol.identity import Identity
+from belote_p2p.protocol.identity import Identity, fingerprint, verify
 from belote_p2p.protocol.table import TableDefinition
 from belote_p2p.protocol.wire import FrameTooLarge, decode, encode
 
 from .address import format_address
 from .lobby import (
     MAX_LOBBY_FRAME,
+    NONCE_SIZE,
     REQUEST_TIMEOUT,
+    JoinChallenge,
     JoinRefused,
     JoinRequest,
+    KeyNotProven,
     Lobby,
     LobbyAnswer,
     LobbyError,
     _accept_loop,
+    _decode_or_refuse,
     _socket_ips,
+    answer_statement,
     error_message,
     parse_answer,
+    parse_challenge,
+    parse_proof,
+    proof_frame,
     table_message,
 )
 from .transport import ConnectionClosed, FramedStream
@@ -53,6 +66,8 @@ REMATCH_WAIT = 120.0
 DIAL_FOR = 60.0
 """Seconds a joiner keeps dialling a host that does not gather answers yet (it finishes
 its game, or its person is still on the game's page in the browser)."""
+AGAIN_PROOF_LABEL = b"belote-p2p/again-proof/v1\x00"
+"""Domain separation of a joiner's proof of key in a rematch (PROTOCOL.md §6.0)."""
 
 
 class NoRematch(LobbyError):
@@ -85,6 +100,19 @@ def again_message(old: TableDefinition, key: bytes, port: int, again: bool) -> b
     return encode(
         {"type": "again", "table": old.table_id, "key": key, "port": port, "again": again}
     )
+
+
+def again_statement(data: bytes, challenge: JoinChallenge) -> bytes:
+    """The bytes a joiner signs for its rematch answer ``data`` (one canonical map, as
+    sent): :func:`~.lobby.answer_statement` under the rematch's label."""
+    message = decode(data)
+    assert isinstance(message, dict)
+    return answer_statement(AGAIN_PROOF_LABEL, "again", message, challenge)
+
+
+def prove_again(identity: Identity, data: bytes, challenge: JoinChallenge) -> bytes:
+    """Our ``again-proof`` frame for our answer ``data``."""
+    return proof_frame("again-proof", identity.sign(again_statement(data, challenge)))
 
 
 def parse_again(data: bytes, old: TableDefinition) -> tuple[int, int, bool]:
@@ -165,8 +193,20 @@ async def host_rematch(
             try:
                 with trio.fail_after(REQUEST_TIMEOUT):
                     data = await conn.receive()
-                seat, port, again = parse_again(data, old)
+                    seat, port, again = parse_again(data, old)
+                    challenge = JoinChallenge(old.table_id, secrets.token_bytes(NONCE_SIZE))
+                    await conn.send(encode(challenge.to_wire()))
+                    proof = _decode_or_refuse(await conn.receive(), "a rematch proof")
+                key = old.seats[seat].key
+                if not verify(
+                    key, parse_proof(proof, "again-proof"), again_statement(data, challenge)
+                ):
+                    raise KeyNotProven(
+                        f"the rematch answer is not signed by the key it names "
+                        f"({fingerprint(key)}) over this host's challenge"
+                    )
             except (JoinRefused, trio.TooSlowError, ConnectionClosed, FrameTooLarge) as exc:
+                logger.warning("rematch: refused %s: %s", ip, exc)
                 with contextlib.suppress(ConnectionClosed, trio.TooSlowError):
                     with trio.fail_after(REQUEST_TIMEOUT):
                         await conn.send(error_message(str(exc) or "no answer"))
@@ -222,28 +262,31 @@ async def join_rematch(
     host: str,
     port: int,
     old: TableDefinition,
-    key: bytes,
+    identity: Identity,
     mesh_port: int,
     again: bool,
     *,
     dial_for: float = DIAL_FOR,
     wait: float = REMATCH_WAIT,
 ) -> LobbyAnswer:
-    """Tell the host at ``host:port`` our answer (``mesh_port`` 0: we do not listen); the
-    new table, our seat, the host's proposal and the relay it names, or :class:`NoRematch`.
-    A host that does not gather answers yet (it is still finishing the game) is dialled
-    again for ``dial_for`` seconds."""
+    """Tell the host at ``host:port`` our answer (``mesh_port`` 0: we do not listen),
+    proven with ``identity``'s key; the new table, our seat, the host's proposal and the
+    relay it names, or :class:`NoRematch`. A host that does not gather answers yet (it is
+    still finishing the game) is dialled again for ``dial_for`` seconds; a port that refuses
+    the connection is a host gone, said at once."""
+    key = identity.public_key_bytes
     message = again_message(old, key, mesh_port, again)
+    gone = NoRematch(f"the host ({format_address(host, port)}) offers no other game")
     give_up = trio.current_time() + dial_for
     while True:
         try:
-            answer = await _ask(host, port, message, wait)
+            answer = await _ask(host, port, old, identity, message, wait)
             break
+        except ConnectionRefusedError:
+            raise gone from None  # nothing listens there any more: the host's program ended
         except (OSError, ConnectionClosed, FrameTooLarge):
             if trio.current_time() >= give_up:
-                raise NoRematch(
-                    f"the host ({format_address(host, port)}) offers no other game"
-                ) from None
+                raise gone from None
             await trio.sleep(0.5)
     try:
         reply = parse_answer(answer, key, mesh_port)
@@ -255,19 +298,40 @@ async def join_rematch(
     return reply
 
 
-async def _ask(host: str, port: int, message: bytes, wait: float) -> bytes:
-    """One try: our answer sent, the host's reply (:class:`NoRematch` if it takes longer
-    than ``wait``)."""
+async def _ask(
+    host: str, port: int, old: TableDefinition, identity: Identity, message: bytes, wait: float
+) -> bytes:
+    """One try: our answer sent and proven, the host's reply (:class:`NoRematch` if it
+    refuses our answer or takes longer than ``wait``)."""
     try:
         with trio.fail_after(REQUEST_TIMEOUT):
             stream = await trio.open_tcp_stream(host, port)
     except trio.TooSlowError:
         raise OSError("no connection") from None
+    except OSError as exc:
+        if _refused(exc):
+            raise ConnectionRefusedError(str(exc)) from exc
+        raise
     async with FramedStream(stream, max_frame=MAX_LOBBY_FRAME) as conn:
         try:
             with trio.fail_after(REQUEST_TIMEOUT):
                 await conn.send(message)
+                try:
+                    challenge = parse_challenge(await conn.receive())
+                except JoinRefused as exc:
+                    raise NoRematch(exc.reason) from None
+                if challenge.table_id != old.table_id:
+                    raise LobbyError("the host's challenge names another table")
+                await conn.send(prove_again(identity, message, challenge))
             with trio.fail_after(wait + REQUEST_TIMEOUT):
                 return await conn.receive()
         except trio.TooSlowError:
             raise NoRematch("the host did not say whether there is another game") from None
+
+
+def _refused(exc: OSError) -> bool:
+    """Every address refused the connection (trio gathers each attempt's error under one
+    ``OSError``): nothing listens there."""
+    cause = exc.__cause__
+    tries = cause.exceptions if isinstance(cause, BaseExceptionGroup) else [exc]
+    return all(isinstance(e, ConnectionRefusedError) for e in tries)

@@ -735,10 +735,12 @@ class Mesh:
     async def _fallback_loop(self, peer: int, fallback: Fallback, after: float) -> None:
         """Keep a relayed link to ``peer`` whenever it has no direct one, for as long as the
         mesh runs: a relay that is down, full, slow to pair or hung up on us is tried
-        again, with backoff (up to :attr:`MeshConfig.relay_retry`), each failed try said
-        in one line."""
+        again, with backoff (up to :attr:`MeshConfig.relay_retry`): one warning line per
+        change of state (a new reason, the relay answering again), the tries that fail for
+        the same reason as the last only at the info level."""
         delay = self.config.dial_backoff
         tries = 0
+        said: str | None = None
         while True:
             await self._wait_unconnected(peer, after)
             outcome = await self._open_relayed(peer, fallback)
@@ -746,9 +748,11 @@ class Mesh:
                 continue  # the seat connected directly while we waited for the relay
             if isinstance(outcome, str):
                 tries += 1
-                logger.warning(
-                    "seat %d: waiting for seat %d: %s; %s try, next in %s s",
-                    self.seat, peer, outcome, _ordinal(tries), f"{delay:.3g}",
+                level = logging.INFO if outcome == said else logging.WARNING
+                said = outcome
+                logger.log(
+                    level, "seat %d: waiting for seat %d: %s; %s try, trying again",
+                    self.seat, peer, outcome, _ordinal(tries),
                 )  # fmt: skip
                 await trio.sleep(delay)
                 delay = min(delay * 2, self.config.relay_retry)
@@ -756,6 +760,7 @@ class Mesh:
             if tries:
                 logger.warning("seat %d: the relay answers again (for seat %d)", self.seat, peer)
             tries = 0
+            said = None
             try:
                 await self.attach(outcome, peer_seat=peer if peer < self.seat else None)
             except HandshakeError as exc:

@@ -22,7 +22,6 @@ import trio
 from belote_p2p.app.argtypes import port, positive_seconds, seconds
 from belote_p2p.errors import BeloteError
 from belote_p2p.game.rules import RULE_SETS, rule_set
-from belote_p2p.net.address import format_address, guess_lan_ip
 from belote_p2p.net.discovery import DEFAULT_LISTEN, TableAd, discover_all
 from belote_p2p.net.invite import Invitation, InvitationError
 from belote_p2p.net.lobby import DEFAULT_PORT, check_name
@@ -84,6 +83,8 @@ class WebLobby:
         self.ranking: list[JSON] = []
         self.games: list[JSON] = []
         self.unfinished: list[tuple[Path, str]] = []
+        self.told = ""
+        """What the seat's job said last between games (a rematch's answers), kept past its end."""
         self.quit = trio.Event()
         self.nursery: trio.Nursery | None = None
 
@@ -208,6 +209,7 @@ class WebLobby:
             return "Wait for the current step to end."
         assert self.nursery is not None
         self.busy = True
+        self.told = ""
         self._changed()
 
         async def run() -> None:
@@ -234,8 +236,13 @@ class WebLobby:
             bot_deadline=10.0,
             person_deadline=self.person_deadline,
             grace=self.grace,
-            web=WebOptions(server=self.server),
+            web=WebOptions(server=self.server, tell=self._tell),
         )
+
+    def _tell(self, text: str) -> None:
+        """A line from the seat's job between games: the page shows it now (a reload too)."""
+        self.status = self.told = text
+        self._changed()
 
     async def _scan(self) -> None:
         self.status = f"Listening for tables on the local network ({DEFAULT_LISTEN:g} s)..."
@@ -246,12 +253,8 @@ class WebLobby:
     async def _host(self, variant: str, target: int, bots: int, port: int) -> None:
         from ..host import host_game
 
-        shown = format_address(guess_lan_ip(), port) if port else "(the port printed)"
-        self.status = (
-            f"Hosting {variant} to {target} with {bots} bot(s): waiting for players.\n"
-            f"Others join with:  belote-p2p join {shown} --name Bob"
-        )
-        self._changed()
+        self.status = f"Hosting {variant} to {target} with {bots} bot(s)..."
+        self._changed()  # then the host says who joins (:attr:`WebOptions.tell`)
         rules = rule_set(variant, target=target)
         beacon = self.beacon if bots < rules.seats - 1 else None
         status = await host_game(self._options(), rules, port, bots, beacon=beacon)
@@ -286,7 +289,10 @@ class WebLobby:
         await self.refresh()
 
     async def _after(self, status: int) -> None:
-        self.status = "The game is over." if status == 0 else f"The game ended (status {status})."
+        over = "The game is over." if status == 0 else f"The game ended (status {status})."
+        # The last word of a rematch (who did not want one) stays beside it.
+        self.status = f"{over} {self.told}" if self.told else over
+        self.told = ""
         await self.refresh()
 
 
@@ -298,11 +304,15 @@ def _describe(t: Transcript) -> str:
 async def run_lobby(lobby: WebLobby, web: WebOptions) -> int:
     server = lobby.server
     async with trio.open_nursery() as nursery:
-        lobby.nursery = nursery
         await nursery.start(server.run)
-        await lobby.refresh()
-        async with page_opened(server, web):
-            await lobby.quit.wait()
+        async with trio.open_nursery() as steps:
+            lobby.nursery = steps
+            await lobby.refresh()
+            async with page_opened(server, web):
+                await lobby.quit.wait()
+            # Quit always works: a step still running (a table waiting for players, a
+            # rematch nobody answers) ends with the lobby (a game on refuses Quit).
+            steps.cancel_scope.cancel()
         server.close()
     return 0
 

@@ -3,6 +3,7 @@ name it without loading the web server."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -40,3 +41,6 @@ class WebOptions:
     across starts); None: a new one."""
     vote: RematchVote = field(default_factory=RematchVote, compare=False)
     """The person's answer to another game, given on the page."""
+    tell: Callable[[str], None] | None = field(default=None, compare=False)
+    """Shows a line on the page between games (the ``belote-p2p web`` lobby's status): who
+    wants another game, who does not, what the seat waits for."""

@@ -88,6 +88,8 @@ async def web_seat(
             table_id=definition.table_id.hex(),
         )
         server.table = table
+        if web.tell is not None:
+            web.tell("")  # the lobby's line of before the game is stale once it begins
         if rematch:
             offer_rematch(table, web.vote)
         server.hub.bump()

@@ -12,7 +12,8 @@ Only the local person may use it:
 * every request, the WebSocket included, must carry the secret token: in the URL the
   command opens (``/t<random>/?token=...``), after which a cookie holds it (``HttpOnly``,
   ``SameSite=Strict``, named after the port, so two tables on one machine keep theirs);
-* the page lives under a random path of its own (:attr:`WebServer.base`), the cookie's
+* the page lives under a secret path of its own (:attr:`WebServer.base`, made from the
+  token: :func:`page_path`), the cookie's
   ``Path``: a browser sends cookies to every port of ``127.0.0.1`` (cookies ignore ports),
   so a cookie of ``Path=/`` would reach any other service on this machine, which could then
   replay it to us; with the base path no other service ever receives it;
@@ -30,6 +31,7 @@ shows the table as it stands.
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import json
 import logging
@@ -80,6 +82,14 @@ class LobbyPage(Protocol):
     async def handle(self, message: dict[str, Any]) -> str | None: ...
 
 
+def page_path(token: str) -> str:
+    """The page's path, derived from its token: as secret as the token, and the same at
+    every start with the home's token, so that a tab left open reconnects to the game
+    resumed on the same port (``resume --web --web-port PORT``)."""
+    digest = hashlib.sha256(b"belote-p2p/page-path\x00" + token.encode()).hexdigest()
+    return f"/t{digest[:16]}"
+
+
 def _headers(scope: Scope) -> dict[str, str]:
     return {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
 
@@ -99,8 +109,8 @@ class WebServer:
     def __init__(self, *, port: int = 0, token: str | None = None) -> None:
         self.port = port
         self.token = token or secrets.token_urlsafe(32)
-        self.base = f"/t{secrets.token_hex(8)}"
-        """The page's path (a random one: the cookie's ``Path``, see the module docstring)."""
+        self.base = page_path(self.token)
+        """The page's path (the cookie's ``Path``, see the module docstring)."""
         self.hub = Hub()
         self.table: WebTable | None = None
         self.lobby: LobbyPage | None = None

@@ -168,6 +168,14 @@ class WebTable:
         self.log.append(f"Time's up: your peer played {action_text(action)} for you.")
         self.hub.bump()
 
+    def note(self, text: str) -> None:
+        """A line from the seat's job (who it waits for while the mesh opens): in the log,
+        and in the turn line until the table is ready."""
+        self.log.append(text)
+        if not self.view.ready:
+            self.view.opening = text
+        self.hub.bump()
+
     def game_over(self, result: str | None) -> None:
         self.result = result
         self.finished.set()

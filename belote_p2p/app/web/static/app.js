@@ -178,7 +178,7 @@ function pile(p, top) {
 
 // The completed trick stays on show (its cards and who won it) until the next trick's first
 // card, and ``hold_in`` seconds more once that trick has begun (the model's rule, the page's
-// hold); a click on the felt puts it away sooner.
+// hold); a click, a tap or a key puts it away sooner (dismissTrick).
 let heldUntil = null;
 let heldKey = null;
 let dismissedKey = null;
@@ -195,6 +195,12 @@ function shownTrick(t) {
   clearTimeout(heldTimer);
   heldTimer = setTimeout(() => { if (state && state.table) renderTable(state.table); }, heldUntil - performance.now() + 20);
   return st;
+}
+
+function dismissTrick() {
+  if (!state || !state.table || !heldKey || !$("#trick").dataset.won) return;
+  dismissedKey = heldKey;
+  renderTable(state.table);
 }
 
 function renderTrick(t) {
@@ -489,9 +495,9 @@ document.addEventListener("keydown", (ev) => {
 });
 
 document.addEventListener("DOMContentLoaded", () => {
-  $("#felt").addEventListener("click", () => {
-    if (heldKey && $("#trick").dataset.won) { dismissedKey = heldKey; renderTable(state.table); }
-  });
+  // A click or a tap anywhere, or any key, puts the completed trick away (the person saw it).
+  document.addEventListener("click", dismissTrick, true);
+  document.addEventListener("keydown", dismissTrick, true);
   $("#summary-close").addEventListener("click", () => {
     const t = state && state.table;
     if (t && t.round_points) sessionStorage.setItem("dismissed-round", `${t.table_id}/${t.round_points.round}`);
