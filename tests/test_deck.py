@@ -1289,7 +1289,7 @@ def build_vector() -> dict[str, Any]:
             args = dict(zip(names, event[2:], strict=True))
             events.append({"event": kind, "seat": seat, **args})
     return {
-        "description": "A classic round of the deck protocol, version 3 (protocol/DECK.md) "
+        "description": "A classic round of the deck protocol, version 4 (protocol/DECK.md) "
         "between four peers with fixed secrets: keys, four shuffles with their proofs, the "
         "deal with the turned card, the completion for the taker, 32 plays, the reveals. "
         "Bytes are hex. 'events' are in delivery order, for the whole table: a local step "

@@ -4,17 +4,25 @@ At four seats every seat splits its round key among the other live seats; when a
 gone, the others release its cards from their pieces and its partner plays them. Every
 peer and an observer see the same open cards and audit the same deck; a coalition short of
 every holder opens nothing; every cheat names its author, never an honest seat.
+
+Regenerate the two vectors (a round with a release, a round with a public seat) with
+``PYTHONPATH=. python tests/test_deck_dummy.py --write-vectors``, only when the protocol
+changes on purpose: the tests compare against the files.
 """
 
 from __future__ import annotations
 
 import copy
 import dataclasses
+import json
+import sys
 from collections import deque
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import hexed
 from test_deck import TABLE_ID, secret_key, shuffle_seed
 
 from belote_p2p.game.cards import Card
@@ -550,3 +558,166 @@ def test_a_message_from_a_public_seat_is_refused() -> None:
     assert err.value.seat == 3
     with pytest.raises(DeckUsageError):
         DeckPeer(CLASSIC, seat=3, dealer=0, table_id=TABLE_ID, round_number=1, public_seats={3})
+
+
+# -- the vectors ---------------------------------------------------------------------------
+
+VECTORS = Path(__file__).resolve().parent.parent / "protocol" / "vectors"
+RELEASE_VECTOR = VECTORS / "deck-release.json"
+PUBLIC_VECTOR = VECTORS / "deck-public-seat.json"
+ARGUMENTS = {
+    "set_taker": ("taker",),
+    "release": ("gone",),
+    "play": ("position",),
+    "play_for": ("gone", "position"),
+}
+"""The arguments of each local step, as the vectors name them."""
+
+
+def release_round() -> Round:
+    """Classic, dealer 0: seat 1 leaves during the bidding, seat 2 takes; seat 3 plays
+    seat 1's cards (its completion cards released as they are dealt)."""
+    r = Round(CLASSIC)
+    r.deal()
+    r.leave(1)
+    r.name_taker(2)
+    for p in ORDER:
+        r.play(p)
+    r.reveal()
+    return r
+
+
+def public_seat_round() -> Round:
+    """Classic, dealer 0, round 2: seat 2 left in an earlier round and is public; seat 1
+    takes; seat 0 plays seat 2's cards."""
+    r = Round(CLASSIC, round_number=2, public=frozenset({2}))
+    r.deal()
+    r.name_taker(1)
+    for p in ORDER:
+        r.play(p)
+    r.reveal()
+    return r
+
+
+def build_vector(r: Round, description: str) -> dict[str, Any]:
+    (deck,) = r.audits()
+    events: list[dict[str, Any]] = []
+    for event in r.events:
+        kind, seat = event[0], event[1]
+        if kind == "message":
+            msg = event[2]
+            raw = encode_message(msg).hex()
+            fields = hexed(msg.to_wire())
+            events.append(
+                {"event": "message", "from": seat, "canonical_msgpack": raw, "fields": fields}
+            )
+        else:
+            args = dict(zip(ARGUMENTS.get(kind, ()), event[2:], strict=True))
+            events.append({"event": kind, "seat": seat, **args})
+    return {
+        "description": description,
+        "domain": group.DOMAIN.decode(),
+        "rules": r.rules.name,
+        "table_id": TABLE_ID.hex(),
+        "round": r.observer.round_number,
+        "dealer": r.observer.dealer,
+        "taker": r.observer.taker,
+        "public_seats": sorted(r.public),
+        "gone": sorted(r.gone),
+        "secrets": [
+            {"seat": s, "secret_key": secret_key(s).hex(), "shuffle_seed": shuffle_seed(s).hex()}
+            for s in sorted(r.peers)
+        ],
+        "events": events,
+        "deck": [str(c) for c in deck],
+        "hands": {str(s): [str(deck[p]) for p in r.observer.positions_of(s)] for s in range(4)},
+    }
+
+
+def vector_texts() -> dict[Path, str]:
+    release = build_vector(
+        release_round(),
+        "A classic round of the deck protocol, version 4 (protocol/DECK.md section 17), "
+        "where seat 1 leaves after the deal: seats 0, 2 and 3 release its cards from their "
+        "pieces of its key (the completion's with the completion), seat 3 plays them. "
+        "Layout: DECK.md section 17.7.",
+    )
+    public = build_vector(
+        public_seat_round(),
+        "A classic round of the deck protocol, version 4 (protocol/DECK.md section 17), "
+        "with seat 2 public: every participant computes its shuffle and shares from its "
+        "public secrets, its hand opens to all at the deal, seat 0 plays it. Layout: "
+        "DECK.md section 17.7.",
+    )
+    return {
+        RELEASE_VECTOR: json.dumps(release, indent=1) + "\n",
+        PUBLIC_VECTOR: json.dumps(public, indent=1) + "\n",
+    }
+
+
+def test_the_committed_vectors_match_byte_for_byte() -> None:
+    for path, text in vector_texts().items():
+        assert path.read_text() == text, path.name
+
+
+@pytest.mark.parametrize("path", [RELEASE_VECTOR, PUBLIC_VECTOR], ids=lambda p: p.stem)
+def test_the_committed_vectors_replay_for_every_seat_and_an_observer(path: Path) -> None:
+    """Each live seat, fed its own steps and the others' messages in event order, sends
+    every one of its messages byte for byte; the gone seat's messages stop at its leaving;
+    every audit, an observer's included, gives the deck."""
+    data = json.loads(path.read_text())
+    public = frozenset(data["public_seats"])
+    events = data["events"]
+    rules = CLASSIC
+    for seat in [s for s in range(4) if s not in public] + [OBSERVER]:
+        kwargs = dict(table_id=bytes.fromhex(data["table_id"]), round_number=data["round"])
+        view: DeckPeer | DeckObserver
+        if seat == OBSERVER:
+            view = DeckObserver(rules, dealer=data["dealer"], public_seats=public, **kwargs)
+        else:
+            view = DeckPeer(
+                rules,
+                seat=seat,
+                dealer=data["dealer"],
+                secret_key=secret_key(seat),
+                shuffle_seed=shuffle_seed(seat),
+                public_seats=public,
+                **kwargs,
+            )
+        made: list[bytes] = []
+        expected = [
+            bytes.fromhex(e["canonical_msgpack"])
+            for e in events
+            if e["event"] == "message" and e["from"] == seat
+        ]
+        told_taker = False
+        for e in events:
+            if e["event"] == "message":
+                if e["from"] != seat:
+                    view.receive(decode_message(bytes.fromhex(e["canonical_msgpack"]), e["from"]))
+            elif e["event"] == "set_taker" and seat == OBSERVER and not told_taker:
+                assert isinstance(view, DeckObserver)
+                view.set_taker(e["taker"])
+                told_taker = True
+            elif e["seat"] == seat:
+                args = [e[k] for k in ARGUMENTS.get(e["event"], ())]
+                made.append(encode_message(getattr(view, e["event"])(*args)))
+            if isinstance(view, DeckPeer):
+                made.extend(encode_message(m) for m in view.next_messages())
+        if seat in data["gone"]:
+            assert made == expected[: len(made)]
+        else:
+            assert made == expected
+            assert [str(c) for c in view.audit()] == data["deck"]
+        for g in data["gone"] + data["public_seats"]:
+            if seat not in data["gone"]:
+                assert [str(c) for c in view.hand_of(g).values()] == data["hands"][str(g)]
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] == ["--write-vectors"]:
+        for path, text in vector_texts().items():
+            path.write_text(text)
+            print(f"wrote {path}")
+    else:
+        print("usage: PYTHONPATH=. python tests/test_deck_dummy.py --write-vectors")
