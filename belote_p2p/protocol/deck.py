@@ -1,4 +1,4 @@
-"""The deck protocol: a mental-poker shuffle and deal of the 32 cards, sans-io (version 3).
+"""The deck protocol: a mental-poker shuffle and deal of the 32 cards, sans-io (version 4).
 
 Four peers with 32 cards; three with 24 (three-handed) or two with 32 (two-handed, where no
 card is private: face-up cards open to both at the deal, face-down ones when turned up).
@@ -19,6 +19,12 @@ the same one; no card can fail to open. The end-of-round audit (seeds recomputed
 seeds checked against their commitments, the rules engine's audit with every hand) is a
 second line.
 
+At four seats a seat that leaves becomes a **dummy** whose partner plays its open hand
+(DECK.md §17): every seat splits its round key among the other live seats (a
+:class:`SplitMessage`, before the deal), so that when a seat is gone the others open its cards
+from their pieces (:meth:`DeckPeer.release`); in later rounds the gone seat is *public*: its
+secrets are derived from public values and every participant plays its part.
+
 Usage
 -----
 One :class:`DeckPeer` per seat and round. It does no I/O: the table session hands it the
@@ -28,12 +34,14 @@ messages of the other peers and sends what it produces, inside signed envelopes:
     send(peer.start())                      # KeyMessage
     for each message m from another seat:   # in the order each sender sent them
         peer.receive(m)                     # raises a DeckError naming the culprit
-        for out in peer.next_messages():    # shuffles and decryption shares, when due
-            send(out)
+        for out in peer.next_messages():    # split, shuffle, decryption shares, when due
+            send(out)                       # (after a DeckError too: a complaint)
     peer.known_cards()                      # 32 positions, None where unknown to us
     send(peer.set_taker(t))                 # classic: after the bidding, deals 21..31
     send(peer.play(position))               # our card at that position
     peer.card_at(position)                  # after receive(PlayMessage): the card played
+    send(peer.release(g))                   # four seats: seat g is gone; open its cards
+    send(peer.play_for(g, position))        # we are g's partner: play its open card
     send(peer.reveal())                     # round over (or aborted): our secrets
     deck = peer.audit()                     # once every reveal is in: the 32 cards
 
@@ -50,22 +58,28 @@ what a peer checks and audits the round once the four reveals are in::
 
 API
 ---
-``DeckPeer(rules, *, seat, dealer, table_id, round_number, secret_key=None, shuffle_seed=None)``
+``DeckPeer(rules, *, seat, dealer, table_id, round_number, secret_key=None, shuffle_seed=None,
+public_seats=frozenset())``
     ``secret_key`` (32-byte canonical non-zero scalar) and ``shuffle_seed`` (32 bytes) come
     from :mod:`secrets` unless given; given values make a peer deterministic (tests, vectors):
-    every message it sends, shuffle proof included, is a function of them and of what it
-    received.
+    every message it sends, shuffle proof and key split included, is a function of them and
+    of what it received. ``public_seats`` (four seats only, never ``seat``): seats that left
+    in an earlier round, whose part every participant computes (DECK.md §17.6).
 ``start() -> KeyMessage``
     Call once; messages received before it are held.
 ``receive(msg: DeckMessage) -> None``
     Accepts messages of the other seats in any interleaving (each sender's own messages in
     the order it sent them); a message that cannot be used yet is held until it can.
     Raises a :class:`DeckError` subclass when a message is wrong, naming the seat to blame
-    (``seat`` is always that seat); the message is then dropped. Any ``DeckError`` ends the
-    round: the session aborts it and, if the peers still cooperate, exchanges reveals and
-    calls :meth:`~DeckPeer.audit`.
+    (``seat`` is always that seat); the message is then dropped. A holder whose key piece is
+    wrong raises :class:`BadSplit` naming the splitter and puts a :class:`ComplaintMessage`
+    in :meth:`~DeckPeer.next_messages`: send it, so that the others can name the splitter.
+    Any ``DeckError`` ends the round: the session aborts it and, if the peers still
+    cooperate, exchanges reveals and calls :meth:`~DeckPeer.audit`.
 ``next_messages() -> list[DeckMessage]``
-    The messages this peer produced on its own (its shuffle, its decryption shares), once.
+    The messages this peer produced on its own (its split, its shuffle, its decryption
+    shares, a complaint, the release of positions dealt after :meth:`~DeckPeer.release`),
+    once.
 ``set_taker(taker: int) -> SharesMessage``
     Classic only, after the first deal: the completion (positions 21..31) starts.
 ``open(positions) -> OpenMessage``
@@ -74,20 +88,27 @@ API
     face-down position is published before (DECK.md §16).
 ``play(position: int) -> PlayMessage``
     Publishes our share for one of our positions; every peer learns the card.
+``release(gone) -> ReleaseMessage``
+    Four seats: seat ``gone`` left; our shares of our piece of its key for every position
+    dealt so far (later ones follow in ``next_messages``). Once every holder's are in, its
+    cards open to all. ``can_release(gone)`` says whether it may.
+``play_for(gone, position) -> PlayMessage``
+    We are the partner of the dummy ``gone``: play its open card (no share).
 ``reveal() -> RevealMessage``
-    Our secret key and shuffle seed; allowed once the four shuffles are done. After it,
-    :meth:`~DeckPeer.play` is refused.
+    Our secret key and shuffle seed, and our pieces of released seats' keys; allowed once
+    the four shuffles are done. After it, :meth:`~DeckPeer.play` is refused.
 ``audit() -> tuple[Card, ...]``
     Once the four reveals are in: re-derives every other shuffle and its proof from the
     revealed seed, then returns the 32 cards in deck order (hand them to the engine's audit).
 ``waiting_for() -> frozenset[int]``
     Seats that owe the next message (for deadlines and abandonment); empty while waiting
     for the local session (bidding, plays) or when done.
-``hand()``, ``known_cards()``, ``card_at(p)``, ``turned_card()``, ``played()``,
-``positions_of(seat)``, ``owner_of(p)``, ``phase``, ``joint_key``, ``public_key``
+``hand()``, ``hand_of(seat)``, ``known_cards()``, ``card_at(p)``, ``turned_card()``,
+``played()``, ``positions_of(seat)``, ``owner_of(p)``, ``released_seats``, ``public_seats``,
+``phase``, ``joint_key``, ``public_key``
     Read the peer's view.
 
-``DeckObserver(rules, *, dealer, table_id, round_number)``
+``DeckObserver(rules, *, dealer, table_id, round_number, public_seats=frozenset())``
     The same view without a seat (``seat`` is ``None``; no ``hand()``, ``start()``,
     ``play()`` or ``reveal()``). ``receive()`` takes the messages of all four seats, held
     as a peer holds them, and verifies what a peer verifies: key proofs, every shuffle proof,
@@ -95,21 +116,25 @@ API
     (classic; allowed once the four shuffles are in) and may raise the :class:`DeckError` of
     a message it releases. ``next_messages()`` is always empty. ``phase`` and
     ``waiting_for()`` mean what they mean for a peer, over the four seats: ``AUDITABLE`` once
-    the four reveals are in. ``known_cards()`` never holds more than the turned card and the
-    cards played. ``audit()`` re-derives all four shuffles.
+    the reveals that are owed are in (a released or public seat owes none).
+    ``known_cards()`` never holds more than the turned card, the cards played and a dummy's
+    open hand. ``audit()`` re-derives every shuffle whose seed is revealed.
 
 Message types (frozen dataclasses; ``to_wire()`` gives a msgpack-ready ``dict`` with
 ``bytes`` fields, ``from_wire(data, sender)`` parses strictly and raises
 :class:`MalformedDeckMessage` naming ``sender``, the seat of the envelope that carried it):
 :class:`KeyMessage`, :class:`ShuffleMessage` (with its
 :class:`~belote_p2p.protocol.shuffle.ShuffleProof`), :class:`SharesMessage`,
-:class:`PlayMessage`, :class:`RevealMessage`; :func:`message_from_wire`,
+:class:`PlayMessage`, :class:`RevealMessage`, :class:`OpenMessage`, :class:`SplitMessage`
+(its :class:`KeyPiece` entries), :class:`ComplaintMessage`, :class:`ReleaseMessage`;
+:func:`message_from_wire`,
 :func:`encode_message` and :func:`decode_message` (canonical msgpack,
 :mod:`belote_p2p.protocol.wire`) dispatch on the ``type`` field.
 
 Errors: :class:`DeckError` (a peer misbehaved: ``seat``, ``reason``) with subclasses
 :class:`MalformedDeckMessage`, :class:`UnexpectedMessage`, :class:`BadPoint`, :class:`BadProof`,
-:class:`BadShuffle`, :class:`CommitmentMismatch`, :class:`WrongOwner`;
+:class:`BadShuffle`, :class:`CommitmentMismatch`, :class:`WrongOwner`, :class:`BadSplit`,
+:class:`FalseComplaint`;
 :class:`DeckUsageError` when the local caller misused the API; :class:`DeckInvariantError`
 when a state the proofs rule out is reached anyway (a bug, nobody's fault to blame).
 """
