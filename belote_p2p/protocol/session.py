@@ -315,7 +315,6 @@ class _Deck(Protocol):
     def open(self, positions: Iterable[int]) -> object: ...
     def requested(self) -> frozenset[int]: ...
     def positions_of(self, seat: int) -> tuple[int, ...]: ...
-    def release(self, seat: int) -> object: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -623,7 +622,10 @@ class TableSession:
             # A peer's own round bounds what it holds; an observer replaying a record may
             # lag behind for want of a record another seat's chain did not need (a record
             # cut short or edited), which is nobody's fault: only its chain counts there.
-            ahead = self.seat is not None and number > self._current_round() + 1
+            # (A seat that left stays where it left: the others play on.)
+            ahead = (
+                self.seat is not None and not self._left_us and number > self._current_round() + 1
+            )
             if not last <= number <= last + 1 or ahead:
                 return f"a message for round {number} out of turn"
             cap, where = self._round_caps[kind], f"in round {number}"
@@ -1117,10 +1119,12 @@ class TableSession:
             self._redealt = deck.round_number
             self._start_round()
             return
-        if self._phase is not SessionPhase.REVEALING:
+        if isinstance(deck, DeckPeer) and self._phase is not SessionPhase.REVEALING:
             # Our shares of its cards under our piece of its key (after our reveal, the
-            # round's cards are all played or dealt again, and the reveals audit it).
-            self._local_deck_step(deck, lambda: deck.release(gone))
+            # round's cards are all played or dealt again, and the reveals audit it; an
+            # observer learns the cards from the releases).
+            peer = deck
+            self._local_deck_step(deck, lambda: peer.release(gone))
 
     def _releasable(self, seat: int) -> bool:
         """The pieces of ``seat``'s round key and its shuffle are in: its cards can be
@@ -1141,7 +1145,8 @@ class TableSession:
         opened = {}
         for p in deck.positions_of(dummy):
             card = deck.card_at(p)
-            if card is not None and state.deck[p] is None:
+            # A card it played before it left is known, but not where it lay: it stays so.
+            if card is not None and state.deck[p] is None and not state.played >> card & 1:
                 opened[p] = card
         if opened:
             self.state = state.reveal(opened)
@@ -1329,8 +1334,8 @@ class TableSession:
 
     def _advance(self) -> bool:
         """Take the local steps that are due, in order; True if anything changed."""
-        if self._phase in (SessionPhase.SIGNING, SessionPhase.STOPPED):
-            return False
+        if self._phase in (SessionPhase.SIGNING, SessionPhase.STOPPED) or self._left_us:
+            return False  # (a seat that left owes nothing more: the others play on)
         changed = False
         if self.deck is None:
             if self._phase is not SessionPhase.BETWEEN_ROUNDS:
