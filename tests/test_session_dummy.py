@@ -67,9 +67,10 @@ class LeavingNet(Net):
 
     def sync(self) -> None:
         super().sync()
-        for other in range(self.n):
-            if other != self.held:
-                self.queues[self.held, other].clear()  # nor does it ask
+        if self.sessions[self.held].dummy == self.held:
+            for other in range(self.n):
+                if other != self.held:
+                    self.queues[self.held, other].clear()  # nor does it ask
 
     def run_out(self, limit: int = 400_000) -> None:
         """Deliver (syncing when nothing moves) until every session but the leaver's is
@@ -260,3 +261,25 @@ def test_the_partner_s_wrong_card_names_the_partner() -> None:
         fault = sessions[seat].fault
         assert fault is not None and fault.seat == PARTNER, fault
         assert "illegal play" in fault.reason
+
+
+def test_a_leave_before_the_leaver_s_shuffle_deals_the_round_again_face_up() -> None:
+    definition, ids = make_table("classic", target=301, seed=5)
+    net = LeavingNet(table_sessions(definition, ids), random.Random(5), LEAVER, 1 << 30)
+    net.start()
+    sessions = net.sessions
+    while not sessions[LEAVER].ready:
+        net.step()
+    sessions[LEAVER].abandon(LEAVER)  # its key may be out, its split and shuffle are not
+    net.flush(LEAVER)
+    net.run_out()
+    _check_played_out(net)
+    # Each live seat sent two keys in round 0: the deal given up, and the deal again.
+    for s in sessions:
+        if s.seat != LEAVER:
+            keys = [
+                e
+                for e in s.tracker.chain(s.seat)
+                if e.type == "deck" and e.body["round"] == 0 and e.body["msg"]["type"] == "deck.key"
+            ]
+            assert len(keys) == 2

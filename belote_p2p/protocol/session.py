@@ -392,6 +392,10 @@ class TableSession:
         self._redealt: int | None = None
         """The round dealt again with the dummy face up (its shuffle was not in at the leave):
         the deck messages of that round that do not know the leave were for the old deal."""
+        self._deferred: list[DeckMessage] = []
+        """Deck messages made while an envelope was processed (the leave's release, the
+        key of a round dealt again), sent at the next local step: an envelope signed then
+        names in its ``seen`` what was processed, the leave included."""
         self._steps: set[tuple[int, type]] = set()
         """(seat, message type) of the deck messages processed in the round in play."""
         self._votes_on: dict[int, list[Envelope]] = {}
@@ -1117,14 +1121,13 @@ class TableSession:
             # Its cards cannot be opened: the round is dealt again, the dummy face up
             # (the deal given up had opened no card).
             self._redealt = deck.round_number
-            self._start_round()
+            self._start_round()  # its key leaves with the next local step
             return
         if isinstance(deck, DeckPeer) and self._phase is not SessionPhase.REVEALING:
             # Our shares of its cards under our piece of its key (after our reveal, the
             # round's cards are all played or dealt again, and the reveals audit it; an
             # observer learns the cards from the releases).
-            peer = deck
-            self._local_deck_step(deck, lambda: peer.release(gone))
+            self._deferred.append(deck.release(gone))
 
     def _releasable(self, seat: int) -> bool:
         """The pieces of ``seat``'s round key and its shuffle are in: its cards can be
@@ -1336,11 +1339,12 @@ class TableSession:
         """Take the local steps that are due, in order; True if anything changed."""
         if self._phase in (SessionPhase.SIGNING, SessionPhase.STOPPED) or self._left_us:
             return False  # (a seat that left owes nothing more: the others play on)
-        changed = False
+        changed = self._send_deferred()
         if self.deck is None:
             if self._phase is not SessionPhase.BETWEEN_ROUNDS:
                 return self._say_done_or_bye()
             self._start_round()
+            self._send_deferred()
             changed = True
         deck = self.deck
         assert deck is not None
@@ -1370,6 +1374,16 @@ class TableSession:
             self._audit(deck)
             return True
         return self._decide_if_due() or changed
+
+    def _send_deferred(self) -> bool:
+        deck, deferred = self.deck, self._deferred
+        if not deferred:
+            return False
+        assert deck is not None
+        self._deferred = []
+        for msg in deferred:
+            self._send(deck_body(deck.round_number, msg))
+        return True
 
     def _start_round(self) -> None:
         self._steps = set()
@@ -1519,7 +1533,7 @@ class TableSession:
             round_number=state.number, secret_key=secret_key, shuffle_seed=seed,
             public_seats=public,
         )  # fmt: skip
-        self._send(deck_body(state.number, peer.start()))
+        self._deferred.append(peer.start())
         return peer
 
     def _round_envelopes(self, seat: int) -> tuple[bytes, ...]:
