@@ -120,7 +120,9 @@ def _check_played_out(net: LeavingNet) -> None:
     assert leaver.finished and not leaver.completed
     # The partner was asked for the dummy's decisions, from the dummy's observation.
     assert (PARTNER, LEAVER) in net.asked_for
-    assert all(seat == PARTNER for seat, whose in net.asked_for if whose == LEAVER and seat != LEAVER)
+    assert all(
+        seat == PARTNER for seat, whose in net.asked_for if whose == LEAVER and seat != LEAVER
+    )
     # The dummy's actions are reported as the dummy's, by every live seat.
     for seat in (0, 2, 3):
         assert any(isinstance(e, SeatLeft) and e.seat == LEAVER for e in net.events[seat])
@@ -241,9 +243,9 @@ def test_the_partner_s_wrong_card_names_the_partner() -> None:
 
     net.decide = decide  # type: ignore[method-assign]
     while cheat is None:
-        assert net.in_flight() or any(
-            s.phase is not SessionPhase.CLOSED for s in sessions
-        ), "no chance to cheat"
+        assert net.in_flight() or any(s.phase is not SessionPhase.CLOSED for s in sessions), (
+            "no chance to cheat"
+        )
         if not net.in_flight():
             net.sync()
         net.step()
