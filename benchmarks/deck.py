@@ -4,17 +4,20 @@
 
 First the proof of shuffle alone, on the decks of a real round (32 cards): making one,
 checking one, parsing one, its size; from the trivial deck (the first shuffle) and from a
-shuffled one (the others). Then a classic round (keys, four shuffles with their proofs, the
-deal with the turned card, the completion, 32 plays, reveals and the audit) ``N`` times with
-fresh secrets, timing each peer's own calls with ``time.process_time``. Prints a readable
+shuffled one (the others). Then a classic round (keys, key splits, four shuffles with their
+proofs, the deal with the turned card, the completion, 32 plays, reveals and the audit) ``N``
+times with fresh secrets, timing each peer's own calls with ``time.process_time``. Prints a readable
 report, the cost of the group operations on this machine (to compare figures across
 machines), and ends with one line of JSON. Figures are medians.
 
 A call is charged to the step of the message it consumed or the local action it was,
 except the work of producing one's own shuffle and its proof and one's own deal shares,
 which is timed inside the peer and charged to "shuffle+proof" and "deal"/"completion".
-Receiving a shuffle (checking its proof) is "verify shuffles". One more round, untimed, counts
-the group operations of each step (every peer's calls of ``mul``, ``base_mul``, ``add`` and
+Receiving a shuffle (checking its proof) is "verify shuffles"; making one's split and checking
+the others' (a holder decrypts its piece) is "split". Then ``N`` rounds where a seat leaves after
+the deal: "release" is making and checking the releases of its dealt cards (the completion's
+are made inside "completion"); its partner's plays for it are "play". One more round, untimed,
+counts the group operations of each step (every peer's calls of ``mul``, ``base_mul``, ``add`` and
 ``sub``, and ``is_valid_point``), so that a step's time can be read against what it does.
 """
 
@@ -40,9 +43,12 @@ from belote_p2p.protocol.deck import (
     DeckPeer,
     KeyMessage,
     PlayMessage,
+    ReleaseMessage,
     RevealMessage,
     SharesMessage,
     ShuffleMessage,
+    SplitMessage,
+    partner_of,
     shuffle_masks,
     shuffle_permutation,
     shuffle_proof_context,
@@ -52,16 +58,20 @@ from belote_p2p.protocol.shuffle import ShuffleProof, prove_shuffle, verify_shuf
 TABLE_ID = b"benchmark-table!"
 STEPS = (
     "keys",
+    "split",
     "shuffle+proof",
     "verify shuffles",
     "deal",
     "completion",
+    "release",
     "play",
     "reveal",
     "audit",
 )
 LABELS: dict[type, str] = {
     KeyMessage: "keys",
+    SplitMessage: "split",
+    ReleaseMessage: "release",
     ShuffleMessage: "verify shuffles",
     SharesMessage: "deal",
     PlayMessage: "play",
@@ -111,8 +121,11 @@ for _module in (group, shuffle, deck):
             setattr(_module, _name, _COUNTED[_name])
 
 
-DeckPeer._shuffle = _timed(  # type: ignore[method-assign,assignment]
-    DeckPeer._shuffle, lambda: "shuffle+proof"
+DeckPeer._add_shuffle = _timed(  # type: ignore[method-assign,assignment]
+    DeckPeer._add_shuffle, lambda seat, seed: "shuffle+proof"
+)
+DeckPeer._split_own = _timed(  # type: ignore[method-assign,assignment]
+    DeckPeer._split_own, lambda: "split"
 )
 DeckPeer._deal_step = _timed(  # type: ignore[method-assign,assignment]
     DeckPeer._deal_step, lambda step: "deal" if step == 0 else "completion"
@@ -147,38 +160,57 @@ class Round:
 
     def local(self, seat: int, step: str, fn: Callable[[], DeckMessage]) -> None:
         msg = self.call(seat, step, fn)
-        assert isinstance(msg, KeyMessage | SharesMessage | PlayMessage | RevealMessage)
+        assert isinstance(
+            msg, KeyMessage | SharesMessage | PlayMessage | RevealMessage | ReleaseMessage
+        )
         self.queue.append(msg)
 
-    def pump(self, step: str | None = None) -> None:
+    def pump(self, step: str | None = None, gone: int | None = None) -> None:
         while self.queue:
             msg = self.queue.popleft()
-            label = step or LABELS[type(msg)]
+            label = LABELS[type(msg)] if step is None or type(msg) is ReleaseMessage else step
             for peer in self.peers:
-                if peer.seat != msg.seat:
+                if peer.seat not in (msg.seat, gone):
                     self.call(peer.seat, label, lambda p=peer, m=msg: p.receive(m))  # type: ignore[misc]
 
-    def run(self, taker: int) -> tuple[object, ...]:
+    def run(self, taker: int, gone: int | None = None) -> tuple[object, ...]:
+        """A whole round; with ``gone``, that seat leaves after the deal (before the
+        completion) and the others release its cards, its partner playing them."""
         peers = self.peers
         for p in peers:
             self.local(p.seat, "keys", p.start)
         self.pump()
+        live = [p for p in peers if p.seat != gone]
+        if gone is not None:
+            for p in live:
+                self.local(p.seat, "release", lambda p=p: p.release(gone))  # type: ignore[misc]
+            self.pump(gone=gone)
         if not peers[0].rules.is_coinche:
-            for p in peers:
+            for p in live:
                 self.local(p.seat, "completion", lambda p=p: p.set_taker(taker))  # type: ignore[misc]
-            self.pump("completion")
-        owners = [peers[0].owner_of(pos) for pos in range(32)]
+            self.pump("completion", gone)
         for pos in range(32):
-            owner = owners[pos]
+            owner = live[0].owner_of(pos)
             assert owner is not None
-            self.local(owner, "play", lambda o=owner, q=pos: peers[o].play(q))  # type: ignore[misc]
-            self.pump()
-        for p in peers:
+            if owner == gone:
+                player = peers[partner_of(owner)]
+                self.local(player.seat, "play", lambda a=player, q=pos: a.play_for(gone, q))  # type: ignore[misc]
+            else:
+                self.local(owner, "play", lambda o=owner, q=pos: peers[o].play(q))  # type: ignore[misc]
+            self.pump(gone=gone)
+        for p in live:
             self.local(p.seat, "reveal", p.reveal)
-        self.pump()
-        decks = [self.call(p.seat, "audit", p.audit) for p in peers]
+        self.pump(gone=gone)
+        decks = [self.call(p.seat, "audit", p.audit) for p in live]
         assert all(d == decks[0] for d in decks)
         return tuple(decks)
+
+
+def _split_message(r: Round) -> SplitMessage:
+    """Seat 0's split of a round (every split has three pieces)."""
+    split = r.peers[1]._splits[0]
+    assert isinstance(split, SplitMessage)
+    return split
 
 
 def proof_costs(runs: int) -> list[dict[str, object]]:
@@ -284,6 +316,12 @@ def main() -> None:
         r.run(taker=(i + 2) % 4)
         rounds.append(r)
 
+    left = []
+    for i in range(args.runs):
+        r = Round(rules, dealer=i % 4, number=100 + i)
+        r.run(taker=(i + 2) % 4, gone=(i + 3) % 4)
+        left.append(r)
+
     def ms(v: float) -> float:
         return round(v * 1000, 1)
 
@@ -327,6 +365,22 @@ def main() -> None:
         + "".join(f"{ms(v):>10}" for v in peer_totals)
         + f"{ms(sum(peer_totals)):>10}"
     )
+    split_ms = statistics.median(sum(c["split"] for c in r.cpu) for r in rounds)
+    split_share = split_ms / statistics.median(totals)
+    left_totals = [sum(sum(c.values()) for c in r.cpu) for r in left]
+    release_ms = statistics.median(sum(c["release"] for c in r.cpu) for r in left)
+    print()
+    print(
+        f"key splitting: {ms(split_ms)} ms of CPU per deal, all peers "
+        f"({100 * split_share:.1f}% of the deal), each split message "
+        f"{len(wire.encode(_split_message(rounds[0]).to_wire()))} bytes"
+    )
+    print(
+        f"a seat released after the deal ({args.runs} runs): whole deal "
+        f"{ms(statistics.median(left_totals))} ms of CPU for the three live peers, "
+        f"of which release {ms(release_ms)} ms "
+        "(making and checking the releases of the deal; the completion's go with it)"
+    )
     print()
     costs = primitive_costs()
     print(
@@ -352,6 +406,10 @@ def main() -> None:
                 "deal_cpu_ms_slowest_peer_min": ms(min(slowest)),
                 "step_cpu_ms_all_peers": steps_all,
                 "step_group_ops_all_peers": counts,
+                "split_cpu_ms_all_peers": ms(split_ms),
+                "split_share_of_deal": round(split_share, 4),
+                "deal_with_release_cpu_ms_all_peers": ms(statistics.median(left_totals)),
+                "release_cpu_ms_all_peers": ms(release_ms),
                 "shuffle_proof": proofs,
                 "group_op_us": costs,
                 "cpus": os.cpu_count(),

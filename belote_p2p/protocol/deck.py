@@ -1,4 +1,4 @@
-"""The deck protocol: a mental-poker shuffle and deal of the 32 cards, sans-io (version 3).
+"""The deck protocol: a mental-poker shuffle and deal of the 32 cards, sans-io (version 4).
 
 Four peers with 32 cards; three with 24 (three-handed) or two with 32 (two-handed, where no
 card is private: face-up cards open to both at the deal, face-down ones when turned up).
@@ -19,6 +19,12 @@ the same one; no card can fail to open. The end-of-round audit (seeds recomputed
 seeds checked against their commitments, the rules engine's audit with every hand) is a
 second line.
 
+At four seats a seat that leaves becomes a **dummy** whose partner plays its open hand
+(DECK.md §17): every seat splits its round key among the other live seats (a
+:class:`SplitMessage`, before the deal), so that when a seat is gone the others open its cards
+from their pieces (:meth:`DeckPeer.release`); in later rounds the gone seat is *public*: its
+secrets are derived from public values and every participant plays its part.
+
 Usage
 -----
 One :class:`DeckPeer` per seat and round. It does no I/O: the table session hands it the
@@ -28,12 +34,14 @@ messages of the other peers and sends what it produces, inside signed envelopes:
     send(peer.start())                      # KeyMessage
     for each message m from another seat:   # in the order each sender sent them
         peer.receive(m)                     # raises a DeckError naming the culprit
-        for out in peer.next_messages():    # shuffles and decryption shares, when due
-            send(out)
+        for out in peer.next_messages():    # split, shuffle, decryption shares, when due
+            send(out)                       # (after a DeckError too: a complaint)
     peer.known_cards()                      # 32 positions, None where unknown to us
     send(peer.set_taker(t))                 # classic: after the bidding, deals 21..31
     send(peer.play(position))               # our card at that position
     peer.card_at(position)                  # after receive(PlayMessage): the card played
+    send(peer.release(g))                   # four seats: seat g is gone; open its cards
+    send(peer.play_for(g, position))        # we are g's partner: play its open card
     send(peer.reveal())                     # round over (or aborted): our secrets
     deck = peer.audit()                     # once every reveal is in: the 32 cards
 
@@ -50,22 +58,28 @@ what a peer checks and audits the round once the four reveals are in::
 
 API
 ---
-``DeckPeer(rules, *, seat, dealer, table_id, round_number, secret_key=None, shuffle_seed=None)``
+``DeckPeer(rules, *, seat, dealer, table_id, round_number, secret_key=None, shuffle_seed=None,
+public_seats=frozenset())``
     ``secret_key`` (32-byte canonical non-zero scalar) and ``shuffle_seed`` (32 bytes) come
     from :mod:`secrets` unless given; given values make a peer deterministic (tests, vectors):
-    every message it sends, shuffle proof included, is a function of them and of what it
-    received.
+    every message it sends, shuffle proof and key split included, is a function of them and
+    of what it received. ``public_seats`` (four seats only, never ``seat``): seats that left
+    in an earlier round, whose part every participant computes (DECK.md §17.6).
 ``start() -> KeyMessage``
     Call once; messages received before it are held.
 ``receive(msg: DeckMessage) -> None``
     Accepts messages of the other seats in any interleaving (each sender's own messages in
     the order it sent them); a message that cannot be used yet is held until it can.
     Raises a :class:`DeckError` subclass when a message is wrong, naming the seat to blame
-    (``seat`` is always that seat); the message is then dropped. Any ``DeckError`` ends the
-    round: the session aborts it and, if the peers still cooperate, exchanges reveals and
-    calls :meth:`~DeckPeer.audit`.
+    (``seat`` is always that seat); the message is then dropped. A holder whose key piece is
+    wrong raises :class:`BadSplit` naming the splitter and puts a :class:`ComplaintMessage`
+    in :meth:`~DeckPeer.next_messages`: send it, so that the others can name the splitter.
+    Any ``DeckError`` ends the round: the session aborts it and, if the peers still
+    cooperate, exchanges reveals and calls :meth:`~DeckPeer.audit`.
 ``next_messages() -> list[DeckMessage]``
-    The messages this peer produced on its own (its shuffle, its decryption shares), once.
+    The messages this peer produced on its own (its split, its shuffle, its decryption
+    shares, a complaint, the release of positions dealt after :meth:`~DeckPeer.release`),
+    once.
 ``set_taker(taker: int) -> SharesMessage``
     Classic only, after the first deal: the completion (positions 21..31) starts.
 ``open(positions) -> OpenMessage``
@@ -74,20 +88,27 @@ API
     face-down position is published before (DECK.md §16).
 ``play(position: int) -> PlayMessage``
     Publishes our share for one of our positions; every peer learns the card.
+``release(gone) -> ReleaseMessage``
+    Four seats: seat ``gone`` left; our shares of our piece of its key for every position
+    dealt so far (later ones follow in ``next_messages``). Once every holder's are in, its
+    cards open to all. ``can_release(gone)`` says whether it may.
+``play_for(gone, position) -> PlayMessage``
+    We are the partner of the dummy ``gone``: play its open card (no share).
 ``reveal() -> RevealMessage``
-    Our secret key and shuffle seed; allowed once the four shuffles are done. After it,
-    :meth:`~DeckPeer.play` is refused.
+    Our secret key and shuffle seed, and our pieces of released seats' keys; allowed once
+    the four shuffles are done. After it, :meth:`~DeckPeer.play` is refused.
 ``audit() -> tuple[Card, ...]``
     Once the four reveals are in: re-derives every other shuffle and its proof from the
     revealed seed, then returns the 32 cards in deck order (hand them to the engine's audit).
 ``waiting_for() -> frozenset[int]``
     Seats that owe the next message (for deadlines and abandonment); empty while waiting
     for the local session (bidding, plays) or when done.
-``hand()``, ``known_cards()``, ``card_at(p)``, ``turned_card()``, ``played()``,
-``positions_of(seat)``, ``owner_of(p)``, ``phase``, ``joint_key``, ``public_key``
+``hand()``, ``hand_of(seat)``, ``known_cards()``, ``card_at(p)``, ``turned_card()``,
+``played()``, ``positions_of(seat)``, ``owner_of(p)``, ``released_seats``, ``public_seats``,
+``phase``, ``joint_key``, ``public_key``
     Read the peer's view.
 
-``DeckObserver(rules, *, dealer, table_id, round_number)``
+``DeckObserver(rules, *, dealer, table_id, round_number, public_seats=frozenset())``
     The same view without a seat (``seat`` is ``None``; no ``hand()``, ``start()``,
     ``play()`` or ``reveal()``). ``receive()`` takes the messages of all four seats, held
     as a peer holds them, and verifies what a peer verifies: key proofs, every shuffle proof,
@@ -95,21 +116,25 @@ API
     (classic; allowed once the four shuffles are in) and may raise the :class:`DeckError` of
     a message it releases. ``next_messages()`` is always empty. ``phase`` and
     ``waiting_for()`` mean what they mean for a peer, over the four seats: ``AUDITABLE`` once
-    the four reveals are in. ``known_cards()`` never holds more than the turned card and the
-    cards played. ``audit()`` re-derives all four shuffles.
+    the reveals that are owed are in (a released or public seat owes none).
+    ``known_cards()`` never holds more than the turned card, the cards played and a dummy's
+    open hand. ``audit()`` re-derives every shuffle whose seed is revealed.
 
 Message types (frozen dataclasses; ``to_wire()`` gives a msgpack-ready ``dict`` with
 ``bytes`` fields, ``from_wire(data, sender)`` parses strictly and raises
 :class:`MalformedDeckMessage` naming ``sender``, the seat of the envelope that carried it):
 :class:`KeyMessage`, :class:`ShuffleMessage` (with its
 :class:`~belote_p2p.protocol.shuffle.ShuffleProof`), :class:`SharesMessage`,
-:class:`PlayMessage`, :class:`RevealMessage`; :func:`message_from_wire`,
+:class:`PlayMessage`, :class:`RevealMessage`, :class:`OpenMessage`, :class:`SplitMessage`
+(its :class:`KeyPiece` entries), :class:`ComplaintMessage`, :class:`ReleaseMessage`;
+:func:`message_from_wire`,
 :func:`encode_message` and :func:`decode_message` (canonical msgpack,
 :mod:`belote_p2p.protocol.wire`) dispatch on the ``type`` field.
 
 Errors: :class:`DeckError` (a peer misbehaved: ``seat``, ``reason``) with subclasses
 :class:`MalformedDeckMessage`, :class:`UnexpectedMessage`, :class:`BadPoint`, :class:`BadProof`,
-:class:`BadShuffle`, :class:`CommitmentMismatch`, :class:`WrongOwner`;
+:class:`BadShuffle`, :class:`CommitmentMismatch`, :class:`WrongOwner`, :class:`BadSplit`,
+:class:`FalseComplaint`;
 :class:`DeckUsageError` when the local caller misused the API; :class:`DeckInvariantError`
 when a state the proofs rule out is reached anyway (a bug, nobody's fault to blame).
 """
@@ -166,6 +191,18 @@ CARD_LABEL = b"card"
 COMMITMENT_LABEL = b"shuffle-commitment"
 PERMUTATION_LABEL = b"shuffle-permutation"
 MASK_LABEL = b"shuffle-mask"
+PUBLIC_KEY_LABEL = b"public-key"
+PUBLIC_SEED_LABEL = b"public-seed"
+SPLIT_PIECE_LABEL = b"split-piece"
+SPLIT_NONCE_LABEL = b"split-nonce"
+SPLIT_PAD_LABEL = b"split-pad"
+COMPLAINT_LABEL = b"complaint"
+RELEASE_LABEL = b"release"
+PIECE_SIZE = 96
+"""A split entry: the piece's commitment ``S``, the ephemeral point ``R`` and the
+encrypted piece, 32 bytes each."""
+HELD_PIECE_SIZE = 33
+"""A revealed piece: the seat it is a piece of, then the scalar."""
 
 
 # -- errors ------------------------------------------------------------------------------
@@ -211,7 +248,17 @@ class CommitmentMismatch(DeckError):
 
 
 class WrongOwner(DeckError):
-    """A play at a deck position that was not dealt to the player."""
+    """A play at a deck position that was not dealt to the player (nor to a dummy whose
+    partner it is)."""
+
+
+class BadSplit(DeckError):
+    """A key split whose commitments do not add up to the key, or (shown by its holder's
+    complaint) whose encrypted piece does not match its commitment: names the splitter."""
+
+
+class FalseComplaint(DeckError):
+    """A complaint about a piece that does match its commitment: names the complainer."""
 
 
 class DeckUsageError(LocalProtocolError):
@@ -291,33 +338,66 @@ def step_positions(rules: RuleSet, step: int, dealer: int = 0) -> tuple[int, ...
     return tuple(range(turned + 1)) if step == STEP_DEAL else tuple(range(turned + 1, size))
 
 
-def _context(table_id: bytes, round_number: int, seat: int) -> tuple[bytes, ...]:
-    return (table_id, u32(round_number), u8(seat))
+NO_PUBLIC_SEAT: frozenset[int] = frozenset()
+
+
+def public_mask(public_seats: Iterable[int]) -> int:
+    """The byte that names a round's public seats in every context: bit ``s`` for seat
+    ``s`` (0 for a round without one)."""
+    return sum(1 << s for s in set(public_seats))
+
+
+def _context(
+    table_id: bytes, round_number: int, seat: int, public_seats: Iterable[int] = NO_PUBLIC_SEAT
+) -> tuple[bytes, ...]:
+    """``ctx(seat)``: table, round, seat and the round's public seats. The public seats are
+    part of every hash, so that a round dealt again with a seat public shares no hash, key
+    proof or shuffle with its first deal."""
+    return (table_id, u32(round_number), u8(seat), u8(public_mask(public_seats)))
 
 
 def shuffle_proof_context(
-    table_id: bytes, round_number: int, seat: int, commitment: bytes
+    table_id: bytes,
+    round_number: int,
+    seat: int,
+    commitment: bytes,
+    *,
+    public_seats: Iterable[int] = NO_PUBLIC_SEAT,
 ) -> tuple[bytes, ...]:
     """What a shuffle proof is bound to besides the key and the decks: table, round, the
-    shuffler's seat and its seed commitment (every field of the shuffle message)."""
-    return (*_context(table_id, round_number, seat), commitment)
+    shuffler's seat, the public seats and its seed commitment (every field of the shuffle
+    message)."""
+    return (*_context(table_id, round_number, seat, public_seats), commitment)
 
 
-def shuffle_commitment(table_id: bytes, round_number: int, seat: int, seed: bytes) -> bytes:
+def shuffle_commitment(
+    table_id: bytes,
+    round_number: int,
+    seat: int,
+    seed: bytes,
+    *,
+    public_seats: Iterable[int] = NO_PUBLIC_SEAT,
+) -> bytes:
     """The 32-byte commitment to a shuffle seed published with the shuffled deck."""
-    parts = (*_context(table_id, round_number, seat), seed)
+    parts = (*_context(table_id, round_number, seat, public_seats), seed)
     return group.transcript_hash(COMMITMENT_LABEL, *parts)[:COMMITMENT_SIZE]
 
 
 def shuffle_permutation(
-    table_id: bytes, round_number: int, seat: int, seed: bytes, size: int = DECK_SIZE
+    table_id: bytes,
+    round_number: int,
+    seat: int,
+    seed: bytes,
+    size: int = DECK_SIZE,
+    *,
+    public_seats: Iterable[int] = NO_PUBLIC_SEAT,
 ) -> tuple[int, ...]:
     """``perm`` with output position ``j`` taking input position ``perm[j]``.
 
     Fisher–Yates driven by the SHAKE-256 stream of the seed, one byte per draw, bytes at or
     above the largest multiple of the range rejected so that every index is uniform.
     """
-    parts = (*_context(table_id, round_number, seat), seed)
+    parts = (*_context(table_id, round_number, seat, public_seats), seed)
     xof = hashlib.shake_256(group.framed(PERMUTATION_LABEL, parts))
     stream = _xof_bytes(xof)
     perm = list(range(size))
@@ -344,11 +424,54 @@ def _xof_bytes(xof: Any) -> Iterator[int]:
 
 
 def shuffle_masks(
-    table_id: bytes, round_number: int, seat: int, seed: bytes, size: int = DECK_SIZE
+    table_id: bytes,
+    round_number: int,
+    seat: int,
+    seed: bytes,
+    size: int = DECK_SIZE,
+    *,
+    public_seats: Iterable[int] = NO_PUBLIC_SEAT,
 ) -> tuple[int, ...]:
     """The re-masking scalar of each output position of a shuffle."""
-    ctx = (*_context(table_id, round_number, seat), seed)
+    ctx = (*_context(table_id, round_number, seat, public_seats), seed)
     return tuple(group.hash_to_scalar(MASK_LABEL, *ctx, u8(j)) for j in range(size))
+
+
+def partner_of(seat: int) -> int:
+    """The partner of a seat at a four-seat table: the one who plays a dummy's cards."""
+    return (seat + 2) % SEATS
+
+
+def public_secrets(
+    table_id: bytes, round_number: int, seat: int, public_seats: Iterable[int]
+) -> tuple[int, bytes]:
+    """A public seat's secret key and shuffle seed, which every participant derives alike:
+    ``Hs("public-key", ctx(seat))`` and ``H("public-seed", ctx(seat))[0..32]``."""
+    ctx = _context(table_id, round_number, seat, public_seats)
+    x = group.hash_to_scalar(PUBLIC_KEY_LABEL, *ctx)
+    if x == 0:  # probability 2^-252
+        raise DeckInvariantError(f"seat {seat}'s public key is zero")
+    return x, group.transcript_hash(PUBLIC_SEED_LABEL, *ctx)[:SEED_SIZE]
+
+
+def split_pieces(x: int, context: tuple[bytes, ...], count: int) -> tuple[int, ...]:
+    """``count`` non-zero pieces that add up to ``x`` mod ``L``, derived from ``x`` (the
+    split is a function of the secret key, like its proofs): ``count - 1`` are
+    ``Hs("split-piece", sc(x), ctx(i), u8(k))``, the last one the rest."""
+    pieces = [
+        group.hash_to_scalar(SPLIT_PIECE_LABEL, group.scalar_bytes(x), *context, u8(k))
+        for k in range(count - 1)
+    ]
+    pieces.append((x - sum(pieces)) % L)
+    if any(piece == 0 for piece in pieces):  # probability about 2^-250
+        raise DeckInvariantError("a key piece is zero")
+    return tuple(pieces)
+
+
+def split_pad(context: tuple[bytes, ...], holder: int, r_point: bytes, dh: bytes) -> int:
+    """The one-time pad of the piece for ``holder``: ``Hs("split-pad", ctx(i), u8(j), R,
+    D)``, ``D = r·X_j = x_j·R`` the Diffie–Hellman point of the splitter and the holder."""
+    return group.hash_to_scalar(SPLIT_PAD_LABEL, *context, u8(holder), r_point, dh)
 
 
 # -- messages ----------------------------------------------------------------------------
@@ -554,14 +677,17 @@ class PlayMessage:
 
 @dataclass(frozen=True, slots=True)
 class RevealMessage:
-    """A peer's secret key and shuffle seed, published when the round is over."""
+    """A peer's secret key and shuffle seed, published when the round is over, with the
+    pieces it holds of the keys of seats released this round (``(seat, sc(piece))`` by
+    increasing seat), from which the audit rebuilds their keys."""
 
     TYPE: ClassVar[str] = "deck.reveal"
-    FIELDS: ClassVar[frozenset[str]] = frozenset({"type", "seat", "secret_key", "seed"})
+    FIELDS: ClassVar[frozenset[str]] = frozenset({"type", "seat", "secret_key", "seed", "pieces"})
 
     seat: int
     secret_key: bytes
     seed: bytes
+    pieces: tuple[tuple[int, bytes], ...] = ()
 
     def to_wire(self) -> dict[str, Any]:
         return {
@@ -569,12 +695,129 @@ class RevealMessage:
             "seat": self.seat,
             "secret_key": self.secret_key,
             "seed": self.seed,
+            "pieces": [u8(g) + piece for g, piece in self.pieces],
         }
 
     @classmethod
     def from_wire(cls, data: object, sender: int) -> RevealMessage:
         w = _open_wire(data, cls.TYPE, cls.FIELDS, sender)
-        return cls(_seat_of(w), w.bin("secret_key", 32), w.bin("seed", SEED_SIZE))
+        seat = _seat_of(w)
+        raw = w.bin_list("pieces", HELD_PIECE_SIZE, 0, SEATS - 1)
+        pieces = tuple((entry[0], entry[1:]) for entry in raw)
+        seats = [g for g, _ in pieces]
+        if any(g >= SEATS or g == seat for g in seats) or seats != sorted(set(seats)):
+            raise w.fail("'pieces' must name other seats, in increasing order")
+        return cls(seat, w.bin("secret_key", 32), w.bin("seed", SEED_SIZE), pieces)
+
+
+@dataclass(frozen=True, slots=True)
+class KeyPiece:
+    """One piece of a split key: ``S = s·G``, ``R = r·G`` and ``ct = s + pad mod L``
+    (:func:`split_pad`), 32 bytes each."""
+
+    commitment: bytes
+    ephemeral: bytes
+    encrypted: bytes
+
+    def to_bytes(self) -> bytes:
+        return self.commitment + self.ephemeral + self.encrypted
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> KeyPiece:
+        return cls(data[:32], data[32:64], data[64:])
+
+
+@dataclass(frozen=True, slots=True)
+class SplitMessage:
+    """A seat's key split among the other live seats (four seats only): one
+    :class:`KeyPiece` per other live seat, by increasing seat, the pieces adding up to the
+    sender's secret key. A gone seat's cards open from its pieces (:class:`ReleaseMessage`)."""
+
+    TYPE: ClassVar[str] = "deck.split"
+    FIELDS: ClassVar[frozenset[str]] = frozenset({"type", "seat", "pieces"})
+
+    seat: int
+    pieces: tuple[KeyPiece, ...]
+
+    def to_wire(self) -> dict[str, Any]:
+        return {
+            "type": self.TYPE,
+            "seat": self.seat,
+            "pieces": [piece.to_bytes() for piece in self.pieces],
+        }
+
+    @classmethod
+    def from_wire(cls, data: object, sender: int) -> SplitMessage:
+        w = _open_wire(data, cls.TYPE, cls.FIELDS, sender)
+        seat = _seat_of(w)
+        pieces = w.bin_list("pieces", PIECE_SIZE, 1, SEATS - 1)
+        return cls(seat, tuple(KeyPiece.from_bytes(p) for p in pieces))
+
+
+@dataclass(frozen=True, slots=True)
+class ComplaintMessage:
+    """A holder's proof that the piece ``splitter`` sent it does not match its commitment:
+    ``D = x_j·R`` and the Chaum–Pedersen proof that ``log_G X_j = log_R D``, from which
+    every participant decrypts the piece and sees who lied."""
+
+    TYPE: ClassVar[str] = "deck.complaint"
+    FIELDS: ClassVar[frozenset[str]] = frozenset({"type", "seat", "splitter", "point", "proof"})
+
+    seat: int
+    splitter: int
+    point: bytes
+    proof: bytes
+
+    def to_wire(self) -> dict[str, Any]:
+        return {
+            "type": self.TYPE,
+            "seat": self.seat,
+            "splitter": self.splitter,
+            "point": self.point,
+            "proof": self.proof,
+        }
+
+    @classmethod
+    def from_wire(cls, data: object, sender: int) -> ComplaintMessage:
+        w = _open_wire(data, cls.TYPE, cls.FIELDS, sender)
+        seat = _seat_of(w)
+        splitter = w.uint("splitter", SEATS - 1)
+        return cls(seat, splitter, w.bin("point", 32), w.bin("proof", group.PROOF_SIZE))
+
+
+@dataclass(frozen=True, slots=True)
+class ReleaseMessage:
+    """A live seat's decryption shares of a gone seat's key piece: for each listed position
+    ``p`` (strictly increasing), ``s_gj·c1_p`` with its Chaum–Pedersen proof against the
+    piece's commitment ``S_gj``. Once every holder's are in, the gone seat's share of each
+    position is their sum: its cards open to everybody, and the others' cards need nothing
+    more of it."""
+
+    TYPE: ClassVar[str] = "deck.release"
+    FIELDS: ClassVar[frozenset[str]] = frozenset({"type", "seat", "gone", "positions", "shares"})
+
+    seat: int
+    gone: int
+    positions: tuple[int, ...]
+    shares: tuple[DecryptionShare, ...]
+
+    def to_wire(self) -> dict[str, Any]:
+        return {
+            "type": self.TYPE,
+            "seat": self.seat,
+            "gone": self.gone,
+            "positions": list(self.positions),
+            "shares": [s.to_bytes() for s in self.shares],
+        }
+
+    @classmethod
+    def from_wire(cls, data: object, sender: int) -> ReleaseMessage:
+        w = _open_wire(data, cls.TYPE, cls.FIELDS, sender)
+        seat = _seat_of(w)
+        gone = w.uint("gone", SEATS - 1)
+        positions = _positions(w, 0)
+        shares = w.bin_list("shares", SHARE_SIZE, len(positions), len(positions))
+        return cls(seat, gone, positions, tuple(DecryptionShare.from_bytes(s) for s in shares))
 
 
 @dataclass(frozen=True, slots=True)
@@ -605,22 +848,36 @@ class OpenMessage:
     def from_wire(cls, data: object, sender: int) -> OpenMessage:
         w = _open_wire(data, cls.TYPE, cls.FIELDS, sender)
         seat = _seat_of(w)
-        raw = w.data["positions"]
-        if type(raw) not in (list, tuple) or not 1 <= len(raw) <= DECK_SIZE:
-            raise w.fail(f"'positions' must be a list of 1..{DECK_SIZE} positions")
-        positions: list[int] = []
-        for value in raw:
-            if type(value) is not int or not 0 <= value < DECK_SIZE:
-                raise w.fail(f"'positions' must hold integers in 0..{DECK_SIZE - 1}")
-            if positions and value <= positions[-1]:
-                raise w.fail("'positions' must be strictly increasing")
-            positions.append(value)
+        positions = _positions(w, 1)
         shares = w.bin_list("shares", SHARE_SIZE, len(positions), len(positions))
-        return cls(seat, tuple(positions), tuple(DecryptionShare.from_bytes(s) for s in shares))
+        return cls(seat, positions, tuple(DecryptionShare.from_bytes(s) for s in shares))
+
+
+def _positions(w: _Wire, min_count: int) -> tuple[int, ...]:
+    """The strictly increasing ``positions`` list of an open or release message."""
+    raw = w.data["positions"]
+    if type(raw) not in (list, tuple) or not min_count <= len(raw) <= DECK_SIZE:
+        raise w.fail(f"'positions' must be a list of {min_count}..{DECK_SIZE} positions")
+    positions: list[int] = []
+    for value in raw:
+        if type(value) is not int or not 0 <= value < DECK_SIZE:
+            raise w.fail(f"'positions' must hold integers in 0..{DECK_SIZE - 1}")
+        if positions and value <= positions[-1]:
+            raise w.fail("'positions' must be strictly increasing")
+        positions.append(value)
+    return tuple(positions)
 
 
 DeckMessage: TypeAlias = (
-    KeyMessage | ShuffleMessage | SharesMessage | PlayMessage | RevealMessage | OpenMessage
+    KeyMessage
+    | ShuffleMessage
+    | SharesMessage
+    | PlayMessage
+    | RevealMessage
+    | OpenMessage
+    | SplitMessage
+    | ComplaintMessage
+    | ReleaseMessage
 )
 _MESSAGE_CLASSES = (
     KeyMessage,
@@ -629,6 +886,9 @@ _MESSAGE_CLASSES = (
     PlayMessage,
     RevealMessage,
     OpenMessage,
+    SplitMessage,
+    ComplaintMessage,
+    ReleaseMessage,
 )
 MESSAGE_TYPES: dict[str, type[DeckMessage]] = {cls.TYPE: cls for cls in _MESSAGE_CLASSES}
 
@@ -702,7 +962,7 @@ class DeckPhase(Enum):
     SHUFFLE = "shuffle"
     """The four shuffles, one after the other."""
     DEAL = "deal"
-    """Decryption shares of the first deal step."""
+    """Four seats: the key splits; then decryption shares of the first deal step."""
     BIDDING = "bidding"
     """Classic: the local session's :meth:`DeckPeer.set_taker`."""
     COMPLETION = "completion"
@@ -719,8 +979,10 @@ class _DeckRound(ABC):
     """The public side of one round's deck: what every participant sees and checks.
 
     It holds the messages received, verifies every proof in them on receipt, opens the cards
-    whose shares are all in and runs the audit. :class:`DeckPeer` adds a seat's secrets and
-    the messages they produce; :class:`DeckObserver` holds no seat.
+    whose shares are all in and runs the audit. It also plays the public seats' part (their
+    secrets are public: every participant computes their shuffles and shares alike).
+    :class:`DeckPeer` adds a seat's secrets and the messages they produce;
+    :class:`DeckObserver` holds no seat.
     """
 
     seat: int | None
@@ -733,6 +995,7 @@ class _DeckRound(ABC):
         dealer: int,
         table_id: bytes,
         round_number: int,
+        public_seats: Iterable[int] = NO_PUBLIC_SEAT,
     ) -> None:
         seats = seats_of(rules)
         for name, value in (("seat", seat), ("dealer", dealer)):
@@ -744,6 +1007,14 @@ class _DeckRound(ABC):
             raise DeckUsageError(f"table_id must be 1..{MAX_TABLE_ID_SIZE} bytes")
         if type(round_number) is not int or not 0 <= round_number <= MAX_ROUND:
             raise DeckUsageError(f"round_number must be 0..{MAX_ROUND}")
+        public = frozenset(public_seats)
+        if public:
+            if seats != SEATS:
+                raise DeckUsageError("only a four-seat table has public seats (dummies)")
+            if not all(type(g) is int and 0 <= g < seats for g in public):
+                raise DeckUsageError(f"public_seats must be seats 0..{seats - 1}")
+            if len(public) > seats - 2 or seat in public:
+                raise DeckUsageError("at least two live seats, ours among them, deal a round")
         self.rules = rules
         self.seat = seat
         self.dealer = dealer
@@ -751,6 +1022,10 @@ class _DeckRound(ABC):
         self.round_number = round_number
         self.seats = seats
         """How many peers shuffle and deal (4, 3 or 2)."""
+        self.public_seats = public
+        """Seats whose secrets are public this round (dummies of an earlier round)."""
+        self.live_seats = tuple(s for s in range(seats) if s not in public)
+        """The seats that hold secrets this round."""
         self.size = deck_size(rules)
         """How many cards the deck holds (32 or 24)."""
         self.shuffle_order = shuffle_order(dealer, seats)
@@ -783,7 +1058,8 @@ class _DeckRound(ABC):
         self._decks: list[tuple[Ciphertext, ...]] = []
         self._proofs: list[ShuffleProof] = []  # one per deck, for the audit
         self._commitments: dict[int, bytes] = {}
-        # Published shares by position then seat, a peer's own included, each one proven.
+        # Published shares by position then seat, a peer's own included, each one proven
+        # (or computed: a public seat's, a released seat's from its pieces).
         self._shares: list[dict[int, bytes]] = [{} for _ in range(self.size)]
         self._share_steps: set[tuple[int, int]] = set()  # (step, seat) received or sent
         self._owners = deal_owners(rules, dealer)
@@ -798,23 +1074,59 @@ class _DeckRound(ABC):
         # Deal steps whose final deck is in and, for a peer, whose shares it published.
         self._steps_started: set[int] = set()
 
+        # Public seats: their secret key and seed, which everybody derives.
+        self._public_secrets = {
+            g: public_secrets(table_id, round_number, g, public) for g in sorted(public)
+        }
+        for g, (x, _) in self._public_secrets.items():
+            self._keys[g] = base_mul(x)
+        # Key splitting (four seats, three live ones or more): by splitter, the split and
+        # the commitment of each holder's piece; a peer's own pieces of the others' keys.
+        self._splitting = seats == SEATS and len(self.live_seats) >= 3
+        self._splits: dict[int, SplitMessage] = {}
+        self._piece_keys: dict[int, dict[int, bytes]] = {}
+        self._held: dict[int, int] = {}
+        # Releases: seats some release was seen (or made) of, and for a peer the ones it
+        # released itself; by gone seat and position, each holder's proven share of its
+        # piece; by (gone, holder), the positions released; by gone seat and holder, the
+        # pieces revealed at the end.
+        self._release_started: set[int] = set()
+        self._releasing: set[int] = set()
+        self._pieces: dict[int, list[dict[int, bytes]]] = {}
+        self._released: dict[tuple[int, int], set[int]] = {}
+        self._revealed_pieces: dict[int, dict[int, int]] = {}
+
     # -- what differs between a peer and an observer ---------------------------------------
 
     @abstractmethod
     def _reveals_complete(self) -> bool:
-        """Every reveal is in (a peer's own included)."""
+        """Every reveal that is owed is in (a peer's own included)."""
 
     @abstractmethod
-    def _keys_joined(self) -> None:
-        """The joint key was just formed."""
+    def _start_step(self, step: int) -> None:
+        """A deal step may start: its final deck is in (and, for the deal, every split)."""
 
     @abstractmethod
-    def _after_shuffle(self) -> None:
-        """A shuffled deck was just added."""
+    def _split_own(self) -> None:
+        """The joint key was just formed: a peer splits its key."""
 
-    def _secrets(self) -> dict[int, tuple[int, bytes]]:
-        """Every seat's secret key and seed, for the audit."""
-        return dict(self._reveals)
+    @abstractmethod
+    def _took_split(self, msg: SplitMessage, holders: list[int]) -> None:
+        """A split was accepted: a peer that holds a piece of it decrypts and checks it."""
+
+    def _own_seed(self) -> bytes:
+        """A peer's shuffle seed (an observer never shuffles)."""
+        raise DeckInvariantError("an observer has no shuffle of its own")
+
+    def _secrets(self) -> dict[int, tuple[int, bytes | None]]:
+        """Every seat's secret key and seed, for the audit (a released seat that did not
+        reveal: its key rebuilt from its pieces, no seed)."""
+        out: dict[int, tuple[int, bytes | None]] = {**self._reveals}
+        out.update(self._public_secrets)
+        for g in range(self.seats):
+            if g not in out:
+                out[g] = (self._rebuilt_key(g), None)
+        return out
 
     # -- reading the view ------------------------------------------------------------------
 
@@ -844,6 +1156,28 @@ class _DeckRound(ABC):
         return DeckPhase.PLAY
 
     @property
+    def released_seats(self) -> frozenset[int]:
+        """Seats released this round whose every dealt position is open to everybody:
+        every holder of a piece of their key published its shares (:class:`ReleaseMessage`)."""
+        dealt = self._dealt_positions()
+        return frozenset(
+            g
+            for g in self._gone_seats()
+            if all(dealt <= self._released[g, j] for j in self._piece_keys[g])
+        )
+
+    def _gone_seats(self) -> frozenset[int]:
+        """Seats that every holder of their pieces released (each sent a release, even
+        an empty one): gone, by the agreement of all who could open their cards anyway.
+        They owe nothing more, and their reveal is rebuilt from their pieces. A release
+        that some holders sent and others did not yet changes nothing of this."""
+        return frozenset(
+            g
+            for g in self._release_started
+            if g in self._piece_keys and all((g, j) in self._released for j in self._piece_keys[g])
+        )
+
+    @property
     def _has_completion(self) -> bool:
         """Classic and three-handed deal the rest once the bidding named the taker."""
         return self._turned is not None
@@ -867,8 +1201,14 @@ class _DeckRound(ABC):
         """The positions dealt to ``seat`` so far (the taker's include the turned card)."""
         return tuple(p for p in range(self.size) if self.owner_of(p) == seat)
 
+    def hand_of(self, seat: int) -> dict[int, Card]:
+        """The cards of ``seat`` this view knows, by position: a dummy's (public or
+        released) open hand, our own hand, or the cards a seat played."""
+        return {p: self._cards[p] for p in self.positions_of(seat) if p in self._cards}
+
     def card_at(self, position: int) -> Card | None:
-        """The card at a position if this view knows it (a peer's own, turned or played)."""
+        """The card at a position if this view knows it (a peer's own, turned, played, or
+        a dummy's)."""
         return self._cards.get(position)
 
     def known_cards(self) -> tuple[Card | None, ...]:
@@ -889,23 +1229,43 @@ class _DeckRound(ABC):
 
     def waiting_for(self) -> frozenset[int]:
         """Seats that owe the next message; empty while the session must act (bidding,
-        plays) or when done."""
-        others = [s for s in range(self.seats) if s != self.seat]
+        plays) or when done. Public seats and released ones owe nothing; the holders of a
+        released seat's pieces owe their release."""
+        gone = self._gone_seats() | self._releasing
+        others = [s for s in self.live_seats if s != self.seat and s not in gone]
         if self._reveals or self._revealed:
             return frozenset(s for s in others if s not in self._reveals)
         if self._joint is None:
             return frozenset(s for s in others if s not in self._keys)
         if len(self._decks) < self.seats:
             return frozenset({self.shuffle_order[len(self._decks)]})
+        if self._splitting:
+            missing = frozenset(s for s in others if s not in self._splits)
+            if missing:
+                return missing
         for step in (STEP_DEAL, STEP_COMPLETION):
             if step not in self._steps_started:
                 return frozenset()
             missing = frozenset(s for s in others if (step, s) not in self._share_steps)
+            missing |= self._release_debt(gone, self._step_positions[step], others)
             if missing:
                 return missing
             if not self._has_completion:
                 break
         return frozenset(s for s in others if not self._requested <= self._opened[s])
+
+    def _release_debt(
+        self, gone: Iterable[int], positions: Iterable[int], others: list[int]
+    ) -> frozenset[int]:
+        """The holders among ``others`` that did not release every one of ``positions`` of
+        the ``gone`` seats."""
+        wanted = set(positions)
+        return frozenset(
+            j
+            for g in gone
+            for j in self._piece_keys.get(g, {})
+            if j in others and not wanted <= self._released.get((g, j), set())
+        )
 
     def next_messages(self) -> list[DeckMessage]:
         """Messages produced since the last call (send them all); always empty for an
@@ -926,6 +1286,18 @@ class _DeckRound(ABC):
         self.taker = taker
         self._owners = deal_owners(self.rules, self.dealer, taker)
 
+    def _dealt_positions(self) -> set[int]:
+        """The positions of the deal steps started so far."""
+        return {p for step in self._steps_started for p in self._step_positions[step]}
+
+    def _is_dummy(self, seat: int) -> bool:
+        """A seat whose cards its partner plays: public this round, or being released."""
+        return seat in self.public_seats or seat in self._release_started
+
+    def _plays_for(self, owner: int, seat: int) -> bool:
+        """``seat`` may play the cards of ``owner``: it is the partner of a dummy."""
+        return self.seats == SEATS and seat == partner_of(owner) and self._is_dummy(owner)
+
     # -- receiving ------------------------------------------------------------------------
 
     def receive(self, msg: DeckMessage) -> None:
@@ -937,6 +1309,8 @@ class _DeckRound(ABC):
             raise DeckUsageError(f"not a seat: {msg.seat!r}")
         if msg.seat == self.seat:
             raise DeckUsageError("a peer does not receive its own messages")
+        if msg.seat in self.public_seats:
+            raise UnexpectedMessage(msg.seat, "a public seat sends nothing: everybody plays it")
         self._admit(msg)
         self._pending.append(msg)
         self._drain()
@@ -947,6 +1321,10 @@ class _DeckRound(ABC):
         slot: tuple[object, ...]
         if isinstance(msg, ShuffleMessage) and len(msg.deck) != self.size:
             raise MalformedDeckMessage(msg.seat, f"a shuffled deck holds {self.size} cards")
+        if isinstance(msg, (SplitMessage, ComplaintMessage, ReleaseMessage)) and not (
+            self._splitting
+        ):
+            raise UnexpectedMessage(msg.seat, "no key is split at this table or round")
         if isinstance(msg, SharesMessage):
             if msg.step == STEP_COMPLETION and not self._has_completion:
                 raise UnexpectedMessage(
@@ -956,11 +1334,16 @@ class _DeckRound(ABC):
         elif isinstance(msg, OpenMessage):
             self._admit_open(msg)
             return
+        elif isinstance(msg, ReleaseMessage):
+            self._admit_release(msg)
+            return
+        elif isinstance(msg, ComplaintMessage):
+            slot = ("complaint", msg.seat, msg.splitter)
         elif isinstance(msg, PlayMessage):
             if msg.position >= self.size:
                 raise MalformedDeckMessage(msg.seat, f"no deck position {msg.position}")
             owner = self.owner_of(msg.position)
-            if owner is not None and owner != msg.seat:
+            if owner is not None and owner != msg.seat and not self._plays_for(owner, msg.seat):
                 raise WrongOwner(msg.seat, f"position {msg.position} belongs to seat {owner}")
             slot = ("play", msg.position)
         else:
@@ -981,6 +1364,21 @@ class _DeckRound(ABC):
             if ("open", msg.seat, p) in self._seen:
                 raise UnexpectedMessage(msg.seat, f"a second share of position {p}")
         self._seen.update(("open", msg.seat, p) for p in msg.positions)
+
+    def _admit_release(self, msg: ReleaseMessage) -> None:
+        """A release is of another seat that holds secrets, each position once per sender.
+        From its arrival on, the gone seat's partner may play its cards (a play is held
+        until the card opens, which takes every holder's release)."""
+        g = msg.gone
+        if g == msg.seat or g in self.public_seats:
+            raise UnexpectedMessage(msg.seat, f"seat {g} has no key to release")
+        for p in msg.positions:
+            if p >= self.size:
+                raise MalformedDeckMessage(msg.seat, f"no deck position {p}")
+            if ("release", msg.seat, g, p) in self._seen:
+                raise UnexpectedMessage(msg.seat, f"a second release of position {p}")
+        self._seen.update(("release", msg.seat, g, p) for p in msg.positions)
+        self._release_started.add(g)
 
     def _drain(self) -> None:
         progress = True
@@ -1003,6 +1401,14 @@ class _DeckRound(ABC):
                 and done < self.seats
                 and self.shuffle_order[done] == msg.seat
             )
+        if isinstance(msg, SplitMessage):
+            return self._joint is not None
+        if isinstance(msg, ComplaintMessage):
+            return msg.splitter in self._splits
+        if isinstance(msg, ReleaseMessage):
+            return msg.gone in self._piece_keys and self._dealt_positions().issuperset(
+                msg.positions
+            )
         if isinstance(msg, SharesMessage):
             return msg.step in self._steps_started
         if isinstance(msg, OpenMessage):
@@ -1011,8 +1417,8 @@ class _DeckRound(ABC):
             owner = self.owner_of(msg.position)
             if owner is None:
                 return False
-            if self._shareless(msg.position):
-                return msg.position in self._cards
+            if owner != msg.seat or self._shareless(msg.position):
+                return msg.position in self._cards  # a dummy's card: once it is open
             shares = self._shares[msg.position]
             return all(s in shares for s in range(self.seats) if s != owner)
         return len(self._decks) == self.seats
@@ -1033,6 +1439,12 @@ class _DeckRound(ABC):
             self._apply_play(msg)
         elif isinstance(msg, OpenMessage):
             self._apply_open(msg)
+        elif isinstance(msg, SplitMessage):
+            self._apply_split(msg)
+        elif isinstance(msg, ComplaintMessage):
+            self._apply_complaint(msg)
+        elif isinstance(msg, ReleaseMessage):
+            self._apply_release(msg)
         else:
             self._apply_reveal(msg)
 
@@ -1055,7 +1467,72 @@ class _DeckRound(ABC):
             if joint == group.IDENTITY:
                 raise BadPoint(last, "the joint key is the identity")
             self._joint = joint
-            self._keys_joined()
+            self._split_own()
+            self._progress()
+
+    def _progress(self) -> None:
+        """Take the steps that are due once keys, shuffles or splits came in: the public
+        seats' shuffles and a peer's own, in shuffle order; then the deal, once every
+        shuffle and every split is in."""
+        while len(self._decks) < self.seats:
+            shuffler = self.shuffle_order[len(self._decks)]
+            if shuffler in self._public_secrets:
+                self._add_shuffle(shuffler, self._public_secrets[shuffler][1])
+            elif shuffler == self.seat:
+                self._outbox.append(self._add_shuffle(shuffler, self._own_seed()))
+            else:
+                return
+        if STEP_DEAL not in self._steps_started and (
+            not self._splitting or all(s in self._splits for s in self.live_seats)
+        ):
+            self._start_step(STEP_DEAL)
+
+    def _add_shuffle(self, seat: int, seed: bytes) -> ShuffleMessage:
+        """Permute and re-mask the last deck (the trivial one first) as ``seed`` derives,
+        and prove it, with nonces from the same seed: a peer's own shuffle, or a public
+        seat's (which every participant computes alike)."""
+        assert self._joint is not None
+        joint = self._joint
+        public = self.public_seats
+        rnd, tid = self.round_number, self.table_id
+        perm = shuffle_permutation(tid, rnd, seat, seed, self.size, public_seats=public)
+        masks = shuffle_masks(tid, rnd, seat, seed, self.size, public_seats=public)
+        out: list[Ciphertext] = []
+        if not self._decks:
+            for j in range(self.size):
+                r = masks[j]
+                point = self._trivial[perm[j]].c2
+                out.append(Ciphertext(base_mul(r), group.add(point, mul(r, joint))))
+        else:
+            deck = self._decks[-1]
+            for j in range(self.size):
+                r = masks[j]
+                ct = deck[perm[j]]
+                out.append(
+                    Ciphertext(group.add(ct.c1, base_mul(r)), group.add(ct.c2, mul(r, joint)))
+                )
+        new_deck = tuple(out)
+        inputs = self._decks[-1] if self._decks else self._trivial
+        commitment = shuffle_commitment(tid, rnd, seat, seed, public_seats=public)
+        ctx = shuffle_proof_context(tid, rnd, seat, commitment, public_seats=public)
+        proof = prove_shuffle(joint, inputs, new_deck, perm, masks, ctx, seed)
+        self._decks.append(new_deck)
+        self._proofs.append(proof)
+        self._commitments[seat] = commitment
+        return ShuffleMessage(seat, commitment, new_deck, proof)
+
+    def _begin_step(self, step: int) -> None:
+        """A deal step starts: the public seats' shares of all its positions are computed
+        (their own positions' included: a public seat's cards open to everybody)."""
+        self._steps_started.add(step)
+        deck = self._decks[-1]
+        for g, (x, _) in self._public_secrets.items():
+            for p in self._step_positions[step]:
+                try:
+                    self._shares[p][g] = mul(x, deck[p].c1)
+                except group.InvalidPoint:
+                    raise DeckInvariantError(f"final deck position {p} is not valid") from None
+            self._share_steps.add((step, g))
 
     def _apply_shuffle(self, msg: ShuffleMessage) -> None:
         """Verify the proof against the previous deck (the trivial one for the first shuffle)
@@ -1064,7 +1541,13 @@ class _DeckRound(ABC):
         deck that is accepted holds only valid points."""
         assert self._joint is not None
         inputs = self._decks[-1] if self._decks else self._trivial
-        ctx = shuffle_proof_context(self.table_id, self.round_number, msg.seat, msg.commitment)
+        ctx = shuffle_proof_context(
+            self.table_id,
+            self.round_number,
+            msg.seat,
+            msg.commitment,
+            public_seats=self.public_seats,
+        )
         try:
             ok = verify_shuffle(self._joint, inputs, msg.deck, msg.proof, ctx)
         except ShuffleProofUsageError as exc:
@@ -1077,7 +1560,7 @@ class _DeckRound(ABC):
         self._decks.append(msg.deck)
         self._proofs.append(msg.proof)
         self._commitments[msg.seat] = msg.commitment
-        self._after_shuffle()
+        self._progress()
 
     def _apply_shares(self, msg: SharesMessage) -> None:
         """Verify every share of the message, whoever's card it is for: a wrong share is
@@ -1100,7 +1583,12 @@ class _DeckRound(ABC):
         p = msg.position
         owner = self.owner_of(p)
         if owner != msg.seat:
-            raise WrongOwner(msg.seat, f"position {p} belongs to seat {owner}")
+            if owner is None or not self._plays_for(owner, msg.seat):
+                raise WrongOwner(msg.seat, f"position {p} belongs to seat {owner}")
+            if msg.share is not None:
+                raise MalformedDeckMessage(msg.seat, "a dummy's card is played without a share")
+            self._played.append(p)  # open: _ready waited for it
+            return
         if self._shareless(p):
             if msg.share is not None:
                 what = "a two-handed card" if self._two_handed else "the turned card"
@@ -1111,7 +1599,8 @@ class _DeckRound(ABC):
             raise MalformedDeckMessage(msg.seat, f"the play of position {p} carries no share")
         ct = self._decks[-1][p]
         self._check_share(msg.seat, p, self._keys[msg.seat], ct.c1, msg.share)
-        self._open(p, {**self._shares[p], msg.seat: msg.share.point})
+        if p not in self._cards:  # a released seat's card is open already
+            self._open(p, {**self._shares[p], msg.seat: msg.share.point})
         self._shares[p][msg.seat] = msg.share.point
         self._played.append(p)
 
@@ -1125,12 +1614,7 @@ class _DeckRound(ABC):
         for p, share in zip(msg.positions, msg.shares, strict=True):
             self._shares[p][msg.seat] = share.point
         self._opened[msg.seat].update(msg.positions)
-        self._open_turned_up(msg.positions)
-
-    def _open_turned_up(self, positions: Iterable[int]) -> None:
-        for p in positions:
-            if p not in self._cards and len(self._shares[p]) == self.seats:
-                self._open(p, self._shares[p])
+        self._open_known(msg.positions)
 
     def _request_open(self, positions: Iterable[int]) -> tuple[int, ...]:
         """The checks of ``open``; on success the positions are turned up."""
@@ -1149,6 +1633,122 @@ class _DeckRound(ABC):
         self._requested.update(wanted)
         return wanted
 
+    # -- key splitting and release ----------------------------------------------------------
+
+    def _holders(self, splitter: int) -> list[int]:
+        """The seats that hold a piece of ``splitter``'s key: the other live seats."""
+        return [j for j in self.live_seats if j != splitter]
+
+    def _apply_split(self, msg: SplitMessage) -> None:
+        """Every participant checks that each commitment and ephemeral point is a valid
+        point, each encrypted piece a canonical scalar, and that the commitments add up to
+        the splitter's key; a holder then decrypts its piece (:meth:`_took_split`)."""
+        i = msg.seat
+        holders = self._holders(i)
+        if len(msg.pieces) != len(holders):
+            raise MalformedDeckMessage(i, f"a split has {len(holders)} pieces here")
+        for piece in msg.pieces:
+            if not (is_valid_point(piece.commitment) and is_valid_point(piece.ephemeral)):
+                raise BadPoint(i, "a piece's commitment or ephemeral point is not valid")
+            try:
+                group.parse_scalar(piece.encrypted)
+            except group.InvalidScalar as exc:
+                raise MalformedDeckMessage(i, f"encrypted piece: {exc}") from None
+        commitments = {j: piece.commitment for j, piece in zip(holders, msg.pieces, strict=True)}
+        if group.sum_points(commitments.values()) != self._keys[i]:
+            raise BadSplit(i, "the pieces' commitments do not add up to its key share")
+        self._splits[i] = msg
+        self._piece_keys[i] = commitments
+        self._took_split(msg, holders)
+        self._progress()
+
+    def _piece_of(self, splitter: int, holder: int, dh: bytes) -> int | None:
+        """The piece of ``splitter``'s key for ``holder``, decrypted with the Diffie–Hellman
+        point ``dh``; ``None`` if it does not match its commitment."""
+        holders = self._holders(splitter)
+        piece = self._splits[splitter].pieces[holders.index(holder)]
+        pad = split_pad(self._ctx(splitter), holder, piece.ephemeral, dh)
+        s = (int.from_bytes(piece.encrypted, "little") - pad) % L
+        return s if s and base_mul(s) == piece.commitment else None
+
+    def _complaint_ctx(self, holder: int, splitter: int) -> tuple[bytes, ...]:
+        return (*self._ctx(holder), COMPLAINT_LABEL, u8(splitter))
+
+    def _release_ctx(self, holder: int, gone: int, position: int) -> tuple[bytes, ...]:
+        return (*self._ctx(holder), RELEASE_LABEL, u8(gone), u8(position))
+
+    def _apply_complaint(self, msg: ComplaintMessage) -> None:
+        """A complaint always ends the round: its proof names the complainer if it fails;
+        else the piece, decrypted with the proven point, names the splitter if it does not
+        match its commitment and the complainer if it does."""
+        j, i = msg.seat, msg.splitter
+        holders = self._holders(i)
+        if j not in holders:
+            raise UnexpectedMessage(j, f"it holds no piece of seat {i}'s key")
+        piece = self._splits[i].pieces[holders.index(j)]
+        proof = self._parse_proof(j, msg.proof)
+        try:
+            ok = group.verify_share(
+                self._keys[j], piece.ephemeral, msg.point, proof, self._complaint_ctx(j, i)
+            )
+        except group.InvalidPoint:
+            raise BadPoint(j, "the complaint's point is not a valid point") from None
+        if not ok:
+            raise BadProof(j, "the complaint's proof does not verify")
+        if self._piece_of(i, j, msg.point) is None:
+            raise BadSplit(i, f"its piece for seat {j} does not match its commitment")
+        raise FalseComplaint(j, f"it complained of seat {i}'s piece, which matches")
+
+    def _apply_release(self, msg: ReleaseMessage) -> None:
+        """Verify every share against the sender's piece commitment, then store them."""
+        j, g = msg.seat, msg.gone
+        keys = self._piece_keys[g]
+        if j not in keys:
+            raise UnexpectedMessage(j, f"it holds no piece of seat {g}'s key")
+        if len(msg.shares) != len(msg.positions):
+            raise MalformedDeckMessage(j, "a release has one share per position")
+        deck = self._decks[-1]
+        for p, share in zip(msg.positions, msg.shares, strict=True):
+            ctx = self._release_ctx(j, g, p)
+            self._check_share(j, p, keys[j], deck[p].c1, share, ctx)
+        self._store_release(g, j, msg.positions, [s.point for s in msg.shares])
+
+    def _store_release(
+        self, g: int, holder: int, positions: tuple[int, ...], points: list[bytes]
+    ) -> None:
+        """Keep a holder's proven shares of its piece; where every holder's are in, the
+        gone seat's share of the position is their sum (``x_g = Σ s_gj``), and the cards
+        that needed it open."""
+        self._release_started.add(g)
+        pieces = self._pieces.setdefault(g, [{} for _ in range(self.size)])
+        holders = self._holders(g)
+        for p, point in zip(positions, points, strict=True):
+            pieces[p][holder] = point
+            if len(pieces[p]) == len(holders) and g not in self._shares[p]:
+                self._shares[p][g] = group.sum_points(pieces[p][h] for h in holders)
+        self._released.setdefault((g, holder), set()).update(positions)
+        for step in self._steps_started:
+            if all(len(pieces[p]) == len(holders) for p in self._step_positions[step]):
+                self._share_steps.add((step, g))
+        self._open_known(positions)
+
+    def _rebuilt_key(self, g: int) -> int:
+        """A seat's secret key from the pieces its holders revealed (and our own)."""
+        if g not in self._piece_keys:
+            raise DeckUsageError(f"seat {g} revealed nothing and its key was not split")
+        pieces = {**self._revealed_pieces.get(g, {})}
+        if self.seat is not None and g in self._held:
+            pieces[self.seat] = self._held[g]
+        for h in self._holders(g):
+            if h not in pieces:
+                raise MalformedDeckMessage(h, f"its reveal lacks its piece of seat {g}'s key")
+        x = sum(pieces.values()) % L
+        if not x or base_mul(x) != self._keys[g]:
+            raise DeckInvariantError(f"seat {g}'s proven pieces do not add up to its key")
+        return x
+
+    # -- the reveal -------------------------------------------------------------------------
+
     def _apply_reveal(self, msg: RevealMessage) -> None:
         try:
             x = group.parse_scalar(msg.secret_key, nonzero=True)
@@ -1156,15 +1756,38 @@ class _DeckRound(ABC):
             raise MalformedDeckMessage(msg.seat, f"secret key: {exc}") from None
         if base_mul(x) != self._keys[msg.seat]:
             raise CommitmentMismatch(msg.seat, "the secret key does not match the key share")
-        expected = shuffle_commitment(self.table_id, self.round_number, msg.seat, msg.seed)
+        expected = shuffle_commitment(
+            self.table_id, self.round_number, msg.seat, msg.seed, public_seats=self.public_seats
+        )
         if expected != self._commitments[msg.seat]:
             raise CommitmentMismatch(msg.seat, "the seed does not match the shuffle commitment")
+        pieces: dict[int, int] = {}
+        for g, raw in msg.pieces:
+            commitment = self._piece_keys.get(g, {}).get(msg.seat)
+            if commitment is None:
+                raise UnexpectedMessage(msg.seat, f"it holds no piece of seat {g}'s key")
+            try:
+                s = group.parse_scalar(raw, nonzero=True)
+            except group.InvalidScalar as exc:
+                raise MalformedDeckMessage(msg.seat, f"piece of seat {g}: {exc}") from None
+            if base_mul(s) != commitment:
+                raise CommitmentMismatch(
+                    msg.seat, f"its piece of seat {g}'s key does not match its commitment"
+                )
+            pieces[g] = s
         self._reveals[msg.seat] = (x, msg.seed)
+        for g, s in pieces.items():
+            self._revealed_pieces.setdefault(g, {})[msg.seat] = s
+
+    def _owing_reveal(self) -> list[int]:
+        """The seats whose reveal the audit needs: live seats that are not gone."""
+        gone = self._gone_seats()
+        return [s for s in self.live_seats if s not in gone]
 
     # -- checks ---------------------------------------------------------------------------
 
     def _ctx(self, seat: int) -> tuple[bytes, ...]:
-        return _context(self.table_id, self.round_number, seat)
+        return _context(self.table_id, self.round_number, seat, self.public_seats)
 
     def _parse_proof(self, seat: int, data: bytes) -> Proof:
         try:
@@ -1186,20 +1809,21 @@ class _DeckRound(ABC):
         return owner
 
     def _open_dealt(self, step: int) -> None:
-        """Decrypt the positions of ``step`` we may see once all their shares are in: the
-        cards opened to all, and a peer's own positions (an observer's seat owns none)."""
-        for p in self._step_positions[step]:
+        """Decrypt the positions of ``step`` we may see once all their shares are in."""
+        self._open_known(self._step_positions[step])
+
+    def _open_known(self, positions: Iterable[int]) -> None:
+        """Decrypt the positions we may see: those whose every seat's share is in (the
+        cards opened to all, a public or released seat's cards), and a peer's own ones
+        once the other seats' shares are in (an observer's seat owns none)."""
+        for p in positions:
             if p in self._cards:
                 continue
             shares = self._shares[p]
-            if p in self._open_to_all:
-                if len(shares) < self.seats:
-                    continue
-            elif self._step_owner(p) != self.seat or len(shares) < self.seats - 1:
-                continue
-            else:
-                shares = {**shares, self._step_owner(p): self._private[p]}
-            self._open(p, shares)
+            if len(shares) == self.seats:
+                self._open(p, shares)
+            elif p in self._private and len(shares) == self.seats - 1:
+                self._open(p, {**shares, self._step_owner(p): self._private[p]})
 
     def _open(self, position: int, shares: Mapping[int, bytes]) -> None:
         """Decrypt a position from its four proven shares and learn its card.
@@ -1226,10 +1850,18 @@ class _DeckRound(ABC):
         self._cards[position] = card
 
     def _check_share(
-        self, seat: int, position: int, key: bytes, c1: bytes, share: DecryptionShare
+        self,
+        seat: int,
+        position: int,
+        key: bytes,
+        c1: bytes,
+        share: DecryptionShare,
+        context: tuple[bytes, ...] | None = None,
     ) -> None:
+        """Verify one proven share of ``position`` by ``seat`` (a deal or play share, or
+        with ``context``, a release share under a piece's commitment ``key``)."""
         proof = self._parse_proof(seat, share.proof)
-        ctx = (*self._ctx(seat), u8(position))
+        ctx = (*self._ctx(seat), u8(position)) if context is None else context
         try:
             ok = group.verify_share(key, c1, share.point, proof, ctx)
         except group.InvalidPoint:
@@ -1247,40 +1879,60 @@ class _DeckRound(ABC):
         For each shuffle of another seat, in shuffle order, the published deck must be the
         one its revealed seed derives, byte for byte, and its proof the one the seed's
         nonces give (:func:`~belote_p2p.protocol.shuffle.follows_seed`); the first that is
-        not raises :class:`BadShuffle` naming its shuffler. Every share was proven on
+        not raises :class:`BadShuffle` naming its shuffler. A released seat revealed no
+        seed: its key is rebuilt from the pieces its holders revealed, its shuffle keeps
+        the proof checked on receipt, and its output deck is decrypted with the joint
+        secret, the shuffles after it checked from there. Every share was proven on
         receipt, so none is checked again. Keys and seeds were checked against their
         commitments on receipt of the reveals.
         """
         if not self._reveals_complete():
-            raise DeckUsageError("the audit needs the four reveals")
+            raise DeckUsageError("the audit needs every reveal")
         assert self._joint is not None
         revealed = self._secrets()
         x = sum(secret for secret, _ in revealed.values()) % L
-        size = self.size
+        size, public = self.size, self.public_seats
+        # Position j of the current deck holds source[j] of the base deck, re-masked by
+        # randomness[j] since; the base deck is the trivial one until a shuffle without a
+        # seed, then that shuffle's output, whose cards are decrypted.
+        base, base_cards = self._trivial, list(range(size))
+        from_trivial = True
         randomness = [0] * size
-        cards = list(range(size))  # indices into the trivial deck
+        source = list(range(size))
         for k, seat in enumerate(self.shuffle_order):
-            seed = revealed[seat][1]
-            perm = shuffle_permutation(self.table_id, self.round_number, seat, seed, size)
-            masks = shuffle_masks(self.table_id, self.round_number, seat, seed, size)
-            randomness = [(randomness[perm[j]] + masks[j]) % L for j in range(size)]
-            cards = [cards[perm[j]] for j in range(size)]
-            if seat == self.seat:
-                continue
             deck = self._decks[k]
+            seed = revealed[seat][1]
+            if seed is None:
+                base, base_cards, from_trivial = deck, [self._card_index(c, x) for c in deck], False
+                randomness, source = [0] * size, list(range(size))
+                continue
+            rnd, tid = self.round_number, self.table_id
+            perm = shuffle_permutation(tid, rnd, seat, seed, size, public_seats=public)
+            masks = shuffle_masks(tid, rnd, seat, seed, size, public_seats=public)
+            randomness = [(randomness[perm[j]] + masks[j]) % L for j in range(size)]
+            source = [source[perm[j]] for j in range(size)]
+            if seat == self.seat or seat in public:
+                continue
             for j, ct in enumerate(deck):
                 r = randomness[j]
-                if ct.c1 != base_mul(r) or ct.c2 != group.add(
-                    self._trivial[cards[j]].c2, base_mul(x * r % L)
-                ):
+                start = base[source[j]]
+                c1 = base_mul(r) if from_trivial else group.add(start.c1, base_mul(r))
+                if ct.c1 != c1 or ct.c2 != group.add(start.c2, base_mul(x * r % L)):
                     raise BadShuffle(seat, f"shuffled deck position {j} does not match the seed")
             inputs = self._decks[k - 1] if k else self._trivial
             ctx = shuffle_proof_context(
-                self.table_id, self.round_number, seat, self._commitments[seat]
+                tid, rnd, seat, self._commitments[seat], public_seats=public
             )
             if not follows_seed(self._joint, inputs, deck, self._proofs[k], ctx, perm, masks, seed):
                 raise BadShuffle(seat, "the proof of shuffle is not the one its seed gives")
-        return tuple(self._cards_in_order[c] for c in cards)
+        return tuple(self._cards_in_order[base_cards[source[j]]] for j in range(size))
+
+    def _card_index(self, ct: Ciphertext, x: int) -> int:
+        """The trivial-deck index of the card a ciphertext holds, under joint secret ``x``."""
+        card = card_of_point(group.sub(ct.c2, mul(x, ct.c1)))
+        if card not in self._card_set:
+            raise DeckInvariantError("a proven deck holds a point that is not a card")
+        return self._cards_in_order.index(card)
 
 
 class DeckPeer(_DeckRound):
@@ -1298,11 +1950,17 @@ class DeckPeer(_DeckRound):
         round_number: int,
         secret_key: bytes | None = None,
         shuffle_seed: bytes | None = None,
+        public_seats: Iterable[int] = NO_PUBLIC_SEAT,
     ) -> None:
         if seat is None:
             raise DeckUsageError("a peer's seat may not be None")
         super().__init__(
-            rules, seat=seat, dealer=dealer, table_id=table_id, round_number=round_number
+            rules,
+            seat=seat,
+            dealer=dealer,
+            table_id=table_id,
+            round_number=round_number,
+            public_seats=public_seats,
         )
         if secret_key is None:
             self._x = group.random_scalar()
@@ -1328,12 +1986,28 @@ class DeckPeer(_DeckRound):
 
     def hand(self) -> dict[int, Card]:
         """Our cards known so far, by position (played ones included)."""
-        return {p: c for p, c in self._cards.items() if self.owner_of(p) == self.seat}
+        return self.hand_of(self.seat)
+
+    def can_release(self, gone: int) -> bool:
+        """Whether :meth:`release` may open ``gone``'s cards: four seats, ``gone`` another
+        live seat whose key split and shuffle are in, every holder of its pieces still
+        playing. When not, a round cannot go on with ``gone`` as a dummy (deal it again
+        with ``gone`` public, or end the game)."""
+        return (
+            self._splitting
+            and type(gone) is int
+            and gone in self.live_seats
+            and gone != self.seat
+            and gone in self._held
+            and gone in self._commitments
+            and not any(h in self._gone_seats() | self._releasing for h in self._holders(gone))
+        )
 
     # -- local actions -------------------------------------------------------------------
 
     def start(self) -> KeyMessage:
-        """Our key share and its proof: the first message of the round."""
+        """Our key share and its proof: the first message of the round (a split, and a
+        shuffle when it is our turn, follow in :meth:`next_messages`)."""
         if self._started:
             raise DeckUsageError("start() called twice")
         self._started = True
@@ -1343,7 +2017,8 @@ class DeckPeer(_DeckRound):
         return KeyMessage(self.seat, self._public, proof.to_bytes())
 
     def set_taker(self, taker: int) -> SharesMessage:
-        """Classic: the taker is known; publish our shares of positions 21..31."""
+        """Classic: the taker is known; publish our shares of positions 21..31 (and, in
+        :meth:`next_messages`, our release of them for every seat we released)."""
         self._check_taker(taker)
         return self._deal_step(STEP_COMPLETION)
 
@@ -1362,7 +2037,7 @@ class DeckPeer(_DeckRound):
             shares.append(DecryptionShare(share, self._prove_share(p, share)))
         self._opened[self.seat].update(wanted)
         self._drain()
-        self._open_turned_up(wanted)
+        self._open_known(wanted)
         return OpenMessage(self.seat, wanted, tuple(shares))
 
     def play(self, position: int) -> PlayMessage:
@@ -1384,74 +2059,137 @@ class DeckPeer(_DeckRound):
         proof = self._prove_share(position, share)
         return PlayMessage(self.seat, position, DecryptionShare(share, proof))
 
+    def release(self, gone: int) -> ReleaseMessage:
+        """Seat ``gone`` left: publish our shares of our piece of its key for every position
+        dealt so far (all of them, so that every peer expects the same), with proofs;
+        positions dealt later are released with them (:meth:`next_messages`). Once every
+        holder's release is in, ``gone``'s cards open to everybody and its partner plays
+        them (:meth:`play_for`). Needs :meth:`can_release`."""
+        if self._revealed:
+            raise DeckUsageError("no release after our reveal")
+        if gone in self._releasing:
+            raise DeckUsageError(f"seat {gone} is already released")
+        if not self.can_release(gone):
+            raise DeckUsageError(f"seat {gone}'s cards cannot be released")
+        self._releasing.add(gone)
+        msg = self._release_positions(gone, tuple(sorted(self._dealt_positions())))
+        self._drain()
+        return msg
+
+    def play_for(self, gone: int, position: int) -> PlayMessage:
+        """Play the dummy's card at ``position`` for our partner ``gone``: its card is open,
+        so the message carries no share."""
+        if self._revealed:
+            raise DeckUsageError("no play after our reveal")
+        if type(gone) is not int or not self._plays_for(gone, self.seat):
+            raise DeckUsageError(f"we do not play for seat {gone!r}")
+        if type(position) is not int or self.owner_of(position) != gone:
+            raise DeckUsageError(f"position {position!r} is not seat {gone}'s")
+        if position in self._played:
+            raise DeckUsageError(f"position {position} was already played")
+        if position not in self._cards:
+            raise DeckUsageError(f"the card at position {position} is not open")
+        self._played.append(position)
+        return PlayMessage(self.seat, position, None)
+
     def reveal(self) -> RevealMessage:
-        """End the round for us: publish our secret key and shuffle seed."""
+        """End the round for us: publish our secret key and shuffle seed, and our pieces of
+        the keys of the seats released this round."""
         if len(self._decks) < self.seats:
             raise DeckUsageError("nothing to reveal before every shuffle is in")
         if self._revealed:
             raise DeckUsageError("reveal() called twice")
         self._revealed = True
-        return RevealMessage(self.seat, group.scalar_bytes(self._x), self._seed)
+        pieces = tuple(
+            (g, group.scalar_bytes(self._held[g]))
+            for g in sorted(self._gone_seats())
+            if g in self._held
+        )
+        return RevealMessage(self.seat, group.scalar_bytes(self._x), self._seed, pieces)
 
     # -- the protocol's own steps ----------------------------------------------------------
 
     def _reveals_complete(self) -> bool:
-        return self._revealed and len(self._reveals) == self.seats - 1
+        return self._revealed and all(
+            s in self._reveals for s in self._owing_reveal() if s != self.seat
+        )
 
-    def _secrets(self) -> dict[int, tuple[int, bytes]]:
-        return {**self._reveals, self.seat: (self._x, self._seed)}
+    def _secrets(self) -> dict[int, tuple[int, bytes | None]]:
+        self._reveals[self.seat] = (self._x, self._seed)
+        try:
+            return super()._secrets()
+        finally:
+            del self._reveals[self.seat]
 
-    def _keys_joined(self) -> None:
-        if self.shuffle_order[0] == self.seat:
-            self._shuffle()
+    def _own_seed(self) -> bytes:
+        return self._seed
 
-    def _after_shuffle(self) -> None:
-        done = len(self._decks)
-        if done == self.seats:
-            self._deal_step(STEP_DEAL)
-        elif self.shuffle_order[done] == self.seat:
-            self._shuffle()
+    def _split_own(self) -> None:
+        """Split our key among the other live seats: pieces derived from it (so that the
+        split, like every proof, is a function of the secret), each encrypted to its holder
+        under a Diffie–Hellman pad."""
+        if not self._splitting:
+            return
+        holders = self._holders(self.seat)
+        ctx = self._ctx(self.seat)
+        entries: list[KeyPiece] = []
+        for j, s in zip(holders, split_pieces(self._x, ctx, len(holders)), strict=True):
+            r = group.hash_to_scalar(SPLIT_NONCE_LABEL, group.scalar_bytes(self._x), *ctx, u8(j))
+            if r == 0:  # probability 2^-252
+                raise DeckInvariantError("a split nonce is zero")
+            ephemeral = base_mul(r)
+            pad = split_pad(ctx, j, ephemeral, mul(r, self._keys[j]))
+            entries.append(KeyPiece(base_mul(s), ephemeral, group.scalar_bytes((s + pad) % L)))
+        msg = SplitMessage(self.seat, tuple(entries))
+        self._splits[self.seat] = msg
+        self._piece_keys[self.seat] = {
+            j: e.commitment for j, e in zip(holders, entries, strict=True)
+        }
+        self._outbox.append(msg)
 
-    def _shuffle(self) -> None:
-        """Permute and re-mask the last deck (the trivial one first) as our seed derives,
-        and prove it, with nonces from the same seed."""
-        assert self._joint is not None
-        joint = self._joint
-        seat, seed = self.seat, self._seed
-        perm = shuffle_permutation(self.table_id, self.round_number, seat, seed, self.size)
-        masks = shuffle_masks(self.table_id, self.round_number, seat, seed, self.size)
-        out: list[Ciphertext] = []
-        if not self._decks:
-            for j in range(self.size):
-                r = masks[j]
-                point = self._trivial[perm[j]].c2
-                out.append(Ciphertext(base_mul(r), group.add(point, mul(r, joint))))
-        else:
-            deck = self._decks[-1]
-            for j in range(self.size):
-                r = masks[j]
-                ct = deck[perm[j]]
-                out.append(
-                    Ciphertext(group.add(ct.c1, base_mul(r)), group.add(ct.c2, mul(r, joint)))
-                )
-        new_deck = tuple(out)
-        inputs = self._decks[-1] if self._decks else self._trivial
-        commitment = shuffle_commitment(self.table_id, self.round_number, seat, seed)
-        ctx = shuffle_proof_context(self.table_id, self.round_number, seat, commitment)
-        proof = prove_shuffle(joint, inputs, new_deck, perm, masks, ctx, seed)
-        self._decks.append(new_deck)
-        self._proofs.append(proof)
-        self._commitments[seat] = commitment
-        self._outbox.append(ShuffleMessage(seat, commitment, new_deck, proof))
-        self._after_shuffle()
+    def _took_split(self, msg: SplitMessage, holders: list[int]) -> None:
+        """Decrypt our piece; if it does not match its commitment, complain (the complaint,
+        in :meth:`next_messages`, lets everybody see it) and name the splitter."""
+        if self.seat not in holders:
+            return
+        piece = msg.pieces[holders.index(self.seat)]
+        dh = mul(self._x, piece.ephemeral)
+        s = self._piece_of(msg.seat, self.seat, dh)
+        if s is None:
+            ctx = self._complaint_ctx(self.seat, msg.seat)
+            proof = group.prove_share(self._x, self._public, piece.ephemeral, dh, ctx)
+            self._outbox.append(ComplaintMessage(self.seat, msg.seat, dh, proof.to_bytes()))
+            raise BadSplit(
+                msg.seat, f"its piece for seat {self.seat} does not match its commitment"
+            )
+        self._held[msg.seat] = s
+
+    def _start_step(self, step: int) -> None:
+        self._deal_step(step)
 
     def _prove_share(self, position: int, share: bytes) -> bytes:
         ct = self._decks[-1][position]
         ctx = (*self._ctx(self.seat), u8(position))
         return group.prove_share(self._x, self._public, ct.c1, share, ctx).to_bytes()
 
+    def _release_positions(self, gone: int, positions: tuple[int, ...]) -> ReleaseMessage:
+        """Our proven shares of our piece of ``gone``'s key for ``positions``, kept as a
+        received release is."""
+        s, commitment = self._held[gone], self._piece_keys[gone][self.seat]
+        deck = self._decks[-1] if positions else ()
+        shares: list[DecryptionShare] = []
+        for p in positions:
+            c1 = deck[p].c1
+            point = mul(s, c1)
+            proof = group.prove_share(
+                s, commitment, c1, point, self._release_ctx(self.seat, gone, p)
+            )
+            shares.append(DecryptionShare(point, proof.to_bytes()))
+        self._store_release(gone, self.seat, positions, [d.point for d in shares])
+        return ReleaseMessage(self.seat, gone, positions, tuple(shares))
+
     def _deal_step(self, step: int) -> SharesMessage:
-        self._steps_started.add(step)
+        self._begin_step(step)
         deck = self._decks[-1]
         shares: list[DecryptionShare] = []
         for p in self._step_positions[step]:
@@ -1468,6 +2206,8 @@ class DeckPeer(_DeckRound):
         msg = SharesMessage(self.seat, step, tuple(shares))
         if step == STEP_DEAL:
             self._outbox.append(msg)
+        for g in sorted(self._releasing):
+            self._outbox.append(self._release_positions(g, self._step_positions[step]))
         self._drain()
         self._open_dealt(step)
         return msg
@@ -1477,16 +2217,29 @@ class DeckObserver(_DeckRound):
     """A round's deck seen by someone who holds no seat (``seat`` is ``None``).
 
     It receives the messages of all four seats, verifies every proof on receipt as a peer
-    does (key proofs, shuffle proofs, every decryption share, plays), learns the turned card
-    and the cards played, and audits the round once the four reveals are in. It sends
-    nothing. See the module docstring.
+    does (key proofs, splits, complaints, shuffle proofs, every decryption share, releases,
+    plays), learns the turned card, the cards played and a dummy's open hand, and audits the
+    round once the reveals are in. It sends nothing. See the module docstring.
     """
 
     seat: None
 
-    def __init__(self, rules: RuleSet, *, dealer: int, table_id: bytes, round_number: int) -> None:
+    def __init__(
+        self,
+        rules: RuleSet,
+        *,
+        dealer: int,
+        table_id: bytes,
+        round_number: int,
+        public_seats: Iterable[int] = NO_PUBLIC_SEAT,
+    ) -> None:
         super().__init__(
-            rules, seat=None, dealer=dealer, table_id=table_id, round_number=round_number
+            rules,
+            seat=None,
+            dealer=dealer,
+            table_id=table_id,
+            round_number=round_number,
+            public_seats=public_seats,
         )
 
     def set_taker(self, taker: int) -> None:
@@ -1496,8 +2249,9 @@ class DeckObserver(_DeckRound):
         checked now, so a :class:`DeckError` may be raised.
         """
         self._check_taker(taker)
-        self._steps_started.add(STEP_COMPLETION)
+        self._begin_step(STEP_COMPLETION)
         self._drain()
+        self._open_dealt(STEP_COMPLETION)
 
     def open(self, positions: Iterable[int]) -> None:
         """Two-handed: the engine turned these face-down positions up; their shares may
@@ -1508,16 +2262,19 @@ class DeckObserver(_DeckRound):
     def _ready(self, msg: DeckMessage) -> bool:
         if isinstance(msg, PlayMessage):
             owner = self.owner_of(msg.position)
-            if owner is not None and owner != msg.seat:
+            if owner is not None and owner != msg.seat and not self._plays_for(owner, msg.seat):
                 return True  # held until the taker was known: refused now (WrongOwner)
         return super()._ready(msg)
 
     def _reveals_complete(self) -> bool:
-        return len(self._reveals) == self.seats
+        return all(s in self._reveals for s in self._owing_reveal())
 
-    def _keys_joined(self) -> None:
-        pass
+    def _start_step(self, step: int) -> None:
+        self._begin_step(step)
+        self._open_dealt(step)
 
-    def _after_shuffle(self) -> None:
-        if len(self._decks) == self.seats:
-            self._steps_started.add(STEP_DEAL)
+    def _split_own(self) -> None:
+        pass  # an observer has no key
+
+    def _took_split(self, msg: SplitMessage, holders: list[int]) -> None:
+        pass  # nor any piece
