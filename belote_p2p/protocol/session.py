@@ -1094,10 +1094,22 @@ class TableSession:
         playing, it becomes the dummy and the game goes on; otherwise the game ends: at
         three and two seats nobody can play it (the others are its opponents and each
         other's), and a second leave leaves no partner to play it for."""
-        if self.seats == 4 and self.dummy is None:
+        if self.seats == 4 and self.dummy is None and not self._unauditable(gone, deciding[0]):
             self._open_hand(gone, deciding)
         else:
             self._abandon_at(gone, deciding[0])
+
+    def _unauditable(self, gone: int, deciding: Envelope) -> bool:
+        """The round ``gone`` leaves had all its cards played where the leave cut the game,
+        and ``gone`` had not revealed its secrets: nothing of it was released (there was no
+        card left to release), and without its reveal the round cannot be audited. The game
+        ends then, as at three seats (decided from the cut and ``gone``'s chain up to it, so
+        every peer decides the same)."""
+        deck = self.deck
+        if deck is None or self._phase not in _MID_ROUND:
+            return False
+        cut = self._state_at_cut(deciding)
+        return cut.number > deck.round_number and (gone, RevealMessage) not in self._steps
 
     def _open_hand(self, gone: int, deciding: tuple[Envelope, ...]) -> None:
         """Make ``gone`` the dummy: its cards of the round in play are released (or, when
