@@ -217,6 +217,13 @@ SIGNED_OUT = (
 )
 """What a seat is told when the game was abandoned by its seat without its asking (its link
 was down, or its terminal, too long)."""
+RESIGNED_OPEN = "You left the game: your partner plays your open hand to the end."
+"""What a seat that resigned at four seats is told: the game goes on without it."""
+SIGNED_OUT_OPEN = (
+    "The others signed your seat out (it was silent past its grace): your partner plays your "
+    "open hand to the end. Your transcript ends here."
+)
+"""What a seat signed out at four seats is told."""
 
 
 POSITIONS = {
@@ -451,12 +458,7 @@ class SeatView:
         """A seat left and plays on, open, decided by its partner (or it is ours: our game
         ends here, the others play on)."""
         if event.seat == self.seat:
-            self.ended = (
-                "You left the game: your partner plays your open hand to the end."
-                if self.resigned
-                else "The others signed your seat out (it was silent past its grace): your "
-                "partner plays your open hand to the end. Your transcript ends here."
-            )
+            self.ended = RESIGNED_OPEN if self.resigned else SIGNED_OUT_OPEN
             self.to_act = -1
             self.legal = ()
             return self._say(self.ended)
