@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 
 import pytest
-from helpers import Net, make_table, table_sessions
+from helpers import HoldingNet, Net, make_table, table_sessions
 
 from belote_p2p.game.rules import RULE_SETS
 from belote_p2p.protocol.bodies import encode_sync, fault_body
@@ -222,27 +222,8 @@ def test_a_sync_request_gets_each_envelope_once() -> None:
 # -- liveness: votes that a seat is gone (PROTOCOL.md §6.6) ---------------------------------
 
 
-class HoldingNet(Net):
-    """A net whose seat ``held`` does not answer its ``after``-th decision until told."""
-
-    def __init__(self, sessions: list[TableSession], rng: random.Random, held: int, after: int):
-        super().__init__(sessions, rng)
-        self.held, self.after = held, after
-        self.asked = 0
-        self.pending: DecisionNeeded | None = None
-
-    def decide(self, seat: int, event: DecisionNeeded) -> None:
-        if seat == self.held:
-            self.asked += 1
-            if self.asked == self.after:
-                self.pending = event
-                return
-        super().decide(seat, event)
-
-    def release(self) -> None:
-        assert self.pending is not None
-        event, self.pending = self.pending, None
-        super().decide(self.held, event)
+class DrainingNet(HoldingNet):
+    """A :class:`helpers.HoldingNet` that delivers until the leave is known everywhere."""
 
     def drain(self) -> None:
         """Deliver until nothing is in flight, or until every seat holds the abandonment
@@ -253,10 +234,10 @@ class HoldingNet(Net):
             self.step()
 
 
-def _stalled_table(after: int, seed: int = 3, variant: str = "classic") -> HoldingNet:
+def _stalled_table(after: int, seed: int = 3, variant: str = "classic") -> DrainingNet:
     definition, ids = make_table(variant, target=1001, seed=seed)
     held = definition.rules.seats - 1
-    net = HoldingNet(table_sessions(definition, ids), random.Random(seed), held=held, after=after)
+    net = DrainingNet(table_sessions(definition, ids), random.Random(seed), held=held, after=after)
     net.start()
     while net.pending is None:
         net.step()
