@@ -260,7 +260,8 @@ def test_a_filler_envelope_is_no_progress() -> None:
     net.release()
     net.after = net.asked + 1  # held again at its next decision
     net.drain()
-    assert s0.progress(3) == before + 1
+    # Its card (and the deck messages that follow it, when it ends the round) count.
+    assert s0.progress(3) > before
 
 
 def test_a_vote_lapses_once_a_seat_shows_the_seat_delivered() -> None:

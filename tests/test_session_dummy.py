@@ -123,6 +123,13 @@ def test_a_resignation_leaves_a_dummy_and_the_game_goes_on(variant: str) -> None
     net.resign()  # instead of deciding
     net.run_out()
     _check_played_out(net)
+    # The partner's record resumes: its own plays for the dummy are derived again.
+    partner = sessions[PARTNER]
+    again = TableSession.resume(
+        partner.definition, PARTNER, partner.identity,  # type: ignore[arg-type]
+        [e.encode() for e in partner.transcript], partner.secrets,
+    )  # fmt: skip
+    assert again.completed and again.dummy == LEAVER and again.state.scores == partner.state.scores
 
 
 def test_a_seat_signed_gone_by_votes_becomes_the_dummy() -> None:
