@@ -275,3 +275,36 @@ def test_a_leave_before_the_leaver_s_shuffle_deals_the_round_again_face_up() -> 
                 if e.type == "deck" and e.body["round"] == 0 and e.body["msg"]["type"] == "deck.key"
             ]
             assert len(keys) == 2
+
+
+def test_the_seat_views_show_the_open_hand_and_who_plays_it() -> None:
+    """The seat view (terminal and page alike) of every live seat names the leave and shows
+    the dummy's cards face up; the partner's turn for it is headed with the dummy's name."""
+    from belote_p2p.app.tui import TableView
+
+    net = _table(after=6)
+    net.resign()
+    asked: list[DecisionNeeded] = []
+    original = net.decide
+
+    def decide(seat: int, event: DecisionNeeded) -> None:
+        if seat == PARTNER and event.observation.seat == LEAVER and not asked:
+            asked.append(event)
+            return
+        original(seat, event)
+
+    net.decide = decide  # type: ignore[method-assign]
+    net.deliver_until(lambda: bool(asked))
+    for seat, line in ((0, "p1 left; p3 plays his open hand"), (PARTNER, None)):
+        view = TableView.from_definition(net.sessions[seat].definition, seat)
+        for event in net.events[seat]:
+            view.apply(event)  # type: ignore[arg-type]
+        if line is not None:
+            assert view.dummy_line == line
+            assert set(view.open_hand()) == set(net.sessions[seat].state.hand(LEAVER))
+            assert any(text.startswith("p1's open hand: ") for text in view.plain_lines())
+    assert view.dummy_line == "p1 left; you play his open hand"
+    assert view.my_turn() and view.deciding_for() == LEAVER
+    assert view.turn_line().startswith("▶ Your turn for p1 (open hand)")
+    assert set(view.shown_hand()) == set(asked[0].observation.hand)
+    assert any(text.startswith("p1's open hand: ") for text in view.plain_lines())

@@ -53,6 +53,7 @@ from belote_p2p.protocol.events import (
     Event,
     GameAbandoned,
     GameOver,
+    HandOpened,
     PeerFault,
     RoundAudited,
     RoundDealt,
@@ -430,6 +431,9 @@ class SeatView:
             return self._say(f"{self.name(event.seat)}: {safe_text(event.text)}")
         if isinstance(event, SeatLeft):
             return self._left(event)
+        if isinstance(event, HandOpened):
+            self._see_dummy(event.state)
+            return []
         if isinstance(event, GameAbandoned):
             self.scores = event.state.scores
             self.sheet = format_sheet(event.state, self.seat_names())

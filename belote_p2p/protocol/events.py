@@ -83,6 +83,15 @@ class SeatLeft:
 
 
 @dataclass(frozen=True, slots=True)
+class HandOpened:
+    """Cards of the dummy ``seat`` opened for this peer (its release, the classic completion,
+    a deal with it face up): ``state`` holds them, for every seat to see."""
+
+    seat: int
+    state: State
+
+
+@dataclass(frozen=True, slots=True)
 class PeerFault:
     """A peer broke the protocol or the rules; its signed envelope(s) are the evidence."""
 
@@ -122,6 +131,7 @@ Event = (
     | GameOver
     | GameAbandoned
     | SeatLeft
+    | HandOpened
     | PeerFault
     | ChatMessage
 )

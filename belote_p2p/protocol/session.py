@@ -98,6 +98,7 @@ from .events import (
     Event,
     GameAbandoned,
     GameOver,
+    HandOpened,
     PeerFault,
     RoundAudited,
     RoundDealt,
@@ -1165,6 +1166,7 @@ class TableSession:
                 opened[p] = card
         if opened:
             self.state = state.reveal(opened)
+            self._events.append(HandOpened(dummy, self.state))
 
     def _abandon_at(self, gone: int, deciding: Envelope) -> None:
         self.abandoned = gone
