@@ -68,10 +68,15 @@ class LeavingNet(HoldingNet):
 
 
 def _table(variant: str = "classic", seed: int = 3, after: int = 6) -> LeavingNet:
+    """Seeded deals and delivery: each test plays one known game (the lone-vote test
+    depends on who plays after the late move: a voter that leads next waits for the
+    others' deadlines, which no test clock runs here)."""
     # Random coinche bids run high: a target that lasts a few rounds all the same.
     target = 4001 if variant == "coinche" else 501
     definition, ids = make_table(variant, target=target, seed=seed)
-    net = LeavingNet(table_sessions(definition, ids), random.Random(seed), LEAVER, after)
+    net = LeavingNet(
+        table_sessions(definition, ids, deal_seed=seed), random.Random(seed), LEAVER, after
+    )
     net.start()
     while net.pending is None:
         net.step()
@@ -257,7 +262,9 @@ def test_the_partner_s_wrong_card_names_the_partner() -> None:
 
 def test_a_leave_before_the_leaver_s_shuffle_deals_the_round_again_face_up() -> None:
     definition, ids = make_table("classic", target=301, seed=5)
-    net = LeavingNet(table_sessions(definition, ids), random.Random(5), LEAVER, 1 << 30)
+    net = LeavingNet(
+        table_sessions(definition, ids, deal_seed=5), random.Random(5), LEAVER, 1 << 30
+    )
     net.start()
     sessions = net.sessions
     while not sessions[LEAVER].ready:
