@@ -121,8 +121,8 @@ for _module in (group, shuffle, deck):
             setattr(_module, _name, _COUNTED[_name])
 
 
-DeckPeer._add_shuffle = _timed(  # type: ignore[method-assign,assignment]
-    DeckPeer._add_shuffle, lambda seat, seed: "shuffle+proof"
+DeckPeer._shuffle = _timed(  # type: ignore[method-assign,assignment]
+    DeckPeer._shuffle, lambda: "shuffle+proof"
 )
 DeckPeer._split_own = _timed(  # type: ignore[method-assign,assignment]
     DeckPeer._split_own, lambda: "split"

@@ -1271,23 +1271,39 @@ def test_an_observer_catches_any_corrupted_byte(pick: int, byte: int, delta: int
     assert err.value.seat == sender
 
 
-def build_vector() -> dict[str, Any]:
-    table = classic_round()
-    deck = audited(table)
+VECTOR_ARGUMENTS = {
+    "set_taker": ("taker",),
+    "play": ("position",),
+    "open": ("positions",),
+    "release": ("gone",),
+    "play_for": ("gone", "position"),
+}
+"""The arguments of each local step, as the deck vectors name them."""
+
+
+def vector_events(recorded: list[tuple[Any, ...]]) -> list[dict[str, Any]]:
+    """A table's recorded events as the deck vectors write them (DECK.md §12): a local
+    step with its arguments, or a message with its canonical bytes and its fields."""
     events: list[dict[str, Any]] = []
-    for event in table.events:
+    for event in recorded:
         kind, seat = event[0], event[1]
         if kind == "message":
             msg = event[2]
-            fields = hexed(msg.to_wire())
             raw = encode_message(msg).hex()
+            fields = hexed(msg.to_wire())
             events.append(
                 {"event": "message", "from": seat, "canonical_msgpack": raw, "fields": fields}
             )
         else:
-            names = {"set_taker": ["taker"], "play": ["position"]}.get(kind, [])
-            args = dict(zip(names, event[2:], strict=True))
+            args = dict(zip(VECTOR_ARGUMENTS.get(kind, ()), event[2:], strict=True))
             events.append({"event": kind, "seat": seat, **args})
+    return events
+
+
+def build_vector() -> dict[str, Any]:
+    table = classic_round()
+    deck = audited(table)
+    events = vector_events(table.events)
     return {
         "description": "A classic round of the deck protocol, version 4 (protocol/DECK.md) "
         "between four peers with fixed secrets: keys, four shuffles with their proofs, the "

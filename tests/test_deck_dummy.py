@@ -22,8 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import hexed
-from test_deck import TABLE_ID, secret_key, shuffle_seed
+from test_deck import TABLE_ID, VECTOR_ARGUMENTS, secret_key, shuffle_seed, vector_events
 
 from belote_p2p.game.cards import Card
 from belote_p2p.game.rules import CLASSIC, COINCHE, THREE_HANDED, RuleSet
@@ -521,13 +520,7 @@ def test_release_needs_a_split_key_and_its_shuffle() -> None:
 
 
 def test_messages_of_a_release_round_trip_and_parse_strictly() -> None:
-    r = Round(CLASSIC)
-    r.deal()
-    r.leave(1)
-    r.name_taker(0)
-    for p in ORDER:
-        r.play(p)
-    r.reveal()
+    r = release_round()
     kinds = set()
     for msg in r.messages(object):
         kinds.add(type(msg))
@@ -565,13 +558,6 @@ def test_a_message_from_a_public_seat_is_refused() -> None:
 VECTORS = Path(__file__).resolve().parent.parent / "protocol" / "vectors"
 RELEASE_VECTOR = VECTORS / "deck-release.json"
 PUBLIC_VECTOR = VECTORS / "deck-public-seat.json"
-ARGUMENTS = {
-    "set_taker": ("taker",),
-    "release": ("gone",),
-    "play": ("position",),
-    "play_for": ("gone", "position"),
-}
-"""The arguments of each local step, as the vectors name them."""
 
 
 def release_round() -> Round:
@@ -601,19 +587,7 @@ def public_seat_round() -> Round:
 
 def build_vector(r: Round, description: str) -> dict[str, Any]:
     (deck,) = r.audits()
-    events: list[dict[str, Any]] = []
-    for event in r.events:
-        kind, seat = event[0], event[1]
-        if kind == "message":
-            msg = event[2]
-            raw = encode_message(msg).hex()
-            fields = hexed(msg.to_wire())
-            events.append(
-                {"event": "message", "from": seat, "canonical_msgpack": raw, "fields": fields}
-            )
-        else:
-            args = dict(zip(ARGUMENTS.get(kind, ()), event[2:], strict=True))
-            events.append({"event": kind, "seat": seat, **args})
+    events = vector_events(r.events)
     return {
         "description": description,
         "domain": group.DOMAIN.decode(),
@@ -700,7 +674,7 @@ def test_the_committed_vectors_replay_for_every_seat_and_an_observer(path: Path)
                 view.set_taker(e["taker"])
                 told_taker = True
             elif e["seat"] == seat:
-                args = [e[k] for k in ARGUMENTS.get(e["event"], ())]
+                args = [e[k] for k in VECTOR_ARGUMENTS.get(e["event"], ())]
                 made.append(encode_message(getattr(view, e["event"])(*args)))
             if isinstance(view, DeckPeer):
                 made.extend(encode_message(m) for m in view.next_messages())

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import hexed
+from test_deck import vector_events
 
 from belote_p2p.game.cards import CARDS, Card, Rank
 from belote_p2p.game.engine import TURNED, deal_owners, public_positions
@@ -506,20 +506,7 @@ def build_vector(variant: str) -> dict[str, Any]:
     table = recorded_round(variant)
     deck = table.audits()
     rules = table.rules
-    events: list[dict[str, Any]] = []
-    for event in table.events:
-        kind, seat = event[0], event[1]
-        if kind == "message":
-            msg = event[2]
-            raw = encode_message(msg).hex()
-            fields = hexed(msg.to_wire())
-            events.append(
-                {"event": "message", "from": seat, "canonical_msgpack": raw, "fields": fields}
-            )
-        else:
-            names = {"set_taker": ["taker"], "play": ["position"], "open": ["positions"]}
-            args = dict(zip(names.get(kind, []), event[2:], strict=True))
-            events.append({"event": kind, "seat": seat, **args})
+    events = vector_events(table.events)
     seats = range(rules.seats)
     return {
         "description": f"A {variant} round of the deck protocol (protocol/DECK.md section 16) "

@@ -802,22 +802,14 @@ class ReleaseMessage:
     shares: tuple[DecryptionShare, ...]
 
     def to_wire(self) -> dict[str, Any]:
-        return {
-            "type": self.TYPE,
-            "seat": self.seat,
-            "gone": self.gone,
-            "positions": list(self.positions),
-            "shares": [s.to_bytes() for s in self.shares],
-        }
+        return _positioned_wire(self.TYPE, self.seat, self.positions, self.shares, gone=self.gone)
 
     @classmethod
     def from_wire(cls, data: object, sender: int) -> ReleaseMessage:
         w = _open_wire(data, cls.TYPE, cls.FIELDS, sender)
         seat = _seat_of(w)
         gone = w.uint("gone", SEATS - 1)
-        positions = _positions(w, 0)
-        shares = w.bin_list("shares", SHARE_SIZE, len(positions), len(positions))
-        return cls(seat, gone, positions, tuple(DecryptionShare.from_bytes(s) for s in shares))
+        return cls(seat, gone, *_positioned_shares(w, 0))
 
 
 @dataclass(frozen=True, slots=True)
@@ -837,20 +829,39 @@ class OpenMessage:
     shares: tuple[DecryptionShare, ...]
 
     def to_wire(self) -> dict[str, Any]:
-        return {
-            "type": self.TYPE,
-            "seat": self.seat,
-            "positions": list(self.positions),
-            "shares": [s.to_bytes() for s in self.shares],
-        }
+        return _positioned_wire(self.TYPE, self.seat, self.positions, self.shares)
 
     @classmethod
     def from_wire(cls, data: object, sender: int) -> OpenMessage:
         w = _open_wire(data, cls.TYPE, cls.FIELDS, sender)
         seat = _seat_of(w)
-        positions = _positions(w, 1)
-        shares = w.bin_list("shares", SHARE_SIZE, len(positions), len(positions))
-        return cls(seat, positions, tuple(DecryptionShare.from_bytes(s) for s in shares))
+        return cls(seat, *_positioned_shares(w, 1))
+
+
+def _positioned_wire(
+    kind: str,
+    seat: int,
+    positions: tuple[int, ...],
+    shares: tuple[DecryptionShare, ...],
+    **more: int,
+) -> dict[str, Any]:
+    """The wire map of an open or release message (a release's ``gone`` in ``more``)."""
+    return {
+        "type": kind,
+        "seat": seat,
+        **more,
+        "positions": list(positions),
+        "shares": [s.to_bytes() for s in shares],
+    }
+
+
+def _positioned_shares(
+    w: _Wire, min_count: int
+) -> tuple[tuple[int, ...], tuple[DecryptionShare, ...]]:
+    """The ``positions`` of an open or release message and a share for each."""
+    positions = _positions(w, min_count)
+    shares = w.bin_list("shares", SHARE_SIZE, len(positions), len(positions))
+    return positions, tuple(DecryptionShare.from_bytes(s) for s in shares)
 
 
 def _positions(w: _Wire, min_count: int) -> tuple[int, ...]:
@@ -1114,8 +1125,8 @@ class _DeckRound(ABC):
     def _took_split(self, msg: SplitMessage, holders: list[int]) -> None:
         """A split was accepted: a peer that holds a piece of it decrypts and checks it."""
 
-    def _own_seed(self) -> bytes:
-        """A peer's shuffle seed (an observer never shuffles)."""
+    def _shuffle(self) -> None:
+        """A peer's own shuffle, when its turn comes (an observer never shuffles)."""
         raise DeckInvariantError("an observer has no shuffle of its own")
 
     def _secrets(self) -> dict[int, tuple[int, bytes | None]]:
@@ -1479,7 +1490,7 @@ class _DeckRound(ABC):
             if shuffler in self._public_secrets:
                 self._add_shuffle(shuffler, self._public_secrets[shuffler][1])
             elif shuffler == self.seat:
-                self._outbox.append(self._add_shuffle(shuffler, self._own_seed()))
+                self._shuffle()
             else:
                 return
         if STEP_DEAL not in self._steps_started and (
@@ -2121,8 +2132,9 @@ class DeckPeer(_DeckRound):
         finally:
             del self._reveals[self.seat]
 
-    def _own_seed(self) -> bytes:
-        return self._seed
+    def _shuffle(self) -> None:
+        """Our shuffle, with its proof, to send."""
+        self._outbox.append(self._add_shuffle(self.seat, self._seed))
 
     def _split_own(self) -> None:
         """Split our key among the other live seats: pieces derived from it (so that the
