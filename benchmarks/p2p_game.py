@@ -2,7 +2,7 @@
 ``--variant three-handed``, two for ``two-handed``).
 
     python benchmarks/p2p_game.py [--variant V] [--target 501] [--bot random] [--seed S]
-                                  [--relay]
+                                  [--relay] [--leave N]
 
 Runs ``belote-p2p host --bots 3`` (four processes, four identities, the real lobby, mesh
 (``--bots 2`` or ``--bots 1`` with three or two seats: the figures below count the others)
@@ -31,6 +31,14 @@ With ``--relay`` the same game is played a second time with every pair of peers 
 standalone relay (``belote-p2p relay``; the host and its three joiners all ``--no-listen``),
 and the report puts its round times next to the direct game's, with the bytes the relay
 forwarded per round (every frame of every pair, handshakes and sync requests included).
+
+With ``--leave N`` (four seats) the game is played instead by four bot peers of one process
+over loopback (``run_peer``, as the tests do), and seat 1 resigns at its first decision of
+round N: its partner plays its open hand to the end (PROTOCOL.md §6.7). The report gives the
+time from the leave (each live peer processing the resignation) to the next action of the
+game at the last of them, and to the dummy's first action, as the peers' own clock sees them
+(the release of the leaver's cards and the partner's decision between them), and checks that
+the three live records verify alike.
 
 Prints a readable report and, as its last line, one JSON object with every figure.
 """
@@ -229,6 +237,90 @@ def summarise(values: list[float]) -> dict[str, float]:
     }
 
 
+LEAVER = 1
+
+
+def leave_game(args: argparse.Namespace) -> dict[str, Any]:
+    """Four in-process bot peers over loopback; seat :data:`LEAVER` resigns at its first
+    decision of round ``args.leave`` (counted from 1). The figures of the leave."""
+    import trio
+
+    from belote_p2p.game.observation import Observation
+    from belote_p2p.net.peer import PeerResult, run_peer
+    from belote_p2p.players.player import BotPlayer, Resigned
+    from belote_p2p.protocol.events import ActionTaken, SeatLeft
+    from belote_p2p.protocol.identity import Identity
+    from belote_p2p.protocol.secretstore import MemorySecrets
+    from belote_p2p.protocol.table import Seat, TableDefinition
+    from belote_p2p.protocol.verify import verify_transcript
+
+    class Leaver(BotPlayer):
+        async def decide(self, observation: Observation) -> Any:
+            if observation.number + 1 >= args.leave:
+                raise Resigned("the benchmark's leave")
+            return await super().decide(observation)
+
+    rules = rule_set(args.variant).with_(target=args.target)
+    ids = [Identity.from_seed(bytes([args.seed % 256, k]) * 16) for k in range(4)]
+    times: dict[int, dict[str, float]] = defaultdict(dict)
+    results: dict[int, PeerResult] = {}
+
+    async def game(tmp: Path) -> None:
+        listeners = [(await trio.open_tcp_listeners(0, host="127.0.0.1"))[0] for _ in range(4)]
+        seats = tuple(
+            Seat(f"p{k}", ids[k].public_key_bytes,
+                 f"127.0.0.1:{listeners[k].socket.getsockname()[1]}")
+            for k in range(4)
+        )  # fmt: skip
+        definition = TableDefinition(bytes(range(16)), rules, seats)
+
+        async def one(seat: int) -> None:
+            def on_event(event: object) -> None:
+                now, mine = time.perf_counter(), times[seat]
+                if isinstance(event, SeatLeft):
+                    mine.setdefault("left", now)
+                elif isinstance(event, ActionTaken) and "left" in mine:
+                    mine.setdefault("next_action", now)
+                    if event.seat == LEAVER:
+                        mine.setdefault("dummy_action", now)
+
+            player = (Leaver if seat == LEAVER else BotPlayer)(args.bot, seed=args.seed + seat)
+            results[seat] = await run_peer(
+                definition, seat, ids[seat], player, transcript=tmp / f"seat{seat}.transcript",
+                listeners=[listeners[seat]], secrets=MemorySecrets(),
+                proposal=definition.propose(ids[0]), on_event=on_event,
+            )  # fmt: skip
+
+        with trio.fail_after(args.timeout):
+            async with trio.open_nursery() as nursery:
+                for seat in range(4):
+                    nursery.start_soon(one, seat)
+
+    with tempfile.TemporaryDirectory(prefix="belote-p2p-leave-") as tmp:
+        started = time.perf_counter()
+        trio.run(game, Path(tmp))
+        elapsed = time.perf_counter() - started
+        live = [s for s in range(4) if s != LEAVER]
+        summaries = {verify_transcript(results[s].transcript).summary() for s in live}
+        own = verify_transcript(results[LEAVER].transcript).summary()
+    assert len(summaries) == 1 and all(results[s].ok for s in live), (summaries, results)
+    left = max(times[s]["left"] for s in live)
+    return {
+        "leave_round": args.leave,
+        "game_s": round(elapsed, 3),
+        "leave_to_next_action_ms": round(
+            1000 * (max(times[s]["next_action"] for s in live) - left), 3
+        ),
+        "leave_to_dummy_action_ms": round(
+            1000 * (max(times[s]["dummy_action"] for s in live) - left), 3
+        ),
+        "leave_seen_spread_ms": round(1000 * (left - min(times[s]["left"] for s in live)), 3),
+        "verdict": summaries.pop(),
+        "leaver_verdict": own,
+        "scores": list(results[0].state.scores),
+    }
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--variant", default="classic")
@@ -240,8 +332,28 @@ def main() -> int:
         "--relay", action="store_true",
         help="also play the game with every pair through a standalone relay, and compare",
     )  # fmt: skip
+    parser.add_argument(
+        "--leave", type=int, metavar="N",
+        help="four in-process peers; seat 1 resigns in round N: time the open hand's start",
+    )  # fmt: skip
     args = parser.parse_args()
     args.seats = seats = rule_set(args.variant).seats
+    if args.leave is not None:
+        print(f"== four {args.bot} peers in one process, {args.variant} to {args.target}; "
+              f"seat {LEAVER} resigns in round {args.leave}", flush=True)  # fmt: skip
+        figures = leave_game(args)
+        print(f"  leave -> next action at every live peer: "
+              f"{figures['leave_to_next_action_ms']:.1f} ms; -> the dummy's first action "
+              f"(its cards released, its partner's decision): "
+              f"{figures['leave_to_dummy_action_ms']:.1f} ms")  # fmt: skip
+        print(
+            f"  the leave reached the three live peers within "
+            f"{figures['leave_seen_spread_ms']:.1f} ms; game {figures['game_s']:.1f} s"
+        )
+        print(f"  {figures['verdict']}")
+        print(f"  the leaver's own record: {figures['leaver_verdict']}")
+        print(json.dumps(figures))
+        return 0
     others = seats - 1
 
     # Other work on the machine shares the cores with the four peers: say how much there was.

@@ -825,7 +825,7 @@ class SignedFlood(Cheat):
         if self.kind == "faults":
             return [{"type": "fault", "seat": 1, "evidence": []}] * 5
         if self.kind == "stuck":
-            return [{"type": "deck", "round": number, "msg": {}}] * 12
+            return [{"type": "deck", "round": number, "msg": {}}] * 20  # past the cap of 16
         assert self.kind == "ahead"
         return [dict(envelope.body, round=number + 5)]
 
@@ -1028,8 +1028,8 @@ class Table:
     def _decide_honestly(self, seat: int) -> None:
         session = self.sessions[seat]
         state = session.state
-        if state.to_act != seat or session.finished:
-            return
+        if session.actor(state.to_act) != seat or session.finished:
+            return  # (the partner decides for a dummy)
         legal = state.legal_actions()
         session.act(self.bots[seat].choice(legal))
 
@@ -1155,6 +1155,8 @@ class Table:
             return Outcome("audit", audits[0].seat)
         if session.abandoned is not None:
             return Outcome("abandoned", session.abandoned)
+        if session.dummy is not None and session.finished:
+            return Outcome("left", session.dummy)  # its partner played its open hand
         if session.finished:
             return Outcome("finished", None)
         return Outcome("stalled", None)
@@ -1190,6 +1192,8 @@ def verdict_outcome(verdict: Verdict) -> Outcome:
         return Outcome("audit", faulty[0].seat)
     if verdict.abandoned is not None:
         return Outcome("abandoned", verdict.abandoned)
+    if verdict.left is not None and verdict.finished:
+        return Outcome("left", verdict.left.seat)
     if verdict.finished:
         return Outcome("finished", None)
     return Outcome("stalled", None)

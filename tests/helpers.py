@@ -253,9 +253,13 @@ class Net:
         if honest is None:
             honest = tuple(range(self.n))
         self.start()
+        self.deliver_until(lambda: all(self.sessions[i].closed for i in honest), limit)
+
+    def deliver_until(self, done: Callable[[], bool], limit: int = 200_000) -> None:
+        """Deliver (syncing when nothing moves) until ``done()``."""
         steps = 0
         synced = False
-        while not all(self.sessions[i].closed for i in honest):
+        while not done():
             busy = self.in_flight()
             if not busy:
                 assert not synced, "deadlock: nothing in flight even after a sync"
@@ -267,6 +271,29 @@ class Net:
             self.deliver(a, b)
             steps += 1
             assert steps < limit
+
+
+class HoldingNet(Net):
+    """A net whose seat ``held`` does not answer its ``after``-th decision until told."""
+
+    def __init__(self, sessions: list[TableSession], rng: random.Random, held: int, after: int):
+        super().__init__(sessions, rng)
+        self.held, self.after = held, after
+        self.asked = 0
+        self.pending: DecisionNeeded | None = None
+
+    def decide(self, seat: int, event: DecisionNeeded) -> None:
+        if seat == self.held:
+            self.asked += 1
+            if self.asked == self.after:
+                self.pending = event
+                return
+        super().decide(seat, event)
+
+    def release(self) -> None:
+        assert self.pending is not None
+        event, self.pending = self.pending, None
+        super().decide(self.held, event)
 
 
 # -- loopback networking -------------------------------------------------------------------

@@ -164,10 +164,10 @@ def test_an_oversized_frame_costs_the_connection_and_the_game_goes_on(tmp_path: 
 def test_a_frame_cut_short_loses_the_connection_and_the_seat(tmp_path: Path) -> None:
     t = play(CutFrame(at=8))
     assert {(r, s) for r, s, why in t.lost if "inside a frame" in why} == {(0, 3), (1, 3), (2, 3)}
-    assert_same_verdict(t, tmp_path, Outcome("abandoned", CHEATER))
+    assert_same_verdict(t, tmp_path, Outcome("left", CHEATER))
 
 
-# -- silence: the others see whom they wait on, vote, and the game ends abandoned -------------
+# -- silence: the others see whom they wait on, vote, and its partner plays its open hand ----
 
 
 @pytest.mark.parametrize("at", [3, 10, 25])
@@ -175,9 +175,11 @@ def test_a_silent_seat_is_voted_out(at: int, tmp_path: Path) -> None:
     t = play(Silence(at=at), target=2001)
     assert t.outcomes() == [Outcome("stalled", None)] * 3
     vote_out(t, CHEATER)
-    assert_same_verdict(t, tmp_path, Outcome("abandoned", CHEATER))
+    assert_same_verdict(t, tmp_path, Outcome("left", CHEATER))
 
 
+# A seat gone before its reveal, once every card of the round is played, has nothing to release
+# and its round cannot be audited: the game ends, abandoned (PROTOCOL.md §6.7).
 def test_a_missing_reveal_is_waited_for_then_voted_out(tmp_path: Path) -> None:
     t = play(Silence(), target=2001)
     vote_out(t, CHEATER)

@@ -27,7 +27,7 @@ from belote_p2p.net.peer import (
 from belote_p2p.net.transport import ConnectionClosed, MeshConfig, Received
 from belote_p2p.players.player import BotPlayer, Resigned
 from belote_p2p.protocol.bodies import encode_sync
-from belote_p2p.protocol.events import ActionTaken, RoundAudited
+from belote_p2p.protocol.events import ActionTaken, RoundAudited, SeatLeft
 from belote_p2p.protocol.identity import Identity
 from belote_p2p.protocol.secretstore import FileSecrets
 from belote_p2p.protocol.session import TableSession
@@ -225,29 +225,46 @@ class StoppingPlayer(BotPlayer):
         return await super().decide(observation)
 
 
-async def test_a_failed_player_resigns_and_the_game_ends_abandoned(tmp_path: Path) -> None:
-    results, _ = await play_table(
+def check_played_on(results: list[PeerResult], events: list[list[object]], gone: int) -> None:
+    """Seat ``gone`` left and its partner played its open hand: the three others finished
+    the game alike, their records verify to one verdict naming the leave, the leaver's own
+    record ends as left, and the partner played cards for the dummy."""
+    others = [r for r in results if r.seat != gone]
+    check_agreement(others)
+    assert all(r.left == gone and r.abandoned is None for r in results)
+    assert all(r.error is None and r.fault is None for r in others)
+    summaries = {verify_transcript(r.transcript).summary() for r in others}
+    assert len(summaries) == 1, summaries
+    summary = summaries.pop()
+    assert summary.startswith("OK: ") and f"(seat {gone} (" in summary, summary
+    own = verify_transcript(results[gone].transcript)
+    assert own.ok and own.summary().startswith(f"LEFT: seat {gone} "), own.summary()
+    assert not results[gone].ok
+    seen = events[(gone + 1) % 4]
+    left = next(i for i, e in enumerate(seen) if isinstance(e, SeatLeft))
+    assert any(isinstance(e, ActionTaken) and e.seat == gone for e in seen[left:])
+
+
+async def test_a_failed_player_resigns_and_its_partner_plays_on(tmp_path: Path) -> None:
+    results, events = await play_table(
         "classic", tmp_path, players={2: StoppingPlayer(6, EOFError("the terminal closed"))}
     )
-    assert all(r.abandoned == 2 for r in results), [(r.abandoned, r.error) for r in results]
-    assert not any(r.ok for r in results)
     assert "EOFError" in (results[2].error or "")
-    assert all(r.error is None and r.fault is None for r in (results[0], results[1], results[3]))
-    contents = [{Envelope.decode(e).hash for e in read_transcript(r.transcript).envelopes}
-                for r in results]  # fmt: skip
-    assert all(c == contents[0] for c in contents)
+    check_played_on(results, events, 2)
 
 
-async def test_a_resignation_ends_the_game_abandoned_without_an_error(tmp_path: Path) -> None:
-    results, _ = await play_table(
-        "classic", tmp_path, players={1: StoppingPlayer(5, Resigned("the player resigned"))}
-    )
-    assert all(r.abandoned == 1 for r in results), [(r.abandoned, r.error) for r in results]
-    assert results[1].resigned and results[1].error is None and not results[1].ok
+async def test_a_resignation_in_round_2_leaves_a_dummy_and_the_game_finishes(
+    tmp_path: Path,
+) -> None:
+    results, events = await play_table(
+        "classic", tmp_path, target=301,
+        players={1: StoppingPlayer(12, Resigned("the player resigned"))},
+    )  # fmt: skip
+    assert results[1].resigned and results[1].error is None
     assert not any(r.resigned for r in (results[0], results[2], results[3]))
-    assert all(r.error is None and r.fault is None for r in results)
-    verdict = verify_transcript(results[0].transcript)
-    assert verdict.ok and verdict.abandoned == 1
+    check_played_on(results, events, 1)
+    left = next(e for e in events[0] if isinstance(e, SeatLeft))
+    assert left.round >= 1 and left.by == 3
 
 
 @pytest.fixture
@@ -281,6 +298,7 @@ async def test_a_lost_peer_is_waited_for_then_signed_gone(
     definition, ids = make_table("coinche", target=151, seed=9, listeners=listeners)
     results: dict[int, PeerResult | None] = {}
     statuses: list[PeerStatus] = []
+    events: list[list[object]] = [[] for _ in range(4)]
 
     async def one(seat: int) -> None:
         player = CrashingPlayer(3) if seat == 1 else BotPlayer("random", seed=seat)
@@ -291,6 +309,7 @@ async def test_a_lost_peer_is_waited_for_then_signed_gone(
                 secrets=FileSecrets(tmp_path / "secrets", definition.table_id, seat),
                 proposal=definition.propose(ids[0]),
                 config=QUICK, on_status=statuses.append if seat == 0 else None,
+                on_event=events[seat].append,
             )  # fmt: skip
         except BaseException:
             results[seat] = None
@@ -311,13 +330,18 @@ async def test_a_lost_peer_is_waited_for_then_signed_gone(
     finally:
         peer_module._Driver._decide = monkey  # type: ignore[method-assign]
     assert results[1] is None
+    # Killed and never resumed: signed gone, its partner plays its open hand to the end.
+    others = [results[seat] for seat in (0, 2, 3)]
+    assert all(r is not None for r in others)
+    check_agreement([r for r in others if r is not None])
     for seat in (0, 2, 3):
         result = results[seat]
-        assert result is not None and result.abandoned == 1, result
+        assert result is not None and result.left == 1 and result.abandoned is None, result
         assert result.error is None
         verdict = verify_transcript(result.transcript)
-        assert verdict.ok and verdict.abandoned == 1
-        assert verdict.summary().startswith("ABANDONED by seat 1")
+        assert verdict.ok and verdict.finished and verdict.left is not None
+        assert verdict.summary().startswith("OK: ") and "(seat 1 (p1 [" in (verdict.summary())
+    assert any(isinstance(e, ActionTaken) and e.seat == 1 for e in events[3])
     waits = [w for st in statuses for w in st.waiting_for if w.seat == 1]
     assert any(1 in st.disconnected for st in statuses)
     overdue = [w for w in waits if w.overdue]
@@ -345,14 +369,19 @@ async def test_a_silent_seat_is_reported_then_abandoned_after_the_grace(
 ) -> None:
     statuses: list[list[PeerStatus]] = [[] for _ in range(4)]
     started = trio.current_time()
+    left_at: list[float] = []
+
+    def watch(event: object) -> None:
+        if isinstance(event, SeatLeft):
+            left_at.append(trio.current_time())
+
     with caplog.at_level(logging.WARNING, logger="belote_p2p.net.peer"):
-        results, _ = await play_table(
+        results, events = await play_table(
             "classic", tmp_path, config=QUICK, players={2: SilentPlayer(5)},
-            on_status=statuses, timeout=TIMEOUT * 10,
+            on_status=statuses, timeout=TIMEOUT * 10, watch={0: watch},
         )  # fmt: skip
-    elapsed = trio.current_time() - started
-    assert all(r.abandoned == 2 for r in results), [(r.abandoned, r.error) for r in results]
-    assert all(r.error is None and r.fault is None for r in results)
+    elapsed = left_at[0] - started
+    check_played_on(results, events, 2)
     # Deadline then grace: the others signed it gone once both had passed, not before.
     assert QUICK.person_deadline + QUICK.grace <= elapsed < QUICK.person_deadline + QUICK.grace + 60
     for seat in (0, 1, 3):
@@ -363,10 +392,6 @@ async def test_a_silent_seat_is_reported_then_abandoned_after_the_grace(
     assert any(w.seat == 2 for st in statuses[2] for w in st.waiting_for)
     assert "waiting for seat 2 (p2): 30 s left" in caplog.text
     assert "signing that it left" in caplog.text
-    for r in results:
-        verdict = verify_transcript(r.transcript)
-        assert verdict.ok and verdict.abandoned == 2, verdict.summary()
-        assert verdict.summary().startswith("ABANDONED by seat 2")
 
 
 class ChattingStaller(BotPlayer):
@@ -393,17 +418,20 @@ async def test_filler_does_not_restart_a_deadline(
     control = PeerControl()
     staller = ChattingStaller(5, control, every=QUICK.person_deadline / 2)
     started = trio.current_time()
-    results, _ = await play_table(
+    left_at: list[float] = []
+
+    def watch(event: object) -> None:
+        if isinstance(event, SeatLeft):
+            left_at.append(trio.current_time())
+
+    results, events = await play_table(
         "classic", tmp_path, config=QUICK, players={2: staller}, controls={2: control},
-        timeout=TIMEOUT * 10,
+        timeout=TIMEOUT * 10, watch={0: watch},
     )  # fmt: skip
-    elapsed = trio.current_time() - started
     assert staller.chats >= 3
-    assert all(r.abandoned == 2 for r in results), [(r.abandoned, r.error) for r in results]
     # Signed gone a deadline and a grace after its last delivery, chats or not.
-    assert elapsed < QUICK.person_deadline + QUICK.grace + 60
-    for r in results:
-        assert verify_transcript(r.transcript).summary().startswith("ABANDONED by seat 2")
+    assert left_at[0] - started < QUICK.person_deadline + QUICK.grace + 60
+    check_played_on(results, events, 2)
 
 
 class LatePlayer(BotPlayer):

@@ -195,8 +195,9 @@ def test_a_record_ends_on_what_it_proves() -> None:
     definition, _, sessions = played(150)
     base = record_of(sessions[0])
     assert not game_ended(definition, base)
-    sessions[0].abandon(0)  # our own resignation
-    assert game_ended(definition, record_of(sessions[0]))
+    sessions[0].abandon(0)  # our own resignation: the others play on, our record ends
+    assert game_ended(definition, record_of(sessions[0]), writer=0)
+    assert not game_ended(definition, record_of(sessions[0]), writer=1)
     # A fault the replay finds itself: the cheater's own two signatures at one seq.
     t = Table(Equivocate())
     t.run()

@@ -238,12 +238,24 @@ GAMES = (
     ),
     Game(
         "game-abandoned",
-        "Classic belote: in round 0, after two tricks, seat 3 stops answering; the three "
-        "others sign it gone and the game ends, abandoned by seat 3.",
-        "classic",
+        "Three-handed belote: in round 0, after two tricks, seat 2 stops answering; the two "
+        "others sign it gone and the game ends, abandoned by seat 2 (at three seats nobody can "
+        "play a leaver's cards: PROTOCOL.md §6.7).",
+        "three-handed",
         target=501,
         seed=0,
         keys=14,
+        silent_seat=2,
+    ),
+    Game(
+        "game-left",
+        "Classic belote: in round 0, after two tricks, seat 3 stops answering; the three "
+        "others sign it gone, its cards are released, and its partner, seat 1, plays its open "
+        "hand to the end of the game (PROTOCOL.md §6.7); later rounds deal it face up.",
+        "classic",
+        target=151,
+        seed=0,
+        keys=15,
         silent_seat=3,
     ),
     Game(
@@ -658,7 +670,8 @@ def test_the_code_still_writes_the_game_byte_for_byte(game: Game, tmp_path: Path
 def test_the_games_hold_what_they_are_for() -> None:
     answers = {g.name: expected(g) for g in GAMES}
     assert {a.kind for a in answers.values()} == {"OK", "ABANDONED", "FAULT"}
-    assert answers["game-abandoned"].seat == 3 and answers["game-fault"].seat == 1
+    assert answers["game-abandoned"].seat == 2 and answers["game-fault"].seat == 1
+    assert answers["game-left"].kind == "OK"  # the open hand played on to the end
     # Without teams, a score per player: three, and two.
     three, two = answers["game-three-handed"], answers["game-two-handed"]
     assert three.scores is not None and len(three.scores) == 3
@@ -785,7 +798,7 @@ def test_a_resignation_after_the_four_done_changes_nothing(tmp_path: Path) -> No
 
 def test_the_first_abandonment_stands(tmp_path: Path) -> None:
     verdict = signed_after(BY_NAME["game-abandoned"], 0, abandon_body(0), tmp_path / "again")
-    assert verdict.abandoned == 3
+    assert verdict.abandoned == 2
 
 
 # -- the hello handshake --------------------------------------------------------------------

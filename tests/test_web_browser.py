@@ -538,7 +538,7 @@ def test_the_lobby_hosts_a_table_of_two(browser: Any, tmp_path: Path) -> None:
 
 
 def test_a_person_resigns_from_the_page(browser: Any, tmp_path: Path) -> None:
-    """Resign (asked twice): the game ends, abandoned by our seat, on every peer."""
+    """Resign (asked twice): our game ends; the others play on with our open hand."""
     host = Served(
         "host", "--web", "--name", "Alice", "--target", 1000, "--bots", 3, "--port", 0,
         "--no-beacon", "--home", tmp_path / "home",
@@ -552,8 +552,9 @@ def test_a_person_resigns_from_the_page(browser: Any, tmp_path: Path) -> None:
         assert "Really" in page.locator("#resign").text_content()
         page.locator("#resign").click()
         page.wait_for_function("() => document.querySelector('#table').dataset.finished === 'true'")
-        assert "You resigned: the game is abandoned" in page.locator("#final").text_content()
-        assert "You resigned" in page.locator("#result-line").text_content()
+        # At four seats the others play on: our partner plays our open hand.
+        assert "You left the game: your partner plays" in page.locator("#final").text_content()
+        assert "your open hand" in page.locator("#result-line").text_content()
         assert page.locator("#rematch").is_hidden()  # no rematch after a resignation
         page.locator("#leave").click()
         assert host.wait() == 0, host.output
@@ -816,3 +817,83 @@ def test_the_lobby_watches_a_table_live_with_every_hand_hidden(
             if proc is not None:
                 proc.stop()
         lobby.stop()
+
+
+# -- the dummy: a seat that left plays on, open, decided by its partner --------------------------
+
+
+def test_the_partner_plays_the_dummy_s_open_hand_from_the_page(browser: Any) -> None:
+    """Four table sessions play (in memory) until seat 1 resigns in round 2 and its partner,
+    seat 3, owes the dummy's card; seat 3's events feed its page, served in a thread: every
+    seat box shows the dummy's cards face up, the page says who left and who plays the open
+    hand, the turn says whose card it is, the hand to click is the dummy's, and the click
+    answers the dummy's decision."""
+    import random
+
+    import trio
+    from helpers import Net, make_table, table_sessions
+
+    from belote_p2p.app.tui import TableView
+    from belote_p2p.app.web.server import WebServer
+    from belote_p2p.app.web.table import WebTable
+    from belote_p2p.game.engine import Phase
+    from belote_p2p.protocol.events import DecisionNeeded
+
+    leaver, partner = 1, 3
+    definition, ids = make_table("classic", target=501, seed=3)
+    net = Net(table_sessions(definition, ids), random.Random(3))
+    sessions = net.sessions
+    wanted: list[DecisionNeeded] = []
+
+    def decide(seat: int, event: DecisionNeeded) -> None:
+        o = event.observation
+        if seat == leaver and o.number >= 1 and sessions[leaver].dummy is None:
+            sessions[leaver].abandon(leaver)  # resigns at its turn in round 2
+            net.flush(leaver)
+        elif seat == partner and o.seat == leaver and o.phase is Phase.PLAY:
+            wanted.append(event)  # the page answers this one
+        else:
+            Net.decide(net, seat, event)
+
+    net.decide = decide  # type: ignore[method-assign]
+    net.start()
+    while not wanted:
+        net.step()
+    decision = wanted[0]
+    events = [e for e in net.events[partner] if e is not decision]
+    web = WebServer()
+    web.table = table = WebTable(TableView.from_definition(definition, partner), web.hub)
+    answer: list[object] = []
+    ready = threading.Event()
+
+    async def serve() -> None:
+        async with trio.open_nursery() as nursery:
+            await nursery.start(web.run)
+            for event in events:
+                table.on_event(event)  # type: ignore[arg-type]
+            ready.set()
+            answer.append(await table.decide(decision.observation))
+            web.close()
+
+    thread = threading.Thread(target=trio.run, args=(serve,), daemon=True)
+    thread.start()
+    ready.wait(WAIT_MS / 1000)
+    page = browser.new_context(viewport=DESKTOP).new_page()
+    page.set_default_timeout(WAIT_MS)
+    page.goto(web.url)
+    page.wait_for_function(MY_DECISION_OR_OVER)
+    dummy_box = page.locator(f'.seat[data-seat="{leaver}"]')
+    faces = dummy_box.locator(".open-hand img")
+    assert faces.count() == len(decision.observation.hand)
+    assert "p1 left; you play p1's open hand" in dummy_box.text_content()
+    assert "for p1 (open hand)" in page.locator("#turn-line").text_content()
+    now = page.evaluate(SNAPSHOT)
+    assert sorted(now["hand"]) == sorted(str(c) for c in decision.observation.hand)
+    legal = {str(c) for c in decision.observation.legal}
+    assert set(now["legal"]) == legal
+    check_fits(page)
+    shot(page, "classic-dummy")
+    page.locator("#hand button.card.legal").first.click()
+    thread.join(WAIT_MS / 1000)
+    assert not thread.is_alive()
+    assert len(answer) == 1 and str(answer[0]) in legal

@@ -127,13 +127,17 @@ class Home:
         return str(self.root)
 
 
-def game_ended(definition: TableDefinition, envelopes: Sequence[bytes]) -> bool:
+def game_ended(
+    definition: TableDefinition, envelopes: Sequence[bytes], writer: int | None = None
+) -> bool:
     """The record proves the game of ``definition`` over: replayed as ``belote-p2p verify``
     does, it is finished, abandoned, or stopped by a fault the replay finds itself
     (:attr:`~belote_p2p.protocol.verify.Verdict.over`). A peer's ``fault`` report or any
     other body proves nothing by being there. The replay checks every proof: about 0.13 s
-    per round played (a one-round game 0.19 s, a seven-round one 0.9 s on two cores)."""
-    return verify_record(definition, envelopes).over
+    per round played (a one-round game 0.19 s, a seven-round one 0.9 s on two cores).
+    ``writer``: the record's seat, whose own record ends where it left a game that went on
+    without it."""
+    return verify_record(definition, envelopes, writer=writer).over
 
 
 def unfinished_games(home: Home, identity: Identity) -> list[Transcript]:
@@ -146,7 +150,7 @@ def unfinished_games(home: Home, identity: Identity) -> list[Transcript]:
             continue
         if transcript.definition.seats[transcript.seat].key != identity.public_key_bytes:
             continue  # another identity's game: not ours to resume, no need to replay it
-        if not game_ended(transcript.definition, transcript.envelopes):
+        if not game_ended(transcript.definition, transcript.envelopes, transcript.seat):
             found.append(transcript)
     return found
 

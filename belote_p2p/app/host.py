@@ -306,11 +306,13 @@ async def host_game(
                     # Leaving the lobby (an error, Ctrl-C): no game, no bot process to keep.
                     for proc in procs:
                         proc.terminate()
-            # A crash of ours never gets here: the bot processes play on, for a resume.
-            with trio.move_on_after(BOT_PROCESS_GRACE):
+            # A crash of ours never gets here: the bot processes play on, for a resume. So
+            # do they once we left a game that goes on (our partner plays our open hand).
+            we_left = result is not None and result.left == 0
+            with trio.move_on_after(0 if we_left else BOT_PROCESS_GRACE):
                 while any(p.status is None for p in procs):
                     await trio.sleep(0.1)
-            for proc in procs:
+            for proc in procs if not we_left else ():
                 proc.terminate()
             nursery.cancel_scope.cancel()
         await drain_watchers(hub)

@@ -199,6 +199,7 @@ def result_line(
         "scores": list(result.state.scores),
         "ok": result.ok,
         "abandoned": result.abandoned,
+        "left": result.left,
         "resigned": result.resigned,
         "error": result.error
         or (result.fault and f"seat {result.fault.seat}: {result.fault.reason}"),

@@ -373,6 +373,9 @@ def game_result(verdict: Verdict, *, abandoned_by: int | None = None) -> GameRes
         raise NotVerified("the game did not reach its end")
     definition = verdict.definition
     rules = definition.rules
+    # A seat that left while the game went on (its partner played its open hand) scores
+    # nothing; the others score the game as it was played.
+    left = verdict.left.seat if verdict.left is not None else None
     return GameResult(
         table_id=definition.table_id,
         variant=rules.name,
@@ -385,7 +388,7 @@ def game_result(verdict: Verdict, *, abandoned_by: int | None = None) -> GameRes
             state.history,
             coinche=rules.is_coinche,
             winner=state.winner,
-            abandoned_by=abandoned_by,
+            abandoned_by=abandoned_by if abandoned_by is not None else left,
             seats=rules.seats,
         ),
         abandoned_by=abandoned_by,
@@ -396,6 +399,8 @@ def _verdict_abandoned_by(verdict: Verdict) -> int | None:
     # The seat that abandoned the game, if the verdict names one: it earns nothing and the
     # others their XP.
     seat = verdict.abandoned
+    if verdict.left_here:
+        seat = verdict.writer  # the leaver's own record: the game stops there for it
     return seat if type(seat) is int and 0 <= seat < len(verdict.definition.seats) else None
 
 

@@ -70,7 +70,7 @@ async def resume_game(options: SeatOptions, path: Path | None, *, watch: bool = 
         print(f"error: {path} is seat {seat}'s, whose key is not {options.home}'s identity",
               file=sys.stderr)  # fmt: skip
         return 2
-    if path_given and game_ended(definition, game.envelopes):  # else found unfinished
+    if path_given and game_ended(definition, game.envelopes, seat):  # else found unfinished
         print(f"error: the game of {path} is over", file=sys.stderr)
         return 2
     if not options.quiet:

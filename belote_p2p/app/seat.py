@@ -53,7 +53,7 @@ from belote_p2p.protocol.wire import Envelope
 from .home import Home
 from .output import Printer, TimingLog, both, print_roster, result_line
 from .profile import ImportStatus, ProfileError, level_for_xp, open_db, record_game
-from .seatview import SIGNED_OUT
+from .seatview import RESIGNED_OPEN, SIGNED_OUT, SIGNED_OUT_OPEN
 from .tui import Control, TableView, TerminalUI, TuiPlayer, detach_output
 from .web.options import WebOptions
 from .wording import listed
@@ -363,7 +363,9 @@ async def play_seat(
         if ui is not None:
             ui.finish()
     if not options.quiet:
-        if result.resigned and result.abandoned is None:
+        if result.left == result.seat:
+            say(RESIGNED_OPEN if result.resigned else SIGNED_OUT_OPEN)
+        elif result.resigned and result.abandoned is None:
             say("You left before the game began.")
         elif result.resigned:
             say("You resigned: the game ends, abandoned by your seat.")
@@ -373,7 +375,7 @@ async def play_seat(
             say(f"The game stopped: {result.error}")
         say(f"Transcript: {result.transcript}")
     xp: int | None = None
-    if result.finished or result.abandoned is not None:
+    if result.finished or result.abandoned is not None or result.left == result.seat:
         xp, line = await trio.to_thread.run_sync(
             record_experience, options.home, result, identity.public_key_bytes
         )

@@ -54,9 +54,11 @@ from belote_p2p.protocol.events import (
     Event,
     GameAbandoned,
     GameOver,
+    HandOpened,
     PeerFault,
     RoundAudited,
     RoundDealt,
+    SeatLeft,
     TableReady,
 )
 from belote_p2p.protocol.identity import fingerprint
@@ -123,6 +125,12 @@ def card_numbers(o: Observation) -> dict[Card, int]:
         return {c: i for i, (c, _) in enumerate(piles, 1) if c is not None and c in o.hand}
     full = display_hand(round_hand(o), o.trump)
     return {c: i for i, c in enumerate(full, 1) if c in o.hand}
+
+
+def left_line(leaver: str, partner: str) -> str:
+    """``Bob left; Carol plays Bob's open hand`` (``you play`` when the partner is us)."""
+    who = "you play" if partner == "You" else f"{partner} plays"
+    return f"{leaver} left; {who} {leaver}'s open hand"
 
 
 def legal_text(o: Observation) -> str:
@@ -211,6 +219,13 @@ SIGNED_OUT = (
 )
 """What a seat is told when the game was abandoned by its seat without its asking (its link
 was down, or its terminal, too long)."""
+RESIGNED_OPEN = "You left the game: your partner plays your open hand to the end."
+"""What a seat that resigned at four seats is told: the game goes on without it."""
+SIGNED_OUT_OPEN = (
+    "The others signed your seat out (it was silent past its grace): your partner plays your "
+    "open hand to the end. Your transcript ends here."
+)
+"""What a seat signed out at four seats is told."""
 
 
 POSITIONS = {
@@ -273,6 +288,10 @@ class SeatView:
         self.overdue: frozenset[int] = frozenset()
         self.resigned = False
         """The person asked to leave (:meth:`resign`): an abandonment by our seat is ours."""
+        self.dummy: int | None = None
+        """The seat that left and plays on, its hand open (its partner decides for it)."""
+        self.dummy_line: str | None = None
+        """``Bob left; Carol plays Bob's open hand``, shown for the rest of the game."""
         self._reset_round()
 
     @classmethod
@@ -315,6 +334,8 @@ class SeatView:
         self.belote: tuple[tuple[int, Card], ...] = ()
         self.open_deck: tuple[Card | None, ...] = ()
         """Two-handed: the deck as both players see it (:attr:`Observation.open_deck`)."""
+        self.dummy_hand: tuple[Card, ...] = ()
+        """The dummy's cards not yet played, face up for every seat."""
 
     # -- names ------------------------------------------------------------------------
 
@@ -360,11 +381,15 @@ class SeatView:
     # -- feeding ----------------------------------------------------------------------
 
     def observe(self, o: Observation) -> None:
-        """Take everything from an observation of this seat (a decision, or a state)."""
+        """Take everything from an observation of this seat (a decision, or a state), or of
+        the dummy when this seat decides for it (its hand is then the open hand's)."""
         self.number = o.number
         self.dealer = o.dealer
         self.phase = o.phase
-        self.hand = o.hand
+        if o.seat == self.seat and self.me is not None:
+            self.hand = o.hand
+        elif o.seat == self.dummy:
+            self.dummy_hand = o.hand
         self.legal = o.legal if self.me is not None else ()  # a watcher decides nothing
         self.to_act = o.to_act
         self.turned = o.turned
@@ -420,6 +445,11 @@ class SeatView:
             return self._over(event.state)
         if isinstance(event, ChatMessage):
             return self._say(f"{self.name(event.seat)}: {safe_text(event.text)}")
+        if isinstance(event, SeatLeft):
+            return self._left(event)
+        if isinstance(event, HandOpened):
+            self._see_dummy(event.state)
+            return []
         if isinstance(event, GameAbandoned):
             self.scores = event.state.scores
             self.sheet = format_sheet(event.state, self.seat_names())
@@ -444,10 +474,36 @@ class SeatView:
         self.news.append(text)
         return [Notice(text, notable=True)]
 
+    def _left(self, event: SeatLeft) -> list[Notice]:
+        """A seat left and plays on, open, decided by its partner (or it is ours: our game
+        ends here, the others play on)."""
+        if event.seat == self.seat:
+            self.ended = RESIGNED_OPEN if self.resigned else SIGNED_OUT_OPEN
+            self.to_act = -1
+            self.legal = ()
+            return self._say(self.ended)
+        self.dummy = event.seat
+        self.dummy_line = left_line(self.name(event.seat), self.name(event.by))
+        self._see_dummy(event.state)
+        return self._say(self.dummy_line)
+
+    def _see_dummy(self, state: State) -> None:
+        if self.dummy is not None:
+            self.dummy_hand = state.hand(self.dummy)
+
+    def deciding_for(self) -> int:
+        """The seat whose decision this seat makes now: the dummy's when it is to act and
+        we are its partner, else ours."""
+        dummy = self.dummy
+        if dummy is not None and self.to_act == dummy and self.seat == (dummy + 2) % 4:
+            return dummy
+        return self.seat
+
     def _dealt(self, event: RoundDealt) -> list[Notice]:
         self._reset_round()
         self.summary = ()
         self.observe(observe(event.state, self.seat))
+        self._see_dummy(event.state)
         text = f"Round {event.number + 1}: {self.does(event.dealer, 'deals')}."
         if event.turned is not None:
             text += f" Turned card: {card_text(event.turned)}."
@@ -490,6 +546,7 @@ class SeatView:
             # The round is over: keep its last trick on show until the next deal.
             self.phase = state.phase
             self.hand = ()
+            self.dummy_hand = ()
             self.legal = ()
             self.to_act = -1
             self.trick = ()
@@ -503,6 +560,7 @@ class SeatView:
             self.pending = state.pending
         else:
             self.observe(observe(state, self.seat))
+            self._see_dummy(state)
         return notices
 
     def _contract_words(self, state: State | RoundRecord) -> str:
@@ -602,14 +660,28 @@ class SeatView:
         return max(0, round(self.late[1] - now))
 
     def my_turn(self) -> bool:
-        return self.to_act == self.seat and bool(self.legal)
+        """This seat decides now: its own turn, or the dummy's when it is its partner."""
+        return self.to_act == self.deciding_for() and bool(self.legal)
 
     def shown_hand(self) -> tuple[Card, ...]:
-        """The hand in the order it is shown (a watcher has none: what its observer knows of
-        seat 0's hand, the taker's turned card, is not a hand of its own)."""
+        """The hand in the order it is shown: the one to choose from (the dummy's open
+        hand while we decide for it). A watcher has none: what its observer knows of seat
+        0's hand, the taker's turned card, is not a hand of its own."""
         if self.me is None:
             return ()
-        return display_hand(self.hand, self.trump if self.phase is Phase.PLAY else -1)
+        hand = self.dummy_hand if self.deciding_for() != self.seat else self.hand
+        return display_hand(hand, self.trump if self.phase is Phase.PLAY else -1)
+
+    def open_hand(self) -> tuple[Card, ...]:
+        """The dummy's cards, face up for every seat, in the order they are shown."""
+        return display_hand(self.dummy_hand, self.trump if self.phase is Phase.PLAY else -1)
+
+    def open_hand_text(self) -> str:
+        """``Bob's open hand: 7♠ A♠ ...`` (empty without a dummy)."""
+        if self.dummy is None or self.phase not in LIVE_PHASES:
+            return ""
+        cards = " ".join(card_text(c) for c in self.open_hand()) or "none left"
+        return f"{self.names[self.dummy]}'s open hand: {cards}"
 
     def numbers(self) -> dict[Card, int]:
         """Each card's number for this round (:func:`card_numbers`); none before the play."""
@@ -700,14 +772,20 @@ class SeatView:
             return "Your connection is down: reconnecting…", None, ""
         left = self.seconds_left(now)
         if self.my_turn():
+            head = "▶ Your turn"
+            if self.deciding_for() != self.seat:
+                head = f"▶ Your turn for {self.names[self.to_act]} (open hand)"
             if self.phase is Phase.PLAY:
                 how = how or "play a card (its number or name, e.g. 3 or 10h)"
-                return "▶ Your turn", left, f": {how}"
-            return "▶ Your turn", left, f": {self.bid_hint()}"
+                return head, left, f": {how}"
+            return head, left, f": {self.bid_hint()}"
         if self.to_act == self.me and self.phase in LIVE_PHASES:
             return "▶ Your turn…", None, ""
         if self.to_act >= 0 and self.phase not in (None, Phase.DEAL, Phase.GAME_OVER):
             who = self.name(self.to_act)
+            if self.to_act == self.dummy:
+                partner = (self.to_act + 2) % 4
+                who = f"{self.name(partner)} (for {self.name(self.to_act)}'s open hand)"
             if self.to_act in self.disconnected:
                 return f"Waiting for {who}, whose connection is down: reconnecting…", None, ""
             gone = self.seconds_to_sign_out(now)
@@ -893,9 +971,11 @@ class SeatView:
         played = 0
         for c in (*(c for t in self.tricks for c in t.cards), *self.trick):
             played |= 1 << c
+        seat = self.deciding_for()
+        hand = self.hand if seat == self.seat else self.dummy_hand
         return Observation(
-            self.seat, self.rules, self.phase or Phase.DEAL, self.number or 0, self.dealer,
-            self.hand, self.legal if legal is None else legal, self.to_act, self.turned,
+            seat, self.rules, self.phase or Phase.DEAL, self.number or 0, self.dealer,
+            hand, self.legal if legal is None else legal, self.to_act, self.turned,
             self.bids, self.trump, self.taker, self.contract, self.multiplier, self.leader,
             self.trick, self.tricks, played, self.declared, self.belote, (0, 0, 0, 0),
             (0, 0, 0, 0), self.scores, self.pending, self.open_deck,

@@ -335,11 +335,17 @@ class TableView(SeatView):
         inner = width - 4
         line = self._line
         warn = self.warn(now) if warn is None else warn
+        bids, header = self.bids_line(inner), self.trick_header(now, hold)
+        open_hand = self.open_hand_text()
+        if open_hand and self.phase is Phase.PLAY:
+            bids = open_hand  # the dummy's cards face up, where the bids were
+        elif open_hand:
+            header = open_hand
         rows: list[RenderableType] = [
             line(self.score_line(), "bold"),
             line(self.contract_line()),
-            line(self.bids_line(inner)),
-            line(self.trick_header(now, hold), "dim"),
+            line(bids, "bold" if bids == open_hand else ""),
+            line(header, "bold" if header == open_hand else "dim"),
         ]
         if self.phase in LIVE_PHASES:
             rows.append(self._compass(inner, self.drawn_trick(now, hold)[:2]))
@@ -556,7 +562,9 @@ class TableView(SeatView):
         return out
 
     def _hand_rich(self) -> Text:
-        out = Text("Hand ", style="bold")
+        whose = self.deciding_for()
+        label = "Hand " if whose == self.seat else f"{self.names[whose]}'s hand "
+        out = Text(label, style="bold")
         hand = self.shown_hand()
         if not hand:
             out.append("(none)", style="dim")
@@ -630,13 +638,20 @@ class TableView(SeatView):
             lines += list(self.summary)
         if self.phase is Phase.PLAY:
             lines += [self.piles_text(s) for s in (1 - self.seat, self.seat) if self.seats == 2]
+        if self.dummy_line:
+            lines.append(self.dummy_line)
+        open_hand = self.open_hand_text()
+        if open_hand and self.deciding_for() == self.seat:
+            lines.append(open_hand)
         hand = self.shown_hand()
         if hand:
             numbers = self.numbers()
             shown = ", ".join(
                 f"{numbers[c]} {card_text(c)}" if c in numbers else card_text(c) for c in hand
             )
-            lines.append(f"Hand: {shown}")
+            whose = self.deciding_for()
+            label = "Hand" if whose == self.seat else f"{self.names[whose]}'s open hand"
+            lines.append(f"{label}: {shown}")
         if self.my_turn():
             lines.append(legal_text(self.observation()))
         lines.append(self.turn_line(now))

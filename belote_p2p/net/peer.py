@@ -30,8 +30,11 @@ slow or stuck peer does not slow the game between the others.
 Time. Every seat that owes the next message has a deadline (:class:`PeerConfig`: a decision,
 a protocol step); past it, the wait is reported (a log line, and :class:`PeerStatus` to
 ``on_status`` with the seconds left), and after a further grace period we sign the seat gone
-(the session's ``abandon``): the game ends, abandoned by that seat, once all the others
-have signed it for the same point of its chain. A deadline restarts only when the seat
+(the session's ``abandon``): once all the others have signed it for the same point of its
+chain, the seat is gone. At four seats its partner then plays its open hand (the session
+asks us for the dummy's decisions when we are that partner: the same :class:`Player`
+answers them, from the dummy's observation); otherwise, or once a second seat goes, the
+game ends, abandoned by that seat. A deadline restarts only when the seat
 delivers what it owes (``TableSession.progress``), never for filler. A vote the others do
 not join (they heard from the seat meanwhile) is simply kept: this peer never stops itself
 for it, it goes on syncing and playing, and votes again if the seat stalls again. A lost
@@ -230,6 +233,9 @@ class PeerResult:
     error)."""
     relayed: int = 0
     """Connections that went through a relay."""
+    left: int | None = None
+    """The seat that left while the game went on, its partner playing its open hand (ours:
+    our game ended there, the others played on)."""
 
     @property
     def ok(self) -> bool:
@@ -440,6 +446,7 @@ async def run_peer(
         sync_ignored=c.sync_ignored,
         resigned=driver.resigned,
         relayed=c.relayed,
+        left=session.dummy,
     )
 
 
@@ -721,7 +728,9 @@ class _Driver:
         deck_waits = session.deck.waiting_for() if session.deck is not None else frozenset()
         state = session.state
         decision_phase = session.ready and not state.is_over and not deck_waits
-        owed = {s: decision_phase and s == state.to_act for s in waiting if s != self.seat}
+        # The dummy's decisions are its partner's (``waiting_for`` names the partner).
+        actor = session.actor(state.to_act)
+        owed = {s: decision_phase and s == actor for s in waiting if s != self.seat}
         if self._deciding_since is not None:
             owed[self.seat] = True
         return owed

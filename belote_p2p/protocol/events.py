@@ -67,6 +67,31 @@ class GameAbandoned:
 
 
 @dataclass(frozen=True, slots=True)
+class SeatLeft:
+    """``seat`` left the game (resigned, or silent past its grace) and the game goes on: at
+    four seats with its partner ``by`` still playing, the seat is a *dummy*, its hand open to
+    everyone, and ``by`` decides for it until the game ends (``protocol/PROTOCOL.md`` §6.7).
+    The leaver's own session ends here: its record ends as left."""
+
+    seat: int
+    by: int
+    """The partner who plays the open hand."""
+    round: int
+    """The round in progress (or about to be dealt) when the seat left, from 0."""
+    state: State
+    """The state as this peer held it when the leave was processed."""
+
+
+@dataclass(frozen=True, slots=True)
+class HandOpened:
+    """Cards of the dummy ``seat`` opened for this peer (its release, the classic completion,
+    a deal with it face up): ``state`` holds them, for every seat to see."""
+
+    seat: int
+    state: State
+
+
+@dataclass(frozen=True, slots=True)
 class PeerFault:
     """A peer broke the protocol or the rules; its signed envelope(s) are the evidence."""
 
@@ -105,6 +130,8 @@ Event = (
     | RoundAudited
     | GameOver
     | GameAbandoned
+    | SeatLeft
+    | HandOpened
     | PeerFault
     | ChatMessage
 )

@@ -85,8 +85,11 @@ from .deck import (
     DeckPeer,
     DeckPhase,
     OpenMessage,
+    ReleaseMessage,
     RevealMessage,
     SharesMessage,
+    ShuffleMessage,
+    SplitMessage,
 )
 from .events import (
     ActionTaken,
@@ -95,9 +98,11 @@ from .events import (
     Event,
     GameAbandoned,
     GameOver,
+    HandOpened,
     PeerFault,
     RoundAudited,
     RoundDealt,
+    SeatLeft,
     TableDisputed,
     TableReady,
 )
@@ -136,9 +141,11 @@ MAX_EVIDENCE = 4
 """Envelopes of evidence in one fault report (and taken in from one)."""
 EVIDENCE_BUDGET = ENVELOPE_CAPS["fault"] - (1 << 12)
 """Bytes of evidence in one fault report: what fits under its cap, with room to spare."""
-ROUND_CAPS: Final[Mapping[str, int]] = {"deck": 8, "bid": 24, "play": 8}
-"""The most envelopes of each kind a seat signs in one round (an honest one signs at most 5
-deck messages, 8 plays and, in a coinche auction, about 14 bids)."""
+ROUND_CAPS: Final[Mapping[str, int]] = {"deck": 16, "bid": 48, "play": 16}
+"""The most envelopes of each kind a seat signs in one round (an honest one signs at most 8
+deck messages, 8 plays and, in a coinche auction, about 14 bids; twice as many bids and
+plays when it plays its partner's open hand too, and a round dealt again after a leave
+takes a second key, split and shuffle)."""
 TWO_HANDED_ROUND_CAPS: Final[Mapping[str, int]] = {"deck": 24, "bid": 0, "play": 16}
 """Two-handed: 16 plays, and besides its key, shuffle, shares and reveal a seat's share of
 the cards each of 15 tricks turns up."""
@@ -231,6 +238,7 @@ _TRANSITIONS: Final[Mapping[SessionPhase, frozenset[SessionPhase]]] = {
         SessionPhase.STOPPED,
     }),
     SessionPhase.DEALING: frozenset({
+        SessionPhase.DEALING,  # a seat left before its shuffle: the round is dealt again
         SessionPhase.BIDDING,  # the first cards open: the engine deals
         SessionPhase.COMPLETING,  # two-handed: no bidding, the play starts
         SessionPhase.STOPPED,
@@ -283,6 +291,11 @@ _AFTER_THE_GAME: Final = frozenset({
 })  # fmt: skip
 _ALL_DONE: Final = frozenset({SessionPhase.FINISHED, SessionPhase.CLOSED})
 """The four ``done`` are in."""
+_MID_ROUND: Final = _ROUND_GOES_ON | {SessionPhase.ROUND_OVER, SessionPhase.REVEALING}
+"""The phases with a round's deck in play: a seat that leaves then has its cards released."""
+_IGNORED_FROM_THE_DUMMY: Final = frozenset({"chat", "fault"})
+"""What a dummy's own chain may still say that is processed: nothing else of it counts once
+it left (its partner acts for it)."""
 
 
 class _Deck(Protocol):
@@ -302,6 +315,7 @@ class _Deck(Protocol):
     def set_taker(self, taker: int) -> object: ...
     def open(self, positions: Iterable[int]) -> object: ...
     def requested(self) -> frozenset[int]: ...
+    def positions_of(self, seat: int) -> tuple[int, ...]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -367,6 +381,26 @@ class TableSession:
         self.abandoned: int | None = None
         self.abandoned_state: State | None = None
         """The game where the abandonment cut it (see :meth:`_state_at_cut`)."""
+        self.dummy: int | None = None
+        """The seat that left and plays on with its hand open, decided by its partner
+        (four seats only: :meth:`_seat_gone`)."""
+        self.left: SeatLeft | None = None
+        """The leave that made :attr:`dummy` (for the leaver itself, the end of its game)."""
+        self._leave: tuple[Envelope, ...] = ()
+        """The envelopes that decided the leave: the resignation, or the three votes."""
+        self._public: frozenset[int] = frozenset()
+        """Seats dealt face up in every later round (the dummy): its deck secrets are public."""
+        self._redealt: int | None = None
+        """The round dealt again with the dummy face up (its shuffle was not in at the leave):
+        the deck messages of that round that do not know the leave were for the old deal."""
+        self._deferred: list[DeckMessage] = []
+        """Deck messages made while an envelope was processed (the leave's release, the
+        key of a round dealt again), sent at the next local step: an envelope signed then
+        names in its ``seen`` what was processed, the leave included."""
+        self._steps: set[tuple[int, type]] = set()
+        """(seat, message type) of the deck messages processed in the round in play."""
+        self._votes_on: dict[int, list[Envelope]] = {}
+        """The votes accepted against each seat (for :meth:`_held`)."""
         self._progress: list[list[int]] = [[] for _ in range(definition.rules.seats)]
         """Per seat, per envelope of its chain (by seq), its progress through that one."""
         self._history: deque[tuple[int, int, State]] = deque(maxlen=ACTION_HISTORY)
@@ -425,7 +459,7 @@ class TableSession:
         ``bye``; or the game was abandoned or the table disputed; or, after a fault, every
         seat but the culprit reported a fault too (until then this peer keeps answering sync
         requests, so that a peer the culprit kept in the dark can fetch the evidence)."""
-        if self.abandoned is not None or self.disputed is not None:
+        if self.abandoned is not None or self.disputed is not None or self._left_us:
             return True
         if self._phase is SessionPhase.STOPPED:
             assert self.fault is not None
@@ -436,19 +470,34 @@ class TableSession:
     @property
     def finished(self) -> bool:
         """The game is over and audited, and every peer said so (or a fault stopped it)."""
-        return self.abandoned is not None or self._phase in (
-            SessionPhase.FINISHED,
-            SessionPhase.CLOSED,
-            SessionPhase.STOPPED,
+        return (
+            self.abandoned is not None
+            or self._left_us
+            or self._phase in (SessionPhase.FINISHED, SessionPhase.CLOSED, SessionPhase.STOPPED)
         )
 
     @property
     def completed(self) -> bool:
         """The game was played to its end and every peer signed the final score."""
-        return self.abandoned is None and self._phase in (
-            SessionPhase.FINISHED,
-            SessionPhase.CLOSED,
+        return (
+            self.abandoned is None
+            and not self._left_us
+            and self._phase in (SessionPhase.FINISHED, SessionPhase.CLOSED)
         )
+
+    @property
+    def _left_us(self) -> bool:
+        """This seat left the game (its record ends there; the others play on)."""
+        return self.dummy is not None and self.dummy == self.seat
+
+    @property
+    def live_seats(self) -> frozenset[int]:
+        """The seats still playing for themselves: every seat but the dummy."""
+        return frozenset(s for s in range(self.seats) if s != self.dummy)
+
+    def actor(self, seat: int) -> int:
+        """Who decides for ``seat``: itself, or for the dummy its partner."""
+        return (seat + 2) % 4 if seat == self.dummy else seat
 
     @property
     def transcript(self) -> Sequence[Envelope]:
@@ -466,9 +515,11 @@ class TableSession:
         if deck_waits:
             return deck_waits
         if self.state.is_over:
-            return frozenset(s for s in range(self.seats) if s not in self._done and s != self.seat)
-        if self.state.to_act >= 0 and self.state.to_act != self.seat:
-            return frozenset({self.state.to_act})
+            return self.live_seats - self._done - {self.seat}
+        # The dummy's turns are its partner's (nobody waits for, or votes against, a dummy).
+        actor = self.actor(self.state.to_act)
+        if actor >= 0 and actor != self.seat:
+            return frozenset({actor})
         return frozenset()
 
     # -- inputs --------------------------------------------------------------------------
@@ -576,7 +627,10 @@ class TableSession:
             # A peer's own round bounds what it holds; an observer replaying a record may
             # lag behind for want of a record another seat's chain did not need (a record
             # cut short or edited), which is nobody's fault: only its chain counts there.
-            ahead = self.seat is not None and number > self._current_round() + 1
+            # (A seat that left stays where it left: the others play on.)
+            ahead = (
+                self.seat is not None and not self._left_us and number > self._current_round() + 1
+            )
             if not last <= number <= last + 1 or ahead:
                 return f"a message for round {number} out of turn"
             cap, where = self._round_caps[kind], f"in round {number}"
@@ -587,6 +641,10 @@ class TableSession:
         return None
 
     def _count_progress(self, envelope: Envelope, seat: int) -> None:
+        if envelope.type == "abandon":
+            gone = abandoned_seat(envelope.body)
+            if gone is not None and gone != seat and 0 <= gone < self.seats:
+                self._votes_on.setdefault(gone, []).append(envelope)
         chain = self._progress[seat]
         if envelope.seq == len(chain):
             before = chain[-1] if chain else 0
@@ -663,13 +721,14 @@ class TableSession:
         return out[:MAX_SYNC_REPLY]
 
     def act(self, action: Action) -> None:
-        """This seat's decision (a bid or a card); raises :class:`SessionError` if illegal."""
+        """This seat's decision (a bid or a card), or, when the dummy is to act and this
+        seat is its partner, the dummy's; raises :class:`SessionError` if illegal."""
         if self._phase is SessionPhase.STOPPED:
             raise SessionError("the game was stopped by a fault")
         if self.seat is None:
             raise SessionError("an observer does not act")
         state = self.state
-        if state.to_act != self.seat or not self._can_decide():
+        if self.finished or self.actor(state.to_act) != self.seat or not self._can_decide():
             raise SessionError("it is not this seat's turn")
         if action not in state.legal_actions():
             raise SessionError(f"{action} is not legal now")
@@ -677,9 +736,16 @@ class TableSession:
         if isinstance(action, Bid):
             body = bid_body(round_number, action, self._digest)
         else:
-            assert isinstance(self.deck, DeckPeer)
-            position = next(p for p, c in self.deck.hand().items() if c == action)
-            play = self.deck.play(position)
+            deck = self.deck
+            assert isinstance(deck, DeckPeer)
+            if state.to_act == self.seat:
+                position = next(p for p, c in deck.hand().items() if c == action)
+                play = deck.play(position)
+            else:
+                # The dummy's card: open to everyone, so played without a share.
+                dummy = state.to_act
+                position = next(p for p in deck.positions_of(dummy) if deck.card_at(p) == action)
+                play = deck.play_for(dummy, position)
             body = play_body(round_number, play, state.claim_for(action), self._digest)
         self._send(body)
         self._pump()
@@ -694,8 +760,8 @@ class TableSession:
             raise SessionError("an observer does not act")
         if not 0 <= seat < self.seats:
             raise SessionError(f"no seat {seat} at this table")
-        if self.finished:
-            return False
+        if self.finished or seat == self.dummy:
+            return False  # nobody votes against a dummy: its partner's turns are the partner's
         key = (seat, self.progress(seat))
         if seat != self.seat and self.seat in self._abandon_votes.get(key, {}):
             return False  # our vote is in already (processed as soon as signed)
@@ -865,7 +931,68 @@ class TableSession:
             self._blame(fault)
 
     def _ready(self, envelope: Envelope) -> bool:
-        return envelope.prev in self._processed and all(h in self._processed for h in envelope.seen)
+        return (
+            envelope.prev in self._processed
+            and all(h in self._processed for h in envelope.seen)
+            and not self._held(envelope)
+        )
+
+    def _held(self, envelope: Envelope) -> bool:
+        """Four seats: an envelope of a seat that delivers past a point at which a vote
+        that it is gone was signed waits while the vote can still be joined by every other
+        seat (PROTOCOL.md §6.7). Were it processed first, a peer would play on from the late
+        envelope while the others, once the votes are in, play the seat's open hand from
+        the point the votes saw: the game would split. Once the votes are all in, the late
+        envelope is no move (the seat is the dummy); once some other seat shows it went on
+        past that point without voting there, the vote can never gather, and it is
+        processed as usual."""
+        if self.seats != 4 or self.dummy is not None or self.abandoned is not None:
+            return False
+        seat = self.tracker.seat_of(envelope.sender)
+        votes = self._votes_on.get(seat)
+        if not votes:
+            return False
+        reached = self._progress_through(seat, envelope.hash)
+        return any(
+            point < reached and not self._vote_cannot_gather(seat, point)
+            for point in {self._vote_point(seat, vote) for vote in votes}
+        )
+
+    def _vote_point(self, seat: int, vote: Envelope) -> int:
+        """The point of ``seat``'s chain a vote against it names (its progress through
+        the vote's ``seen``); past every point when that envelope is not known yet (it is
+        later than anything this peer holds of ``seat``)."""
+        if vote.seen[seat] != ZERO_HASH and vote.seen[seat] not in self._by_hash:
+            return 1 << 30
+        return self._progress_through(seat, vote.seen[seat])
+
+    def _vote_cannot_gather(self, seat: int, point: int) -> bool:
+        """Some other seat signed no vote against ``seat`` at ``point`` and went on past
+        it (an envelope of its chain saw more of ``seat``): it never will."""
+        voted = {
+            self.tracker.seat_of(v.sender)
+            for v in self._votes_on.get(seat, ())
+            if self._vote_point(seat, v) == point
+        }
+        for other in range(self.seats):
+            if other == seat or other in voted:
+                continue
+            chain = self.tracker.chain(other)
+            if chain and self._vote_point(seat, chain[-1]) > point:
+                return True
+        return False
+
+    def _knows(self, envelope: Envelope, past: Envelope) -> bool:
+        """``past`` is in ``envelope``'s causal past (the ``seen`` vector is its clock)."""
+        seat = self.tracker.seat_of(past.sender)
+        if past.sender == envelope.sender:
+            return envelope.seq > past.seq
+        seen = self._by_hash.get(envelope.seen[seat])
+        return seen is not None and seen.seq >= past.seq
+
+    def _knows_leave(self, m: _Received) -> bool:
+        """``m``'s signer had processed the leave when it signed it."""
+        return bool(self._leave) and all(self._knows(m.envelope, d) for d in self._leave)
 
     def _current_round(self) -> int:
         return self.deck.round_number if self.deck is not None else self.state.number
@@ -881,6 +1008,10 @@ class TableSession:
         received = _Received(envelope, seat, seat == self.seat)
         if envelope.type != "table" and self._phase is SessionPhase.SIGNING:
             return False
+        if seat == self.dummy and envelope.type not in _IGNORED_FROM_THE_DUMMY:
+            # It left: what its chain says after the leave (a late card of a seat signed
+            # gone, held until then) is no move of the game; its partner acts for it.
+            return True
         return self._handlers.get(envelope.type, self._on_unknown)(received)
 
     def _on_table(self, m: _Received) -> bool:
@@ -943,17 +1074,99 @@ class TableSession:
             raise m.fault("abandons no seat")
         if self.abandoned is not None or self._phase in _ALL_DONE:
             return True
+        if self._left_us or gone == self.dummy or m.seat == self.dummy:
+            return True  # nobody votes against a dummy, and a dummy votes no more
         if gone == m.seat:
-            self._abandon_at(gone, m.envelope)
+            self._seat_gone(gone, (m.envelope,))
             return True
         key = (gone, self._progress_through(gone, m.envelope.seen[gone]))
         voters = self._abandon_votes.setdefault(key, {})
         voters.setdefault(m.seat, m.envelope)
-        if len(voters.keys() - {gone}) == self.seats - 1:
+        needed = self.live_seats - {gone}
+        if needed <= voters.keys():
             # Every other seat saw it stop at the same point: the lowest voter's cut decides
             # (they all wait on the same game, as it cannot move without the silent seat).
-            self._abandon_at(gone, voters[min(voters)])
+            self._seat_gone(gone, tuple(voters[v] for v in sorted(needed)))
         return True
+
+    def _seat_gone(self, gone: int, deciding: tuple[Envelope, ...]) -> None:
+        """``gone`` left, by the ``deciding`` envelopes (its resignation, or the votes of
+        every other live seat, lowest voter first). At four seats with its partner still
+        playing, it becomes the dummy and the game goes on; otherwise the game ends: at
+        three and two seats nobody can play it (the others are its opponents and each
+        other's), and a second leave leaves no partner to play it for."""
+        if self.seats == 4 and self.dummy is None and not self._unauditable(gone, deciding[0]):
+            self._open_hand(gone, deciding)
+        else:
+            self._abandon_at(gone, deciding[0])
+
+    def _unauditable(self, gone: int, deciding: Envelope) -> bool:
+        """The round ``gone`` leaves had all its cards played where the leave cut the game,
+        and ``gone`` had not revealed its secrets: nothing of it was released (there was no
+        card left to release), and without its reveal the round cannot be audited. The game
+        ends then, as at three seats (decided from the cut and ``gone``'s chain up to it, so
+        every peer decides the same)."""
+        deck = self.deck
+        if deck is None or self._phase not in _MID_ROUND:
+            return False
+        cut = self._state_at_cut(deciding)
+        return cut.number > deck.round_number and (gone, RevealMessage) not in self._steps
+
+    def _open_hand(self, gone: int, deciding: tuple[Envelope, ...]) -> None:
+        """Make ``gone`` the dummy: its cards of the round in play are released (or, when
+        its shuffle is not in, the round is dealt again with it face up), and every later
+        round deals it face up; its partner acts for it from now on."""
+        self.dummy = gone
+        self._leave = deciding
+        self._public = frozenset({gone})
+        self.left = SeatLeft(gone, (gone + 2) % 4, self._current_round(), self.state)
+        self._events.append(self.left)
+        if self._left_us:
+            return  # our game ends here; the others play on
+        if self._phase is SessionPhase.GAME_OVER and self._done >= self.live_seats:
+            # Every live seat signed the end already: the leaver's ``done`` is owed no more.
+            self._transition(SessionPhase.CLOSED if self.seat is None else SessionPhase.FINISHED)
+        self._close_after_four_byes()
+        deck = self.deck
+        if deck is None or self._phase not in _MID_ROUND:
+            return  # between rounds: the next one deals it face up
+        if self._phase is SessionPhase.DEALING and not self._releasable(gone):
+            # Its cards cannot be opened: the round is dealt again, the dummy face up
+            # (the deal given up had opened no card).
+            self._redealt = deck.round_number
+            self._start_round()  # its key leaves with the next local step
+            return
+        if isinstance(deck, DeckPeer) and self._phase is not SessionPhase.REVEALING:
+            # Our shares of its cards under our piece of its key (after our reveal, the
+            # round's cards are all played or dealt again, and the reveals audit it; an
+            # observer learns the cards from the releases).
+            self._deferred.append(deck.release(gone))
+
+    def _releasable(self, seat: int) -> bool:
+        """The pieces of ``seat``'s round key and its shuffle are in: its cards can be
+        opened by the others (DECK.md)."""
+        return {(seat, SplitMessage), (seat, ShuffleMessage)} <= self._steps
+
+    def _learn_dummy_cards(self) -> None:
+        """Put in the engine the dummy's cards that opened and it does not hold yet (the
+        release of the round in play; the classic completion)."""
+        deck, dummy = self.deck, self.dummy
+        if (
+            deck is None
+            or dummy is None
+            or self._phase not in _DECIDING | {SessionPhase.COMPLETING}
+        ):
+            return
+        state = self.state
+        opened = {}
+        for p in deck.positions_of(dummy):
+            card = deck.card_at(p)
+            # A card it played before it left is known, but not where it lay: it stays so.
+            if card is not None and state.deck[p] is None and not state.played >> card & 1:
+                opened[p] = card
+        if opened:
+            self.state = state.reveal(opened)
+            self._events.append(HandOpened(dummy, self.state))
 
     def _abandon_at(self, gone: int, deciding: Envelope) -> None:
         self.abandoned = gone
@@ -985,7 +1198,7 @@ class TableSession:
         if scores != list(self.state.scores):
             raise m.fault(f"ends the game with scores {scores}")
         self._done.add(m.seat)
-        if len(self._done) == self.seats and self._phase is SessionPhase.GAME_OVER:
+        if self._done >= self.live_seats and self._phase is SessionPhase.GAME_OVER:
             observer = self.seat is None  # says no bye: the four done close its game
             self._transition(SessionPhase.CLOSED if observer else SessionPhase.FINISHED)
         return True
@@ -1002,11 +1215,14 @@ class TableSession:
         """A deck protocol message of this round: the deck checks it."""
         if not self._for_this_round(m):
             return False
+        if self._redealt == self._current_round() and not self._knows_leave(m):
+            return True  # for the deal given up at the leave
         if m.own:
-            return True  # our deck made it
+            return True  # our deck made it (and noted it: _send_deck)
         assert self.deck is not None
         try:
             msg = deck_message(m.body, m.seat)
+            self._steps.add((m.seat, type(msg)))
             if isinstance(msg, RevealMessage) and self._phase in _ROUND_GOES_ON:
                 # Secrets come out only once the round is over: an early reveal could pull
                 # everybody's, and with them every hand. It is never answered.
@@ -1056,10 +1272,15 @@ class TableSession:
         withholds its share of those cards, is named for the play, not only waited for."""
         if self._phase not in _DECIDING:
             return False
-        if self.state.to_act != m.seat:
-            raise m.fault(f"acted out of turn (seat {self.state.to_act} was to act)")
+        to_act = self.state.to_act
+        # The dummy's action comes from its partner, who can only know it is due once it
+        # processed the leave: one that does not know it is out of turn wherever it is read.
+        if self.actor(to_act) != m.seat or (to_act != m.seat and not self._knows_leave(m)):
+            raise m.fault(f"acted out of turn (seat {to_act} was to act)")
         if state_of(m.body) != self._digest:
             raise m.fault("its state digest differs from ours")
+        if to_act == self.dummy:
+            self._learn_dummy_cards()
         return self._can_decide()
 
     def _apply_action(
@@ -1068,6 +1289,7 @@ class TableSession:
         kind = m.envelope.type
         deck = self.deck
         assert deck is not None
+        seat = self.state.to_act  # the sender, or the dummy its partner acts for
         try:
             action, claim = read(m)
             self.state = self.state.apply(action, claim, proven=kind == "play")
@@ -1079,14 +1301,14 @@ class TableSession:
         except ValueError as exc:
             raise m.fault(f"malformed {kind}: {exc}") from None
         self._digest = hashlib.sha256(
-            self._digest + encode([deck.round_number, m.seat, str(action)])
+            self._digest + encode([deck.round_number, seat, str(action)])
         ).digest()
         if self.state.number != deck.round_number:
             self._transition(SessionPhase.ROUND_OVER)
         elif self.state.phase is Phase.PLAY and self._phase is SessionPhase.BIDDING:
             self._transition(SessionPhase.COMPLETING)
         self._history.append((m.seat, m.envelope.seq, self.state))
-        self._events.append(ActionTaken(m.seat, action, self.state))
+        self._events.append(ActionTaken(seat, action, self.state))
         return True
 
     def _read_bid(self, m: _Received) -> tuple[Action, Claim | None]:
@@ -1107,7 +1329,8 @@ class TableSession:
         if card is None:
             raise ValueError(f"position {play.position} did not open")
         claim = play_claim(m.body, self.state.trump)
-        # The engine computes our own claim from our hand.
+        # The engine computes our own claim from our hand (the dummy's open hand is known to
+        # every peer: the claim its partner made for it must agree with the engine's).
         return card, None if m.own else claim
 
     def _deck_fault(self, exc: DeckError, sender: int, evidence: tuple[bytes, ...]) -> None:
@@ -1128,17 +1351,20 @@ class TableSession:
 
     def _advance(self) -> bool:
         """Take the local steps that are due, in order; True if anything changed."""
-        if self._phase in (SessionPhase.SIGNING, SessionPhase.STOPPED):
-            return False
-        changed = False
+        if self._phase in (SessionPhase.SIGNING, SessionPhase.STOPPED) or self._left_us:
+            return False  # (a seat that left owes nothing more: the others play on)
+        changed = self._send_deferred()
         if self.deck is None:
             if self._phase is not SessionPhase.BETWEEN_ROUNDS:
                 return self._say_done_or_bye()
             self._start_round()
+            self._send_deferred()
             changed = True
         deck = self.deck
         assert deck is not None
         for msg in deck.next_messages():
+            assert self.seat is not None, "an observer's deck makes no message"
+            self._steps.add((self.seat, type(msg)))
             self._send(deck_body(deck.round_number, msg))
             changed = True
         if self._phase is SessionPhase.DEALING and deck.phase in (
@@ -1151,6 +1377,10 @@ class TableSession:
             changed = self._complete(deck) or changed
         if self._phase is SessionPhase.PLAYING and self.state.pending_openings:
             changed = self._turn_up(deck) or changed
+        if self.dummy is not None:
+            before = self.state
+            self._learn_dummy_cards()
+            changed = changed or self.state is not before
         if self._phase is SessionPhase.ROUND_OVER:
             self._reveal(deck)
             return True
@@ -1159,7 +1389,18 @@ class TableSession:
             return True
         return self._decide_if_due() or changed
 
+    def _send_deferred(self) -> bool:
+        deck, deferred = self.deck, self._deferred
+        if not deferred:
+            return False
+        assert deck is not None
+        self._deferred = []
+        for msg in deferred:
+            self._send(deck_body(deck.round_number, msg))
+        return True
+
     def _start_round(self) -> None:
+        self._steps = set()
         self.deck = self._new_deck(self.state)
         self._transition(SessionPhase.DEALING)
 
@@ -1197,7 +1438,7 @@ class TableSession:
         except DeckError as exc:
             evidence = self._round_envelopes(exc.seat)
             raise RuleBroken(exc.seat, f"deck protocol: {exc}", evidence) from None
-        if isinstance(made, (SharesMessage, OpenMessage)):
+        if isinstance(made, (SharesMessage, OpenMessage, ReleaseMessage)):
             self._send(deck_body(deck.round_number, made))
 
     def _complete(self, deck: _Deck) -> bool:
@@ -1216,6 +1457,7 @@ class TableSession:
                 if mine:
                     self.state = state.reveal(mine)
             self._transition(SessionPhase.PLAYING)
+            self._learn_dummy_cards()
             changed = True
         return changed
 
@@ -1232,9 +1474,12 @@ class TableSession:
         seat = self.seat
         if (
             seat is None
+            or self.finished
             or not self._can_decide()
-            or state.to_act != seat
+            or self.actor(state.to_act) != seat
             or self._asked == (state.number, len(state.actions))
+            # The dummy's partner decides once it sees the whole open hand.
+            or (state.to_act != seat and state.unknown[state.to_act] > 0)
         ):
             return False
         self._asked = (state.number, len(state.actions))
@@ -1245,7 +1490,8 @@ class TableSession:
         if recorded is not None and recorded.type in ("bid", "play"):
             self.act(self._recorded_action(recorded))
             return True
-        self._events.append(DecisionNeeded(observe(state, seat)))
+        # For the dummy, its partner decides from the dummy's view: its open hand.
+        self._events.append(DecisionNeeded(observe(state, state.to_act)))
         return False
 
     def _say_done_or_bye(self) -> bool:
@@ -1266,7 +1512,7 @@ class TableSession:
         return False
 
     def _close_after_four_byes(self) -> None:
-        if len(self._bye) == self.seats and self._phase is SessionPhase.FINISHED:
+        if self._bye >= self.live_seats and self._phase is SessionPhase.FINISHED:
             self._transition(SessionPhase.CLOSED)
 
     def _recorded_action(self, envelope: Envelope) -> Action:
@@ -1274,17 +1520,22 @@ class TableSession:
         if envelope.type == "bid":
             return parse_bid(envelope.body)
         assert isinstance(self.deck, DeckPeer)
-        return self.deck.hand()[play_message(envelope.body, self.deck.seat).position]
+        assert self.seat is not None
+        card = self.deck.card_at(play_message(envelope.body, self.seat).position)
+        assert card is not None, "a recorded play of ours opened at the time"
+        return card
 
     def _new_deck(self, state: State) -> _Deck:
         """The deck protocol of the round about to be dealt (a seat sends its key at once)."""
         table_id = self.definition.table_id
+        public = self._public
         if self.seat is None:
             from .deck import DeckObserver
 
             observer: _Deck = DeckObserver(
-                state.rules, dealer=state.dealer, table_id=table_id, round_number=state.number
-            )
+                state.rules, dealer=state.dealer, table_id=table_id, round_number=state.number,
+                public_seats=public,
+            )  # fmt: skip
             return observer
         kept = self.secrets.load(state.number)
         if kept is None:
@@ -1294,8 +1545,9 @@ class TableSession:
         peer = DeckPeer(
             state.rules, seat=self.seat, dealer=state.dealer, table_id=table_id,
             round_number=state.number, secret_key=secret_key, shuffle_seed=seed,
+            public_seats=public,
         )  # fmt: skip
-        self._send(deck_body(state.number, peer.start()))
+        self._deferred.append(peer.start())
         return peer
 
     def _round_envelopes(self, seat: int) -> tuple[bytes, ...]:

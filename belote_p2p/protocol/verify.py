@@ -16,7 +16,7 @@ from pathlib import Path
 from belote_p2p.errors import RemoteProtocolError
 from belote_p2p.game.engine import State
 
-from .events import ChatMessage, PeerFault, RoundAudited, TableDisputed
+from .events import ChatMessage, PeerFault, RoundAudited, SeatLeft, TableDisputed
 from .identity import fingerprint
 from .names import MAX_NAME_CELLS, safe_text
 from .session import TableSession
@@ -46,14 +46,25 @@ class Verdict:
     """The seats signed different tables and no signature shows who lied: no game."""
     chats: tuple[ChatMessage, ...] = ()
     """The table's chat, in the order the record processes it."""
+    left: SeatLeft | None = None
+    """A seat that left while the game went on, its partner playing its open hand
+    (PROTOCOL.md §6.7)."""
+    writer: int | None = None
+    """The seat whose record this is, as its header says (nobody signs it)."""
+
+    @property
+    def left_here(self) -> bool:
+        """The record is the leaver's own: it ends at the leave, and that is its end."""
+        return self.left is not None and self.left.seat == self.writer and not self.finished
 
     @property
     def ok(self) -> bool:
-        """The record is valid and complete: a finished game, or a properly abandoned one."""
+        """The record is valid and complete: a finished game, a properly abandoned one, or
+        the leaver's own record of a game that went on without it."""
         return (
             self.fault is None
             and self.corrupt is None
-            and (self.finished or self.abandoned is not None)
+            and (self.finished or self.abandoned is not None or self.left_here)
         )
 
     @property
@@ -65,6 +76,7 @@ class Verdict:
         return (
             self.finished
             or self.abandoned is not None
+            or self.left_here
             or self.fault is not None
             or self.disputed is not None
         )
@@ -88,6 +100,13 @@ class Verdict:
                 f"ABANDONED by seat {self.abandoned} ({names[self.abandoned]}) in round "
                 f"{self.state.number + 1} at {score}"
             )
+        left = self.left
+        if left is not None and self.left_here:
+            return (
+                f"LEFT: seat {left.seat} ({names[left.seat]}) left in round {left.round + 1} "
+                f"at {'-'.join(str(x) for x in left.state.scores)}; its partner plays its open "
+                "hand, and this record ends there"
+            )
         if not self.finished:
             cut = " (the file ends in a cut record)" if self.truncated else ""
             return f"INCOMPLETE: the record stops in round {self.state.number + 1} at {score}{cut}"
@@ -98,20 +117,32 @@ class Verdict:
             winners = f"team {won} ({names[won]} and {names[won + 2]})"
         else:
             winners = f"seat {won} ({names[won]})"
-        return f"OK: {winners} wins {score} after {len(self.rounds)} rounds"
+        line = f"OK: {winners} wins {score} after {len(self.rounds)} rounds"
+        if left is not None:
+            line += (
+                f" (seat {left.seat} ({names[left.seat]}) left in round {left.round + 1}; "
+                f"seat {left.by} played its open hand)"
+            )
+        return line
 
 
 def verify_transcript(path: Path) -> Verdict:
     """Replay and check a transcript file; raise ``TranscriptError`` if it is not one."""
     transcript = read_transcript(path)
-    return verify_record(transcript.definition, transcript.envelopes, transcript.truncated)
+    return verify_record(
+        transcript.definition, transcript.envelopes, transcript.truncated, transcript.seat
+    )
 
 
 def verify_record(
-    definition: TableDefinition, envelopes: Sequence[bytes], truncated: bool = False
+    definition: TableDefinition,
+    envelopes: Sequence[bytes],
+    truncated: bool = False,
+    writer: int | None = None,
 ) -> Verdict:
     """Replay and check the envelopes of a game record of the table ``definition``
-    (``truncated``: the file they come from ends in a cut record)."""
+    (``truncated``: the file they come from ends in a cut record; ``writer``: the seat its
+    header names, which says whether a record that ends at its seat's leave is whole)."""
     session = TableSession(definition, None, None)
     session.start()
     rounds: list[RoundAudited] = []
@@ -146,4 +177,6 @@ def verify_record(
         session.abandoned,
         session.disputed,
         tuple(chats),
+        session.left,
+        writer,
     )

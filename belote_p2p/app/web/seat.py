@@ -21,7 +21,7 @@ import trio
 from belote_p2p.net.peer import PeerResult
 from belote_p2p.protocol.table import TableDefinition
 
-from ..seatview import SIGNED_OUT, SeatView
+from ..seatview import RESIGNED_OPEN, SIGNED_OUT, SIGNED_OUT_OPEN, SeatView
 from .options import RematchVote, WebOptions
 from .server import WebServer
 from .table import WebTable
@@ -120,7 +120,9 @@ def offer_rematch(table: WebTable, vote: RematchVote) -> None:
 def outcome_text(result: PeerResult, seats: int) -> str:
     """One line on how the game ended for this seat (at a table of ``seats``), for the
     page."""
-    if result.resigned:
+    if result.left == result.seat:
+        text = RESIGNED_OPEN if result.resigned else SIGNED_OUT_OPEN
+    elif result.resigned:
         text = "You resigned: the game ends, abandoned by your seat."
     elif result.abandoned == result.seat:
         text = SIGNED_OUT

@@ -235,6 +235,11 @@ def table_model(
                 "belote": [card_text(c) for who, c in view.belote if who == s],
                 "cards": view.cards_held(s),
                 "piles": piles_model(view, s),
+                "dummy": s == view.dummy,
+                # The dummy's cards are face up for every seat.
+                "open_hand": (
+                    [card_model(c) for c in view.open_hand()] if s == view.dummy else None
+                ),
             }
         )
     my_turn = view.my_turn()
@@ -285,6 +290,9 @@ def table_model(
         "hand": hand_model,
         "hand_order": [str(c) for c in view.shown_hand()],
         "your_turn": my_turn,
+        "deciding_for": view.deciding_for() if my_turn else None,
+        "dummy": view.dummy,
+        "dummy_line": view.dummy_line,
         "decision": decision if my_turn else None,
         "bidding": bid_model(view) if decision is not None else None,
         "cards_legal": sorted(str(c) for c in legal_cards) if decision is not None else [],
