@@ -72,6 +72,8 @@ class SeatOptions:
     bot_deadline: float
     person_deadline: float = 60.0
     grace: float = 120.0
+    connect_timeout: float = 60.0
+    """Seconds for the other peers to be connected when the game starts (or resumes)."""
     plain: bool = False
     """A person's seat in plain lines, without the frame or colours."""
     autoplay: str | None = "rules"
@@ -112,6 +114,7 @@ class SeatOptions:
             bot_deadline=self.bot_deadline,
             bot_seats=bots,
             grace=self.grace,
+            connect_timeout=self.connect_timeout,
         )
 
     @property
@@ -443,6 +446,7 @@ def seat_options(args: argparse.Namespace, home: Home | None = None) -> SeatOpti
         bot_deadline=args.bot_deadline,
         person_deadline=args.person_deadline,
         grace=args.grace,
+        connect_timeout=args.connect_timeout,
         plain=args.plain,
         autoplay=None if args.autoplay == "none" else args.autoplay,
         json=args.json,
@@ -525,6 +529,10 @@ def add_seat_arguments(p: argparse.ArgumentParser, *, seat: bool = True, name: b
     )  # fmt: skip
     if not seat:
         return
+    p.add_argument(
+        "--connect-timeout", type=positive_seconds, default=60.0, metavar="S",
+        help="seconds for the other peers to be connected when the game starts or resumes",
+    )  # fmt: skip
     if name:
         p.add_argument(
             "--name", help="the name shown to the other players (the last one used in "
