@@ -531,7 +531,7 @@ def add_seat_arguments(p: argparse.ArgumentParser, *, seat: bool = True, name: b
         return
     p.add_argument(
         "--connect-timeout", type=positive_seconds, default=60.0, metavar="S",
-        help="seconds for the other peers to be connected when the game starts or resumes",
+        help="seconds for the other peers to be connected when the game starts or resumes (60)",
     )  # fmt: skip
     if name:
         p.add_argument(
