@@ -348,8 +348,11 @@ def test_a_lost_connection_names_the_player_inside_the_frame(tmp_path: Path) -> 
         inside(text, "Bot2 lost the connection")
         assert "seat 2" not in text and "seat 0:" not in text
         said = (tmp_path / "resumed.err").open("w")
+        # The game may end before the resumed bot reaches every peer: it then gives up
+        # after --connect-timeout, not after the default minute.
         again = subprocess.Popen(
-            cli_argv("resume", "--bot", "random", "--quiet", "--home", bot_home),
+            cli_argv("resume", "--bot", "random", "--quiet", "--connect-timeout", "10",
+                     "--home", bot_home),
             env=environment(), stdout=subprocess.DEVNULL, stderr=said,
         )  # fmt: skip
         try:

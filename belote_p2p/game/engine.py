@@ -1028,10 +1028,8 @@ class State:
             cats = self._categories()
         if claim is not None or self.unknown[seat]:
             return self._play_with_claims(c, claim, cats)
-        if not self.tricks or BELOTE_CARDS[self.trump] & bit:
-            return self._play_known_claim(c, cats)
-        # The common case: a known hand, after the first trick, no belote card
-        # (:meth:`_check_known`, written out).
+        # A known hand (:meth:`_check_known`, written out); with the first trick or a belote
+        # card, the claim :meth:`claim_for` finds (what :meth:`_play_known_claim` does).
         hand = self.hands[seat]
         if not hand & bit:
             raise IllegalActionError(c, self, f"seat {seat} does not hold {c}")
@@ -1045,7 +1043,18 @@ class State:
                     )
                 break
             denied |= cat
-        # What ``self._copy()._place(seat, c, NO_CLAIM, denied)`` gives, each field set once.
+        declared = self.declared
+        belote = self.belote
+        if not self.tricks or BELOTE_CARDS[self.trump] & bit:
+            claim = self.claim_for(c)
+            if not self.tricks and declared[seat] is None:
+                declared = declared[:seat] + (claim.announcements,) + declared[seat + 1 :]
+            if claim.belote:
+                belote = belote + ((seat, c),)
+            action = (c, claim)
+        else:
+            action = (c, NO_CLAIM)
+        # What ``self._copy()._place(seat, c, claim, denied)`` gives, each field set once.
         s = object.__new__(State)
         s.rules = self.rules
         s.phase = self.phase
@@ -1066,8 +1075,8 @@ class State:
         s.taker = self.taker
         s.contract = self.contract
         s.multiplier = self.multiplier
-        s.declared = self.declared
-        s.belote = self.belote
+        s.declared = declared
+        s.belote = belote
         s._cat_cache = None
         nb = ~bit
         h = self.hands
@@ -1078,7 +1087,7 @@ class State:
         else:
             s.voids = self.voids
         s.played = self.played | bit
-        s.actions = self.actions + ((c, NO_CLAIM),)
+        s.actions = self.actions + (action,)
         trick = self.trick
         best = self.best
         if trick:
@@ -1394,7 +1403,8 @@ class State:
 
     def _finish(self) -> State:
         """Score the round just played (on a fresh copy) and wait for the next deal."""
-        declared = tuple(d or () for d in self.declared)
+        d = self.declared  # four entries, whatever the seats
+        declared = (d[0] or (), d[1] or (), d[2] or (), d[3] or ())
         team = None
         if self.rules.announcements:
             n = self.seats
@@ -1422,7 +1432,7 @@ class State:
             return score_round_few(
                 taker=self.taker,
                 trick_points=self.team_points,
-                trick_winners=tuple(t.winner for t in self.tricks),
+                trick_winners=tuple([t.winner for t in self.tricks]),
                 announcements=tuple(ann),
                 belote=tuple(bel),
             )
@@ -1440,7 +1450,7 @@ class State:
             contract=self.contract,
             multiplier=self.multiplier,
             trick_points=(self.team_points[0], self.team_points[1]),
-            trick_winners=tuple(t.winner for t in self.tricks),
+            trick_winners=tuple([t.winner for t in self.tricks]),
             announcements=(ann[0], ann[1]),
             belote=(bel[0], bel[1]),
             pending=self.pending,
