@@ -3,6 +3,7 @@
     python benchmarks/arena.py [--boards N] [--pimc-boards M] [--expert-boards K]
                                [--only-expert] [--expert SPEC] [--pimc SPEC]
                                [--jobs J] [--seed S] [--variant V]
+    python benchmarks/arena.py --match A,B --record FILE [--boards N] [--seed S] [--variant V]
 
 Measures boards per second with random bots, rules against random over N boards, and pimc
 against rules over M boards (default N // 5) with pimc's median decision time; with
@@ -10,6 +11,12 @@ against rules over M boards (default N // 5) with pimc's median decision time; w
 with every bot's median (and 90th percentile) decision time (``--only-expert``: those two
 matches alone; ``--expert`` and ``--pimc`` set their options, e.g. an equal time budget).
 Prints a readable report and, as its last line, one JSON object with every figure.
+
+``--match A,B --record FILE`` plays one match board after board in this process and
+appends each board to ``FILE`` (JSON lines) as it ends, skipping the boards already there:
+a long match on a shared machine can stop at any time (a deadline fixed in advance, never
+the figures so far) and go on later, and ``--boards 0`` reports the boards recorded. The
+boards are the ones ``belote-p2p arena`` plays with the same seed and variant.
 """
 
 from __future__ import annotations
@@ -18,6 +25,8 @@ import argparse
 import json
 import os
 import sys
+import time
+from dataclasses import astuple
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +36,15 @@ for extra in (ROOT, ROOT / "plugins"):
         sys.path.insert(0, str(extra))
 
 from belote_p2p.app.botcmds import ProgressBar, format_summary
-from belote_p2p.players.arena import run_match
+from belote_p2p.game.rules import rule_set
+from belote_p2p.players.arena import (
+    BoardResult,
+    MatchResult,
+    TableResult,
+    play_board,
+    run_match,
+)
+from belote_p2p.players.bots import FallbackCounts, load_bots, split_specs
 
 
 def measure(
@@ -44,22 +61,86 @@ def measure(
     )
     summary = match.summary()
     print(format_summary(summary), flush=True)
-    if match.decision_seconds is not None:
-        summary["decision_p90_s"] = {}
-        for name, times in zip(specs, match.decision_seconds, strict=True):
-            if not times:
-                continue
-            ordered = sorted(times)
-            median = ordered[len(ordered) // 2]
-            p90 = ordered[min(len(ordered) - 1, (9 * len(ordered)) // 10)]
-            summary["decision_p90_s"][name] = round(p90, 5)
-            print(
-                f"  decision time {name}: median {1000 * median:.1f} ms, "
-                f"90th percentile {1000 * p90:.1f} ms, max {1000 * ordered[-1]:.0f} ms "
-                f"({len(ordered)} decisions)",
-                flush=True,
-            )
+    percentiles(summary, match)
     print(flush=True)
+    return summary
+
+
+def percentiles(summary: dict[str, Any], match: MatchResult) -> None:
+    """Print each bot's median, 90th percentile and largest decision time; add the 90th
+    percentiles to ``summary``."""
+    if match.decision_seconds is None:
+        return
+    summary["decision_p90_s"] = {}
+    for name, times in zip(match.bots, match.decision_seconds, strict=True):
+        if not times:
+            continue
+        ordered = sorted(times)
+        median = ordered[len(ordered) // 2]
+        p90 = ordered[min(len(ordered) - 1, (9 * len(ordered)) // 10)]
+        summary["decision_p90_s"][name] = round(p90, 5)
+        mean = sum(ordered) / len(ordered)
+        summary.setdefault("decision_mean_s", {})[name] = round(mean, 5)
+        print(
+            f"  decision time {name}: median {1000 * median:.1f} ms, mean {1000 * mean:.1f} ms, "
+            f"90th percentile {1000 * p90:.1f} ms, max {1000 * ordered[-1]:.0f} ms "
+            f"({len(ordered)} decisions)",
+            flush=True,
+        )
+
+
+def recorded(path: Path, specs: tuple[str, str], variant: str, seed: int) -> MatchResult:
+    """The match of the boards in a record file (those of other specs, variant or seed
+    refused)."""
+    boards: list[BoardResult] = []
+    times: tuple[list[float], list[float]] = ([], [])
+    seconds = 0.0
+    if path.exists():
+        for line in path.read_text().splitlines():
+            if not line.strip():
+                continue
+            row = json.loads(line)
+            if (tuple(row["bots"]), row["variant"], row["seed"]) != (specs, variant, seed):
+                raise SystemExit(f"{path} records another match: {row['bots']} {row['variant']}")
+            tables = tuple(TableResult(*t) for t in row["tables"])
+            boards.append(BoardResult(row["board"], tables))
+            times[0].extend(row["times"][0])
+            times[1].extend(row["times"][1])
+            seconds += row["seconds"]
+    boards.sort(key=lambda b: b.board)
+    return MatchResult(specs, variant, seed, boards, seconds, decision_seconds=times)
+
+
+def record_match(
+    specs: tuple[str, str], boards: int, variant: str, seed: int, path: Path
+) -> dict[str, Any]:
+    """Play boards ``0..boards-1`` missing from the record at ``path``, appending each as it
+    ends; the summary of every board recorded."""
+    done = {b.board for b in recorded(path, specs, variant, seed).boards}
+    bots = load_bots()
+    rules = rule_set(variant)
+    counts = (FallbackCounts(), FallbackCounts())
+    for board in range(boards):
+        if board in done:
+            continue
+        times: tuple[list[float], list[float]] = ([], [])
+        start = time.perf_counter()
+        result = play_board(specs, rules, seed, board, bots, counts, times)
+        row = {
+            "bots": list(specs),
+            "variant": variant,
+            "seed": seed,
+            "board": board,
+            "tables": [list(astuple(t)) for t in result.tables],
+            "seconds": round(time.perf_counter() - start, 4),
+            "times": [[round(x, 5) for x in t] for t in times],
+        }
+        with path.open("a") as out:
+            out.write(json.dumps(row) + "\n")
+    match = recorded(path, specs, variant, seed)
+    summary = match.summary()
+    print(format_summary(summary), flush=True)
+    percentiles(summary, match)
     return summary
 
 
@@ -75,7 +156,16 @@ def main() -> int:
     parser.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1))
     parser.add_argument("--seed", type=int, default=2024)
     parser.add_argument("--variant", default="classic")
+    parser.add_argument("--match", help="A,B: one match, recorded board by board (--record)")
+    parser.add_argument("--record", type=Path, help="the JSON-lines record of --match")
     args = parser.parse_args()
+    if args.match:
+        if args.record is None:
+            parser.error("--match needs --record FILE")
+        a, b = split_specs(args.match)
+        summary = record_match((a, b), args.boards, args.variant, args.seed, args.record)
+        print(json.dumps(summary))
+        return 0
     pimc_boards = args.pimc_boards or max(args.boards // 5, 1)
     throughput_boards = args.throughput_boards or 4 * args.boards
     figures: dict[str, Any] = {"variant": args.variant, "jobs": args.jobs, "seed": args.seed}
