@@ -16,13 +16,17 @@ Prints a readable report and, as its last line, one JSON object with every figur
 appends each board to ``FILE`` (JSON lines) as it ends, skipping the boards already there:
 a long match on a shared machine can stop at any time (a deadline fixed in advance, never
 the figures so far) and go on later, and ``--boards 0`` reports the boards recorded. The
-boards are the ones ``belote-p2p arena`` plays with the same seed and variant.
+boards are the ones ``belote-p2p arena`` plays with the same seed and variant;
+``--first-board B`` starts at board B (a second process on other boards, its own record:
+records are JSON lines, to be joined with ``cat``). ``--compare OTHER`` also prints this
+match's board scores minus those of another record on the same boards.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 import time
@@ -38,6 +42,7 @@ for extra in (ROOT, ROOT / "plugins"):
 from belote_p2p.app.botcmds import ProgressBar, format_summary
 from belote_p2p.game.rules import rule_set
 from belote_p2p.players.arena import (
+    Z95,
     BoardResult,
     MatchResult,
     TableResult,
@@ -89,9 +94,11 @@ def percentiles(summary: dict[str, Any], match: MatchResult) -> None:
         )
 
 
-def recorded(path: Path, specs: tuple[str, str], variant: str, seed: int) -> MatchResult:
+def recorded(
+    path: Path, specs: tuple[str, str] | None, variant: str, seed: int | None
+) -> MatchResult:
     """The match of the boards in a record file (those of other specs, variant or seed
-    refused)."""
+    refused; ``None``: those of the file's first board)."""
     boards: list[BoardResult] = []
     times: tuple[list[float], list[float]] = ([], [])
     seconds = 0.0
@@ -100,6 +107,8 @@ def recorded(path: Path, specs: tuple[str, str], variant: str, seed: int) -> Mat
             if not line.strip():
                 continue
             row = json.loads(line)
+            if specs is None or seed is None:
+                specs, variant, seed = (row["bots"][0], row["bots"][1]), row["variant"], row["seed"]
             if (tuple(row["bots"]), row["variant"], row["seed"]) != (specs, variant, seed):
                 raise SystemExit(f"{path} records another match: {row['bots']} {row['variant']}")
             tables = tuple(TableResult(*t) for t in row["tables"])
@@ -108,19 +117,48 @@ def recorded(path: Path, specs: tuple[str, str], variant: str, seed: int) -> Mat
             times[1].extend(row["times"][1])
             seconds += row["seconds"]
     boards.sort(key=lambda b: b.board)
+    if specs is None or seed is None:
+        raise SystemExit(f"{path} records no board")
     return MatchResult(specs, variant, seed, boards, seconds, decision_seconds=times)
 
 
+def compare(match: MatchResult, other: MatchResult) -> dict[str, Any]:
+    """This match's board scores minus another's on the boards both played (the same seed
+    and variant: the same deals), with a 95% interval: what changing A's spec is worth,
+    each deal's luck taken out once more."""
+    if (match.variant, match.seed) != (other.variant, other.seed):
+        raise SystemExit("--compare needs a record of the same variant and seed")
+    theirs = {b.board: b.score for b in other.boards}
+    diffs = [b.score - theirs[b.board] for b in match.boards if b.board in theirs]
+    n = len(diffs)
+    mean = sum(diffs) / n if n else 0.0
+    sd = math.sqrt(sum((x - mean) ** 2 for x in diffs) / (n - 1)) if n > 1 else 0.0
+    half = Z95 * sd / math.sqrt(n) if n else 0.0
+    out = {
+        "against": list(other.bots),
+        "boards": n,
+        "difference": round(mean, 3),
+        "sd": round(sd, 3),
+        "ci95": [round(mean - half, 3), round(mean + half, 3)],
+    }
+    print(
+        f"  minus {other.bots[0]} vs {other.bots[1]} on the same {n} boards: {mean:+.1f} "
+        f"95% CI [{mean - half:+.1f}, {mean + half:+.1f}] (sd {sd:.1f})",
+        flush=True,
+    )
+    return out
+
+
 def record_match(
-    specs: tuple[str, str], boards: int, variant: str, seed: int, path: Path
+    specs: tuple[str, str], boards: int, variant: str, seed: int, path: Path, first: int = 0
 ) -> dict[str, Any]:
-    """Play boards ``0..boards-1`` missing from the record at ``path``, appending each as it
-    ends; the summary of every board recorded."""
+    """Play boards ``first..boards-1`` missing from the record at ``path``, appending each
+    as it ends; the summary of every board recorded."""
     done = {b.board for b in recorded(path, specs, variant, seed).boards}
     bots = load_bots()
     rules = rule_set(variant)
     counts = (FallbackCounts(), FallbackCounts())
-    for board in range(boards):
+    for board in range(first, boards):
         if board in done:
             continue
         times: tuple[list[float], list[float]] = ([], [])
@@ -158,12 +196,28 @@ def main() -> int:
     parser.add_argument("--variant", default="classic")
     parser.add_argument("--match", help="A,B: one match, recorded board by board (--record)")
     parser.add_argument("--record", type=Path, help="the JSON-lines record of --match")
+    parser.add_argument(
+        "--first-board", type=int, default=0, help="--match plays boards from this one on"
+    )
+    parser.add_argument(
+        "--compare",
+        type=Path,
+        action="append",
+        default=[],
+        help="another match's record: this match's boards minus its boards (repeatable)",
+    )
     args = parser.parse_args()
     if args.match:
         if args.record is None:
             parser.error("--match needs --record FILE")
         a, b = split_specs(args.match)
-        summary = record_match((a, b), args.boards, args.variant, args.seed, args.record)
+        summary = record_match(
+            (a, b), args.boards, args.variant, args.seed, args.record, args.first_board
+        )
+        match = recorded(args.record, (a, b), args.variant, args.seed)
+        summary["compared"] = [
+            compare(match, recorded(other, None, args.variant, None)) for other in args.compare
+        ]
         print(json.dumps(summary))
         return 0
     pimc_boards = args.pimc_boards or max(args.boards // 5, 1)
