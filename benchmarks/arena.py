@@ -19,7 +19,9 @@ the figures so far) and go on later, and ``--boards 0`` reports the boards recor
 boards are the ones ``belote-p2p arena`` plays with the same seed and variant;
 ``--first-board B`` starts at board B (a second process on other boards, its own record:
 records are JSON lines, to be joined with ``cat``). ``--compare OTHER`` also prints this
-match's board scores minus those of another record on the same boards.
+match's board scores minus those of another record on the same boards. ``--cpu-boards N``
+instead measures each bot's CPU time a decision (its cost on an idle core, which wall
+times on a loaded machine overstate) over the first N boards.
 """
 
 from __future__ import annotations
@@ -46,10 +48,13 @@ from belote_p2p.players.arena import (
     BoardResult,
     MatchResult,
     TableResult,
+    board_decks,
+    bot_rng,
     play_board,
+    play_table,
     run_match,
 )
-from belote_p2p.players.bots import FallbackCounts, load_bots, split_specs
+from belote_p2p.players.bots import FallbackCounts, SafePlayer, load_bots, make_bot, split_specs
 
 
 def measure(
@@ -120,6 +125,58 @@ def recorded(
     if specs is None or seed is None:
         raise SystemExit(f"{path} records no board")
     return MatchResult(specs, variant, seed, boards, seconds, decision_seconds=times)
+
+
+class CpuTimed:
+    """A bot whose decisions' CPU time (this thread's, whatever the machine's load) is
+    recorded."""
+
+    def __init__(self, bot: Any, times: list[float]) -> None:
+        self.bot = bot
+        self.times = times
+
+    def decide(self, observation: Any, rng: Any) -> Any:
+        start = time.thread_time()
+        try:
+            return self.bot.decide(observation, rng)
+        finally:
+            self.times.append(time.thread_time() - start)
+
+
+def cpu_times(specs: tuple[str, str], boards: int, variant: str, seed: int) -> dict[str, Any]:
+    """Each bot's CPU seconds a decision over the first ``boards`` boards (the arena's
+    deals and generators): the cost of a decision on an idle core, which wall-clock times
+    on a loaded machine overstate."""
+    bots = load_bots()
+    rules = rule_set(variant)
+    times: tuple[list[float], list[float]] = ([], [])
+    for board in range(boards):
+        dealer, _ = board_decks(seed, board)
+        for table in (0, 1):
+            _, next_deck = board_decks(seed, board)
+            sides = [(s + table) % 2 for s in range(4)]
+            players = [SafePlayer(CpuTimed(make_bot(specs[i], bots), times[i])) for i in sides]
+            rngs = [bot_rng(seed, board, table, seat) for seat in range(4)]
+            play_table(rules, players, rngs, dealer, next_deck)
+    out: dict[str, Any] = {"boards": boards}
+    for name, ts in zip(specs, times, strict=True):
+        ordered = sorted(ts)
+        n = len(ordered)
+        row = {
+            "decisions": n,
+            "median_s": round(ordered[n // 2], 5),
+            "mean_s": round(sum(ordered) / n, 5),
+            "p99_s": round(ordered[min(n - 1, (99 * n) // 100)], 5),
+            "max_s": round(ordered[-1], 5),
+        }
+        out[name] = row
+        print(
+            f"  CPU a decision {name}: median {1000 * row['median_s']:.1f} ms, mean "
+            f"{1000 * row['mean_s']:.1f} ms, 99th percentile {1000 * row['p99_s']:.0f} ms, "
+            f"max {1000 * row['max_s']:.0f} ms ({n} decisions, {boards} boards)",
+            flush=True,
+        )
+    return out
 
 
 def compare(match: MatchResult, other: MatchResult) -> dict[str, Any]:
@@ -197,6 +254,12 @@ def main() -> int:
     parser.add_argument("--match", help="A,B: one match, recorded board by board (--record)")
     parser.add_argument("--record", type=Path, help="the JSON-lines record of --match")
     parser.add_argument(
+        "--cpu-boards",
+        type=int,
+        default=0,
+        help="--match: CPU time a decision of each bot over this many boards, then stop",
+    )
+    parser.add_argument(
         "--first-board", type=int, default=0, help="--match plays boards from this one on"
     )
     parser.add_argument(
@@ -208,9 +271,12 @@ def main() -> int:
     )
     args = parser.parse_args()
     if args.match:
-        if args.record is None:
+        if args.record is None and not args.cpu_boards:
             parser.error("--match needs --record FILE")
         a, b = split_specs(args.match)
+        if args.cpu_boards:
+            print(json.dumps(cpu_times((a, b), args.cpu_boards, args.variant, args.seed)))
+            return 0
         summary = record_match(
             (a, b), args.boards, args.variant, args.seed, args.record, args.first_board
         )
