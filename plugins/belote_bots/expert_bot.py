@@ -17,9 +17,9 @@ does not play the rest of the round as if every hand were seen (the double-dummy
 does, the "strategy fusion" of perfect-information sampling).
 
 Bidding starts from the ``rules`` bot's choice and overrules it when the samples clearly
-disagree: in classic, taking (or naming a suit) is valued (``bid_tricks``: 0 the greedy
-playout, else that many tricks searched) on deals completed
-as they would be, against passing valued by the rest of the bidding as the ``rules`` bot
+disagree (a contract is valued by the greedy playout, or with ``bid_tricks`` by that many
+tricks searched): in classic, taking (or naming a suit) is valued on deals completed as
+they would be, against passing valued by the rest of the bidding as the ``rules`` bot
 would bid it; in coinche, every contract of every suit is valued over deals drawn to fit
 the others' bids, and a bid made often enough that beats the ``rules`` bot's choice and
 passing by a margin is bid instead.
