@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import sys
 import time
@@ -44,12 +43,12 @@ for extra in (ROOT, ROOT / "plugins"):
 from belote_p2p.app.botcmds import ProgressBar, format_summary
 from belote_p2p.game.rules import rule_set
 from belote_p2p.players.arena import (
-    Z95,
     BoardResult,
     MatchResult,
     TableResult,
     board_decks,
     bot_rng,
+    mean_interval,
     play_board,
     play_table,
     run_match,
@@ -188,9 +187,7 @@ def compare(match: MatchResult, other: MatchResult) -> dict[str, Any]:
     theirs = {b.board: b.score for b in other.boards}
     diffs = [b.score - theirs[b.board] for b in match.boards if b.board in theirs]
     n = len(diffs)
-    mean = sum(diffs) / n if n else 0.0
-    sd = math.sqrt(sum((x - mean) ** 2 for x in diffs) / (n - 1)) if n > 1 else 0.0
-    half = Z95 * sd / math.sqrt(n) if n else 0.0
+    mean, sd, half = mean_interval(diffs)
     out = {
         "against": list(other.bots),
         "boards": n,
