@@ -3,6 +3,7 @@
     python benchmarks/arena.py [--boards N] [--pimc-boards M] [--expert-boards K]
                                [--only-expert] [--expert SPEC] [--pimc SPEC]
                                [--jobs J] [--seed S] [--variant V]
+    python benchmarks/arena.py --match A,B --record FILE [--boards N] [--seed S] [--variant V]
 
 Measures boards per second with random bots, rules against random over N boards, and pimc
 against rules over M boards (default N // 5) with pimc's median decision time; with
@@ -10,6 +11,17 @@ against rules over M boards (default N // 5) with pimc's median decision time; w
 with every bot's median (and 90th percentile) decision time (``--only-expert``: those two
 matches alone; ``--expert`` and ``--pimc`` set their options, e.g. an equal time budget).
 Prints a readable report and, as its last line, one JSON object with every figure.
+
+``--match A,B --record FILE`` plays one match board after board in this process and
+appends each board to ``FILE`` (JSON lines) as it ends, skipping the boards already there:
+a long match on a shared machine can stop at any time (a deadline fixed in advance, never
+the figures so far) and go on later, and ``--boards 0`` reports the boards recorded. The
+boards are the ones ``belote-p2p arena`` plays with the same seed and variant;
+``--first-board B`` starts at board B (a second process on other boards, its own record:
+records are JSON lines, to be joined with ``cat``). ``--compare OTHER`` also prints this
+match's board scores minus those of another record on the same boards. ``--cpu-boards N``
+instead measures each bot's CPU time a decision (its cost on an idle core, which wall
+times on a loaded machine overstate) over the first N boards.
 """
 
 from __future__ import annotations
@@ -18,6 +30,8 @@ import argparse
 import json
 import os
 import sys
+import time
+from dataclasses import astuple
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +41,19 @@ for extra in (ROOT, ROOT / "plugins"):
         sys.path.insert(0, str(extra))
 
 from belote_p2p.app.botcmds import ProgressBar, format_summary
-from belote_p2p.players.arena import run_match
+from belote_p2p.game.rules import rule_set
+from belote_p2p.players.arena import (
+    BoardResult,
+    MatchResult,
+    TableResult,
+    board_decks,
+    bot_rng,
+    mean_interval,
+    play_board,
+    play_table,
+    run_match,
+)
+from belote_p2p.players.bots import FallbackCounts, SafePlayer, load_bots, make_bot, split_specs
 
 
 def measure(
@@ -44,22 +70,169 @@ def measure(
     )
     summary = match.summary()
     print(format_summary(summary), flush=True)
-    if match.decision_seconds is not None:
-        summary["decision_p90_s"] = {}
-        for name, times in zip(specs, match.decision_seconds, strict=True):
-            if not times:
-                continue
-            ordered = sorted(times)
-            median = ordered[len(ordered) // 2]
-            p90 = ordered[min(len(ordered) - 1, (9 * len(ordered)) // 10)]
-            summary["decision_p90_s"][name] = round(p90, 5)
-            print(
-                f"  decision time {name}: median {1000 * median:.1f} ms, "
-                f"90th percentile {1000 * p90:.1f} ms, max {1000 * ordered[-1]:.0f} ms "
-                f"({len(ordered)} decisions)",
-                flush=True,
-            )
+    percentiles(summary, match)
     print(flush=True)
+    return summary
+
+
+def percentiles(summary: dict[str, Any], match: MatchResult) -> None:
+    """Print each bot's median, 90th percentile and largest decision time; add the 90th
+    percentiles to ``summary``."""
+    if match.decision_seconds is None:
+        return
+    summary["decision_p90_s"] = {}
+    for name, times in zip(match.bots, match.decision_seconds, strict=True):
+        if not times:
+            continue
+        ordered = sorted(times)
+        median = ordered[len(ordered) // 2]
+        p90 = ordered[min(len(ordered) - 1, (9 * len(ordered)) // 10)]
+        summary["decision_p90_s"][name] = round(p90, 5)
+        mean = sum(ordered) / len(ordered)
+        summary.setdefault("decision_mean_s", {})[name] = round(mean, 5)
+        print(
+            f"  decision time {name}: median {1000 * median:.1f} ms, mean {1000 * mean:.1f} ms, "
+            f"90th percentile {1000 * p90:.1f} ms, max {1000 * ordered[-1]:.0f} ms "
+            f"({len(ordered)} decisions)",
+            flush=True,
+        )
+
+
+def recorded(
+    path: Path, specs: tuple[str, str] | None, variant: str, seed: int | None
+) -> MatchResult:
+    """The match of the boards in a record file (those of other specs, variant or seed
+    refused; ``None``: those of the file's first board)."""
+    boards: list[BoardResult] = []
+    times: tuple[list[float], list[float]] = ([], [])
+    seconds = 0.0
+    if path.exists():
+        for line in path.read_text().splitlines():
+            if not line.strip():
+                continue
+            row = json.loads(line)
+            if specs is None or seed is None:
+                specs, variant, seed = (row["bots"][0], row["bots"][1]), row["variant"], row["seed"]
+            if (tuple(row["bots"]), row["variant"], row["seed"]) != (specs, variant, seed):
+                raise SystemExit(f"{path} records another match: {row['bots']} {row['variant']}")
+            tables = tuple(TableResult(*t) for t in row["tables"])
+            boards.append(BoardResult(row["board"], tables))
+            times[0].extend(row["times"][0])
+            times[1].extend(row["times"][1])
+            seconds += row["seconds"]
+    boards.sort(key=lambda b: b.board)
+    if specs is None or seed is None:
+        raise SystemExit(f"{path} records no board")
+    return MatchResult(specs, variant, seed, boards, seconds, decision_seconds=times)
+
+
+class CpuTimed:
+    """A bot whose decisions' CPU time (this thread's, whatever the machine's load) is
+    recorded."""
+
+    def __init__(self, bot: Any, times: list[float]) -> None:
+        self.bot = bot
+        self.times = times
+
+    def decide(self, observation: Any, rng: Any) -> Any:
+        start = time.thread_time()
+        try:
+            return self.bot.decide(observation, rng)
+        finally:
+            self.times.append(time.thread_time() - start)
+
+
+def cpu_times(specs: tuple[str, str], boards: int, variant: str, seed: int) -> dict[str, Any]:
+    """Each bot's CPU seconds a decision over the first ``boards`` boards (the arena's
+    deals and generators): the cost of a decision on an idle core, which wall-clock times
+    on a loaded machine overstate."""
+    bots = load_bots()
+    rules = rule_set(variant)
+    times: tuple[list[float], list[float]] = ([], [])
+    for board in range(boards):
+        dealer, _ = board_decks(seed, board)
+        for table in (0, 1):
+            _, next_deck = board_decks(seed, board)
+            sides = [(s + table) % 2 for s in range(4)]
+            players = [SafePlayer(CpuTimed(make_bot(specs[i], bots), times[i])) for i in sides]
+            rngs = [bot_rng(seed, board, table, seat) for seat in range(4)]
+            play_table(rules, players, rngs, dealer, next_deck)
+    out: dict[str, Any] = {"boards": boards}
+    for name, ts in zip(specs, times, strict=True):
+        ordered = sorted(ts)
+        n = len(ordered)
+        row = {
+            "decisions": n,
+            "median_s": round(ordered[n // 2], 5),
+            "mean_s": round(sum(ordered) / n, 5),
+            "p99_s": round(ordered[min(n - 1, (99 * n) // 100)], 5),
+            "max_s": round(ordered[-1], 5),
+        }
+        out[name] = row
+        print(
+            f"  CPU a decision {name}: median {1000 * row['median_s']:.1f} ms, mean "
+            f"{1000 * row['mean_s']:.1f} ms, 99th percentile {1000 * row['p99_s']:.0f} ms, "
+            f"max {1000 * row['max_s']:.0f} ms ({n} decisions, {boards} boards)",
+            flush=True,
+        )
+    return out
+
+
+def compare(match: MatchResult, other: MatchResult) -> dict[str, Any]:
+    """This match's board scores minus another's on the boards both played (the same seed
+    and variant: the same deals), with a 95% interval: what changing A's spec is worth,
+    each deal's luck taken out once more."""
+    if (match.variant, match.seed) != (other.variant, other.seed):
+        raise SystemExit("--compare needs a record of the same variant and seed")
+    theirs = {b.board: b.score for b in other.boards}
+    diffs = [b.score - theirs[b.board] for b in match.boards if b.board in theirs]
+    n = len(diffs)
+    mean, sd, half = mean_interval(diffs)
+    out = {
+        "against": list(other.bots),
+        "boards": n,
+        "difference": round(mean, 3),
+        "sd": round(sd, 3),
+        "ci95": [round(mean - half, 3), round(mean + half, 3)],
+    }
+    print(
+        f"  minus {other.bots[0]} vs {other.bots[1]} on the same {n} boards: {mean:+.1f} "
+        f"95% CI [{mean - half:+.1f}, {mean + half:+.1f}] (sd {sd:.1f})",
+        flush=True,
+    )
+    return out
+
+
+def record_match(
+    specs: tuple[str, str], boards: int, variant: str, seed: int, path: Path, first: int = 0
+) -> dict[str, Any]:
+    """Play boards ``first..boards-1`` missing from the record at ``path``, appending each
+    as it ends; the summary of every board recorded."""
+    done = {b.board for b in recorded(path, specs, variant, seed).boards}
+    bots = load_bots()
+    rules = rule_set(variant)
+    counts = (FallbackCounts(), FallbackCounts())
+    for board in range(first, boards):
+        if board in done:
+            continue
+        times: tuple[list[float], list[float]] = ([], [])
+        start = time.perf_counter()
+        result = play_board(specs, rules, seed, board, bots, counts, times)
+        row = {
+            "bots": list(specs),
+            "variant": variant,
+            "seed": seed,
+            "board": board,
+            "tables": [list(astuple(t)) for t in result.tables],
+            "seconds": round(time.perf_counter() - start, 4),
+            "times": [[round(x, 5) for x in t] for t in times],
+        }
+        with path.open("a") as out:
+            out.write(json.dumps(row) + "\n")
+    match = recorded(path, specs, variant, seed)
+    summary = match.summary()
+    print(format_summary(summary), flush=True)
+    percentiles(summary, match)
     return summary
 
 
@@ -75,7 +248,41 @@ def main() -> int:
     parser.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1))
     parser.add_argument("--seed", type=int, default=2024)
     parser.add_argument("--variant", default="classic")
+    parser.add_argument("--match", help="A,B: one match, recorded board by board (--record)")
+    parser.add_argument("--record", type=Path, help="the JSON-lines record of --match")
+    parser.add_argument(
+        "--cpu-boards",
+        type=int,
+        default=0,
+        help="--match: CPU time a decision of each bot over this many boards, then stop",
+    )
+    parser.add_argument(
+        "--first-board", type=int, default=0, help="--match plays boards from this one on"
+    )
+    parser.add_argument(
+        "--compare",
+        type=Path,
+        action="append",
+        default=[],
+        help="another match's record: this match's boards minus its boards (repeatable)",
+    )
     args = parser.parse_args()
+    if args.match:
+        if args.record is None and not args.cpu_boards:
+            parser.error("--match needs --record FILE")
+        a, b = split_specs(args.match)
+        if args.cpu_boards:
+            print(json.dumps(cpu_times((a, b), args.cpu_boards, args.variant, args.seed)))
+            return 0
+        summary = record_match(
+            (a, b), args.boards, args.variant, args.seed, args.record, args.first_board
+        )
+        match = recorded(args.record, (a, b), args.variant, args.seed)
+        summary["compared"] = [
+            compare(match, recorded(other, None, args.variant, None)) for other in args.compare
+        ]
+        print(json.dumps(summary))
+        return 0
     pimc_boards = args.pimc_boards or max(args.boards // 5, 1)
     throughput_boards = args.throughput_boards or 4 * args.boards
     figures: dict[str, Any] = {"variant": args.variant, "jobs": args.jobs, "seed": args.seed}

@@ -10,11 +10,13 @@ from helpers import random_deck
 
 from belote_p2p.game.cards import FULL_DECK
 from belote_p2p.game.engine import Phase, State
+from belote_p2p.game.fastplay import FastState
 from belote_p2p.game.observation import observe
 from belote_p2p.game.rules import RuleSet, rule_set
 from belote_p2p.players.bots import BotError, load_bots, make_bot
 
 expert = importlib.import_module("belote_bots.expert_bot")
+pimc = importlib.import_module("belote_bots.pimc_bot")
 
 VARIANTS: dict[str, RuleSet] = {
     "classic": rule_set("classic"),
@@ -75,7 +77,8 @@ def test_the_expert_bids_without_samples_as_the_rules_bot() -> None:
         ("expert:samples=many", "samples"),
         ("expert:seconds=-1", "seconds"),
         ("expert:exact=9", "exact"),
-        ("expert:tricks=0", "tricks"),
+        ("expert:tricks=9", "tricks"),
+        ("expert:bid_tricks=-1", "bid_tricks"),
         ("expert:inference=x", "inference"),
         ("expert:colour=red", "colour"),
     ],
@@ -122,3 +125,55 @@ def test_sampled_deals_respect_what_was_observed() -> None:
                 assert not hands[s] & obs.voids[s] & ~obs.shown[s]
                 assert hands[s] & obs.shown[s] == obs.shown[s]
             assert union | obs.played == FULL_DECK
+
+
+def random_play_state(rules: RuleSet, rng: random.Random, cards: int) -> State:
+    """A full-knowledge state ``cards`` plays into a round after random bidding."""
+    state = State.new_game(rules).deal(random_deck(rng))
+    while state.phase is not Phase.PLAY:
+        if state.phase is Phase.DEAL:
+            state = state.deal(random_deck(rng))
+        else:
+            state = state.apply(rng.choice(state.legal_actions()))
+    for _ in range(cards):
+        state = state.apply(rng.choice(state.legal_actions()))
+    return state
+
+
+@pytest.mark.parametrize("variant", ["classic", "coinche-sa-ta-strict"])
+def test_the_fast_greedy_playout_is_the_pimc_bots_policy(variant: str) -> None:
+    """The fast path's playout plays what the ``pimc`` bot's greedy policy plays on the
+    checked engine (which refuses an illegal card): the same card points every time."""
+    rng = random.Random(5)
+    rules = VARIANTS[variant]
+    for _ in range(60):
+        state = random_play_state(rules, rng, rng.randrange(31))
+        f = FastState.from_state(state)
+        expert.greedy_finish(f)
+        score = pimc.finish(state)
+        assert score is not None
+        assert f.tricks == 8 and not any(f.hands)
+        assert f.card_points() == score.card_points
+
+
+def test_playout_values_cover_every_legal_card() -> None:
+    rng = random.Random(8)
+    for _ in range(30):
+        state = random_play_state(VARIANTS["coinche"], rng, rng.randrange(30))
+        f = FastState.from_state(state)
+        before = (list(f.hands), list(f.trick), list(f.points))
+        values = expert.rollout_values(f)
+        assert set(values) == {c for c in range(32) if f.legal_mask() >> c & 1}
+        assert (f.hands, f.trick, f.points) == before  # the position is left as it was
+        for c, v in values.items():
+            g = f.copy()
+            g.play(c)
+            assert v == expert.search_value(g, 0) + g.points[0] - g.points[1] - (
+                f.points[0] - f.points[1]
+            )
+
+
+def test_every_search_depth_plays_legal_cards() -> None:
+    for spec in ({**SMALL, "tricks": 0, "bid_tricks": 0}, {**SMALL, "tricks": 2, "bid_tricks": 1}):
+        state = play_round(VARIANTS["coinche"], 4, spec)
+        assert state.history[-1].score is not None or state.phase is Phase.DEAL

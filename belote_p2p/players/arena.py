@@ -126,9 +126,7 @@ class MatchResult:
     def summary(self) -> dict[str, Any]:
         scores = [b.score for b in self.boards]
         n = len(scores)
-        mean = sum(scores) / n if n else 0.0
-        sd = math.sqrt(sum((x - mean) ** 2 for x in scores) / (n - 1)) if n > 1 else 0.0
-        half = Z95 * sd / math.sqrt(n) if n else 0.0
+        mean, sd, half = mean_interval(scores)
         rounds = [t for b in self.boards for t in b.tables if t.a_took is not None]
         round_wins = sum(1.0 if t.net > 0 else 0.5 if t.net == 0 else 0.0 for t in rounds)
         round_rate = round_wins / len(rounds) if rounds else 0.5
@@ -161,6 +159,16 @@ class MatchResult:
                         ordered[len(ordered) // 2], 5
                     )
         return out
+
+
+def mean_interval(values: Sequence[float]) -> tuple[float, float, float]:
+    """The mean of ``values``, their standard deviation and the half-width of the mean's
+    95% interval (zeros for want of values)."""
+    n = len(values)
+    mean = sum(values) / n if n else 0.0
+    sd = math.sqrt(sum((x - mean) ** 2 for x in values) / (n - 1)) if n > 1 else 0.0
+    half = Z95 * sd / math.sqrt(n) if n else 0.0
+    return mean, sd, half
 
 
 def elo(p: float) -> float:

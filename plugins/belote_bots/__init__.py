@@ -45,7 +45,8 @@ def belote_bots() -> list[BotInfo]:
             "expert",
             ExpertBot,
             __version__,
-            "Deals weighted by the bids, each solved double-dummy (samples=32 or seconds=S).",
+            "Deals weighted by the bids, played out on the fast path, the end solved exactly"
+            " (samples=32 or seconds=S).",
         ),
         EXEC,
     ]

@@ -5,15 +5,21 @@ many cards each seat holds, the voids shown, the cards announcements, belote and
 card showed, the announcements a seat did or did not declare, a king or queen of trump
 played without belote), and weights each deal by how likely the bids were with those hands
 (the ``rules`` bot's reading of a hand, softened), keeping the likeliest. Each deal becomes
-a :class:`~belote_p2p.bot.FastState` and every legal card is valued by the
-:class:`~belote_p2p.bot.Solver`: exactly when few tricks are left (``exact``), else by a
-search of the next tricks (``tricks``) and a greedy double-dummy playout of the rest. Each
-value is turned into the round score it leads to (contract made or not, capot, litige...),
-and the card with the best weighted mean score is played.
+a :class:`~belote_p2p.bot.FastState` (the fast path) and every legal card is valued on it:
+exactly by the :class:`~belote_p2p.bot.Solver` when few tricks are left (``exact``), else
+by a playout of the rest in which every seat plays the ``pimc`` bot's greedy policy, seeing
+its own hand and the cards still out but not who holds them (``tricks=0``, the default), or
+by the solver's search of the next ``tricks`` tricks and its double-dummy playout of the
+rest. Each value is turned into the round score it leads to (contract made or not, capot,
+litige...), and the card with the best weighted mean score is played. The greedy playout
+on the fast path costs a fraction of a search, so the same time holds more deals, and it
+does not play the rest of the round as if every hand were seen (the double-dummy search
+does, the "strategy fusion" of perfect-information sampling).
 
 Bidding starts from the ``rules`` bot's choice and overrules it when the samples clearly
-disagree: in classic, taking (or naming a suit) is valued by the search on deals completed
-as they would be, against passing valued by the rest of the bidding as the ``rules`` bot
+disagree (a contract is valued by the greedy playout, or with ``bid_tricks`` by that many
+tricks searched): in classic, taking (or naming a suit) is valued on deals completed as
+they would be, against passing valued by the rest of the bidding as the ``rules`` bot
 would bid it; in coinche, every contract of every suit is valued over deals drawn to fit
 the others' bids, and a bid made often enough that beats the ``rules`` bot's choice and
 passing by a margin is bid instead.
@@ -34,13 +40,17 @@ import time
 from collections.abc import Sequence
 
 from belote_p2p.bot import (
+    ABOVE,
     BIDS,
     CAPOT_POINTS,
     CARDS,
     CHOOSE,
     FULL_DECK,
     PASS,
+    POINTS,
+    STRENGTH,
     TAKE,
+    TRUMP_MASK,
     Action,
     Bid,
     BidKind,
@@ -88,6 +98,90 @@ def _sigmoid(x: float) -> float:
     return 1.0 / (1.0 + math.exp(-x))
 
 
+def greedy_finish(f: FastState) -> None:
+    """Play the rest of ``f``'s round for good, every seat by the ``pimc`` bot's greedy
+    policy: it sees its own hand and the cards still out, not who holds them (so that
+    the playout does not play double-dummy), cashes its masters, loads a trick its
+    partner surely takes, wins cheaply, and otherwise gives little away."""
+    mode = f.mode
+    st = STRENGTH[mode]
+    pts = POINTS[mode]
+    above = ABOVE[mode]
+    tm = TRUMP_MASK[mode] if mode < 4 else 0
+    hands = f.hands
+    while f.tricks < 8:
+        m = f.legal_mask()
+        if not m & (m - 1):
+            f.play(m.bit_length() - 1)
+            continue
+        seat = f.to_act
+        others = ~(f.played | hands[seat]) & FULL_DECK
+        legal = _cards(m)
+        trick = f.trick
+        if not trick:
+            masters = [c for c in legal if not above[c] & others]
+            if masters:
+                c = max(masters, key=lambda c: (pts[c], st[c]))
+            else:
+                c = min(legal, key=lambda c: (pts[c], st[c]))
+            f.play(c)
+            continue
+        top = trick[f.best]
+        last = len(trick) == 3
+        if (f.leader + f.best - seat) & 1 == 0:  # the partner wins the trick so far
+            if last or not above[top] & others:
+                plain = [c for c in legal if not tm >> c & 1] or legal
+                c = max(plain, key=lambda c: (pts[c], -st[c]))
+            else:
+                c = min(legal, key=lambda c: (pts[c], st[c]))
+            f.play(c)
+            continue
+        stop = st[top]
+        winners = [c for c in legal if (c >> 3 == top >> 3 and st[c] > stop) or (st[c] >= 8 > stop)]
+        if not winners:
+            c = min(legal, key=lambda c: (pts[c], st[c]))
+        elif last:
+            c = max(winners, key=lambda c: (pts[c] - (st[c] >= 8) * 20, -st[c]))
+        else:
+            masters = [c for c in winners if not above[c] & others]
+            if masters:
+                c = min(masters, key=lambda c: (st[c] >= 8, st[c]))
+            else:
+                c = min(winners, key=st.__getitem__)
+        f.play(c)
+
+
+def search_value(f: FastState, tricks: int) -> int:
+    """Team 0's card points minus team 1's over the rest of ``f``'s round: the solver's,
+    searching ``tricks`` tricks before its double-dummy playout, or with ``tricks`` 0 the
+    :func:`greedy_finish` playout's (``f`` is left as it was)."""
+    if tricks:
+        return Solver(f, tricks).value()
+    g = f.copy()
+    greedy_finish(g)
+    cp = g.card_points()
+    p = f.points
+    return cp[0] - cp[1] - (p[0] - p[1])
+
+
+def rollout_values(f: FastState) -> dict[int, int]:
+    """Team 0's card points minus team 1's over the rest of the round (as the solver's
+    values, capot 250 and générale 500) after each legal card, the round then played out
+    by :func:`greedy_finish`; equivalent cards are played out once."""
+    out: dict[int, int] = {}
+    p = f.points
+    base = p[0] - p[1]
+    for group in equivalent_groups(f):
+        g = f.copy()
+        g.play(group[0])
+        greedy_finish(g)
+        cp = g.card_points()
+        v = cp[0] - cp[1] - base
+        for c in group:
+            out[c] = v
+    return out
+
+
 def _check(name: str, value: object, kind: type, low: float, high: float) -> None:
     if kind is float and isinstance(value, int) and not isinstance(value, bool):
         value = float(value)
@@ -119,9 +213,9 @@ class ExpertBot:
         samples: int = 32,
         seconds: float = 0.0,
         exact: int = 4,
-        tricks: int = 2,
-        bid_samples: int = 20,
-        bid_tricks: int = 1,
+        tricks: int = 0,
+        bid_samples: int = 48,
+        bid_tricks: int = 0,
         take_margin: float = 40.0,
         bid_margin: float = 40.0,
         bid_success: float = 0.6,
@@ -132,9 +226,9 @@ class ExpertBot:
         _check("samples", samples, int, 1, 10_000)
         _check("seconds", seconds, float, 0.0, 3600.0)
         _check("exact", exact, int, 0, 8)
-        _check("tricks", tricks, int, 1, 8)
+        _check("tricks", tricks, int, 0, 8)
         _check("bid_samples", bid_samples, int, 0, 10_000)
-        _check("bid_tricks", bid_tricks, int, 1, 8)
+        _check("bid_tricks", bid_tricks, int, 0, 8)
         _check("take_margin", take_margin, float, -500.0, 500.0)
         _check("bid_margin", bid_margin, float, -500.0, 500.0)
         _check("oversample", oversample, int, 1, 100)
@@ -232,7 +326,8 @@ class ExpertBot:
         score = dict.fromkeys(legal, 0.0)
         points = dict.fromkeys(legal, 0.0)
         left = 8 - len(obs.tricks)
-        tricks = 0 if left <= self.exact else self.tricks
+        exact = left <= self.exact
+        tricks = 0 if exact else self.tricks
         sign = 1 if team == 0 else -1
         solved = 0
         # With a time budget, deals come in small batches until the time is up.
@@ -246,7 +341,10 @@ class ExpertBot:
                 if solved == 0 and len(equivalent_groups(f)) == 1:
                     return self.rules.play(obs)  # every legal card does the same
                 base = f.points[0] - f.points[1]
-                values = Solver(f, tricks).move_values()
+                if exact or tricks:
+                    values = Solver(f, tricks).move_values()
+                else:
+                    values = rollout_values(f)
                 for c in legal:
                     d = base + values[c]
                     s = f.score_for(d)
@@ -401,7 +499,7 @@ class ExpertBot:
         """Our round net score with these hands if ``taker`` plays ``contract`` in ``trump``."""
         team = obs.team
         f = FastState.new(obs.rules, hands, trump, taker, (obs.dealer + 1) % 4, contract, 1)
-        d = Solver(f, self.bid_tricks).value()
+        d = search_value(f, self.bid_tricks)
         s = f.score_for(d)
         return s[team] - s[1 - team]
 
@@ -443,7 +541,7 @@ class ExpertBot:
             per_trump = []
             for trump in range(4):
                 f = FastState.new(obs.rules, hands, trump, obs.seat, leader)
-                d = Solver(f, self.bid_tricks).value()
+                d = search_value(f, self.bid_tricks)
                 per_trump.append((d, f.announcements, f.belote))
             outcomes.append((weight, per_trump))
         total = sum(w for w, _ in outcomes)
