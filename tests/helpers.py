@@ -8,6 +8,7 @@ in ``cheaters.py``.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import random
 import socket
@@ -26,8 +27,10 @@ from belote_p2p.game.rules import RULE_SETS, RuleSet
 from belote_p2p.net.peer import PeerConfig, PeerControl, PeerResult, PeerStatus, run_peer
 from belote_p2p.net.transport import MeshConfig
 from belote_p2p.players.player import BotPlayer
+from belote_p2p.protocol import group
+from belote_p2p.protocol.deck import encode_message
 from belote_p2p.protocol.events import DecisionNeeded
-from belote_p2p.protocol.group import scalar_bytes
+from belote_p2p.protocol.group import L, scalar_bytes
 from belote_p2p.protocol.identity import Identity
 from belote_p2p.protocol.secretstore import FileSecrets, MemorySecrets
 from belote_p2p.protocol.session import TableSession
@@ -461,3 +464,46 @@ async def start(nursery: trio.Nursery, name: str, args: list[str], tmp: Path) ->
     proc = Process(name, process)
     nursery.start_soon(proc.pump)
     return proc
+
+
+# -- the deck protocol's tests and vectors ----------------------------------------------
+
+TABLE_ID = b"deck-test-table!"
+
+
+def secret_key(seat: int, tag: bytes = b"") -> bytes:
+    digest = hashlib.sha512(b"deck test secret key/" + tag + bytes([seat])).digest()
+    return group.scalar_bytes(int.from_bytes(digest, "little") % L)
+
+
+def shuffle_seed(seat: int, tag: bytes = b"") -> bytes:
+    return hashlib.sha256(b"deck test shuffle seed/" + tag + bytes([seat])).digest()
+
+
+VECTOR_ARGUMENTS = {
+    "set_taker": ("taker",),
+    "play": ("position",),
+    "open": ("positions",),
+    "release": ("gone",),
+    "play_for": ("gone", "position"),
+}
+"""The arguments of each local step, as the deck vectors name them."""
+
+
+def vector_events(recorded: list[tuple[Any, ...]]) -> list[dict[str, Any]]:
+    """A table's recorded events as the deck vectors write them (DECK.md §12): a local
+    step with its arguments, or a message with its canonical bytes and its fields."""
+    events: list[dict[str, Any]] = []
+    for event in recorded:
+        kind, seat = event[0], event[1]
+        if kind == "message":
+            msg = event[2]
+            raw = encode_message(msg).hex()
+            fields = hexed(msg.to_wire())
+            events.append(
+                {"event": "message", "from": seat, "canonical_msgpack": raw, "fields": fields}
+            )
+        else:
+            args = dict(zip(VECTOR_ARGUMENTS.get(kind, ()), event[2:], strict=True))
+            events.append({"event": kind, "seat": seat, **args})
+    return events

@@ -12,7 +12,6 @@ from __future__ import annotations
 import copy
 import dataclasses
 import functools
-import hashlib
 import json
 import sys
 from collections import deque
@@ -22,7 +21,7 @@ from typing import Any
 
 import msgpack  # type: ignore[import-untyped]  # ships no type information
 import pytest
-from helpers import hexed
+from helpers import TABLE_ID, secret_key, shuffle_seed, vector_events
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -70,18 +69,8 @@ from belote_p2p.protocol.deck import (
 from belote_p2p.protocol.group import L
 from belote_p2p.protocol.shuffle import prove_shuffle
 
-TABLE_ID = b"deck-test-table!"
 VECTOR = Path(__file__).resolve().parent.parent / "protocol" / "vectors" / "deck-classic.json"
 NOT_A_POINT = (2).to_bytes(32, "little")  # no ristretto255 element encodes as s = 2
-
-
-def secret_key(seat: int, tag: bytes = b"") -> bytes:
-    digest = hashlib.sha512(b"deck test secret key/" + tag + bytes([seat])).digest()
-    return group.scalar_bytes(int.from_bytes(digest, "little") % L)
-
-
-def shuffle_seed(seat: int, tag: bytes = b"") -> bytes:
-    return hashlib.sha256(b"deck test shuffle seed/" + tag + bytes([seat])).digest()
 
 
 Tamper = Callable[[DeckMessage], DeckMessage]
@@ -1269,35 +1258,6 @@ def test_an_observer_catches_any_corrupted_byte(pick: int, byte: int, delta: int
     with pytest.raises(DeckError) as err:
         observe(events).audit()
     assert err.value.seat == sender
-
-
-VECTOR_ARGUMENTS = {
-    "set_taker": ("taker",),
-    "play": ("position",),
-    "open": ("positions",),
-    "release": ("gone",),
-    "play_for": ("gone", "position"),
-}
-"""The arguments of each local step, as the deck vectors name them."""
-
-
-def vector_events(recorded: list[tuple[Any, ...]]) -> list[dict[str, Any]]:
-    """A table's recorded events as the deck vectors write them (DECK.md §12): a local
-    step with its arguments, or a message with its canonical bytes and its fields."""
-    events: list[dict[str, Any]] = []
-    for event in recorded:
-        kind, seat = event[0], event[1]
-        if kind == "message":
-            msg = event[2]
-            raw = encode_message(msg).hex()
-            fields = hexed(msg.to_wire())
-            events.append(
-                {"event": "message", "from": seat, "canonical_msgpack": raw, "fields": fields}
-            )
-        else:
-            args = dict(zip(VECTOR_ARGUMENTS.get(kind, ()), event[2:], strict=True))
-            events.append({"event": kind, "seat": seat, **args})
-    return events
 
 
 def build_vector() -> dict[str, Any]:

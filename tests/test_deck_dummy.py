@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_deck import TABLE_ID, VECTOR_ARGUMENTS, secret_key, shuffle_seed, vector_events
+from helpers import TABLE_ID, VECTOR_ARGUMENTS, secret_key, shuffle_seed, vector_events
 
 from belote_p2p.game.cards import Card
 from belote_p2p.game.rules import CLASSIC, COINCHE, THREE_HANDED, RuleSet

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_deck import vector_events
+from helpers import vector_events
 
 from belote_p2p.game.cards import CARDS, Card, Rank
 from belote_p2p.game.engine import TURNED, deal_owners, public_positions
