@@ -183,19 +183,28 @@ async def restart_bot_processes(home: Home, definition: TableDefinition) -> list
 def check_agreement(
     result: PeerResult, others: Mapping[int, dict[str, Any] | None], quiet: bool
 ) -> int:
-    """1 unless every bot process (``others``: its result by its number) reported the
-    host's final scores. A bot process whose bot failed some decisions (a stand-in played
-    them) is named with its counts."""
+    """1 unless every bot process (``others``: its result by its number, which is its
+    seat) reported the host's final scores. The seat that left a game its partner played
+    on (``result.left``) owes none: its record ends where it left. A bot process whose bot
+    failed some decisions (a stand-in played them) is named with its counts."""
     for k, r in others.items():
         counts = r.get("fallbacks") if r else None
         if isinstance(counts, dict) and failed(counts):
             print(f"Bot process {k}: {fallback_text(counts)}", flush=True)
+    live = {k: r for k, r in others.items() if k != result.left}
     ours = list(result.state.scores)
-    scores = [ours] + [r.get("scores") if r else None for r in others.values()]
-    if all(s == ours for s in scores) and all(r and r.get("ok") for r in others.values()):
+    scores = [ours] + [r.get("scores") if r else None for r in live.values()]
+    if all(s == ours for s in scores) and all(r and r.get("ok") for r in live.values()):
         if not quiet:
             final = "-".join(str(x) for x in ours)
-            print(f"All {len(scores)} peers agree: final scores {final}", flush=True)
+            if result.left is None:
+                print(f"All {len(scores)} peers agree: final scores {final}", flush=True)
+            else:
+                print(
+                    f"All {len(scores)} live peers agree: final scores {final} (seat "
+                    f"{result.left} left; its partner played on)",
+                    flush=True,
+                )
         return 0
     print(f"error: the peers' final scores differ: {scores}", file=sys.stderr, flush=True)
     return 1

@@ -27,6 +27,7 @@ from belote_p2p.protocol.events import (
     PeerFault,
     RoundAudited,
     RoundDealt,
+    SeatLeft,
     TableReady,
 )
 from belote_p2p.protocol.identity import fingerprint
@@ -35,7 +36,7 @@ from belote_p2p.protocol.table import TableDefinition
 from belote_p2p.protocol.wire import Envelope
 
 from .display import format_round, format_sheet, seat_names
-from .wording import team_name
+from .wording import left_line, team_name
 
 T = TypeVar("T")
 
@@ -83,6 +84,8 @@ class Printer:
                 self.say(f"  audit: {names[f.seat]} {f.kind.value}: {f.reason} ({f.action})")
         elif isinstance(event, GameOver):
             self.say(format_sheet(event.state, names))
+        elif isinstance(event, SeatLeft):
+            self.say(safe_text(left_line(names[event.seat], names[event.by]) + "."))
         elif isinstance(event, GameAbandoned):
             self.say(f"The game is abandoned: {names[event.seat]} left it.")
             self.say(format_sheet(event.state, names))

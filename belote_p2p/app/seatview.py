@@ -73,6 +73,7 @@ from .wording import (
     bid_contract_text,
     bid_text,
     card_text,
+    left_line,
     sweep_text,
     trump_text,
 )
@@ -125,12 +126,6 @@ def card_numbers(o: Observation) -> dict[Card, int]:
         return {c: i for i, (c, _) in enumerate(piles, 1) if c is not None and c in o.hand}
     full = display_hand(round_hand(o), o.trump)
     return {c: i for i, c in enumerate(full, 1) if c in o.hand}
-
-
-def left_line(leaver: str, partner: str) -> str:
-    """``Bob left; Carol plays Bob's open hand`` (``you play`` when the partner is us)."""
-    who = "you play" if partner == "You" else f"{partner} plays"
-    return f"{leaver} left; {who} {leaver}'s open hand"
 
 
 def legal_text(o: Observation) -> str:

@@ -106,3 +106,9 @@ def sweep_text(
     if score.capot is not None:
         return f", capot by {team_label(score.capot)}"
     return ""
+
+
+def left_line(leaver: str, partner: str) -> str:
+    """``Bob left; Carol plays Bob's open hand`` (``you play`` when the partner is us)."""
+    who = "you play" if partner == "You" else f"{partner} plays"
+    return f"{leaver} left; {who} {leaver}'s open hand"
