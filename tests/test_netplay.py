@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import re
+import signal
 from functools import partial
 from pathlib import Path
 
@@ -12,13 +14,16 @@ import pytest
 import trio
 from helpers import (
     address_of,
+    cli_argv,
     free_udp_port,
     identities,
     open_listeners,
     run_cli,
     source_pythonpath,
+    start,
 )
 
+from belote_p2p.app.botprocs import PROCESS_FILE
 from belote_p2p.app.home import Home
 from belote_p2p.app.host import host_game
 from belote_p2p.app.join import join_game
@@ -306,3 +311,37 @@ def test_join_and_host_flags(tmp_path: Path) -> None:
                  "--beacon-address", "not-an-ip:7778"]) == 2  # fmt: skip
     assert main(["host", "--home", str(tmp_path), "--name", "H", "--bots", "3",
                  "--beacon-address", "host.example"]) == 2  # fmt: skip
+
+
+async def test_a_bot_process_killed_mid_game_leaves_its_open_hand_to_its_partner(
+    tmp_path: Path,
+) -> None:
+    """``host --bots 3``: the process of seat 1 is killed (SIGKILL) once the cards are
+    dealt and never comes back; the others sign it gone after its deadline and grace, its
+    partner (seat 3) plays its open hand, the game goes to its end, the host exits 0 and
+    says the three live peers agree, and its record verifies."""
+    home = tmp_path / "home"
+    args = cli_argv(
+        "host", "--bot", "random", "--bots", "3", "--name", "Hana", "--home", home,
+        "--no-beacon", "--port", "0", "--target", "1001", "--person-deadline", "2",
+        "--grace", "2", "--plain", "--no-watch",
+    )  # fmt: skip
+    with trio.fail_after(240):
+        async with trio.open_nursery() as nursery:
+            host = await start(nursery, "host", args, tmp_path)
+            host.wanted = "Dealing."
+            await host.line_seen.wait()
+            info = json.loads((Home(home).bot(1).root / PROCESS_FILE).read_text())
+            os.kill(int(info["pid"]), signal.SIGKILL)
+            status = await host.process.wait()
+    out = host.output
+    assert status == 0, out + (tmp_path / "host.stderr").read_text()
+    assert "Bot1 left; Bot3 plays Bot1's open hand." in out, out
+    result = parse_result(out)
+    assert result is not None and result["ok"] and result["left"] == 1
+    assert max(result["scores"]) >= 1001
+    assert "All 3 live peers agree" in out, out
+    done = await run_cli(tmp_path, "verify", result["transcript"], timeout=120)
+    verdict = done.stdout.decode()
+    assert done.returncode == 0 and verdict.startswith("OK"), verdict
+    assert "left in round" in verdict and "played its open hand" in verdict, verdict

@@ -323,7 +323,10 @@ async def host_game(
     if not result.finished:
         return status  # abandoned or stopped: the bots saw it too, nothing to compare
     for proc in procs:
-        if proc.status != 0:
+        if proc.status != 0 and proc.number == result.left:
+            # Its seat left and its partner played on: the game is whole without it.
+            print(f"Bot process {proc.number} exited with {proc.status}: its seat left.")
+        elif proc.status != 0:
             print(f"error: bot process {proc.number} exited with {proc.status}", file=sys.stderr)
             status = 1
     if procs:
