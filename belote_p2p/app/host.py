@@ -151,8 +151,8 @@ async def host_game(
     say(f"Lobby listening on {shown} (also the table's port and relay; "
         f"all: {', '.join(addresses)})")  # fmt: skip
     say(f"Invitation code:\n  {code}")
-    say(f"Others join with:  belote-p2p join {code} --name Bob")
-    say(f"  (or, where this address reaches us:  belote-p2p join {shown} --name Bob)")
+    say(f"Others join with:  belote-p2p join {code} --name NAME")
+    say(f"  (or, where this address reaches us:  belote-p2p join {shown} --name NAME)")
     say_watch_code(invitation, watch, say)
 
     tell = options.web.tell if options.web is not None else None
@@ -176,7 +176,7 @@ async def host_game(
             state = "full" if lobby.full else "waiting for its bots to sit down"
         line = f"{news}Your table ({rules.name} to {rules.target}) is {state}."
         if people > 0:
-            line += f"\nOthers join with:  belote-p2p join {code} --name Bob"
+            line += f"\nOthers join with:  belote-p2p join {code} --name NAME"
         tell(line)
 
     tell_page("")
