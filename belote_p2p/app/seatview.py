@@ -44,7 +44,7 @@ from belote_p2p.game.engine import (
     other_belote_card,
 )
 from belote_p2p.game.observation import Observation, observe
-from belote_p2p.game.rules import RuleSet
+from belote_p2p.game.rules import RuleSet, partner_of
 from belote_p2p.game.scoring import CAPOT_POINTS, Outcome
 from belote_p2p.game.tables import ALL_TRUMP, NO_TRUMP, STRENGTH, TRUMP_LETTERS, winning_index
 from belote_p2p.protocol.events import (
@@ -490,7 +490,7 @@ class SeatView:
         """The seat whose decision this seat makes now: the dummy's when it is to act and
         we are its partner, else ours."""
         dummy = self.dummy
-        if dummy is not None and self.to_act == dummy and self.seat == (dummy + 2) % 4:
+        if dummy is not None and self.to_act == dummy and self.seat == partner_of(dummy):
             return dummy
         return self.seat
 
@@ -779,7 +779,7 @@ class SeatView:
         if self.to_act >= 0 and self.phase not in (None, Phase.DEAL, Phase.GAME_OVER):
             who = self.name(self.to_act)
             if self.to_act == self.dummy:
-                partner = (self.to_act + 2) % 4
+                partner = partner_of(self.to_act)
                 who = f"{self.name(partner)} (for {self.name(self.to_act)}'s open hand)"
             if self.to_act in self.disconnected:
                 return f"Waiting for {who}, whose connection is down: reconnecting…", None, ""

@@ -7,7 +7,7 @@ from typing import NamedTuple
 from .announcements import Announcement
 from .cards import Card, CardMask, cards_of
 from .engine import Action, Bid, Phase, State, Trick, other_belote_card, pile_positions
-from .rules import RuleSet, SeatNumber, Variant
+from .rules import RuleSet, SeatNumber, Variant, partner_of
 from .tables import ABOVE, TrumpMode, winning_index
 
 
@@ -64,7 +64,7 @@ class Observation(NamedTuple):
     @property
     def partner(self) -> SeatNumber:
         """The partner's seat; -1 when there are no teams (two or three seats)."""
-        return (self.seat + 2) % 4 if self.rules.has_teams else -1
+        return partner_of(self.seat) if self.rules.has_teams else -1
 
     @property
     def team(self) -> int:

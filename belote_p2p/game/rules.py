@@ -13,6 +13,11 @@ SeatNumber = int
 partners (the other variants have no teams)."""
 
 
+def partner_of(seat: SeatNumber) -> SeatNumber:
+    """A seat's partner at a four-seat table (the one who plays its open hand if it leaves)."""
+    return (seat + 2) % 4
+
+
 class Variant(Enum):
     """How trump is chosen and how a round is scored."""
 

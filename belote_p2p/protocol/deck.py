@@ -152,7 +152,7 @@ from typing import Any, ClassVar, TypeAlias
 from belote_p2p.errors import LocalProtocolError, RemoteProtocolError
 from belote_p2p.game.cards import CARDS, Card
 from belote_p2p.game.engine import TURNED, deal_owners, public_positions
-from belote_p2p.game.rules import RuleSet, Variant
+from belote_p2p.game.rules import RuleSet, Variant, partner_of
 
 from . import group, wire
 from .group import L, Proof, base_mul, hash_to_point, is_valid_point, mul, u8, u32
@@ -435,11 +435,6 @@ def shuffle_masks(
     """The re-masking scalar of each output position of a shuffle."""
     ctx = (*_context(table_id, round_number, seat, public_seats), seed)
     return tuple(group.hash_to_scalar(MASK_LABEL, *ctx, u8(j)) for j in range(size))
-
-
-def partner_of(seat: int) -> int:
-    """The partner of a seat at a four-seat table: the one who plays a dummy's cards."""
-    return (seat + 2) % SEATS
 
 
 def public_secrets(

@@ -53,6 +53,7 @@ from belote_p2p.game.audit import audit_round, corrected_record
 from belote_p2p.game.cards import Card
 from belote_p2p.game.engine import Action, Bid, Claim, IllegalActionError, Phase, State
 from belote_p2p.game.observation import observe
+from belote_p2p.game.rules import partner_of
 
 from .bodies import (
     abandon_body,
@@ -497,7 +498,7 @@ class TableSession:
 
     def actor(self, seat: int) -> int:
         """Who decides for ``seat``: itself, or for the dummy its partner."""
-        return (seat + 2) % 4 if seat == self.dummy else seat
+        return partner_of(seat) if seat == self.dummy else seat
 
     @property
     def transcript(self) -> Sequence[Envelope]:
@@ -1119,7 +1120,7 @@ class TableSession:
         self.dummy = gone
         self._leave = deciding
         self._public = frozenset({gone})
-        self.left = SeatLeft(gone, (gone + 2) % 4, self._current_round(), self.state)
+        self.left = SeatLeft(gone, partner_of(gone), self._current_round(), self.state)
         self._events.append(self.left)
         if self._left_us:
             return  # our game ends here; the others play on
