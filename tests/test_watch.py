@@ -4,7 +4,9 @@ the table."""
 
 from __future__ import annotations
 
+import json
 import random
+import signal
 import socket
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -15,10 +17,12 @@ from cheaters import ForeignCard, OutOfTurn
 from cheaters import play as play_cheat
 from helpers import (
     LOOPBACK,
+    TABLE,
     Net,
     Process,
     check_agreement,
     cli_argv,
+    identities,
     make_table,
     open_listeners,
     run_cli,
@@ -30,15 +34,18 @@ from belote_p2p.app.tui import TableView
 from belote_p2p.app.watch import Spectator, WatchResult, WatchUI, ending, run_watch
 from belote_p2p.game.engine import Phase, State
 from belote_p2p.game.observation import observe
+from belote_p2p.game.rules import RULE_SETS
 from belote_p2p.net.invite import Invitation, InvitationError
 from belote_p2p.net.peer import PeerResult, run_peer
 from belote_p2p.net.relay import HostPort
 from belote_p2p.net.watch import WatchHub, open_watch, read_watch_code, watch_code
 from belote_p2p.players.player import BotPlayer
 from belote_p2p.protocol.events import ActionTaken, Event
+from belote_p2p.protocol.identity import Identity
+from belote_p2p.protocol.relay import PAIRED, watch_key, watch_message
 from belote_p2p.protocol.secretstore import FileSecrets
 from belote_p2p.protocol.session import TableSession
-from belote_p2p.protocol.table import TableDefinition
+from belote_p2p.protocol.table import Seat, TableDefinition
 from belote_p2p.protocol.transcript import read_transcript
 from belote_p2p.protocol.verify import verify_transcript
 from belote_p2p.protocol.watch import (
@@ -562,3 +569,145 @@ async def test_a_watcher_waiting_for_a_game_that_never_comes_is_told() -> None:
             port_nursery.cancel_scope.cancel()
     assert refused == ["the lobby closed"]
     assert hub.stats.served == 0
+
+
+# -- through a relay ----------------------------------------------------------------------
+
+
+NOWHERE = f"{LOOPBACK}:1"
+"""A direct address of a watch code that answers nothing (the host is not reachable)."""
+
+
+async def start_relay_process(nursery: trio.Nursery, tmp_path: Path) -> tuple[Process, int]:
+    """A standalone ``belote-p2p relay`` on a free loopback port; its port once it listens."""
+    relay = await start(
+        nursery, "relay", cli_argv("relay", "--port", "0", "--bind", LOOPBACK), tmp_path
+    )
+    relay.wanted = "Tables use it with"
+    await relay.line_seen.wait()
+    return relay, int(relay.output.split("(port ")[1].split(")")[0])
+
+
+def relayed_table(
+    seed: int, host: trio.SocketListener, target: int = 151
+) -> tuple[TableDefinition, list[Identity]]:
+    """A classic table whose host listens on ``host`` and whose three joiners do not
+    (``--no-listen``: every other link goes through the relay)."""
+    ids = identities(seed)
+    port = host.socket.getsockname()[1]
+    seats = tuple(
+        Seat(f"p{s}", ids[s].public_key_bytes, f"{LOOPBACK}:{port}" if s == 0 else "")
+        for s in range(4)
+    )
+    return TableDefinition(TABLE, RULE_SETS["classic"].with_(target=target), seats), ids
+
+
+async def stuck_watcher(
+    relay: tuple[str, int], definition: TableDefinition, ready: trio.Event
+) -> None:
+    """A watcher at the relay that sends its hello and never reads again."""
+    sock = trio.socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    await sock.connect(relay)
+    stream = trio.SocketStream(sock)
+    await stream.send_all(frame(watch_message(*watch_key(definition))))
+    got = b""
+    while len(got) < len(PAIRED):
+        got += await stream.receive_some(len(PAIRED) - len(got))
+    assert got == PAIRED
+    await stream.send_all(frame(hello_message(definition.table_id[:8])))
+    ready.set()
+    await trio.sleep_forever()  # never reads: its seat must drop it, and nobody wait
+
+
+async def test_watchers_through_a_relay_process_at_a_table_of_no_listen_joiners(
+    tmp_path: Path,
+) -> None:
+    """A standalone relay process; the three joiners do not listen and the watch code's
+    direct address answers nothing, so the watchers come through the relay, each served by
+    one seat's feed: two from the start, one mid-game and one that stops reading (dropped by
+    the seat serving it, delaying nobody). Each reading watcher checks the whole game, sees
+    the public state of every action, never knows a card before it is played, and keeps a
+    record that verifies."""
+    host = (await trio.open_tcp_listeners(0, host=LOOPBACK))[0]
+    definition, ids = relayed_table(41, host, target=501)  # a record no buffer holds
+    proposal = definition.propose(ids[0])
+    hubs = [WatchHub(definition.table_id, queue=16) for _ in range(4)]
+    for hub in hubs:
+        hub.open(definition, proposal)
+    results: dict[str, WatchResult] = {}
+    seen = {name: Seen(definition) for name in ("first", "second", "late")}
+    late_go = trio.Event()
+    players: dict[int, PeerResult] = {}
+
+    def host_step(envelopes: Sequence[Envelope]) -> None:
+        hubs[0].publish(envelopes)
+        if hubs[0].recorded >= 40:
+            late_go.set()
+
+    async def seat(s: int, relay: tuple[str, int]) -> None:
+        async with trio.open_nursery() as feeding:
+            feeding.start_soon(hubs[s].feed, relay, ids[s], s)
+            players[s] = await run_peer(
+                definition, s, ids[s], BotPlayer("random", seed=s),
+                transcript=tmp_path / f"seat{s}.transcript",
+                listeners=[host] if s == 0 else [],
+                secrets=FileSecrets(tmp_path / "secrets", definition.table_id, s),
+                proposal=proposal, relay=relay,
+                on_step=host_step if s == 0 else hubs[s].publish,
+            )  # fmt: skip
+            hubs[s].finish("the game is over")
+            with trio.move_on_after(5):
+                await hubs[s].drained()
+            feeding.cancel_scope.cancel()
+
+    async def watcher(name: str, invitation: Invitation, go: trio.Event | None = None) -> None:
+        if go is not None:
+            await go.wait()
+        results[name] = await run_watch(
+            invitation, on_event=seen[name].event, on_envelope=seen[name].envelope,
+            save=tmp_path / f"{name}.watch",
+        )  # fmt: skip
+
+    with trio.fail_after(TIMEOUT * 2):
+        async with trio.open_nursery() as outer:
+            relay_proc, port = await start_relay_process(outer, tmp_path)
+            relay = (LOOPBACK, port)
+            invitation = Invitation.of(
+                definition.table_id, definition.host_key, (NOWHERE,), f"{LOOPBACK}:{port}"
+            )
+            code = read_watch_code(watch_code(invitation))
+            assert code.relay == f"{LOOPBACK}:{port}"
+            stuck_in = trio.Event()
+            async with trio.open_nursery() as nursery:
+                for s in range(4):
+                    nursery.start_soon(seat, s, relay)
+                outer.start_soon(stuck_watcher, relay, definition, stuck_in)
+                await stuck_in.wait()
+                nursery.start_soon(watcher, "first", code)
+                nursery.start_soon(watcher, "second", code)
+                nursery.start_soon(watcher, "late", code, late_go)
+            relay_proc.line_seen, relay_proc.wanted = trio.Event(), '"watchers"'
+            relay_proc.process.send_signal(signal.SIGINT)  # it prints its counts, and ends
+            await relay_proc.line_seen.wait()
+            await relay_proc.process.wait()
+            outer.cancel_scope.cancel()  # the stuck watcher
+    check_agreement([players[s] for s in range(4)])
+    assert [players[s].relayed for s in range(4)] == [0, 2, 2, 2]  # the joiners: each other
+    host_record = read_transcript(players[0].transcript).envelopes
+    by_seat_1 = replay(definition, read_transcript(players[1].transcript).envelopes)
+    assert sum(h.stats.served for h in hubs) == 4
+    assert sum(h.stats.dropped for h in hubs) == 1  # the stuck one, by the seat serving it
+    for name, result in results.items():
+        assert result.completed and result.error is None and result.fault is None, name
+        assert result.end == "the game is over"
+        assert result.envelopes == len(host_record)
+        assert result.state.scores == players[0].state.scores
+        assert seen[name].actions == by_seat_1.actions, name
+        assert seen[name].deck_checks == len(host_record)
+        saved = tmp_path / f"{name}.watch"
+        assert set(read_transcript(saved).envelopes) == set(host_record)
+        verdict = verify_transcript(saved)
+        assert verdict.ok and verdict.finished, verdict.summary()
+    counts = json.loads(relay_proc.output.split("RELAY ")[-1].splitlines()[0])
+    assert counts["watchers"] == 4 and counts["paired"] == 3, counts

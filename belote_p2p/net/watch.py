@@ -57,7 +57,14 @@ from belote_p2p.protocol.wire import Envelope, FrameTooLarge
 
 from .address import format_address, parse_address
 from .invite import WATCH_PREFIX, Invitation
-from .relay import FIRST_FRAME_TIMEOUT, connect, open_feed, peer_host, set_buffer
+from .relay import (
+    FIRST_FRAME_TIMEOUT,
+    WATCH_RELAY_QUEUE,
+    connect,
+    open_feed,
+    peer_host,
+    set_buffer,
+)
 from .transport import ConnectionClosed, FramedStream
 
 logger = logging.getLogger(__name__)
@@ -204,13 +211,16 @@ class WatchHub:
 
     # -- the watchers' connections ---------------------------------------------------------
 
-    async def handle(self, stream: trio.abc.Stream, source: str | None = None) -> None:
+    async def handle(
+        self, stream: trio.abc.Stream, source: str | None = None, buffer: int = WATCH_SEND_BUFFER
+    ) -> None:
         """Serve one watch connection (its hello not yet read) until the game is over for
         it, it is dropped, or it goes; never raises for what the watcher did. ``source``:
         whom it counts against (by default its address; a relay's watchers are capped by
-        the relay, per address)."""
+        the relay, per address); ``buffer``: its kernel send buffer (small: the hub's queue
+        is where a watcher's envelopes wait)."""
         link = FramedStream(stream, max_frame=MAX_WATCH_FRAME, opening=(MAX_WATCH_HELLO,))
-        set_buffer(stream, socket.SO_SNDBUF, WATCH_SEND_BUFFER)  # the hub's queue is where it waits
+        set_buffer(stream, socket.SO_SNDBUF, buffer)
         source = source_of(peer_host(stream)) if source is None else source
         try:
             with trio.fail_after(FIRST_FRAME_TIMEOUT):
@@ -295,7 +305,8 @@ class WatchHub:
                     delay = min(2 * delay, FEED_RETRY_MAX)
                     continue
                 delay = FEED_RETRY
-                nursery.start_soon(self.handle, stream, f"relay {shown} #{number}")
+                source = f"relay {shown} #{number}"
+                nursery.start_soon(self.handle, stream, source, WATCH_RELAY_QUEUE)
 
     async def _send(self, link: FramedStream, watcher: _Watcher, data: bytes) -> None:
         try:
