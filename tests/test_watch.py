@@ -37,7 +37,7 @@ from belote_p2p.game.observation import observe
 from belote_p2p.game.rules import RULE_SETS
 from belote_p2p.net.invite import Invitation, InvitationError
 from belote_p2p.net.peer import PeerResult, run_peer
-from belote_p2p.net.relay import HostPort
+from belote_p2p.net.relay import HostPort, RelayService
 from belote_p2p.net.watch import WatchHub, open_watch, read_watch_code, watch_code
 from belote_p2p.players.player import BotPlayer
 from belote_p2p.protocol.events import ActionTaken, Event
@@ -363,18 +363,27 @@ def test_watch_messages_are_checked() -> None:
     assert read_watch_code(code.upper()).names_table(definition.table_id)
 
 
-async def test_after_the_hosts_resume_the_same_code_watches_again(tmp_path: Path) -> None:
-    """The host (seat 0) dies mid-game with its port; the watcher's watch ends early. The
-    host resumes on the same transcript and port: the same code watches the whole game."""
+@pytest.mark.parametrize("route", ["port", "relay"])
+async def test_a_watcher_outlives_the_hosts_death_and_resume(tmp_path: Path, route: str) -> None:
+    """The host (seat 0) dies mid-game with its port and its feed; the watcher's connection
+    ends early and it connects again on its own, with the same code: to the resumed host's
+    port on the same address (``port``), or through a relay (``relay``: the code's direct
+    address answers nothing; seat 1 starts offering a feed once the host is gone, and the
+    resumed host offers one again). Whoever serves it sends the whole record; the watcher
+    skips what it has, checks the whole game and keeps a record that verifies."""
     listeners = await open_listeners(4)
     definition, ids = make_table("classic", target=151, seed=9, listeners=listeners)
     transcripts = [tmp_path / f"seat{s}.transcript" for s in range(4)]
     results: dict[int, PeerResult] = {}
     watches: list[WatchResult] = []
     kill = trio.CancelScope()
-    resumed = trio.Event()
+    killed = trio.Event()
     port_box: list[int] = []
     first_in = trio.Event()
+    relay_service = RelayService()
+    relay_listener = (await trio.open_tcp_listeners(0, host=LOOPBACK))[0]
+    relay = (LOOPBACK, relay_listener.socket.getsockname()[1])
+    proposal = definition.propose(ids[0])
 
     def secrets_of(seat: int) -> FileSecrets:
         return FileSecrets(tmp_path / "secrets", definition.table_id, seat)
@@ -382,61 +391,83 @@ async def test_after_the_hosts_resume_the_same_code_watches_again(tmp_path: Path
     async def peer(seat: int, **more: object) -> PeerResult:
         return await run_peer(
             definition, seat, ids[seat], BotPlayer("random", seed=seat),
-            transcript=transcripts[seat], secrets=secrets_of(seat),
-            proposal=definition.propose(ids[0]), **more,  # type: ignore[arg-type]
+            transcript=transcripts[seat], secrets=secrets_of(seat), proposal=proposal,
+            **more,  # type: ignore[arg-type]
         )  # fmt: skip
+
+    async def host_once(hub: WatchHub, **more: object) -> PeerResult:
+        def step(envelopes: Sequence[Envelope]) -> None:
+            hub.publish(envelopes)
+            if hub.recorded >= 40 and not killed.is_set():  # mid-way through the first round
+                kill.cancel()
+
+        async with trio.open_nursery() as inner:
+            _, port = await serve_hub(inner, hub, port_box[0] if port_box else 0)
+            port_box[:] = [port]
+            if route == "relay":
+                inner.start_soon(hub.feed, relay, ids[0], 0)
+            first_in.set()
+            result = await peer(0, on_step=step, **more)
+            hub.finish("the game is over")
+            await hub.drained()
+            inner.cancel_scope.cancel()
+        return result
 
     async def host() -> None:
         hub = WatchHub(definition.table_id)
-        hub.open(definition, definition.propose(ids[0]))
-
-        def step(envelopes: Sequence[Envelope]) -> None:
-            hub.publish(envelopes)
-            if hub.recorded >= 40:  # mid-way through the first round
-                kill.cancel()
-
+        hub.open(definition, proposal)
         with kill:
-            async with trio.open_nursery() as inner:
-                _, port = await serve_hub(inner, hub)
-                port_box.append(port)
-                first_in.set()
-                await peer(0, listeners=[listeners[0]], on_step=step)
+            await host_once(hub, listeners=[listeners[0]])
         assert kill.cancelled_caught
+        killed.set()
         again = WatchHub(definition.table_id)
-        again.open(definition, definition.propose(ids[0]))
-        async with trio.open_nursery() as inner:
-            await serve_hub(inner, again, port_box[0])
-            resumed.set()
-            results[0] = await peer(0, on_step=again.publish)
-            again.finish("the game is over")
-            await again.drained()
-            inner.cancel_scope.cancel()
+        again.open(definition, proposal)
+        results[0] = await host_once(again)
 
     async def one(seat: int) -> None:
-        results[seat] = await peer(seat, listeners=[listeners[seat]])
+        if seat != 1 or route == "port":
+            results[seat] = await peer(seat, listeners=[listeners[seat]])
+            return
+        hub = WatchHub(definition.table_id)
+        hub.open(definition, proposal)
+        async with trio.open_nursery() as inner:
+
+            async def feed_once_the_host_is_gone() -> None:
+                await killed.wait()
+                await hub.feed(relay, ids[1], 1)
+
+            inner.start_soon(feed_once_the_host_is_gone)
+            results[1] = await peer(1, listeners=[listeners[1]], on_step=hub.publish)
+            hub.finish("the game is over")
+            await hub.drained()
+            inner.cancel_scope.cancel()
 
     async def watcher() -> None:
         await first_in.wait()
-        invitation = code_for(definition, port_box[0])
-        watches.append(await run_watch(invitation))
-        await resumed.wait()
-        watches.append(await run_watch(invitation, save=tmp_path / "again.watch"))
+        address = NOWHERE if route == "relay" else f"{LOOPBACK}:{port_box[0]}"
+        through = f"{LOOPBACK}:{relay[1]}" if route == "relay" else None
+        invitation = Invitation.of(definition.table_id, definition.host_key, (address,), through)
+        watches.append(await run_watch(invitation, save=tmp_path / "seen.watch"))
 
-    with trio.fail_after(TIMEOUT):
+    with trio.fail_after(TIMEOUT * 2):
         async with trio.open_nursery() as nursery:
-            nursery.start_soon(host)
-            for seat in (1, 2, 3):
-                nursery.start_soon(one, seat)
-            nursery.start_soon(watcher)
+            await nursery.start(relay_service.serve, [relay_listener])
+            async with trio.open_nursery() as table:
+                table.start_soon(host)
+                for seat in (1, 2, 3):
+                    table.start_soon(one, seat)
+                table.start_soon(watcher)
+            nursery.cancel_scope.cancel()
     check_agreement([results[s] for s in range(4)])
-    cut, whole = watches
-    assert cut.error is not None and not cut.completed and cut.envelopes >= 1
-    assert "again" in ending(cut, None)
-    assert whole.completed and whole.error is None
-    assert (
-        read_transcript(tmp_path / "again.watch").envelopes
-        == read_transcript(transcripts[0]).envelopes
-    )
+    (watch,) = watches
+    assert watch.completed and watch.error is None and watch.end == "the game is over"
+    record = read_transcript(tmp_path / "seen.watch").envelopes
+    assert len(record) == watch.envelopes == len(set(record))
+    assert set(record) == set(read_transcript(transcripts[0]).envelopes)
+    verdict = verify_transcript(tmp_path / "seen.watch")
+    assert verdict.ok and verdict.finished, verdict.summary()
+    if route == "relay":
+        assert relay_service.stats["watchers"] >= 2  # before the host's death, and after
 
 
 async def test_the_watchers_terminal_shows_the_table_and_quit_stops(tmp_path: Path) -> None:

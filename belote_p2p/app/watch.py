@@ -51,7 +51,7 @@ from belote_p2p.protocol.names import safe_text
 from belote_p2p.protocol.session import TableSession
 from belote_p2p.protocol.table import TableDefinition
 from belote_p2p.protocol.transcript import TranscriptWriter
-from belote_p2p.protocol.watch import WatchError
+from belote_p2p.protocol.watch import WatchError, WatchRefused
 from belote_p2p.protocol.wire import Envelope
 
 from .display import seat_names
@@ -243,21 +243,24 @@ async def _reopen(
     patience: float,
 ) -> WatchLink:
     """A new connection to the table (entered into ``stack``), tried with backoff for
-    ``patience`` seconds while nothing answers. Raises :class:`ConnectionClosed` past it,
-    and :class:`WatchError` when what answers refuses us or serves another table."""
+    ``patience`` seconds while nothing answers or what answers refuses us (the host is
+    coming back, no seat offers a feed yet). Raises :class:`ConnectionClosed` past it, and
+    :class:`WatchError` when what answers serves another table."""
     delay = RETRY
+    last: Exception | None = None
     with trio.move_on_after(patience):
         while True:
             try:
                 link = await stack.enter_async_context(open_watch(invitation))
-            except ConnectionClosed:
+            except (ConnectionClosed, WatchRefused) as exc:
+                last = exc
                 await trio.sleep(delay)
                 delay = min(2 * delay, RETRY_MAX)
                 continue
             if link.table.definition != definition:
                 raise WatchError("the table answering the watch code is another one now")
             return link
-    raise ConnectionClosed(f"nothing answered the watch code for {patience:g} s")
+    raise ConnectionClosed(f"nothing served the watch code for {patience:g} s (last: {last})")
 
 
 @contextlib.contextmanager
