@@ -27,6 +27,7 @@ from helpers import (
     open_listeners,
     run_cli,
     start,
+    start_relay_process,
     table_sessions,
 )
 
@@ -607,16 +608,6 @@ async def test_a_watcher_waiting_for_a_game_that_never_comes_is_told() -> None:
 
 NOWHERE = f"{LOOPBACK}:1"
 """A direct address of a watch code that answers nothing (the host is not reachable)."""
-
-
-async def start_relay_process(nursery: trio.Nursery, tmp_path: Path) -> tuple[Process, int]:
-    """A standalone ``belote-p2p relay`` on a free loopback port; its port once it listens."""
-    relay = await start(
-        nursery, "relay", cli_argv("relay", "--port", "0", "--bind", LOOPBACK), tmp_path
-    )
-    relay.wanted = "Tables use it with"
-    await relay.line_seen.wait()
-    return relay, int(relay.output.split("(port ")[1].split(")")[0])
 
 
 def relayed_table(
