@@ -1,6 +1,6 @@
 """The relay over trio: a thin shell around :class:`~belote_p2p.protocol.relay.RelayServer`,
-and the client side, :func:`open_relay_link`, which a mesh uses as its fallback, and
-:func:`open_feed`, a seat's offer of its table to one watcher (:mod:`.watch`).
+and the client side, :func:`open_relay_link`, which a mesh uses as its fallback (and a seat
+as its watch feed, the offer of its table to one watcher: :mod:`.watch`).
 
 :class:`RelayService` reads each connection's bytes into the sans-io server and carries out
 what it answers: frames to queue for a connection, connections to close. Each connection
@@ -103,7 +103,8 @@ async def open_relay_link(
     connect_timeout: float = RELAY_CONNECT_TIMEOUT,
 ) -> RelayLink:
     """A link to ``peer`` through the relay at ``address``, once the relay has paired us
-    (``peer`` None: a watch feed, :func:`open_feed`).
+    (``peer`` None: a watch feed, paired with a watcher, whose ``watch`` hello comes next
+    on the link's ``stream``).
 
     Proves our seat to the relay (the signed challenge), then waits (as long as the relay
     holds us, or until cancelled) for ``peer``'s own join. Raises :class:`RelayError` when
@@ -153,24 +154,6 @@ async def _paired_exactly(stream: trio.abc.Stream) -> None:
         if frames:
             check_paired(frames[0])
             raise RelayError("the relay sent more than relay-paired")
-
-
-async def open_feed(
-    address: tuple[str, int],
-    identity: Identity,
-    definition: TableDefinition,
-    proposal: bytes,
-    seat: int,
-    *,
-    connect_timeout: float = RELAY_CONNECT_TIMEOUT,
-) -> trio.abc.Stream:
-    """A watch feed of ``seat`` at the relay at ``address``, once the relay paired a
-    watcher with it: the stream to that watcher (whose ``watch`` hello comes next). Raises
-    as :func:`open_relay_link` does."""
-    link = await open_relay_link(
-        address, identity, definition, proposal, seat, None, connect_timeout=connect_timeout
-    )
-    return link.stream
 
 
 async def connect(

@@ -6,7 +6,7 @@ peer's ``on_step``), in its own order; the hub keeps the table's record (the ses
 envelopes, not a copy) and sends it to each watcher: the table definition, every envelope
 so far, then each new one live (``PROTOCOL.md`` §11, :mod:`belote_p2p.protocol.watch`).
 The host's hub serves the watchers that reach its port; every seat's hub (the host's too)
-may also keep a feed waiting at the table's relay (:func:`~.relay.open_feed`), through which
+may also keep a feed waiting at the table's relay (:func:`~.relay.open_relay_link`), through which
 the relay hands it one watcher at a time: every seat holds the whole record, so a watcher
 whose seat vanished (the host killed) connects again and another seat serves it.
 
@@ -61,7 +61,7 @@ from .relay import (
     FIRST_FRAME_TIMEOUT,
     WATCH_RELAY_QUEUE,
     connect,
-    open_feed,
+    open_relay_link,
     peer_host,
     set_buffer,
 )
@@ -296,8 +296,8 @@ class WatchHub:
         async with trio.open_nursery() as nursery:
             for number in itertools.count(1):
                 try:
-                    stream = await open_feed(
-                        relay, identity, table.definition, table.proposal, seat
+                    link = await open_relay_link(
+                        relay, identity, table.definition, table.proposal, seat, None
                     )
                 except (ConnectionClosed, RelayError, FrameTooLarge, OSError) as exc:
                     logger.info("watch: no feed at the relay at %s: %s", shown, exc)
@@ -306,7 +306,7 @@ class WatchHub:
                     continue
                 delay = FEED_RETRY
                 source = f"relay {shown} #{number}"
-                nursery.start_soon(self.handle, stream, source, WATCH_RELAY_QUEUE)
+                nursery.start_soon(self.handle, link.stream, source, WATCH_RELAY_QUEUE)
 
     async def _send(self, link: FramedStream, watcher: _Watcher, data: bytes) -> None:
         try:
