@@ -1,8 +1,9 @@
 """``belote-p2p relay``: a relay anyone can run on a public machine for the tables whose
 peers cannot reach each other (``host --relay HOST:PORT`` names it).
 
-It forwards frames only between seats that proved their key of a host-signed table to it,
-keeps no game state and writes nothing to disk (:mod:`belote_p2p.protocol.relay`). It prints
+It forwards frames only between seats that proved their key of a host-signed table to it
+(and between a watcher and one such seat's watch feed), keeps no game state and writes
+nothing to disk (:mod:`belote_p2p.protocol.relay`). It prints
 what it counted (connections, pairs, bytes forwarded, what it dropped or refused) every
 ``--report`` seconds and when it stops.
 """
@@ -54,6 +55,8 @@ def cmd_relay(args: argparse.Namespace) -> int:
             rate=args.rate * 1024,
             burst=max(args.burst * 1024, defaults.max_frame + 4),
             pair_timeout=args.pair_timeout,
+            max_watchers_per_table=args.max_watchers,
+            max_watchers_per_source=args.max_watchers_per_address,
         )
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -118,6 +121,17 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--burst", type=positive_number, default=defaults.burst / 1024, metavar="KIB",
         help="KiB one link may carry at once above the rate "
         f"({defaults.burst / 1024:g})",
+    )  # fmt: skip
+    p.add_argument(
+        "--max-watchers", type=positive_int, default=defaults.max_watchers_per_table,
+        metavar="N",
+        help="watchers of one table at once, each served by one of its seats' feeds "
+        f"({defaults.max_watchers_per_table})",
+    )  # fmt: skip
+    p.add_argument(
+        "--max-watchers-per-address", type=positive_int,
+        default=defaults.max_watchers_per_source, metavar="N",
+        help=f"watchers from one address at once ({defaults.max_watchers_per_source})",
     )  # fmt: skip
     p.add_argument(
         "--report", type=positive_seconds, default=600.0, metavar="S",

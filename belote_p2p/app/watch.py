@@ -522,9 +522,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "watch",
         help="watch a table live with the host's watch code",
         description="Watch a table live: connect to the host's port with the watch code "
-        "`host` printed, check every envelope as `verify` does, and show the table as a "
+        "`host` printed (or, when it does not answer, to the table's relay, where a seat "
+        "serves the watch), check every envelope as `verify` does, and show the table as a "
         "player sees it, every hand hidden until its cards are played. A watcher signs "
-        "nothing and cannot slow the table (a watcher that does not keep up is dropped).",
+        "nothing and cannot slow the table (a watcher that does not keep up is dropped); "
+        "a watch cut before the end connects again on its own.",
     )
     p.add_argument("code", metavar="CODE", help="the watch code (belotew...)")
     p.add_argument("--save", metavar="FILE", help="keep the record as it comes (a transcript)")
