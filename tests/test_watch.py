@@ -667,7 +667,7 @@ async def test_watchers_through_a_relay_process_at_a_table_of_no_listen_joiners(
     the public state of every action, never knows a card before it is played, and keeps a
     record that verifies."""
     host = (await trio.open_tcp_listeners(0, host=LOOPBACK))[0]
-    definition, ids = relayed_table(41, host, target=501)  # a record no buffer holds
+    definition, ids = relayed_table(41, host, target=301)  # a record no buffer holds
     proposal = definition.propose(ids[0])
     hubs = [WatchHub(definition.table_id, queue=16) for _ in range(4)]
     for hub in hubs:

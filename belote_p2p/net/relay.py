@@ -70,7 +70,7 @@ SEND_QUEUE_BYTES = 8 << 20
 """Bytes queued for one relay connection before it is cut (its peer does not read)."""
 SEND_TIMEOUT = 30.0
 """Seconds one queued chunk may take to leave before its connection is cut."""
-WATCH_RELAY_QUEUE = 1 << 14
+WATCH_RELAY_QUEUE = 1 << 13
 """Bytes queued for a watcher before the relay stops reading its feed until they leave; the
 size of the kernel buffers of a watch pair too (at the relay, and the feed's at its seat)."""
 FIRST_FRAME_TIMEOUT = 10.0
