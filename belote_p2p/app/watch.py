@@ -83,14 +83,10 @@ class Spectator:
         self._over = False
         self._had: set[bytes] = set()
 
-    def is_new(self, data: bytes) -> bool:
-        """Whether ``data`` is not an envelope already received (a seat that serves a
-        watcher again, or another seat, sends the whole record)."""
-        return hashlib.sha256(data).digest() not in self._had
-
     def receive(self, data: bytes) -> list[Event]:
-        """One envelope from the host; the events it brought (none for one it already
-        has: see :meth:`is_new`). Raises :class:`WatchError` for bytes that are no envelope
+        """One envelope from the host; the events it brought. One it already has (a seat
+        that serves a watcher again, or another seat, sends the whole record) is skipped:
+        :attr:`received` counts it not. Raises :class:`WatchError` for bytes that are no envelope
         of this table (the host forwarded a forgery or garbage: unsigned bytes name no
         seat)."""
         digest = hashlib.sha256(data).digest()
@@ -206,6 +202,7 @@ CLOSED = (
     "the connection closed before the end (the host is gone, or it dropped us for not "
     "reading): the same code watches again once it is back"
 )
+"""Why a watch stopped whose connection ended early (and connecting again failed)."""
 
 
 async def _take(
@@ -220,9 +217,10 @@ async def _take(
     stopped early (None: it did not)."""
     try:
         async for data in link.envelopes():
-            if not spectator.is_new(data):
-                continue
+            had = spectator.received
             events = spectator.receive(data)
+            if spectator.received == had:
+                continue  # we have it already
             keep(data)
             for event in events:
                 if on_event is not None:
