@@ -59,8 +59,6 @@ def pure_reason() -> str | None:
     """Why this build is pure Python, or ``None`` to compile."""
     if os.environ.get(PURE_SWITCH, "") not in ("", "0"):
         return f"{PURE_SWITCH} is set"
-    if "editable_wheel" in sys.argv:
-        return "an editable install runs the source tree"
     if sys.implementation.name != "cpython":
         return f"mypyc builds for CPython, not {sys.implementation.name}"
     try:
@@ -84,8 +82,11 @@ class OptionalBuildExt(build_ext):
 
 
 def extensions() -> list[Any]:
-    if not BUILD_COMMANDS & set(sys.argv[1:]):
+    if "editable_wheel" in sys.argv:
+        say("pure Python build: an editable install runs the source tree")
         return []
+    if not BUILD_COMMANDS & set(sys.argv[1:]):
+        return []  # metadata only
     reason = pure_reason()
     if reason is None:
         from mypyc.build import mypycify
