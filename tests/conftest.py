@@ -13,12 +13,14 @@ How the suite runs (``python -m pytest``, the README's test command):
   :func:`pytest_configure` compiles this source tree's bytecode once (``__pycache__``, as
   Python itself would without that variable), which every process then reads.
 - **Hypothesis**: the ``dev`` profile (the default) draws new random examples at each run,
-  so that runs by hand keep exploring; the ``ci`` profile, loaded when ``CI`` is set (or
-  with ``HYPOTHESIS_PROFILE=ci``), is derandomized: the same examples at every run, so that a
-  rare example fails nobody's run at random, while the developers' runs still look for it.
-  Both print the reproduction blob of a failing example (``@reproduce_failure``), and a
-  failing example is replayed first at the next run (the ``.hypothesis`` database).
-  Each test's ``@settings`` still sets its own example count and deadline.
+  so that runs by hand keep exploring, and replays a failing example first at the next run
+  (the ``.hypothesis`` database); the ``ci`` profile, loaded when ``CI`` is set (``.ci/run``
+  sets it) or with ``HYPOTHESIS_PROFILE=ci``, is derandomized, as Hypothesis' own ``ci``
+  profile: the same examples at every run and no database, so that a rare example fails no
+  CI run at random while the developers' runs still look for it. Both print the
+  ``@reproduce_failure`` line of a failing example, and neither times anything (no deadline,
+  no ``too_slow`` health check: the suite runs on loaded machines, and speed is measured by
+  the benchmarks). Each test's ``@settings`` sets its own example count.
 """
 
 from __future__ import annotations
@@ -33,8 +35,11 @@ import pytest
 
 SOURCE = Path(__file__).resolve().parents[1]
 
-hypothesis.settings.register_profile("dev", print_blob=True)
-hypothesis.settings.register_profile("ci", derandomize=True, print_blob=True)
+UNTIMED = {"deadline": None, "suppress_health_check": [hypothesis.HealthCheck.too_slow]}
+hypothesis.settings.register_profile("dev", print_blob=True, **UNTIMED)
+hypothesis.settings.register_profile(
+    "ci", derandomize=True, database=None, print_blob=True, **UNTIMED
+)
 hypothesis.settings.load_profile(
     os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "dev")
 )
