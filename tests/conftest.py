@@ -1,11 +1,73 @@
-"""Fixtures only: the helpers that tests share are in ``helpers.py``."""
+"""Fixtures and the suite's run settings only: the helpers that tests share are in
+``helpers.py``.
+
+How the suite runs (``python -m pytest``, the README's test command):
+
+- **Workers**: two per core (:func:`pytest_xdist_auto_num_workers`).
+- **Order**: the test files that take longest (whole games over sockets, subprocesses,
+  Chromium, the conformance kit) are handed out first (:data:`LONG_FIRST`), so that the last
+  workers finish on short tests rather than one worker finishing a long one alone.
+- **Bytecode**: the suite starts hundreds of ``python -m belote_p2p`` processes (bots, hosts,
+  verifiers). Where ``PYTHONDONTWRITEBYTECODE`` is set, none of them writes a ``.pyc`` and
+  each compiled the whole package from source again (0.13 s of CPU of a 0.67 s ``verify``);
+  :func:`pytest_configure` compiles this source tree's bytecode once (``__pycache__``, as
+  Python itself would without that variable), which every process then reads.
+- **Hypothesis**: the ``dev`` profile (the default) draws new random examples at each run,
+  so that runs by hand keep exploring, and replays a failing example first at the next run
+  (the ``.hypothesis`` database); the ``ci`` profile, loaded when ``CI`` is set (``.ci/run``
+  sets it) or with ``HYPOTHESIS_PROFILE=ci``, is derandomized, as Hypothesis' own ``ci``
+  profile: the same examples at every run and no database, so that a rare example fails no
+  CI run at random while the developers' runs still look for it. Both print the
+  ``@reproduce_failure`` line of a failing example, and neither times anything (no deadline,
+  no ``too_slow`` health check: the suite runs on loaded machines, and speed is measured by
+  the benchmarks). Each test's ``@settings`` sets its own example count.
+"""
 
 from __future__ import annotations
 
+import compileall
 import os
 import random
+from pathlib import Path
 
+import hypothesis
 import pytest
+
+SOURCE = Path(__file__).resolve().parents[1]
+
+UNTIMED = {"deadline": None, "suppress_health_check": [hypothesis.HealthCheck.too_slow]}
+hypothesis.settings.register_profile("dev", print_blob=True, **UNTIMED)
+hypothesis.settings.register_profile(
+    "ci", derandomize=True, database=None, print_blob=True, **UNTIMED
+)
+hypothesis.settings.load_profile(
+    os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "dev")
+)
+
+LONG_FIRST = (
+    "test_conformance.py", "test_vectors.py", "test_web_browser.py", "test_peer.py",
+    "test_session_dummy.py", "test_terminal_play.py", "test_resume.py", "test_session.py",
+    "test_fuzz.py", "test_netplay.py", "test_watch.py", "test_relay.py", "test_deck.py",
+    "test_deck_dummy.py", "test_tournament.py", "test_mutations.py", "test_verify.py",
+    "test_deal_attacks.py", "test_cheaters.py", "test_cheaters_few.py",
+)  # fmt: skip
+"""Test files by the wall time their tests took on 2 cores (longest first); the other files
+follow in their usual order. A file missing here only runs later."""
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Compile the package and the built-in bots once, before the workers start (only the
+    files changed since the last run are compiled again)."""
+    if hasattr(config, "workerinput"):  # an xdist worker: the controller did it
+        return
+    for package in (SOURCE / "belote_p2p", SOURCE / "plugins" / "belote_bots"):
+        compileall.compile_dir(package, quiet=1)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The long test files first (every worker collects the same order, as xdist needs)."""
+    rank = {name: i for i, name in enumerate(LONG_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(LONG_FIRST)))
 
 
 def pytest_report_collectionfinish(

@@ -27,6 +27,8 @@ CSI_CUT = re.compile(r"\x1b\[[0-?]*[ -/]*$")
 """The start of a control sequence whose final byte has not come yet."""
 HOME = "\x1b[H"
 """The terminal table starts each redraw with it."""
+FRAME_END = "\x1b[J"
+"""And ends it with this (erasing what a longer frame before it left below)."""
 
 
 class Screen:
@@ -176,13 +178,22 @@ class Terminal:
         pieces = text.split(HOME)
         return [pieces[0]] + [HOME + piece for piece in pieces[1:]]
 
+    def drawing(self) -> bool:
+        """A redraw began and the rest of it is still to be read: the screen shows the top
+        of the new frame over the bottom of the old one, which no test may take for a
+        frame (a round screen's footer under the top of the table, an old prompt under a
+        new hand)."""
+        home = self.raw.rfind(HOME)
+        return home >= 0 and self.raw.find(FRAME_END, home) < 0
+
     def plain(self) -> str:
         """Everything written, without the control sequences."""
         return CSI.sub("", self.raw).replace("\r", "")
 
     def wait(self, found: Callable[[str], bool], what: str) -> str:
         """Read until ``found(screen text)`` holds on a whole screen (just before a redraw,
-        or once nothing more comes for now); that screen."""
+        or once nothing more comes for now and the last redraw was read to its end); that
+        screen."""
         while True:
             while self.backlog:
                 piece = self.backlog.pop(0)
@@ -193,7 +204,7 @@ class Terminal:
                         return text
                 self.screen.feed(piece)
             text = self.screen.text()
-            if not self.screen.pending and found(text):
+            if not self.screen.pending and not self.drawing() and found(text):
                 return text
             left = self.deadline - time.monotonic()
             if left <= 0:

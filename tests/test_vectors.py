@@ -586,20 +586,25 @@ def reference_answer(data: bytes, folder: Path) -> conformance.Answer:
     return conformance.parse_verdict(status, verdict.summary())
 
 
-def manifest(folder: Path) -> dict[str, Any]:
-    vectors = []
-    for game in GAMES:
-        keys = private_keys(game)
-        made = conformance.copies(vector_path(game).read_bytes(), keys)
-        vectors.append({
-            "file": vector_path(game).name,
-            "description": game.description,
-            "rules": definition_of(game)[0].rules.to_dict(),
-            "seed": game.seed,
-            "keys": [k.hex() for k in keys],
-            "secrets": round_secrets(game),
-            "expected": {t: reference_answer(d, folder).to_json() for t, d in made.items()},
-        })  # fmt: skip
+def vector_entry(game: Game, folder: Path) -> dict[str, Any]:
+    """The manifest's entry for ``game``: every case of it verified (the costly part)."""
+    keys = private_keys(game)
+    made = conformance.copies(vector_path(game).read_bytes(), keys)
+    return {
+        "file": vector_path(game).name,
+        "description": game.description,
+        "rules": definition_of(game)[0].rules.to_dict(),
+        "seed": game.seed,
+        "keys": [k.hex() for k in keys],
+        "secrets": round_secrets(game),
+        "expected": {t: reference_answer(d, folder).to_json() for t, d in made.items()},
+    }
+
+
+def manifest(folder: Path, vectors: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """The manifest; ``vectors`` its games' entries if they are known already."""
+    if vectors is None:
+        vectors = [vector_entry(game, folder) for game in GAMES]
     return {
         "description": "The recorded games of this folder and what a verifier answers for "
         "each, as it is and tampered (protocol/README.md, 'The conformance kit'). 'keys' are "
@@ -625,8 +630,12 @@ def manifest(folder: Path) -> dict[str, Any]:
     }
 
 
-def manifest_text(folder: Path) -> str:
-    return json.dumps(manifest(folder), indent=1, ensure_ascii=False) + "\n"
+def manifest_text(folder: Path, vectors: list[dict[str, Any]] | None = None) -> str:
+    return json_text(manifest(folder, vectors))
+
+
+def json_text(data: object) -> str:
+    return json.dumps(data, indent=1, ensure_ascii=False) + "\n"
 
 
 def write(names: list[str]) -> None:
@@ -712,8 +721,19 @@ def plays_of_a_suit_not_followed(verdict: Verdict) -> int:
 
 
 def test_the_manifest_is_what_its_generator_writes(tmp_path: Path) -> None:
-    """``conformance.json`` byte for byte: every game's cases and the reference's answers."""
-    assert manifest_text(tmp_path) == MANIFEST.read_text(encoding="utf-8")
+    """``conformance.json`` byte for byte, its games' entries as they are in it (the next
+    test checks each against the generator's, one game a test so that workers share them)."""
+    stored = json.loads(MANIFEST.read_text(encoding="utf-8"))["vectors"]
+    assert manifest_text(tmp_path, stored) == MANIFEST.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("game", GAMES, ids=lambda g: g.name)
+def test_the_manifest_answers_each_game_as_its_generator_does(game: Game, tmp_path: Path) -> None:
+    """The game's entry, text for text (the order of its keys too): its cases and the
+    reference's answers."""
+    stored = json.loads(MANIFEST.read_text(encoding="utf-8"))["vectors"]
+    (entry,) = (v for v in stored if v["file"] == vector_path(game).name)
+    assert json_text(vector_entry(game, tmp_path)) == json_text(entry)
 
 
 def test_the_manifest_lists_every_game_its_seed_keys_and_cases() -> None:

@@ -157,21 +157,32 @@ class Served:
             self.proc.wait()
 
 
-@pytest.fixture
-def browser() -> Iterator[Any]:
+@pytest.fixture(scope="session")
+def chromium() -> Iterator[Any]:
+    """One Chromium for all the browser tests of a worker (starting one costs about a
+    second of CPU); each test has contexts of its own (:func:`browser`)."""
     from playwright.sync_api import Error, sync_playwright
 
     with sync_playwright() as p:
         try:
-            chromium = p.chromium.launch(
+            launched = p.chromium.launch(
                 executable_path=str(CHROMIUM), args=["--no-sandbox", "--disable-gpu"]
             )
         except Error as exc:
             pytest.skip(f"Chromium at {CHROMIUM} does not start: {exc}")
         try:
-            yield chromium
+            yield launched
         finally:
-            chromium.close()
+            launched.close()
+
+
+@pytest.fixture
+def browser(chromium: Any) -> Iterator[Any]:
+    """The worker's Chromium; the test's contexts (and their pages) close at its end, so
+    that no page of one test goes on talking to its table during the next."""
+    yield chromium
+    for context in chromium.contexts:
+        context.close()
 
 
 @pytest.fixture(scope="session", autouse=True)
