@@ -23,7 +23,9 @@ from helpers import TABLE_ID, secret_key, shuffle_seed
 from belote_p2p.game.rules import CLASSIC, COINCHE, THREE_HANDED, TWO_HANDED, RuleSet
 from belote_p2p.protocol import deck as deck_module
 from belote_p2p.protocol.deck import (
+    BadPoint,
     BadShuffle,
+    Ciphertext,
     DeckError,
     DeckMessage,
     DeckObserver,
@@ -62,11 +64,18 @@ class OverlapTable:
     message. Every proof check and every message sent goes into :attr:`timeline`."""
 
     def __init__(
-        self, rules: RuleSet, dealer: int, corrupt: int | None, monkeypatch: pytest.MonkeyPatch
+        self,
+        rules: RuleSet,
+        dealer: int,
+        corrupt: int | None,
+        monkeypatch: pytest.MonkeyPatch,
+        *,
+        invalid: bool = False,
     ) -> None:
         self.peers = deck_peers(rules, dealer, overlap=True)
         self.observer = DeckObserver(rules, dealer=dealer, table_id=TABLE_ID, round_number=1)
         self.corrupt = corrupt
+        self.invalid = invalid
         self.timeline: list[Event] = []
         self.errors: dict[int | None, DeckError] = {}
         self.queue: deque[DeckMessage] = deque()
@@ -84,9 +93,12 @@ class OverlapTable:
         for msg in peer.next_messages():
             if isinstance(msg, ShuffleMessage):
                 self.timeline.append(("send", msg.seat, msg.seat))
-                if msg.seat == self.corrupt:  # a deck position swapped: the proof fails
+                if msg.seat == self.corrupt:
                     deck = list(msg.deck)
-                    deck[0], deck[1] = deck[1], deck[0]
+                    if self.invalid:  # bytes that are no point
+                        deck[1] = Ciphertext(deck[1].c1, b"\xff" * 32)
+                    else:  # two positions swapped: the proof fails
+                        deck[0], deck[1] = deck[1], deck[0]
                     msg = ShuffleMessage(msg.seat, msg.commitment, tuple(deck), msg.proof)
             elif isinstance(msg, SharesMessage):
                 self.timeline.append(("shares", msg.seat, -1))
@@ -229,3 +241,17 @@ def test_a_table_that_overlaps_plays_to_the_end_and_shares_follow_every_shuffle(
                 assert seq_of[envelope.seen[other]] >= shuffle.seq, (seat, number, other)
                 checked += 1
     assert checked >= 3 * 4 * 2  # at least two rounds
+
+
+def test_a_shuffle_with_bytes_that_are_no_point_is_checked_before_anything_is_built_on_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The next shuffler cannot add to what does not decode: it checks the shuffle at once
+    (no shuffle of its own is made) and names its shuffler, as every other peer does."""
+    cheater, successor = shuffle_order(0, 4)[:2]
+    table = OverlapTable(CLASSIC, 0, cheater, monkeypatch, invalid=True)
+    table.deal()
+    assert ("send", successor, successor) not in table.timeline
+    named = {seat: exc for seat, exc in table.errors.items() if seat != cheater}
+    assert set(named) == {*(s for s in range(4) if s != cheater), None}
+    assert all(isinstance(e, BadPoint) and e.seat == cheater for e in named.values())

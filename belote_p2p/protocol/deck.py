@@ -59,12 +59,19 @@ what a peer checks and audits the round once the four reveals are in::
 API
 ---
 ``DeckPeer(rules, *, seat, dealer, table_id, round_number, secret_key=None, shuffle_seed=None,
-public_seats=frozenset())``
+public_seats=frozenset(), overlap=False)``
     ``secret_key`` (32-byte canonical non-zero scalar) and ``shuffle_seed`` (32 bytes) come
     from :mod:`secrets` unless given; given values make a peer deterministic (tests, vectors):
     every message it sends, shuffle proof and key split included, is a function of them and
     of what it received. ``public_seats`` (four seats only, never ``seat``): seats that left
     in an earlier round, whose part every participant computes (DECK.md §17.6).
+    ``overlap``: when the shuffle before ours arrives, ours is made at once (in
+    :meth:`~DeckPeer.next_messages`) and that one's proof is checked by :meth:`~DeckPeer.work`,
+    which the caller runs once ours is sent (DECK.md §4); our shares wait for every check.
+``has_work``, ``work() -> None``
+    With ``overlap``: a check put off (``work()`` raises the :class:`DeckError` naming a bad
+    shuffle's shuffler), or our shuffle's masks times ``(G, X)``, made ahead of our turn. One
+    piece per call; then send :meth:`~DeckPeer.next_messages` (our shares, once all is checked).
 ``start() -> KeyMessage``
     Call once; messages received before it are held.
 ``receive(msg: DeckMessage) -> None``
@@ -1561,7 +1568,12 @@ class _DeckRound(ABC):
         (DECK.md §4): nothing else uses the deck before it is checked, and a bad proof still
         names its shuffler."""
         index = len(self._decks)
-        deferred = self._overlap and self._builds_on(index)
+        # Our shuffle needs only points it can add to (64 decodings, not a proof's check).
+        deferred = (
+            self._overlap
+            and self._builds_on(index)
+            and all(is_valid_point(ct.c1) and is_valid_point(ct.c2) for ct in msg.deck)
+        )
         if not deferred:
             self._check_shuffles()  # those before it first
             self._check_shuffle(index, msg)
