@@ -18,7 +18,10 @@ the others' (a holder decrypts its piece) is "split". Then ``N`` rounds where a 
 the deal: "release" is making and checking the releases of its dealt cards (the completion's
 are made inside "completion"); its partner's plays for it are "play". One more round, untimed,
 counts the group operations of each step (every peer's calls of ``mul``, ``base_mul``, ``add`` and
-``sub``, and ``is_valid_point``), so that a step's time can be read against what it does.
+``sub``, and ``is_valid_point``), so that a step's time can be read against what it does. Last,
+``N`` deals replayed with one clock per peer (each call's CPU on its peer's clock, a message
+arriving when the call that made it ends): the deal's critical path, with each shuffle checked
+before the next is made and with the overlap of DECK.md §4 (``DeckPeer(overlap=True)``).
 """
 
 from __future__ import annotations

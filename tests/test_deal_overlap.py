@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 from cheaters import Outcome, StackedDeck, Table, assert_finished_cleanly, assert_same_verdict
-from helpers import TABLE_ID, secret_key, shuffle_seed
+from helpers import TABLE_ID, deck_peers
 
 from belote_p2p.game.rules import CLASSIC, COINCHE, THREE_HANDED, TWO_HANDED, RuleSet
 from belote_p2p.protocol import deck as deck_module
@@ -32,30 +32,12 @@ from belote_p2p.protocol.deck import (
     DeckPeer,
     SharesMessage,
     ShuffleMessage,
-    seats_of,
     shuffle_order,
 )
 
 Event = tuple[str, int, int]
 """("check", peer, shuffler): a peer verified a shuffle's proof; ("send", seat, shuffler)
 for a shuffle a peer sent, ("shares", seat, -1) for its deal shares."""
-
-
-def deck_peers(rules: RuleSet, dealer: int, *, overlap: bool) -> list[DeckPeer]:
-    """The peers of the deterministic round 1, with or without ``overlap``."""
-    return [
-        DeckPeer(
-            rules,
-            seat=s,
-            dealer=dealer,
-            table_id=TABLE_ID,
-            round_number=1,
-            secret_key=secret_key(s),
-            shuffle_seed=shuffle_seed(s),
-            overlap=overlap,
-        )
-        for s in range(seats_of(rules))
-    ]
 
 
 class OverlapTable:
@@ -72,7 +54,7 @@ class OverlapTable:
         *,
         invalid: bool = False,
     ) -> None:
-        self.peers = deck_peers(rules, dealer, overlap=True)
+        self.peers = deck_peers(rules, dealer=dealer, overlap=True)
         self.observer = DeckObserver(rules, dealer=dealer, table_id=TABLE_ID, round_number=1)
         self.corrupt = corrupt
         self.invalid = invalid
@@ -157,7 +139,7 @@ def test_each_shuffle_leaves_before_the_one_it_builds_on_is_checked(
         shares = table.first(("shares", peer.seat, -1))
         assert all(table.timeline.index(e) < shares for e in checks)
         assert not peer.has_work
-    plain = deck_peers(rules, dealer, overlap=False)
+    plain = deck_peers(rules, dealer=dealer)
     queue: deque[DeckMessage] = deque(p.start() for p in plain)
     while queue:
         msg = queue.popleft()
