@@ -1,7 +1,7 @@
 """Engine throughput: whole random rounds, on the checked engine and on the fast path, side by
 side with OpenSpiel's ``python_belote`` when it is importable.
 
-    python benchmarks/engine.py [--seconds S] [--seed N] [--openspiel FILE]
+    python benchmarks/engine.py [--seconds S] [--seed N] [--openspiel FILE] [--installed]
 
 A round is: deal a shuffled deck, bid until a contract (a deal where everybody passes is
 redealt and belongs to the same round, as OpenSpiel counts it), play the 32 cards, score.
@@ -19,6 +19,10 @@ Every choice is uniform over the legal actions, drawn from a seeded ``random.Ran
 The three run in turns of about half a second in one process, so that a busy machine slows
 them alike; times are CPU seconds of this process (one core). Prints a readable report and
 ends with one JSON line of its figures.
+
+It measures this checkout's source (pure Python), or with ``--installed`` the installed
+package, compiled with mypyc where ``pip install`` could (``setup.py``); the report and the
+JSON line (``"build"``) say which build ran.
 """
 
 from __future__ import annotations
@@ -33,8 +37,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+if "--installed" not in sys.argv[1:]:
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from belote_p2p.game import engine, fastplay
 from belote_p2p.game.cards import CARDS
 from belote_p2p.game.engine import Phase, State
 from belote_p2p.game.fastplay import random_round
@@ -111,6 +117,13 @@ def openspiel_runner(source: Path, seed: int) -> tuple[Runner | None, str]:
     return run, "pyspiel " + getattr(pyspiel, "__version__", "?")
 
 
+def build() -> str:
+    """``"compiled"`` when the engine and the fast path are extension modules (the mypyc
+    build), ``"pure"`` when both are Python source, ``"mixed"`` otherwise."""
+    kinds = {Path(m.__file__ or "").suffix == ".py" for m in (engine, fastplay)}
+    return "mixed" if len(kinds) == 2 else "pure" if kinds == {True} else "compiled"
+
+
 def race(runners: dict[str, Runner], seconds: float) -> dict[str, float]:
     """Rounds per CPU second of each runner, run in turns of about half a second."""
     batch = dict.fromkeys(runners, 10)
@@ -158,9 +171,13 @@ def main() -> None:
     ap.add_argument("--seconds", type=float, default=5.0, help="CPU seconds per contender")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--openspiel", type=Path, default=OPENSPIEL_SOURCE, help="python_belote")
+    ap.add_argument(
+        "--installed", action="store_true", help="the installed package, not this checkout"
+    )
     args = ap.parse_args()
-    figures: dict[str, Any] = {}
+    figures: dict[str, Any] = {"build": build()}
     print(f"belote-p2p engine benchmark (CPython {sys.version.split()[0]}, one core, CPU time)")
+    print(f"  {figures['build']} build: {Path(engine.__file__ or '?').parent}")
     os_run, os_note = openspiel_runner(args.openspiel, args.seed)
     runners: dict[str, Runner] = {
         "checked": checked_runner("classic", args.seed),

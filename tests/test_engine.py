@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import copy
+import pickle
 import random
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 from helpers import play_round, random_deck
@@ -204,3 +208,33 @@ def test_hands_are_dealt_in_full() -> None:
     s = State.new_game(COINCHE_RULES).deal(DECK)
     assert sum(len(s.hand(seat)) for seat in range(4)) == 32
     assert cards_of(s.hands[0] | s.hands[1] | s.hands[2] | s.hands[3]) == tuple(CARDS)
+
+
+def _pickled(value: Any) -> Any:
+    return pickle.loads(pickle.dumps(value))
+
+
+@pytest.mark.parametrize(
+    "copier", [copy.copy, copy.deepcopy, _pickled], ids=["copy", "deep", "pickle"]
+)
+def test_states_and_records_copy_and_pickle(copier: Callable[[Any], Any]) -> None:
+    # A replay deep-copies peers (the deck and mutation tests); the arena's cluster pickles
+    # boards. Frozen values (bids, claims, records) come back through their constructors,
+    # which the compiled build needs (engine.py's _by_constructor).
+    rng = random.Random(3)
+    s = State.new_game(CLASSIC.with_(target=10**9))
+    while not any(c.announcements for r in s.history for _, c in r.actions):
+        s = play_round(s.deal(random_deck(rng)), rng)
+    record = s.history[-1]
+    twin = copier(record)
+    assert type(twin) is type(record) and twin is not record
+    assert (twin.actions, twin.tricks, twin.declared, twin.score, twin.scores_after) == (
+        record.actions, record.tricks, record.declared, record.score, record.scores_after,
+    )  # fmt: skip
+    assert any(type(a) is Bid for a, _ in twin.actions)
+    assert twin.bids == record.bids
+    again = copier(s)
+    deck = random_deck(rng)
+    a, b = s.deal(deck), again.deal(deck)
+    assert (a.scores, a.dealer, a.legal_actions()) == (b.scores, b.dealer, b.legal_actions())
+    assert len(again.history) == len(s.history)

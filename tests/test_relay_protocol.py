@@ -11,6 +11,7 @@ from belote_p2p.errors import LocalProtocolError, RemoteProtocolError
 from belote_p2p.game.rules import rule_set
 from belote_p2p.protocol.identity import Identity
 from belote_p2p.protocol.relay import (
+    PAIRED,
     Action,
     Close,
     RelayError,
@@ -23,6 +24,8 @@ from belote_p2p.protocol.relay import (
     join_message,
     join_statement,
     source_of,
+    watch_key,
+    watch_message,
 )
 from belote_p2p.protocol.table import Seat, TableDefinition
 from belote_p2p.protocol.wire import FrameDecoder, decode, encode, frame
@@ -503,3 +506,131 @@ def test_a_flood_of_requests_costs_the_requesters_link_not_the_answerers_others(
     cheat2, victim2 = pair(server, 3, 1, now=now)
     victim2.take(cheat2.send(bytes(20_000), now=now))
     assert cheat2.closed == "over the byte rate"
+
+
+# -- watchers: a seat's feed, paired with one watcher at a time -------------------------------
+
+
+def feed(server: RelayServer, seat: int, definition: TableDefinition | None = None) -> Client:
+    """A watch feed of ``seat`` (its key's, the host's proposal), waiting or paired."""
+    definition = definition or table()
+    c = Client(server)
+    c.send(hello_message())
+    challenge = c.inbox.pop()
+    proposal = definition.propose(IDS[0])
+    c.send(join_message(challenge, _holder(definition, seat), definition, proposal, seat, None))
+    return c
+
+
+def watcher(
+    server: RelayServer, definition: TableDefinition | None = None, *, source: str = "", **kw: bytes
+) -> Client:
+    """A watcher naming ``definition`` as its watch code does (``kw``: other fields)."""
+    definition = definition or table()
+    c = Client(server, source=source)
+    prefix, host = watch_key(definition)
+    c.send(watch_message(kw.get("table", prefix), kw.get("host", host)))
+    return c
+
+
+def test_a_watcher_is_paired_with_a_seats_feed_and_each_feed_serves_one() -> None:
+    """A feed waits with no deadline; the first watcher takes it (both are told, frames
+    cross both ways unchanged); a second waits until another seat's feed comes."""
+    server = RelayServer()
+    f2 = feed(server, 2)
+    assert server.phase(f2.number) is RelayPhase.FEED and not f2.inbox
+    assert server.next_deadline() is None
+    assert server.tick(10_000.0) == [] and f2.closed is None
+    w1 = Client(server)
+    f2.take(w1.send(watch_message(*watch_key(table()))))
+    assert w1.inbox == [PAIRED[4:]]
+    assert f2.inbox == [PAIRED[4:]]
+    f2.take(w1.send(b"the watch hello"))
+    w1.take(f2.send(b"an envelope"))
+    assert f2.inbox[-1] == b"the watch hello" and w1.inbox[-1] == b"an envelope"
+    w2 = watcher(server)
+    assert server.phase(w2.number) is RelayPhase.WATCHER and not w2.inbox
+    f1 = feed(server, 1)
+    assert f1.inbox == [PAIRED[4:]]
+    assert server.partner(w2.number) == f1.number
+    assert server.watcher_of(f1.number) == w2.number and server.watcher_of(w2.number) is None
+    assert server.stats.watchers == 2 and server.stats.paired == 0
+    # A watcher that goes takes its feed with it (the seat opens another), and only it.
+    f2.take(server.closed(w1.number))
+    assert f2.closed is not None and server.phase(f1.number) is RelayPhase.PAIRED
+
+
+def test_a_watcher_naming_another_host_is_not_paired_and_waits_only_so_long() -> None:
+    """The table id's prefix is not enough: the host key's digest must match too. A
+    watcher no feed came for is told after the watch timeout."""
+    server = RelayServer(RelayLimits(watch_timeout=30.0))
+    feed(server, 1)
+    stranger = watcher(server, host=b"\x00" * 16)
+    assert server.phase(stranger.number) is RelayPhase.WATCHER
+    assert server.next_deadline() == 30.0
+    stranger.take(server.tick(29.0))
+    assert stranger.closed is None
+    stranger.take(server.tick(30.0))
+    assert "no seat of that table offers it" in stranger.error()
+    assert server.stats.refused == {"no feed in time": 1}
+
+
+def test_watchers_are_capped_per_table_and_per_address() -> None:
+    server = RelayServer(RelayLimits(max_watchers_per_table=3, max_watchers_per_source=2))
+    mine = [watcher(server, source="203.0.113.9") for _ in range(3)]
+    assert [c.closed is None for c in mine] == [True, True, False]
+    assert "too many watchers" in mine[2].error()
+    other = table(b"O" * 16)
+    assert watcher(server, other, source="203.0.113.9").closed is not None
+    more = [watcher(server, source=f"198.51.100.{i}") for i in range(2)]
+    assert [c.closed is None for c in more] == [True, False]
+    assert "the table has too many watchers" in more[1].error()
+    assert server.stats.refused == {
+        "too many watchers from one address": 2,
+        "too many watchers for the table": 1,
+    }
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"table": b"short"},
+        {"host": b"\x00" * 32},
+        {"host": "text"},
+        {"version": 2},
+        {"extra": 1},
+    ],
+)
+def test_a_malformed_watch_or_feed_costs_only_its_connection(fields: dict[str, object]) -> None:
+    server = RelayServer()
+    waiting = feed(server, 1)
+    prefix, host = watch_key(table())
+    msg: dict[str, object] = {"type": "relay-watch", "version": 1, "table": prefix, "host": host}
+    c = Client(server)
+    c.send(encode({**msg, **fields}))
+    assert "relay-watch" in c.error() and c.closed is not None
+    assert server.phase(waiting.number) is RelayPhase.FEED
+    # A feed signed by another key than its seat's, and a frame before the pairing.
+    impostor = Client(server)
+    impostor.send(hello_message())
+    challenge = impostor.inbox.pop()
+    definition = table()
+    bad = decode(join_message(challenge, IDS[2], definition, definition.propose(IDS[0]), 2, None))
+    bad["seat"] = 3
+    impostor.send(encode(bad))
+    assert "not signed by seat 3" in impostor.error()
+    waiting.send(b"too early")
+    assert waiting.closed is not None
+
+
+def test_a_newer_feed_of_a_seat_replaces_its_waiting_one() -> None:
+    server = RelayServer()
+    old = feed(server, 1)
+    new = feed(server, 1)
+    assert server.phase(old.number) is None and server.phase(new.number) is RelayPhase.FEED
+    w = watcher(server)
+    assert server.partner(w.number) == new.number
+    assert server.tables == 1
+    w.take(server.closed(new.number))
+    assert w.closed is not None and server.phase(w.number) is None
+    assert server.tables == 0 and server.connections == 0

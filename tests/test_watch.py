@@ -4,7 +4,9 @@ the table."""
 
 from __future__ import annotations
 
+import json
 import random
+import signal
 import socket
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -15,14 +17,17 @@ from cheaters import ForeignCard, OutOfTurn
 from cheaters import play as play_cheat
 from helpers import (
     LOOPBACK,
+    TABLE,
     Net,
     Process,
     check_agreement,
     cli_argv,
+    identities,
     make_table,
     open_listeners,
     run_cli,
     start,
+    start_relay_process,
     table_sessions,
 )
 
@@ -30,15 +35,18 @@ from belote_p2p.app.tui import TableView
 from belote_p2p.app.watch import Spectator, WatchResult, WatchUI, ending, run_watch
 from belote_p2p.game.engine import Phase, State
 from belote_p2p.game.observation import observe
+from belote_p2p.game.rules import RULE_SETS
 from belote_p2p.net.invite import Invitation, InvitationError
 from belote_p2p.net.peer import PeerResult, run_peer
-from belote_p2p.net.relay import HostPort
+from belote_p2p.net.relay import HostPort, RelayService
 from belote_p2p.net.watch import WatchHub, open_watch, read_watch_code, watch_code
 from belote_p2p.players.player import BotPlayer
 from belote_p2p.protocol.events import ActionTaken, Event
+from belote_p2p.protocol.identity import Identity
+from belote_p2p.protocol.relay import PAIRED, watch_key, watch_message
 from belote_p2p.protocol.secretstore import FileSecrets
 from belote_p2p.protocol.session import TableSession
-from belote_p2p.protocol.table import TableDefinition
+from belote_p2p.protocol.table import Seat, TableDefinition
 from belote_p2p.protocol.transcript import read_transcript
 from belote_p2p.protocol.verify import verify_transcript
 from belote_p2p.protocol.watch import (
@@ -198,20 +206,35 @@ async def test_watchers_at_the_start_and_mid_game_see_the_public_table(tmp_path:
     by_seat_1 = replay(definition, other_record)
     assert reference.actions == by_seat_1.actions  # the public game, whoever recorded it
     assert hub.stats.served == 3 and hub.stats.dropped == 0, len(host_record)
+    check_watches(tmp_path, results, seen, players[0], by_seat_1)
+    for name in results:
+        assert seen[name].states == reference.states, name
+        assert seen[name].views == reference.views, name
+        assert read_transcript(tmp_path / f"{name}.watch").envelopes == host_record
+    assert results["first"].status == 0
+
+
+def check_watches(
+    tmp_path: Path,
+    results: dict[str, WatchResult],
+    seen: dict[str, Seen],
+    host: PeerResult,
+    by_seat_1: Seen,
+) -> None:
+    """Each watcher checked the whole game to its end, saw the public state after each
+    action as seat 1 did, and kept each envelope once, in a record that verifies."""
+    record = read_transcript(host.transcript).envelopes
     for name, result in results.items():
         assert result.completed and result.error is None and result.fault is None, name
         assert result.end == "the game is over"
-        assert result.envelopes == len(host_record)
-        assert result.state.scores == players[0].state.scores
-        assert seen[name].states == reference.states, name
-        assert seen[name].views == reference.views, name
+        assert result.envelopes == len(record)
+        assert result.state.scores == host.state.scores
         assert seen[name].actions == by_seat_1.actions, name
-        assert seen[name].deck_checks == len(host_record)
+        assert seen[name].deck_checks == len(record)
         saved = tmp_path / f"{name}.watch"
-        assert read_transcript(saved).envelopes == host_record
+        assert set(read_transcript(saved).envelopes) == set(record)
         verdict = verify_transcript(saved)
         assert verdict.ok and verdict.finished, verdict.summary()
-    assert results["first"].status == 0
 
 
 def test_a_watchers_view_shows_no_hand_and_nobody_as_you() -> None:
@@ -356,18 +379,27 @@ def test_watch_messages_are_checked() -> None:
     assert read_watch_code(code.upper()).names_table(definition.table_id)
 
 
-async def test_after_the_hosts_resume_the_same_code_watches_again(tmp_path: Path) -> None:
-    """The host (seat 0) dies mid-game with its port; the watcher's watch ends early. The
-    host resumes on the same transcript and port: the same code watches the whole game."""
+@pytest.mark.parametrize("route", ["port", "relay"])
+async def test_a_watcher_outlives_the_hosts_death_and_resume(tmp_path: Path, route: str) -> None:
+    """The host (seat 0) dies mid-game with its port and its feed; the watcher's connection
+    ends early and it connects again on its own, with the same code: to the resumed host's
+    port on the same address (``port``), or through a relay (``relay``: the code's direct
+    address answers nothing; seat 1 starts offering a feed once the host is gone, and the
+    resumed host offers one again). Whoever serves it sends the whole record; the watcher
+    skips what it has, checks the whole game and keeps a record that verifies."""
     listeners = await open_listeners(4)
     definition, ids = make_table("classic", target=151, seed=9, listeners=listeners)
     transcripts = [tmp_path / f"seat{s}.transcript" for s in range(4)]
     results: dict[int, PeerResult] = {}
     watches: list[WatchResult] = []
     kill = trio.CancelScope()
-    resumed = trio.Event()
+    killed = trio.Event()
     port_box: list[int] = []
     first_in = trio.Event()
+    relay_service = RelayService()
+    relay_listener = (await trio.open_tcp_listeners(0, host=LOOPBACK))[0]
+    relay = (LOOPBACK, relay_listener.socket.getsockname()[1])
+    proposal = definition.propose(ids[0])
 
     def secrets_of(seat: int) -> FileSecrets:
         return FileSecrets(tmp_path / "secrets", definition.table_id, seat)
@@ -375,61 +407,83 @@ async def test_after_the_hosts_resume_the_same_code_watches_again(tmp_path: Path
     async def peer(seat: int, **more: object) -> PeerResult:
         return await run_peer(
             definition, seat, ids[seat], BotPlayer("random", seed=seat),
-            transcript=transcripts[seat], secrets=secrets_of(seat),
-            proposal=definition.propose(ids[0]), **more,  # type: ignore[arg-type]
+            transcript=transcripts[seat], secrets=secrets_of(seat), proposal=proposal,
+            **more,  # type: ignore[arg-type]
         )  # fmt: skip
+
+    async def host_once(hub: WatchHub, **more: object) -> PeerResult:
+        def step(envelopes: Sequence[Envelope]) -> None:
+            hub.publish(envelopes)
+            if hub.recorded >= 40 and not killed.is_set():  # mid-way through the first round
+                kill.cancel()
+
+        async with trio.open_nursery() as inner:
+            _, port = await serve_hub(inner, hub, port_box[0] if port_box else 0)
+            port_box[:] = [port]
+            if route == "relay":
+                inner.start_soon(hub.feed, relay, ids[0], 0)
+            first_in.set()
+            result = await peer(0, on_step=step, **more)
+            hub.finish("the game is over")
+            await hub.drained()
+            inner.cancel_scope.cancel()
+        return result
 
     async def host() -> None:
         hub = WatchHub(definition.table_id)
-        hub.open(definition, definition.propose(ids[0]))
-
-        def step(envelopes: Sequence[Envelope]) -> None:
-            hub.publish(envelopes)
-            if hub.recorded >= 40:  # mid-way through the first round
-                kill.cancel()
-
+        hub.open(definition, proposal)
         with kill:
-            async with trio.open_nursery() as inner:
-                _, port = await serve_hub(inner, hub)
-                port_box.append(port)
-                first_in.set()
-                await peer(0, listeners=[listeners[0]], on_step=step)
+            await host_once(hub, listeners=[listeners[0]])
         assert kill.cancelled_caught
+        killed.set()
         again = WatchHub(definition.table_id)
-        again.open(definition, definition.propose(ids[0]))
-        async with trio.open_nursery() as inner:
-            await serve_hub(inner, again, port_box[0])
-            resumed.set()
-            results[0] = await peer(0, on_step=again.publish)
-            again.finish("the game is over")
-            await again.drained()
-            inner.cancel_scope.cancel()
+        again.open(definition, proposal)
+        results[0] = await host_once(again)
 
     async def one(seat: int) -> None:
-        results[seat] = await peer(seat, listeners=[listeners[seat]])
+        if seat != 1 or route == "port":
+            results[seat] = await peer(seat, listeners=[listeners[seat]])
+            return
+        hub = WatchHub(definition.table_id)
+        hub.open(definition, proposal)
+        async with trio.open_nursery() as inner:
+
+            async def feed_once_the_host_is_gone() -> None:
+                await killed.wait()
+                await hub.feed(relay, ids[1], 1)
+
+            inner.start_soon(feed_once_the_host_is_gone)
+            results[1] = await peer(1, listeners=[listeners[1]], on_step=hub.publish)
+            hub.finish("the game is over")
+            await hub.drained()
+            inner.cancel_scope.cancel()
 
     async def watcher() -> None:
         await first_in.wait()
-        invitation = code_for(definition, port_box[0])
-        watches.append(await run_watch(invitation))
-        await resumed.wait()
-        watches.append(await run_watch(invitation, save=tmp_path / "again.watch"))
+        address = NOWHERE if route == "relay" else f"{LOOPBACK}:{port_box[0]}"
+        through = f"{LOOPBACK}:{relay[1]}" if route == "relay" else None
+        invitation = Invitation.of(definition.table_id, definition.host_key, (address,), through)
+        watches.append(await run_watch(invitation, save=tmp_path / "seen.watch"))
 
-    with trio.fail_after(TIMEOUT):
+    with trio.fail_after(TIMEOUT * 2):
         async with trio.open_nursery() as nursery:
-            nursery.start_soon(host)
-            for seat in (1, 2, 3):
-                nursery.start_soon(one, seat)
-            nursery.start_soon(watcher)
+            await nursery.start(relay_service.serve, [relay_listener])
+            async with trio.open_nursery() as table:
+                table.start_soon(host)
+                for seat in (1, 2, 3):
+                    table.start_soon(one, seat)
+                table.start_soon(watcher)
+            nursery.cancel_scope.cancel()
     check_agreement([results[s] for s in range(4)])
-    cut, whole = watches
-    assert cut.error is not None and not cut.completed and cut.envelopes >= 1
-    assert "again" in ending(cut, None)
-    assert whole.completed and whole.error is None
-    assert (
-        read_transcript(tmp_path / "again.watch").envelopes
-        == read_transcript(transcripts[0]).envelopes
-    )
+    (watch,) = watches
+    assert watch.completed and watch.error is None and watch.end == "the game is over"
+    record = read_transcript(tmp_path / "seen.watch").envelopes
+    assert len(record) == watch.envelopes == len(set(record))
+    assert set(record) == set(read_transcript(transcripts[0]).envelopes)
+    verdict = verify_transcript(tmp_path / "seen.watch")
+    assert verdict.ok and verdict.finished, verdict.summary()
+    if route == "relay":
+        assert relay_service.stats["watchers"] >= 2  # before the host's death, and after
 
 
 async def test_the_watchers_terminal_shows_the_table_and_quit_stops(tmp_path: Path) -> None:
@@ -562,3 +616,124 @@ async def test_a_watcher_waiting_for_a_game_that_never_comes_is_told() -> None:
             port_nursery.cancel_scope.cancel()
     assert refused == ["the lobby closed"]
     assert hub.stats.served == 0
+
+
+# -- through a relay ----------------------------------------------------------------------
+
+
+NOWHERE = f"{LOOPBACK}:1"
+"""A direct address of a watch code that answers nothing (the host is not reachable)."""
+
+
+def relayed_table(
+    seed: int, host: trio.SocketListener, target: int = 151
+) -> tuple[TableDefinition, list[Identity]]:
+    """A classic table whose host listens on ``host`` and whose three joiners do not
+    (``--no-listen``: every other link goes through the relay)."""
+    ids = identities(seed)
+    port = host.socket.getsockname()[1]
+    seats = tuple(
+        Seat(f"p{s}", ids[s].public_key_bytes, f"{LOOPBACK}:{port}" if s == 0 else "")
+        for s in range(4)
+    )
+    return TableDefinition(TABLE, RULE_SETS["classic"].with_(target=target), seats), ids
+
+
+async def stuck_watcher(
+    relay: tuple[str, int], definition: TableDefinition, ready: trio.Event
+) -> None:
+    """A watcher at the relay that sends its hello and never reads again."""
+    sock = trio.socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    await sock.connect(relay)
+    stream = trio.SocketStream(sock)
+    await stream.send_all(frame(watch_message(*watch_key(definition))))
+    got = b""
+    while len(got) < len(PAIRED):
+        got += await stream.receive_some(len(PAIRED) - len(got))
+    assert got == PAIRED
+    await stream.send_all(frame(hello_message(definition.table_id[:8])))
+    ready.set()
+    await trio.sleep_forever()  # never reads: its seat must drop it, and nobody wait
+
+
+async def test_watchers_through_a_relay_process_at_a_table_of_no_listen_joiners(
+    tmp_path: Path,
+) -> None:
+    """A standalone relay process; the three joiners do not listen and the watch code's
+    direct address answers nothing, so the watchers come through the relay, each served by
+    one seat's feed: two from the start, one mid-game and one that stops reading (dropped by
+    the seat serving it, delaying nobody). Each reading watcher checks the whole game, sees
+    the public state of every action, never knows a card before it is played, and keeps a
+    record that verifies."""
+    host = (await trio.open_tcp_listeners(0, host=LOOPBACK))[0]
+    definition, ids = relayed_table(41, host, target=301)  # a record no buffer holds
+    proposal = definition.propose(ids[0])
+    hubs = [WatchHub(definition.table_id, queue=16) for _ in range(4)]
+    for hub in hubs:
+        hub.open(definition, proposal)
+    results: dict[str, WatchResult] = {}
+    seen = {name: Seen(definition) for name in ("first", "second", "late")}
+    late_go = trio.Event()
+    players: dict[int, PeerResult] = {}
+
+    def host_step(envelopes: Sequence[Envelope]) -> None:
+        hubs[0].publish(envelopes)
+        if hubs[0].recorded >= 40:
+            late_go.set()
+
+    async def seat(s: int, relay: tuple[str, int]) -> None:
+        async with trio.open_nursery() as feeding:
+            feeding.start_soon(hubs[s].feed, relay, ids[s], s)
+            players[s] = await run_peer(
+                definition, s, ids[s], BotPlayer("random", seed=s),
+                transcript=tmp_path / f"seat{s}.transcript",
+                listeners=[host] if s == 0 else [],
+                secrets=FileSecrets(tmp_path / "secrets", definition.table_id, s),
+                proposal=proposal, relay=relay,
+                on_step=host_step if s == 0 else hubs[s].publish,
+            )  # fmt: skip
+            hubs[s].finish("the game is over")
+            with trio.move_on_after(5):
+                await hubs[s].drained()
+            feeding.cancel_scope.cancel()
+
+    async def watcher(name: str, invitation: Invitation, go: trio.Event | None = None) -> None:
+        if go is not None:
+            await go.wait()
+        results[name] = await run_watch(
+            invitation, on_event=seen[name].event, on_envelope=seen[name].envelope,
+            save=tmp_path / f"{name}.watch",
+        )  # fmt: skip
+
+    with trio.fail_after(TIMEOUT * 2):
+        async with trio.open_nursery() as outer:
+            relay_proc, port = await start_relay_process(outer, tmp_path)
+            relay = (LOOPBACK, port)
+            invitation = Invitation.of(
+                definition.table_id, definition.host_key, (NOWHERE,), f"{LOOPBACK}:{port}"
+            )
+            code = read_watch_code(watch_code(invitation))
+            assert code.relay == f"{LOOPBACK}:{port}"
+            stuck_in = trio.Event()
+            async with trio.open_nursery() as nursery:
+                for s in range(4):
+                    nursery.start_soon(seat, s, relay)
+                outer.start_soon(stuck_watcher, relay, definition, stuck_in)
+                await stuck_in.wait()
+                nursery.start_soon(watcher, "first", code)
+                nursery.start_soon(watcher, "second", code)
+                nursery.start_soon(watcher, "late", code, late_go)
+            relay_proc.line_seen, relay_proc.wanted = trio.Event(), '"watchers"'
+            relay_proc.process.send_signal(signal.SIGINT)  # it prints its counts, and ends
+            await relay_proc.line_seen.wait()
+            await relay_proc.process.wait()
+            outer.cancel_scope.cancel()  # the stuck watcher
+    check_agreement([players[s] for s in range(4)])
+    assert [players[s].relayed for s in range(4)] == [0, 2, 2, 2]  # the joiners: each other
+    by_seat_1 = replay(definition, read_transcript(players[1].transcript).envelopes)
+    assert sum(h.stats.served for h in hubs) == 4
+    assert sum(h.stats.dropped for h in hubs) == 1  # the stuck one, by the seat serving it
+    check_watches(tmp_path, results, seen, players[0], by_seat_1)
+    counts = json.loads(relay_proc.output.split("RELAY ")[-1].splitlines()[0])
+    assert counts["watchers"] == 4 and counts["paired"] == 3, counts

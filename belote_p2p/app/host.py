@@ -82,7 +82,14 @@ from .seat import (
     run_main,
     seat_options,
 )
-from .watch import add_watch_argument, drain_watchers, host_watchers, say_watch_code, watch_end
+from .watch import (
+    add_watch_argument,
+    drain_watchers,
+    host_watchers,
+    offer_feed,
+    say_watch_code,
+    watch_end,
+)
 
 
 async def host_game(
@@ -240,6 +247,8 @@ async def host_game(
 
     port_service = HostPort()
     hub = host_watchers(port_service, lobby.table_id, watch)
+    # A relay of the table's own: watchers reach our seat there too (offer_feed).
+    feeds = relay if options.relay else None
 
     def hand_over(handler: Callable[[trio.abc.Stream], Awaitable[None]] | None) -> None:
         port_service.lobby = handler
@@ -273,6 +282,7 @@ async def host_game(
                     for address in beacons:
                         await send_last_beacon(last, address)
                 hub.open(definition, proposal)
+                feeding = offer_feed(service, hub, feeds, identity, 0)
                 result = await play_seat(
                     definition, 0, identity, player, [], options, proposal=proposal,
                     relay=relay, on_mesh=on_mesh, on_step=hub.publish,
@@ -287,7 +297,9 @@ async def host_game(
                     if again is None:
                         break
                     definition, proposal = again
+                    feeding.cancel()  # the last table's feed: the next one's is offered now
                     hub.open(definition, proposal)
+                    feeding = offer_feed(service, hub, feeds, identity, 0)
                     again_code = Invitation.of(
                         definition.table_id, identity.public_key_bytes, invitation.addresses,
                         invitation.relay,

@@ -37,9 +37,10 @@ from belote_p2p.net.lobby import (
     check_name,
     join_table,
 )
-from belote_p2p.net.peer import PeerError
+from belote_p2p.net.peer import PeerError, PeerResult
 from belote_p2p.protocol.identity import fingerprint
 from belote_p2p.protocol.relay import DEFAULT_RELAY_PORT
+from belote_p2p.protocol.wire import Envelope
 
 from .home import mention_unfinished
 from .lan import (
@@ -60,6 +61,7 @@ from .seat import (
     run_main,
     seat_options,
 )
+from .watch import add_watch_argument, play_watched
 
 INVITATION_CONNECT_TIMEOUT = 5.0
 """Seconds for each address of an invitation before the next one is tried."""
@@ -125,6 +127,7 @@ async def join_game(
     ask: Callable[[str], str] = input,
     seat: int | None = None,
     partner: str | None = None,
+    watch: bool = True,
 ) -> int:
     """Join the table of the invitation code or ``HOST:PORT`` ``address``, or (None) one
     heard on the network (beacons at ``beacon``, for ``listen`` seconds) that the person
@@ -165,10 +168,18 @@ async def join_game(
         if relay is None:
             named = invitation.relay if invitation is not None else answer.relay
             relay = parse_address(named, DEFAULT_RELAY_PORT) if named else where
-        result = await play_seat(
-            answer.definition, answer.seat, identity, player, mesh_listeners, options,
-            proposal=answer.proposal, relay=relay, host_address=where,
-        )  # fmt: skip
+        # A relay of the table's own: our seat offers the table to its watchers there too.
+        feeds = relay if relay != where else None
+
+        async def play(on_step: Callable[[Sequence[Envelope]], None] | None) -> PeerResult:
+            return await play_seat(
+                answer.definition, answer.seat, identity, player, mesh_listeners, options,
+                proposal=answer.proposal, relay=relay, host_address=where, on_step=on_step,
+            )  # fmt: skip
+
+        result = await play_watched(
+            play, answer.definition, answer.proposal, answer.seat, identity, feeds, watch
+        )
         while result.finished and options.offers_rematch(player is None):
             again = await join_again(
                 answer.definition, identity, options.bind, options.listen, where,
@@ -177,10 +188,9 @@ async def join_game(
             if again is None:
                 break
             answer, mesh_listeners = again
-            result = await play_seat(
-                answer.definition, answer.seat, identity, player, mesh_listeners, options,
-                proposal=answer.proposal, relay=relay, host_address=where,
-            )  # fmt: skip
+            result = await play_watched(
+                play, answer.definition, answer.proposal, answer.seat, identity, feeds, watch
+            )
     except (LobbyError, PeerError) as exc:
         for listener in mesh_listeners:
             await listener.aclose()
@@ -241,7 +251,7 @@ def cmd_join(args: argparse.Namespace) -> int:
     async def main() -> int:
         return await join_game(
             options, args.address, beacon=beacon or DEFAULT_BEACON_ADDRESSES,
-            listen=args.listen_seconds, seat=args.seat, partner=args.partner,
+            listen=args.listen_seconds, seat=args.seat, partner=args.partner, watch=args.watch,
         )  # fmt: skip
 
     return run_main(main)
@@ -281,4 +291,5 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help=f"seconds to listen for tables ({DEFAULT_LISTEN:g})",
     )  # fmt: skip
     add_seat_arguments(join)
+    add_watch_argument(join)
     join.set_defaults(func=cmd_join)

@@ -1,8 +1,9 @@
 """``belote-p2p relay``: a relay anyone can run on a public machine for the tables whose
 peers cannot reach each other (``host --relay HOST:PORT`` names it).
 
-It forwards frames only between seats that proved their key of a host-signed table to it,
-keeps no game state and writes nothing to disk (:mod:`belote_p2p.protocol.relay`). It prints
+It forwards frames only between seats that proved their key of a host-signed table to it
+(and between a watcher and one such seat's watch feed), keeps no game state and writes
+nothing to disk (:mod:`belote_p2p.protocol.relay`). It prints
 what it counted (connections, pairs, bytes forwarded, what it dropped or refused) every
 ``--report`` seconds and when it stops.
 """
@@ -22,6 +23,21 @@ from belote_p2p.net.relay import RelayService
 from belote_p2p.protocol.relay import DEFAULT_RELAY_PORT, RelayLimits
 
 STATS_PREFIX = "RELAY "
+COUNT_FLAGS = (
+    ("--max-tables", "max_tables", "tables served at once"),
+    ("--max-tables-per-address", "max_tables_per_source",
+     "tables one address (an IPv4 address, an IPv6 /64) holds connections of"),
+    ("--max-connections", "max_connections",
+     "connections open at once (when full, connections that proved no seat and tables "
+     "that never paired make room first)"),
+    ("--max-per-address", "max_per_source",
+     "connections open at once from one address (an IPv4 address, an IPv6 /64)"),
+    ("--max-watchers", "max_watchers_per_table",
+     "watchers of one table at once, each served by one of its seats' feeds"),
+    ("--max-watchers-per-address", "max_watchers_per_source",
+     "watchers from one address at once"),
+)  # fmt: skip
+"""The relay's caps that are counts: flag, :class:`RelayLimits` field, what it caps."""
 
 
 async def run_relay(bind: str, port: int, limits: RelayLimits, report: float) -> None:
@@ -46,10 +62,7 @@ def cmd_relay(args: argparse.Namespace) -> int:
     defaults = RelayLimits()
     try:
         limits = RelayLimits(
-            max_connections=args.max_connections,
-            max_per_source=args.max_per_address,
-            max_tables=args.max_tables,
-            max_tables_per_source=args.max_tables_per_address,
+            **{cap: getattr(args, cap) for _, cap, _ in COUNT_FLAGS},
             max_frame=defaults.max_frame,
             rate=args.rate * 1024,
             burst=max(args.burst * 1024, defaults.max_frame + 4),
@@ -76,7 +89,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="forward the frames of tables whose peers cannot connect directly",
         description="Run a relay for belote-p2p tables (on a machine the players can all "
         "reach; a host names it with `host --relay HOST:PORT`). It forwards frames only "
-        "between seats that prove their key of a table signed by its host, sees nothing but "
+        "between seats that prove their key of a table signed by its host (and between a "
+        "watcher and one such seat's watch feed), sees nothing but "
         "signed messages and the deck protocol's ciphertexts, keeps no game state and "
         "writes nothing to disk. Stop it with Ctrl-C.",
     )
@@ -84,26 +98,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help=f"TCP port ({DEFAULT_RELAY_PORT}; 0: any)")  # fmt: skip
     p.add_argument("--bind", default=ALL_ADDRESSES, metavar="IP",
                    help="address to listen on (all addresses, IPv4 and IPv6)")  # fmt: skip
-    p.add_argument(
-        "--max-tables", type=positive_int, default=defaults.max_tables, metavar="N",
-        help=f"tables served at once ({defaults.max_tables})",
-    )  # fmt: skip
-    p.add_argument(
-        "--max-tables-per-address", type=positive_int, default=defaults.max_tables_per_source,
-        metavar="N",
-        help="tables one address (an IPv4 address, an IPv6 /64) holds connections of "
-        f"({defaults.max_tables_per_source})",
-    )  # fmt: skip
-    p.add_argument(
-        "--max-connections", type=positive_int, default=defaults.max_connections, metavar="N",
-        help=f"connections open at once ({defaults.max_connections}; when full, connections "
-        "that proved no seat and tables that never paired make room first)",
-    )  # fmt: skip
-    p.add_argument(
-        "--max-per-address", type=positive_int, default=defaults.max_per_source, metavar="N",
-        help="connections open at once from one address (an IPv4 address, an IPv6 /64) "
-        f"({defaults.max_per_source})",
-    )  # fmt: skip
+    for flag, cap, what in COUNT_FLAGS:
+        default = getattr(defaults, cap)
+        p.add_argument(flag, type=positive_int, default=default, metavar="N", dest=cap,
+                       help=f"{what} ({default})")  # fmt: skip
     p.add_argument(
         "--pair-timeout", type=positive_seconds, default=defaults.pair_timeout, metavar="S",
         help="seconds a table has from its first join to pair two of its seats, or lose "

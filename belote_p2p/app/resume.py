@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import trio
@@ -21,11 +22,12 @@ from belote_p2p.net.address import (
     parse_address,
 )
 from belote_p2p.net.invite import Invitation
-from belote_p2p.net.peer import PeerError
+from belote_p2p.net.peer import PeerError, PeerResult
 from belote_p2p.net.relay import HostPort
 from belote_p2p.protocol.relay import DEFAULT_RELAY_PORT
 from belote_p2p.protocol.secretstore import SecretStoreError
 from belote_p2p.protocol.transcript import TranscriptError, read_transcript
+from belote_p2p.protocol.wire import Envelope
 
 from .botprocs import restart_bot_processes
 from .home import game_ended, unfinished_games
@@ -38,7 +40,16 @@ from .seat import (
     run_main,
     seat_options,
 )
-from .watch import add_watch_argument, drain_watchers, host_watchers, say_watch_code, watch_end
+from .watch import (
+    add_watch_argument,
+    drain_watchers,
+    host_watchers,
+    offer_feed,
+    play_watched,
+    recorded_proposal,
+    say_watch_code,
+    watch_end,
+)
 
 
 async def resume_game(options: SeatOptions, path: Path | None, *, watch: bool = True) -> int:
@@ -96,13 +107,18 @@ async def resume_game(options: SeatOptions, path: Path | None, *, watch: bool = 
         _, port = parse_address(ours)
         listeners = await open_listeners(options.bind, port)
     port_service = HostPort() if seat == 0 and listeners else None
+    # A relay of the table's own (--relay): our seat offers the table to watchers there too.
+    feeds = relay if options.relay else None
     hub = None
     if port_service is not None:
         hub = host_watchers(port_service, definition.table_id, watch)
         hub.open(definition, definition.propose(identity))
         if not options.quiet:
-            invitation = Invitation.of(definition.table_id, identity.public_key_bytes, (ours,))
+            invitation = Invitation.of(
+                definition.table_id, identity.public_key_bytes, (ours,), options.relay
+            )
             say_watch_code(invitation, watch, lambda text: print(text, flush=True))
+    proposal = recorded_proposal(game.envelopes, identity.public_key_bytes)
     failed: PeerError | SecretStoreError | None = None
     result = None
     async with trio.open_nursery() as nursery:
@@ -110,14 +126,25 @@ async def resume_game(options: SeatOptions, path: Path | None, *, watch: bool = 
             # The host's port: its mesh, the relay the others may use, and the watchers.
             await nursery.start(port_service.serve, listeners)
             listeners = []
-        try:
-            result = await play_seat(
+        if hub is not None:
+            offer_feed(nursery, hub, feeds, identity, seat)
+
+        async def play(on_step: Callable[[Sequence[Envelope]], None] | None) -> PeerResult:
+            return await play_seat(
                 definition, seat, identity, player, listeners, options, transcript=path,
                 relay=relay,
                 on_mesh=None if port_service is None
                 else lambda mesh: port_service.set_mesh(mesh.incoming),
-                on_step=None if hub is None else hub.publish,
+                on_step=on_step,
             )  # fmt: skip
+
+        try:
+            if hub is not None:
+                result = await play(hub.publish)
+            else:
+                result = await play_watched(
+                    play, definition, proposal, seat, identity, feeds, watch
+                )
         except (PeerError, SecretStoreError) as exc:
             # Caught here, not wrapped in the nursery's exception group: said in one line.
             failed = exc

@@ -1,8 +1,9 @@
 """``belote-p2p watch CODE``: watch a table, and the host's side of it.
 
 A watcher holds no seat and signs nothing. It connects to the host's port with the watch
-code the host printed (:func:`~belote_p2p.net.watch.open_watch`), gets the table's envelopes,
-and runs them through an observer session (:class:`Spectator`: a
+code the host printed, or to the table's relay when the host's port does not answer
+(:func:`~belote_p2p.net.watch.open_watch`), gets the table's envelopes, and runs them
+through an observer session (:class:`Spectator`: a
 :class:`~belote_p2p.protocol.session.TableSession` with no seat), which checks everything a
 verifier checks, so that a lying peer cannot fool it, nor the host, which only forwards
 signed envelopes: a rule broken is shown with the seat it names. The table is shown as a
@@ -10,21 +11,27 @@ player sees it, from seat 0's place but as nobody's (a watching
 :class:`~belote_p2p.app.seatview.SeatView`): every hand is hidden until its cards are played
 (the observer's deck knows the turned card and the cards played, nothing more), in the
 terminal (:class:`WatchUI`) or in the browser (``--web``; the ``web`` lobby's Watch entry).
-``--save FILE`` keeps the record as it came (a transcript in the host's order, whose header
-names seat 0: ``belote-p2p verify FILE`` checks it).
+``--save FILE`` keeps the record as it came (a transcript in the order of the seat that
+served it, whose header names seat 0: ``belote-p2p verify FILE`` checks it). A watch whose
+connection ends before the game does connects again (:func:`follow`: the host's port, then
+the relay, for :data:`WATCH_PATIENCE` seconds): the seat that serves it then sends the whole
+record, and the spectator skips what it already has, so a watcher outlives the host's crash
+(another seat's feed at the relay serves it) and its ``resume``.
 
-The host's side: ``host`` (and ``resume`` of seat 0) serve watchers on their port unless
-``--no-watch`` (:func:`host_watchers`), feeding the hub every envelope their session accepts.
-After a ``resume`` of the host, the same code watches again: the resumed host serves its
-whole record anew.
+The seats' side: ``host`` (and ``resume`` of seat 0) serve watchers on their port unless
+``--no-watch`` (:func:`host_watchers`), feeding the hub every envelope their session accepts;
+with a relay of its own (``--relay``) every seat, the host included, also keeps a feed
+waiting at it (:func:`offer_feed`, :func:`play_watched`), so that watchers reach the table
+when its host's port cannot be reached, or is gone.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import hashlib
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,12 +44,15 @@ from belote_p2p.net.peer import PeerResult
 from belote_p2p.net.relay import HostPort
 from belote_p2p.net.transport import ConnectionClosed
 from belote_p2p.net.watch import WatchHub, WatchLink, open_watch, read_watch_code, watch_code
+from belote_p2p.protocol.bodies import table_proposal
 from belote_p2p.protocol.events import Event, GameOver, PeerFault
+from belote_p2p.protocol.identity import Identity
 from belote_p2p.protocol.names import safe_text
 from belote_p2p.protocol.session import TableSession
 from belote_p2p.protocol.table import TableDefinition
 from belote_p2p.protocol.transcript import TranscriptWriter
-from belote_p2p.protocol.watch import WatchError
+from belote_p2p.protocol.watch import WatchError, WatchRefused
+from belote_p2p.protocol.wire import Envelope
 
 from .display import seat_names
 from .output import print_roster
@@ -52,6 +62,13 @@ from .web.options import WebOptions
 
 WATCH_DRAIN = 5.0
 """Seconds the host gives its watchers, once the game is over, to take what is queued."""
+WATCH_PATIENCE = 120.0
+"""Seconds a watcher whose connection ended before the game's end keeps trying to connect
+again (the host resuming, another seat's feed at the relay)."""
+RETRY = 0.5
+"""Seconds between a watcher's first two attempts to connect again; doubled after each,
+up to :data:`RETRY_MAX`."""
+RETRY_MAX = 5.0
 
 
 class Spectator:
@@ -64,11 +81,18 @@ class Spectator:
         self.session.start()
         self.received = 0
         self._over = False
+        self._had: set[bytes] = set()
 
     def receive(self, data: bytes) -> list[Event]:
-        """One envelope from the host; the events it brought. Raises :class:`WatchError`
-        for bytes that are no envelope of this table (the host forwarded a forgery or
-        garbage: unsigned bytes name no seat)."""
+        """One envelope from the host; the events it brought. One it already has (a seat
+        that serves a watcher again, or another seat, sends the whole record) is skipped:
+        :attr:`received` counts it not. Raises :class:`WatchError` for bytes that are no envelope
+        of this table (the host forwarded a forgery or garbage: unsigned bytes name no
+        seat)."""
+        digest = hashlib.sha256(data).digest()
+        if digest in self._had:
+            return []
+        self._had.add(digest)
         try:
             self.session.receive(data)
         except RemoteProtocolError as exc:
@@ -120,12 +144,17 @@ async def run_watch(
     on_event: Callable[[Event], None] | None = None,
     on_envelope: Callable[[Spectator], None] | None = None,
     save: Path | None = None,
+    patience: float = WATCH_PATIENCE,
 ) -> WatchResult:
-    """Watch the table of ``invitation`` (a watch code's) to its end (:func:`follow`).
-    Raises what :func:`~belote_p2p.net.watch.open_watch` raises when the host cannot be
-    watched; every later failure is in the result."""
+    """Watch the table of ``invitation`` (a watch code's) to its end (:func:`follow`,
+    connecting again for ``patience`` seconds when a connection ends early). Raises what
+    :func:`~belote_p2p.net.watch.open_watch` raises when the table cannot be watched at
+    first; every later failure is in the result."""
     async with open_watch(invitation) as link:
-        return await follow(link, on_event=on_event, on_envelope=on_envelope, save=save)
+        return await follow(
+            link, on_event=on_event, on_envelope=on_envelope, save=save,
+            again=invitation, patience=patience,
+        )  # fmt: skip
 
 
 async def follow(
@@ -134,40 +163,102 @@ async def follow(
     on_event: Callable[[Event], None] | None = None,
     on_envelope: Callable[[Spectator], None] | None = None,
     save: Path | None = None,
+    again: Invitation | None = None,
+    patience: float = WATCH_PATIENCE,
 ) -> WatchResult:
-    """Check and show what the host sends to the end: ``on_event`` sees each session event,
-    ``on_envelope`` the spectator after each envelope (its events seen); ``save`` keeps the
-    record."""
+    """Check and show what is sent to the end: ``on_event`` sees each session event,
+    ``on_envelope`` the spectator after each new envelope (its events seen); ``save``
+    keeps the record (each envelope once, as it first came). When the connection ends
+    before the game's end, connect again with ``again`` (the watch code) for ``patience``
+    seconds (None: stop there): the table must be the same, and what comes twice is
+    skipped."""
     definition = link.table.definition
     spectator = Spectator(definition)
-    error: str | None = None
     with _record(save, definition) as keep:
-        try:
-            async for data in link.envelopes():
-                events = spectator.receive(data)
-                keep(data)
-                for event in events:
-                    if on_event is not None:
-                        on_event(event)
-                if on_envelope is not None:
-                    on_envelope(spectator)
-        except ConnectionClosed:
-            error = (
-                "the host's port closed the connection before the end (the host is gone, "
-                "or it dropped us for not reading): the same code watches again once it is back"
-            )
-        except RemoteProtocolError as exc:
-            error = str(exc)
+        closed, error = await _take(link, spectator, keep, on_event, on_envelope)
+        end = link.end
+        while closed and again is not None and not spectator.state.is_over:
+            async with contextlib.AsyncExitStack() as stack:
+                try:
+                    reopened = await _reopen(stack, again, definition, patience)
+                except (ConnectionClosed, WatchError) as exc:
+                    error = f"{error} Connecting again failed: {exc}"
+                    break
+                closed, error = await _take(reopened, spectator, keep, on_event, on_envelope)
+                end = reopened.end
     session = spectator.session
     return WatchResult(
         definition,
         session.abandoned_state if session.abandoned_state is not None else session.state,
         spectator.received,
-        link.end,
+        end,
         session.completed,
         spectator.fault,
         error,
     )
+
+
+CLOSED = (
+    "the connection closed before the end (the host is gone, or it dropped us for not "
+    "reading): the same code watches again once it is back"
+)
+"""Why a watch stopped whose connection ended early (and connecting again failed)."""
+
+
+async def _take(
+    link: WatchLink,
+    spectator: Spectator,
+    keep: Callable[[bytes], None],
+    on_event: Callable[[Event], None] | None,
+    on_envelope: Callable[[Spectator], None] | None,
+) -> tuple[bool, str | None]:
+    """Check, keep and show the envelopes of one connection to its end: whether it closed
+    before the game's end (so that connecting again may bring the rest), and why the watch
+    stopped early (None: it did not)."""
+    try:
+        async for data in link.envelopes():
+            had = spectator.received
+            events = spectator.receive(data)
+            if spectator.received == had:
+                continue  # we have it already
+            keep(data)
+            for event in events:
+                if on_event is not None:
+                    on_event(event)
+            if on_envelope is not None:
+                on_envelope(spectator)
+    except ConnectionClosed:
+        return True, CLOSED
+    except RemoteProtocolError as exc:
+        return False, str(exc)
+    return False, None
+
+
+async def _reopen(
+    stack: contextlib.AsyncExitStack,
+    invitation: Invitation,
+    definition: TableDefinition,
+    patience: float,
+) -> WatchLink:
+    """A new connection to the table (entered into ``stack``), tried with backoff for
+    ``patience`` seconds while nothing answers or what answers refuses us (the host is
+    coming back, no seat offers a feed yet). Raises :class:`ConnectionClosed` past it, and
+    :class:`WatchError` when what answers serves another table."""
+    delay = RETRY
+    last: Exception | None = None
+    with trio.move_on_after(patience):
+        while True:
+            try:
+                link = await stack.enter_async_context(open_watch(invitation))
+            except (ConnectionClosed, WatchRefused) as exc:
+                last = exc
+                await trio.sleep(delay)
+                delay = min(2 * delay, RETRY_MAX)
+                continue
+            if link.table.definition != definition:
+                raise WatchError("the table answering the watch code is another one now")
+            return link
+    raise ConnectionClosed(f"nothing served the watch code for {patience:g} s (last: {last})")
 
 
 @contextlib.contextmanager
@@ -229,7 +320,7 @@ async def watch_in_terminal(invitation: Invitation, *, plain: bool, save: Path |
             view = TableView.from_definition(definition, 0, watching=True)
             ui = WatchUI(view, nursery.cancel_scope.cancel, plain=plain)
             await nursery.start(ui.run)
-            result = await follow(link, on_event=ui.on_event, save=save)
+            result = await follow(link, on_event=ui.on_event, save=save, again=invitation)
             nursery.cancel_scope.cancel()
         ui.finish()
     if result is None:
@@ -273,7 +364,7 @@ async def watch_in_browser(invitation: Invitation, web: WebOptions, *, save: Pat
                     nursery.cancel_scope.cancel()
 
                 nursery.start_soon(stop_on_leave)
-                result = await follow(link, on_event=table.on_event, save=save)
+                result = await follow(link, on_event=table.on_event, save=save, again=invitation)
                 nursery.cancel_scope.cancel()
             table.game_over(ending(result, save) if result is not None else None)
     return 0 if result is None else result.status
@@ -296,6 +387,73 @@ def host_watchers(port: HostPort, table_id: bytes, allowed: bool) -> WatchHub:
     hub = WatchHub(table_id, allowed=allowed)
     port.watch = hub.handle
     return hub
+
+
+def offer_feed(
+    nursery: trio.Nursery,
+    hub: WatchHub,
+    relay: tuple[str, int] | None,
+    identity: Identity,
+    seat: int,
+) -> trio.CancelScope:
+    """Keep a feed of ``seat``'s table (the hub's, signed) waiting at ``relay`` in
+    ``nursery``, unless the hub refuses watchers or there is no relay of the table's own
+    (None: the host's port is the relay, and serves its watchers itself). Cancel the scope
+    returned to stop offering it."""
+    scope = trio.CancelScope()
+    if hub.allowed and relay is not None:
+
+        async def feed() -> None:
+            with scope:
+                await hub.feed(relay, identity, seat)
+
+        nursery.start_soon(feed)
+    return scope
+
+
+async def play_watched(
+    play: Callable[[Callable[[Sequence[Envelope]], None] | None], Awaitable[PeerResult]],
+    definition: TableDefinition,
+    proposal: bytes | None,
+    seat: int,
+    identity: Identity,
+    relay: tuple[str, int] | None,
+    allowed: bool,
+) -> PeerResult:
+    """``play`` a seat (given the hub's ``on_step``, or None) while its table is offered to
+    watchers at ``relay`` (:func:`offer_feed`; a joiner's, a resumed seat's); once the
+    game is over, the watchers get its end. Without a relay of the table's own, or with
+    ``allowed`` False, just ``play``."""
+    if relay is None or not allowed or proposal is None:
+        return await play(None)
+    hub = WatchHub(definition.table_id)
+    hub.open(definition, proposal)
+    result: PeerResult | None = None
+    failed: BeloteError | None = None
+    async with trio.open_nursery() as nursery:
+        offer_feed(nursery, hub, relay, identity, seat)
+        try:
+            result = await play(hub.publish)
+        except BeloteError as exc:
+            failed = exc  # raised below, not wrapped in this nursery's exception group
+        hub.finish(watch_end(result))
+        await drain_watchers(hub)
+        nursery.cancel_scope.cancel()
+    if failed is not None:
+        raise failed
+    assert result is not None
+    return result
+
+
+def recorded_proposal(envelopes: Sequence[bytes], key: bytes) -> bytes | None:
+    """The host's proposal our first envelope of a transcript signed (a resumed joiner's:
+    the host's own makes it anew)."""
+    for data in envelopes:
+        envelope = Envelope.decode(data)
+        if envelope.sender == key and envelope.seq == 0:
+            proposal = table_proposal(envelope.body)
+            return proposal if type(proposal) is bytes else None
+    return None
 
 
 def watch_end(result: PeerResult | None) -> str:
@@ -362,9 +520,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "watch",
         help="watch a table live with the host's watch code",
         description="Watch a table live: connect to the host's port with the watch code "
-        "`host` printed, check every envelope as `verify` does, and show the table as a "
+        "`host` printed (or, when it does not answer, to the table's relay, where a seat "
+        "serves the watch), check every envelope as `verify` does, and show the table as a "
         "player sees it, every hand hidden until its cards are played. A watcher signs "
-        "nothing and cannot slow the table (a watcher that does not keep up is dropped).",
+        "nothing and cannot slow the table (a watcher that does not keep up is dropped); "
+        "a watch cut before the end connects again on its own.",
     )
     p.add_argument("code", metavar="CODE", help="the watch code (belotew...)")
     p.add_argument("--save", metavar="FILE", help="keep the record as it comes (a transcript)")

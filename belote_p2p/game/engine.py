@@ -23,7 +23,7 @@ entries whatever the seat count; scores have one entry per team, or per seat wit
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from enum import Enum
 from functools import lru_cache
 from operator import itemgetter
@@ -108,6 +108,13 @@ class BidKind(Enum):
     SURCOINCHE = "surcoinche"
 
 
+def _by_constructor(value: Any) -> tuple[type[Any], tuple[Any, ...]]:
+    """``__reduce__`` of this module's frozen dataclasses: a copy or an unpickled value is
+    made by the constructor. (Compiled with mypyc, the default ``__setstate__`` sets each
+    field once the object exists, and meets the frozen ``__setattr__``.)"""
+    return type(value), tuple([getattr(value, f.name) for f in fields(value)])
+
+
 @dataclass(frozen=True, slots=True)
 class Bid:
     """A bidding action. Build them with the constants and helpers below, or :meth:`parse`."""
@@ -124,6 +131,9 @@ class Bid:
         if self.kind is BidKind.BID:
             return f"{contract_word(self.value)} {trump_letter(self.trump)}"
         return str(self.kind.value)
+
+    def __reduce__(self) -> tuple[type[Any], tuple[Any, ...]]:
+        return _by_constructor(self)
 
     @classmethod
     def parse(cls, text: str) -> Bid:
@@ -169,6 +179,9 @@ class Claim:
 
     announcements: tuple[Announcement, ...] = ()
     belote: bool = False
+
+    def __reduce__(self) -> tuple[type[Any], tuple[Any, ...]]:
+        return _by_constructor(self)
 
 
 NO_CLAIM = Claim()
@@ -222,6 +235,9 @@ class RoundRecord:
     """``None`` for a redeal (everybody passed)."""
     scores_after: tuple[int, ...]
     """Game scores after the round: per team with four seats, per seat otherwise."""
+
+    def __reduce__(self) -> tuple[type[Any], tuple[Any, ...]]:
+        return _by_constructor(self)
 
     @property
     def bids(self) -> tuple[tuple[int, Bid], ...]:
@@ -469,7 +485,7 @@ class State:
         ``scores``: the game scores to start from (one per team with four seats, one per
         seat otherwise; zeros by default)."""
         n = rules.seats
-        s = object.__new__(cls if n == 4 else _FewState)
+        s = (cls if n == 4 else _FewState)()
         s.rules = rules
         if n != 4:
             cast("_FewState", s).seats = n
@@ -515,7 +531,7 @@ class State:
         self._cat_cache = None
 
     def _copy(self) -> State:
-        s = object.__new__(self.__class__)
+        s = self.__class__()
         s.rules = self.rules
         s.phase = self.phase
         s.dealer = self.dealer
@@ -1055,7 +1071,7 @@ class State:
         else:
             action = (c, NO_CLAIM)
         # What ``self._copy()._place(seat, c, claim, denied)`` gives, each field set once.
-        s = object.__new__(State)
+        s = State()
         s.rules = self.rules
         s.phase = self.phase
         s.dealer = self.dealer

@@ -305,7 +305,7 @@ class FastState:
             raise ValueError(
                 f"the fast path plays four seats, not {rules.name}: use the checked engine"
             )
-        f = object.__new__(cls)
+        f = cls()
         f.mode = trump
         f.trick = []
         f.best = 0
@@ -397,7 +397,7 @@ class FastState:
 
     def copy(self) -> FastState:
         """An independent copy (its undo stack starts empty)."""
-        f = object.__new__(FastState)
+        f = FastState()
         f.hands = self.hands[:]
         f.mode = self.mode
         f.to_act = self.to_act

@@ -32,6 +32,7 @@ import ipaddress
 from dataclasses import dataclass
 
 from belote_p2p.errors import BeloteError, RemoteProtocolError
+from belote_p2p.protocol.identity import KEY_DIGEST_SIZE, key_digest
 from belote_p2p.protocol.wire import KEY_SIZE, TABLE_ID_SIZE, decode
 
 from .address import format_address, parse_address
@@ -42,7 +43,6 @@ OLD_PREFIX = "belote1"
 WATCH_PREFIX = "belotew"
 """A watch code's prefix: the same bytes, for ``belote-p2p watch`` (``PROTOCOL.md`` §11)."""
 CHECK_SIZE = 4
-KEY_DIGEST_SIZE = 16
 TABLE_PREFIX_SIZE = 8
 MAX_ADDRESSES = 8
 MAX_CODE = 1024
@@ -51,11 +51,6 @@ IPV4, IPV6, NAME, RELAY = 4, 6, 64, 128
 
 class InvitationError(BeloteError, ValueError):
     """Text that is not a valid invitation code; the message says why."""
-
-
-def key_digest(host_key: bytes) -> bytes:
-    """What a code holds of the host's key (its fingerprint is the first half)."""
-    return hashlib.sha256(host_key).digest()[:KEY_DIGEST_SIZE]
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,11 +1,15 @@
 """The relay over trio: a thin shell around :class:`~belote_p2p.protocol.relay.RelayServer`,
-and the client side, :func:`open_relay_link`, which a mesh uses as its fallback.
+and the client side, :func:`open_relay_link`, which a mesh uses as its fallback (and a seat
+as its watch feed, the offer of its table to one watcher: :mod:`.watch`).
 
 :class:`RelayService` reads each connection's bytes into the sans-io server and carries out
 what it answers: frames to queue for a connection, connections to close. Each connection
 has one bounded send queue and one sender task: a relayed peer that does not read loses its
 connection (and its partner's), never anybody else's time, and what was queued for it is
-counted as dropped. ``belote-p2p relay`` runs one alone; ``belote-p2p host`` runs one on
+counted as dropped. A watcher is the one exception: the relay reads its feed (the seat that
+serves it) no faster than the watcher reads (:data:`WATCH_RELAY_QUEUE`), so that one that
+stops reading fills the seat's queue for it, and the seat drops it; nobody else waits.
+``belote-p2p relay`` runs one alone; ``belote-p2p host`` runs one on
 its lobby port (:class:`HostPort`), so that a table needs no other machine.
 
 :class:`HostPort` is the host's one TCP port: it reads each new connection's first frame and
@@ -19,6 +23,7 @@ from __future__ import annotations
 import itertools
 import logging
 import os
+import socket
 from collections.abc import Awaitable, Callable, Sequence
 from contextlib import suppress
 from dataclasses import dataclass, field
@@ -31,6 +36,7 @@ from belote_p2p.errors import BeloteError, RemoteProtocolError
 from belote_p2p.protocol.identity import Identity
 from belote_p2p.protocol.relay import (
     MAX_CONTROL_FRAME,
+    PAIRED,
     Action,
     Close,
     RelayError,
@@ -64,6 +70,9 @@ SEND_QUEUE_BYTES = 8 << 20
 """Bytes queued for one relay connection before it is cut (its peer does not read)."""
 SEND_TIMEOUT = 30.0
 """Seconds one queued chunk may take to leave before its connection is cut."""
+WATCH_RELAY_QUEUE = 1 << 13
+"""Bytes queued for a watcher before the relay stops reading its feed until they leave; the
+size of the kernel buffers of a watch pair too (at the relay, and the feed's at its seat)."""
 FIRST_FRAME_TIMEOUT = 10.0
 """Seconds a connection to the host's port has to send its first frame."""
 MAX_FIRST_FRAME = 1 << 14
@@ -88,31 +97,30 @@ async def open_relay_link(
     definition: TableDefinition,
     proposal: bytes,
     seat: int,
-    peer: int,
+    peer: int | None,
     *,
     max_frame: int = DEFAULT_MAX_FRAME,
     connect_timeout: float = RELAY_CONNECT_TIMEOUT,
 ) -> RelayLink:
-    """A link to ``peer`` through the relay at ``address``, once the relay has paired us.
+    """A link to ``peer`` through the relay at ``address``, once the relay has paired us
+    (``peer`` None: a watch feed, paired with a watcher, whose ``watch`` hello comes next
+    on the link's ``stream``).
 
     Proves our seat to the relay (the signed challenge), then waits (as long as the relay
     holds us, or until cancelled) for ``peer``'s own join. Raises :class:`RelayError` when
     the relay refuses us and :class:`ConnectionClosed` or ``OSError`` when it is gone."""
-    host, port = address
-    shown = format_address(host, port)
-    try:
-        with trio.fail_after(connect_timeout):
-            stream = await trio.open_tcp_stream(host, port)
-    except (OSError, trio.TooSlowError) as exc:
-        why = "no answer" if isinstance(exc, trio.TooSlowError) else _reason(exc)
-        raise ConnectionClosed(f"the relay at {shown} cannot be reached ({why})") from None
+    stream = await connect(address, "the relay", connect_timeout)
+    shown = format_address(*address)
     link = RelayLink(stream, relay=shown, max_frame=max_frame)
     try:
         with trio.fail_after(connect_timeout):
             await link.send(hello_message())
             challenge = await link.receive()
             await link.send(join_message(challenge, identity, definition, proposal, seat, peer))
-        check_paired(await link.receive())
+        if peer is None:
+            await _paired_exactly(stream)
+        else:
+            check_paired(await link.receive())
     except trio.TooSlowError:
         await trio.aclose_forcefully(link)
         raise ConnectionClosed(f"the relay at {shown} did not answer") from None
@@ -126,6 +134,41 @@ async def open_relay_link(
         await trio.aclose_forcefully(link)
         raise
     return link
+
+
+async def _paired_exactly(stream: trio.abc.Stream) -> None:
+    """Read the relay's ``relay-paired`` frame to its last byte and no further (a feed's
+    watcher may send its hello at once: those bytes are the seat's hub's to read); raise
+    :class:`RelayError` for anything else (the relay's error)."""
+    read = b""
+    decoder = FrameDecoder(MAX_CONTROL_FRAME)
+    while True:
+        wanted = len(PAIRED) - len(read) if PAIRED.startswith(read) else 1 << 14
+        data = await stream.receive_some(max(wanted, 1))
+        if not data:
+            raise ConnectionClosed("the relay closed the connection")
+        read += data
+        if read == PAIRED:
+            return
+        frames = decoder.feed(data)
+        if frames:
+            check_paired(frames[0])
+            raise RelayError("the relay sent more than relay-paired")
+
+
+async def connect(
+    address: tuple[str, int], who: str, timeout: float = RELAY_CONNECT_TIMEOUT
+) -> trio.SocketStream:
+    """A TCP connection to ``who`` at ``address``; :class:`ConnectionClosed` saying why
+    not."""
+    host, port = address
+    try:
+        with trio.fail_after(timeout):
+            return await trio.open_tcp_stream(host, port)
+    except (OSError, trio.TooSlowError) as exc:
+        why = "no answer" if isinstance(exc, trio.TooSlowError) else _reason(exc)
+        shown = format_address(host, port)
+        raise ConnectionClosed(f"{who} at {shown} cannot be reached ({why})") from None
 
 
 def _reason(exc: OSError) -> str:
@@ -172,6 +215,14 @@ class _Out:
     cancel: trio.CancelScope = field(default_factory=trio.CancelScope)
     queued: int = 0
     closing: bool = False
+    small: bool = False
+    """Its kernel buffers are a watcher's (:meth:`RelayService._room`)."""
+    left: trio.Event = field(default_factory=trio.Event)
+    """Set when queued bytes leave (or the connection closes); then replaced."""
+
+    def moved(self) -> None:
+        self.left.set()
+        self.left = trio.Event()
 
 
 class RelayService:
@@ -249,6 +300,7 @@ class RelayService:
                                 ticket.release()
                         if out.closing:
                             break
+                        await self._room(number)
                         try:
                             data = bytes(await stream.receive_some(1 << 16))
                         except (trio.BrokenResourceError, trio.ClosedResourceError):
@@ -263,6 +315,24 @@ class RelayService:
             self._step(number, partial(self.server.closed, number))
             await trio.aclose_forcefully(stream)
 
+    async def _room(self, number: int) -> None:
+        """Before reading more of a feed: wait until its watcher has taken what was queued
+        for it (the watcher's pace is the feed's; a mesh link is never held back). The
+        kernel's buffers of the pair are made small too, so that the wait reaches the seat
+        that serves the watcher: it drops a watcher that does not keep up."""
+        watcher = self.server.watcher_of(number)
+        out = self._outs.get(watcher) if watcher is not None else None
+        if out is None:
+            return
+        if not out.small:
+            out.small = True
+            set_buffer(out.stream, socket.SO_SNDBUF, WATCH_RELAY_QUEUE)
+            feed = self._outs.get(number)
+            if feed is not None:
+                set_buffer(feed.stream, socket.SO_RCVBUF, WATCH_RELAY_QUEUE)
+        while not out.closing and out.queued > WATCH_RELAY_QUEUE:
+            await out.left.wait()
+
     async def _send_loop(self, number: int, out: _Out, scope: trio.CancelScope) -> None:
         async for data in out.receive:
             try:
@@ -271,8 +341,10 @@ class RelayService:
             except (trio.BrokenResourceError, trio.ClosedResourceError, trio.TooSlowError):
                 out.cancel.cancel()
                 self._step(number, partial(self.server.closed, number))
+                out.moved()
                 return
             out.queued -= len(data)
+            out.moved()
 
     def _step(self, number: int, event: Callable[[], Sequence[Action]]) -> None:
         """Feed the server one event of connection ``number`` and carry out its answer. A
@@ -302,6 +374,7 @@ class RelayService:
                 out.closing = True
                 out.cancel.cancel()
                 out.send.close()
+                out.moved()
                 continue
             if out.queued + len(action.data) > SEND_QUEUE_BYTES:
                 self.server.count_dropped(1, len(action.data))
@@ -318,7 +391,7 @@ class RelayService:
             out.queued += len(action.data)
 
 
-_JOINED = (RelayPhase.WAITING, RelayPhase.PAIRED)
+_JOINED = (RelayPhase.WAITING, RelayPhase.PAIRED, RelayPhase.FEED)
 
 
 def socket_stream(stream: trio.abc.Stream) -> trio.SocketStream | None:
@@ -329,6 +402,15 @@ def socket_stream(stream: trio.abc.Stream) -> trio.SocketStream | None:
         if inner is None:
             return None
     return inner
+
+
+def set_buffer(stream: trio.abc.Stream, option: int, size: int) -> None:
+    """Set a kernel buffer (``socket.SO_SNDBUF``, ``SO_RCVBUF``) of the socket under
+    ``stream``, if any: a watcher's bytes wait in a bounded queue of ours, not there."""
+    inner = socket_stream(stream)
+    if inner is not None:
+        with suppress(OSError):
+            inner.setsockopt(socket.SOL_SOCKET, option, size)
 
 
 def peer_host(stream: trio.abc.Stream) -> str:

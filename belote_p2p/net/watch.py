@@ -1,10 +1,14 @@
-"""Watching a table over trio: the host's side (:class:`WatchHub`, on the host's one port)
-and the watcher's (:func:`open_watch`).
+"""Watching a table over trio: a seat's side (:class:`WatchHub`, on the host's one port, and
+at a relay for any seat: :meth:`WatchHub.feed`) and the watcher's (:func:`open_watch`).
 
-The host feeds its hub every envelope its session accepts (:meth:`WatchHub.publish`, the
+A seat feeds its hub every envelope its session accepts (:meth:`WatchHub.publish`, the
 peer's ``on_step``), in its own order; the hub keeps the table's record (the session's own
 envelopes, not a copy) and sends it to each watcher: the table definition, every envelope
 so far, then each new one live (``PROTOCOL.md`` §11, :mod:`belote_p2p.protocol.watch`).
+The host's hub serves the watchers that reach its port; every seat's hub (the host's too)
+may also keep a feed waiting at the table's relay (:func:`~.relay.open_relay_link`), through which
+the relay hands it one watcher at a time: every seat holds the whole record, so a watcher
+whose seat vanished (the host killed) connects again and another seat serves it.
 
 Nothing a watcher does slows the table. :meth:`~WatchHub.publish` never waits: it puts the
 envelope in each watcher's own bounded queue (:data:`WATCH_QUEUE` envelopes), and a watcher
@@ -21,16 +25,18 @@ connection closes: nothing a watcher sends ends the host, nor touches the game.
 
 from __future__ import annotations
 
+import itertools
 import logging
 import socket
 from collections.abc import AsyncIterator, Sequence
-from contextlib import asynccontextmanager, suppress
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 
 import trio
 
 from belote_p2p.errors import RemoteProtocolError
-from belote_p2p.protocol.relay import source_of
+from belote_p2p.protocol.identity import Identity
+from belote_p2p.protocol.relay import RelayError, check_paired, source_of, watch_message
 from belote_p2p.protocol.session import MAX_ENVELOPE
 from belote_p2p.protocol.table import TableDefinition
 from belote_p2p.protocol.watch import (
@@ -38,6 +44,7 @@ from belote_p2p.protocol.watch import (
     TABLE_PREFIX_SIZE,
     WatchedTable,
     WatchError,
+    WatchRefused,
     end_message,
     end_reason,
     hello_message,
@@ -46,11 +53,18 @@ from belote_p2p.protocol.watch import (
     refused_message,
     table_message,
 )
-from belote_p2p.protocol.wire import Envelope
+from belote_p2p.protocol.wire import Envelope, FrameTooLarge
 
 from .address import format_address, parse_address
 from .invite import WATCH_PREFIX, Invitation
-from .relay import FIRST_FRAME_TIMEOUT, peer_host, socket_stream
+from .relay import (
+    FIRST_FRAME_TIMEOUT,
+    WATCH_RELAY_QUEUE,
+    connect,
+    open_relay_link,
+    peer_host,
+    set_buffer,
+)
 from .transport import ConnectionClosed, FramedStream
 
 logger = logging.getLogger(__name__)
@@ -70,6 +84,12 @@ WATCH_CONNECT_TIMEOUT = 10.0
 itself may come later: the watcher waits while the lobby fills)."""
 MAX_WATCH_FRAME = max(MAX_ENVELOPE, 1 << 14)
 """The largest frame a watcher reads: an envelope, or the host's table message."""
+WATCH_RELAY_WAIT = 60.0
+"""Seconds a watcher gives a relay to pair it with a feed (the relay's own wait is 30 s)."""
+FEED_RETRY = 1.0
+"""Seconds before a seat offers its feed again when the relay refused or is gone; doubled
+after each failure up to :data:`FEED_RETRY_MAX`."""
+FEED_RETRY_MAX = 30.0
 
 
 def watch_code(invitation: Invitation) -> str:
@@ -191,12 +211,17 @@ class WatchHub:
 
     # -- the watchers' connections ---------------------------------------------------------
 
-    async def handle(self, stream: trio.abc.Stream) -> None:
+    async def handle(
+        self, stream: trio.abc.Stream, source: str | None = None, buffer: int = WATCH_SEND_BUFFER
+    ) -> None:
         """Serve one watch connection (its hello not yet read) until the game is over for
-        it, it is dropped, or it goes; never raises for what the watcher did."""
+        it, it is dropped, or it goes; never raises for what the watcher did. ``source``:
+        whom it counts against (by default its address; a relay's watchers are capped by
+        the relay, per address); ``buffer``: its kernel send buffer (small: the hub's queue
+        is where a watcher's envelopes wait)."""
         link = FramedStream(stream, max_frame=MAX_WATCH_FRAME, opening=(MAX_WATCH_HELLO,))
-        _set_send_buffer(stream)
-        source = source_of(peer_host(stream))
+        set_buffer(stream, socket.SO_SNDBUF, buffer)
+        source = source_of(peer_host(stream)) if source is None else source
         try:
             with trio.fail_after(FIRST_FRAME_TIMEOUT):
                 prefix = parse_hello(await link.receive())
@@ -260,6 +285,29 @@ class WatchHub:
                 await self._send(link, watcher, data)
         await self._send(link, watcher, end_message(self.end or "the game is over"))
 
+    async def feed(self, relay: tuple[str, int], identity: Identity, seat: int) -> None:
+        """Offer the table to watchers at ``relay`` as ``seat`` until cancelled: one feed
+        waits there at a time; each watcher the relay pairs with it is served as one of the
+        port's, and the next feed is opened at once (after a failure, with backoff)."""
+        table = self.table
+        assert table is not None, "a feed offers a signed table"
+        delay = FEED_RETRY
+        shown = format_address(*relay)
+        async with trio.open_nursery() as nursery:
+            for number in itertools.count(1):
+                try:
+                    link = await open_relay_link(
+                        relay, identity, table.definition, table.proposal, seat, None
+                    )
+                except (ConnectionClosed, RelayError, FrameTooLarge, OSError) as exc:
+                    logger.info("watch: no feed at the relay at %s: %s", shown, exc)
+                    await trio.sleep(delay)
+                    delay = min(2 * delay, FEED_RETRY_MAX)
+                    continue
+                delay = FEED_RETRY
+                source = f"relay {shown} #{number}"
+                nursery.start_soon(self.handle, link.stream, source, WATCH_RELAY_QUEUE)
+
     async def _send(self, link: FramedStream, watcher: _Watcher, data: bytes) -> None:
         try:
             with trio.fail_after(WATCH_SEND_TIMEOUT):
@@ -267,14 +315,6 @@ class WatchHub:
         except trio.TooSlowError:
             self._drop(watcher, "a frame did not leave in time")
             raise ConnectionClosed("the watcher does not read") from None
-
-
-def _set_send_buffer(stream: trio.abc.Stream) -> None:
-    """A small kernel send buffer for a watcher: the hub's queue is where it waits."""
-    inner = socket_stream(stream)
-    if inner is not None:
-        with suppress(OSError):
-            inner.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, WATCH_SEND_BUFFER)
 
 
 # -- the watcher's side -------------------------------------------------------------------
@@ -308,40 +348,72 @@ class WatchLink:
 async def open_watch(
     invitation: Invitation, *, connect_timeout: float = WATCH_CONNECT_TIMEOUT
 ) -> AsyncIterator[WatchLink]:
-    """Connect to the host's port a watch code names (its addresses in order), say hello
-    and wait for the table; check that it is the code's (its host's key and table id).
+    """Reach the table a watch code names: the host's port at each of its addresses in
+    order, then its relay (which pairs us with a seat's feed); say hello, wait for the
+    table, and check that it is the code's (its host's key and table id).
 
-    Raises :class:`ConnectionClosed` when no address answers,
-    :class:`~belote_p2p.protocol.watch.WatchRefused` when the host refuses us, and
-    :class:`~belote_p2p.protocol.watch.WatchError` when what it sends is not the code's
-    table."""
+    Raises :class:`ConnectionClosed` when nothing answers,
+    :class:`~belote_p2p.protocol.watch.WatchRefused` when the host (or the relay) refuses
+    us, and :class:`~belote_p2p.protocol.watch.WatchError` when what is sent is not the
+    code's table (the last such answer, when no other way worked)."""
+    routes = [(address, False) for address in invitation.addresses]
+    if invitation.relay:
+        routes.append((invitation.relay, True))
     failures: list[str] = []
-    stream: trio.abc.Stream | None = None
-    shown = ""
-    for address in invitation.addresses:
-        host, port = parse_address(address)
+    refusal: WatchError | None = None
+    opened: WatchLink | None = None
+    for address, relayed in routes:
         try:
-            with trio.fail_after(connect_timeout):
-                stream = await trio.open_tcp_stream(host, port)
-        except (OSError, trio.TooSlowError) as exc:
-            failures.append(f"{address}: {exc or 'no answer'}")
+            opened = await _reach(invitation, parse_address(address), relayed, connect_timeout)
+        except ConnectionClosed as exc:
+            failures.append(str(exc))
             continue
-        shown = format_address(host, port)
+        except WatchError as exc:
+            refusal = exc  # another way may serve us (the relay, when the host's port won't)
+            continue
         break
-    if stream is None:
+    if opened is None:
+        if refusal is not None:
+            raise refusal
         raise ConnectionClosed("no address of the watch code answers: " + "; ".join(failures))
+    try:
+        yield opened
+    finally:
+        await trio.aclose_forcefully(opened.link)
+
+
+async def _reach(
+    invitation: Invitation, address: tuple[str, int], relayed: bool, connect_timeout: float
+) -> WatchLink:
+    """The watch at one address of the code: the host's port, or (``relayed``) the relay."""
+    shown = format_address(*address)
+    who = "the relay" if relayed else "the host's port"
+    stream = await connect(address, who, connect_timeout)
     link = FramedStream(stream, max_frame=MAX_WATCH_FRAME)
     try:
+        if relayed:
+            with trio.fail_after(connect_timeout):
+                await link.send(watch_message(invitation.table_prefix, invitation.key_digest))
+            with trio.fail_after(WATCH_RELAY_WAIT):
+                try:
+                    check_paired(await link.receive())
+                except RelayError as exc:
+                    raise WatchRefused(f"the relay at {shown}: {exc}") from None
         with trio.fail_after(connect_timeout):
             await link.send(hello_message(invitation.table_prefix))
-        table = parse_table(await link.receive())
+        table = parse_table(await link.receive())  # no deadline: the lobby may be filling
         definition = table.definition
         if not invitation.names_key(definition.host_key) or not invitation.names_table(
             definition.table_id
         ):
-            raise WatchError("the host sent another table than the watch code's")
-        yield WatchLink(link, table, shown)
+            raise WatchError(f"{who} at {shown} sent another table than the watch code's")
     except trio.TooSlowError:
-        raise ConnectionClosed(f"the host at {shown} did not answer") from None
-    finally:
         await trio.aclose_forcefully(link)
+        raise ConnectionClosed(f"{who} at {shown} did not answer") from None
+    except (ConnectionClosed, FrameTooLarge) as exc:
+        await trio.aclose_forcefully(link)
+        raise ConnectionClosed(f"{who} at {shown}: {exc}") from None
+    except BaseException:
+        await trio.aclose_forcefully(link)
+        raise
+    return WatchLink(link, table, shown + (" (through the relay)" if relayed else ""))

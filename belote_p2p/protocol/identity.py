@@ -48,6 +48,16 @@ def fingerprint(public_key: bytes) -> str:
     return "-".join(digest[i : i + 4] for i in range(0, 16, 4))
 
 
+KEY_DIGEST_SIZE = 16
+
+
+def key_digest(public_key: bytes) -> bytes:
+    """What an invitation or a watch code holds of the host's key (``PROTOCOL.md`` §9: 128
+    bits of SHA-256 leave nobody a key of their own that matches; its fingerprint is the
+    first half)."""
+    return hashlib.sha256(public_key).digest()[:KEY_DIGEST_SIZE]
+
+
 def verify(public_key: bytes, signature: bytes, data: bytes) -> bool:
     """Whether ``signature`` is a valid Ed25519 signature of ``data`` by ``public_key``.
 

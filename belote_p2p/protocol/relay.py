@@ -23,6 +23,19 @@ the definition gives its seat. Messages (one frame each, canonical msgpack, ``PR
   every frame either way is the peer's, forwarded as is;
 * relay → client: ``{"type": "relay-error", "reason": str}``, then the connection closes.
 
+Watchers (``PROTOCOL.md`` §11) come through a relay too, one relayed connection per watcher:
+a seat that lets the table be watched keeps a *feed* waiting at the relay (after the same
+challenge, ``{"type": "relay-feed", "definition": map, "proposal": bin 64, "seat": int,
+"sig": bin 64}``, its signature over :func:`feed_statement`), and a watcher's first frame
+is ``{"type": "relay-watch", "version": 1, "table": bin 8, "host": bin 16}`` (the watch
+code's table id prefix and host key digest). The relay pairs the watcher with a waiting feed
+of that table (the oldest: each seat's feed in turn), sends both ``relay-paired``, and
+forwards as for any pair; the seat then serves the watcher as its host's port would, and
+opens a new feed. The relay keeps no record: a watcher that comes mid-game is sent the
+table's past by the seat, at the watcher's pace, and a watcher that stops reading holds up
+its own feed only (the shell forwards to a watcher no faster than it reads), never a seat's
+links or another watcher.
+
 :class:`RelayServer` holds every connection's state and the caps (:class:`RelayLimits`):
 what it is fed (bytes received, connections opened and closed, the clock) it answers with
 :class:`Send` and :class:`Close` actions. It keeps no game state, needs no disk, and trusts
@@ -51,7 +64,7 @@ from typing import Any
 from belote_p2p.errors import LocalProtocolError, RemoteProtocolError
 
 from .budget import ByteBudget
-from .identity import Identity, verify
+from .identity import KEY_DIGEST_SIZE, Identity, key_digest, verify
 from .table import TableDefinition
 from .wire import (
     DEFAULT_MAX_FRAME,
@@ -66,6 +79,7 @@ from .wire import (
 
 RELAY_VERSION = 1
 RELAY_JOIN_LABEL = b"belote-p2p/relay-join/v1\x00"
+RELAY_FEED_LABEL = b"belote-p2p/relay-feed/v1\x00"
 DEFAULT_RELAY_PORT = 7779
 MAX_CONTROL_FRAME = 1 << 14
 """Largest frame a client may send before it is paired (a join with its table is ~1 KiB)."""
@@ -89,6 +103,19 @@ def join_statement(nonce: bytes, definition: TableDefinition, seat: int, peer: i
     )
 
 
+def feed_statement(nonce: bytes, definition: TableDefinition, seat: int) -> bytes:
+    """What a seat signs to offer its table to watchers at a relay: the relay's nonce, the
+    table and the seat (a feed proves a seat of a host-signed table, as a join does)."""
+    return RELAY_FEED_LABEL + encode(
+        {"nonce": nonce, "table": definition.table_id, "digest": definition.digest, "seat": seat}
+    )
+
+
+def watch_key(definition: TableDefinition) -> WatchKey:
+    """What a watcher names a table by at a relay: its id's prefix, its host key's digest."""
+    return definition.table_id[:WATCH_PREFIX_SIZE], key_digest(definition.host_key)
+
+
 # -- the client's side ------------------------------------------------------------------------
 
 
@@ -102,9 +129,10 @@ def join_message(
     definition: TableDefinition,
     proposal: bytes,
     seat: int,
-    peer: int,
+    peer: int | None,
 ) -> bytes:
-    """The client's answer to the relay's ``challenge`` frame: join ``seat`` to ``peer``.
+    """The client's answer to the relay's ``challenge`` frame: join ``seat`` to ``peer``
+    (None: a watch feed of ``seat``, ``relay-feed``).
 
     Raises :class:`RelayError` if ``challenge`` is not a relay's challenge."""
     msg = decode_map(challenge, "the relay")
@@ -121,17 +149,30 @@ def join_message(
         raise RelayError("the relay did not send a version 1 challenge")
     if definition.seats[seat].key != identity.public_key_bytes:
         raise LocalProtocolError(f"this identity does not hold seat {seat}")
-    sig = identity.sign(join_statement(nonce, definition, seat, peer))
-    return encode(
-        {
-            "type": "relay-join",
-            "definition": definition.to_wire(),
-            "proposal": proposal,
-            "seat": seat,
-            "peer": peer,
-            "sig": sig,
-        }
-    )
+    message: dict[str, Any] = {
+        "definition": definition.to_wire(),
+        "proposal": proposal,
+        "seat": seat,
+    }
+    if peer is None:
+        message["type"] = "relay-feed"
+        message["sig"] = identity.sign(feed_statement(nonce, definition, seat))
+    else:
+        message["type"] = "relay-join"
+        message["peer"] = peer
+        message["sig"] = identity.sign(join_statement(nonce, definition, seat, peer))
+    return encode(message)
+
+
+def watch_message(table_prefix: bytes, host_digest: bytes) -> bytes:
+    """A watcher's first frame at a relay: the table its watch code names."""
+    message = {"type": "relay-watch", "version": RELAY_VERSION, "table": table_prefix}
+    return encode({**message, "host": host_digest})
+
+
+PAIRED = frame(encode({"type": "relay-paired"}))
+"""The relay's ``relay-paired`` frame, byte for byte (a feed reads exactly it, then hands
+the stream on)."""
 
 
 def check_paired(data: bytes) -> None:
@@ -194,6 +235,13 @@ class RelayLimits:
     connections are cut and the slot is free."""
     wait_timeout: float = 120.0
     """Seconds a connection of a table that has paired waits for its peer's join."""
+    max_watchers_per_table: int = 8
+    """Watchers of one table at once, paired or waiting for a feed (as a host serves)."""
+    max_watchers_per_source: int = 4
+    """Watchers from one source at once."""
+    watch_timeout: float = 30.0
+    """Seconds a watcher waits for a feed of its table (the table's game may not have
+    begun: its seats offer feeds once it is signed)."""
 
 
 class RelayPhase(Enum):
@@ -205,6 +253,19 @@ class RelayPhase(Enum):
     """Authenticated; its peer's join not yet in."""
     PAIRED = "paired"
     """Forwarding."""
+    FEED = "feed"
+    """A seat's watch feed, authenticated, waiting for a watcher (no deadline)."""
+    WATCHER = "watcher"
+    """A watcher waiting for a feed of its table."""
+
+
+class Role(Enum):
+    """What a connection is for, once it said: a link between two seats, a seat's watch
+    feed, a watcher."""
+
+    LINK = "link"
+    FEED = "feed"
+    WATCHER = "watcher"
 
 
 @dataclass(frozen=True, slots=True)
@@ -229,6 +290,9 @@ TableKey = tuple[bytes, bytes]
 """A table as the relay knows it: its id and its definition's digest."""
 LinkKey = tuple[TableKey, int, int]
 """A link: its table, its lower seat, its higher seat."""
+WatchKey = tuple[bytes, bytes]
+"""A table as a watcher names it: its id's first 8 bytes, its host key's digest."""
+WATCH_PREFIX_SIZE = 8
 
 
 @dataclass
@@ -244,6 +308,11 @@ class _Conn:
     peer: int = -1
     partner: int | None = None
     since: float = 0.0
+    role: Role = Role.LINK
+    watch: WatchKey | None = None
+    """The table a watcher asked for."""
+    budget: ByteBudget | None = None
+    """A watch pair's own byte budget (a link's is the relay's, per link)."""
 
     @property
     def link(self) -> LinkKey:
@@ -257,8 +326,17 @@ class _Table:
     ever paired (a slot that never did is the first to go)."""
 
     opened: float
+    watch: WatchKey
     links: dict[tuple[int, int], int] = field(default_factory=dict)
     paired: bool = False
+    feeds: dict[int, int] = field(default_factory=dict)
+    """The waiting watch feed of each seat that offers one (oldest first)."""
+    watched: dict[int, int] = field(default_factory=dict)
+    """The feeds paired with a watcher, and their watcher."""
+
+    @property
+    def empty(self) -> bool:
+        return not (self.links or self.feeds or self.watched)
 
 
 @dataclass
@@ -267,6 +345,8 @@ class RelayStats:
 
     connections: int = 0
     paired: int = 0
+    watchers: int = 0
+    """Watchers paired with a feed."""
     forwarded_frames: int = 0
     forwarded_bytes: int = 0
     dropped_frames: int = 0
@@ -283,6 +363,7 @@ class RelayStats:
         return {
             "connections": self.connections,
             "paired": self.paired,
+            "watchers": self.watchers,
             "forwarded_frames": self.forwarded_frames,
             "forwarded_bytes": self.forwarded_bytes,
             "dropped_frames": self.dropped_frames,
@@ -316,6 +397,8 @@ class RelayServer:
         """Connections open from each source."""
         self._source_tables: dict[str, dict[TableKey, int]] = {}
         """Per source, its authenticated connections of each table."""
+        self._waiting: dict[WatchKey, list[int]] = {}
+        """The watchers waiting for a feed of each table, oldest first."""
         self.stats = RelayStats()
 
     # -- reading ----------------------------------------------------------------------------
@@ -335,6 +418,11 @@ class RelayServer:
     def partner(self, conn: int) -> int | None:
         c = self._conns.get(conn)
         return c.partner if c is not None else None
+
+    def watcher_of(self, conn: int) -> int | None:
+        """The watcher a feed ``conn`` is paired with (None: no feed, or not paired)."""
+        c = self._conns.get(conn)
+        return c.partner if c is not None and c.role is Role.FEED else None
 
     # -- events -----------------------------------------------------------------------------
 
@@ -365,7 +453,7 @@ class RelayServer:
         c = self._conns.get(conn)
         if c is None:
             return []  # already cut: what was in flight is dropped
-        if c.phase is RelayPhase.PAIRED and not self._budgets[c.link].spend(len(data), now):
+        if c.phase is RelayPhase.PAIRED and not self._budget(c).spend(len(data), now):
             self.stats.refuse("over the byte rate")
             return self._cut(c, "over the byte rate", flood=True)
         try:
@@ -399,11 +487,15 @@ class RelayServer:
                 del self._budgets[link]
         actions: list[Action] = []
         for c in list(self._conns.values()):
-            if c.number not in self._conns or c.phase is RelayPhase.PAIRED:
-                continue  # cut meanwhile (with its partner), or forwarding
+            if c.number not in self._conns or c.phase in _NO_DEADLINE:
+                continue  # cut meanwhile (with its partner), forwarding, or a feed
             if now < self._deadline(c):
                 continue
-            if c.phase is not RelayPhase.WAITING:
+            if c.phase is RelayPhase.WATCHER:
+                self.stats.refuse("no feed in time")
+                reason = "no seat of that table offers it to watchers at this relay"
+                actions += self._cut(c, reason, error=True)
+            elif c.phase is not RelayPhase.WAITING:
                 self.stats.refuse("no join in time")
                 actions += self._cut(c, "no join in time", error=True)
             else:
@@ -413,9 +505,7 @@ class RelayServer:
 
     def next_deadline(self) -> float | None:
         """When :meth:`tick` next has something to do (None: nothing pending)."""
-        times = [
-            self._deadline(c) for c in self._conns.values() if c.phase is not RelayPhase.PAIRED
-        ]
+        times = [self._deadline(c) for c in self._conns.values() if c.phase not in _NO_DEADLINE]
         return min(times, default=None)
 
     def count_dropped(self, frames: int, size: int) -> None:
@@ -425,9 +515,14 @@ class RelayServer:
 
     # -- the protocol -----------------------------------------------------------------------
 
+    def _budget(self, c: _Conn) -> ByteBudget:
+        return c.budget if c.budget is not None else self._budgets[c.link]
+
     def _deadline(self, c: _Conn) -> float:
         if c.phase in (RelayPhase.HELLO, RelayPhase.CHALLENGED):
             return c.opened + self.limits.join_timeout
+        if c.phase is RelayPhase.WATCHER:
+            return c.since + self.limits.watch_timeout
         assert c.table is not None
         table = self._tables[c.table]
         if not table.paired:
@@ -444,6 +539,8 @@ class RelayServer:
             self.stats.refuse("not the relay protocol")
             return self._cut(c, "not a map", error=True)
         if c.phase is RelayPhase.HELLO:
+            if msg.get("type") == "relay-watch":
+                return self._watch(c, msg, now)
             if msg != {"type": "relay-hello", "version": RELAY_VERSION}:
                 self.stats.refuse("not the relay protocol")
                 return self._cut(c, "expected a version 1 relay-hello", error=True)
@@ -455,57 +552,88 @@ class RelayServer:
             checked = self._check_join(c, msg)
             if isinstance(checked, str):
                 return self._cut(c, checked, error=True)
-            return self._join(c, *checked, now)
+            definition, seat, peer = checked
+            if peer is None:
+                return self._feed(c, definition, seat, now)
+            return self._join(c, definition, seat, peer, now)
         self.stats.refuse("not the relay protocol")
         return self._cut(c, "a frame before the pairing", error=True)
 
-    def _check_join(self, c: _Conn, msg: dict[str, Any]) -> tuple[TableKey, int, int] | str:
-        """The table and the two seats of a join that proves its seat's key, or why not.
+    def _check_join(
+        self, c: _Conn, msg: dict[str, Any]
+    ) -> tuple[TableDefinition, int, int | None] | str:
+        """The table and the two seats of a join (a feed: its seat, and None) that proves its
+        seat's key, or why not.
 
         Nothing of the relay's state is looked up or changed before the signature verifies,
         and the seats are checked against the table's own count (2, 3 or 4)."""
-        keys = {"type", "definition", "proposal", "seat", "peer", "sig"}
-        if set(msg) != keys or msg["type"] != "relay-join":
+        feed = msg.get("type") == "relay-feed"
+        keys = {"type", "definition", "proposal", "seat", "sig", *(() if feed else ("peer",))}
+        if set(msg) != keys or msg["type"] not in ("relay-join", "relay-feed"):
             self.stats.refuse("not the relay protocol")
-            return f"expected a relay-join with {sorted(keys)}"
+            return f"expected a relay-join with {sorted(keys | {'peer'})} or a relay-feed"
         try:
             definition = TableDefinition.from_wire(msg["definition"])
         except ValueError as exc:
             self.stats.refuse("bad table")
             return f"a bad table definition: {exc}"
-        seat, peer, sig = msg["seat"], msg["peer"], msg["sig"]
+        seat, peer, sig = msg["seat"], msg.get("peer"), msg["sig"]
         seats = len(definition.seats)
         if (
             type(seat) is not int
-            or type(peer) is not int
-            or not (0 <= seat < seats and 0 <= peer < seats and seat != peer)
+            or not 0 <= seat < seats
+            or (not feed and (type(peer) is not int or not 0 <= peer < seats or seat == peer))
         ):
             self.stats.refuse("not the relay protocol")
             return f"seat and peer are two different seats 0..{seats - 1} of the table"
         if not definition.proposed_by_host(msg["proposal"]):
             self.stats.refuse("bad table")
             return "the host's signature of the table does not verify"
-        statement = join_statement(c.nonce, definition, seat, peer)
+        if peer is None:
+            statement = feed_statement(c.nonce, definition, seat)
+        else:
+            statement = join_statement(c.nonce, definition, seat, peer)
         if type(sig) is not bytes or not verify(definition.seats[seat].key, sig, statement):
             self.stats.refuse("no key for the seat")
             return f"the join is not signed by seat {seat}'s key"
-        return (definition.table_id, definition.digest), seat, peer
+        return definition, seat, peer
 
-    def _join(self, c: _Conn, key: TableKey, seat: int, peer: int, now: float) -> list[Action]:
-        actions: list[Action] = []
+    def _slot(
+        self, c: _Conn, definition: TableDefinition, now: float, actions: list[Action]
+    ) -> _Table | None:
+        """The table's slot for an authenticated connection of it (taken if it has none);
+        None if the caps refuse it (then ``actions`` holds its cut)."""
+        key = (definition.table_id, definition.digest)
         own = self._source_tables.get(c.source, {})
         if key not in own and len(own) >= self.limits.max_tables_per_source:
             self.stats.refuse("too many tables from one address")
-            return self._cut(c, "this address holds too many tables at the relay", error=True)
+            actions += self._cut(c, "this address holds too many tables at the relay", error=True)
+            return None
         table = self._tables.get(key)
         if table is None:
             if len(self._tables) >= self.limits.max_tables:
                 evicted = self._evict_table()
                 if evicted is None:
                     self.stats.refuse("too many tables")
-                    return self._cut(c, "the relay serves too many tables", error=True)
+                    actions += self._cut(c, "the relay serves too many tables", error=True)
+                    return None
                 actions += evicted
-            table = self._tables[key] = _Table(now)
+            table = self._tables[key] = _Table(now, watch_key(definition))
+        return table
+
+    def _authenticated(self, c: _Conn, key: TableKey, seat: int, now: float) -> None:
+        c.table, c.seat, c.since = key, seat, now
+        own = self._source_tables.setdefault(c.source, {})
+        own[key] = own.get(key, 0) + 1
+
+    def _join(
+        self, c: _Conn, definition: TableDefinition, seat: int, peer: int, now: float
+    ) -> list[Action]:
+        actions: list[Action] = []
+        key = (definition.table_id, definition.digest)
+        table = self._slot(c, definition, now, actions)
+        if table is None:
+            return actions
         old = table.links.get((seat, peer))
         if old is not None:
             # The seat opened a new connection for the same peer: it wins (the old one is
@@ -516,10 +644,9 @@ class RelayServer:
             self.stats.refuse("too many connections for the table")
             return self._cut(c, "too many connections for this table", error=True)
         table.links[(seat, peer)] = c.number
-        c.table, c.seat, c.peer, c.phase, c.since = key, seat, peer, RelayPhase.WAITING, now
+        self._authenticated(c, key, seat, now)
+        c.peer, c.phase = peer, RelayPhase.WAITING
         c.decoder = FrameDecoder(self.limits.max_frame)
-        own = self._source_tables.setdefault(c.source, {})
-        own[key] = own.get(key, 0) + 1
         limits = self.limits
         self._budgets.setdefault(c.link, ByteBudget.full(limits.rate, limits.burst, now))
         other = table.links.get((peer, seat))
@@ -530,8 +657,78 @@ class RelayServer:
         c.phase = o.phase = RelayPhase.PAIRED
         table.paired = True
         self.stats.paired += 1
-        paired = frame(encode({"type": "relay-paired"}))
-        return [*actions, Send(o.number, paired), Send(c.number, paired)]
+        return [*actions, Send(o.number, PAIRED), Send(c.number, PAIRED)]
+
+    def _feed(self, c: _Conn, definition: TableDefinition, seat: int, now: float) -> list[Action]:
+        """A seat's watch feed: it waits for a watcher of its table (the oldest waiting, if
+        one already does); a newer feed of the same seat replaces the older."""
+        actions: list[Action] = []
+        table = self._slot(c, definition, now, actions)
+        if table is None:
+            return actions
+        key = (definition.table_id, definition.digest)
+        old = table.feeds.pop(seat, None)
+        if old is not None:
+            actions += self._cut(self._conns[old], "replaced by a newer feed")
+            table = self._tables.setdefault(key, table)
+        table.feeds[seat] = c.number
+        self._authenticated(c, key, seat, now)
+        c.role, c.phase = Role.FEED, RelayPhase.FEED
+        waiting = self._waiting.get(table.watch, [])
+        if waiting:
+            return actions + self._pair_watch(table, c, self._conns[waiting[0]], now)
+        return actions
+
+    def _watch(self, c: _Conn, msg: dict[str, Any], now: float) -> list[Action]:
+        """A watcher's ``relay-watch``: paired with a waiting feed of the table it names, or
+        left to wait for one (:attr:`RelayLimits.watch_timeout`)."""
+        table_prefix, host = msg.get("table"), msg.get("host")
+        if (
+            set(msg) != {"type", "version", "table", "host"}
+            or msg["version"] != RELAY_VERSION
+            or type(table_prefix) is not bytes
+            or len(table_prefix) != WATCH_PREFIX_SIZE
+            or type(host) is not bytes
+            or len(host) != KEY_DIGEST_SIZE
+        ):
+            self.stats.refuse("not the relay protocol")
+            return self._cut(c, "expected a version 1 relay-watch", error=True)
+        key: WatchKey = (table_prefix, host)
+        limits = self.limits
+        watchers = [w for w in self._conns.values() if w.role is Role.WATCHER]
+        if sum(w.source == c.source for w in watchers) >= limits.max_watchers_per_source:
+            self.stats.refuse("too many watchers from one address")
+            return self._cut(c, "this address has too many watchers at the relay", error=True)
+        if sum(w.watch == key for w in watchers) >= limits.max_watchers_per_table:
+            self.stats.refuse("too many watchers for the table")
+            return self._cut(c, "the table has too many watchers at this relay", error=True)
+        c.role, c.watch, c.phase, c.since = Role.WATCHER, key, RelayPhase.WATCHER, now
+        for table in self._tables.values():
+            if table.watch == key and table.feeds:
+                feed = self._conns[next(iter(table.feeds.values()))]
+                return self._pair_watch(table, feed, c, now)
+        self._waiting.setdefault(key, []).append(c.number)
+        return []
+
+    def _pair_watch(self, table: _Table, feed: _Conn, watcher: _Conn, now: float) -> list[Action]:
+        del table.feeds[feed.seat]
+        self._unwait(watcher)
+        table.watched[feed.number] = watcher.number
+        feed.partner, watcher.partner = watcher.number, feed.number
+        feed.phase = watcher.phase = RelayPhase.PAIRED
+        watcher.table = feed.table
+        feed.decoder = FrameDecoder(self.limits.max_frame)
+        feed.budget = watcher.budget = ByteBudget.full(self.limits.rate, self.limits.burst, now)
+        self.stats.watchers += 1
+        return [Send(feed.number, PAIRED), Send(watcher.number, PAIRED)]
+
+    def _unwait(self, watcher: _Conn) -> None:
+        assert watcher.watch is not None
+        waiting = self._waiting.get(watcher.watch, [])
+        if watcher.number in waiting:
+            waiting.remove(watcher.number)
+            if not waiting:
+                del self._waiting[watcher.watch]
 
     def _evictable(self, held: int) -> _Conn | None:
         """The connection a newcomer whose source holds ``held`` connections takes the place
@@ -541,7 +738,7 @@ class RelayServer:
         candidates = [
             c
             for c in self._conns.values()
-            if c.phase in (RelayPhase.HELLO, RelayPhase.CHALLENGED)
+            if c.phase in (RelayPhase.HELLO, RelayPhase.CHALLENGED, RelayPhase.WATCHER)
             or (c.table is not None and not self._tables[c.table].paired)
         ]
         if not candidates:
@@ -557,7 +754,8 @@ class RelayServer:
         _, key = min(unpaired)
         self.stats.refuse("evicted")
         actions: list[Action] = []
-        for number in list(self._tables[key].links.values()):
+        table = self._tables[key]
+        for number in [*table.links.values(), *table.feeds.values(), *table.watched]:
             if number in self._conns:
                 actions += self._cut(self._conns[number], "evicted: the relay is full", error=True)
         return actions
@@ -590,7 +788,9 @@ class RelayServer:
             self._per_source[c.source] = held
         else:
             del self._per_source[c.source]
-        if c.table is not None:
+        if c.role is Role.WATCHER:
+            self._unwait(c)
+        elif c.table is not None:
             own = self._source_tables[c.source]
             own[c.table] -= 1
             if not own[c.table]:
@@ -601,13 +801,19 @@ class RelayServer:
             if table is not None:
                 if table.links.get((c.seat, c.peer)) == c.number:
                     del table.links[(c.seat, c.peer)]
-                if not table.links:
+                if table.feeds.get(c.seat) == c.number:
+                    del table.feeds[c.seat]
+                table.watched.pop(c.number, None)
+                if table.empty:
                     del self._tables[c.table]
         if c.partner is not None and c.partner in self._conns:
             partner = self._conns[c.partner]
             partner.partner = None
             actions += self._drop(partner, f"seat {c.seat}'s side of the pair closed")
         return actions
+
+
+_NO_DEADLINE = (RelayPhase.PAIRED, RelayPhase.FEED)
 
 
 def source_of(host: str) -> str:

@@ -5,7 +5,8 @@ page (the seat's table joins the lobby's server, :mod:`.seat`), and the lobby co
 when the person leaves the table.
 
 Tables are joined by address: invitation codes are not in this version. A table is watched
-by the watch code its host printed (the Watch entry: :mod:`belote_p2p.app.watch`).
+by the watch code its host printed (the Watch entry: :mod:`belote_p2p.app.watch`), through
+the host's port or, when that does not answer, the relay the code names.
 """
 
 from __future__ import annotations
@@ -282,7 +283,10 @@ class WebLobby:
     async def _watch(self, invitation: Invitation) -> None:
         from ..watch import watch_in_browser
 
-        self.status = "Watching: the table opens here once its game begins."
+        where = " (or its relay)" if invitation.relay else ""
+        self.status = (
+            f"Watching: the host's port{where}; the table opens here once its game begins."
+        )
         self._changed()
         status = await watch_in_browser(invitation, WebOptions(server=self.server), save=None)
         self.status = "Done watching." if status == 0 else "The watch ended early."
