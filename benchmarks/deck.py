@@ -18,12 +18,17 @@ the others' (a holder decrypts its piece) is "split". Then ``N`` rounds where a 
 the deal: "release" is making and checking the releases of its dealt cards (the completion's
 are made inside "completion"); its partner's plays for it are "play". One more round, untimed,
 counts the group operations of each step (every peer's calls of ``mul``, ``base_mul``, ``add`` and
-``sub``, and ``is_valid_point``), so that a step's time can be read against what it does.
+``sub``, and ``is_valid_point``), so that a step's time can be read against what it does. Last,
+``N`` deals replayed with one clock per peer (each call's CPU on its peer's clock, a message
+arriving when the call that made it ends): the deal's critical path, with each shuffle checked
+before the next is made and with the overlap of DECK.md §4 (``DeckPeer(overlap=True)``).
 """
 
 from __future__ import annotations
 
 import argparse
+import heapq
+import itertools
 import json
 import os
 import statistics
@@ -31,6 +36,7 @@ import sys
 import time
 from collections import Counter, deque
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -41,6 +47,7 @@ from belote_p2p.protocol.deck import (
     TRIVIAL_DECK,
     DeckMessage,
     DeckPeer,
+    DeckPhase,
     KeyMessage,
     PlayMessage,
     ReleaseMessage,
@@ -135,9 +142,16 @@ DeckPeer._deal_step = _timed(  # type: ignore[method-assign,assignment]
 class Round:
     """Four peers and a FIFO broadcast, with per-peer, per-step CPU accounts."""
 
-    def __init__(self, rules: RuleSet, dealer: int, number: int) -> None:
+    def __init__(self, rules: RuleSet, dealer: int, number: int, *, overlap: bool = False) -> None:
         self.peers = [
-            DeckPeer(rules, seat=s, dealer=dealer, table_id=TABLE_ID, round_number=number)
+            DeckPeer(
+                rules,
+                seat=s,
+                dealer=dealer,
+                table_id=TABLE_ID,
+                round_number=number,
+                overlap=overlap,
+            )
             for s in range(4)
         ]
         self.cpu = [dict.fromkeys(STEPS, 0.0) for _ in range(4)]
@@ -204,6 +218,50 @@ class Round:
         decks = [self.call(p.seat, "audit", p.audit) for p in live]
         assert all(d == decks[0] for d in decks)
         return tuple(decks)
+
+
+def deal_critical_path(rules: RuleSet, dealer: int, number: int, *, overlap: bool) -> float:
+    """Seconds from the start to the last peer holding its cards, with one machine per peer
+    and no network delay: each peer's calls take their CPU on its own clock, a message
+    arrives when the call that made it ends, each peer takes its messages in arrival order
+    and, with ``overlap``, does its work put off while no message waits (as its driver)."""
+    peers = Round(rules, dealer, number, overlap=overlap).peers
+    clock = [0.0] * len(peers)
+    inbox: list[list[tuple[float, int, DeckMessage]]] = [[] for _ in peers]
+    dealt: dict[int, float] = {}
+    order = itertools.count()
+
+    def run(seat: int, start: float, call: Callable[[], object]) -> None:
+        t0 = time.process_time()
+        made = call()
+        out = ([made] if made is not None else []) + peers[seat].next_messages()
+        clock[seat] = start + time.process_time() - t0
+        for msg in out:
+            stamp = (clock[seat], next(order), msg)
+            for other in range(len(peers)):
+                if other != seat:
+                    heapq.heappush(inbox[other], stamp)
+        if peers[seat].phase not in (DeckPhase.KEYS, DeckPhase.SHUFFLE, DeckPhase.DEAL):
+            dealt.setdefault(seat, clock[seat])
+
+    for p in peers:
+        run(p.seat, 0.0, p.start)
+    while len(dealt) < len(peers):
+        events: list[tuple[float, int, bool]] = []  # (start, seat, a message rather than work)
+        for p in peers:
+            waiting = inbox[p.seat]
+            if waiting:
+                events.append((max(clock[p.seat], waiting[0][0]), p.seat, True))
+            if p.has_work and (not waiting or waiting[0][0] > clock[p.seat]):
+                events.append((clock[p.seat], p.seat, False))
+        start, seat, message = min(events)
+        peer = peers[seat]
+        run(
+            seat,
+            start,
+            partial(peer.receive, heapq.heappop(inbox[seat])[2]) if message else peer.work,
+        )
+    return max(dealt.values())
 
 
 def _split_message(r: Round) -> SplitMessage:
@@ -316,6 +374,11 @@ def main() -> None:
         r.run(taker=(i + 2) % 4)
         rounds.append(r)
 
+    paths = {
+        name: [deal_critical_path(rules, i % 4, 200 + i, overlap=overlap) for i in range(args.runs)]
+        for name, overlap in (("in turn", False), ("overlapped", True))
+    }
+
     left = []
     for i in range(args.runs):
         r = Round(rules, dealer=i % 4, number=100 + i)
@@ -381,6 +444,12 @@ def main() -> None:
         f"of which release {ms(release_ms)} ms "
         "(making and checking the releases of the deal; the completion's go with it)"
     )
+    print(
+        "the deal's critical path (keys to every hand, one machine per peer, no network "
+        "delay): "
+        + ", ".join(f"{name} {ms(statistics.median(v))} ms" for name, v in paths.items())
+        + " (each shuffle checked before the next is made, or after it is sent: DECK.md §4)"
+    )
     print()
     costs = primitive_costs()
     print(
@@ -410,6 +479,7 @@ def main() -> None:
                 "split_share_of_deal": round(split_share, 4),
                 "deal_with_release_cpu_ms_all_peers": ms(statistics.median(left_totals)),
                 "release_cpu_ms_all_peers": ms(release_ms),
+                "deal_critical_path_ms": {n: ms(statistics.median(v)) for n, v in paths.items()},
                 "shuffle_proof": proofs,
                 "group_op_us": costs,
                 "cpus": os.cpu_count(),

@@ -20,9 +20,10 @@ machine). Reports:
 * CPU per peer per round (each process's ``process_time`` between two audits), and the
   **critical path** of each round: what the round would take with one machine per peer and
   no network delay. The timing log has a row per step of each session (a frame received, an
-  action...) with its CPU and the envelopes it accepted; the step that first holds an
-  envelope sent it. Replaying the steps in order, a step starts once its peer's previous step
-  is done and every envelope it accepted from another peer was sent, and lasts its own CPU;
+  action, a shuffle checked while no frame waited...) with its CPU and the envelopes it
+  accepted; the step that first holds an envelope sent it. Replaying the steps in order, a
+  step starts once its peer's previous step is done and every envelope it accepted from
+  another peer was sent, and lasts its own CPU;
   the round's critical path is the time from the last peer's end of the previous round to the
   last peer's audit. On a machine where the peers share fewer cores than they are, the wall
   time is bounded below by the CPU of all peers divided by the cores, whatever the path.

@@ -922,6 +922,9 @@ class Table:
     seed: int = 0
     deal_seed: int = 5
     accomplices: tuple[Cheat, ...] = ()
+    overlap: bool = False
+    """The sessions overlap their shuffles with the checks (``TableSession.overlap``), each
+    doing its work put off right after what it sent is on the wire, as the peer's driver."""
     definition: TableDefinition = field(init=False)
     ids: list[Identity] = field(init=False)
     sessions: list[TableSession] = field(init=False)
@@ -940,6 +943,8 @@ class Table:
                 assert cheat.seat not in self.cheats, "one cheat per seat"
                 self.cheats[cheat.seat] = cheat
         self.sessions = table_sessions(self.definition, self.ids, self.deal_seed)
+        for session in self.sessions:
+            session.overlap = self.overlap
         self.rng = random.Random(self.seed)
         self.bots = [random.Random(self.rng.random()) for _ in range(n)]
         self.streams = {(a, b): deque[bytes]() for a in range(n) for b in self.others(a)}
@@ -1023,7 +1028,9 @@ class Table:
             if cheat is not None and (outbox or events):
                 cheat.poll(self)
             if not outbox and not events and not later:
-                return
+                if not session.has_work:
+                    return
+                session.work()
 
     def _decide_honestly(self, seat: int) -> None:
         session = self.sessions[seat]

@@ -28,7 +28,7 @@ from belote_p2p.net.peer import PeerConfig, PeerControl, PeerResult, PeerStatus,
 from belote_p2p.net.transport import MeshConfig
 from belote_p2p.players.player import BotPlayer
 from belote_p2p.protocol import group
-from belote_p2p.protocol.deck import encode_message
+from belote_p2p.protocol.deck import DeckPeer, encode_message
 from belote_p2p.protocol.events import ActionTaken, DecisionNeeded, SeatLeft
 from belote_p2p.protocol.group import L, scalar_bytes
 from belote_p2p.protocol.identity import Identity
@@ -528,6 +528,32 @@ def secret_key(seat: int, tag: bytes = b"") -> bytes:
 
 def shuffle_seed(seat: int, tag: bytes = b"") -> bytes:
     return hashlib.sha256(b"deck test shuffle seed/" + tag + bytes([seat])).digest()
+
+
+def deck_peers(
+    rules: RuleSet,
+    *,
+    dealer: int,
+    key: Callable[[int], bytes] = secret_key,
+    seed: Callable[[int], bytes] = shuffle_seed,
+    table_id: bytes = TABLE_ID,
+    overlap: bool = False,
+) -> list[DeckPeer]:
+    """The deterministic round 1's peers, one per seat, with the secrets ``key`` and ``seed``
+    give each seat."""
+    return [
+        DeckPeer(
+            rules,
+            seat=s,
+            dealer=dealer,
+            table_id=table_id,
+            round_number=1,
+            secret_key=key(s),
+            shuffle_seed=seed(s),
+            overlap=overlap,
+        )
+        for s in range(rules.seats)
+    ]
 
 
 VECTOR_ARGUMENTS = {

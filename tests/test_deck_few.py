@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import vector_events
+from helpers import deck_peers, vector_events
 
 from belote_p2p.game.cards import CARDS, Card, Rank
 from belote_p2p.game.engine import TURNED, deal_owners, public_positions
@@ -70,18 +70,9 @@ class Table:
         self.rules = rules
         self.seats = rules.seats
         self.dealer = dealer
-        self.peers = [
-            DeckPeer(
-                rules,
-                seat=s,
-                dealer=dealer,
-                table_id=TABLE_ID,
-                round_number=1,
-                secret_key=secret_key(s),
-                shuffle_seed=shuffle_seed(s),
-            )
-            for s in range(self.seats)
-        ]
+        self.peers = deck_peers(
+            rules, dealer=dealer, key=secret_key, seed=shuffle_seed, table_id=TABLE_ID
+        )
         self.observer = DeckObserver(rules, dealer=dealer, table_id=TABLE_ID, round_number=1)
         self.tamper = tamper
         self.queue: deque[DeckMessage] = deque()

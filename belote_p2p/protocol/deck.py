@@ -59,12 +59,19 @@ what a peer checks and audits the round once the four reveals are in::
 API
 ---
 ``DeckPeer(rules, *, seat, dealer, table_id, round_number, secret_key=None, shuffle_seed=None,
-public_seats=frozenset())``
+public_seats=frozenset(), overlap=False)``
     ``secret_key`` (32-byte canonical non-zero scalar) and ``shuffle_seed`` (32 bytes) come
     from :mod:`secrets` unless given; given values make a peer deterministic (tests, vectors):
     every message it sends, shuffle proof and key split included, is a function of them and
     of what it received. ``public_seats`` (four seats only, never ``seat``): seats that left
     in an earlier round, whose part every participant computes (DECK.md §17.6).
+    ``overlap``: when the shuffle before ours arrives, ours is made at once (in
+    :meth:`~DeckPeer.next_messages`) and that one's proof is checked by :meth:`~DeckPeer.work`,
+    which the caller runs once ours is sent (DECK.md §4); our shares wait for every check.
+``has_work``, ``work() -> None``
+    With ``overlap``: a check put off (``work()`` raises the :class:`DeckError` naming a bad
+    shuffle's shuffler), or our shuffle's masks times ``(G, X)``, made ahead of our turn. One
+    piece per call; then send :meth:`~DeckPeer.next_messages` (our shares, once all is checked).
 ``start() -> KeyMessage``
     Call once; messages received before it are held.
 ``receive(msg: DeckMessage) -> None``
@@ -490,6 +497,16 @@ class Ciphertext:
 TRIVIAL_DECK: tuple[Ciphertext, ...] = tuple(Ciphertext(group.IDENTITY, m) for m in CARD_POINTS)
 """The deck before the first shuffle: card ``i`` at position ``i``, encrypted with no mask
 (``(O, M_i)``). Never sent; the first shuffle proof is checked against it."""
+
+
+@dataclass(frozen=True, slots=True)
+class _ShufflePlan:
+    """A shuffle's permutation and masks, and each mask times ``(G, X)``: all a shuffle
+    needs before its input deck is known (the proof's nonces depend on the decks)."""
+
+    perm: tuple[int, ...]
+    masks: tuple[int, ...]
+    offsets: tuple[tuple[bytes, bytes], ...]
 
 
 def trivial_deck(rules: RuleSet) -> tuple[Ciphertext, ...]:
@@ -1064,6 +1081,13 @@ class _DeckRound(ABC):
         self._decks: list[tuple[Ciphertext, ...]] = []
         self._proofs: list[ShuffleProof] = []  # one per deck, for the audit
         self._commitments: dict[int, bytes] = {}
+        # A peer made with overlap=True: received shuffles whose proof is still to check, as
+        # (index in _decks, message). Our own shuffle is built on such a deck at once and the
+        # proof checked once ours is out (work()); nothing else uses the deck before.
+        self._overlap = False
+        self._unchecked: list[tuple[int, ShuffleMessage]] = []
+        # Our own shuffle's permutation, masks and r_j·(G, X), made ahead by work().
+        self._plan: _ShufflePlan | None = None
         # Published shares by position then seat, a peer's own included, each one proven
         # (or computed: a public seat's, a released seat's from its pieces).
         self._shares: list[dict[int, bytes]] = [{} for _ in range(self.size)]
@@ -1149,7 +1173,7 @@ class _DeckRound(ABC):
             return DeckPhase.REVEAL
         if self._joint is None:
             return DeckPhase.KEYS
-        if len(self._decks) < self.seats:
+        if len(self._decks) < self.seats or self._unchecked:
             return DeckPhase.SHUFFLE
         if not self._step_complete(STEP_DEAL):
             return DeckPhase.DEAL
@@ -1427,7 +1451,7 @@ class _DeckRound(ABC):
                 return msg.position in self._cards  # a dummy's card: once it is open
             shares = self._shares[msg.position]
             return all(s in shares for s in range(self.seats) if s != owner)
-        return len(self._decks) == self.seats
+        return len(self._decks) == self.seats and not self._unchecked
 
     def _shareless(self, position: int) -> bool:
         """Every seat's share of this position is out before it is played (the turned card,
@@ -1488,8 +1512,10 @@ class _DeckRound(ABC):
                 self._shuffle()
             else:
                 return
-        if STEP_DEAL not in self._steps_started and (
-            not self._splitting or all(s in self._splits for s in self.live_seats)
+        if (
+            STEP_DEAL not in self._steps_started
+            and not self._unchecked
+            and (not self._splitting or all(s in self._splits for s in self.live_seats))
         ):
             self._start_step(STEP_DEAL)
 
@@ -1498,30 +1524,25 @@ class _DeckRound(ABC):
         and prove it, with nonces from the same seed: a peer's own shuffle, or a public
         seat's (which every participant computes alike)."""
         assert self._joint is not None
-        joint = self._joint
-        public = self.public_seats
-        rnd, tid = self.round_number, self.table_id
-        perm = shuffle_permutation(tid, rnd, seat, seed, self.size, public_seats=public)
-        masks = shuffle_masks(tid, rnd, seat, seed, self.size, public_seats=public)
-        out: list[Ciphertext] = []
-        if not self._decks:
-            for j in range(self.size):
-                r = masks[j]
-                point = self._trivial[perm[j]].c2
-                out.append(Ciphertext(base_mul(r), group.add(point, mul(r, joint))))
-        else:
-            deck = self._decks[-1]
-            for j in range(self.size):
-                r = masks[j]
-                ct = deck[perm[j]]
-                out.append(
-                    Ciphertext(group.add(ct.c1, base_mul(r)), group.add(ct.c2, mul(r, joint)))
-                )
-        new_deck = tuple(out)
+        plan = self._plan if seat == self.seat and self._plan is not None else None
+        if plan is None:
+            plan = self._shuffle_plan(seat, seed)
         inputs = self._decks[-1] if self._decks else self._trivial
+        if not self._decks:  # the trivial deck's c1 are the identity
+            new_deck = tuple(
+                Ciphertext(g_r, group.add(inputs[i].c2, x_r))
+                for i, (g_r, x_r) in zip(plan.perm, plan.offsets, strict=True)
+            )
+        else:
+            new_deck = tuple(
+                Ciphertext(group.add(inputs[i].c1, g_r), group.add(inputs[i].c2, x_r))
+                for i, (g_r, x_r) in zip(plan.perm, plan.offsets, strict=True)
+            )
+        joint, public = self._joint, self.public_seats
+        rnd, tid = self.round_number, self.table_id
         commitment = shuffle_commitment(tid, rnd, seat, seed, public_seats=public)
         ctx = shuffle_proof_context(tid, rnd, seat, commitment, public_seats=public)
-        proof = prove_shuffle(joint, inputs, new_deck, perm, masks, ctx, seed)
+        proof = prove_shuffle(joint, inputs, new_deck, plan.perm, plan.masks, ctx, seed)
         self._decks.append(new_deck)
         self._proofs.append(proof)
         self._commitments[seat] = commitment
@@ -1542,11 +1563,39 @@ class _DeckRound(ABC):
 
     def _apply_shuffle(self, msg: ShuffleMessage) -> None:
         """Verify the proof against the previous deck (the trivial one for the first shuffle)
-        before anything uses this deck. The proof's verification puts every point of the
-        deck and of the proof through a multiplication, whose decoding validates it, so a
-        deck that is accepted holds only valid points."""
+        before anything uses this deck; or, for a peer made with ``overlap`` whose own shuffle
+        comes next, build that one on the deck first and leave the check to :meth:`work`
+        (DECK.md §4): nothing else uses the deck before it is checked, and a bad proof still
+        names its shuffler."""
+        index = len(self._decks)
+        # Our shuffle needs only points it can add to (64 decodings, not a proof's check).
+        deferred = (
+            self._overlap
+            and self._builds_on(index)
+            and all(is_valid_point(ct.c1) and is_valid_point(ct.c2) for ct in msg.deck)
+        )
+        if not deferred:
+            self._check_shuffles()  # those before it first
+            self._check_shuffle(index, msg)
+        self._decks.append(msg.deck)
+        self._proofs.append(msg.proof)
+        self._commitments[msg.seat] = msg.commitment
+        if deferred:
+            self._unchecked.append((index, msg))
+        self._progress()
+
+    def _builds_on(self, index: int) -> bool:
+        """Our own shuffle is the next live seat's after deck ``index`` (public seats'
+        shuffles, computed by everybody, may come between)."""
+        later = [s for s in self.shuffle_order[index + 1 :] if s not in self.public_seats]
+        return bool(later) and later[0] == self.seat
+
+    def _check_shuffle(self, index: int, msg: ShuffleMessage) -> None:
+        """Verify shuffle ``index``'s proof against the deck before it. The verification
+        puts every point of the deck and of the proof through a multiplication, whose
+        decoding validates it, so a deck that is accepted holds only valid points."""
         assert self._joint is not None
-        inputs = self._decks[-1] if self._decks else self._trivial
+        inputs = self._decks[index - 1] if index else self._trivial
         ctx = shuffle_proof_context(
             self.table_id,
             self.round_number,
@@ -1563,10 +1612,59 @@ class _DeckRound(ABC):
             if where is not None:
                 raise BadPoint(msg.seat, f"the shuffle's {where} is not a valid point")
             raise BadShuffle(msg.seat, "the proof of shuffle does not verify")
-        self._decks.append(msg.deck)
-        self._proofs.append(msg.proof)
-        self._commitments[msg.seat] = msg.commitment
-        self._progress()
+
+    def _check_shuffles(self) -> bool:
+        """Check every shuffle left unchecked, in order; True if there was one. A bad one
+        drops its deck and every deck built on it (our own shuffle's included) and raises
+        the :class:`DeckError` naming its shuffler."""
+        if not self._unchecked:
+            return False
+        while self._unchecked:
+            index, msg = self._unchecked[0]
+            try:
+                self._check_shuffle(index, msg)
+            except DeckError:
+                for seat in self.shuffle_order[index : len(self._decks)]:
+                    self._commitments.pop(seat, None)
+                del self._decks[index:], self._proofs[index:]
+                self._unchecked.clear()
+                self._overlap = False  # the round is over: no more work
+                raise
+            del self._unchecked[0]
+        return True
+
+    @property
+    def has_work(self) -> bool:
+        """Work put off so that our messages leave first (see :meth:`work`)."""
+        return bool(self._unchecked) or self._plan_due()
+
+    def work(self) -> None:
+        """One piece of the work put off: the checks of the shuffles our own one was built
+        on (raising the :class:`DeckError` that names a bad one's shuffler; the deal then
+        goes on, our shares follow in :meth:`next_messages`), else the permutation and masks
+        of our own shuffle, ahead of its turn. The session's driver calls it when no input
+        waits."""
+        if self._check_shuffles():
+            self._progress()
+        elif self._plan_due():
+            assert self.seat is not None
+            self._plan = self._shuffle_plan(self.seat, self._own_seed())
+
+    def _plan_due(self) -> bool:
+        return False  # a peer's own shuffle only (DeckPeer)
+
+    def _own_seed(self) -> bytes:
+        raise DeckInvariantError("an observer has no shuffle of its own")
+
+    def _shuffle_plan(self, seat: int, seed: bytes) -> _ShufflePlan:
+        """What a shuffle needs of its input deck only at the end: the permutation, the masks
+        and ``r_j·(G, X)``, from the seed and the joint key."""
+        assert self._joint is not None
+        rnd, tid, public = self.round_number, self.table_id, self.public_seats
+        perm = shuffle_permutation(tid, rnd, seat, seed, self.size, public_seats=public)
+        masks = shuffle_masks(tid, rnd, seat, seed, self.size, public_seats=public)
+        offsets = tuple((base_mul(r), mul(r, self._joint)) for r in masks)
+        return _ShufflePlan(perm, masks, offsets)
 
     def _apply_shares(self, msg: SharesMessage) -> None:
         """Verify every share of the message, whoever's card it is for: a wrong share is
@@ -1957,6 +2055,7 @@ class DeckPeer(_DeckRound):
         secret_key: bytes | None = None,
         shuffle_seed: bytes | None = None,
         public_seats: Iterable[int] = NO_PUBLIC_SEAT,
+        overlap: bool = False,
     ) -> None:
         if seat is None:
             raise DeckUsageError("a peer's seat may not be None")
@@ -1982,6 +2081,7 @@ class DeckPeer(_DeckRound):
         self._seed = shuffle_seed
         self._public = base_mul(self._x)
         self._started = False
+        self._overlap = overlap
 
     # -- reading the view ------------------------------------------------------------------
 
@@ -2130,6 +2230,19 @@ class DeckPeer(_DeckRound):
     def _shuffle(self) -> None:
         """Our shuffle, with its proof, to send."""
         self._outbox.append(self._add_shuffle(self.seat, self._seed))
+        self._plan = None
+
+    def _plan_due(self) -> bool:
+        """With ``overlap``, our shuffle's plan can be made while we wait for our turn."""
+        return (
+            self._overlap
+            and self._plan is None
+            and self._joint is not None
+            and self.seat in self.shuffle_order[len(self._decks) :]
+        )
+
+    def _own_seed(self) -> bytes:
+        return self._seed
 
     def _split_own(self) -> None:
         """Split our key among the other live seats: pieces derived from it (so that the

@@ -312,6 +312,9 @@ class _Deck(Protocol):
     def known_cards(self) -> tuple[Card | None, ...]: ...
     def card_at(self, position: int) -> Card | None: ...
     def waiting_for(self) -> frozenset[int]: ...
+    @property
+    def has_work(self) -> bool: ...
+    def work(self) -> None: ...
     def audit(self) -> tuple[Card, ...]: ...
     def set_taker(self, taker: int) -> object: ...
     def open(self, positions: Iterable[int]) -> object: ...
@@ -375,6 +378,10 @@ class TableSession:
         self._round_caps = ROUND_CAPS if definition.rules.has_bidding else TWO_HANDED_ROUND_CAPS
         self.state = State.new_game(definition.rules)
         self.deck: _Deck | None = None
+        self.overlap = False
+        """Set by a driver that calls :meth:`work` when no input waits: a seat whose shuffle
+        comes next then makes and sends it before checking the previous one's proof
+        (``protocol/DECK.md`` §4), from the next round dealt on."""
         self.secrets: SecretStore = secrets if secrets is not None else MemorySecrets()
         self._recorded: dict[int, Envelope] = {}  # our own envelopes from a transcript, by seq
         self._abandon_votes: dict[tuple[int, int], dict[int, Envelope]] = {}
@@ -557,6 +564,30 @@ class TableSession:
         # others' fault reports are known and what we hold can be fetched by a sync.
         self._pump()
         return []
+
+    @property
+    def has_work(self) -> bool:
+        """The deck has work put off so that our messages left first (:attr:`overlap`)."""
+        deck = self.deck
+        return deck is not None and self._phase is not SessionPhase.STOPPED and deck.has_work
+
+    def work(self) -> None:
+        """One piece of :attr:`has_work`: the check of a shuffle our own was built on (a bad
+        one blames its shuffler, as on receipt), or our shuffle's masks ahead of our turn;
+        then the steps it allows (our deal shares). Take the outbox after it, as after
+        :meth:`receive`."""
+        deck = self.deck
+        if not self.has_work:
+            return
+        assert deck is not None
+        try:
+            try:
+                deck.work()
+            except DeckError as exc:
+                self._deck_fault(exc, exc.seat, self._round_envelopes(exc.seat))
+        except RuleBroken as fault:
+            self._blame(fault)
+        self._pump()
 
     def _admit(self, envelope: Envelope) -> Envelope:
         """A validly signed envelope of this table from a seat of it, or a
@@ -1546,7 +1577,7 @@ class TableSession:
         peer = DeckPeer(
             state.rules, seat=self.seat, dealer=state.dealer, table_id=table_id,
             round_number=state.number, secret_key=secret_key, shuffle_seed=seed,
-            public_seats=public,
+            public_seats=public, overlap=self.overlap,
         )  # fmt: skip
         self._deferred.append(peer.start())
         return peer
