@@ -118,7 +118,7 @@ def test_a_card_on_the_table_parts_two_cards_of_the_same_points() -> None:
     line = parse_cards(plays.split())
     for c in line[:12]:
         f.push(c)
-    assert f.points[0] - f.points[1] + solve(f) == 134  # plain minimax's (5 s)
+    assert f.points[0] - f.points[1] + solve(f) == 134  # plain minimax's (2 s to compute)
     for c in line[12:20]:
         f.push(c)
     assert f.points[0] - f.points[1] + solve(f) == brute_force(f.copy()) == 134
