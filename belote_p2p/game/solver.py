@@ -4,8 +4,8 @@ Alpha-beta over the bitmask state of :class:`~belote_p2p.game.fastplay.FastState
 transposition table at trick boundaries (bounds keyed by the four hands, the leader and who
 may still take every trick), the best lead of a position tried first, cheap move ordering
 (win cheaply, load a partner's trick, give little away), equivalent cards merged (touching
-cards of a suit with the same points: playing one or the other changes nothing), and
-bounds from the points still to play.
+cards of a suit with the same points, no card still out nor the one winning the trick between
+them: playing one or the other changes nothing), and bounds from the points still to play.
 
 The value is **team 0's card points minus team 1's** over the rest of the round (the cards
 already on the table in the current trick included, dix de der included), with a capot
@@ -208,7 +208,10 @@ class Solver:
             return hand & tmask or hand
 
         def moves(m: int, live: int) -> list[int]:
-            """Cards of ``m``, strongest first within each suit, equivalent ones merged."""
+            """Cards of ``m``, strongest first within each suit, equivalent ones merged:
+            ``live`` holds the cards that part two cards (the unplayed ones and, in a trick,
+            the card winning it: the 9 and the 7 under an 8 on the table are not
+            equivalent, one takes the trick and the other ducks it)."""
             out = []
             for suit in range(4):
                 b = m >> (suit * 8) & 0xFF
@@ -513,7 +516,8 @@ class Solver:
             hand = hands[seat]
             m = legal(hand, seat, led, top, win)
             if m & (m - 1):
-                cards = moves(m, hands[0] | hands[1] | hands[2] | hands[3])
+                # The other cards on the table take no trick: only the top parts two cards.
+                cards = moves(m, hands[0] | hands[1] | hands[2] | hands[3] | 1 << top)
                 if len(cards) > 1:
                     # On a partner's trick the richest card that does not overtake first; able
                     # to win, the cheapest winner; unable, the poorest card.
