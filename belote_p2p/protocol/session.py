@@ -1096,22 +1096,10 @@ class TableSession:
         playing, it becomes the dummy and the game goes on; otherwise the game ends: at
         three and two seats nobody can play it (the others are its opponents and each
         other's), and a second leave leaves no partner to play it for."""
-        if self.seats == 4 and self.dummy is None and not self._unauditable(gone, deciding[0]):
+        if self.seats == 4 and self.dummy is None:
             self._open_hand(gone, deciding)
         else:
             self._abandon_at(gone, deciding[0])
-
-    def _unauditable(self, gone: int, deciding: Envelope) -> bool:
-        """The round ``gone`` leaves had all its cards played where the leave cut the game,
-        and ``gone`` had not revealed its secrets: nothing of it was released (there was no
-        card left to release), and without its reveal the round cannot be audited. The game
-        ends then, as at three seats (decided from the cut and ``gone``'s chain up to it, so
-        every peer decides the same)."""
-        deck = self.deck
-        if deck is None or self._phase not in _MID_ROUND:
-            return False
-        cut = self._state_at_cut(deciding)
-        return cut.number > deck.round_number and (gone, RevealMessage) not in self._steps
 
     def _open_hand(self, gone: int, deciding: tuple[Envelope, ...]) -> None:
         """Make ``gone`` the dummy: its cards of the round in play are released (or, when
@@ -1137,10 +1125,14 @@ class TableSession:
             self._redealt = deck.round_number
             self._start_round()  # its key leaves with the next local step
             return
-        if isinstance(deck, DeckPeer) and self._phase is not SessionPhase.REVEALING:
-            # Our shares of its cards under our piece of its key (after our reveal, the
-            # round's cards are all played or dealt again, and the reveals audit it; an
-            # observer learns the cards from the releases).
+        # Its reveal is awaited no more: every other reveal carries a piece of its key, and
+        # the audit rebuilds it (DECK.md §8), whether it left before the last card, after it,
+        # or while our own reveal was on its way.
+        deck.set_gone(gone)
+        if isinstance(deck, DeckPeer) and self._phase in _ROUND_GOES_ON:
+            # Our shares of its cards under our piece of its key, while some may still be
+            # played (once the engine closed the round, no card of it is; an observer learns
+            # the cards from the releases).
             self._deferred.append(deck.release(gone))
 
     def _releasable(self, seat: int) -> bool:
