@@ -648,6 +648,7 @@ def test_a_message_from_a_public_seat_is_refused() -> None:
 VECTORS = Path(__file__).resolve().parent.parent / "protocol" / "vectors"
 RELEASE_VECTOR = VECTORS / "deck-release.json"
 PUBLIC_VECTOR = VECTORS / "deck-public-seat.json"
+LATE_VECTOR = VECTORS / "deck-left-late.json"
 
 
 def release_round() -> Round:
@@ -671,6 +672,19 @@ def public_seat_round() -> Round:
     r.name_taker(1)
     for p in ORDER:
         r.play(p)
+    r.reveal()
+    return r
+
+
+def left_late_round() -> Round:
+    """Classic, dealer 0: seat 2 takes, every card is played, then seat 1 leaves before its
+    reveal; nothing is released, and the three reveals' pieces rebuild its key."""
+    r = Round(CLASSIC)
+    r.deal()
+    r.name_taker(2)
+    for p in ORDER:
+        r.play(p)
+    r.leave_late(1)
     r.reveal()
     return r
 
@@ -701,21 +715,30 @@ def build_vector(r: Round, description: str) -> dict[str, Any]:
 def vector_texts() -> dict[Path, str]:
     release = build_vector(
         release_round(),
-        "A classic round of the deck protocol, version 4 (protocol/DECK.md section 17), "
+        "A classic round of the deck protocol, version 5 (protocol/DECK.md section 17), "
         "where seat 1 leaves after the deal: seats 0, 2 and 3 release its cards from their "
         "pieces of its key (the completion's with the completion), seat 3 plays them. "
         "Layout: DECK.md section 17.7.",
     )
     public = build_vector(
         public_seat_round(),
-        "A classic round of the deck protocol, version 4 (protocol/DECK.md section 17), "
+        "A classic round of the deck protocol, version 5 (protocol/DECK.md section 17), "
         "with seat 2 public: every participant computes its shuffle and shares from its "
         "public secrets, its hand opens to all at the deal, seat 0 plays it. Layout: "
         "DECK.md section 17.7.",
     )
+    late = build_vector(
+        left_late_round(),
+        "A classic round of the deck protocol, version 5 (protocol/DECK.md section 17.11), "
+        "where seat 1 leaves after the last card and before its reveal: nothing is "
+        "released, each live seat and the observer are told (set_gone), and the audit "
+        "rebuilds seat 1's key from the pieces the three reveals carry. Layout: DECK.md "
+        "section 17.7.",
+    )
     return {
         RELEASE_VECTOR: json.dumps(release, indent=1) + "\n",
         PUBLIC_VECTOR: json.dumps(public, indent=1) + "\n",
+        LATE_VECTOR: json.dumps(late, indent=1) + "\n",
     }
 
 
@@ -724,7 +747,7 @@ def test_the_committed_vectors_match_byte_for_byte() -> None:
         assert path.read_text() == text, path.name
 
 
-@pytest.mark.parametrize("path", [RELEASE_VECTOR, PUBLIC_VECTOR], ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", [RELEASE_VECTOR, PUBLIC_VECTOR, LATE_VECTOR], ids=lambda p: p.stem)
 def test_the_committed_vectors_replay_for_every_seat_and_an_observer(path: Path) -> None:
     """Each live seat, fed its own steps and the others' messages in event order, sends
     every one of its messages byte for byte; the gone seat's messages stop at its leaving;
@@ -754,18 +777,22 @@ def test_the_committed_vectors_replay_for_every_seat_and_an_observer(path: Path)
             for e in events
             if e["event"] == "message" and e["from"] == seat
         ]
-        told_taker = False
+        told: set[tuple[str, int]] = set()
         for e in events:
             if e["event"] == "message":
                 if e["from"] != seat:
                     view.receive(decode_message(bytes.fromhex(e["canonical_msgpack"]), e["from"]))
-            elif e["event"] == "set_taker" and seat == OBSERVER and not told_taker:
+            elif e["event"] in ("set_taker", "set_gone") and seat == OBSERVER:
                 assert isinstance(view, DeckObserver)
-                view.set_taker(e["taker"])
-                told_taker = True
+                (arg,) = [e[k] for k in VECTOR_ARGUMENTS[e["event"]]]
+                if (e["event"], arg) not in told:  # at its first event
+                    getattr(view, e["event"])(arg)
+                told.add((e["event"], arg))
             elif e["seat"] == seat:
                 args = [e[k] for k in VECTOR_ARGUMENTS.get(e["event"], ())]
-                made.append(encode_message(getattr(view, e["event"])(*args)))
+                out = getattr(view, e["event"])(*args)
+                if out is not None:  # set_gone sends nothing
+                    made.append(encode_message(out))
             if isinstance(view, DeckPeer):
                 made.extend(encode_message(m) for m in view.next_messages())
         if seat in data["gone"]:

@@ -420,6 +420,8 @@ class TableSession:
         # A decision is asked once, however often the session steps: (round, action count).
         self._asked: tuple[int, int] | None = None
         self._done: set[int] = set()
+        self._done_by: dict[int, Envelope] = {}
+        """Each seat's ``done`` envelope, once processed (a leave after it changes nothing)."""
         self._bye: set[int] = set()
         self.fault: PeerFault | None = None
         self.disputed: TableDisputed | None = None
@@ -1069,11 +1071,12 @@ class TableSession:
         """A seat resigns, or is the last of the others to sign that one is gone for the
         same progress of its (the count of what it delivered, through the vote's ``seen``
         of it: a vote lapses once the seat delivered more). Once the game has ended
-        (abandoned already, or every ``done`` is in) it changes nothing."""
+        (abandoned already; at three and two seats, every ``done`` is in; at four, the seat
+        signed its ``done`` before the leave: :meth:`_seat_gone`) it changes nothing."""
         gone = abandoned_seat(m.body)
         if gone is None or gone >= self.seats:
             raise m.fault("abandons no seat")
-        if self.abandoned is not None or self._phase in _ALL_DONE:
+        if self.abandoned is not None or (self.seats != 4 and self._phase in _ALL_DONE):
             return True
         if self._left_us or gone == self.dummy or m.seat == self.dummy:
             return True  # nobody votes against a dummy, and a dummy votes no more
@@ -1096,6 +1099,12 @@ class TableSession:
         playing, it becomes the dummy and the game goes on; otherwise the game ends: at
         three and two seats nobody can play it (the others are its opponents and each
         other's), and a second leave leaves no partner to play it for."""
+        done = self._done_by.get(gone)
+        if self.seats == 4 and done is not None and self._knows(deciding[0], done):
+            # It signed the final score before it left: the game was over for it. (Decided
+            # from the deciding envelope's past, not from what this peer processed
+            # meanwhile: a leave racing the last ``done`` counts alike at every peer.)
+            return
         if self.seats == 4 and self.dummy is None:
             self._open_hand(gone, deciding)
         else:
@@ -1108,7 +1117,11 @@ class TableSession:
         self.dummy = gone
         self._leave = deciding
         self._public = frozenset({gone})
-        self.left = SeatLeft(gone, partner_of(gone), self._current_round(), self.state)
+        # The round it left in is the cut's (the round in play where the deciding envelopes
+        # saw the game; the next one once they saw its last card), whatever this peer audited
+        # meanwhile: every record names the same.
+        cut = self._state_at_cut(deciding[0]).number
+        self.left = SeatLeft(gone, partner_of(gone), cut, self.state)
         self._events.append(self.left)
         if self._left_us:
             return  # our game ends here; the others play on
@@ -1191,6 +1204,7 @@ class TableSession:
         if scores != list(self.state.scores):
             raise m.fault(f"ends the game with scores {scores}")
         self._done.add(m.seat)
+        self._done_by[m.seat] = m.envelope
         if self._done >= self.live_seats and self._phase is SessionPhase.GAME_OVER:
             observer = self.seat is None  # says no bye: the four done close its game
             self._transition(SessionPhase.CLOSED if observer else SessionPhase.FINISHED)
