@@ -29,13 +29,14 @@ from belote_p2p.net.transport import MeshConfig
 from belote_p2p.players.player import BotPlayer
 from belote_p2p.protocol import group
 from belote_p2p.protocol.deck import encode_message
-from belote_p2p.protocol.events import DecisionNeeded
+from belote_p2p.protocol.events import ActionTaken, DecisionNeeded, SeatLeft
 from belote_p2p.protocol.group import L, scalar_bytes
 from belote_p2p.protocol.identity import Identity
 from belote_p2p.protocol.secretstore import FileSecrets, MemorySecrets
 from belote_p2p.protocol.session import TableSession
 from belote_p2p.protocol.table import Seat, TableDefinition
 from belote_p2p.protocol.transcript import TranscriptWriter, read_transcript
+from belote_p2p.protocol.verify import verify_transcript
 from belote_p2p.protocol.wire import Envelope
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -407,6 +408,26 @@ def check_agreement(results: list[PeerResult]) -> None:
     scores = [e.body["scores"] for e in dones if e.body["type"] == "done"]
     assert len(scores) == len(results)
     assert all(s == list(results[0].state.scores) for s in scores)
+
+
+def check_played_on(results: list[PeerResult], events: list[list[object]], gone: int) -> None:
+    """Seat ``gone`` left and its partner played its open hand: the three others finished
+    the game alike, their records verify to one verdict naming the leave, the leaver's own
+    record ends as left, and the partner played cards for the dummy."""
+    others = [r for r in results if r.seat != gone]
+    check_agreement(others)
+    assert all(r.left == gone and r.abandoned is None for r in results)
+    assert all(r.error is None and r.fault is None for r in others)
+    summaries = {verify_transcript(r.transcript).summary() for r in others}
+    assert len(summaries) == 1, summaries
+    summary = summaries.pop()
+    assert summary.startswith("OK: ") and f"(seat {gone} (" in summary, summary
+    own = verify_transcript(results[gone].transcript)
+    assert own.ok and own.summary().startswith(f"LEFT: seat {gone} "), own.summary()
+    assert not results[gone].ok
+    seen = events[(gone + 1) % 4]
+    left = next(i for i, e in enumerate(seen) if isinstance(e, SeatLeft))
+    assert any(isinstance(e, ActionTaken) and e.seat == gone for e in seen[left:])
 
 
 # -- child processes -----------------------------------------------------------------------

@@ -13,7 +13,14 @@ from typing import Any
 import pytest
 import trio
 import trio.testing
-from helpers import TIMEOUT, check_agreement, make_table, open_listeners, play_table
+from helpers import (
+    TIMEOUT,
+    check_agreement,
+    check_played_on,
+    make_table,
+    open_listeners,
+    play_table,
+)
 
 import belote_p2p.net.peer as peer_module
 from belote_p2p.game.rules import RULE_SETS
@@ -223,26 +230,6 @@ class StoppingPlayer(BotPlayer):
         if self.left < 0:
             raise self.error
         return await super().decide(observation)
-
-
-def check_played_on(results: list[PeerResult], events: list[list[object]], gone: int) -> None:
-    """Seat ``gone`` left and its partner played its open hand: the three others finished
-    the game alike, their records verify to one verdict naming the leave, the leaver's own
-    record ends as left, and the partner played cards for the dummy."""
-    others = [r for r in results if r.seat != gone]
-    check_agreement(others)
-    assert all(r.left == gone and r.abandoned is None for r in results)
-    assert all(r.error is None and r.fault is None for r in others)
-    summaries = {verify_transcript(r.transcript).summary() for r in others}
-    assert len(summaries) == 1, summaries
-    summary = summaries.pop()
-    assert summary.startswith("OK: ") and f"(seat {gone} (" in summary, summary
-    own = verify_transcript(results[gone].transcript)
-    assert own.ok and own.summary().startswith(f"LEFT: seat {gone} "), own.summary()
-    assert not results[gone].ok
-    seen = events[(gone + 1) % 4]
-    left = next(i for i, e in enumerate(seen) if isinstance(e, SeatLeft))
-    assert any(isinstance(e, ActionTaken) and e.seat == gone for e in seen[left:])
 
 
 async def test_a_failed_player_resigns_and_its_partner_plays_on(tmp_path: Path) -> None:
