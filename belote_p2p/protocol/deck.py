@@ -1,4 +1,4 @@
-"""The deck protocol: a mental-poker shuffle and deal of the 32 cards, sans-io (version 4).
+"""The deck protocol: a mental-poker shuffle and deal of the 32 cards, sans-io (version 5).
 
 Four peers with 32 cards; three with 24 (three-handed) or two with 32 (two-handed, where no
 card is private: face-up cards open to both at the deal, face-down ones when turned up).
