@@ -8,7 +8,8 @@ is in flight (after a sync), one live seat's deadline fires, and it votes the si
 gone at the point it saw it stop. Whatever the point and the order:
 
 * the game finishes: no live seat is ever stuck on another live seat, and no deadline fires
-  but against the leaver;
+  but against the leaver (a seat that took the late envelope in before it knew of the
+  vote says so at once, PROTOCOL.md §6.7, instead of leaving the others holding it);
 * every live seat reaches the same outcome (the leaver the dummy, the same rounds, the same
   final scores);
 * ``verify`` says the same of every live record (a resigned seat's own record: ``LEFT``).

@@ -358,6 +358,7 @@ AUDIT_GAMES = (
         21,
         lambda: FalseClaim(belote=True, seat=2),
         "false-belote",
+        seed=11,
     ),
     audit_game(
         "game-three-revoke",

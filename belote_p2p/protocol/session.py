@@ -318,6 +318,7 @@ class _Deck(Protocol):
     def requested(self) -> frozenset[int]: ...
     def positions_of(self, seat: int) -> tuple[int, ...]: ...
     def set_gone(self, gone: int) -> None: ...
+    def set_gone(self, gone: int) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -402,6 +403,8 @@ class TableSession:
         self._steps: set[tuple[int, type]] = set()
         """(seat, message type) of the deck messages processed in the round in play."""
         self._votes_on: dict[int, list[Envelope]] = {}
+        self._went_on: set[int] = set()
+        """Seats we must show we went on past a vote against (:meth:`_passed_unsigned`)."""
         """The votes accepted against each seat (for :meth:`_held`)."""
         self._progress: list[list[int]] = [[] for _ in range(definition.rules.seats)]
         """Per seat, per envelope of its chain (by seq), its progress through that one."""
@@ -1087,12 +1090,47 @@ class TableSession:
         key = (gone, self._progress_through(gone, m.envelope.seen[gone]))
         voters = self._abandon_votes.setdefault(key, {})
         voters.setdefault(m.seat, m.envelope)
+        if self._passed_unsigned(gone, key[1]):
+            self._went_on.add(gone)
         needed = self.live_seats - {gone}
         if needed <= voters.keys():
             # Every other seat saw it stop at the same point: the lowest voter's cut decides
             # (they all wait on the same game, as it cannot move without the silent seat).
             self._seat_gone(gone, tuple(voters[v] for v in sorted(needed)))
         return True
+
+    def _passed_unsigned(self, seat: int, point: int) -> bool:
+        """Four seats: we took in ``seat``'s envelope past ``point`` before we knew of a
+        vote at ``point``, signed no vote there, and signed nothing since that shows it. The
+        others hold that envelope while the vote can gather (:meth:`_held`), and only an
+        envelope of ours past ``point`` tells them it cannot; we may owe none (the seat to
+        act may be one that holds it, waiting). PROTOCOL.md §6.7: we say so at once."""
+        if self.seat is None or self.seats != 4 or self.dummy is not None or seat == self.seat:
+            return False
+        chain = self.tracker.chain(self.seat)
+        return (
+            self.progress(seat) > point
+            and self.seat not in self._abandon_votes.get((seat, point), {})
+            and bool(chain)
+            and self._vote_point(seat, chain[-1]) <= point
+        )
+
+    def _show_we_went_on(self) -> bool:
+        """Sign the line :meth:`_passed_unsigned` asks for (a ``chat``: it changes nothing
+        in the game, its ``seen`` is the point; no vote, which would count against the
+        seat). Nothing if something we signed since shows it, or past the chat cap (the
+        deadlines then do it: PROTOCOL.md §6.7). True if a line was signed."""
+        went_on, self._went_on = self._went_on, set()
+        assert self.seat is not None or not went_on
+        signed = False
+        for seat in sorted(went_on):
+            chain = self.tracker.chain(self.seat) if self.seat is not None else ()
+            if chain and self._vote_point(seat, chain[-1]) >= self.progress(seat):
+                continue
+            if self._chats_sent < GAME_CAPS["chat"] and not self.finished:
+                self._send(chat_body(f"(seat {seat}'s move came in before the vote: playing on)"))
+                signed = True
+        return signed
 
     def _seat_gone(self, gone: int, deciding: tuple[Envelope, ...]) -> None:
         """``gone`` left, by the ``deciding`` envelopes (its resignation, or the votes of
@@ -1362,6 +1400,7 @@ class TableSession:
         if self._phase in (SessionPhase.SIGNING, SessionPhase.STOPPED) or self._left_us:
             return False  # (a seat that left owes nothing more: the others play on)
         changed = self._send_deferred()
+        changed = self._show_we_went_on() or changed
         if self.deck is None:
             if self._phase is not SessionPhase.BETWEEN_ROUNDS:
                 return self._say_done_or_bye()
