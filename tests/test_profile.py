@@ -589,7 +589,7 @@ def test_a_database_of_the_first_schema_opens_keeps_its_rows_and_shows_them_as_b
     assert re.search(r"\?\s+not checked", games_lines(old, capsys)[1])
     assert record_game(old.profile_db, old_file).status is ImportStatus.ALREADY
     shown = games_lines(old, capsys)
-    assert re.search(r"p[0-3] & p[0-3] v p[0-3] & p[0-3] .* p[13] & p[13] won 70-314\s+verified",
+    assert re.search(r"p[0-3] & p[0-3] v p[0-3] & p[0-3] .* p[13] & p[13] won 106-420\s+verified",
                      shown[1]), shown  # fmt: skip
     assert shown == games_lines(new, capsys)
     with open_db(old.profile_db) as conn:
@@ -684,7 +684,7 @@ def test_game_numbers_stay_as_games_are_added(
     lines = games_lines(home, capsys)
     assert [line.split()[0] for line in lines[1:-1]] == ["2", "1"]
     assert cli.main(["verify", "--home", str(home.root), "1"]) == 0
-    assert "70-314" in capsys.readouterr().out  # still the classic game
+    assert "106-420" in capsys.readouterr().out  # still the classic game
     older = home.games / "game-two-handed.transcript"
     shutil.copy2(VECTORS / older.name, older)
     os.utime(older, (500_000,) * 2)  # found later, however old: the next number
