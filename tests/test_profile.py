@@ -610,12 +610,12 @@ def test_a_database_of_the_first_schema_opens_keeps_its_rows_and_shows_them_as_b
 @pytest.mark.parametrize(
     ("vector", "winner", "scores", "rounds_won", "tricks", "shown"),
     [
-        # Round 0 redealt, then three rounds scored (8 tricks each); p1 wins the game.
-        ("game-three-handed.transcript", 1, (166, 301, 129), [1, 2, 1], 8 * 3,
-         r"p0 v p1 v p2 .* p1 won: p0 166, p1 301, p2 129\s+verified"),
-        # Four rounds (16 tricks each), two won by each player; p1 wins the game.
-        ("game-two-handed.transcript", 1, (353, 355), [2, 2], 16 * 4,
-         r"p0 v p1 .* p1 won: p0 353, p1 355\s+verified"),
+        # Round 0 redealt, then two rounds scored (8 tricks each); p2 wins the game.
+        ("game-three-handed.transcript", 2, (137, 28, 218), [1, 0, 2], 8 * 2,
+         r"p0 v p1 v p2 .* p2 won: p0 137, p1 28, p2 218\s+verified"),
+        # Three rounds (16 tricks each), one won by p0, two by p1; p1 wins the game.
+        ("game-two-handed.transcript", 1, (239, 287), [1, 2], 16 * 3,
+         r"p0 v p1 .* p1 won: p0 239, p1 287\s+verified"),
     ],
 )  # fmt: skip
 def test_a_game_without_teams_is_recorded_per_player(
