@@ -596,7 +596,7 @@ def test_a_database_of_the_first_schema_opens_keeps_its_rows_and_shows_them_as_b
         assert conn.execute("PRAGMA user_version").fetchone() == (3,)
         assert conn.execute(
             "SELECT score0, score1, score2, score3, result FROM games"
-        ).fetchall() == [(70, 314, None, None, result.description)]
+        ).fetchall() == [(106, 420, None, None, result.description)]
         migrated = all_players(conn)
     with open_db(new.profile_db) as conn:
         assert migrated == all_players(conn)
