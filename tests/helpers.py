@@ -561,6 +561,7 @@ VECTOR_ARGUMENTS = {
     "play": ("position",),
     "open": ("positions",),
     "release": ("gone",),
+    "set_gone": ("gone",),
     "play_for": ("gone", "position"),
 }
 """The arguments of each local step, as the deck vectors name them."""

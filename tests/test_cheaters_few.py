@@ -240,7 +240,8 @@ def test_colluders_signing_a_false_final_score_are_named_not_the_third(tmp_path:
     """Both sign the final score with 100 more points for seat 1 (they agree with each
     other): the honest peer names one of them, and so does its transcript."""
     lies = FalseScore(favoured=1, seat=1), FalseScore(favoured=1)
-    t = Table(lies[0], variant="three-handed", accomplices=lies[1:])
+    # A deal (of deck v5) whose game lets both false scores reach the honest peer's record.
+    t = Table(lies[0], variant="three-handed", accomplices=lies[1:], deal_seed=9)
     t.run()
     while t.deliver_one():  # the other colluder's score, once the honest peer has stopped
         pass

@@ -191,12 +191,12 @@ def test_a_verifier_that_reads_two_scores_of_three_is_reported(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     """A three-handed game's verdict names three scores: two of them are a wrong verdict."""
-    verifier = script(tmp_path, "two", 'print("OK: seat 1 (p1) wins 166-301 after 4 rounds")\n')
+    verifier = script(tmp_path, "two", 'print("OK: seat 2 (p2) wins 137-28 after 3 rounds")\n')
     status, lines = kit(capsys, verifier, "--only", "game-three-handed")
     assert status == 1
     original = next(line for line in lines if "[original]" in line)
     assert original.startswith("WRONG  game-three-handed.transcript [original]: wrong verdict")
-    expected, got = "OK after 4 rounds at 166-301-129 (exit 0)", "OK after 4 rounds at 166-301"
+    expected, got = "OK after 3 rounds at 137-28-218 (exit 0)", "OK after 3 rounds at 137-28"
     assert f"expected {expected}, got {got} (exit 0)" in original
 
 

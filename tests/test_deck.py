@@ -1265,7 +1265,7 @@ def build_vector() -> dict[str, Any]:
     deck = audited(table)
     events = vector_events(table.events)
     return {
-        "description": "A classic round of the deck protocol, version 4 (protocol/DECK.md) "
+        "description": "A classic round of the deck protocol, version 5 (protocol/DECK.md) "
         "between four peers with fixed secrets: keys, four shuffles with their proofs, the "
         "deal with the turned card, the completion for the taker, 32 plays, the reveals. "
         "Bytes are hex. 'events' are in delivery order, for the whole table: a local step "

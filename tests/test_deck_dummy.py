@@ -31,6 +31,7 @@ from belote_p2p.protocol.deck import (
     SEATS,
     BadProof,
     BadSplit,
+    CommitmentMismatch,
     ComplaintMessage,
     DeckError,
     DeckMessage,
@@ -42,6 +43,7 @@ from belote_p2p.protocol.deck import (
     FalseComplaint,
     KeyMessage,
     KeyPiece,
+    MalformedDeckMessage,
     PlayMessage,
     ReleaseMessage,
     RevealMessage,
@@ -158,6 +160,15 @@ class Round:
         for peer in self.live:
             self.act(peer.seat, "release", seat)
         self.pump()
+
+    def leave_late(self, seat: int) -> None:
+        """``seat`` is gone with no card of the round left to play: nobody releases, every
+        view is told (``set_gone``) and awaits its reveal no more."""
+        self.gone.add(seat)
+        for peer in self.live:
+            self.events.append(("set_gone", peer.seat, seat))
+            peer.set_gone(seat)
+        self.observer.set_gone(seat)
 
     def play(self, position: int) -> None:
         """The owner plays the card, or its partner if the owner is a dummy."""
@@ -293,6 +304,86 @@ def test_a_second_seat_can_leave_a_public_seat_round() -> None:
         r.play(p)
     r.reveal()
     assert len(r.audits()) == 1
+
+
+def everybody_revealed(rules: RuleSet, taker: int | None) -> tuple[Card, ...]:
+    """The deck the same secrets give when every seat reveals after the deal (and, with a
+    taker, the completion), no card played: the classic redeal, when none is named."""
+    r = Round(rules)
+    r.deal()
+    if taker is not None:
+        r.name_taker(taker)
+    r.reveal()
+    (deck,) = r.audits()
+    return deck
+
+
+@pytest.mark.parametrize(
+    ("rules", "taker"),
+    [(CLASSIC, 2), (CLASSIC, None), (COINCHE, None)],
+    ids=["classic", "classic-redeal", "coinche"],
+)
+def test_a_seat_gone_once_its_round_is_over_is_audited_from_the_others_pieces(
+    rules: RuleSet, taker: int | None
+) -> None:
+    """Seat 1 leaves after the round's last card (or after a redeal's four passes), before
+    its reveal: nothing is released (no card is left to play), and its key is rebuilt from
+    the pieces the three reveals carry; every view audits the same deck."""
+    r = Round(rules)
+    r.deal()
+    if taker is not None:
+        r.name_taker(taker)
+    redeal = rules is CLASSIC and taker is None
+    for p in () if redeal else ORDER:
+        r.play(p)
+    r.leave_late(1)
+    assert all(1 not in v.waiting_for() for v in r.views())
+    r.reveal()
+    assert all(v.phase is DeckPhase.AUDITABLE for v in r.views())
+    assert not r.messages(ReleaseMessage)
+    expected = everybody_revealed(rules, taker) if redeal else honest_deck(rules, taker)
+    assert r.audits() == {expected}
+    assert not r.errors
+
+
+def test_a_leave_that_races_a_holder_s_reveal_is_audited_all_the_same() -> None:
+    """Seat 0 revealed before it knew seat 1 left; seats 2 and 3 knew it with a card still
+    to play and released: seat 1's cards are open to none (seat 0 never releases after its
+    reveal), nobody waits for seat 1, and the pieces of the three reveals rebuild its key."""
+    r = Round(CLASSIC)
+    r.deal()
+    r.name_taker(2)
+    for p in ORDER:
+        r.play(p)
+    r.act(0, "reveal")
+    r.pump()
+    r.gone.add(1)
+    for seat in (2, 3):
+        r.act(seat, "release", 1)
+    r.pump()
+    with pytest.raises(DeckUsageError):
+        r.peers[0].release(1)
+    assert all(1 not in v.released_seats for v in r.views())
+    for view in (r.peers[0], r.observer):
+        view.set_gone(1)
+    assert all(v.waiting_for() <= {2, 3} for v in r.views())
+    for seat in (2, 3):
+        r.act(seat, "reveal")
+    r.pump()
+    assert all(v.phase is DeckPhase.AUDITABLE for v in r.views())
+    assert r.audits() == {honest_deck(CLASSIC, 2)}
+
+
+def test_set_gone_needs_a_split_key() -> None:
+    r = Round(CLASSIC)
+    with pytest.raises(DeckUsageError):
+        r.observer.set_gone(1)  # no split yet
+    r.deal()
+    with pytest.raises(DeckUsageError):
+        r.peers[0].set_gone(0)
+    few = DeckObserver(THREE_HANDED, dealer=0, table_id=TABLE_ID, round_number=1)
+    with pytest.raises(DeckUsageError):
+        few.set_gone(1)
 
 
 # -- what a coalition can and cannot do ---------------------------------------------------
@@ -481,18 +572,17 @@ def test_a_reveal_with_a_wrong_piece_names_its_sender() -> None:
     for p in ORDER:
         r.play(p)
     reveals = {s: r.peers[s].reveal() for s in (0, 2, 3)}
-    bad = dataclasses.replace(reveals[2], pieces=((1, group.scalar_bytes(5)),))
-    with pytest.raises(DeckError) as err:
-        copy.deepcopy(r.observer).receive(bad)
+    assert [g for g, _ in reveals[2].pieces] == [0, 1, 3]
+    wrong = ((0, reveals[2].pieces[0][1]), (1, group.scalar_bytes(5)), reveals[2].pieces[2])
+    with pytest.raises(CommitmentMismatch) as err:
+        copy.deepcopy(r.observer).receive(dataclasses.replace(reveals[2], pieces=wrong))
     assert err.value.seat == 2
-    # Without its piece, the audit cannot rebuild the gone seat's key: it names the holder.
-    observer = r.observer
-    observer.receive(reveals[0])
-    observer.receive(dataclasses.replace(reveals[2], pieces=()))
-    observer.receive(reveals[3])
-    with pytest.raises(DeckError) as missing:
-        observer.audit()
-    assert missing.value.seat == 2
+    # A reveal carries every piece its sender holds, released seat or not: one that lacks
+    # one is refused on receipt (the audit could not rebuild the key of a seat that leaves).
+    for pieces in ((), reveals[2].pieces[:2], reveals[2].pieces[1:]):
+        with pytest.raises(MalformedDeckMessage) as missing:
+            copy.deepcopy(r.observer).receive(dataclasses.replace(reveals[2], pieces=pieces))
+        assert missing.value.seat == 2
 
 
 # -- the API's edges ------------------------------------------------------------------------
@@ -527,7 +617,7 @@ def test_messages_of_a_release_round_trip_and_parse_strictly() -> None:
         assert decode_message(encode_message(msg), msg.seat) == msg
     assert {SplitMessage, ReleaseMessage, RevealMessage} <= kinds
     reveal = r.messages(RevealMessage)[0]
-    assert [g for g, _ in reveal.pieces] == [1]
+    assert [g for g, _ in reveal.pieces] == [s for s in range(SEATS) if s != reveal.seat]
     split = r.messages(SplitMessage)[0]
     wire_split = split.to_wire()
     for data in (
@@ -558,6 +648,7 @@ def test_a_message_from_a_public_seat_is_refused() -> None:
 VECTORS = Path(__file__).resolve().parent.parent / "protocol" / "vectors"
 RELEASE_VECTOR = VECTORS / "deck-release.json"
 PUBLIC_VECTOR = VECTORS / "deck-public-seat.json"
+LATE_VECTOR = VECTORS / "deck-left-late.json"
 
 
 def release_round() -> Round:
@@ -581,6 +672,19 @@ def public_seat_round() -> Round:
     r.name_taker(1)
     for p in ORDER:
         r.play(p)
+    r.reveal()
+    return r
+
+
+def left_late_round() -> Round:
+    """Classic, dealer 0: seat 2 takes, every card is played, then seat 1 leaves before its
+    reveal; nothing is released, and the three reveals' pieces rebuild its key."""
+    r = Round(CLASSIC)
+    r.deal()
+    r.name_taker(2)
+    for p in ORDER:
+        r.play(p)
+    r.leave_late(1)
     r.reveal()
     return r
 
@@ -611,21 +715,30 @@ def build_vector(r: Round, description: str) -> dict[str, Any]:
 def vector_texts() -> dict[Path, str]:
     release = build_vector(
         release_round(),
-        "A classic round of the deck protocol, version 4 (protocol/DECK.md section 17), "
+        "A classic round of the deck protocol, version 5 (protocol/DECK.md section 17), "
         "where seat 1 leaves after the deal: seats 0, 2 and 3 release its cards from their "
         "pieces of its key (the completion's with the completion), seat 3 plays them. "
         "Layout: DECK.md section 17.7.",
     )
     public = build_vector(
         public_seat_round(),
-        "A classic round of the deck protocol, version 4 (protocol/DECK.md section 17), "
+        "A classic round of the deck protocol, version 5 (protocol/DECK.md section 17), "
         "with seat 2 public: every participant computes its shuffle and shares from its "
         "public secrets, its hand opens to all at the deal, seat 0 plays it. Layout: "
         "DECK.md section 17.7.",
     )
+    late = build_vector(
+        left_late_round(),
+        "A classic round of the deck protocol, version 5 (protocol/DECK.md section 17.11), "
+        "where seat 1 leaves after the last card and before its reveal: nothing is "
+        "released, each live seat and the observer are told (set_gone), and the audit "
+        "rebuilds seat 1's key from the pieces the three reveals carry. Layout: DECK.md "
+        "section 17.7.",
+    )
     return {
         RELEASE_VECTOR: json.dumps(release, indent=1) + "\n",
         PUBLIC_VECTOR: json.dumps(public, indent=1) + "\n",
+        LATE_VECTOR: json.dumps(late, indent=1) + "\n",
     }
 
 
@@ -634,7 +747,7 @@ def test_the_committed_vectors_match_byte_for_byte() -> None:
         assert path.read_text() == text, path.name
 
 
-@pytest.mark.parametrize("path", [RELEASE_VECTOR, PUBLIC_VECTOR], ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", [RELEASE_VECTOR, PUBLIC_VECTOR, LATE_VECTOR], ids=lambda p: p.stem)
 def test_the_committed_vectors_replay_for_every_seat_and_an_observer(path: Path) -> None:
     """Each live seat, fed its own steps and the others' messages in event order, sends
     every one of its messages byte for byte; the gone seat's messages stop at its leaving;
@@ -664,18 +777,22 @@ def test_the_committed_vectors_replay_for_every_seat_and_an_observer(path: Path)
             for e in events
             if e["event"] == "message" and e["from"] == seat
         ]
-        told_taker = False
+        told: set[tuple[str, int]] = set()
         for e in events:
             if e["event"] == "message":
                 if e["from"] != seat:
                     view.receive(decode_message(bytes.fromhex(e["canonical_msgpack"]), e["from"]))
-            elif e["event"] == "set_taker" and seat == OBSERVER and not told_taker:
+            elif e["event"] in ("set_taker", "set_gone") and seat == OBSERVER:
                 assert isinstance(view, DeckObserver)
-                view.set_taker(e["taker"])
-                told_taker = True
+                (arg,) = [e[k] for k in VECTOR_ARGUMENTS[e["event"]]]
+                if (e["event"], arg) not in told:  # at its first event
+                    getattr(view, e["event"])(arg)
+                told.add((e["event"], arg))
             elif e["seat"] == seat:
                 args = [e[k] for k in VECTOR_ARGUMENTS.get(e["event"], ())]
-                made.append(encode_message(getattr(view, e["event"])(*args)))
+                out = getattr(view, e["event"])(*args)
+                if out is not None:  # set_gone sends nothing
+                    made.append(encode_message(out))
             if isinstance(view, DeckPeer):
                 made.extend(encode_message(m) for m in view.next_messages())
         if seat in data["gone"]:

@@ -589,14 +589,14 @@ def test_a_database_of_the_first_schema_opens_keeps_its_rows_and_shows_them_as_b
     assert re.search(r"\?\s+not checked", games_lines(old, capsys)[1])
     assert record_game(old.profile_db, old_file).status is ImportStatus.ALREADY
     shown = games_lines(old, capsys)
-    assert re.search(r"p[0-3] & p[0-3] v p[0-3] & p[0-3] .* p[13] & p[13] won 70-314\s+verified",
+    assert re.search(r"p[0-3] & p[0-3] v p[0-3] & p[0-3] .* p[13] & p[13] won 106-420\s+verified",
                      shown[1]), shown  # fmt: skip
     assert shown == games_lines(new, capsys)
     with open_db(old.profile_db) as conn:
         assert conn.execute("PRAGMA user_version").fetchone() == (3,)
         assert conn.execute(
             "SELECT score0, score1, score2, score3, result FROM games"
-        ).fetchall() == [(70, 314, None, None, result.description)]
+        ).fetchall() == [(106, 420, None, None, result.description)]
         migrated = all_players(conn)
     with open_db(new.profile_db) as conn:
         assert migrated == all_players(conn)
@@ -610,12 +610,12 @@ def test_a_database_of_the_first_schema_opens_keeps_its_rows_and_shows_them_as_b
 @pytest.mark.parametrize(
     ("vector", "winner", "scores", "rounds_won", "tricks", "shown"),
     [
-        # Round 0 redealt, then three rounds scored (8 tricks each); p1 wins the game.
-        ("game-three-handed.transcript", 1, (166, 301, 129), [1, 2, 1], 8 * 3,
-         r"p0 v p1 v p2 .* p1 won: p0 166, p1 301, p2 129\s+verified"),
-        # Four rounds (16 tricks each), two won by each player; p1 wins the game.
-        ("game-two-handed.transcript", 1, (353, 355), [2, 2], 16 * 4,
-         r"p0 v p1 .* p1 won: p0 353, p1 355\s+verified"),
+        # Round 0 redealt, then two rounds scored (8 tricks each); p2 wins the game.
+        ("game-three-handed.transcript", 2, (137, 28, 218), [1, 0, 2], 8 * 2,
+         r"p0 v p1 v p2 .* p2 won: p0 137, p1 28, p2 218\s+verified"),
+        # Three rounds (16 tricks each), one won by p0, two by p1; p1 wins the game.
+        ("game-two-handed.transcript", 1, (239, 287), [1, 2], 16 * 3,
+         r"p0 v p1 .* p1 won: p0 239, p1 287\s+verified"),
     ],
 )  # fmt: skip
 def test_a_game_without_teams_is_recorded_per_player(
@@ -684,7 +684,7 @@ def test_game_numbers_stay_as_games_are_added(
     lines = games_lines(home, capsys)
     assert [line.split()[0] for line in lines[1:-1]] == ["2", "1"]
     assert cli.main(["verify", "--home", str(home.root), "1"]) == 0
-    assert "70-314" in capsys.readouterr().out  # still the classic game
+    assert "106-420" in capsys.readouterr().out  # still the classic game
     older = home.games / "game-two-handed.transcript"
     shutil.copy2(VECTORS / older.name, older)
     os.utime(older, (500_000,) * 2)  # found later, however old: the next number

@@ -1,4 +1,4 @@
-"""The deck protocol: a mental-poker shuffle and deal of the 32 cards, sans-io (version 4).
+"""The deck protocol: a mental-poker shuffle and deal of the 32 cards, sans-io (version 5).
 
 Four peers with 32 cards; three with 24 (three-handed) or two with 32 (two-handed, where no
 card is private: face-up cards open to both at the deal, face-down ones when turned up).
@@ -98,12 +98,17 @@ public_seats=frozenset(), overlap=False)``
 ``release(gone) -> ReleaseMessage``
     Four seats: seat ``gone`` left; our shares of our piece of its key for every position
     dealt so far (later ones follow in ``next_messages``). Once every holder's are in, its
-    cards open to all. ``can_release(gone)`` says whether it may.
+    cards open to all. ``can_release(gone)`` says whether it may. Implies ``set_gone``.
+``set_gone(gone)``
+    Four seats: seat ``gone`` left (the session decided it); its reveal is no longer
+    awaited: the audit rebuilds its key from the pieces every other reveal carries. A peer
+    and an observer alike; no message.
 ``play_for(gone, position) -> PlayMessage``
     We are the partner of the dummy ``gone``: play its open card (no share).
 ``reveal() -> RevealMessage``
-    Our secret key and shuffle seed, and our pieces of released seats' keys; allowed once
-    the four shuffles are done. After it, :meth:`~DeckPeer.play` is refused.
+    Our secret key and shuffle seed, and (four seats) our pieces of every other live seat's
+    key; allowed once the four shuffles (and every split) are in. After it,
+    :meth:`~DeckPeer.play` is refused.
 ``audit() -> tuple[Card, ...]``
     Once the four reveals are in: re-derives every other shuffle and its proof from the
     revealed seed, then returns the 32 cards in deck order (hand them to the engine's audit).
@@ -123,7 +128,7 @@ public_seats=frozenset(), overlap=False)``
     (classic; allowed once the four shuffles are in) and may raise the :class:`DeckError` of
     a message it releases. ``next_messages()`` is always empty. ``phase`` and
     ``waiting_for()`` mean what they mean for a peer, over the four seats: ``AUDITABLE`` once
-    the reveals that are owed are in (a released or public seat owes none).
+    the reveals that are owed are in (a gone or public seat owes none).
     ``known_cards()`` never holds more than the turned card, the cards played and a dummy's
     open hand. ``audit()`` re-derives every shuffle whose seed is revealed.
 
@@ -690,8 +695,9 @@ class PlayMessage:
 @dataclass(frozen=True, slots=True)
 class RevealMessage:
     """A peer's secret key and shuffle seed, published when the round is over, with the
-    pieces it holds of the keys of seats released this round (``(seat, sc(piece))`` by
-    increasing seat), from which the audit rebuilds their keys."""
+    pieces it holds of every other live seat's key (``(seat, sc(piece))`` by increasing
+    seat; four seats only), from which the audit rebuilds the key of a seat that left
+    without revealing."""
 
     TYPE: ClassVar[str] = "deck.reveal"
     FIELDS: ClassVar[frozenset[str]] = frozenset({"type", "seat", "secret_key", "seed", "pieces"})
@@ -1117,11 +1123,12 @@ class _DeckRound(ABC):
         self._piece_keys: dict[int, dict[int, bytes]] = {}
         self._held: dict[int, int] = {}
         # Releases: seats some release was seen (or made) of, and for a peer the ones it
-        # released itself; by gone seat and position, each holder's proven share of its
-        # piece; by (gone, holder), the positions released; by gone seat and holder, the
-        # pieces revealed at the end.
+        # released itself; the seats the caller said left (set_gone, release); by gone seat
+        # and position, each holder's proven share of its piece; by (gone, holder), the
+        # positions released; by seat and holder, the pieces revealed at the end.
         self._release_started: set[int] = set()
         self._releasing: set[int] = set()
+        self._left: set[int] = set()
         self._pieces: dict[int, list[dict[int, bytes]]] = {}
         self._released: dict[tuple[int, int], set[int]] = {}
         self._revealed_pieces: dict[int, dict[int, int]] = {}
@@ -1207,6 +1214,23 @@ class _DeckRound(ABC):
             if g in self._piece_keys and all((g, j) in self._released for j in self._piece_keys[g])
         )
 
+    def _excused(self) -> frozenset[int]:
+        """Seats that owe nothing more: released by every holder, or said gone by the
+        caller (:meth:`set_gone`, :meth:`DeckPeer.release`)."""
+        return self._gone_seats() | self._left
+
+    def set_gone(self, gone: int) -> None:
+        """Seat ``gone`` left (the table session decided it, ``PROTOCOL.md`` §6.7): it owes
+        nothing more, its reveal is not awaited, and the audit rebuilds its key from the
+        pieces the other reveals carry (DECK.md §8). Its cards open only with the holders'
+        releases (:meth:`DeckPeer.release`). Four seats, ``gone`` a live seat whose split
+        is in."""
+        if not (self._splitting and gone in self.live_seats and gone in self._piece_keys):
+            raise DeckUsageError(f"seat {gone!r} has no split key to rebuild")
+        if gone == self.seat:
+            raise DeckUsageError("a peer that leaves stops: it is not told so")
+        self._left.add(gone)
+
     @property
     def _has_completion(self) -> bool:
         """Classic and three-handed deal the rest once the bidding named the taker."""
@@ -1259,9 +1283,9 @@ class _DeckRound(ABC):
 
     def waiting_for(self) -> frozenset[int]:
         """Seats that owe the next message; empty while the session must act (bidding,
-        plays) or when done. Public seats and released ones owe nothing; the holders of a
+        plays) or when done. Public seats and gone ones owe nothing; the holders of a
         released seat's pieces owe their release."""
-        gone = self._gone_seats() | self._releasing
+        gone = self._excused()
         others = [s for s in self.live_seats if s != self.seat and s not in gone]
         if self._reveals or self._revealed:
             return frozenset(s for s in others if s not in self._reveals)
@@ -1443,6 +1467,9 @@ class _DeckRound(ABC):
             return msg.step in self._steps_started
         if isinstance(msg, OpenMessage):
             return STEP_DEAL in self._steps_started and self._requested.issuperset(msg.positions)
+        if isinstance(msg, RevealMessage):
+            # Its pieces are checked against the splits' commitments.
+            return len(self._decks) == self.seats and self._splits_in()
         if isinstance(msg, PlayMessage):
             owner = self.owner_of(msg.position)
             if owner is None:
@@ -1452,6 +1479,10 @@ class _DeckRound(ABC):
             shares = self._shares[msg.position]
             return all(s in shares for s in range(self.seats) if s != owner)
         return len(self._decks) == self.seats and not self._unchecked
+
+    def _splits_in(self) -> bool:
+        """Every live seat's split is in (or none is made at this table or round)."""
+        return not self._splitting or all(g in self._splits for g in self.live_seats)
 
     def _shareless(self, position: int) -> bool:
         """Every seat's share of this position is out before it is played (the turned card,
@@ -1865,11 +1896,14 @@ class _DeckRound(ABC):
         )
         if expected != self._commitments[msg.seat]:
             raise CommitmentMismatch(msg.seat, "the seed does not match the shuffle commitment")
+        held = [g for g in self._piece_keys if msg.seat in self._piece_keys[g]]
+        if [g for g, _ in msg.pieces] != sorted(held):
+            raise MalformedDeckMessage(
+                msg.seat, "a reveal carries its piece of every other live seat's key"
+            )
         pieces: dict[int, int] = {}
         for g, raw in msg.pieces:
-            commitment = self._piece_keys.get(g, {}).get(msg.seat)
-            if commitment is None:
-                raise UnexpectedMessage(msg.seat, f"it holds no piece of seat {g}'s key")
+            commitment = self._piece_keys[g][msg.seat]
             try:
                 s = group.parse_scalar(raw, nonzero=True)
             except group.InvalidScalar as exc:
@@ -1885,7 +1919,7 @@ class _DeckRound(ABC):
 
     def _owing_reveal(self) -> list[int]:
         """The seats whose reveal the audit needs: live seats that are not gone."""
-        gone = self._gone_seats()
+        gone = self._excused()
         return [s for s in self.live_seats if s not in gone]
 
     # -- checks ---------------------------------------------------------------------------
@@ -2106,7 +2140,7 @@ class DeckPeer(_DeckRound):
             and gone != self.seat
             and gone in self._held
             and gone in self._commitments
-            and not any(h in self._gone_seats() | self._releasing for h in self._holders(gone))
+            and not any(h in self._excused() for h in self._holders(gone))
         )
 
     # -- local actions -------------------------------------------------------------------
@@ -2178,6 +2212,7 @@ class DeckPeer(_DeckRound):
         if not self.can_release(gone):
             raise DeckUsageError(f"seat {gone}'s cards cannot be released")
         self._releasing.add(gone)
+        self._left.add(gone)
         msg = self._release_positions(gone, tuple(sorted(self._dealt_positions())))
         self._drain()
         return msg
@@ -2200,17 +2235,14 @@ class DeckPeer(_DeckRound):
 
     def reveal(self) -> RevealMessage:
         """End the round for us: publish our secret key and shuffle seed, and our pieces of
-        the keys of the seats released this round."""
-        if len(self._decks) < self.seats:
-            raise DeckUsageError("nothing to reveal before every shuffle is in")
+        every other live seat's key (four seats), so that the key of a seat that leaves
+        before its own reveal is rebuilt all the same (DECK.md §8)."""
+        if len(self._decks) < self.seats or not self._splits_in():
+            raise DeckUsageError("nothing to reveal before every shuffle and split is in")
         if self._revealed:
             raise DeckUsageError("reveal() called twice")
         self._revealed = True
-        pieces = tuple(
-            (g, group.scalar_bytes(self._held[g]))
-            for g in sorted(self._gone_seats())
-            if g in self._held
-        )
+        pieces = tuple((g, group.scalar_bytes(self._held[g])) for g in sorted(self._held))
         return RevealMessage(self.seat, group.scalar_bytes(self._x), self._seed, pieces)
 
     # -- the protocol's own steps ----------------------------------------------------------

@@ -77,7 +77,8 @@ class SeatLeft:
     by: int
     """The partner who plays the open hand."""
     round: int
-    """The round in progress (or about to be dealt) when the seat left, from 0."""
+    """The round in progress (or about to be dealt) when the seat left, from 0: where its
+    deciding envelopes saw the game (after a round's last card, the next round)."""
     state: State
     """The state as this peer held it when the leave was processed."""
 

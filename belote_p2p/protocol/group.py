@@ -61,7 +61,7 @@ def _remove_loaded_copy(path: object) -> None:
 
 _remove_loaded_copy(getattr(_sodium, "_name", None))
 
-DOMAIN = b"belote-p2p/deck/v4"
+DOMAIN = b"belote-p2p/deck/v5"
 """The domain label in front of every hash of the deck protocol."""
 
 L = 2**252 + 27742317777372353535851937790883648493

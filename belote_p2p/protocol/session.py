@@ -320,6 +320,7 @@ class _Deck(Protocol):
     def open(self, positions: Iterable[int]) -> object: ...
     def requested(self) -> frozenset[int]: ...
     def positions_of(self, seat: int) -> tuple[int, ...]: ...
+    def set_gone(self, gone: int) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -408,6 +409,8 @@ class TableSession:
         self._steps: set[tuple[int, type]] = set()
         """(seat, message type) of the deck messages processed in the round in play."""
         self._votes_on: dict[int, list[Envelope]] = {}
+        self._went_on: set[int] = set()
+        """Seats we must show we went on past a vote against (:meth:`_passed_unsigned`)."""
         """The votes accepted against each seat (for :meth:`_held`)."""
         self._progress: list[list[int]] = [[] for _ in range(definition.rules.seats)]
         """Per seat, per envelope of its chain (by seq), its progress through that one."""
@@ -427,6 +430,8 @@ class TableSession:
         # A decision is asked once, however often the session steps: (round, action count).
         self._asked: tuple[int, int] | None = None
         self._done: set[int] = set()
+        self._done_by: dict[int, Envelope] = {}
+        """Each seat's ``done`` envelope, once processed (a leave after it changes nothing)."""
         self._bye: set[int] = set()
         self.fault: PeerFault | None = None
         self.disputed: TableDisputed | None = None
@@ -1100,11 +1105,12 @@ class TableSession:
         """A seat resigns, or is the last of the others to sign that one is gone for the
         same progress of its (the count of what it delivered, through the vote's ``seen``
         of it: a vote lapses once the seat delivered more). Once the game has ended
-        (abandoned already, or every ``done`` is in) it changes nothing."""
+        (abandoned already; at three and two seats, every ``done`` is in; at four, the seat
+        signed its ``done`` before the leave: :meth:`_seat_gone`) it changes nothing."""
         gone = abandoned_seat(m.body)
         if gone is None or gone >= self.seats:
             raise m.fault("abandons no seat")
-        if self.abandoned is not None or self._phase in _ALL_DONE:
+        if self.abandoned is not None or (self.seats != 4 and self._phase in _ALL_DONE):
             return True
         if self._left_us or gone == self.dummy or m.seat == self.dummy:
             return True  # nobody votes against a dummy, and a dummy votes no more
@@ -1114,6 +1120,8 @@ class TableSession:
         key = (gone, self._progress_through(gone, m.envelope.seen[gone]))
         voters = self._abandon_votes.setdefault(key, {})
         voters.setdefault(m.seat, m.envelope)
+        if self._passed_unsigned(gone, key[1]):
+            self._went_on.add(gone)
         needed = self.live_seats - {gone}
         if needed <= voters.keys():
             # Every other seat saw it stop at the same point: the lowest voter's cut decides
@@ -1121,28 +1129,55 @@ class TableSession:
             self._seat_gone(gone, tuple(voters[v] for v in sorted(needed)))
         return True
 
+    def _passed_unsigned(self, seat: int, point: int) -> bool:
+        """Four seats: we took in ``seat``'s envelope past ``point`` before we knew of a
+        vote at ``point``, signed no vote there, and signed nothing since that shows it. The
+        others hold that envelope while the vote can gather (:meth:`_held`), and only an
+        envelope of ours past ``point`` tells them it cannot; we may owe none (the seat to
+        act may be one that holds it, waiting). PROTOCOL.md §6.7: we say so at once."""
+        if self.seat is None or self.seats != 4 or self.dummy is not None or seat == self.seat:
+            return False
+        chain = self.tracker.chain(self.seat)
+        return (
+            self.progress(seat) > point
+            and self.seat not in self._abandon_votes.get((seat, point), {})
+            and bool(chain)
+            and self._vote_point(seat, chain[-1]) <= point
+        )
+
+    def _show_we_went_on(self) -> bool:
+        """Sign the line :meth:`_passed_unsigned` asks for (a ``chat``: it changes nothing
+        in the game, its ``seen`` is the point; no vote, which would count against the
+        seat). Nothing if something we signed since shows it, or past the chat cap (the
+        deadlines then do it: PROTOCOL.md §6.7). True if a line was signed."""
+        went_on, self._went_on = self._went_on, set()
+        assert self.seat is not None or not went_on
+        signed = False
+        for seat in sorted(went_on):
+            chain = self.tracker.chain(self.seat) if self.seat is not None else ()
+            if chain and self._vote_point(seat, chain[-1]) >= self.progress(seat):
+                continue
+            if self._chats_sent < GAME_CAPS["chat"] and not self.finished:
+                self._send(chat_body(f"(seat {seat}'s move came in before the vote: playing on)"))
+                signed = True
+        return signed
+
     def _seat_gone(self, gone: int, deciding: tuple[Envelope, ...]) -> None:
         """``gone`` left, by the ``deciding`` envelopes (its resignation, or the votes of
         every other live seat, lowest voter first). At four seats with its partner still
         playing, it becomes the dummy and the game goes on; otherwise the game ends: at
         three and two seats nobody can play it (the others are its opponents and each
         other's), and a second leave leaves no partner to play it for."""
-        if self.seats == 4 and self.dummy is None and not self._unauditable(gone, deciding[0]):
+        done = self._done_by.get(gone)
+        if self.seats == 4 and done is not None and self._knows(deciding[0], done):
+            # It signed the final score before it left: the game was over for it. (Decided
+            # from the deciding envelope's past, not from what this peer processed
+            # meanwhile: a leave racing the last ``done`` counts alike at every peer.)
+            return
+        if self.seats == 4 and self.dummy is None:
             self._open_hand(gone, deciding)
         else:
             self._abandon_at(gone, deciding[0])
-
-    def _unauditable(self, gone: int, deciding: Envelope) -> bool:
-        """The round ``gone`` leaves had all its cards played where the leave cut the game,
-        and ``gone`` had not revealed its secrets: nothing of it was released (there was no
-        card left to release), and without its reveal the round cannot be audited. The game
-        ends then, as at three seats (decided from the cut and ``gone``'s chain up to it, so
-        every peer decides the same)."""
-        deck = self.deck
-        if deck is None or self._phase not in _MID_ROUND:
-            return False
-        cut = self._state_at_cut(deciding)
-        return cut.number > deck.round_number and (gone, RevealMessage) not in self._steps
 
     def _open_hand(self, gone: int, deciding: tuple[Envelope, ...]) -> None:
         """Make ``gone`` the dummy: its cards of the round in play are released (or, when
@@ -1151,7 +1186,11 @@ class TableSession:
         self.dummy = gone
         self._leave = deciding
         self._public = frozenset({gone})
-        self.left = SeatLeft(gone, partner_of(gone), self._current_round(), self.state)
+        # The round it left in is the cut's (the round in play where the deciding envelopes
+        # saw the game; the next one once they saw its last card), whatever this peer audited
+        # meanwhile: every record names the same.
+        cut = self._state_at_cut(deciding[0]).number
+        self.left = SeatLeft(gone, partner_of(gone), cut, self.state)
         self._events.append(self.left)
         if self._left_us:
             return  # our game ends here; the others play on
@@ -1168,10 +1207,14 @@ class TableSession:
             self._redealt = deck.round_number
             self._start_round()  # its key leaves with the next local step
             return
-        if isinstance(deck, DeckPeer) and self._phase is not SessionPhase.REVEALING:
-            # Our shares of its cards under our piece of its key (after our reveal, the
-            # round's cards are all played or dealt again, and the reveals audit it; an
-            # observer learns the cards from the releases).
+        # Its reveal is awaited no more: every other reveal carries a piece of its key, and
+        # the audit rebuilds it (DECK.md §8), whether it left before the last card, after it,
+        # or while our own reveal was on its way.
+        deck.set_gone(gone)
+        if isinstance(deck, DeckPeer) and self._phase in _ROUND_GOES_ON:
+            # Our shares of its cards under our piece of its key, while some may still be
+            # played (once the engine closed the round, no card of it is; an observer learns
+            # the cards from the releases).
             self._deferred.append(deck.release(gone))
 
     def _releasable(self, seat: int) -> bool:
@@ -1230,6 +1273,7 @@ class TableSession:
         if scores != list(self.state.scores):
             raise m.fault(f"ends the game with scores {scores}")
         self._done.add(m.seat)
+        self._done_by[m.seat] = m.envelope
         if self._done >= self.live_seats and self._phase is SessionPhase.GAME_OVER:
             observer = self.seat is None  # says no bye: the four done close its game
             self._transition(SessionPhase.CLOSED if observer else SessionPhase.FINISHED)
@@ -1386,6 +1430,7 @@ class TableSession:
         if self._phase in (SessionPhase.SIGNING, SessionPhase.STOPPED) or self._left_us:
             return False  # (a seat that left owes nothing more: the others play on)
         changed = self._send_deferred()
+        changed = self._show_we_went_on() or changed
         if self.deck is None:
             if self._phase is not SessionPhase.BETWEEN_ROUNDS:
                 return self._say_done_or_bye()
