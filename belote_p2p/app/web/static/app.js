@@ -290,6 +290,8 @@ function act(code) {
   send({ type: "act", code, decision: state.table.decision });
 }
 
+let handDrawn = null;  // what the hand shows now (renderHand)
+
 function renderHand(t) {
   const box = $("#hand");
   const focused = document.activeElement && document.activeElement.classList.contains("card") ? document.activeElement.dataset.code : null;
@@ -303,9 +305,14 @@ function renderHand(t) {
       onclick: () => { if (c.legal) act(c.code); else if (playing) toast(`${c.text} cannot be played now.`); },
     }, cardImg(c, { alt: "" }), c.number === null ? null : el("span", { class: "num", text: String(c.number) }));
   };
-  const items = [];
   const me = t.seats.find((s) => s.you) || t.seats[t.seat];  // a watcher: the seat it sits by
   box.classList.toggle("piles", !!me.piles);
+  // Drawn again only when it changed: a message about something else (a chat line, another
+  // seat's connection) must not replace the card under a press, which would lose the click.
+  const drawn = JSON.stringify([playing, t.hand, me.piles || null]);
+  if (handDrawn === drawn) return;
+  handDrawn = drawn;
+  const items = [];
   if (me.piles) {
     // Two-handed: our eight piles, the cards on top ours to play, by their pile's number.
     const byPile = Object.fromEntries(t.hand.map((c) => [c.number, c]));
