@@ -160,11 +160,18 @@ def encode(value: object) -> bytes:
     Dict keys are sorted. Raises :class:`LocalProtocolError` for anything else.
     """
     try:
-        packed: bytes = msgpack.packb(_normalize(value, 0), use_bin_type=True)
-        if len(packed) > MAX_MESSAGE_SIZE:
-            raise ValueError(f"encoding of {len(packed)} bytes exceeds {MAX_MESSAGE_SIZE}")
+        return _pack(_normalize(value, 0))
     except (ValueError, UnicodeEncodeError) as exc:
         raise LocalProtocolError(f"cannot encode canonically: {exc}") from exc
+
+
+def _pack(normal: object) -> bytes:
+    """The msgpack bytes of a value :func:`_normalize` returned (or one built of such
+    values in sorted order): canonical as it is, so not walked again; ``ValueError`` if
+    too large."""
+    packed: bytes = msgpack.packb(normal, use_bin_type=True)
+    if len(packed) > MAX_MESSAGE_SIZE:
+        raise ValueError(f"encoding of {len(packed)} bytes exceeds {MAX_MESSAGE_SIZE}")
     return packed
 
 
@@ -233,15 +240,20 @@ class Envelope:
             "seen": list(seen),
             "body": body,
         }
-        if isinstance(body, Mapping):
-            # Store the body as a peer will decode it: sorted dicts, lists for tuples.
-            fields["body"] = decode(encode(dict(body)))
         try:
+            if isinstance(body, Mapping):
+                # Store the body as a peer will decode it: sorted dicts, lists for tuples
+                # (what decoding its encoding gives), checked once, at its depth.
+                fields["body"] = _normalize(dict(body), 1)
             _check_fields(fields)
+            # Every field is now a canonical value: the two encodings only sort the keys.
+            fields["sig"] = identity.sign(ENVELOPE_LABEL + _pack(_sorted(fields)))
+            raw = _pack(_sorted(fields))
         except MalformedMessage as exc:
             raise LocalProtocolError(str(exc)) from None
-        fields["sig"] = identity.sign(ENVELOPE_LABEL + encode(fields))
-        return cls._from_checked(fields, encode(fields))
+        except (ValueError, UnicodeEncodeError) as exc:
+            raise LocalProtocolError(f"cannot encode canonically: {exc}") from exc
+        return cls._from_checked(fields, raw)
 
     @classmethod
     def decode(cls, data: bytes) -> Envelope:
@@ -265,8 +277,10 @@ class Envelope:
         except MalformedMessage as exc:
             known = sender if type(sender) is bytes and len(sender) == KEY_SIZE else None
             raise MalformedMessage(str(exc), sender=known, evidence=(data,)) from None
+        # ``value`` decoded from canonical bytes is canonical, in sorted order: without its
+        # ``sig`` it packs as it is.
         unsigned = {k: v for k, v in value.items() if k != "sig"}
-        if not verify(sender, sig, ENVELOPE_LABEL + encode(unsigned)):
+        if not verify(sender, sig, ENVELOPE_LABEL + msgpack.packb(unsigned, use_bin_type=True)):
             raise BadSignature(
                 "envelope signature does not verify", sender=sender, evidence=(data,)
             )
@@ -308,6 +322,10 @@ class Envelope:
 
     def __hash__(self) -> int:
         return hash(self.raw)
+
+
+def _sorted(fields: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: fields[k] for k in sorted(fields)}
 
 
 def _check_fields(f: Mapping[str, Any]) -> None:
