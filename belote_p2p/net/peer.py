@@ -735,13 +735,10 @@ class _Driver:
         """The seats owing the next message (ours while our player decides), each with
         True if what it owes is a decision."""
         session = self.session
-        waiting = session.waiting_for()
-        deck_waits = session.deck.waiting_for() if session.deck is not None else frozenset()
-        state = session.state
-        decision_phase = session.ready and not state.is_over and not deck_waits
+        waiting, decision = session.waits()
         # The dummy's decisions are its partner's (``waiting_for`` names the partner).
-        actor = session.actor(state.to_act)
-        owed = {s: decision_phase and s == actor for s in waiting if s != self.seat}
+        actor = session.actor(session.state.to_act)
+        owed = {s: decision and s == actor for s in waiting if s != self.seat}
         if self._deciding_since is not None:
             owed[self.seat] = True
         return owed
@@ -752,8 +749,9 @@ class _Driver:
         if session.finished or self.error is not None:
             return
         config = self.config
-        if len(session.transcript) != self._length:
-            self._length = len(session.transcript)
+        length = len(session.transcript)
+        if length != self._length:
+            self._length = length
             self._last_progress = now
         # What each seat delivered: its deadline restarts only when that grows (filler such
         # as chat, fault reports, votes or envelopes held for a later round restarts nothing).

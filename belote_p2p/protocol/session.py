@@ -518,22 +518,27 @@ class TableSession:
 
     def waiting_for(self) -> frozenset[int]:
         """Seats that owe the next message (for deadlines), ours excluded."""
+        return self.waits()[0]
+
+    def waits(self) -> tuple[frozenset[int], bool]:
+        """:meth:`waiting_for`, and whether what they owe is a decision (a bid or a card:
+        the game is on and the deck waits for nobody), from one look at the deck."""
         if self.finished:
-            return frozenset()
+            return frozenset(), False
         if not self.ready:
             return frozenset(
                 s for s in range(self.seats) if s not in self._signed and s != self.seat
-            )
+            ), False
         deck_waits = self.deck.waiting_for() if self.deck is not None else frozenset()
         if deck_waits:
-            return deck_waits
+            return deck_waits, False
         if self.state.is_over:
-            return self.live_seats - self._done - {self.seat}
+            return self.live_seats - self._done - {self.seat}, False
         # The dummy's turns are its partner's (nobody waits for, or votes against, a dummy).
         actor = self.actor(self.state.to_act)
         if actor >= 0 and actor != self.seat:
-            return frozenset({actor})
-        return frozenset()
+            return frozenset({actor}), True
+        return frozenset(), True
 
     # -- inputs --------------------------------------------------------------------------
 
