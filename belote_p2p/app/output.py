@@ -13,6 +13,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import IO, Any, TypeVar
 
@@ -58,8 +59,10 @@ class Printer:
     _redeals: int = 0
     """Rounds in a row that everybody passed (RULES.md §3: no limit)."""
 
-    @property
+    @cached_property
     def names(self) -> tuple[str, ...]:
+        """The seats' names as shown: made once (the definition never changes), not for
+        every event, most of which (each bid and card) print nothing."""
         return seat_names(self.definition)
 
     def say(self, text: str) -> None:
