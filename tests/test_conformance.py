@@ -127,7 +127,7 @@ def test_belote_p2p_verify_gives_one_line_per_file(
     file alone gives them (a file that is no transcript among them); the highest status."""
     bad = tmp_path / "no.transcript"
     bad.write_bytes(b"not a transcript")
-    files = [VECTORS / "game-fault.transcript", bad, VECTORS / "game-classic.transcript"]
+    files = [VECTORS / "game-fault.transcript", bad, VECTORS / "game-revoke.transcript"]
     alone = []
     for path in files:
         status = cli.main(["verify", str(path)])

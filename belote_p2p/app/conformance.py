@@ -30,6 +30,7 @@ FILE...``, up to N files): it then prints one line per file, in order, the exit 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import re
 import shlex
@@ -199,6 +200,15 @@ Tamper = Callable[[list[bytes], Sequence[bytes]], list[bytes] | None]
 tampered copy, or ``None`` where the tamper does not apply (no record to change)."""
 
 
+@functools.lru_cache(maxsize=1 << 14)
+def _envelope(record: bytes) -> Envelope:
+    """``Envelope.decode(record)``, once per record: the tampers look up the same records of
+    a game again and again (the first bid, seat 1's records, what names what), and a decode
+    checks a signature."""
+    return Envelope.decode(record)
+
+
+@functools.lru_cache(maxsize=1 << 14)
 def _type_of(record: bytes) -> str:
     """The body type of a record (read, not verified: the verifier's job)."""
     body = decode(record).get("body")
@@ -271,7 +281,7 @@ def swap_records(frames: list[bytes], keys: Sequence[bytes]) -> list[bytes] | No
     """Records 1 and 2 swapped, 3 and 4, 5 and 6... wherever the two have different senders
     (so every sender's records keep their order, and the record order is less causal)."""
     records = frames[1:]
-    senders = [Envelope.decode(r).sender for r in records]
+    senders = [_envelope(r).sender for r in records]
     for i in range(0, len(records) - 1, 2):
         if senders[i] != senders[i + 1]:
             records[i], records[i + 1] = records[i + 1], records[i]
@@ -283,7 +293,7 @@ def _references(envelope: Envelope) -> list[bytes]:
     named = [envelope.prev, *envelope.seen]
     evidence = envelope.body.get("evidence") if envelope.type == "fault" else None
     if isinstance(evidence, list):
-        named += [Envelope.decode(piece).hash for piece in evidence]
+        named += [_envelope(piece).hash for piece in evidence]
     return named
 
 
@@ -322,7 +332,7 @@ def _resigned(
     report's evidence), wherever it is in the file, names the new one and is signed again by
     its own sender. The records keep their places."""
     signers = {i.public_key_bytes: i for i in (Identity.from_seed(k) for k in keys)}
-    envelopes = [Envelope.decode(r) for r in frames[1:]]
+    envelopes = [_envelope(r) for r in frames[1:]]
     new: dict[bytes, Envelope] = {}  # old hash -> the envelope signed in its place
     out = list(frames)
     for i in _causal_order(envelopes):
@@ -333,7 +343,7 @@ def _resigned(
         if i + 1 == index:
             change(body, seen)
         if body.get("type") == "fault" and isinstance(body.get("evidence"), list):
-            evidence = [Envelope.decode(piece) for piece in body["evidence"]]
+            evidence = [_envelope(piece) for piece in body["evidence"]]
             body["evidence"] = [new[e.hash].encode() if e.hash in new else e.raw for e in evidence]
         if body == envelope.body and prev == envelope.prev and seen == list(envelope.seen):
             continue
@@ -358,7 +368,7 @@ def _lie(
 
 def _find(frames: list[bytes], wanted: Callable[[Envelope], bool]) -> int | None:
     """The index in ``frames`` of the first record that is ``wanted``."""
-    return next((i for i, r in enumerate(frames[1:], 1) if wanted(Envelope.decode(r))), None)
+    return next((i for i, r in enumerate(frames[1:], 1) if wanted(_envelope(r))), None)
 
 
 def _header(frames: list[bytes]) -> dict[str, Any]:
@@ -434,7 +444,7 @@ def repeat_in_sequence(frames: list[bytes], keys: Sequence[bytes]) -> list[bytes
     index = _find(frames, lambda e: sequence_at(e) is not None)
     if index is None:
         return None
-    which = sequence_at(Envelope.decode(frames[index]))
+    which = sequence_at(_envelope(frames[index]))
     assert which is not None
 
     def change(body: dict[str, Any], seen: list[bytes]) -> None:
@@ -489,7 +499,7 @@ def seen_length(frames: list[bytes], keys: Sequence[bytes]) -> list[bytes] | Non
     index = _seat_1_after_seq_0(frames)
     if index is None:
         return None
-    envelope = Envelope.decode(frames[index])
+    envelope = _envelope(frames[index])
     seen = list(envelope.seen)
     seen = seen[:-1] if len(seen) > 2 else [*seen, bytes(32)]
     signer = next(i for i in map(Identity.from_seed, keys) if i.public_key_bytes == envelope.sender)
@@ -520,7 +530,7 @@ def _equivocation(frames: list[bytes], keys: Sequence[bytes]) -> bytes:
     """A second envelope of seat 1 at the seq of its last record (same ``prev`` and
     ``seen``), with the body ``{"type": "chat", "text": "bonjour bonjour"}``."""
     key = _seat_key(frames, 1)
-    last = [e for e in map(Envelope.decode, frames[1:]) if e.sender == key][-1]
+    last = [e for e in map(_envelope, frames[1:]) if e.sender == key][-1]
     signer = next(i for i in map(Identity.from_seed, keys) if i.public_key_bytes == key)
     body = {"type": "chat", "text": "bonjour bonjour"}
     return Envelope.create(signer, last.table, last.seq, last.prev, last.seen, body).encode()
@@ -553,10 +563,10 @@ def drop_before_fault(frames: list[bytes], keys: Sequence[bytes]) -> list[bytes]
     index = _first(frames, "fault")
     if index is None:
         return None
-    report = Envelope.decode(frames[index])
+    report = _envelope(frames[index])
     roster = [s["key"] for s in _header(frames)["definition"]["seats"]]
     accused = report.body.get("seat")
-    hashes = {Envelope.decode(r).hash: i for i, r in enumerate(frames[1:], 1)}
+    hashes = {_envelope(r).hash: i for i, r in enumerate(frames[1:], 1)}
     for seat, named in enumerate(report.seen):
         if roster[seat] != report.sender and seat != accused and named in hashes:
             drop = hashes[named]
@@ -565,7 +575,7 @@ def drop_before_fault(frames: list[bytes], keys: Sequence[bytes]) -> list[bytes]
 
 
 def _first_round_with_plays(frames: list[bytes]) -> int | None:
-    rounds = [Envelope.decode(r).body.get("round") for r in frames[1:] if _type_of(r) == "play"]
+    rounds = [_envelope(r).body.get("round") for r in frames[1:] if _type_of(r) == "play"]
     return rounds[0] if rounds else None
 
 
@@ -576,7 +586,7 @@ def _cut_after_last(frames: list[bytes], kind: str) -> list[bytes] | None:
         return None
     last = None
     for i, record in enumerate(frames[1:], 1):
-        envelope = Envelope.decode(record)
+        envelope = _envelope(record)
         if envelope.type == kind and envelope.body.get("round") == number:
             last = i
     return None if last is None else frames[: last + 1]
@@ -616,7 +626,7 @@ def bid_in_deal(frames: list[bytes], keys: Sequence[bytes]) -> list[bytes] | Non
     )
     if index is None:
         return None
-    envelopes = [Envelope.decode(r) for r in frames[1:]]
+    envelopes = [_envelope(r) for r in frames[1:]]
     position = {e.hash: i for i, e in enumerate(envelopes)}
     kept: set[int] = set()
     todo = [index - 1]
