@@ -23,8 +23,9 @@ The verifier's contract (``protocol/README.md``):
 
 A verifier that can read several files in one run may be given them (``--batch N``: ``CMD
 FILE...``, up to N files): it then prints one line per file, in order, the exit status
-``CMD FILE`` would give, a space, and the verdict line. This spares a start-up per case
-(``belote-p2p verify``'s is a third of a verification); the answers are the same.
+``CMD FILE`` would give, a space, and the verdict line. This spares the verifier's
+start-up for each case (for ``belote-p2p verify``, the interpreter's and the package's: about
+0.2 s of CPU, and many tampered copies take less to verify); the answers are the same.
 """
 
 from __future__ import annotations
@@ -204,7 +205,7 @@ tampered copy, or ``None`` where the tamper does not apply (no record to change)
 def _envelope(record: bytes) -> Envelope:
     """``Envelope.decode(record)``, once per record: the tampers look up the same records of
     a game again and again (the first bid, seat 1's records, what names what), and a decode
-    checks a signature."""
+    checks a signature. The envelopes are shared: a tamper copies a body before changing it."""
     return Envelope.decode(record)
 
 
