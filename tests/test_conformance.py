@@ -45,13 +45,21 @@ def vector_files() -> list[str]:
     return list(dict.fromkeys(file for file, _, _ in expectations()))
 
 
+ONE_PROCESS_PER_CASE = "game-abandoned.transcript"
+"""The vector whose cases the kit checks as it checks another implementation's verifier by
+default, ``CMD FILE`` once per case (its answers hold every exit status: 0, 1 and 2); the
+others are checked in batches (``--batch``: ``belote-p2p verify FILE...``), which spares one
+interpreter start-up per case and gives the same answers."""
+
+
 # One test per vector (every case of each): the suite's workers share the vectors' cases.
 @pytest.mark.parametrize("vector", vector_files())
 def test_belote_p2p_verify_answers_every_case_right(
     capsys: pytest.CaptureFixture[str], vector: str
 ) -> None:
     verifier = f"{shlex.quote(sys.executable)} -m belote_p2p verify"
-    status, lines = kit(capsys, verifier, "--jobs", "2", "--only", vector)
+    how = ["--jobs", "2"] if vector == ONE_PROCESS_PER_CASE else ["--jobs", "1", "--batch", "64"]
+    status, lines = kit(capsys, verifier, *how, "--only", vector)
     total = sum(f == vector for f, _, _ in expectations())
     assert lines[-1] == f"{total} cases: {total} right", "\n".join(lines)
     assert status == 0
@@ -77,6 +85,59 @@ def test_a_verifier_that_accepts_everything_is_reported(
     assert "WRONG  game-classic.transcript [lie-state]: wrongly accepted: expected FAULT by " in (
         "\n".join(lines)
     )
+
+
+def test_a_batch_verifier_is_read_line_by_line(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """With ``--batch`` each file's answer is its own line, status first; a file left without
+    such a line has no answer; the cases are cut so that every job has work."""
+    verifier = script(
+        tmp_path,
+        "batch",
+        "import sys\n"
+        "print(len(sys.argv) - 1, file=open(sys.argv[0] + '.runs', 'a'))\n"
+        "for f in sys.argv[1:]:\n"
+        "    if 'refused-rules' in f:\n"
+        "        break  # the last case: the output stops before its line\n"
+        "    print('FAULT by seat 1 and no status' if 'swap' in f else '2 not read'\n"
+        "          if 'flag-as-int' in f else '1 FAULT by seat 1 (p1): a lie')\n",
+    )
+    status, lines = kit(capsys, verifier, "--only", "game-fault", "--batch", "5", "--jobs", "2")
+    assert status == 1
+    total = sum(f == "game-fault.transcript" for f, _, _ in expectations())
+    runs = (tmp_path / "batch.py.runs").read_text(encoding="utf-8").split()
+    assert sorted(map(int, runs)) == sorted([5] * (total // 5) + [total % 5] * (total % 5 > 0))
+    by_case = {line.split("[")[1].split("]")[0]: line for line in lines[:-1]}
+    assert by_case["original"].startswith("right  ")
+    nothing = "got no verdict (exit -1): no batch line (STATUS VERDICT) for this file: "
+    assert by_case["swap"].endswith(nothing + "'FAULT by seat 1 and no status'")
+    assert by_case["refused-rules"].endswith(nothing + "''")
+    assert "got not a transcript (exit 2): not read" in by_case["flag-as-int"]
+    assert len(by_case) == total and lines[-1].startswith(f"{total} cases: ")
+    fault = conformance.cases(VECTORS, ["game-fault"])
+    assert [len(b) for b in conformance.batches(fault, jobs=2, batch=64)] == [9, 9]
+    assert [len(b) for b in conformance.batches(fault, jobs=2, batch=1)] == [1] * 18
+
+
+def test_belote_p2p_verify_gives_one_line_per_file(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """``belote-p2p verify FILE...``: each file's status and verdict line, in order, as one
+    file alone gives them (a file that is no transcript among them); the highest status."""
+    bad = tmp_path / "no.transcript"
+    bad.write_bytes(b"not a transcript")
+    files = [VECTORS / "game-fault.transcript", bad, VECTORS / "game-revoke.transcript"]
+    alone = []
+    for path in files:
+        status = cli.main(["verify", str(path)])
+        out, err = capsys.readouterr()
+        alone.append(f"{status} {(out or err).strip()}")
+    assert [line[0] for line in alone] == ["1", "2", "0"]
+    assert cli.main(["verify", *map(str, files)]) == 2
+    assert capsys.readouterr().out.splitlines() == alone
+    assert cli.main(["verify", str(files[2]), str(files[2])]) == 0
+    assert capsys.readouterr().out.splitlines() == [alone[2]] * 2
 
 
 def test_a_verifier_that_refuses_everything_is_reported(

@@ -100,14 +100,31 @@ def verdict_text(verdict: Verdict) -> str:
     return verdict.summary()
 
 
-def _verify_command(args: argparse.Namespace) -> int:
+def _verify_one(name: str, home: Home) -> tuple[int, str]:
+    """The exit status of ``verify name`` and its line: the verdict line of PROTOCOL.md
+    §7.2, which others parse, or (status 2) why ``name`` is no transcript."""
     try:
-        verdict = verify_transcript(game_path(args.file, Home.at(args.home)))
+        verdict = verify_transcript(game_path(name, home))
     except (OSError, TranscriptError, GameNotFound) as exc:
-        print(f"belote-p2p verify: {exc}", file=sys.stderr)
-        return 2
-    print(verdict.summary())  # the verdict line of PROTOCOL.md §7.2, which others parse
-    return 0 if verdict.ok else 1
+        return 2, f"belote-p2p verify: {exc}"
+    return (0 if verdict.ok else 1), verdict.summary()
+
+
+def _verify_command(args: argparse.Namespace) -> int:
+    """One file: its verdict line (or, on standard error, why it is no transcript) and its
+    status. Several (the conformance kit's ``--batch``): one line per file, in order, its
+    status then its line; the status is the highest of theirs."""
+    home = Home.at(args.home)
+    if len(args.file) == 1:
+        status, line = _verify_one(args.file[0], home)
+        print(line, file=sys.stderr if status == 2 else sys.stdout)
+        return status
+    worst = 0
+    for name in args.file:
+        status, line = _verify_one(name, home)
+        print(f"{status} {line}", flush=True)
+        worst = max(worst, status)
+    return worst
 
 
 def _replay_command(args: argparse.Namespace) -> int:
@@ -271,11 +288,18 @@ def _register_verify(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
         help="check a game transcript offline",
         description="Check every signature, hash chain, deck protocol proof, shuffle and "
         "play of a game transcript; print the final score or the first fault and its seat. "
-        "Exit status 0 if the game verifies to its end, 1 if not, 2 if FILE is no transcript.",
+        "Exit status 0 if the game verifies to its end, 1 if not, 2 if FILE is no transcript. "
+        "With several files, one line per file, in order: that status, a space and the line "
+        "(as belote-p2p conformance --batch reads it); the exit status is the highest.",
     )
     game_help = "a transcript file, or a game's number in belote-p2p games"
     home_help = f"data directory with the games numbered by belote-p2p games ({Home.default()})"
-    p.add_argument("file", metavar="FILE|N", help=game_help)
+    p.add_argument(
+        "file",
+        nargs="+",
+        metavar="FILE|N",
+        help=f"{game_help}; with several, one line each: its exit status, a space, its verdict",
+    )
     p.add_argument("--home", metavar="DIR", help=home_help)
     p.set_defaults(func=_verify_command)
     p = sub.add_parser(
