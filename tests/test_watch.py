@@ -396,6 +396,10 @@ async def test_a_watcher_outlives_the_hosts_death_and_resume(tmp_path: Path, rou
     killed = trio.Event()
     port_box: list[int] = []
     first_in = trio.Event()
+    # The game may end while the watcher waits between two attempts to connect again: the
+    # host's port and the feeds stay open until it has its end (a real host gives its
+    # watchers WATCH_DRAIN seconds; a watcher that comes back later finds the game gone).
+    watched = trio.Event()
     relay_service = RelayService()
     relay_listener = (await trio.open_tcp_listeners(0, host=LOOPBACK))[0]
     relay = (LOOPBACK, relay_listener.socket.getsockname()[1])
@@ -425,6 +429,7 @@ async def test_a_watcher_outlives_the_hosts_death_and_resume(tmp_path: Path, rou
             first_in.set()
             result = await peer(0, on_step=step, **more)
             hub.finish("the game is over")
+            await watched.wait()  # a watcher between two attempts still finds the port
             await hub.drained()
             inner.cancel_scope.cancel()
         return result
@@ -455,6 +460,7 @@ async def test_a_watcher_outlives_the_hosts_death_and_resume(tmp_path: Path, rou
             inner.start_soon(feed_once_the_host_is_gone)
             results[1] = await peer(1, listeners=[listeners[1]], on_step=hub.publish)
             hub.finish("the game is over")
+            await watched.wait()
             await hub.drained()
             inner.cancel_scope.cancel()
 
@@ -464,6 +470,7 @@ async def test_a_watcher_outlives_the_hosts_death_and_resume(tmp_path: Path, rou
         through = f"{LOOPBACK}:{relay[1]}" if route == "relay" else None
         invitation = Invitation.of(definition.table_id, definition.host_key, (address,), through)
         watches.append(await run_watch(invitation, save=tmp_path / "seen.watch"))
+        watched.set()
 
     with trio.fail_after(TIMEOUT * 2):
         async with trio.open_nursery() as nursery:
