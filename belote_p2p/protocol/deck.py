@@ -1543,11 +1543,7 @@ class _DeckRound(ABC):
                 self._shuffle()
             else:
                 return
-        if (
-            STEP_DEAL not in self._steps_started
-            and not self._unchecked
-            and (not self._splitting or all(s in self._splits for s in self.live_seats))
-        ):
+        if STEP_DEAL not in self._steps_started and not self._unchecked and self._splits_in():
             self._start_step(STEP_DEAL)
 
     def _add_shuffle(self, seat: int, seed: bytes) -> ShuffleMessage:

@@ -409,9 +409,9 @@ class TableSession:
         self._steps: set[tuple[int, type]] = set()
         """(seat, message type) of the deck messages processed in the round in play."""
         self._votes_on: dict[int, list[Envelope]] = {}
+        """The votes accepted against each seat (for :meth:`_held`)."""
         self._went_on: set[int] = set()
         """Seats we must show we went on past a vote against (:meth:`_passed_unsigned`)."""
-        """The votes accepted against each seat (for :meth:`_held`)."""
         self._progress: list[list[int]] = [[] for _ in range(definition.rules.seats)]
         """Per seat, per envelope of its chain (by seq), its progress through that one."""
         self._history: deque[tuple[int, int, State]] = deque(maxlen=ACTION_HISTORY)
@@ -429,8 +429,7 @@ class TableSession:
         self._phase = SessionPhase.SIGNING
         # A decision is asked once, however often the session steps: (round, action count).
         self._asked: tuple[int, int] | None = None
-        self._done: set[int] = set()
-        self._done_by: dict[int, Envelope] = {}
+        self._done: dict[int, Envelope] = {}
         """Each seat's ``done`` envelope, once processed (a leave after it changes nothing)."""
         self._bye: set[int] = set()
         self.fault: PeerFault | None = None
@@ -533,7 +532,7 @@ class TableSession:
         if deck_waits:
             return deck_waits, False
         if self.state.is_over:
-            return self.live_seats - self._done - {self.seat}, False
+            return self.live_seats - self._done.keys() - {self.seat}, False
         # The dummy's turns are its partner's (nobody waits for, or votes against, a dummy).
         actor = self.actor(self.state.to_act)
         if actor >= 0 and actor != self.seat:
@@ -1156,10 +1155,12 @@ class TableSession:
         seat). Nothing if something we signed since shows it, or past the chat cap (the
         deadlines then do it: PROTOCOL.md §6.7). True if a line was signed."""
         went_on, self._went_on = self._went_on, set()
-        assert self.seat is not None or not went_on
+        if not went_on:
+            return False
+        assert self.seat is not None  # (an observer signs nothing: _passed_unsigned)
         signed = False
         for seat in sorted(went_on):
-            chain = self.tracker.chain(self.seat) if self.seat is not None else ()
+            chain = self.tracker.chain(self.seat)  # (with the line just signed for another)
             if chain and self._vote_point(seat, chain[-1]) >= self.progress(seat):
                 continue
             if self._chats_sent < GAME_CAPS["chat"] and not self.finished:
@@ -1173,7 +1174,7 @@ class TableSession:
         playing, it becomes the dummy and the game goes on; otherwise the game ends: at
         three and two seats nobody can play it (the others are its opponents and each
         other's), and a second leave leaves no partner to play it for."""
-        done = self._done_by.get(gone)
+        done = self._done.get(gone)
         if self.seats == 4 and done is not None and self._knows(deciding[0], done):
             # It signed the final score before it left: the game was over for it. (Decided
             # from the deciding envelope's past, not from what this peer processed
@@ -1199,7 +1200,7 @@ class TableSession:
         self._events.append(self.left)
         if self._left_us:
             return  # our game ends here; the others play on
-        if self._phase is SessionPhase.GAME_OVER and self._done >= self.live_seats:
+        if self._phase is SessionPhase.GAME_OVER and self._done.keys() >= self.live_seats:
             # Every live seat signed the end already: the leaver's ``done`` is owed no more.
             self._transition(SessionPhase.CLOSED if self.seat is None else SessionPhase.FINISHED)
         self._close_after_four_byes()
@@ -1277,9 +1278,8 @@ class TableSession:
         scores = done_scores(m.body)
         if scores != list(self.state.scores):
             raise m.fault(f"ends the game with scores {scores}")
-        self._done.add(m.seat)
-        self._done_by[m.seat] = m.envelope
-        if self._done >= self.live_seats and self._phase is SessionPhase.GAME_OVER:
+        self._done[m.seat] = m.envelope
+        if self._done.keys() >= self.live_seats and self._phase is SessionPhase.GAME_OVER:
             observer = self.seat is None  # says no bye: the four done close its game
             self._transition(SessionPhase.CLOSED if observer else SessionPhase.FINISHED)
         return True
