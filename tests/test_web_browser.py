@@ -340,6 +340,10 @@ def play_game(
             if dimmed.count() and "dimmed" not in taken:
                 # A dimmed card says why it cannot be played, and plays nothing.
                 taken.add("dimmed")
+                # force: a dimmed card is aria-disabled, which a plain click waits out; so
+                # wait here for what force skips, the card on show (the page may still be
+                # drawing the state it was sent).
+                dimmed.first.wait_for(state="visible")
                 dimmed.first.click(force=True)
                 page.locator("#toast").wait_for(state="visible")
                 assert "cannot be played now" in page.locator("#toast").text_content()
