@@ -38,7 +38,7 @@ from belote_p2p.game.observation import observe
 from belote_p2p.game.rules import RULE_SETS
 from belote_p2p.net.invite import Invitation, InvitationError
 from belote_p2p.net.peer import PeerResult, run_peer
-from belote_p2p.net.relay import HostPort, RelayService
+from belote_p2p.net.relay import NOT_READING, HostPort, RelayService
 from belote_p2p.net.watch import WatchHub, open_watch, read_watch_code, watch_code
 from belote_p2p.players.player import BotPlayer
 from belote_p2p.protocol.events import ActionTaken, Event
@@ -205,7 +205,8 @@ async def test_watchers_at_the_start_and_mid_game_see_the_public_table(tmp_path:
     reference = replay(definition, host_record)
     by_seat_1 = replay(definition, other_record)
     assert reference.actions == by_seat_1.actions  # the public game, whoever recorded it
-    assert hub.stats.served == 3 and hub.stats.dropped == 0, len(host_record)
+    served, dropped = served_and_dropped(list(results.values()), stuck=0)
+    assert hub.stats.served == served and hub.stats.dropped in dropped, len(host_record)
     check_watches(tmp_path, results, seen, players[0], by_seat_1)
     for name in results:
         assert seen[name].states == reference.states, name
@@ -235,6 +236,15 @@ def check_watches(
         assert set(read_transcript(saved).envelopes) == set(record)
         verdict = verify_transcript(saved)
         assert verdict.ok and verdict.finished, verdict.summary()
+
+
+def served_and_dropped(results: Sequence[WatchResult], stuck: int) -> tuple[int, range]:
+    """The watchers a table served and the range of those it dropped, when ``stuck``
+    watchers never read and ``results`` are the reading ones: a reading watcher slower
+    than the game (a loaded machine, a short queue) may be dropped too, and then connects
+    again, served once more."""
+    connections = sum(result.connections for result in results)
+    return stuck + connections, range(stuck, stuck + connections - len(results) + 1)
 
 
 def test_a_watchers_view_shows_no_hand_and_nobody_as_you() -> None:
@@ -279,13 +289,15 @@ async def test_a_watcher_that_stops_reading_is_dropped_and_the_game_ends(tmp_pat
             _, port = await serve_hub(port_nursery, hub)
             port_nursery.start_soon(stuck, port)
             await stuck_in.wait()
+            while hub.stats.served < 1:  # served with an empty record: its queue fills
+                await trio.testing.wait_all_tasks_blocked()
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(reader, code_for(definition, port))
                 await play_game(tmp_path, definition, ids, listeners, hub.publish)
                 hub.finish("the game is over")
             port_nursery.cancel_scope.cancel()
-    assert hub.stats.dropped == 1
-    assert hub.stats.served == 2
+    served, dropped = served_and_dropped(results, stuck=1)
+    assert hub.stats.served == served and hub.stats.dropped in dropped
     assert results[0].completed and results[0].error is None
 
 
@@ -689,9 +701,10 @@ async def test_watchers_through_a_relay_process_at_a_table_of_no_listen_joiners(
         if hubs[0].recorded >= 40:
             late_go.set()
 
-    async def seat(s: int, relay: tuple[str, int]) -> None:
+    async def seat(s: int, relay: tuple[str, int], play: trio.Event) -> None:
         async with trio.open_nursery() as feeding:
             feeding.start_soon(hubs[s].feed, relay, ids[s], s)
+            await play.wait()
             players[s] = await run_peer(
                 definition, s, ids[s], BotPlayer("random", seed=s),
                 transcript=tmp_path / f"seat{s}.transcript",
@@ -722,12 +735,19 @@ async def test_watchers_through_a_relay_process_at_a_table_of_no_listen_joiners(
             )
             code = read_watch_code(watch_code(invitation))
             assert code.relay == f"{LOOPBACK}:{port}"
-            stuck_in = trio.Event()
+            stuck_in, play = trio.Event(), trio.Event()
             async with trio.open_nursery() as nursery:
                 for s in range(4):
-                    nursery.start_soon(seat, s, relay)
+                    nursery.start_soon(seat, s, relay, play)
+                # The stuck watcher is served before the game starts (the record so far is
+                # empty): all the game's envelopes go to its queue, which fills.
                 outer.start_soon(stuck_watcher, relay, definition, stuck_in)
                 await stuck_in.wait()
+                while sum(h.stats.served for h in hubs) < 1:
+                    await trio.testing.wait_all_tasks_blocked()
+                await trio.testing.wait_all_tasks_blocked()
+                assert sum(h.recorded for h in hubs) == 0
+                play.set()
                 nursery.start_soon(watcher, "first", code)
                 nursery.start_soon(watcher, "second", code)
                 nursery.start_soon(watcher, "late", code, late_go)
@@ -739,8 +759,11 @@ async def test_watchers_through_a_relay_process_at_a_table_of_no_listen_joiners(
     check_agreement([players[s] for s in range(4)])
     assert [players[s].relayed for s in range(4)] == [0, 2, 2, 2]  # the joiners: each other
     by_seat_1 = replay(definition, read_transcript(players[1].transcript).envelopes)
-    assert sum(h.stats.served for h in hubs) == 4
-    assert sum(h.stats.dropped for h in hubs) == 1  # the stuck one, by the seat serving it
+    served, dropped = served_and_dropped(list(results.values()), stuck=1)
+    assert sum(h.stats.served for h in hubs) == served
     check_watches(tmp_path, results, seen, players[0], by_seat_1)
     counts = json.loads(relay_proc.output.split("RELAY ")[-1].splitlines()[0])
-    assert counts["watchers"] == 4 and counts["paired"] == 3, counts
+    assert counts["watchers"] == served and counts["paired"] == 3, counts
+    # The stuck one was dropped by the seat serving it, before the relay had to cut it.
+    assert sum(h.stats.dropped for h in hubs) in dropped
+    assert NOT_READING not in counts["refused"], counts

@@ -132,6 +132,9 @@ class WatchResult:
     fault: PeerFault | None
     error: str | None = None
     """Why the watch stopped early (the host went, or sent what is no envelope)."""
+    connections: int = 1
+    """Connections the watch took (more than one: it was dropped, or the host went, and it
+    connected again)."""
 
     @property
     def status(self) -> int:
@@ -177,6 +180,7 @@ async def follow(
     with _record(save, definition) as keep:
         closed, error = await _take(link, spectator, keep, on_event, on_envelope)
         end = link.end
+        connections = 1
         while closed and again is not None and not spectator.state.is_over:
             async with contextlib.AsyncExitStack() as stack:
                 try:
@@ -184,6 +188,7 @@ async def follow(
                 except (ConnectionClosed, WatchError) as exc:
                     error = f"{error} Connecting again failed: {exc}"
                     break
+                connections += 1
                 closed, error = await _take(reopened, spectator, keep, on_event, on_envelope)
                 end = reopened.end
     session = spectator.session
@@ -195,6 +200,7 @@ async def follow(
         session.completed,
         spectator.fault,
         error,
+        connections,
     )
 
 

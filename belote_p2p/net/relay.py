@@ -70,6 +70,9 @@ SEND_QUEUE_BYTES = 8 << 20
 """Bytes queued for one relay connection before it is cut (its peer does not read)."""
 SEND_TIMEOUT = 30.0
 """Seconds one queued chunk may take to leave before its connection is cut."""
+NOT_READING = "did not read"
+"""The cause the relay counts for a connection cut because a chunk to it did not leave in
+:data:`SEND_TIMEOUT` (a watcher that stopped reading, say)."""
 WATCH_RELAY_QUEUE = 1 << 13
 """Bytes queued for a watcher before the relay stops reading its feed until they leave; the
 size of the kernel buffers of a watch pair too (at the relay, and the feed's at its seat)."""
@@ -338,7 +341,9 @@ class RelayService:
             try:
                 with trio.fail_after(SEND_TIMEOUT):
                     await out.stream.send_all(data)
-            except (trio.BrokenResourceError, trio.ClosedResourceError, trio.TooSlowError):
+            except (trio.BrokenResourceError, trio.ClosedResourceError, trio.TooSlowError) as exc:
+                if isinstance(exc, trio.TooSlowError):
+                    self.server.stats.refuse(NOT_READING)
                 out.cancel.cancel()
                 self._step(number, partial(self.server.closed, number))
                 out.moved()
