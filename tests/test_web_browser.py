@@ -340,11 +340,7 @@ def play_game(
             if dimmed.count() and "dimmed" not in taken:
                 # A dimmed card says why it cannot be played, and plays nothing.
                 taken.add("dimmed")
-                # force: a dimmed card is aria-disabled, which a plain click waits out; so
-                # wait here for what force skips, the card on show (the page may still be
-                # drawing the state it was sent).
-                dimmed.first.wait_for(state="visible")
-                dimmed.first.click(force=True)
+                click_dimmed(dimmed.first)
                 page.locator("#toast").wait_for(state="visible")
                 assert "cannot be played now" in page.locator("#toast").text_content()
                 assert page.evaluate(SNAPSHOT)["decision"] == now["decision"]
@@ -362,6 +358,24 @@ def play_game(
                 shot(page, f"{variant}-bidding")
             bid(page, coinche, state)
         page.wait_for_function(DECISION_GONE, arg=now["decision"])
+
+
+def click_dimmed(card: Any) -> None:
+    """Click a dimmed card as a person does. ``force``: it is aria-disabled, which a plain
+    click waits out; so wait first for what force skips, the card on show. The page may draw
+    the hand again between the two (a reload's first states), so that the card found is gone
+    at the click: then it is found again, a bounded number of times."""
+    from playwright.sync_api import Error
+
+    for attempt in range(3):
+        card.wait_for(state="visible")
+        try:
+            card.click(force=True)
+            return
+        except Error as exc:
+            gone = "not visible" in str(exc) or "not attached" in str(exc)
+            if not gone or attempt == 2:
+                raise
 
 
 SHEET_FITS = """() => {
