@@ -681,10 +681,10 @@ async def test_watchers_through_a_relay_process_at_a_table_of_no_listen_joiners(
 ) -> None:
     """A standalone relay process; the three joiners do not listen and the watch code's
     direct address answers nothing, so the watchers come through the relay, each served by
-    one seat's feed: two from the start, one mid-game and one that stops reading (dropped by
-    the seat serving it, delaying nobody). Each reading watcher checks the whole game, sees
-    the public state of every action, never knows a card before it is played, and keeps a
-    record that verifies."""
+    one seat's feed: two from the start, one mid-game and one that stops reading (cut by the
+    seat serving it or by the relay, delaying nobody). Each reading watcher checks the whole
+    game, sees the public state of every action, never knows a card before it is played, and
+    keeps a record that verifies."""
     host = (await trio.open_tcp_listeners(0, host=LOOPBACK))[0]
     definition, ids = relayed_table(41, host, target=301)  # a record no buffer holds
     proposal = definition.propose(ids[0])
@@ -764,6 +764,9 @@ async def test_watchers_through_a_relay_process_at_a_table_of_no_listen_joiners(
     check_watches(tmp_path, results, seen, players[0], by_seat_1)
     counts = json.loads(relay_proc.output.split("RELAY ")[-1].splitlines()[0])
     assert counts["watchers"] == served and counts["paired"] == 3, counts
-    # The stuck one was dropped by the seat serving it, before the relay had to cut it.
-    assert sum(h.stats.dropped for h in hubs) in dropped
-    assert NOT_READING not in counts["refused"], counts
+    # The stuck one was cut, by the seat serving it (its queue filled) or by the relay (a
+    # frame to it did not leave in time: on a loaded machine the relay's wait, which starts
+    # first, may run out before the seat's queue fills), and nobody waited for it.
+    by_seats = sum(h.stats.dropped for h in hubs)
+    assert by_seats in range(dropped.stop), ([h.stats for h in hubs], counts)
+    assert by_seats >= 1 or counts["refused"].get(NOT_READING, 0) >= 1, counts
