@@ -644,10 +644,14 @@ def follows_seed(
 
     Only scalar arithmetic: the responses must be the seed's nonces plus ``c`` times the
     witness. That pins the points too: for a verified proof with those responses, each
-    recomputed commitment is the honest one plus ``c`` times the deviation of a sent point
-    (``C_j`` weighted by ``u_j``, ``Ĉ_i`` link by link), and ``c`` hashes those commitments,
-    so a deviation survives only if ``c`` hits a fixed point of the hash (probability about
-    ``1/L`` per try).
+    recomputed commitment is the honest one plus a deviation fixed before ``c`` plus ``c``
+    times the deviation of a sent point (``C_j`` weighted by ``u_j``, ``Ĉ_i`` link by link,
+    and in ``t4`` the output deck, ``Σ ũ_i·(E'_i − E_{π(i)} − r_i·(G, X))``, which is not
+    ``O`` for a deck that differs but for a fraction ``1/L`` of ``u``), and ``c`` hashes those
+    commitments, so a deviation survives only if ``c`` hits a fixed point of the hash
+    (probability about ``1/L`` per try). So a verified proof that follows the seed also
+    proves ``outputs`` to be the seed's re-masking of ``inputs``: the audit recomputes no
+    deck (DECK.md §10).
     """
     n = _check_statement(pk, inputs, outputs, context)
     _check_witness(n, permutation, masks, nonce_seed)
