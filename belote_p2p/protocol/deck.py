@@ -446,7 +446,7 @@ def shuffle_masks(
 ) -> tuple[int, ...]:
     """The re-masking scalar of each output position of a shuffle."""
     ctx = (*_context(table_id, round_number, seat, public_seats), seed)
-    return tuple(group.hash_to_scalar(MASK_LABEL, *ctx, u8(j)) for j in range(size))
+    return tuple(group.hash_to_scalars(MASK_LABEL, ctx, map(u8, range(size))))
 
 
 def public_secrets(

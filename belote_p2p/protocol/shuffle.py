@@ -97,6 +97,7 @@ from .group import (
     base_mul,
     hash_to_point,
     hash_to_scalar,
+    hash_to_scalars,
     is_valid_point,
     mul,
     parse_scalar,
@@ -336,7 +337,7 @@ def _challenge_vector(statement: bytes, commitments: Sequence[bytes]) -> tuple[b
     """``Q = H("shuffle-proof-commitments", S, C...)`` and ``u_j = Hs("shuffle-proof-u", Q,
     u32(j))``: ``u`` is fixed only after the permutation is committed."""
     q = transcript_hash(COMMITMENTS_LABEL, statement, *commitments)
-    return q, [hash_to_scalar(U_LABEL, q, u32(j)) for j in range(len(commitments))]
+    return q, hash_to_scalars(U_LABEL, (q,), map(u32, range(len(commitments))))
 
 
 def _challenge(q: bytes, chain: Sequence[bytes], t: Sequence[bytes]) -> int:
@@ -365,10 +366,10 @@ class _Nonces:
             b"".join(u32(p) for p in perm),
             b"".join(scalar_bytes(r) for r in masks),
         )
-        n = len(perm)
+        indices = [u32(i) for i in range(len(perm))]
 
         def draw(label: bytes) -> tuple[int, ...]:
-            return tuple(hash_to_scalar(label, key, u32(i)) for i in range(n))
+            return tuple(hash_to_scalars(label, (key,), indices))
 
         w1, w2, w3, w4 = (hash_to_scalar(label, key, u32(0)) for label in NONCE_OMEGA_LABELS)
         return cls(
