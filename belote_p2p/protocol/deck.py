@@ -110,8 +110,9 @@ public_seats=frozenset(), overlap=False)``
     key; allowed once the four shuffles (and every split) are in. After it,
     :meth:`~DeckPeer.play` is refused.
 ``audit() -> tuple[Card, ...]``
-    Once the four reveals are in: re-derives every other shuffle and its proof from the
-    revealed seed, then returns the 32 cards in deck order (hand them to the engine's audit).
+    Once the four reveals are in: checks every other shuffle against its revealed seed
+    (its verified proof must be the seed's, which pins its deck too), then returns the 32
+    cards in deck order (hand them to the engine's audit).
 ``waiting_for() -> frozenset[int]``
     Seats that owe the next message (for deadlines and abandonment); empty while waiting
     for the local session (bidding, plays) or when done.
@@ -130,7 +131,7 @@ public_seats=frozenset(), overlap=False)``
     ``waiting_for()`` mean what they mean for a peer, over the four seats: ``AUDITABLE`` once
     the reveals that are owed are in (a gone or public seat owes none).
     ``known_cards()`` never holds more than the turned card, the cards played and a dummy's
-    open hand. ``audit()`` re-derives every shuffle whose seed is revealed.
+    open hand. ``audit()`` checks every shuffle whose seed is revealed.
 
 Message types (frozen dataclasses; ``to_wire()`` gives a msgpack-ready ``dict`` with
 ``bytes`` fields, ``from_wire(data, sender)`` parses strictly and raises
