@@ -1069,6 +1069,8 @@ class _DeckRound(ABC):
         self.size = deck_size(rules)
         """How many cards the deck holds (32 or 24)."""
         self.shuffle_order = shuffle_order(dealer, seats)
+        # ctx(seat) of every seat, in every share proof and key proof of the round.
+        self._contexts = tuple(_context(table_id, round_number, s, public) for s in range(seats))
         self.taker: int | None = None
         self._cards_in_order = deck_cards(rules)
         self._card_set = frozenset(self._cards_in_order)
@@ -1923,7 +1925,7 @@ class _DeckRound(ABC):
     # -- checks ---------------------------------------------------------------------------
 
     def _ctx(self, seat: int) -> tuple[bytes, ...]:
-        return _context(self.table_id, self.round_number, seat, self.public_seats)
+        return self._contexts[seat]
 
     def _parse_proof(self, seat: int, data: bytes) -> Proof:
         try:
