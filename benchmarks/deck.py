@@ -27,6 +27,7 @@ before the next is made and with the overlap of DECK.md §4 (``DeckPeer(overlap=
 from __future__ import annotations
 
 import argparse
+import contextlib
 import heapq
 import itertools
 import json
@@ -35,7 +36,7 @@ import statistics
 import sys
 import time
 from collections import Counter, deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from functools import partial
 from pathlib import Path
 
@@ -90,8 +91,6 @@ _ROUNDS: dict[int, Round] = {}
 _STEP: list[str] = []
 """The step being run (innermost last), for the operation counts."""
 OPS = ("mul", "base_mul", "add", "sub", "is_valid_point")
-_COUNTS: Counter[tuple[str, str]] | None = None
-"""(step, operation) -> calls, while counting; None otherwise (timed runs)."""
 
 
 def _timed(method: Callable[..., object], step_of: Callable[..., str]) -> Callable[..., object]:
@@ -111,21 +110,30 @@ def _timed(method: Callable[..., object], step_of: Callable[..., str]) -> Callab
     return wrapper
 
 
-def _counted(name: str, fn: Callable[..., object]) -> Callable[..., object]:
+def _counted(
+    counts: Counter[tuple[str, str]], name: str, fn: Callable[..., object]
+) -> Callable[..., object]:
     def wrapper(*args: object) -> object:
-        if _COUNTS is not None:
-            _COUNTS[_STEP[-1] if _STEP else "other", name] += 1
+        counts[_STEP[-1] if _STEP else "other", name] += 1
         return fn(*args)
 
     return wrapper
 
 
-# Every module that calls the group operations holds its own reference to them.
-_COUNTED = {name: _counted(name, getattr(group, name)) for name in OPS}
-for _module in (group, shuffle, deck):
-    for _name in OPS:
-        if hasattr(_module, _name):
-            setattr(_module, _name, _COUNTED[_name])
+@contextlib.contextmanager
+def _counting() -> Iterator[Counter[tuple[str, str]]]:
+    """(step, operation) -> calls of the group operations made meanwhile. They are wrapped
+    only then, so that the timed runs pay no wrapper (every module that calls them holds its
+    own reference to them)."""
+    counts: Counter[tuple[str, str]] = Counter()
+    saved = [(m, n, getattr(m, n)) for m in (group, shuffle, deck) for n in OPS if hasattr(m, n)]
+    for module, name, fn in saved:
+        setattr(module, name, _counted(counts, name, fn))
+    try:
+        yield counts
+    finally:
+        for module, name, fn in saved:
+            setattr(module, name, fn)
 
 
 DeckPeer._shuffle = _timed(  # type: ignore[method-assign,assignment]
@@ -313,13 +321,8 @@ def _proof_figures(r: Round, k: int, runs: int) -> dict[str, object]:
 
 def operation_counts(rules: RuleSet) -> dict[str, dict[str, int]]:
     """Group operations per step of one round, all four peers together."""
-    global _COUNTS
-    _COUNTS = Counter()
-    try:
+    with _counting() as counts:
         Round(rules, 0, 0).run(taker=1)
-        counts = _COUNTS
-    finally:
-        _COUNTS = None
     return {step: {op: counts[step, op] for op in OPS} for step in STEPS}
 
 

@@ -777,6 +777,40 @@ def test_a_proven_shuffle_that_is_not_its_seeds_is_named_by_the_audit(nonces_onl
     assert err.value.seat == cheater and reason in err.value.reason
 
 
+def test_the_audit_checks_a_shuffle_proof_whose_check_was_put_off_first() -> None:
+    """The audit recomputes no deck: a proof that is the seed's pins its deck only once it
+    is verified. So a check put off (overlap, DECK.md §4) and never made is made by the
+    audit. Here seat 0, the last shuffler, gets seat 3's shuffle with a spoilt proof (the
+    deck is the honest one, which its own shuffle builds on, so the others go on), puts off
+    the check and never does that work: its audit makes the check and names seat 3."""
+    cheater = shuffle_order(0)[2]
+
+    def spoilt(msg: DeckMessage, seat: int) -> DeckMessage:
+        if seat != 0 or msg.seat != cheater or not isinstance(msg, ShuffleMessage):
+            return msg
+        proof = dataclasses.replace(msg.proof, s1=(msg.proof.s1 + 1) % L)
+        return dataclasses.replace(msg, proof=proof)
+
+    table = Table(view=spoilt)
+    table.peers[0] = DeckPeer(
+        CLASSIC,
+        seat=0,
+        dealer=0,
+        table_id=TABLE_ID,
+        round_number=1,
+        secret_key=secret_key(0),
+        shuffle_seed=shuffle_seed(0),
+        overlap=True,
+    )
+    table.deal(taker=None)
+    assert table.peers[0].has_work and table.peers[0].phase is DeckPhase.SHUFFLE
+    table.reveal_all()
+    with pytest.raises(BadShuffle) as err:
+        table.peers[0].audit()
+    assert err.value.seat == cheater and "does not verify" in err.value.reason
+    assert len({peer.audit() for peer in table.peers[1:]}) == 1
+
+
 def test_duplicate_and_misplaced_messages_are_refused() -> None:
     table = Table()
     table.deal(taker=None)

@@ -28,6 +28,17 @@ def test_framing_separates_parts() -> None:
     assert group.transcript_hash(b"x", b"") != group.transcript_hash(b"x")
 
 
+def test_a_vector_of_scalars_hashes_as_one_scalar_at_a_time() -> None:
+    """The shared prefix is hashed once, and every last part framed as usual: the same
+    scalars, whatever the parts and the lengths of the last ones."""
+    lasts = [b"", b"\x00", group.u32(7), bytes(300)]
+    for parts in [(), (b"",), (b"key", bytes(64))]:
+        one_by_one = [group.hash_to_scalar(b"label", *parts, last) for last in lasts]
+        assert group.hash_to_scalars(b"label", parts, lasts) == one_by_one
+        assert len(set(one_by_one)) == len(lasts)
+    assert group.hash_to_scalars(b"label", (b"key",), []) == []
+
+
 def test_scalars_must_be_canonical() -> None:
     assert group.parse_scalar(group.scalar_bytes(L - 1)) == L - 1
     with pytest.raises(group.InvalidScalar):

@@ -110,8 +110,9 @@ public_seats=frozenset(), overlap=False)``
     key; allowed once the four shuffles (and every split) are in. After it,
     :meth:`~DeckPeer.play` is refused.
 ``audit() -> tuple[Card, ...]``
-    Once the four reveals are in: re-derives every other shuffle and its proof from the
-    revealed seed, then returns the 32 cards in deck order (hand them to the engine's audit).
+    Once the four reveals are in: checks every other shuffle against its revealed seed
+    (its verified proof must be the seed's, which pins its deck too), then returns the 32
+    cards in deck order (hand them to the engine's audit).
 ``waiting_for() -> frozenset[int]``
     Seats that owe the next message (for deadlines and abandonment); empty while waiting
     for the local session (bidding, plays) or when done.
@@ -130,7 +131,7 @@ public_seats=frozenset(), overlap=False)``
     ``waiting_for()`` mean what they mean for a peer, over the four seats: ``AUDITABLE`` once
     the reveals that are owed are in (a gone or public seat owes none).
     ``known_cards()`` never holds more than the turned card, the cards played and a dummy's
-    open hand. ``audit()`` re-derives every shuffle whose seed is revealed.
+    open hand. ``audit()`` checks every shuffle whose seed is revealed.
 
 Message types (frozen dataclasses; ``to_wire()`` gives a msgpack-ready ``dict`` with
 ``bytes`` fields, ``from_wire(data, sender)`` parses strictly and raises
@@ -446,7 +447,7 @@ def shuffle_masks(
 ) -> tuple[int, ...]:
     """The re-masking scalar of each output position of a shuffle."""
     ctx = (*_context(table_id, round_number, seat, public_seats), seed)
-    return tuple(group.hash_to_scalar(MASK_LABEL, *ctx, u8(j)) for j in range(size))
+    return tuple(group.hash_to_scalars(MASK_LABEL, ctx, map(u8, range(size))))
 
 
 def public_secrets(
@@ -512,6 +513,16 @@ class _ShufflePlan:
     perm: tuple[int, ...]
     masks: tuple[int, ...]
     offsets: tuple[tuple[bytes, bytes], ...]
+
+    def remask(self, inputs: tuple[Ciphertext, ...]) -> tuple[Ciphertext, ...]:
+        """The shuffled deck: output ``j`` is ``inputs[perm[j]] + r_j·(G, X)`` (an identity
+        ``c1``, the trivial deck's, takes no addition: ``O + P`` is ``P``)."""
+        return tuple(
+            Ciphertext(
+                g_r if ct.c1 == group.IDENTITY else group.add(ct.c1, g_r), group.add(ct.c2, x_r)
+            )
+            for ct, (g_r, x_r) in zip([inputs[i] for i in self.perm], self.offsets, strict=True)
+        )
 
 
 def trivial_deck(rules: RuleSet) -> tuple[Ciphertext, ...]:
@@ -1058,6 +1069,8 @@ class _DeckRound(ABC):
         self.size = deck_size(rules)
         """How many cards the deck holds (32 or 24)."""
         self.shuffle_order = shuffle_order(dealer, seats)
+        # ctx(seat) of every seat, in every share proof and key proof of the round.
+        self._contexts = tuple(_context(table_id, round_number, s, public) for s in range(seats))
         self.taker: int | None = None
         self._cards_in_order = deck_cards(rules)
         self._card_set = frozenset(self._cards_in_order)
@@ -1555,16 +1568,7 @@ class _DeckRound(ABC):
         if plan is None:
             plan = self._shuffle_plan(seat, seed)
         inputs = self._decks[-1] if self._decks else self._trivial
-        if not self._decks:  # the trivial deck's c1 are the identity
-            new_deck = tuple(
-                Ciphertext(g_r, group.add(inputs[i].c2, x_r))
-                for i, (g_r, x_r) in zip(plan.perm, plan.offsets, strict=True)
-            )
-        else:
-            new_deck = tuple(
-                Ciphertext(group.add(inputs[i].c1, g_r), group.add(inputs[i].c2, x_r))
-                for i, (g_r, x_r) in zip(plan.perm, plan.offsets, strict=True)
-            )
+        new_deck = plan.remask(inputs)
         joint, public = self._joint, self.public_seats
         rnd, tid = self.round_number, self.table_id
         commitment = shuffle_commitment(tid, rnd, seat, seed, public_seats=public)
@@ -1921,7 +1925,7 @@ class _DeckRound(ABC):
     # -- checks ---------------------------------------------------------------------------
 
     def _ctx(self, seat: int) -> tuple[bytes, ...]:
-        return _context(self.table_id, self.round_number, seat, self.public_seats)
+        return self._contexts[seat]
 
     def _parse_proof(self, seat: int, data: bytes) -> Proof:
         try:
@@ -2010,56 +2014,61 @@ class _DeckRound(ABC):
     def audit(self) -> tuple[Card, ...]:
         """Check the whole round from the revealed secrets; return the 32 cards in order.
 
-        For each shuffle of another seat, in shuffle order, the published deck must be the
-        one its revealed seed derives, byte for byte, and its proof the one the seed's
-        nonces give (:func:`~belote_p2p.protocol.shuffle.follows_seed`); the first that is
-        not raises :class:`BadShuffle` naming its shuffler. A released seat revealed no
-        seed: its key is rebuilt from the pieces its holders revealed, its shuffle keeps
-        the proof checked on receipt, and its output deck is decrypted with the joint
-        secret, the shuffles after it checked from there. Every share was proven on
-        receipt, so none is checked again. Keys and seeds were checked against their
+        For each shuffle of another seat, in shuffle order, its proof must be the one the
+        revealed seed's nonces give (:func:`~belote_p2p.protocol.shuffle.follows_seed`),
+        which for a proof verified on receipt also pins its deck to the one the seed derives
+        from the deck before (DECK.md §10); the first that is not raises :class:`BadShuffle`
+        naming its shuffler (saying whether its deck differs, or only its proof). A released
+        seat revealed no seed: its key is rebuilt from the pieces its holders revealed, its
+        shuffle keeps the proof checked on receipt, and its output deck is decrypted with
+        the joint secret, the shuffles after it checked from there. Every share was proven
+        on receipt, so none is checked again. Keys and seeds were checked against their
         commitments on receipt of the reveals.
         """
         if not self._reveals_complete():
             raise DeckUsageError("the audit needs every reveal")
         assert self._joint is not None
+        # A check put off (overlap) is made now: what follows relies on every proof verified.
+        self._check_shuffles()
         revealed = self._secrets()
-        x = sum(secret for secret, _ in revealed.values()) % L
         size, public = self.size, self.public_seats
-        # Position j of the current deck holds source[j] of the base deck, re-masked by
-        # randomness[j] since; the base deck is the trivial one until a shuffle without a
-        # seed, then that shuffle's output, whose cards are decrypted.
-        base, base_cards = self._trivial, list(range(size))
-        from_trivial = True
-        randomness = [0] * size
-        source = list(range(size))
+        rnd, tid = self.round_number, self.table_id
+        # Position j of the current deck holds source[j] of the base deck: the trivial one
+        # until a shuffle without a seed, then that shuffle's output, whose cards are
+        # decrypted.
+        base_cards, source = list(range(size)), list(range(size))
         for k, seat in enumerate(self.shuffle_order):
             deck = self._decks[k]
             seed = revealed[seat][1]
             if seed is None:
-                base, base_cards, from_trivial = deck, [self._card_index(c, x) for c in deck], False
-                randomness, source = [0] * size, list(range(size))
+                x = sum(secret for secret, _ in revealed.values()) % L
+                base_cards, source = [self._card_index(c, x) for c in deck], list(range(size))
                 continue
-            rnd, tid = self.round_number, self.table_id
             perm = shuffle_permutation(tid, rnd, seat, seed, size, public_seats=public)
-            masks = shuffle_masks(tid, rnd, seat, seed, size, public_seats=public)
-            randomness = [(randomness[perm[j]] + masks[j]) % L for j in range(size)]
             source = [source[perm[j]] for j in range(size)]
             if seat == self.seat or seat in public:
                 continue
-            for j, ct in enumerate(deck):
-                r = randomness[j]
-                start = base[source[j]]
-                c1 = base_mul(r) if from_trivial else group.add(start.c1, base_mul(r))
-                if ct.c1 != c1 or ct.c2 != group.add(start.c2, base_mul(x * r % L)):
-                    raise BadShuffle(seat, f"shuffled deck position {j} does not match the seed")
+            masks = shuffle_masks(tid, rnd, seat, seed, size, public_seats=public)
             inputs = self._decks[k - 1] if k else self._trivial
             ctx = shuffle_proof_context(
                 tid, rnd, seat, self._commitments[seat], public_seats=public
             )
+            # The deck is not recomputed: its proof was verified on receipt, and a verified
+            # proof with the seed's responses holds the seed's deck (DECK.md §10).
             if not follows_seed(self._joint, inputs, deck, self._proofs[k], ctx, perm, masks, seed):
-                raise BadShuffle(seat, "the proof of shuffle is not the one its seed gives")
+                raise self._not_seeds(seat, seed, inputs, deck)
         return tuple(self._cards_in_order[base_cards[source[j]]] for j in range(size))
+
+    def _not_seeds(
+        self, seat: int, seed: bytes, inputs: tuple[Ciphertext, ...], deck: tuple[Ciphertext, ...]
+    ) -> BadShuffle:
+        """The fault of a shuffle whose proof is not its seed's: the first position of its
+        deck that is not the one the seed derives, or its proof alone."""
+        expected = self._shuffle_plan(seat, seed).remask(inputs)
+        for j, (ct, want) in enumerate(zip(deck, expected, strict=True)):
+            if ct != want:
+                return BadShuffle(seat, f"shuffled deck position {j} does not match the seed")
+        return BadShuffle(seat, "the proof of shuffle is not the one its seed gives")
 
     def _card_index(self, ct: Ciphertext, x: int) -> int:
         """The trivial-deck index of the card a ciphertext holds, under joint secret ``x``."""

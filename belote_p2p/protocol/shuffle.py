@@ -97,6 +97,7 @@ from .group import (
     base_mul,
     hash_to_point,
     hash_to_scalar,
+    hash_to_scalars,
     is_valid_point,
     mul,
     parse_scalar,
@@ -336,7 +337,7 @@ def _challenge_vector(statement: bytes, commitments: Sequence[bytes]) -> tuple[b
     """``Q = H("shuffle-proof-commitments", S, C...)`` and ``u_j = Hs("shuffle-proof-u", Q,
     u32(j))``: ``u`` is fixed only after the permutation is committed."""
     q = transcript_hash(COMMITMENTS_LABEL, statement, *commitments)
-    return q, [hash_to_scalar(U_LABEL, q, u32(j)) for j in range(len(commitments))]
+    return q, hash_to_scalars(U_LABEL, (q,), map(u32, range(len(commitments))))
 
 
 def _challenge(q: bytes, chain: Sequence[bytes], t: Sequence[bytes]) -> int:
@@ -365,10 +366,10 @@ class _Nonces:
             b"".join(u32(p) for p in perm),
             b"".join(scalar_bytes(r) for r in masks),
         )
-        n = len(perm)
+        indices = [u32(i) for i in range(len(perm))]
 
         def draw(label: bytes) -> tuple[int, ...]:
-            return tuple(hash_to_scalar(label, key, u32(i)) for i in range(n))
+            return tuple(hash_to_scalars(label, (key,), indices))
 
         w1, w2, w3, w4 = (hash_to_scalar(label, key, u32(0)) for label in NONCE_OMEGA_LABELS)
         return cls(
@@ -644,10 +645,14 @@ def follows_seed(
 
     Only scalar arithmetic: the responses must be the seed's nonces plus ``c`` times the
     witness. That pins the points too: for a verified proof with those responses, each
-    recomputed commitment is the honest one plus ``c`` times the deviation of a sent point
-    (``C_j`` weighted by ``u_j``, ``Ĉ_i`` link by link), and ``c`` hashes those commitments,
-    so a deviation survives only if ``c`` hits a fixed point of the hash (probability about
-    ``1/L`` per try).
+    recomputed commitment is the honest one plus a deviation fixed before ``c`` plus ``c``
+    times the deviation of a sent point (``C_j`` weighted by ``u_j``, ``Ĉ_i`` link by link,
+    and in ``t4`` the output deck, ``Σ ũ_i·(E'_i − E_{π(i)} − r_i·(G, X))``, which is not
+    ``O`` for a deck that differs but for a fraction ``1/L`` of ``u``), and ``c`` hashes those
+    commitments, so a deviation survives only if ``c`` hits a fixed point of the hash
+    (probability about ``1/L`` per try). So a verified proof that follows the seed also
+    proves ``outputs`` to be the seed's re-masking of ``inputs``: the audit recomputes no
+    deck (DECK.md §10).
     """
     n = _check_statement(pk, inputs, outputs, context)
     _check_witness(n, permutation, masks, nonce_seed)
