@@ -31,6 +31,7 @@ import random
 from pathlib import Path
 
 import hypothesis
+import once
 import pytest
 
 SOURCE = Path(__file__).resolve().parents[1]
@@ -92,3 +93,10 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
 @pytest.fixture
 def rng() -> random.Random:
     return random.Random(1234)
+
+
+@pytest.fixture
+def proofs_checked_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The deck's proof checks, each run once per exact input in this worker (``once.py``),
+    for the test modules that are not about them (``pytestmark``)."""
+    once.install(monkeypatch.setattr)

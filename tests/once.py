@@ -1,0 +1,71 @@
+"""The deck's proof checks run once per exact input in a process, for the tests that are not
+about those checks.
+
+The conformance vectors' tampered copies of one game, verified one after the other, hold the
+same proofs of shuffle and of decryption shares, byte for byte: each copy checked them again
+(a shuffle proof is more than half of a verification). Both checks are pure functions of
+their inputs, so the answer on inputs already checked in this process is the answer the check
+gave them then; inputs seen for the first time (a tampered proof among them) are checked for
+real. Never for the tests of the checks themselves (``test_shuffle*``, ``test_deck*``, the
+attacks on a deal), which call them on purpose.
+
+``python tests/once.py ARGS`` runs ``belote-p2p ARGS`` with the checks remembered (the
+conformance tests' verifier of a batch of cases).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Sequence
+
+from belote_p2p.protocol import deck, group
+from belote_p2p.protocol.group import Proof
+from belote_p2p.protocol.shuffle import CiphertextLike, ShuffleProof, verify_shuffle
+
+SHUFFLES: dict[tuple[object, ...], bool] = {}
+""":func:`verify_shuffle`'s answers by its exact inputs."""
+SHARES: dict[tuple[object, ...], bool] = {}
+""":func:`group.verify_share`'s answers by its exact inputs (not the inputs it raised on)."""
+_verify_share = group.verify_share
+
+
+def _deck(ciphertexts: Sequence[CiphertextLike]) -> tuple[tuple[bytes, bytes], ...]:
+    return tuple((c.c1, c.c2) for c in ciphertexts)
+
+
+def verify_shuffle_once(
+    pk: bytes,
+    inputs: Sequence[CiphertextLike],
+    outputs: Sequence[CiphertextLike],
+    proof: ShuffleProof,
+    context: Sequence[bytes],
+) -> bool:
+    """:func:`verify_shuffle`, remembered."""
+    key = (pk, _deck(inputs), _deck(outputs), proof, tuple(context))
+    if key not in SHUFFLES:
+        SHUFFLES[key] = verify_shuffle(pk, inputs, outputs, proof, context)
+    return SHUFFLES[key]
+
+
+def verify_share_once(
+    public: bytes, base: bytes, share: bytes, proof: Proof, context: Sequence[bytes]
+) -> bool:
+    """:func:`group.verify_share`, remembered."""
+    key = (public, base, share, proof, tuple(context))
+    if key not in SHARES:
+        SHARES[key] = _verify_share(public, base, share, proof, context)
+    return SHARES[key]
+
+
+def install(set_attribute: Callable[[object, str, object], None] = setattr) -> None:
+    """Put the remembered checks where the deck protocol calls them (with pytest's
+    ``monkeypatch.setattr``, for one test only)."""
+    set_attribute(deck, "verify_shuffle", verify_shuffle_once)
+    set_attribute(group, "verify_share", verify_share_once)
+
+
+if __name__ == "__main__":
+    from belote_p2p.app import cli
+
+    install()
+    sys.exit(cli.main(sys.argv[1:]))
