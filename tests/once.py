@@ -15,6 +15,8 @@ conformance tests' verifier of a batch of cases).
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import sys
 from collections.abc import Callable, Sequence
 
@@ -22,11 +24,18 @@ from belote_p2p.protocol import deck, group
 from belote_p2p.protocol.group import Proof
 from belote_p2p.protocol.shuffle import CiphertextLike, ShuffleProof, verify_shuffle
 
-SHUFFLES: dict[tuple[object, ...], bool] = {}
-""":func:`verify_shuffle`'s answers by its exact inputs."""
-SHARES: dict[tuple[object, ...], bool] = {}
-""":func:`group.verify_share`'s answers by its exact inputs (not the inputs it raised on)."""
+SHUFFLES: dict[bytes, bool] = {}
+""":func:`verify_shuffle`'s answers by the digest of its exact inputs."""
+SHARES: dict[bytes, bool] = {}
+""":func:`group.verify_share`'s answers by the digest of its exact inputs (not those it
+raised on)."""
 _verify_share = group.verify_share
+
+
+def _digest(*parts: object) -> bytes:
+    """A digest of ``parts`` (bytes, ints and tuples of them, whose ``repr`` tells them
+    apart): a worker meets thousands of proofs, which it need not keep."""
+    return hashlib.sha256(repr(parts).encode()).digest()
 
 
 def _deck(ciphertexts: Sequence[CiphertextLike]) -> tuple[tuple[bytes, bytes], ...]:
@@ -41,7 +50,7 @@ def verify_shuffle_once(
     context: Sequence[bytes],
 ) -> bool:
     """:func:`verify_shuffle`, remembered."""
-    key = (pk, _deck(inputs), _deck(outputs), proof, tuple(context))
+    key = _digest(pk, _deck(inputs), _deck(outputs), dataclasses.astuple(proof), tuple(context))
     if key not in SHUFFLES:
         SHUFFLES[key] = verify_shuffle(pk, inputs, outputs, proof, context)
     return SHUFFLES[key]
@@ -51,7 +60,7 @@ def verify_share_once(
     public: bytes, base: bytes, share: bytes, proof: Proof, context: Sequence[bytes]
 ) -> bool:
     """:func:`group.verify_share`, remembered."""
-    key = (public, base, share, proof, tuple(context))
+    key = _digest(public, base, share, proof.challenge, proof.response, tuple(context))
     if key not in SHARES:
         SHARES[key] = _verify_share(public, base, share, proof, context)
     return SHARES[key]

@@ -47,6 +47,9 @@ from belote_p2p.net.transport import FramedStream
 from belote_p2p.protocol.identity import Identity, fingerprint
 from belote_p2p.protocol.wire import decode, encode
 
+# Not about the deck's proof checks: each runs once per exact input in a worker (once.py).
+pytestmark = pytest.mark.usefixtures("proofs_checked_once")
+
 IDS = identities(5, 6)
 KEYS = [identity.public_key_bytes for identity in IDS]
 RULES = rule_set("coinche", target=301)
