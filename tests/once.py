@@ -19,51 +19,48 @@ import dataclasses
 import hashlib
 import sys
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from belote_p2p.protocol import deck, group
-from belote_p2p.protocol.group import Proof
-from belote_p2p.protocol.shuffle import CiphertextLike, ShuffleProof, verify_shuffle
+from belote_p2p.protocol.shuffle import CiphertextLike, verify_shuffle
 
-SHUFFLES: dict[bytes, bool] = {}
-""":func:`verify_shuffle`'s answers by the digest of its exact inputs."""
-SHARES: dict[bytes, bool] = {}
-""":func:`group.verify_share`'s answers by the digest of its exact inputs (not those it
-raised on)."""
-_verify_share = group.verify_share
+Answers = dict[bytes, bool]
+"""A check's answers by the digest of its exact inputs (not those it raised on): a worker
+meets thousands of proofs, which it need not keep."""
 
 
-def _digest(*parts: object) -> bytes:
-    """A digest of ``parts`` (bytes, ints and tuples of them, whose ``repr`` tells them
-    apart): a worker meets thousands of proofs, which it need not keep."""
-    return hashlib.sha256(repr(parts).encode()).digest()
+def remembered(
+    check: Callable[..., bool], key: Callable[..., tuple[object, ...]]
+) -> tuple[Callable[..., bool], Answers]:
+    """``check``, answering inputs whose ``key`` (bytes, ints and tuples of them, whose
+    ``repr`` tells them apart) it met before without checking them again; its answers."""
+    answers: Answers = {}
+
+    def once(*args: Any) -> bool:
+        digest = hashlib.sha256(repr(key(*args)).encode()).digest()
+        if digest not in answers:
+            answers[digest] = check(*args)
+        return answers[digest]
+
+    return once, answers
 
 
 def _deck(ciphertexts: Sequence[CiphertextLike]) -> tuple[tuple[bytes, bytes], ...]:
     return tuple((c.c1, c.c2) for c in ciphertexts)
 
 
-def verify_shuffle_once(
-    pk: bytes,
-    inputs: Sequence[CiphertextLike],
-    outputs: Sequence[CiphertextLike],
-    proof: ShuffleProof,
-    context: Sequence[bytes],
-) -> bool:
-    """:func:`verify_shuffle`, remembered."""
-    key = _digest(pk, _deck(inputs), _deck(outputs), dataclasses.astuple(proof), tuple(context))
-    if key not in SHUFFLES:
-        SHUFFLES[key] = verify_shuffle(pk, inputs, outputs, proof, context)
-    return SHUFFLES[key]
-
-
-def verify_share_once(
-    public: bytes, base: bytes, share: bytes, proof: Proof, context: Sequence[bytes]
-) -> bool:
-    """:func:`group.verify_share`, remembered."""
-    key = _digest(public, base, share, proof.challenge, proof.response, tuple(context))
-    if key not in SHARES:
-        SHARES[key] = _verify_share(public, base, share, proof, context)
-    return SHARES[key]
+verify_shuffle_once, SHUFFLES = remembered(
+    verify_shuffle,
+    lambda pk, inputs, outputs, proof, context: (
+        pk, _deck(inputs), _deck(outputs), dataclasses.astuple(proof), tuple(context)
+    ),
+)  # fmt: skip
+verify_share_once, SHARES = remembered(
+    group.verify_share,
+    lambda public, base, share, proof, context: (
+        public, base, share, proof.challenge, proof.response, tuple(context)
+    ),
+)  # fmt: skip
 
 
 def install(set_attribute: Callable[[object, str, object], None] = setattr) -> None:
