@@ -4,12 +4,13 @@ are wrong are reported case by case."""
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import sys
 from pathlib import Path
 
 import pytest
-from helpers import ROOT
+from helpers import ROOT, source_pythonpath
 
 from belote_p2p.app import cli, conformance
 from belote_p2p.app.conformance import Answer, judge, parse_verdict
@@ -65,7 +66,7 @@ the game's proofs once (``once.py``): its tampered copies repeat them byte for b
 # One test per vector (every case of each): the suite's workers share the vectors' cases.
 @pytest.mark.parametrize("vector", vector_files())
 def test_belote_p2p_verify_answers_every_case_right(
-    capsys: pytest.CaptureFixture[str], vector: str
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, vector: str
 ) -> None:
     python = shlex.quote(sys.executable)
     if vector == ONE_PROCESS_PER_CASE:
@@ -73,6 +74,8 @@ def test_belote_p2p_verify_answers_every_case_right(
     else:
         once = shlex.quote(str(ROOT / "tests" / "once.py"))
         verifier, how = f"{python} {once} verify", ["--jobs", "1", "--batch", "64"]
+        # A script finds the package on its path, not in the current folder as ``-m`` does.
+        monkeypatch.setenv("PYTHONPATH", source_pythonpath(os.environ.get("PYTHONPATH", "")))
     status, lines = kit(capsys, verifier, *how, "--only", vector)
     total = sum(f == vector for f, _, _ in expectations())
     assert lines[-1] == f"{total} cases: {total} right", "\n".join(lines)
