@@ -12,6 +12,11 @@ How the suite runs (``python -m pytest``, the README's test command):
   each compiled the whole package from source again (0.13 s of CPU of a 0.67 s ``verify``);
   :func:`pytest_configure` compiles this source tree's bytecode once (``__pycache__``, as
   Python itself would without that variable), which every process then reads.
+- **Proofs**: the modules and tests that play whole games in one process, or verify the
+  tampered copies of one record, without being about the deck's proof checks, check each
+  proof of shuffle and of a share once per exact input in a worker
+  (:func:`proofs_checked_once`, ``once.py``): four sessions and the records they verify
+  check the same proofs up to seven times.
 - **Hypothesis**: the ``dev`` profile (the default) draws new random examples at each run,
   so that runs by hand keep exploring, and replays a failing example first at the next run
   (the ``.hypothesis`` database); the ``ci`` profile, loaded when ``CI`` is set (``.ci/run``
@@ -31,6 +36,7 @@ import random
 from pathlib import Path
 
 import hypothesis
+import once
 import pytest
 
 SOURCE = Path(__file__).resolve().parents[1]
@@ -45,14 +51,17 @@ hypothesis.settings.load_profile(
 )
 
 LONG_FIRST = (
-    "test_conformance.py", "test_vectors.py", "test_web_browser.py", "test_peer.py",
-    "test_session_dummy.py", "test_terminal_play.py", "test_resume.py", "test_session.py",
-    "test_fuzz.py", "test_netplay.py", "test_watch.py", "test_relay.py", "test_deck.py",
-    "test_deck_dummy.py", "test_tournament.py", "test_mutations.py", "test_verify.py",
-    "test_deal_attacks.py", "test_cheaters.py", "test_cheaters_few.py",
+    "test_peer.py", "test_fuzz.py", "test_web_browser.py", "test_session_dummy.py",
+    "test_watch.py", "test_tournament.py", "test_peer_leaves.py", "test_netplay.py",
+    "test_vectors.py", "test_cheaters.py", "test_deck.py", "test_deck_dummy.py",
+    "test_session.py", "test_cheaters_few.py", "test_terminal_play.py", "test_conformance.py",
+    "test_resume.py", "test_relay.py", "test_internet.py", "test_deal_attacks.py",
+    "test_deal_overlap.py", "test_profile.py", "test_mutations.py", "test_verify.py",
+    "test_relay_dummy.py", "test_netplay_few.py", "test_deck_few.py", "test_program.py",
 )  # fmt: skip
-"""Test files by the wall time their tests took on 2 cores (longest first); the other files
-follow in their usual order. A file missing here only runs later."""
+"""Test files by the wall time of their longest test on 2 cores (test_peer's reader that
+stops reading, test_fuzz's hundred thousand frames), then of all their tests: a long test
+handed out last would end the run alone. The other files follow in their usual order."""
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -92,3 +101,10 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
 @pytest.fixture
 def rng() -> random.Random:
     return random.Random(1234)
+
+
+@pytest.fixture
+def proofs_checked_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The deck's proof checks, each run once per exact input in this worker (``once.py``),
+    for the test modules that are not about them (``pytestmark``)."""
+    once.install(monkeypatch.setattr)

@@ -113,6 +113,7 @@ def test_a_bad_shuffle_is_proven_by_its_shuffle_and_reveal() -> None:
 # -- bytes that are no envelope: refused, cost the connection, the game goes on ---------------
 
 
+@pytest.mark.usefixtures("proofs_checked_once")
 def test_a_forged_signature_is_refused_and_the_game_goes_on(tmp_path: Path) -> None:
     t = play(ForgedSignature(at=6))
     for seat in t.honest:
@@ -124,6 +125,7 @@ def test_a_forged_signature_is_refused_and_the_game_goes_on(tmp_path: Path) -> N
     assert_finished_cleanly(t, tmp_path)
 
 
+@pytest.mark.usefixtures("proofs_checked_once")
 def test_malformed_frames_are_refused_and_the_game_goes_on(tmp_path: Path) -> None:
     cheat = Garbage(at=6)
     t = play(cheat)
@@ -138,6 +140,7 @@ def test_malformed_frames_are_refused_and_the_game_goes_on(tmp_path: Path) -> No
     assert_finished_cleanly(t, tmp_path)
 
 
+@pytest.mark.usefixtures("proofs_checked_once")
 def test_a_replayed_envelope_is_ignored(tmp_path: Path) -> None:
     cheat = Replay(resign_body=False)
     t = play(cheat)
@@ -149,6 +152,7 @@ def test_a_replayed_envelope_is_ignored(tmp_path: Path) -> None:
         assert len(hashes) == len(set(hashes))
 
 
+@pytest.mark.usefixtures("proofs_checked_once")
 def test_an_oversized_frame_costs_the_connection_and_the_game_goes_on(tmp_path: Path) -> None:
     """The cheat stops sending envelopes after its oversized frame, but its session still
     answers sync requests: the envelopes come through the reconnections' syncs."""
@@ -161,6 +165,7 @@ def test_an_oversized_frame_costs_the_connection_and_the_game_goes_on(tmp_path: 
     assert all(r == records[0] for r in records)
 
 
+@pytest.mark.usefixtures("proofs_checked_once")
 def test_a_frame_cut_short_loses_the_connection_and_the_seat(tmp_path: Path) -> None:
     t = play(CutFrame(at=8))
     assert {(r, s) for r, s, why in t.lost if "inside a frame" in why} == {(0, 3), (1, 3), (2, 3)}
@@ -170,6 +175,7 @@ def test_a_frame_cut_short_loses_the_connection_and_the_seat(tmp_path: Path) -> 
 # -- silence: the others see whom they wait on, vote, and its partner plays its open hand ----
 
 
+@pytest.mark.usefixtures("proofs_checked_once")
 @pytest.mark.parametrize("at", [3, 10, 25])
 def test_a_silent_seat_is_voted_out(at: int, tmp_path: Path) -> None:
     t = play(Silence(at=at), target=2001)
@@ -181,12 +187,14 @@ def test_a_silent_seat_is_voted_out(at: int, tmp_path: Path) -> None:
 # A seat gone before its reveal, once every card of the round is played, has nothing to release:
 # its key is rebuilt from the pieces the three reveals carry, the round is audited, and its
 # partner plays its open hand in the later rounds (PROTOCOL.md §6.7, DECK.md §17.11).
+@pytest.mark.usefixtures("proofs_checked_once")
 def test_a_missing_reveal_is_waited_for_then_voted_out(tmp_path: Path) -> None:
     t = play(Silence(), target=2001)
     vote_out(t, CHEATER)
     assert_same_verdict(t, tmp_path, Outcome("left", CHEATER))
 
 
+@pytest.mark.usefixtures("proofs_checked_once")
 def test_a_missing_reveal_in_the_last_round_is_waited_for(tmp_path: Path) -> None:
     t = play(Silence(), target=101)
     vote_out(t, CHEATER)
@@ -196,6 +204,7 @@ def test_a_missing_reveal_in_the_last_round_is_waited_for(tmp_path: Path) -> Non
 # -- cheats only the round audit can prove -------------------------------------------------
 
 
+@pytest.mark.usefixtures("proofs_checked_once")
 def test_a_revoke_is_found_by_the_audit_and_the_game_goes_on(tmp_path: Path) -> None:
     t = play(Revoke(), target=3001)
     assert_same_verdict(t, tmp_path, Outcome("audit", CHEATER))
@@ -204,12 +213,14 @@ def test_a_revoke_is_found_by_the_audit_and_the_game_goes_on(tmp_path: Path) -> 
         assert len(t.sessions[seat].state.history) > 1
 
 
+@pytest.mark.usefixtures("proofs_checked_once")
 def test_a_false_belote_gets_the_same_verdict_everywhere(tmp_path: Path) -> None:
     t = play(FalseClaim(belote=True), variant="coinche", target=1001, seed=15)
     assert t.outcomes() == [Outcome("audit", CHEATER)] * 3
     assert_same_verdict(t, tmp_path, Outcome("audit", CHEATER))
 
 
+@pytest.mark.usefixtures("proofs_checked_once")
 def test_a_false_announcement_gets_the_same_verdict_everywhere(tmp_path: Path) -> None:
     t = play(FalseClaim(belote=False), variant="classic", target=301, seed=3)
     assert t.outcomes() == [Outcome("audit", CHEATER)] * 3

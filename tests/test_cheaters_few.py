@@ -215,6 +215,7 @@ def test_a_replayed_envelope_is_ignored(variant: str, tmp_path: Path) -> None:
 # -- silence: the others see whom they wait on, sign it gone, the game ends abandoned ---------
 
 
+@pytest.mark.usefixtures("proofs_checked_once")
 @pytest.mark.parametrize("variant", VARIANTS)
 @pytest.mark.parametrize("at", [3, 9, None])
 def test_a_silent_seat_is_abandoned_and_no_honest_one(
@@ -298,6 +299,7 @@ def test_colluders_withholding_together_leave_the_third_waiting_unnamed(
     assert_never_named(t, tmp_path)
 
 
+@pytest.mark.usefixtures("proofs_checked_once")
 def test_colluders_both_claiming_a_false_belote_are_named_by_the_audit(tmp_path: Path) -> None:
     """Both claim a belote they do not hold, where nobody can tell before the round's
     audit: the audit names one of them, the honest peer's game goes on, rescored, and its

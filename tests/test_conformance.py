@@ -4,12 +4,13 @@ are wrong are reported case by case."""
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import sys
 from pathlib import Path
 
 import pytest
-from helpers import ROOT
+from helpers import ROOT, source_pythonpath
 
 from belote_p2p.app import cli, conformance
 from belote_p2p.app.conformance import Answer, judge, parse_verdict
@@ -32,6 +33,15 @@ def script(tmp_path: Path, name: str, text: str) -> str:
     return f"{shlex.quote(sys.executable)} {shlex.quote(str(path))}"
 
 
+def answer(tmp_path: Path, name: str, line: str, status: int = 0) -> str:
+    """A verifier command that answers every case alike: ``line``, exit ``status`` (a shell
+    script: the kit runs it once per case, hundreds of times, and a shell starts in a tenth
+    of an interpreter's time)."""
+    path = tmp_path / f"{name}.sh"
+    path.write_text(f"printf '%s\\n' {shlex.quote(line)}\nexit {status}\n", encoding="utf-8")
+    return f"sh {shlex.quote(str(path))}"
+
+
 def expectations() -> list[tuple[str, str, Answer]]:
     data = json.loads((VECTORS / conformance.MANIFEST).read_text(encoding="utf-8"))
     return [
@@ -49,16 +59,23 @@ ONE_PROCESS_PER_CASE = "game-abandoned.transcript"
 """The vector whose cases the kit checks as it checks another implementation's verifier by
 default, ``CMD FILE`` once per case (its answers hold every exit status: 0, 1 and 2); the
 others are checked in batches (``--batch``: ``belote-p2p verify FILE...``), which spares one
-interpreter start-up per case and gives the same answers."""
+interpreter start-up per case and gives the same answers. A batch's process checks each of
+the game's proofs once (``once.py``): its tampered copies repeat them byte for byte."""
 
 
 # One test per vector (every case of each): the suite's workers share the vectors' cases.
 @pytest.mark.parametrize("vector", vector_files())
 def test_belote_p2p_verify_answers_every_case_right(
-    capsys: pytest.CaptureFixture[str], vector: str
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, vector: str
 ) -> None:
-    verifier = f"{shlex.quote(sys.executable)} -m belote_p2p verify"
-    how = ["--jobs", "2"] if vector == ONE_PROCESS_PER_CASE else ["--jobs", "1", "--batch", "64"]
+    python = shlex.quote(sys.executable)
+    if vector == ONE_PROCESS_PER_CASE:
+        verifier, how = f"{python} -m belote_p2p verify", ["--jobs", "2"]
+    else:
+        once = shlex.quote(str(ROOT / "tests" / "once.py"))
+        verifier, how = f"{python} {once} verify", ["--jobs", "1", "--batch", "64"]
+        # A script finds the package on its path, not in the current folder as ``-m`` does.
+        monkeypatch.setenv("PYTHONPATH", source_pythonpath(os.environ.get("PYTHONPATH", "")))
     status, lines = kit(capsys, verifier, *how, "--only", vector)
     total = sum(f == vector for f, _, _ in expectations())
     assert lines[-1] == f"{total} cases: {total} right", "\n".join(lines)
@@ -69,7 +86,7 @@ def test_belote_p2p_verify_answers_every_case_right(
 def test_a_verifier_that_accepts_everything_is_reported(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    verifier = script(tmp_path, "yes", 'print("OK: team 0 (a and b) wins 0-0 after 1 rounds")\n')
+    verifier = answer(tmp_path, "yes", "OK: team 0 (a and b) wins 0-0 after 1 rounds")
     status, lines = kit(capsys, verifier)
     assert status == 1
     refused = [(f, c) for f, c, a in expectations() if a.status != 0]
@@ -143,9 +160,7 @@ def test_belote_p2p_verify_gives_one_line_per_file(
 def test_a_verifier_that_refuses_everything_is_reported(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    verifier = script(
-        tmp_path, "no", 'import sys\nprint("INVALID: nothing is valid here")\nsys.exit(1)\n'
-    )
+    verifier = answer(tmp_path, "no", "INVALID: nothing is valid here", 1)
     status, lines = kit(capsys, verifier)
     assert status == 1
     cases = expectations()
@@ -161,9 +176,7 @@ def test_a_verifier_that_refuses_everything_is_reported(
 def test_a_verifier_that_blames_the_wrong_seat_is_reported(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    verifier = script(
-        tmp_path, "blame", 'import sys\nprint("FAULT by seat 2 (x): it was him")\nsys.exit(1)\n'
-    )
+    verifier = answer(tmp_path, "blame", "FAULT by seat 2 (x): it was him", 1)
     status, lines = kit(capsys, verifier, "--only", "game-fault")
     assert status == 1
     assert lines[0].startswith("WRONG  game-fault.transcript [original]: wrong verdict: ")
@@ -200,7 +213,7 @@ def test_the_kit_refuses_a_manifest_that_does_not_match_its_cases(
 def test_the_kit_keeps_the_files_it_checked(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    verifier = script(tmp_path, "yes", 'print("INVALID: x")\n')
+    verifier = answer(tmp_path, "yes", "INVALID: x")
     kit(capsys, verifier, "--only", "game-abandoned.transcript", "--keep", str(tmp_path / "kept"))
     kept = sorted(p.name for p in (tmp_path / "kept").iterdir())
     assert "game-abandoned.original.transcript" in kept
@@ -252,7 +265,7 @@ def test_a_verifier_that_reads_two_scores_of_three_is_reported(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     """A three-handed game's verdict names three scores: two of them are a wrong verdict."""
-    verifier = script(tmp_path, "two", 'print("OK: seat 2 (p2) wins 137-28 after 3 rounds")\n')
+    verifier = answer(tmp_path, "two", "OK: seat 2 (p2) wins 137-28 after 3 rounds")
     status, lines = kit(capsys, verifier, "--only", "game-three-handed")
     assert status == 1
     original = next(line for line in lines if "[original]" in line)

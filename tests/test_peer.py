@@ -43,6 +43,9 @@ from belote_p2p.protocol.transcript import TranscriptWriter, read_transcript
 from belote_p2p.protocol.verify import verify_transcript
 from belote_p2p.protocol.wire import Envelope, encode
 
+# Not about the deck's proof checks: each runs once per exact input in a worker (once.py).
+pytestmark = pytest.mark.usefixtures("proofs_checked_once")
+
 
 # Four-seat rule sets: the deck protocol and the session for two and three seats are the
 # few-deck branch's.

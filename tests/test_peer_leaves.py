@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 import trio
 from helpers import TIMEOUT, check_played_on, play_table
 
@@ -19,6 +20,9 @@ from belote_p2p.net.peer import PeerControl
 from belote_p2p.protocol.events import ActionTaken, RoundAudited
 from belote_p2p.protocol.transcript import read_transcript
 from belote_p2p.protocol.wire import Envelope
+
+# Not about the deck's proof checks: each runs once per exact input in a worker (once.py).
+pytestmark = pytest.mark.usefixtures("proofs_checked_once")
 
 LEAVER = 1
 

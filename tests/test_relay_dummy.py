@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+import pytest
 import trio
 from helpers import (
     LOOPBACK,
@@ -27,6 +28,9 @@ from belote_p2p.protocol.secretstore import FileSecrets
 from belote_p2p.protocol.table import Seat, TableDefinition
 from belote_p2p.protocol.verify import verify_transcript
 from belote_p2p.protocol.wire import Envelope
+
+# Not about the deck's proof checks: each runs once per exact input in a worker (once.py).
+pytestmark = pytest.mark.usefixtures("proofs_checked_once")
 
 QUICK = PeerConfig(person_deadline=2.0, grace=2.0)
 """A silent seat is signed gone 4 s after its turn (the bots decide at once)."""

@@ -39,6 +39,9 @@ from belote_p2p.protocol.transcript import TranscriptWriter, read_transcript
 from belote_p2p.protocol.verify import verify_record, verify_transcript
 from belote_p2p.protocol.wire import ZERO_HASH, Envelope
 
+# Not about the deck's proof checks: each runs once per exact input in a worker (once.py).
+pytestmark = pytest.mark.usefixtures("proofs_checked_once")
+
 
 def test_file_secrets_are_kept_private_and_survive_a_restart(tmp_path: Path) -> None:
     store = FileSecrets(tmp_path / "secrets", TABLE, 2)

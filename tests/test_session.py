@@ -20,6 +20,9 @@ from belote_p2p.protocol.secretstore import MemorySecrets
 from belote_p2p.protocol.session import SessionError, TableSession
 from belote_p2p.protocol.wire import ZERO_HASH, Envelope
 
+# Not about the deck's proof checks: each runs once per exact input in a worker (once.py).
+pytestmark = pytest.mark.usefixtures("proofs_checked_once")
+
 
 # Four-seat rule sets: the deck protocol and the session for two and three seats are the
 # few-deck branch's.

@@ -27,6 +27,9 @@ from belote_p2p.protocol.verify import Verdict, verify_record
 LEAVER = 1
 PARTNER = 3
 
+# Not about the deck's proof checks: each runs once per exact input in a worker (once.py).
+pytestmark = pytest.mark.usefixtures("proofs_checked_once")
+
 
 class LeavingNet(HoldingNet):
     """A :class:`helpers.HoldingNet` whose held seat may leave (:meth:`resign`), and that

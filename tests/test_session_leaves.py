@@ -32,6 +32,8 @@ from belote_p2p.protocol.events import DecisionNeeded
 from belote_p2p.protocol.session import TableSession
 from belote_p2p.protocol.verify import verify_record
 
+# Not about the deck's proof checks: each runs once per exact input in a worker (once.py).
+pytestmark = pytest.mark.usefixtures("proofs_checked_once")
 LEAVER = 1
 TARGET = 1
 """One scored round ends the game (a redeal deals again): the leave's round is its last, or

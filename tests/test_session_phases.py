@@ -12,6 +12,8 @@ from helpers import Net, make_table
 
 from belote_p2p.protocol.session import _TRANSITIONS, SessionPhase, TableSession
 
+# Not about the deck's proof checks: each runs once per exact input in a worker (once.py).
+pytestmark = pytest.mark.usefixtures("proofs_checked_once")
 # One round: dealt, bid, then either played out or redealt after four passes.
 ROUND = r"DEALING BIDDING (COMPLETING PLAYING )?ROUND_OVER REVEALING "
 GAME = rf"SIGNING BETWEEN_ROUNDS ({ROUND}BETWEEN_ROUNDS )*{ROUND}GAME_OVER "

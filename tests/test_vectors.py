@@ -81,6 +81,10 @@ from belote_p2p.protocol.wire import (
 VECTORS = ROOT / "protocol" / "vectors"
 MANIFEST = VECTORS / conformance.MANIFEST
 
+# A game's record and its tampered copies, verified one after the other, and the sessions that
+# play it hold the same proofs byte for byte; this module is not about checking them.
+pytestmark = pytest.mark.usefixtures("proofs_checked_once")
+
 
 # -- the games ---------------------------------------------------------------------------
 

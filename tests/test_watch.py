@@ -163,6 +163,7 @@ def replay(definition: TableDefinition, envelopes: Sequence[bytes]) -> Seen:
     return seen
 
 
+@pytest.mark.usefixtures("proofs_checked_once")
 async def test_watchers_at_the_start_and_mid_game_see_the_public_table(tmp_path: Path) -> None:
     """Two watchers from the start and one that comes mid-game: each checks the whole game,
     sees the public state of an observer replay at every envelope, never knows a card before
@@ -391,6 +392,7 @@ def test_watch_messages_are_checked() -> None:
     assert read_watch_code(code.upper()).names_table(definition.table_id)
 
 
+@pytest.mark.usefixtures("proofs_checked_once")
 @pytest.mark.parametrize("route", ["port", "relay"])
 async def test_a_watcher_outlives_the_hosts_death_and_resume(tmp_path: Path, route: str) -> None:
     """The host (seat 0) dies mid-game with its port and its feed; the watcher's connection
