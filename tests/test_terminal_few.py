@@ -48,8 +48,8 @@ def our_piles(text: str) -> dict[str, str]:
 
 def play_out(term: Terminal, variant: str, names: list[str]) -> tuple[int, int, str]:
     """Play the game on ``term`` to its end, passing every bid and playing legal cards in
-    turn; checks every frame on the way. The rounds seen, the cards played and the text
-    of the last screen."""
+    turn; checks every frame on the way. The rounds seen (the last on the game's screen),
+    the cards played and the text of the last screen."""
     rules = rule_set(variant)
     tricks = rules.tricks_per_round
     plays = rounds = 0
@@ -60,7 +60,9 @@ def play_out(term: Terminal, variant: str, names: list[str]) -> tuple[int, int, 
             "a decision, the round screen or the end",
         )
         if "Score sheet" in text and not at_decision(text) and ROUND_SCREEN not in text:
-            return rounds, plays, text
+            # The last round's screen is the game's, asking no Enter: one more round seen.
+            assert "Round score" in term.plain(), text
+            return rounds + 1, plays, text
         frame_fits(text)
         if ROUND_SCREEN in text and "Game over" not in text:
             redeal = "Everybody passed" in text

@@ -160,7 +160,10 @@ def test_a_person_plays_a_whole_game_at_80x24(tmp_path: Path) -> None:
         final = term.plain()
         assert "Ann does not." in final
         result = json.loads(re.findall(r"RESULT (\{.*\})", final)[-1])
-        assert result["ok"] and chatted and rounds_seen >= 1 and plays >= 8
+        assert result["ok"] and chatted and plays >= 8
+        # The last round's screen is the game's (no Enter asked for it; a game of one round
+        # shows no other).
+        assert "Round score" in final and "Game over" in final
         assert "Score sheet" in final and re.search(r"Game over: (You|Bot\d & Bot\d) win", final)
         assert "team 0" not in final and "Traceback" not in final
         assert re.search(r"All 4 peers agree: final scores \d+-\d+", final)

@@ -731,6 +731,32 @@ async def test_the_round_screen_stays_until_enter_or_a_few_seconds(
         nursery.cancel_scope.cancel()
 
 
+async def test_the_last_rounds_screen_is_the_games_and_asks_for_no_enter(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    """The round that ends the game shows at once as the game's screen: no "Enter: the
+    table" (an Enter typed for it would answer the rematch question that follows), no
+    countdown back to the table, and an Enter keeps it."""
+    ui, out = live_ui(hold=8.0)
+    keys = Keys()
+    seed = 3
+    state = dealt(rule_set("classic", target=1), seed)
+    events = list(round_events(state, seed, choose=lambda s: s.legal_actions()[0]))
+    assert events[-1][1].is_over
+    async with trio.open_nursery() as nursery:
+        await nursery.start(ui.run, keys.lines())
+        for event, _ in events:
+            if not isinstance(event, DecisionNeeded):
+                ui.on_event(event)
+        assert ui.overlay == "game" and ui.overlay_until is None
+        screen = screen_of(out)
+        assert "Round score" in screen and "Game over" in screen
+        assert "Enter: the table" not in screen and "table in" not in screen
+        await keys.type("")
+        assert ui.overlay == "game"
+        nursery.cancel_scope.cancel()
+
+
 async def test_quit_and_ctrl_c_ask_first_then_resign(
     autojump_clock: trio.testing.MockClock,
 ) -> None:

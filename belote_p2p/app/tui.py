@@ -963,10 +963,12 @@ class TerminalUI:
             nxt = event.state.to_act
             if nxt != self.view.seat and 0 <= nxt < self.view.seats and not event.state.is_over:
                 self.view.set_deadline(nxt, self.clock() + self.deadline_for(nxt))
-        if isinstance(event, RoundAudited) and self.live:
+        if isinstance(event, RoundAudited) and self.live and not event.state.is_over:
             self.overlay = "round"
             self.overlay_until = self.clock() + self.hold if self.hold > 0 else None
-        if isinstance(event, GameOver):
+        if isinstance(event, GameOver) or (isinstance(event, RoundAudited) and event.state.is_over):
+            # The last round's screen is the game's at once: no "Enter: the table" in
+            # it, whose Enter would answer the rematch question that comes next.
             self.overlay = "game"
             self.overlay_until = None
         if self.plain:
