@@ -400,7 +400,12 @@ async def run_peer(
         for listener in listeners:
             await listener.aclose()
         listeners = None
-    mesh = Mesh(identity, definition.table_id, seat, definition.roster, mesh_config)
+    # The mesh hands its events straight to the driver's inputs (no task in between).
+    inputs = trio.open_memory_channel[_Input](_INPUT_BUFFER)
+    mesh = Mesh(
+        identity, definition.table_id, seat, definition.roster, mesh_config,
+        events=inputs[0].clone(),
+    )  # fmt: skip
     fallback = None
     if relay is not None and session.proposal is not None:
         fallback = relay_fallback(
@@ -411,8 +416,9 @@ async def run_peer(
     failure: BaseException | None = None
     with TranscriptWriter(transcript, definition, seat) as writer:
         driver = _Driver(
-            session, seat, player, writer, config, on_event, on_status, recorded, control, on_step
-        )
+            session, seat, player, writer, config, on_event, on_status, recorded, control,
+            on_step, inputs=inputs,
+        )  # fmt: skip
         async with trio.open_nursery() as nursery:
             try:
                 with trio.fail_after(config.connect_timeout):
@@ -494,6 +500,9 @@ class _Driver:
         recorded: Sequence[bytes] = (),
         control: PeerControl | None = None,
         on_step: Callable[[Sequence[Envelope]], None] | None = None,
+        *,
+        inputs: tuple[trio.MemorySendChannel[_Input], trio.MemoryReceiveChannel[_Input]]
+        | None = None,
     ) -> None:
         self.session = session
         self.on_step = on_step
@@ -533,7 +542,10 @@ class _Driver:
         self._last_report: dict[int, float] = {}
         self._status_key: object = None
         # Bounded: a peer flooding us is read no faster than the session takes its frames.
-        self._inputs_in, self._inputs_out = trio.open_memory_channel[_Input](_INPUT_BUFFER)
+        # The mesh sends its events here itself (``run_peer``), our player its decisions.
+        self._inputs_in, self._inputs_out = inputs or trio.open_memory_channel[_Input](
+            _INPUT_BUFFER
+        )
         self._links: dict[int, int] = {}
         """The number of each seat's current connection."""
         self._nursery: trio.Nursery | None = None
@@ -547,7 +559,6 @@ class _Driver:
             self.control._wake = self._poke
         async with trio.open_nursery() as nursery:
             self._nursery = nursery
-            nursery.start_soon(self._reader, mesh)
             self.player.new_game(session.definition.rules, self.seat)
             if not session.started:
                 session.start()
@@ -555,7 +566,7 @@ class _Driver:
             self._controlled()
             while not session.finished and self.error is None and not self._quit:
                 if session.has_work:
-                    await trio.lowlevel.checkpoint()  # the reader hands over what came in
+                    await trio.lowlevel.checkpoint()  # the connections hand over what came in
                     if not self._inputs_out.statistics().current_buffer_used:
                         # Idle: the checks put off so that our shuffle left first.
                         session.work()
@@ -832,6 +843,17 @@ class _Driver:
         before anything leaves for the peers."""
         session = self.session
         transcript = session.transcript
+        if (
+            self._index == len(transcript)
+            and not self._replies
+            and not session.has_output
+            and not self._resuming
+        ):
+            # Nothing new (the loop steps after each input, control and clock): only say
+            # so to ``on_step``, which charges this step's CPU to it, not to the next one.
+            if self.on_step is not None:
+                self.on_step(())
+            return
         ours = False
         for envelope in transcript[self._index :]:
             sender = session.tracker.seat_of(envelope.sender)
@@ -876,14 +898,6 @@ class _Driver:
             await self._inputs_in.send(_PlayerFailed(exc))
         else:
             await self._inputs_in.send(_Decided(observation, action))
-
-    async def _reader(self, mesh: Mesh) -> None:
-        while True:
-            try:
-                event = await mesh.receive()
-            except ConnectionClosed:
-                return
-            await self._inputs_in.send(event)
 
     def _send(self, envelopes: Sequence[bytes], replies: Sequence[tuple[int, bytes]]) -> None:
         """Queue our envelopes for every peer and the replies for their seats (never waits:

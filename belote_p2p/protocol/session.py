@@ -871,6 +871,11 @@ class TableSession:
             )
         return session
 
+    @property
+    def has_output(self) -> bool:
+        """Envelopes or events wait for :meth:`take_outbox` or :meth:`take_events`."""
+        return bool(self._outbox or self._events)
+
     def take_outbox(self) -> list[bytes]:
         """Encoded envelopes to send to every other peer, in order."""
         out, self._outbox = self._outbox, []
