@@ -524,6 +524,8 @@ class _Driver:
         # What is already in the transcript file (a resumed session accepts it all again).
         self._on_disk = {hashlib.sha256(data).digest() for data in recorded}
         self.written = len(recorded)
+        self._synced = -1
+        """:attr:`written` at our last fsync of the transcript (none yet: -1)."""
         self._index = 0
         self._deciding_since: float | None = None
         self._replies: list[tuple[int, bytes]] = []
@@ -868,13 +870,15 @@ class _Driver:
             self.on_step(transcript[self._index :])
         self._index = len(transcript)
         if ours and self.config.durable:
-            self.writer.sync()
+            self._sync()
         self._send(session.take_outbox(), self._replies)
         self._replies.clear()
         dealt = False
         for event in session.take_events():
-            if isinstance(event, RoundAudited):
-                self.writer.sync()
+            if isinstance(event, RoundAudited) and self._synced != self.written:
+                # The round is on disk (once: the step that audits usually sends our key of
+                # the next round, fsynced already, and an fsync waits for the disk).
+                self._sync()
             if self.on_event is not None:
                 self.on_event(event)
             if isinstance(event, RoundDealt):
@@ -890,6 +894,10 @@ class _Driver:
             self._resuming = False
             if dealt and session.state.phase not in (Phase.DEAL, Phase.GAME_OVER):
                 self.player.new_round(observe(session.state, self.seat))
+
+    def _sync(self) -> None:
+        self.writer.sync()
+        self._synced = self.written
 
     async def _decide(self, observation: Observation) -> None:
         try:
