@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import itertools
 import logging
 import random
 import socket
@@ -486,6 +487,35 @@ async def test_dropped_connections_come_back_and_the_game_completes(
     assert sum(r.reconnections for r in results) >= 2 * len(cut_points)
     for r in results:
         assert verify_transcript(r.transcript).ok
+
+
+async def test_the_transcript_is_fsynced_once_per_step_that_wrote(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each of our envelopes is fsynced before it leaves, and every round at its audit; a
+    step that does both (the audit sends our key of the next round, or our ``done``) waits
+    for the disk once: between two fsyncs of a game something was written."""
+    log: dict[int, list[str]] = {}
+    real_append, real_sync = TranscriptWriter.append, TranscriptWriter.sync
+
+    def append(self: TranscriptWriter, envelope: bytes) -> None:
+        log.setdefault(id(self), []).append("append")
+        real_append(self, envelope)
+
+    def sync(self: TranscriptWriter) -> None:
+        log.setdefault(id(self), []).append("sync")
+        real_sync(self)
+
+    monkeypatch.setattr(TranscriptWriter, "append", append)
+    monkeypatch.setattr(TranscriptWriter, "sync", sync)
+    results, events = await play_table("classic", tmp_path, target=301)
+    check_agreement(results)
+    audits = sum(isinstance(e, RoundAudited) for e in events[0])
+    assert audits >= 2 and len(log) == len(results)
+    for calls in log.values():
+        during = calls[1:-1]  # the header's fsync at the start, the close's at the end
+        assert during.count("sync") >= audits
+        assert not any(a == b == "sync" for a, b in itertools.pairwise(during))
 
 
 async def test_a_peer_that_keeps_asking_to_sync_is_answered_once_in_a_while(
