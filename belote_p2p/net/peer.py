@@ -56,6 +56,7 @@ import contextlib
 import hashlib
 import logging
 import math
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
@@ -73,7 +74,7 @@ from belote_p2p.protocol.budget import ByteBudget
 from belote_p2p.protocol.events import DecisionNeeded, Event, PeerFault, RoundAudited, RoundDealt
 from belote_p2p.protocol.identity import Identity
 from belote_p2p.protocol.secretstore import SecretStore
-from belote_p2p.protocol.session import SessionError, TableSession
+from belote_p2p.protocol.session import SessionError, TableSession, fresh_secrets
 from belote_p2p.protocol.table import TableDefinition
 from belote_p2p.protocol.transcript import TranscriptError, TranscriptWriter, read_transcript
 from belote_p2p.protocol.wire import Envelope
@@ -300,6 +301,35 @@ class _Counters:
     relayed: int = 0
 
 
+class _SecretsAhead:
+    """The seat's secret store, each round's secrets kept ahead of their round.
+
+    A save waits for the disk (:class:`~belote_p2p.protocol.secretstore.FileSecrets` fsyncs
+    a file and its directory): made when the round starts, it held our key of every round,
+    and with it the round's first shuffle, after the audit. The driver keeps the next
+    round's secrets in a worker thread while this one is played (:meth:`keep`); the lock
+    makes the session's own load or save wait for a save in flight, never race it."""
+
+    def __init__(self, store: SecretStore) -> None:
+        self.store = store
+        self._lock = threading.Lock()
+
+    def load(self, round_number: int) -> tuple[bytes, bytes] | None:
+        with self._lock:
+            return self.store.load(round_number)
+
+    def save(self, round_number: int, secret_key: bytes, shuffle_seed: bytes) -> None:
+        with self._lock:
+            self.store.save(round_number, secret_key, shuffle_seed)
+
+    def keep(self, round_number: int) -> None:
+        """Keep fresh secrets for ``round_number``, unless some are kept already (a round
+        that is never played keeps them unused)."""
+        with self._lock:
+            if self.store.load(round_number) is None:
+                self.store.save(round_number, *fresh_secrets())
+
+
 def open_session(
     definition: TableDefinition,
     seat: int,
@@ -389,7 +419,8 @@ async def run_peer(
     result.
     """
     config = config or PeerConfig()
-    session, recorded = open_session(definition, seat, identity, transcript, secrets, proposal)
+    ahead = _SecretsAhead(secrets)
+    session, recorded = open_session(definition, seat, identity, transcript, ahead, proposal)
     resumed = bool(recorded)
     seats = len(definition.seats)
     addresses = {s: seat_address(definition, s) for s in range(seats)}
@@ -417,7 +448,7 @@ async def run_peer(
     with TranscriptWriter(transcript, definition, seat) as writer:
         driver = _Driver(
             session, seat, player, writer, config, on_event, on_status, recorded, control,
-            on_step, inputs=inputs,
+            on_step, inputs=inputs, secrets=ahead,
         )  # fmt: skip
         async with trio.open_nursery() as nursery:
             try:
@@ -503,8 +534,11 @@ class _Driver:
         *,
         inputs: tuple[trio.MemorySendChannel[_Input], trio.MemoryReceiveChannel[_Input]]
         | None = None,
+        secrets: _SecretsAhead | None = None,
     ) -> None:
         self.session = session
+        self.secrets = secrets
+        """The session's store, when we keep each round's secrets ahead of it."""
         self.on_step = on_step
         """Sees the envelopes each step accepted (``run_peer``'s ``on_step``)."""
         self.control = control
@@ -563,6 +597,7 @@ class _Driver:
             self._nursery = nursery
             self.player.new_game(session.definition.rules, self.seat)
             if not session.started:
+                self._keep_secrets_ahead(session.state.number)  # while the table is signed
                 session.start()
             self._step()
             self._controlled()
@@ -884,6 +919,7 @@ class _Driver:
             if isinstance(event, RoundDealt):
                 dealt = True
                 if not self._resuming:
+                    self._keep_secrets_ahead(event.number + 1)
                     self.player.new_round(observe(session.state, self.seat))
             elif isinstance(event, DecisionNeeded):
                 assert self._nursery is not None
@@ -893,7 +929,22 @@ class _Driver:
             # The replay of a resumed game dealt every round again: only the last matters.
             self._resuming = False
             if dealt and session.state.phase not in (Phase.DEAL, Phase.GAME_OVER):
+                self._keep_secrets_ahead(session.state.number + 1)
                 self.player.new_round(observe(session.state, self.seat))
+
+    def _keep_secrets_ahead(self, round_number: int) -> None:
+        if self.secrets is not None and self._nursery is not None:
+            self._nursery.start_soon(self._keep_secrets, self.secrets, round_number)
+
+    async def _keep_secrets(self, secrets: _SecretsAhead, round_number: int) -> None:
+        try:
+            # Not abandoned on cancel: a save in flight finishes (the file stays whole).
+            await trio.to_thread.run_sync(secrets.keep, round_number)
+        except Exception as exc:  # the session tries again itself when the round starts
+            logger.warning(
+                "seat %d: could not keep the secrets of round %d ahead: %s",
+                self.seat, round_number + 1, exc,
+            )  # fmt: skip
 
     def _sync(self) -> None:
         self.writer.sync()
