@@ -44,10 +44,12 @@ other's, and only silence past the deadline and grace counts. When the game make
 progress for :attr:`PeerConfig.sync_interval`, we ask every peer for what we may lack.
 
 Crash and resume. Each round's deck secrets are kept on disk before their first use
-(:class:`~belote_p2p.protocol.secretstore.FileSecrets`), and each envelope is in the transcript (of
-our own, fsynced) before it leaves. A peer restarted on a transcript that holds envelopes
-resumes the game from it (``TableSession.resume``): it listens again at its address, the
-mesh reconnects, it sends its envelopes again and asks for what it missed.
+(:class:`~belote_p2p.protocol.secretstore.FileSecrets`; in a worker thread while the round
+before is played, so that the round's start does not wait for the disk), and each envelope
+is in the transcript (of our own, fsynced) before it leaves. A peer restarted on a
+transcript that holds envelopes resumes the game from it (``TableSession.resume``): it
+listens again at its address, the mesh reconnects, it sends its envelopes again and asks
+for what it missed.
 """
 
 from __future__ import annotations
