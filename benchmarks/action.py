@@ -9,9 +9,12 @@ another seat, and before each it makes; each copy then takes that one step ``N``
 afresh (a new copy each time) and the fastest is kept, so that other work on the machine
 weighs little: receiving (decode, signature check, chain, the deck protocol's share proof,
 the engine, the state digest) and acting (the deck's share and proof, the envelope signed,
-the outbox). Also the envelope alone (``Envelope.create`` and ``Envelope.decode``), and
-the Python function calls of each step (a count, the same on any machine: it moves only
-when the code does). Figures are medians over the steps of the round.
+the outbox). Also the envelope alone (``Envelope.create`` and ``Envelope.decode``), the
+Python function calls of each step (a count, the same on any machine: it moves only
+when the code does), and a live peer's bot decision before each of seat 1's cards (the
+``random`` bot through ``BotPlayer.decide``, in trio's worker thread: what the thread hops
+cost, as CPU of the process and as wall time). Figures are medians over the steps of the
+round.
 """
 
 from __future__ import annotations
@@ -111,6 +114,34 @@ def calls(session: TableSession, arg: Any) -> int:
     return int(pstats.Stats(profile).total_calls)  # type: ignore[attr-defined]
 
 
+def decisions(recorded: list[Step], reps: int) -> tuple[float, float]:
+    """Microseconds of CPU (every thread of the process) and of wall time of a ``random``
+    bot's decision through :class:`BotPlayer` in trio, before each recorded play: the
+    fastest of ``reps``, median over the plays."""
+    import trio
+
+    from belote_p2p.game.observation import observe
+    from belote_p2p.players.player import BotPlayer
+
+    player = BotPlayer("random", seed=1)
+    cpus, walls = [], []
+
+    async def ask() -> None:
+        for session, _ in recorded:
+            observation = observe(session.state, SEAT)
+            cpu = wall = float("inf")
+            for _ in range(reps):
+                start, started = time.process_time_ns(), time.perf_counter_ns()
+                await player.decide(observation)
+                cpu = min(cpu, time.process_time_ns() - start)
+                wall = min(wall, time.perf_counter_ns() - started)
+            cpus.append(cpu / 1000)
+            walls.append(wall / 1000)
+
+    trio.run(ask)
+    return statistics.median(cpus), statistics.median(walls)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--reps", type=int, default=15)
@@ -140,6 +171,10 @@ def main() -> int:
     figures["envelope"] = {"decode_us": round(decode, 1), "create_us": round(create, 1)}
     print(f"  envelope alone: decode and check {decode:.0f} us, create and sign {create:.0f} us "
           f"(median of {len(raws)} bids and cards)")  # fmt: skip
+    cpu, wall = decisions(steps["play"], args.reps)
+    figures["decision"] = {"cpu_us": round(cpu, 1), "wall_us": round(wall, 1)}
+    print(f"  a live peer's bot decision (random, in a worker thread): {cpu:.0f} us of CPU, "
+          f"{wall:.0f} us of wall time (median of {len(steps['play'])} plays)")  # fmt: skip
     print(json.dumps(figures))
     return 0
 

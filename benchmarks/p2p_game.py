@@ -11,7 +11,9 @@ wall-clock time for every table event (the clock is shared by the processes of o
 machine). Reports:
 
 * time per round, deal included: from the end of the previous round's audit (or from the
-  table being signed) to the end of this round's audit, as seat 0 sees it;
+  table being signed) to the end of this round's audit, as seat 0 sees it; and its parts:
+  the deal (to seat 0's cards), the bidding and play (to the round's last action), the
+  reveal and audit;
 * messages (signed envelopes) and bytes per round: each envelope goes to three peers, so the
   bytes sent on the wire are three times its framed size;
 * card to all verified: from the moment a player's own session has played a card to the
@@ -156,6 +158,28 @@ def round_times(rows: list[list[dict[str, Any]]]) -> list[float]:
     ready = next(r["t"] for r in ours if r["kind"] == "ready")
     audited = [r["t"] for r in ours if r["kind"] == "audited"]
     return [b - a for a, b in itertools.pairwise([ready, *audited])]
+
+
+def round_phases(rows: list[list[dict[str, Any]]]) -> dict[str, list[float]]:
+    """Each round's wall time as seat 0 saw it, in three parts: the deal (from the end of
+    the previous round to its cards), the bidding and play (to the last action's event)
+    and the end (the reveal and the audit)."""
+    phases: dict[str, list[float]] = {"deal": [], "bidding_and_play": [], "reveal_and_audit": []}
+    start = next(r["t"] for r in rows[0] if r["kind"] == "ready")
+    dealt: float | None = None
+    last: float | None = None
+    for r in rows[0]:
+        if r["kind"] == "dealt":
+            dealt = r["t"]  # a redeal's cards replace the ones before
+        elif r["kind"] == "action":
+            last = r["t"]
+        elif r["kind"] == "audited":
+            if dealt is not None and last is not None and start <= dealt <= last:
+                phases["deal"].append(dealt - start)
+                phases["bidding_and_play"].append(last - dealt)
+                phases["reveal_and_audit"].append(r["t"] - last)
+            start, dealt, last = r["t"], None, None
+    return phases
 
 
 def load_timing(timing: Path, seats: int) -> list[list[dict[str, Any]]]:
@@ -418,6 +442,7 @@ def main() -> int:
     wire_bytes = [others * sum(4 + n for n in v) for v in per_round.values()]
 
     rounds = summarise(durations)
+    phases = {k: summarise(v) for k, v in round_phases(rows).items() if v}
     paths, deal_paths, round_cpus = critical_paths(rows)
     critical = summarise(paths)
     critical_deal = summarise(deal_paths)
@@ -436,6 +461,10 @@ def main() -> int:
     print(f"  time per round (deal, bidding, play, reveal, audit): median "
           f"{rounds['median_ms']:.0f} ms, p90 {rounds['p90_ms']:.0f} ms, max "
           f"{rounds['max_ms']:.0f} ms")  # fmt: skip
+    if phases:
+        print("  of which (medians): " + ", ".join(
+            f"{k.replace('_', ' ')} {v['median_ms']:.0f} ms" for k, v in phases.items()
+        ))  # fmt: skip
     print(f"  CPU per peer per round: median {per_peer['median_ms']:.0f} ms (slowest peer of a "
           f"round: median {slowest['median_ms']:.0f} ms); all {WORDS[seats]} peers: median "
           f"{all_peers['median_ms']:.0f} ms, i.e. at least {floor_ms:.0f} ms of wall time per "
@@ -476,6 +505,7 @@ def main() -> int:
         "game_s": round(over - ready, 3),
         "command_s": round(elapsed, 3),
         "round": rounds,
+        "round_phases": phases,
         "cpu_per_peer_per_round": per_peer,
         "cpu_slowest_peer_per_round": slowest,
         "cpu_all_peers_per_round": all_peers,

@@ -12,6 +12,7 @@ from typing import Any
 
 import pluggy
 import pytest
+import trio
 from helpers import dealt, random_deck
 
 from belote_p2p.app.cli import main
@@ -34,6 +35,7 @@ from belote_p2p.players.bots import (
     parse_spec,
 )
 from belote_p2p.players.hookspecs import BotInfo, hookimpl
+from belote_p2p.players.player import BotPlayer
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "plugins" / "examples" / "belote-bot-example"
 
@@ -195,6 +197,65 @@ def test_a_legal_answer_passes_through_the_worker() -> None:
     counts = FallbackCounts()
     assert call_bot(bot, obs, random.Random(0), 10.0, counts=counts) == obs.legal[0]
     assert counts.fallbacks == 0 and counts.decisions == 1
+
+
+class Exiting:
+    def decide(self, observation: Observation, rng: random.Random) -> object:
+        raise SystemExit("a bot that exits")
+
+
+def live_player(bot: object, deadline: float) -> BotPlayer:
+    """A live peer's player around ``bot`` (the registry's bots are not needed)."""
+    player = BotPlayer("random", deadline=deadline, seed=3)
+    player.safe.bot = bot  # type: ignore[assignment]
+    return player
+
+
+async def test_live_player_abandons_its_worker_past_the_deadline(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    state = first_play_state()
+    obs = observe(state, state.to_act)
+    bot = Blocking()
+    player = live_player(bot, 0.05)
+    with trio.fail_after(30), caplog.at_level(logging.WARNING, logger="belote_p2p.players.bots"):
+        action = await player.decide(obs)
+    assert action in obs.legal
+    assert player.counts.timeouts == 1 and player.counts.decisions == 1
+    assert "timed out after 0.050 s" in caplog.text
+    assert not bot.finished.is_set()  # still blocked in its abandoned worker
+    bot.release.set()
+    assert bot.finished.wait(10)
+
+
+async def test_live_player_runs_the_bot_in_one_worker_thread() -> None:
+    state = first_play_state()
+    obs = observe(state, state.to_act)
+    threads: list[threading.Thread] = []
+
+    class Where:
+        def decide(self, observation: Observation, rng: random.Random) -> object:
+            threads.append(threading.current_thread())
+            return observation.legal[-1]
+
+    player = live_player(Where(), 10.0)
+    with trio.fail_after(30):
+        assert await player.decide(obs) == obs.legal[-1]
+        assert await player.decide(obs) == obs.legal[-1]
+    assert threading.main_thread() not in threads
+    assert not any(t.name.startswith("bot-") for t in threads)  # no thread of its own
+    assert player.counts.fallbacks == 0 and player.counts.decisions == 2
+
+
+async def test_live_player_survives_a_bot_that_exits(caplog: pytest.LogCaptureFixture) -> None:
+    state = first_play_state()
+    obs = observe(state, state.to_act)
+    player = live_player(Exiting(), 10.0)
+    with trio.fail_after(30), caplog.at_level(logging.WARNING, logger="belote_p2p.players.bots"):
+        action = await player.decide(obs)
+    assert action in obs.legal
+    assert player.counts.errors == 1
+    assert "SystemExit" in caplog.text
 
 
 # -- the ladder plays whole rounds --------------------------------------------------------

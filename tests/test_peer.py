@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import contextlib
+import itertools
 import logging
 import random
 import socket
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -35,7 +37,7 @@ from belote_p2p.net.peer import (
 from belote_p2p.net.transport import ConnectionClosed, MeshConfig, Received
 from belote_p2p.players.player import BotPlayer, Resigned
 from belote_p2p.protocol.bodies import encode_sync
-from belote_p2p.protocol.events import ActionTaken, RoundAudited, SeatLeft
+from belote_p2p.protocol.events import ActionTaken, RoundAudited, RoundDealt, SeatLeft
 from belote_p2p.protocol.identity import Identity
 from belote_p2p.protocol.secretstore import FileSecrets
 from belote_p2p.protocol.session import TableSession
@@ -489,6 +491,64 @@ async def test_dropped_connections_come_back_and_the_game_completes(
     assert sum(r.reconnections for r in results) >= 2 * len(cut_points)
     for r in results:
         assert verify_transcript(r.transcript).ok
+
+
+async def test_the_transcript_is_fsynced_once_per_step_that_wrote(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each of our envelopes is fsynced before it leaves, and every round at its audit; a
+    step that does both (the audit sends our key of the next round, or our ``done``) waits
+    for the disk once: between two fsyncs of a game something was written."""
+    log: dict[int, list[str]] = {}
+    real_append, real_sync = TranscriptWriter.append, TranscriptWriter.sync
+
+    def append(self: TranscriptWriter, envelope: bytes) -> None:
+        log.setdefault(id(self), []).append("append")
+        real_append(self, envelope)
+
+    def sync(self: TranscriptWriter) -> None:
+        log.setdefault(id(self), []).append("sync")
+        real_sync(self)
+
+    monkeypatch.setattr(TranscriptWriter, "append", append)
+    monkeypatch.setattr(TranscriptWriter, "sync", sync)
+    results, events = await play_table("classic", tmp_path, target=301)
+    check_agreement(results)
+    audits = sum(isinstance(e, RoundAudited) for e in events[0])
+    assert audits >= 2 and len(log) == len(results)
+    for calls in log.values():
+        during = calls[1:-1]  # the header's fsync at the start, the close's at the end
+        assert during.count("sync") >= audits
+        assert not any(a == b == "sync" for a, b in itertools.pairwise(during))
+
+
+async def test_each_rounds_secrets_are_kept_ahead_in_a_worker_thread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A save of deck secrets waits for the disk: the next round's are kept in a worker
+    thread while a round is played, so that its start (our key) does not wait for it. Each
+    round's are saved once, and the game uses them (it verifies)."""
+    saves: list[tuple[int, int, bool]] = []  # (seat, round, in the main thread)
+    real_save = FileSecrets.save
+
+    def save(self: FileSecrets, round_number: int, key: bytes, seed: bytes) -> None:
+        main = threading.current_thread() is threading.main_thread()
+        saves.append((self.seat, round_number, main))
+        real_save(self, round_number, key, seed)
+
+    monkeypatch.setattr(FileSecrets, "save", save)
+    results, events = await play_table("classic", tmp_path, target=301)
+    check_agreement(results)
+    for r in results:
+        assert verify_transcript(r.transcript).ok
+    played = {e.number for e in events[0] if isinstance(e, RoundDealt)}
+    assert len(played) >= 2
+    for seat in range(4):
+        rounds = [n for s, n, _ in saves if s == seat]
+        assert len(rounds) == len(set(rounds)) and set(rounds) >= played
+    # Kept ahead off the main thread (a round's own save there remains, should the worker
+    # be late: the lock keeps the two from racing, and each round is saved once).
+    assert sum(not main for _, n, main in saves if n >= 1) >= 4
 
 
 async def test_a_peer_that_keeps_asking_to_sync_is_answered_once_in_a_while(

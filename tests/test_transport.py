@@ -201,6 +201,40 @@ async def test_four_peers_exchange_messages_over_loopback() -> None:
             assert from_previous == [b"all from %d" % previous, b"next from %d" % previous]
 
 
+async def test_a_mesh_given_a_channel_sends_its_events_there() -> None:
+    """A consumer that waits for other inputs too (the peer's driver) gives the mesh its own
+    channel: the events arrive there with its own items, and the mesh closes only its clone."""
+    with trio.fail_after(10):
+        listeners = await open_listeners(3)
+        addresses = {s: address_of(listener) for s, listener in enumerate(listeners)}
+        send, inbox = trio.open_memory_channel[object](64)
+        mesh = Mesh(PLAYERS[0], TABLE, 0, ROSTER, events=send.clone())
+        done = trio.Event()
+        got: list[object] = []
+
+        async def other(seat: int) -> None:
+            async with seat_mesh(seat, listeners) as theirs:
+                theirs.send(0, b"hello from %d" % seat)
+                await done.wait()
+
+        async with trio.open_nursery() as nursery:
+            for seat in (1, 2, 3):
+                nursery.start_soon(other, seat)
+            await nursery.start(partial(mesh.run, addresses, listeners=listeners[:1]))
+            with pytest.raises(LocalProtocolError):
+                await mesh.receive()
+            send.send_nowait("ours")
+            while sum(isinstance(e, Received) for e in got) < 3 or "ours" not in got:
+                got.append(await inbox.receive())
+            done.set()
+            mesh.close()
+        assert {e.seat for e in got if isinstance(e, PeerConnected)} == {1, 2, 3}
+        received = {(e.seat, e.payload) for e in got if isinstance(e, Received)}
+        assert received == {(s, b"hello from %d" % s) for s in (1, 2, 3)}
+        send.send_nowait("after")  # the mesh closed its clone, not the consumer's channel
+        assert inbox.receive_nowait() == "after"
+
+
 async def test_a_departed_peer_is_reported_and_unreachable() -> None:
     with trio.fail_after(10):
         listeners = await open_listeners(3)

@@ -44,10 +44,12 @@ other's, and only silence past the deadline and grace counts. When the game make
 progress for :attr:`PeerConfig.sync_interval`, we ask every peer for what we may lack.
 
 Crash and resume. Each round's deck secrets are kept on disk before their first use
-(:class:`~belote_p2p.protocol.secretstore.FileSecrets`), and each envelope is in the transcript (of
-our own, fsynced) before it leaves. A peer restarted on a transcript that holds envelopes
-resumes the game from it (``TableSession.resume``): it listens again at its address, the
-mesh reconnects, it sends its envelopes again and asks for what it missed.
+(:class:`~belote_p2p.protocol.secretstore.FileSecrets`; in a worker thread while the round
+before is played, so that the round's start does not wait for the disk), and each envelope
+is in the transcript (of our own, fsynced) before it leaves. A peer restarted on a
+transcript that holds envelopes resumes the game from it (``TableSession.resume``): it
+listens again at its address, the mesh reconnects, it sends its envelopes again and asks
+for what it missed.
 """
 
 from __future__ import annotations
@@ -56,6 +58,7 @@ import contextlib
 import hashlib
 import logging
 import math
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
@@ -73,7 +76,7 @@ from belote_p2p.protocol.budget import ByteBudget
 from belote_p2p.protocol.events import DecisionNeeded, Event, PeerFault, RoundAudited, RoundDealt
 from belote_p2p.protocol.identity import Identity
 from belote_p2p.protocol.secretstore import SecretStore
-from belote_p2p.protocol.session import SessionError, TableSession
+from belote_p2p.protocol.session import SessionError, TableSession, fresh_secrets
 from belote_p2p.protocol.table import TableDefinition
 from belote_p2p.protocol.transcript import TranscriptError, TranscriptWriter, read_transcript
 from belote_p2p.protocol.wire import Envelope
@@ -300,6 +303,35 @@ class _Counters:
     relayed: int = 0
 
 
+class _SecretsAhead:
+    """The seat's secret store, each round's secrets kept ahead of their round.
+
+    A save waits for the disk (:class:`~belote_p2p.protocol.secretstore.FileSecrets` fsyncs
+    a file and its directory): made when the round starts, it held our key of every round,
+    and with it the round's first shuffle, after the audit. The driver keeps the next
+    round's secrets in a worker thread while this one is played (:meth:`keep`); the lock
+    makes the session's own load or save wait for a save in flight, never race it."""
+
+    def __init__(self, store: SecretStore) -> None:
+        self.store = store
+        self._lock = threading.Lock()
+
+    def load(self, round_number: int) -> tuple[bytes, bytes] | None:
+        with self._lock:
+            return self.store.load(round_number)
+
+    def save(self, round_number: int, secret_key: bytes, shuffle_seed: bytes) -> None:
+        with self._lock:
+            self.store.save(round_number, secret_key, shuffle_seed)
+
+    def keep(self, round_number: int) -> None:
+        """Keep fresh secrets for ``round_number``, unless some are kept already (a round
+        that is never played keeps them unused)."""
+        with self._lock:
+            if self.store.load(round_number) is None:
+                self.store.save(round_number, *fresh_secrets())
+
+
 def open_session(
     definition: TableDefinition,
     seat: int,
@@ -389,7 +421,8 @@ async def run_peer(
     result.
     """
     config = config or PeerConfig()
-    session, recorded = open_session(definition, seat, identity, transcript, secrets, proposal)
+    ahead = _SecretsAhead(secrets)
+    session, recorded = open_session(definition, seat, identity, transcript, ahead, proposal)
     resumed = bool(recorded)
     seats = len(definition.seats)
     addresses = {s: seat_address(definition, s) for s in range(seats)}
@@ -400,7 +433,12 @@ async def run_peer(
         for listener in listeners:
             await listener.aclose()
         listeners = None
-    mesh = Mesh(identity, definition.table_id, seat, definition.roster, mesh_config)
+    # The mesh hands its events straight to the driver's inputs (no task in between).
+    inputs = trio.open_memory_channel[_Input](_INPUT_BUFFER)
+    mesh = Mesh(
+        identity, definition.table_id, seat, definition.roster, mesh_config,
+        events=inputs[0].clone(),
+    )  # fmt: skip
     fallback = None
     if relay is not None and session.proposal is not None:
         fallback = relay_fallback(
@@ -411,8 +449,9 @@ async def run_peer(
     failure: BaseException | None = None
     with TranscriptWriter(transcript, definition, seat) as writer:
         driver = _Driver(
-            session, seat, player, writer, config, on_event, on_status, recorded, control, on_step
-        )
+            session, seat, player, writer, config, on_event, on_status, recorded, control,
+            on_step, inputs=inputs, secrets=ahead,
+        )  # fmt: skip
         async with trio.open_nursery() as nursery:
             try:
                 with trio.fail_after(config.connect_timeout):
@@ -494,8 +533,14 @@ class _Driver:
         recorded: Sequence[bytes] = (),
         control: PeerControl | None = None,
         on_step: Callable[[Sequence[Envelope]], None] | None = None,
+        *,
+        inputs: tuple[trio.MemorySendChannel[_Input], trio.MemoryReceiveChannel[_Input]]
+        | None = None,
+        secrets: _SecretsAhead | None = None,
     ) -> None:
         self.session = session
+        self.secrets = secrets
+        """The session's store, when we keep each round's secrets ahead of it."""
         self.on_step = on_step
         """Sees the envelopes each step accepted (``run_peer``'s ``on_step``)."""
         self.control = control
@@ -515,6 +560,8 @@ class _Driver:
         # What is already in the transcript file (a resumed session accepts it all again).
         self._on_disk = {hashlib.sha256(data).digest() for data in recorded}
         self.written = len(recorded)
+        self._synced = -1
+        """:attr:`written` at our last fsync of the transcript (none yet: -1)."""
         self._index = 0
         self._deciding_since: float | None = None
         self._replies: list[tuple[int, bytes]] = []
@@ -533,7 +580,10 @@ class _Driver:
         self._last_report: dict[int, float] = {}
         self._status_key: object = None
         # Bounded: a peer flooding us is read no faster than the session takes its frames.
-        self._inputs_in, self._inputs_out = trio.open_memory_channel[_Input](_INPUT_BUFFER)
+        # The mesh sends its events here itself (``run_peer``), our player its decisions.
+        self._inputs_in, self._inputs_out = inputs or trio.open_memory_channel[_Input](
+            _INPUT_BUFFER
+        )
         self._links: dict[int, int] = {}
         """The number of each seat's current connection."""
         self._nursery: trio.Nursery | None = None
@@ -547,15 +597,15 @@ class _Driver:
             self.control._wake = self._poke
         async with trio.open_nursery() as nursery:
             self._nursery = nursery
-            nursery.start_soon(self._reader, mesh)
             self.player.new_game(session.definition.rules, self.seat)
             if not session.started:
+                self._keep_secrets_ahead(session.state.number)  # while the table is signed
                 session.start()
             self._step()
             self._controlled()
             while not session.finished and self.error is None and not self._quit:
                 if session.has_work:
-                    await trio.lowlevel.checkpoint()  # the reader hands over what came in
+                    await trio.lowlevel.checkpoint()  # the connections hand over what came in
                     if not self._inputs_out.statistics().current_buffer_used:
                         # Idle: the checks put off so that our shuffle left first.
                         session.work()
@@ -832,6 +882,17 @@ class _Driver:
         before anything leaves for the peers."""
         session = self.session
         transcript = session.transcript
+        if (
+            self._index == len(transcript)
+            and not self._replies
+            and not session.has_output
+            and not self._resuming
+        ):
+            # Nothing new (the loop steps after each input, control and clock): only say
+            # so to ``on_step``, which charges this step's CPU to it, not to the next one.
+            if self.on_step is not None:
+                self.on_step(())
+            return
         ours = False
         for envelope in transcript[self._index :]:
             sender = session.tracker.seat_of(envelope.sender)
@@ -846,18 +907,21 @@ class _Driver:
             self.on_step(transcript[self._index :])
         self._index = len(transcript)
         if ours and self.config.durable:
-            self.writer.sync()
+            self._sync()
         self._send(session.take_outbox(), self._replies)
         self._replies.clear()
         dealt = False
         for event in session.take_events():
-            if isinstance(event, RoundAudited):
-                self.writer.sync()
+            if isinstance(event, RoundAudited) and self._synced != self.written:
+                # The round is on disk (once: the step that audits usually sends our key of
+                # the next round, fsynced already, and an fsync waits for the disk).
+                self._sync()
             if self.on_event is not None:
                 self.on_event(event)
             if isinstance(event, RoundDealt):
                 dealt = True
                 if not self._resuming:
+                    self._keep_secrets_ahead(event.number + 1)
                     self.player.new_round(observe(session.state, self.seat))
             elif isinstance(event, DecisionNeeded):
                 assert self._nursery is not None
@@ -867,7 +931,26 @@ class _Driver:
             # The replay of a resumed game dealt every round again: only the last matters.
             self._resuming = False
             if dealt and session.state.phase not in (Phase.DEAL, Phase.GAME_OVER):
+                self._keep_secrets_ahead(session.state.number + 1)
                 self.player.new_round(observe(session.state, self.seat))
+
+    def _keep_secrets_ahead(self, round_number: int) -> None:
+        if self.secrets is not None and self._nursery is not None:
+            self._nursery.start_soon(self._keep_secrets, self.secrets, round_number)
+
+    async def _keep_secrets(self, secrets: _SecretsAhead, round_number: int) -> None:
+        try:
+            # Not abandoned on cancel: a save in flight finishes (the file stays whole).
+            await trio.to_thread.run_sync(secrets.keep, round_number)
+        except Exception as exc:  # the session tries again itself when the round starts
+            logger.warning(
+                "seat %d: could not keep the secrets of round %d ahead: %s",
+                self.seat, round_number + 1, exc,
+            )  # fmt: skip
+
+    def _sync(self) -> None:
+        self.writer.sync()
+        self._synced = self.written
 
     async def _decide(self, observation: Observation) -> None:
         try:
@@ -876,14 +959,6 @@ class _Driver:
             await self._inputs_in.send(_PlayerFailed(exc))
         else:
             await self._inputs_in.send(_Decided(observation, action))
-
-    async def _reader(self, mesh: Mesh) -> None:
-        while True:
-            try:
-                event = await mesh.receive()
-            except ConnectionClosed:
-                return
-            await self._inputs_in.send(event)
 
     def _send(self, envelopes: Sequence[bytes], replies: Sequence[tuple[int, bytes]]) -> None:
         """Queue our envelopes for every peer and the replies for their seats (never waits:

@@ -428,6 +428,9 @@ class Mesh:
     connected and authenticated) or use :func:`open_mesh`. Then :meth:`receive` yields
     :class:`PeerConnected`, :class:`Received` and :class:`PeerLost` events from every peer
     in arrival order, and :meth:`send` and :meth:`broadcast` queue frames without waiting.
+    Given ``events``, the mesh sends its events there instead (a consumer that also waits
+    for other inputs on that channel reads them with no task in between; the mesh closes
+    the clone it was given when it stops) and :meth:`receive` is not used.
     """
 
     def __init__(
@@ -437,6 +440,8 @@ class Mesh:
         seat: int,
         roster: Sequence[bytes],
         config: MeshConfig | None = None,
+        *,
+        events: trio.MemorySendChannel[MeshEvent] | None = None,
     ) -> None:
         if not MIN_SEATS <= len(roster) <= SEATS or not 0 <= seat < len(roster):
             raise LocalProtocolError(f"a table has {MIN_SEATS} to {SEATS} seats")
@@ -457,9 +462,13 @@ class Mesh:
         self._all_connected = trio.Event()
         self._cancel_scope: trio.CancelScope | None = None
         self._closed = False
-        self._event_in, self._event_out = trio.open_memory_channel[MeshEvent](
-            self.config.event_buffer
-        )
+        self._event_out: trio.MemoryReceiveChannel[MeshEvent] | None = None
+        if events is None:
+            self._event_in, self._event_out = trio.open_memory_channel[MeshEvent](
+                self.config.event_buffer
+            )
+        else:
+            self._event_in = events
         self._changed = trio.Event()
         self._nursery: trio.Nursery | None = None
         self._handed: list[tuple[Link, Ticket | None]] = []
@@ -576,6 +585,8 @@ class Mesh:
 
     async def receive(self) -> MeshEvent:
         """The next event; raise :class:`ConnectionClosed` once the mesh has stopped."""
+        if self._event_out is None:
+            raise LocalProtocolError("this mesh sends its events to the channel it was given")
         try:
             return await self._event_out.receive()
         except (trio.EndOfChannel, trio.ClosedResourceError):

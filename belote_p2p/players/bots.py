@@ -321,23 +321,28 @@ def call_bot(
     counts: FallbackCounts | None = None,
     fallback: random.Random | None = None,
     name: str = "bot",
+    threaded: bool = False,
 ) -> Action:
     """Ask ``bot`` for an action; never fails while ``obs.legal`` is not empty.
 
     With ``deadline_s`` the bot runs in a daemon worker thread; past the deadline its
     thread is abandoned (its late answer is ignored). Without, it runs in this thread.
-    An illegal answer, an exception or a timeout is replaced by a random legal action drawn
-    from ``fallback`` (default :func:`fallback_rng`), logged as a warning and counted.
-    Usable from trio through ``trio.to_thread.run_sync(call_bot, ..., abandon_on_cancel=True)``.
+    ``threaded``: this thread is already a worker whose caller abandons it past
+    ``deadline_s`` (a live peer's, :class:`~belote_p2p.players.player.BotPlayer`, and
+    calls :func:`timed_out` then): the bot runs here, and only a bot that bounds its own
+    time is given the deadline. An illegal answer, an exception or a timeout is replaced
+    by a random legal action drawn from ``fallback`` (default :func:`fallback_rng`),
+    logged as a warning and counted.
     """
     if not obs.legal:
         raise ValueError(f"seat {obs.seat} has no legal action to choose from")
     if counts is not None:
         counts.decisions += 1
     own_time = bounds_its_time(bot)
-    if deadline_s is None or own_time:
-        # The arena's path (no thread and no event, little more than a plain call), and
-        # that of a bot bounding its own time under the caller's deadline (an exec bot).
+    if deadline_s is None or own_time or threaded:
+        # The arena's path (no thread and no event, little more than a plain call), that
+        # of a bot bounding its own time under the caller's deadline (an exec bot), and that
+        # of a live peer's worker thread (one thread per decision, not two).
         try:
             if own_time:
                 answer: object = bot.decide(obs, rng, deadline_s=deadline_s)  # type: ignore[call-arg]
@@ -347,7 +352,9 @@ def call_bot(
             return _fallback(obs, fallback, counts, "timeouts", f"failed: {exc}", name)
         except BotAnsweredIllegal as exc:
             return _fallback(obs, fallback, counts, "illegal", f"failed: {exc}", name)
-        except Exception as exc:
+        except BaseException as exc:
+            if not (threaded or isinstance(exc, Exception)):
+                raise  # in the caller's own thread, an interrupt is the caller's
             return _fallback(obs, fallback, counts, "errors", f"raised {exc!r}", name)
     else:
         out = _Outcome()
@@ -356,8 +363,7 @@ def call_bot(
         )
         worker.start()
         if not out.done.wait(max(deadline_s, 0.0)):
-            why = f"timed out after {deadline_s:.3f} s"
-            return _fallback(obs, fallback, counts, "timeouts", why, name)
+            return timed_out(obs, deadline_s, fallback, counts, name)
         if out.error is not None:
             return _fallback(obs, fallback, counts, "errors", f"raised {out.error!r}", name)
         answer = out.value
@@ -367,6 +373,19 @@ def call_bot(
     if action is None:
         return _fallback(obs, fallback, counts, "illegal", f"answered illegal {answer!r}", name)
     return action
+
+
+def timed_out(
+    obs: Observation,
+    deadline_s: float,
+    fallback: random.Random | None,
+    counts: FallbackCounts | None,
+    name: str,
+) -> Action:
+    """The action of a bot that did not answer within ``deadline_s`` (its thread is
+    abandoned): a random legal one, logged and counted as a timeout."""
+    why = f"timed out after {deadline_s:.3f} s"
+    return _fallback(obs, fallback, counts, "timeouts", why, name)
 
 
 def _fallback(
@@ -393,7 +412,8 @@ class SafePlayer:
     fallback: random.Random | None = None
     counts: FallbackCounts = field(default_factory=FallbackCounts)
 
-    def decide(self, obs: Observation, rng: random.Random) -> Action:
+    def decide(self, obs: Observation, rng: random.Random, *, threaded: bool = False) -> Action:
+        """:func:`call_bot` with this player's deadline (``threaded``: see there)."""
         return call_bot(
             self.bot,
             obs,
@@ -402,7 +422,12 @@ class SafePlayer:
             counts=self.counts,
             fallback=self.fallback,
             name=self.name,
+            threaded=threaded,
         )
+
+    def timed_out(self, obs: Observation) -> Action:
+        """The answer to a ``threaded`` decision abandoned past the deadline."""
+        return timed_out(obs, self.deadline_s or 0.0, self.fallback, self.counts, self.name)
 
     def new_game(self, rules: RuleSet, seat: int) -> None:
         self._notify("new_game", rules, seat)

@@ -19,7 +19,7 @@ from belote_p2p.game.engine import Action
 from belote_p2p.game.observation import Observation
 from belote_p2p.game.rules import RuleSet
 
-from .bots import FallbackCounts, SafePlayer, make_bot
+from .bots import FallbackCounts, SafePlayer, bounds_its_time, make_bot
 
 
 class Resigned(BeloteError):
@@ -69,10 +69,12 @@ class BotPlayer:
             self.safe.new_round(observation)
 
     async def decide(self, observation: Observation) -> Action:
-        decide = partial(self.safe.decide, observation, self.rng)
-        # call_bot enforces the deadline itself; the outer one only guards against a hang
-        # in the thread machinery, and then plays what call_bot would have.
-        with trio.move_on_after(self.deadline + 5.0):
+        # The bot runs in trio's worker thread itself, abandoned past the deadline (one
+        # thread hop per decision). A bot that bounds its own time (an exec bot) is given
+        # the deadline and answers by it; the scope then only guards against a hang.
+        safe = self.safe
+        decide = partial(safe.decide, observation, self.rng, threaded=True)
+        own_time = bounds_its_time(safe.bot)
+        with trio.move_on_after(self.deadline + 5.0 if own_time else self.deadline):
             return await trio.to_thread.run_sync(decide, abandon_on_cancel=True)
-        self.safe.counts.timeouts += 1
-        return self._fallback.choice(observation.legal)
+        return safe.timed_out(observation)

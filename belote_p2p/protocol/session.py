@@ -168,6 +168,12 @@ MAX_SYNC_REPLY = 4096
 STATE_LABEL = b"belote-p2p/state/v1\x00"
 
 
+def fresh_secrets() -> tuple[bytes, bytes]:
+    """New deck secrets for a round: its secret key and its shuffle seed (kept by the
+    :class:`~belote_p2p.protocol.secretstore.SecretStore` before their first use)."""
+    return scalar_bytes(random_scalar()), token_bytes(32)
+
+
 class SessionError(LocalProtocolError):
     """The local program misused the session (acting out of turn, an illegal card...)."""
 
@@ -870,6 +876,11 @@ class TableSession:
                 "not derived again"
             )
         return session
+
+    @property
+    def has_output(self) -> bool:
+        """Envelopes or events wait for :meth:`take_outbox` or :meth:`take_events`."""
+        return bool(self._outbox or self._events)
 
     def take_outbox(self) -> list[bytes]:
         """Encoded envelopes to send to every other peer, in order."""
@@ -1620,8 +1631,8 @@ class TableSession:
             )  # fmt: skip
             return observer
         kept = self.secrets.load(state.number)
-        if kept is None:
-            kept = (scalar_bytes(random_scalar()), token_bytes(32))
+        if kept is None:  # (a live peer keeps them ahead, while the round before is played)
+            kept = fresh_secrets()
             self.secrets.save(state.number, *kept)
         secret_key, seed = kept
         peer = DeckPeer(
