@@ -43,6 +43,10 @@ ROOT = Path(__file__).resolve().parents[1]
 """The source tree the tests run from."""
 LOOPBACK = "127.0.0.1"
 """The host every listener and address of the tests is on."""
+HEARING = 3.0
+"""Seconds a test that must hear a table listens for its beacons (sent every 0.05 s): a
+loaded machine may run the listener or the sender late, and a few tenths of a second missed
+them now and then. A test that must hear nothing listens briefly."""
 TIMEOUT = 60
 """Seconds a whole game between four peers over loopback TCP may take."""
 

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 import trio
 from helpers import (
+    HEARING,
     LOOPBACK,
     Net,
     dealt,
@@ -161,7 +162,7 @@ async def test_a_broadcast_beacon_is_heard_on_the_hosts_machine() -> None:
         async with trio.open_nursery() as nursery:
 
             async def listen() -> None:
-                found.extend(await discover(address=(LOOPBACK, port), duration=0.5))
+                found.extend(await discover(address=(LOOPBACK, port), duration=HEARING))
                 nursery.cancel_scope.cancel()
 
             async def announce() -> None:

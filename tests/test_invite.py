@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 import trio
-from helpers import free_udp_port, has_ipv6_loopback, identities
+from helpers import HEARING, free_udp_port, has_ipv6_loopback, identities
 
 from belote_p2p.app.home import Home
 from belote_p2p.app.join import join_game
@@ -150,7 +150,7 @@ async def test_a_joiner_refuses_a_table_a_beacon_listed_under_another_key(
             async def victim() -> None:
                 statuses.append(await join_game(
                     options(tmp_path / "v", "Bob"), None, beacon=("127.0.0.1", udp),
-                    listen=0.3, ask=lambda _: "1",
+                    listen=HEARING, ask=lambda _: "1",
                 ))  # fmt: skip
                 nursery.cancel_scope.cancel()
 
@@ -327,7 +327,7 @@ async def test_beacons_are_heard_over_ipv6() -> None:
         async with trio.open_nursery() as nursery:
             await nursery.start(lambda **kw: send_beacons(lambda: beacon, address=("::1", port),
                                                           interval=0.05, **kw))  # fmt: skip
-            ads = await discover(address=("::1", port), duration=0.5)
+            ads = await discover(address=("::1", port), duration=HEARING)
             nursery.cancel_scope.cancel()
     assert [ad.beacon for ad in ads] == [beacon]
     assert ads[0].host == "::1" and ads[0].address == "[::1]:7777"

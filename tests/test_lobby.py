@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 import trio
 from helpers import (
+    HEARING,
     LOOPBACK,
     address_of,
     cli_argv,
@@ -502,7 +503,7 @@ async def test_join_with_no_address_lists_the_tables_heard_and_checks_the_one_ch
                                         interval=0.05))  # fmt: skip
             # The default address list shape: a tuple of addresses.
             status = await join_game(
-                seat_options(tmp_path, "Finder"), None, beacon=(beacon,), listen=0.5, ask=ask
+                seat_options(tmp_path, "Finder"), None, beacon=(beacon,), listen=HEARING, ask=ask
             )
             nursery.cancel_scope.cancel()
     captured = capsys.readouterr()
