@@ -345,7 +345,9 @@ def play_game(
                 assert "cannot be played now" in page.locator("#toast").text_content()
                 assert page.evaluate(SNAPSHOT)["decision"] == now["decision"]
             turn += 1
-            last = now["current"] == seats - 1
+            # Our card ends a trick that is not the round's last (after the last, the
+            # round's screen comes: the deals are random, so it may be the first we end).
+            last = now["current"] == seats - 1 and len(now["hand"]) > 1
             play_card(page, turn)
             if last and "trick-won" not in taken:
                 # Our card ends the trick: the whole trick stays on show, and who won it.
