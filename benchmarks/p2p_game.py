@@ -28,7 +28,15 @@ machine). Reports:
   another peer was sent, and lasts its own CPU;
   the round's critical path is the time from the last peer's end of the previous round to the
   last peer's audit. On a machine where the peers share fewer cores than they are, the wall
-  time is bounded below by the CPU of all peers divided by the cores, whatever the path.
+  time is bounded below by the CPU of all peers divided by the cores, whatever the path;
+* the same, **replayed**: the table's sessions play a game again in this one process, one
+  step at a time (each step's CPU measured while no other peer runs, a clock per peer, a
+  frame arriving when the step that sent it ends, each peer taking its frames in arrival
+  order and doing its put-off work while none waits). It leaves out what the timing log
+  holds besides the sessions (the network stack, trio, the transcript file, the log itself)
+  and what four peers on fewer cores do to each other's CPU time and to the order in which
+  each takes its frames: the path of the protocol itself, and the gap to the timing log's
+  figure is what those cost here.
 
 With ``--relay`` the same game is played a second time with every pair of peers through a
 standalone relay (``belote-p2p relay``; the host and its three joiners all ``--no-listen``),
@@ -49,9 +57,11 @@ Prints a readable report and, as its last line, one JSON object with every figur
 from __future__ import annotations
 
 import argparse
+import heapq
 import itertools
 import json
 import os
+import random
 import signal
 import statistics
 import subprocess
@@ -59,6 +69,8 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -68,6 +80,11 @@ for extra in (ROOT, ROOT / "plugins"):
         sys.path.insert(0, str(extra))
 
 from belote_p2p.game.rules import rule_set
+from belote_p2p.players.bots import call_bot, make_bot
+from belote_p2p.protocol.events import DecisionNeeded, RoundAudited, RoundDealt
+from belote_p2p.protocol.identity import Identity
+from belote_p2p.protocol.session import TableSession
+from belote_p2p.protocol.table import Seat, TableDefinition
 from belote_p2p.protocol.transcript import read_transcript
 from belote_p2p.protocol.wire import Envelope
 
@@ -248,6 +265,107 @@ def critical_paths(
     return paths, deals, cpus
 
 
+def replayed_paths(
+    variant: str, target: int, bot: str, seed: int
+) -> tuple[list[float], list[float], list[list[float]]]:
+    """A game of the same table played again by its sessions in this one process, one step at
+    a time: each step's CPU is measured alone (no other peer shares the core, no network
+    stack, no transcript file), on a clock per peer, a frame arriving when the step that sent
+    it ends, each peer taking its frames in arrival order and doing its work put off while
+    none waits (as its driver). Per round, as :func:`critical_paths`: the critical path, its
+    deal part and each seat's CPU. The deck secrets are fresh (``secrets``), the bots seeded."""
+    rules = rule_set(variant).with_(target=target)
+    n = rules.seats
+    ids = [Identity.from_seed(bytes([seed % 256, i]) * 16) for i in range(n)]
+    seats = tuple(Seat(f"p{i}", ids[i].public_key_bytes, f"127.0.0.1:{7000 + i}") for i in range(n))
+    definition = TableDefinition(bytes(16), rules, seats)
+    proposal = definition.propose(ids[0])
+    sessions = [TableSession(definition, i, ids[i], proposal=proposal) for i in range(n)]
+    for s in sessions:
+        s.overlap = True  # as a live peer's driver makes it
+    bots = [make_bot(bot) for _ in range(n)]
+    rngs = [random.Random(f"{seed}/{i}") for i in range(n)]
+    clock = [0.0] * n
+    cpu = [0.0] * n
+    inbox: list[list[tuple[float, int, int, bytes]]] = [[] for _ in range(n)]
+    order = itertools.count()
+    dealt: dict[int, dict[int, float]] = defaultdict(dict)
+    audited: dict[int, dict[int, tuple[float, float]]] = defaultdict(dict)
+
+    def post(seat: int, to: range | list[int], frames: list[bytes]) -> None:
+        for frame in frames:
+            for other in to:
+                if other != seat:
+                    heapq.heappush(inbox[other], (clock[seat], next(order), seat, frame))
+
+    def run(seat: int, start: float, call: Callable[[], list[bytes]], sender: int) -> None:
+        session = sessions[seat]
+        clock[seat] = start
+        t0 = time.process_time()
+        replies = call()
+        while True:
+            spent = time.process_time() - t0
+            clock[seat] += spent
+            cpu[seat] += spent
+            post(seat, [sender], replies)
+            post(seat, range(n), session.take_outbox())
+            replies = []
+            decisions = []
+            for event in session.take_events():
+                if isinstance(event, RoundDealt):
+                    dealt[event.number].setdefault(seat, clock[seat])
+                elif isinstance(event, RoundAudited):
+                    audited[event.record.number][seat] = (clock[seat], cpu[seat])
+                elif isinstance(event, DecisionNeeded):
+                    decisions.append(event)
+            if not decisions:
+                return
+            t0 = time.process_time()
+            for event in decisions:  # the bot's decision and our action, in the same step
+                obs = event.observation
+                session.act(call_bot(bots[seat], obs, rngs[seat]))
+
+    def nothing_back(step: Callable[[], None]) -> Callable[[], list[bytes]]:
+        def call() -> list[bytes]:
+            step()
+            return []
+
+        return call
+
+    for seat in range(n):
+        run(seat, 0.0, nothing_back(sessions[seat].start), seat)
+    while not all(s.closed for s in sessions):
+        events: list[tuple[float, int, bool]] = []  # (start, seat, a frame rather than work)
+        for seat, session in enumerate(sessions):
+            waiting = inbox[seat]
+            if waiting:
+                events.append((max(clock[seat], waiting[0][0]), seat, True))
+            if session.has_work and (not waiting or waiting[0][0] > clock[seat]):
+                events.append((clock[seat], seat, False))
+        if not events:
+            raise SystemExit("the replayed game stalled")
+        start, seat, frame = min(events)
+        session = sessions[seat]
+        if frame:
+            _, _, sender, data = heapq.heappop(inbox[seat])
+            run(seat, start, partial(session.receive, data), sender)
+        else:
+            run(seat, start, nothing_back(session.work), seat)
+    paths, deals, cpus = [], [], []
+    before, before_cpu = 0.0, [0.0] * n
+    for number in sorted(audited):
+        ends = audited[number]
+        if len(ends) != n:
+            continue
+        end = max(t for t, _ in ends.values())
+        paths.append(end - before)
+        deals.append(max(dealt[number].values(), default=before) - before)
+        at = [ends[s][1] for s in range(n)]
+        cpus.append([b - a for a, b in zip(before_cpu, at, strict=True)])
+        before, before_cpu = end, at
+    return paths, deals, cpus
+
+
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
@@ -421,7 +539,8 @@ def main() -> int:
             if r["kind"] == "action":
                 seen[r["index"]][seat] = r["t"]
                 kinds[r["index"]] = (r["seat"], r["card"])
-    card_lat, bid_lat = [], []
+    card_lat: list[float] = []
+    bid_lat: list[float] = []
     for index, times in seen.items():
         actor, is_card = kinds[index]
         if len(times) != seats:
@@ -454,6 +573,15 @@ def main() -> int:
     verifiers = "the other" if others == 1 else f"all {WORDS[others]} others"
     cards = summarise(card_lat)
     bids = summarise(bid_lat) if bid_lat else None
+    print(f"== the same table replayed in this process, one step at a time ({args.variant} to "
+          f"{args.target})", flush=True)  # fmt: skip
+    r_paths, r_deals, r_cpus = replayed_paths(args.variant, args.target, args.bot, args.seed)
+    replayed: dict[str, Any] = {
+        "rounds": len(r_paths),
+        "critical_path_per_round": summarise(r_paths),
+        "critical_path_deal": summarise(r_deals),
+        "cpu_per_peer_per_round": summarise([c for r in r_cpus for c in r]),
+    }
     print(f"  load average before/after: {load_before[0]:.2f} / {os.getloadavg()[0]:.2f} "
           f"on {os.cpu_count()} cores")  # fmt: skip
     print(f"  rounds played: {len(durations)} (redeals included), game {over - ready:.2f} s "
@@ -473,6 +601,12 @@ def main() -> int:
           f"{critical['median_ms']:.0f} ms, p90 {critical['p90_ms']:.0f} ms, max "
           f"{critical['max_ms']:.0f} ms; of which the deal (until every peer has its cards) "
           f"median {critical_deal['median_ms']:.0f} ms")  # fmt: skip
+    rp, rd = replayed["critical_path_per_round"], replayed["critical_path_deal"]
+    rc = replayed["cpu_per_peer_per_round"]
+    print(f"  replayed ({replayed['rounds']} rounds; each step's CPU measured alone, no network "
+          f"stack, no transcript file): critical path median {rp['median_ms']:.0f} ms, p90 "
+          f"{rp['p90_ms']:.0f} ms, of which the deal median {rd['median_ms']:.0f} ms; CPU per "
+          f"peer per round median {rc['median_ms']:.0f} ms")  # fmt: skip
     print(f"  messages per round: median {statistics.median(messages):.0f}, max {max(messages)}"
           f" (+{other} table/done messages per game)")  # fmt: skip
     print(
@@ -511,6 +645,7 @@ def main() -> int:
         "cpu_all_peers_per_round": all_peers,
         "critical_path_per_round": critical,
         "critical_path_deal": critical_deal,
+        "replayed": replayed,
         "messages_per_round_median": statistics.median(messages),
         "messages_per_round_max": max(messages),
         "wire_bytes_per_round_median": statistics.median(wire_bytes),
