@@ -5,6 +5,7 @@ garbage sent to the relay while a table plays on it."""
 from __future__ import annotations
 
 import random
+import socket
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,7 @@ import belote_p2p.net.peer as peer_module
 from belote_p2p.game.rules import RULE_SETS
 from belote_p2p.net.address import format_address
 from belote_p2p.net.peer import PeerConfig, PeerResult, run_peer
-from belote_p2p.net.relay import RelayService, open_relay_link
+from belote_p2p.net.relay import NOT_READING, SEND_TIMEOUT, RelayService, open_relay_link
 from belote_p2p.net.transport import ConnectionClosed, MeshConfig
 from belote_p2p.players.player import BotPlayer
 from belote_p2p.protocol.deck import TURNED_POSITION
@@ -554,6 +555,47 @@ async def test_a_cheaters_requests_cost_its_link_not_the_victims_links_to_honest
                 assert len(await links[honest, 1].receive()) == 150_000
             nursery.cancel_scope.cancel()
     assert relay.stats["refused"] == {"over the byte rate": 1}
+
+
+async def test_a_seat_that_stops_reading_is_cut_by_the_relay_after_its_send_timeout(
+    clock: trio.testing.MockClock,
+) -> None:
+    """A relayed link whose one end stops reading: what the relay forwards to it fills the
+    kernel's buffers, the relay's send waits, and after ``SEND_TIMEOUT`` (virtual time) the
+    relay cuts that pair and counts it under ``did not read``. Its queue stays under its cap
+    (that would be the other cause, ``not reading``), and the relay goes on pairing others."""
+    relay = RelayService(RelayLimits(rate=64 << 20, burst=64 << 20))
+    definition = small_table(b"S" * 16, 61)
+    ids = identities(61)
+    proposal = definition.propose(ids[0])
+    chunk = 512 << 10
+    with trio.fail_after(TIMEOUT):
+        async with trio.open_nursery() as nursery:
+            address = await start_relay(nursery, relay)
+            links: dict[int, Any] = {}
+
+            async def one(seat: int) -> None:
+                links[seat] = await open_relay_link(
+                    address, ids[seat], definition, proposal, seat, 1 - seat
+                )
+
+            async with trio.open_nursery() as opening:
+                opening.start_soon(one, 0)
+                opening.start_soon(one, 1)
+            await links[0].send(b"hello")
+            assert await links[1].receive() == b"hello"
+            # Seat 1 reads no more, through a small receive window.
+            links[1].stream.socket.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            start = trio.current_time()
+            with pytest.raises(ConnectionClosed):
+                for _ in range(12):  # 6 MiB: more than the kernel holds, less than the cap
+                    await links[0].send(bytes(chunk))
+                await links[0].receive()  # the relay closes seat 0's side of the pair too
+            assert trio.current_time() - start >= SEND_TIMEOUT
+            await relayed_pair(address, small_table(b"T" * 16, 62), 62, 0, 1)
+            nursery.cancel_scope.cancel()
+    assert relay.stats["refused"] == {NOT_READING: 1}
+    assert relay.stats["paired"] == 2
 
 
 async def test_bare_connections_from_a_few_addresses_do_not_turn_a_real_table_away() -> None:
