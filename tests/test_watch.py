@@ -20,6 +20,7 @@ from helpers import (
     TABLE,
     Net,
     Process,
+    SeededSecrets,
     check_agreement,
     cli_argv,
     identities,
@@ -38,7 +39,7 @@ from belote_p2p.game.observation import observe
 from belote_p2p.game.rules import RULE_SETS
 from belote_p2p.net.invite import Invitation, InvitationError
 from belote_p2p.net.peer import PeerResult, run_peer
-from belote_p2p.net.relay import NOT_READING, HostPort, RelayService
+from belote_p2p.net.relay import NOT_READING, WATCH_RELAY_QUEUE, HostPort, RelayService
 from belote_p2p.net.watch import WatchHub, open_watch, read_watch_code, watch_code
 from belote_p2p.players.player import BotPlayer
 from belote_p2p.protocol.events import ActionTaken, Event
@@ -678,6 +679,12 @@ async def stuck_watcher(
     await trio.sleep_forever()  # never reads: its seat must drop it, and nobody wait
 
 
+WATCH_DEAL_SEED = 3
+"""The deals of the relay watch test: with its bots, a game of 361 envelopes (404 KB) to 501,
+more than every buffer between a seat and the stuck watcher holds (with random deals, a game
+to 301 sometimes ended in 126 envelopes, 137 KB, which they held: nobody dropped it)."""
+
+
 async def test_watchers_through_a_relay_process_at_a_table_of_no_listen_joiners(
     tmp_path: Path,
 ) -> None:
@@ -688,7 +695,7 @@ async def test_watchers_through_a_relay_process_at_a_table_of_no_listen_joiners(
     game, sees the public state of every action, never knows a card before it is played, and
     keeps a record that verifies."""
     host = (await trio.open_tcp_listeners(0, host=LOOPBACK))[0]
-    definition, ids = relayed_table(41, host, target=301)  # a record no buffer holds
+    definition, ids = relayed_table(41, host, target=501)
     proposal = definition.propose(ids[0])
     hubs = [WatchHub(definition.table_id, queue=16) for _ in range(4)]
     for hub in hubs:
@@ -711,7 +718,7 @@ async def test_watchers_through_a_relay_process_at_a_table_of_no_listen_joiners(
                 definition, s, ids[s], BotPlayer("random", seed=s),
                 transcript=tmp_path / f"seat{s}.transcript",
                 listeners=[host] if s == 0 else [],
-                secrets=FileSecrets(tmp_path / "secrets", definition.table_id, s),
+                secrets=SeededSecrets(WATCH_DEAL_SEED, s),
                 proposal=proposal, relay=relay,
                 on_step=host_step if s == 0 else hubs[s].publish,
             )  # fmt: skip
@@ -759,6 +766,12 @@ async def test_watchers_through_a_relay_process_at_a_table_of_no_listen_joiners(
             await relay_proc.process.wait()
             outer.cancel_scope.cancel()  # the stuck watcher
     check_agreement([players[s] for s in range(4)])
+    # The stuck watcher's seat cannot have sent it the whole record: the record is more
+    # than the kernel buffers (each doubled by Linux), the relay's queue (and one chunk it
+    # reads) and the hub's queue of 16 envelopes hold between them.
+    record = read_transcript(players[0].transcript).envelopes
+    held = 2 * (4096 + 3 * WATCH_RELAY_QUEUE) + WATCH_RELAY_QUEUE + (1 << 16)
+    assert sum(map(len, record)) > held + 16 * max(map(len, record)), len(record)
     assert [players[s].relayed for s in range(4)] == [0, 2, 2, 2]  # the joiners: each other
     by_seat_1 = replay(definition, read_transcript(players[1].transcript).envelopes)
     served, dropped = served_and_dropped(list(results.values()), stuck=1)
