@@ -35,7 +35,7 @@ from belote_p2p.protocol.identity import Identity
 from belote_p2p.protocol.secretstore import FileSecrets, SecretStoreError, secrets_path
 from belote_p2p.protocol.session import TableSession
 from belote_p2p.protocol.table import TableDefinition
-from belote_p2p.protocol.transcript import TranscriptWriter, read_transcript
+from belote_p2p.protocol.transcript import TranscriptError, TranscriptWriter, read_transcript
 from belote_p2p.protocol.verify import verify_record, verify_transcript
 from belote_p2p.protocol.wire import ZERO_HASH, Envelope
 
@@ -218,10 +218,15 @@ def test_a_record_ends_on_what_it_proves() -> None:
 
 
 async def wait_for_play(transcript_dir: Path) -> None:
-    """Until a transcript in ``transcript_dir`` holds a bid: the first round is under way."""
+    """Until a transcript in ``transcript_dir`` holds a bid: the first round is under way.
+    A transcript the peer has just created may hold nothing yet, not even its header."""
     while True:
         for path in transcript_dir.glob("*.transcript"):
-            for data in read_transcript(path).envelopes:
+            try:
+                envelopes = read_transcript(path).envelopes
+            except TranscriptError:
+                continue  # created, its header not written yet: read it again later
+            for data in envelopes:
                 if Envelope.decode(data).type in ("bid", "play"):
                     return
         await trio.sleep(0.02)
