@@ -723,7 +723,9 @@ async def test_watchers_through_a_relay_process_at_a_table_of_no_listen_joiners(
                 on_step=host_step if s == 0 else hubs[s].publish,
             )  # fmt: skip
             hubs[s].finish("the game is over")
-            with trio.move_on_after(5):
+            # A reading watcher dropped late (slower than the game) may still be catching up
+            # the whole record through this seat's feed: its feeds stay until it has.
+            with trio.move_on_after(30):
                 await hubs[s].drained()
             feeding.cancel_scope.cancel()
 
