@@ -685,6 +685,7 @@ more than every buffer between a seat and the stuck watcher holds (with random d
 to 301 sometimes ended in 126 envelopes, 137 KB, which they held: nobody dropped it)."""
 
 
+@pytest.mark.usefixtures("proofs_checked_once")
 async def test_watchers_through_a_relay_process_at_a_table_of_no_listen_joiners(
     tmp_path: Path,
 ) -> None:
