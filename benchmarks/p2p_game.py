@@ -251,15 +251,28 @@ def critical_paths(
         for h in r["env"]:
             if sender[h] == seat:
                 sent[h] = clock[seat]
+    return per_round(ends, dealt, cpu_at, ready_cpu)
+
+
+def per_round(
+    ends: dict[int, dict[int, float]],
+    dealt: dict[int, list[float]],
+    cpu_at: dict[int, dict[int, float]],
+    start_cpu: list[float],
+) -> tuple[list[float], list[float], list[list[float]]]:
+    """From each seat's simulated time at each round's audit (``ends``), with its cards
+    (``dealt``) and its CPU at the audit (``cpu_at``, ``start_cpu`` before the first round):
+    per round that every seat audited, the critical path (from the last audit of the round
+    before), its deal part and each seat's CPU."""
     paths, deals, cpus = [], [], []
-    before, before_cpu = 0.0, ready_cpu
+    before, before_cpu = 0.0, start_cpu
     for number in sorted(ends):
-        if len(ends[number]) != len(rows):
+        if len(ends[number]) != len(start_cpu):
             continue
         end = max(ends[number].values())
         paths.append(end - before)
         deals.append(max(dealt[number], default=before) - before)
-        at = [cpu_at[number][seat] for seat in range(len(rows))]
+        at = [cpu_at[number][seat] for seat in range(len(start_cpu))]
         cpus.append([b - a for a, b in zip(before_cpu, at, strict=True)])
         before, before_cpu = end, at
     return paths, deals, cpus
@@ -289,8 +302,9 @@ def replayed_paths(
     cpu = [0.0] * n
     inbox: list[list[tuple[float, int, int, bytes]]] = [[] for _ in range(n)]
     order = itertools.count()
-    dealt: dict[int, dict[int, float]] = defaultdict(dict)
-    audited: dict[int, dict[int, tuple[float, float]]] = defaultdict(dict)
+    ends: dict[int, dict[int, float]] = defaultdict(dict)  # round -> seat -> its audit's end
+    dealt: dict[int, list[float]] = defaultdict(list)  # round -> each seat's time with cards
+    cpu_at: dict[int, dict[int, float]] = defaultdict(dict)  # round -> seat -> CPU at audit
 
     def post(seat: int, to: range | list[int], frames: list[bytes]) -> None:
         for frame in frames:
@@ -313,9 +327,10 @@ def replayed_paths(
             decisions = []
             for event in session.take_events():
                 if isinstance(event, RoundDealt):
-                    dealt[event.number].setdefault(seat, clock[seat])
+                    dealt[event.number].append(clock[seat])
                 elif isinstance(event, RoundAudited):
-                    audited[event.record.number][seat] = (clock[seat], cpu[seat])
+                    ends[event.record.number][seat] = clock[seat]
+                    cpu_at[event.record.number][seat] = cpu[seat]
                 elif isinstance(event, DecisionNeeded):
                     decisions.append(event)
             if not decisions:
@@ -351,19 +366,7 @@ def replayed_paths(
             run(seat, start, partial(session.receive, data), sender)
         else:
             run(seat, start, nothing_back(session.work), seat)
-    paths, deals, cpus = [], [], []
-    before, before_cpu = 0.0, [0.0] * n
-    for number in sorted(audited):
-        ends = audited[number]
-        if len(ends) != n:
-            continue
-        end = max(t for t, _ in ends.values())
-        paths.append(end - before)
-        deals.append(max(dealt[number].values(), default=before) - before)
-        at = [ends[s][1] for s in range(n)]
-        cpus.append([b - a for a, b in zip(before_cpu, at, strict=True)])
-        before, before_cpu = end, at
-    return paths, deals, cpus
+    return per_round(ends, dealt, cpu_at, [0.0] * n)
 
 
 def percentile(values: list[float], q: float) -> float:
