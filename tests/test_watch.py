@@ -62,6 +62,8 @@ from belote_p2p.protocol.wire import Envelope, encode, frame
 
 TIMEOUT = 60
 LIVE = (Phase.TAKE_FIRST, Phase.TAKE_SECOND, Phase.AUCTION, Phase.PLAY)
+STUCK_RECEIVE_BUFFER = 4096
+"""The kernel receive buffer of a watcher that stops reading (small: the backlog shows soon)."""
 
 Step = Callable[[Sequence[Envelope]], None]
 
@@ -276,7 +278,7 @@ async def test_a_watcher_that_stops_reading_is_dropped_and_the_game_ends(tmp_pat
 
     async def stuck(port: int) -> None:
         sock = trio.socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, STUCK_RECEIVE_BUFFER)
         await sock.connect((LOOPBACK, port))
         stream = trio.SocketStream(sock)
         await stream.send_all(frame(hello_message(definition.table_id[:8])))
@@ -666,7 +668,7 @@ async def stuck_watcher(
 ) -> None:
     """A watcher at the relay that sends its hello and never reads again."""
     sock = trio.socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, STUCK_RECEIVE_BUFFER)
     await sock.connect(relay)
     stream = trio.SocketStream(sock)
     await stream.send_all(frame(watch_message(*watch_key(definition))))
@@ -773,7 +775,7 @@ async def test_watchers_through_a_relay_process_at_a_table_of_no_listen_joiners(
     # than the kernel buffers (each doubled by Linux), the relay's queue (and one chunk it
     # reads) and the hub's queue of 16 envelopes hold between them.
     record = read_transcript(players[0].transcript).envelopes
-    held = 2 * (4096 + 3 * WATCH_RELAY_QUEUE) + WATCH_RELAY_QUEUE + (1 << 16)
+    held = 2 * (STUCK_RECEIVE_BUFFER + 3 * WATCH_RELAY_QUEUE) + WATCH_RELAY_QUEUE + (1 << 16)
     assert sum(map(len, record)) > held + 16 * max(map(len, record)), len(record)
     assert [players[s].relayed for s in range(4)] == [0, 2, 2, 2]  # the joiners: each other
     by_seat_1 = replay(definition, read_transcript(players[1].transcript).envelopes)
