@@ -33,6 +33,7 @@ from __future__ import annotations
 import compileall
 import os
 import random
+import tempfile
 from pathlib import Path
 
 import hypothesis
@@ -40,6 +41,14 @@ import once
 import pytest
 
 SOURCE = Path(__file__).resolve().parents[1]
+
+# The suite reads English unless a test asks for another language, whatever the locale of the
+# machine it runs on, and no command it runs finds the default home of the person running it
+# (where a remembered language, name or identity would change what the tests see).
+for _name in ("LC_ALL", "LC_MESSAGES", "LANGUAGE"):
+    os.environ.pop(_name, None)
+os.environ["LANG"] = "C.UTF-8"
+os.environ["XDG_DATA_HOME"] = tempfile.mkdtemp(prefix="belote-suite-home-")
 
 UNTIMED = {"deadline": None, "suppress_health_check": [hypothesis.HealthCheck.too_slow]}
 hypothesis.settings.register_profile("dev", print_blob=True, **UNTIMED)

@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "belote_p2p"
 LAYERS = ("game", "protocol", "players", "envs", "net", "app")
 # What a top-level module may import: the facade stays light, the bot module is for plugins;
-# the error hierarchy is below every layer.
+# the error hierarchy and the words (``i18n``: the catalogs' lookup) are below every layer.
 TOP_LEVEL = {
     "__init__": {"game", "top:errors"},
     "__main__": {"app"},
@@ -85,9 +85,11 @@ def violations() -> list[str]:
                 found.append(f"{rel}: a top-level module outside the layers")
                 continue
             forbidden: set[str] = set()
+        elif rel.parts[0] == "i18n":
+            allowed, forbidden = {"top:i18n"}, FORBIDDEN["game"]
         else:
             here = rel.parts[0]
-            allowed = set(LAYERS[: LAYERS.index(here) + 1]) | {"top:errors"}
+            allowed = set(LAYERS[: LAYERS.index(here) + 1]) | {"top:errors", "top:i18n"}
             forbidden = FORBIDDEN[here]
         for line, module in imported_modules(path):
             layer = layer_of(module)

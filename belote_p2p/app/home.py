@@ -32,7 +32,8 @@ from belote_p2p.protocol.table import TableDefinition
 from belote_p2p.protocol.transcript import Transcript, TranscriptError, read_transcript
 from belote_p2p.protocol.verify import verify_record
 
-APP_NAME = "belote-p2p"
+from .homedir import default_root, root
+
 PROFILE_FILE_NAME = "profile.sqlite3"
 
 
@@ -45,14 +46,12 @@ class Home:
     @classmethod
     def default(cls) -> Home:
         """``$XDG_DATA_HOME/belote-p2p``, else ``~/.local/share/belote-p2p``."""
-        base = os.environ.get("XDG_DATA_HOME")
-        data = Path(base) if base else Path.home() / ".local" / "share"
-        return cls(data / APP_NAME)
+        return cls(default_root())
 
     @classmethod
     def at(cls, directory: str | Path | None) -> Home:
         """The home given on the command line (``--home``), or the default."""
-        return cls(Path(directory)) if directory else cls.default()
+        return cls(root(directory))
 
     @property
     def identity_file(self) -> Path:
