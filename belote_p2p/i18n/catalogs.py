@@ -6,6 +6,7 @@
     python -m belote_p2p.i18n.catalogs compile   # every .po to its .mo (the build does it)
     python -m belote_p2p.i18n.catalogs todo      # the untranslated messages, as JSON
     python -m belote_p2p.i18n.catalogs fill F    # translations from a JSON file into the .po
+    python -m belote_p2p.i18n.catalogs merge BASE OURS THEIRS   # git's merge driver for .po
 
 ``todo`` writes a JSON list of the messages some language lacks (``{"msgid": ...,
 "plural": ..., "context": ..., "where": [...]}``); ``fill`` takes the same list back with
@@ -78,7 +79,8 @@ def load_file(language: str, po: bytes) -> Catalog:
     return read_po(io.BytesIO(po), locale=language, domain=DOMAIN, abort_invalid=True)
 
 
-def write(language: str, found: Catalog) -> None:
+def write(language: str, found: Catalog, path: Path | None = None) -> None:
+    """``found`` written as every catalog is (to the language's ``.po``, or ``path``)."""
     out = io.BytesIO()
     write_po(
         out,
@@ -89,7 +91,7 @@ def write(language: str, found: Catalog) -> None:
         ignore_obsolete=True,
         include_previous=False,
     )
-    path = catalog_path(language)
+    path = path or catalog_path(language)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(out.getvalue())
 
@@ -280,19 +282,63 @@ def fill(entries: Sequence[dict[str, object]]) -> int:
     return count
 
 
+def merge(base: Path, ours: Path, theirs: Path) -> None:
+    """Two branches' versions of one catalog merged into ``ours`` (git's merge driver:
+    ``.gitattributes`` names it, ``git config merge.catalogs.driver 'python -m
+    belote_p2p.i18n.catalogs merge %O %A %B'`` sets it up): every message of either, and of
+    two different translations of one message the one that changed since ``base``. Run
+    ``update`` after the merge to drop the messages the merged code no longer has."""
+    language = checked_language(ours)
+    mine, other = load_file(language, ours.read_bytes()), load_file(language, theirs.read_bytes())
+    try:
+        old = load_file(language, base.read_bytes())
+    except Exception:  # no common version (a catalog both branches made)
+        old = Catalog(locale=language, domain=DOMAIN)
+    for message in other:
+        if not message.id:
+            continue
+        have = mine.get(message.id, context=message.context)
+        was = old.get(message.id, context=message.context)
+        theirs_ok = bool(strings_of(message)) and all(strings_of(message)) and not message.fuzzy
+        if have is None:
+            mine[message.id] = message
+        elif theirs_ok and (
+            not all(strings_of(have))
+            or not strings_of(have)
+            or have.fuzzy
+            or (strings_of(was) == strings_of(have) and strings_of(message) != strings_of(have))
+        ):
+            have.string = message.string
+            have.flags.discard("fuzzy")
+    write(language, mine, ours)
+
+
+def checked_language(po: Path) -> str:
+    """The language a ``.po`` file says it is in (its ``Language`` header)."""
+    match = re.search(rb'^"Language: ([\w-]+)\\n"$', po.read_bytes(), re.MULTILINE)
+    if not match:
+        raise ValueError(f"{po}: no Language header")
+    return match.group(1).decode()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m belote_p2p.i18n.catalogs")
-    parser.add_argument("job", choices=("update", "check", "compile", "todo", "fill"))
-    parser.add_argument("file", nargs="?", help="fill: the JSON file of translations")
+    parser.add_argument("job", choices=("update", "check", "compile", "todo", "fill", "merge"))
+    parser.add_argument("file", nargs="*", help="fill: the JSON file; merge: BASE OURS THEIRS")
     parser.add_argument("--lang", action="append", choices=translated_languages())
     args = parser.parse_args(argv)
     if args.job == "todo":
         print(json.dumps(todo(), ensure_ascii=False, indent=1))
         return 0
+    if args.job == "merge":
+        if len(args.file) != 3:
+            parser.error("merge takes BASE OURS THEIRS")
+        merge(*(Path(f) for f in args.file))
+        return 0
     if args.job == "fill":
-        if not args.file:
+        if len(args.file) != 1:
             parser.error("fill takes the JSON file of translations")
-        entries = json.loads(Path(args.file).read_text(encoding="utf-8"))
+        entries = json.loads(Path(args.file[0]).read_text(encoding="utf-8"))
         print(f"{fill(entries)} translation(s) put in", file=sys.stderr)
         return 0
     if args.job == "update":
