@@ -24,6 +24,11 @@ largest. ``--compare OTHER`` also prints this
 match's board scores minus those of another record on the same boards. ``--cpu-boards N``
 instead measures each bot's CPU time a decision (its cost on an idle core, which wall
 times on a loaded machine overstate) over the first N boards.
+
+It runs this checkout's source (pure Python), or with ``--installed`` the installed package
+(the engine and the fast path compiled by mypyc where ``pip install`` could, ``setup.py``):
+the same results (every budget is a count), in less time; the JSON line's ``"build"`` says
+which ran.
 """
 
 from __future__ import annotations
@@ -38,11 +43,13 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-for extra in (ROOT, ROOT / "plugins"):
-    if str(extra) not in sys.path:
-        sys.path.insert(0, str(extra))
+if "--installed" not in sys.argv[1:]:  # this checkout's source, pure Python
+    for extra in (ROOT, ROOT / "plugins"):
+        if str(extra) not in sys.path:
+            sys.path.insert(0, str(extra))
 
 from belote_p2p.app.botcmds import ProgressBar, format_summary
+from belote_p2p.game.build import build
 from belote_p2p.game.rules import rule_set
 from belote_p2p.players.arena import (
     BoardResult,
@@ -254,6 +261,11 @@ def main() -> int:
         "--first-board", type=int, default=0, help="--match plays boards from this one on"
     )
     parser.add_argument(
+        "--installed",
+        action="store_true",
+        help="the installed package (compiled with mypyc where pip could), not this checkout",
+    )
+    parser.add_argument(
         "--compare",
         type=Path,
         action="append",
@@ -266,7 +278,10 @@ def main() -> int:
             parser.error("--match needs --record FILE")
         a, b = split_specs(args.match)
         if args.cpu_boards:
-            print(json.dumps(cpu_times((a, b), args.cpu_boards, args.variant, args.seed)))
+            times = cpu_times((a, b), args.cpu_boards, args.variant, args.seed)
+            print(
+                json.dumps({"build": build(), "variant": args.variant, "seed": args.seed, **times})
+            )
             return 0
         summary = record_match(
             (a, b), args.boards, args.variant, args.seed, args.record, args.first_board
@@ -275,11 +290,17 @@ def main() -> int:
         summary["compared"] = [
             compare(match, recorded(other, None, args.variant, None)) for other in args.compare
         ]
+        summary["build"] = build()
         print(json.dumps(summary))
         return 0
     pimc_boards = args.pimc_boards or max(args.boards // 5, 1)
     throughput_boards = args.throughput_boards or 4 * args.boards
-    figures: dict[str, Any] = {"variant": args.variant, "jobs": args.jobs, "seed": args.seed}
+    figures: dict[str, Any] = {
+        "build": build(),
+        "variant": args.variant,
+        "jobs": args.jobs,
+        "seed": args.seed,
+    }
     keys = ("boards", "points_per_board", "ci95", "sd", "elo", "elo_ci95", "seconds")
 
     if not args.only_expert:

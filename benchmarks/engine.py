@@ -12,7 +12,8 @@ Every choice is uniform over the legal actions, drawn from a seeded ``random.Ran
 * fast path: :func:`belote_p2p.game.fastplay.random_round` (bitmask hands, unchecked plays,
   scoring without records);
 * OpenSpiel (``pip install open_spiel``, and its ``python_belote`` source, by default
-  ``/work/shared/bench/openspiel_belote.py``; neither is a dependency of this project):
+  ``../shared/bench/openspiel_belote.py`` beside the checkout, or in a folder above it;
+  neither is a dependency of this project):
   ``game.new_initial_state()``, then chance outcomes and legal actions chosen with
   ``rng.choice`` until ``is_terminal()``.
 
@@ -38,15 +39,31 @@ from pathlib import Path
 from typing import Any
 
 if "--installed" not in sys.argv[1:]:
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout's source
 
-from belote_p2p.game import engine, fastplay
+from belote_p2p.game import engine
+from belote_p2p.game.build import build
 from belote_p2p.game.cards import CARDS
 from belote_p2p.game.engine import Phase, State
 from belote_p2p.game.fastplay import random_round
 from belote_p2p.game.rules import RULE_SETS
 
-OPENSPIEL_SOURCE = Path("/work/shared/bench/openspiel_belote.py")
+ROOT = Path(__file__).resolve().parent.parent
+REFERENCE = Path("shared", "bench", "openspiel_belote.py")
+"""Where OpenSpiel's ``python_belote`` source lies, beside the checkout: ``../shared/bench/``."""
+
+
+def openspiel_source(root: Path = ROOT) -> Path:
+    """The shared reference beside the checkout: ``../shared/bench/openspiel_belote.py``
+    from the checkout, or from a folder above it (a worktree kept one level deeper); the
+    place beside the checkout when there is none (the report says it is missing)."""
+    for folder in root.parents:
+        if (folder / REFERENCE).is_file():
+            return folder / REFERENCE
+    return root.parent / REFERENCE
+
+
+OPENSPIEL_SOURCE = openspiel_source()
 
 Runner = Callable[[int], None]
 """Plays that many whole rounds."""
@@ -117,13 +134,6 @@ def openspiel_runner(source: Path, seed: int) -> tuple[Runner | None, str]:
     return run, "pyspiel " + getattr(pyspiel, "__version__", "?")
 
 
-def build() -> str:
-    """``"compiled"`` when the engine and the fast path are extension modules (the mypyc
-    build), ``"pure"`` when both are Python source, ``"mixed"`` otherwise."""
-    kinds = {Path(m.__file__ or "").suffix == ".py" for m in (engine, fastplay)}
-    return "mixed" if len(kinds) == 2 else "pure" if kinds == {True} else "compiled"
-
-
 def race(runners: dict[str, Runner], seconds: float) -> dict[str, float]:
     """Rounds per CPU second of each runner, run in turns of about half a second."""
     batch = dict.fromkeys(runners, 10)
@@ -146,7 +156,7 @@ def race(runners: dict[str, Runner], seconds: float) -> dict[str, float]:
 def legal_moves(seconds: float, seed: int) -> tuple[int, float]:
     """Calls of ``legal_actions()`` on play positions sampled from random rounds."""
     rng = random.Random(seed)
-    positions = []
+    positions: list[State] = []
     s = State.new_game(RULE_SETS["classic"].with_(target=10**9))
     while len(positions) < 2000:
         deck = list(CARDS)
