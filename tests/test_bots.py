@@ -18,9 +18,12 @@ from helpers import dealt, random_deck
 from belote_p2p.app.cli import main
 from belote_p2p.game.cards import CARDS, FULL_DECK, Suit, card
 from belote_p2p.game.engine import BIDS, PASS, Bid, BidKind, Phase, State, deal_owners
+from belote_p2p.game.engine import COINCHE as COINCHE_BID
+from belote_p2p.game.engine import SURCOINCHE as SURCOINCHE_BID
 from belote_p2p.game.observation import Observation, observe
 from belote_p2p.game.rules import CLASSIC, COINCHE, RuleSet
 from belote_p2p.game.scoring import CAPOT_POINTS, score_round
+from belote_p2p.game.tables import ALL_TRUMP, NO_TRUMP
 from belote_p2p.players import hookspecs
 from belote_p2p.players.bots import (
     BotError,
@@ -394,6 +397,28 @@ def test_pimc_coinche_auctions_stay_legal() -> None:
             bids += isinstance(action, Bid) and action.kind is BidKind.BID
             state = state.apply(action)
     assert bids > 0
+
+
+@pytest.mark.parametrize("mode", [NO_TRUMP, ALL_TRUMP], ids=["sans-atout", "tout-atout"])
+def test_bots_weigh_a_surcoinche_without_a_trump_suit(mode: int) -> None:
+    # The taker of a coinched sans-atout (or tout-atout) contract may surcoinche: every bot
+    # values its hand for that contract (hand_strength once indexed a trump suit there).
+    rules = COINCHE.with_(first_dealer=0, sans_atout=True, tout_atout=True)
+    mine = [card(t) for t in ["AH", "TH", "KH", "AS", "TS", "AC", "AD", "TD"]]
+    rest = [c for c in CARDS if c not in mine]
+    random.Random(0).shuffle(rest)
+    deck = [mine.pop() if owner == 1 else rest.pop() for owner in deal_owners(rules, 0)]
+    state = State.new_game(rules).deal(deck).apply(BIDS[80, mode]).apply(COINCHE_BID)
+    while state.to_act != 1:
+        state = state.apply(PASS)
+    obs = observe(state, 1)
+    assert SURCOINCHE_BID in obs.legal
+    bots = collect_bots(make_plugin_manager(entry_points=False))
+    for spec in ("rules", "pimc:auction_samples=4", "expert:bid_samples=4"):
+        assert make_bot(spec, bots).decide(obs, random.Random(1)) in obs.legal, spec
+    module = importlib.import_module("belote_bots.rules_bot")
+    # Four aces, three tens behind them: a strong hand sans-atout, a poor one with a trump.
+    assert module.hand_strength(obs.hand_mask, NO_TRUMP) > module.hand_strength(0xFF, NO_TRUMP)
 
 
 def test_contract_net_follows_the_coinche_scoring() -> None:

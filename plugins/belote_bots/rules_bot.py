@@ -49,7 +49,11 @@ def _low_cards(mask: int) -> list[Card]:
 
 
 def hand_strength(hand: int, trump: int) -> int:
-    """A rough count of the points ``hand`` brings its team with ``trump`` (a suit)."""
+    """A rough count of the points ``hand`` brings its team with ``trump``: a suit, or
+    sans-atout / tout-atout (a coinche contract the bot did not bid may still be its to
+    surcoinche, or its partner's to support)."""
+    if trump == NO_TRUMP or trump == ALL_TRUMP:
+        return _masters_strength(hand, trump)
     trumps = hand & SUIT_MASKS[trump]
     n = trumps.bit_count()
     v = 0
@@ -82,6 +86,22 @@ def hand_strength(hand: int, trump: int) -> int:
             v += 6
         elif n >= 3 and side.bit_count() == 1 and not side & _bit(suit, ACE):
             v += 3
+    return v
+
+
+def _masters_strength(hand: int, mode: int) -> int:
+    """With no single trump suit, what counts is each suit's run of masters from the top
+    (every card of it wins a trick whoever leads it): its points, a share of the low cards
+    it catches, and the long tail a run of three or more masters makes good."""
+    strength, points = STRENGTH[mode], POINTS[mode]
+    v = 0
+    for suit in range(4):
+        ranks = sorted(range(8), key=lambda r: -strength[suit * 8 + r])
+        held = [bool(hand & _bit(suit, r)) for r in ranks]
+        run = held.index(False) if False in held else 8
+        v += sum(points[suit * 8 + r] + 6 for r in ranks[:run])
+        if run >= 3:
+            v += 8 * (sum(held) - run)
     return v
 
 
