@@ -478,7 +478,8 @@ class SeatView:
             self.legal = ()
             return self._say(self.ended)
         self.dummy = event.seat
-        self.dummy_line = left_line(self.name(event.seat), self.name(event.by))
+        partner = None if event.by == self.me else self.name(event.by)
+        self.dummy_line = left_line(self.name(event.seat), partner)
         self._see_dummy(event.state)
         return self._say(self.dummy_line)
 

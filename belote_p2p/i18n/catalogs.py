@@ -133,11 +133,11 @@ def update(languages: Iterable[str] | None = None) -> None:
 
 
 def fields(text: str) -> list[str]:
-    """The placeholders of a message, sorted (``{name}`` and ``{n:,}`` give name and n)."""
+    """The placeholders of a message, each once, sorted (``{name}`` and ``{n:,}`` give name
+    and n): a translation may say a name once where the English says it twice."""
     bare = text.replace("{{", "").replace("}}", "").replace("%%", "")
-    return sorted(
-        m.group(0) if m.group(0)[0] == "%" else m.group(1) for m in PLACEHOLDER.finditer(bare)
-    )
+    found = {m.group(0) if m.group(0)[0] == "%" else m.group(1) for m in PLACEHOLDER.finditer(bare)}
+    return sorted(found)
 
 
 def ids_of(message: Message) -> list[str]:
