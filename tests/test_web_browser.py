@@ -1,12 +1,13 @@
 """The table in a real browser: a person plays a whole round by clicking, against three bot
 processes, in classic and in coinche (``belote-p2p host --web --bots 3``), and against two
-and one in three-handed and two-handed.
+and one in three-handed and two-handed; and a whole game in French and in Spanish.
 
 Chromium is Debian's (``/usr/bin/chromium``, or ``$BELOTE_CHROMIUM``), driven by
 Playwright's Python API; ``.ci/run`` installs it when it can, and these tests skip, saying
 why, where it is missing. Screenshots of the table (bidding, a trick under way, the round's
-summary, a phone-sized screen) go to a temporary folder, or to ``$BELOTE_SCREENSHOTS``:
-``python docs/screenshots.py`` sets it to regenerate the ones ``docs/screenshots/`` keeps.
+summary, a phone-sized screen; in French and Spanish too) go to a temporary folder, or to
+``$BELOTE_SCREENSHOTS``: ``python docs/screenshots.py`` sets it to regenerate the ones
+``docs/screenshots/`` keeps.
 
 Nothing here sleeps: every wait is for a condition of the page or for the process to end.
 """
@@ -951,6 +952,11 @@ WORDS = {
         "host": "Abrir una mesa", "three": "a tres (3 jugadores)", "quit": "Salir",
     },
 }  # fmt: skip
+SLAVIC = (
+    "nplurals=3; plural=(n%10==1 && n%100!=11 ? 0 : n%10>=2 && n%10<=4 && "
+    "(n%100<10 || n%100>=20) ? 1 : 2);"
+)
+"""A plural rule of three forms (Russian's), for the script's reader of plural rules."""
 LANG_IS = "(lang) => document.documentElement.lang === lang && !!document.querySelector('#langs')"
 SIDE_HEADINGS = "() => Array.from(document.querySelectorAll('#side h2')).map((h) => h.textContent)"
 BACKS_LABELS = """() => Array.from(document.querySelectorAll('#felt .seat .backs'))
@@ -1031,18 +1037,18 @@ def test_the_bidding_buttons_say_prendre_and_passer(browser: Any, language: str)
 
 def play_in(page: Any, language: str) -> set[str]:
     """Play the game on ``page`` to its end (a bid as :func:`bid` makes it, a card by its
-    first legal one), checking the words of each stage in ``language`` and taking its
-    screenshot; the stages seen."""
+    first legal one), checking the words of each stage in ``language``, the play's with its
+    screenshot (the bidding's is taken by the test of the buttons: the deal decides whether
+    the seat bids at all); the stages seen."""
     words = WORDS[language]
     seen: set[str] = set()
     bids: dict[str, Any] = {"bid": False}
     while True:
         page.wait_for_function(DECISION_OR_SUMMARY)
         if page.evaluate(BETWEEN_ROUNDS):
-            if "between-rounds" not in seen:
+            if "between-rounds" not in seen:  # a redeal (all passed): the game goes on
                 seen.add("between-rounds")
                 assert page.locator("#summary-title").text_content().startswith(words["round"])
-                shot(page, f"{language}-between-rounds")
             page.wait_for_function(MY_DECISION_OR_OVER)
         if page.locator("#table").get_attribute("data-finished") == "true":
             return seen
@@ -1057,13 +1063,10 @@ def play_in(page: Any, language: str) -> set[str]:
                 shot(page, f"{language}-play")
             page.locator("#hand button.card.legal").first.click()
         else:
-            if "bidding" not in seen:
+            if "bidding" not in seen:  # the deal decides whether a bot takes first
                 seen.add("bidding")
-                assert (
-                    page.locator('#bidding button[data-code="pass"]').text_content()
-                    == words["pass"]
-                )
-                shot(page, f"{language}-game-bidding")
+                passing = page.locator('#bidding button[data-code="pass"]')
+                assert passing.text_content() == words["pass"]
             bid(page, False, bids)
         page.wait_for_function(DECISION_GONE, arg=now["decision"])
 
@@ -1145,6 +1148,12 @@ def test_the_lobby_in_spanish_then_french(browser: Any, tmp_path: Path) -> None:
             if language == "es":
                 page.locator('#langs a[hreflang="fr"]').click()
         assert (home / "lang").read_text().strip() == "fr"
+        # The script reads a catalog's plural rule without eval, as gettext does.
+        for n, form in ((0, 0), (1, 0), (2, 1)):
+            assert page.evaluate("(n) => pluralIndex(n)", n) == form  # French: n > 1
+        for n, form in ((1, 0), (2, 1), (5, 2), (11, 2), (21, 0), (22, 1), (112, 2)):
+            assert page.evaluate(f"(n) => pluralRule({json.dumps(SLAVIC)})(n)", n) == form
+        assert page.evaluate("() => pluralRule('plural=(n ? 1')(1)") == 0  # unreadable: English's
         page.locator("#quit-button").click()
         assert lobby.wait() == 0, lobby.output
     finally:

@@ -81,8 +81,9 @@ STATIC = {
     "app.css": "text/css; charset=utf-8",
 }
 TABLE_MESSAGES = frozenset({"act", "resign", "leave", "chat", "rematch"})
-CARD_CACHE = b"private, max-age=86400"
-"""A card's image is the same for good at its address (which names its language)."""
+CARD_CACHE = b"private, max-age=3600"
+"""A card's image is the same at its address (which names its language): the browser keeps
+it an hour (a new version's drawing shows within that)."""
 
 
 class WebError(BeloteError, OSError):
