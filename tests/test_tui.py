@@ -428,7 +428,7 @@ def test_coinche_bids() -> None:
         with pytest.raises(InputError, match=re.escape(reason)) as info:
             parse_input(text, opening)
         assert (
-            "Legal now: pass, a bid 80-160 by tens, capot, generale with a suit S/H/D/C "
+            "Legal now: pass, a bid 80-160 by tens, capot, générale with a suit S/H/D/C "
             "(e.g. 80 S)." in str(info.value)
         )
     raised = decision(COINCHE_RULES, lambda o: o.contract == 100, bidding("pass", "pass", "100 H"))
