@@ -9,7 +9,7 @@ from belote_p2p.game.audit import AuditFault, FaultKind
 from belote_p2p.game.cards import Card
 from belote_p2p.game.engine import BidKind, Phase, RoundRecord, State, Trick
 from belote_p2p.game.scoring import Outcome
-from belote_p2p.i18n import N_, _
+from belote_p2p.i18n import N_, _, pgettext
 from belote_p2p.protocol.names import MAX_NAME_CELLS, cells, safe_text
 from belote_p2p.protocol.table import TableDefinition
 
@@ -266,10 +266,15 @@ def format_sheet(state: State, names: Sequence[str] | None = None, *, me: int | 
         return _("Score sheet: no round was scored.")
     w = max(7, *(cells(t) for t in sides))
     head = "".join(f"  {right(side, w)}" for side in sides)
-    lines = [_("Score sheet"), f"  {right(_('round'), 5)}{head}  {right(_('total'), 11)}"]
+    # TRANSLATORS: the score sheet's column of round numbers (at most 5 columns wide).
+    round_word = right(pgettext("sheet", "round"), 5)
+    # TRANSLATORS: the score sheet's column of game totals (at most 11 columns wide).
+    total_word = right(pgettext("sheet", "total"), 11)
+    redeal = right(_("redeal"), w)
+    lines = [_("Score sheet"), f"  {round_word}{head}  {total_word}"]
     for r in state.history:
         if r.score is None:
-            lines.append(f"  {r.number + 1:>5}  {right(_('redeal'), w)}")
+            lines.append(f"  {r.number + 1:>5}  {redeal}")
             continue
         row = "".join(f"  {x:>{w}}" for x in r.score.score)
         after = r.scores_after

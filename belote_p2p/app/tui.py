@@ -331,7 +331,7 @@ def _bid_reason(bid: Bid, o: Observation) -> str:
 
 
 HELP_LINES = (
-    N_("Play a card: its number (it keeps it all round) or its name: {examples}."),
+    N_("Play a card: its number (kept all round) or its name: {examples}."),
     N_("Bid: {take}, {pass_}, a suit ({suit})."),
     N_("Coinche: {value}, {capot}, {generale}, {coinche}, {surcoinche}."),
     N_("last: the last trick · tricks: every trick of the round just played."),
