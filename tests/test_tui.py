@@ -294,11 +294,11 @@ def test_a_capot_summary_says_who_made_it() -> None:
     assert "Card points You & Cid 250, Bob & Dee 0; belote You & Cid 0, Bob & Dee 20." in text
 
 
-def test_game_over_and_abandon_end_the_frame_with_the_sheet() -> None:
-    rules = rule_set("classic", target=101)
-    state = dealt(rules, 5)
+def game_played(rules: RuleSet, seed: int = 5) -> tuple[TableView, State]:
+    """Seat 0's view of a whole game played with random legal actions, and its last state
+    (over, not yet told to the view)."""
+    state = dealt(rules, seed)
     view = new_view(rules)
-    seed = 5
     while state.phase is not Phase.GAME_OVER:
         events = list(round_events(state, seed))
         for event, _ in events:
@@ -307,6 +307,12 @@ def test_game_over_and_abandon_end_the_frame_with_the_sheet() -> None:
         if state.phase is Phase.DEAL:
             seed += 1
             state = state.deal(random_deck(random.Random(seed)))
+    return view, state
+
+
+def test_game_over_and_abandon_end_the_frame_with_the_sheet() -> None:
+    rules = rule_set("classic", target=101)
+    view, state = game_played(rules)
     notices = view.apply(GameOver(state))
     assert notices[0].text.startswith("Game over: ")
     assert view.sheet is not None and "Score sheet" in view.sheet
@@ -883,12 +889,7 @@ LANGUAGE_WORDS = {
         "turn": "▶ À vous : prendre ou passer",
         "take": ("prendre", "prends"),
         "pass": ("passer", "passe"),
-        "commands": {
-            "aide": CommandKind.HELP,
-            "dernier": CommandKind.LAST,
-            "plis": CommandKind.TRICKS,
-            "quitter": CommandKind.QUIT,
-        },
+        "commands": ("aide", "dernier", "plis", "quitter"),
         "say": ("dire bien joué", "bien joué"),
         "bidding": "Ce sont les enchères : aucune carte ne se joue encore. Possible : passer",
         "refused": "Impossible de jouer {card} maintenant.",
@@ -923,12 +924,7 @@ LANGUAGE_WORDS = {
         "turn": "▶ Su turno: tomar o pasar",
         "take": ("tomar", "tomo"),
         "pass": ("pasar", "paso"),
-        "commands": {
-            "ayuda": CommandKind.HELP,
-            "última": CommandKind.LAST,
-            "bazas": CommandKind.TRICKS,
-            "salir": CommandKind.QUIT,
-        },
+        "commands": ("ayuda", "última", "bazas", "salir"),
         "say": ("decir bien jugado", "bien jugado"),
         "bidding": "Esto es la subasta: aún no se juega ninguna carta. Posible ahora: pasar",
         "refused": "No se puede jugar {card} ahora.",
@@ -998,7 +994,8 @@ def test_what_a_french_or_spanish_player_types(lang: str) -> None:
             assert parse_input(typed, first_turn) == TAKE, typed
         for typed in (*words["pass"], "pass"):
             assert parse_input(typed, first_turn) == PASS, typed
-        for typed, kind in words["commands"].items():
+        kinds = (CommandKind.HELP, CommandKind.LAST, CommandKind.TRICKS, CommandKind.QUIT)
+        for typed, kind in zip(words["commands"], kinds, strict=True):
             assert parse_input(typed, first_turn) == Command(kind), typed
             assert parse_input(typed.upper(), first_turn) == Command(kind), typed
         assert parse_input("help", first_turn) == Command(CommandKind.HELP)
@@ -1113,17 +1110,7 @@ def test_game_over_and_abandon_in_french_and_spanish(lang: str) -> None:
     words = LANGUAGE_WORDS[lang]
     with using(lang):
         rules = rule_set("classic", target=101)
-        state = dealt(rules, 5)
-        view = new_view(rules)
-        seed = 5
-        while state.phase is not Phase.GAME_OVER:
-            events = list(round_events(state, seed))
-            for event, _ in events:
-                view.apply(event)
-            state = events[-1][1]
-            if state.phase is Phase.DEAL:
-                seed += 1
-                state = state.deal(random_deck(random.Random(seed)))
+        view, state = game_played(rules)
         notices = view.apply(GameOver(state))
         assert notices[0].text.startswith(words["over"]), notices[0].text
         assert view.sheet is not None and words["sheet"] in view.sheet

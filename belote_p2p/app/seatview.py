@@ -674,14 +674,20 @@ class SeatView:
                 sweep=sweep_text(sc, self.name, self.side_label),
             )
         ]
-        points = [_("Card points {sides}").format(sides=self.sides_text(sc.card_points))]
-        if any(sc.announcements):
-            points.append(
-                _("announcements {sides}").format(sides=self.sides_text(sc.announcements))
-            )
-        if any(sc.belote):
-            points.append(_("belote {sides}").format(sides=self.sides_text(sc.belote)))
-        lines.append("; ".join(points) + ".")
+        fields = {
+            "cards": self.sides_text(sc.card_points),
+            "announcements": self.sides_text(sc.announcements),
+            "belote": self.sides_text(sc.belote),
+        }
+        if any(sc.announcements) and any(sc.belote):
+            points = _("Card points {cards}; announcements {announcements}; belote {belote}.")
+        elif any(sc.announcements):
+            points = _("Card points {cards}; announcements {announcements}.")
+        elif any(sc.belote):
+            points = _("Card points {cards}; belote {belote}.")
+        else:
+            points = _("Card points {cards}.")
+        lines.append(points.format(**fields))
         gained = ", ".join(f"{self.side_label(t)} +{sc.score[t]}" for t in self.sides())
         game = "-".join(str(record.scores_after[t]) for t in self.sides())
         lines.append(_("Round score {gained}; game {game}.").format(gained=gained, game=game))
