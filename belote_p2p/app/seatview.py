@@ -16,6 +16,14 @@ over: Bob & Dee win 638-302``, the score sheet's last line), **a running score n
 first** (the score line, the round screen's columns, the page's score bar), then the other
 sides in playing order (:meth:`~SeatView.sides`).
 
+Every text the view makes (its notices and news lines, the round's summary and breakdown,
+the end of the game) is in the language in use when the event is applied
+(:mod:`belote_p2p.i18n`; a page applies its seat's events in its reader's language), and the
+lines drawn from the state (:meth:`~SeatView.contract_line`, :meth:`~SeatView.turn_line`...)
+in the language in use when they are drawn. A sentence about a seat is one message for ours
+and one for another's (:meth:`~SeatView.by`: ``You play {card}.``, ``{name} plays
+{card}.``), so that each language conjugates its own verbs.
+
 A completed trick stays on show (its four cards and who won it) until the next trick's
 first card; a renderer may hold it a moment longer (:data:`TRICK_HOLD`, the live terminal's
 and the page's), which only delays the drawing: the game itself never waits for it.

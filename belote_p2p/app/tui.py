@@ -22,6 +22,12 @@ Four parts, each usable on its own:
 * :class:`TuiPlayer`: a :class:`~belote_p2p.players.player.Player` that answers through a
   :class:`TerminalUI`.
 
+Every word is the reader's (English, French or Spanish, :mod:`belote_p2p.i18n`): cards in its
+letters (``V♥`` in French and Spanish), bids and refusals in its words; what is typed is read
+in any of the three (``prendre``, ``tomar``, ``aide``, ``salir``, ``VC``, ``JH``). Each
+translation of a frame line fits the 76 columns inside the border (the tests draw every frame
+of every variant in every language).
+
 The frame is printed, never drawn on an alternate screen, so it works over SSH and in 80x24.
 ``belote-p2p host``, ``join``, ``resume`` and ``play`` (:mod:`belote_p2p.app.seat`,
 :mod:`belote_p2p.app.local`) play a person's seat through this module (``--plain`` for the
