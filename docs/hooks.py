@@ -9,6 +9,10 @@
   documented and with its docstring's first line (:func:`on_page_markdown`), so that the
   module that gathers names for bot authors lists them without a second copy of their
   documentation. griffe reads the source: nothing is imported.
+- **No raw role left.** A page whose HTML still shows a Sphinx role (``:class:`` before a
+  name: a docstring ``docs/griffe_roles.py`` did not turn into Markdown, or a role written in
+  a page by hand) is a warning, so that the strict build refuses it
+  (:func:`on_page_content`).
 """
 
 from __future__ import annotations
@@ -19,12 +23,14 @@ from pathlib import Path
 from typing import Any
 
 import griffe
-from mkdocs.plugins import event_priority
+from mkdocs.plugins import event_priority, get_plugin_logger
 from mkdocs.structure.files import File, Files, InclusionLevel
 
 ROOT = Path(__file__).resolve().parent.parent
 VECTORS = "protocol/vectors"
 EXPORTS = re.compile(r"^<!-- exports: (?P<module>[\w.]+) -->$", re.MULTILINE)
+RAW_ROLE = re.compile(r":(?:py:)?(?:func|class|data|attr|meth|mod|exc|obj|const):(?=<code>|`)")
+log = get_plugin_logger(__name__)
 
 
 def vectors_page(folder: Path) -> str:
@@ -76,9 +82,15 @@ def package(name: str) -> griffe.Object:
 
 
 def summary(obj: griffe.Object | griffe.Alias) -> str:
+    """The docstring's first paragraph; for a constant without one, its value, if short."""
     docstring = obj.docstring.value if obj.docstring else ""
-    first = docstring.strip().split("\n\n")[0]
-    return " ".join(first.split()).replace("|", "\\|")
+    first = " ".join(docstring.strip().split("\n\n")[0].split())
+    if not first and obj.is_attribute and obj.value is not None:
+        value = " ".join(str(obj.value).split())
+        first = f"`{value}`" if len(value) <= 60 else ""
+    # a pipe would end the table's cell; in a code span it does not (Python-Markdown)
+    parts = re.split(r"(`[^`]*`)", first)
+    return "".join(p if p.startswith("`") else p.replace("|", "\\|") for p in parts)
 
 
 def exports_table(module_path: str) -> str:
@@ -97,3 +109,9 @@ def exports_table(module_path: str) -> str:
 
 def on_page_markdown(markdown: str, page: Any, config: Any, files: Files) -> str:
     return EXPORTS.sub(lambda m: exports_table(m["module"]), markdown)
+
+
+def on_page_content(html: str, page: Any, config: Any, files: Files) -> str:
+    for found in sorted(set(RAW_ROLE.findall(html))):
+        log.warning(f"{page.file.src_uri}: a Sphinx role left as text ({found})")
+    return html
