@@ -723,6 +723,6 @@ async def test_the_lobby_speaks_the_reader_s_language_with_its_dates_and_numbers
         assert said is None  # no game on: the lobby quits
         lobby.server.table = object()  # type: ignore[assignment]
         assert (
-            await lobby.handle({"type": "quit"}) == "Hay una partida en curso: termínala primero."
+            await lobby.handle({"type": "quit"}) == "Hay una partida en curso: termínela primero."
         )
     assert date_text("not a date") == "not a date"

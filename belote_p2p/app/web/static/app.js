@@ -458,7 +458,7 @@ function renderLastTrick(t) {
   const box = $("#last-trick");
   const lt = t.last_trick;
   if (!lt) { box.textContent = _("none yet"); return; }
-  const names = Object.fromEntries(t.seats.map((s) => [s.seat, s.you ? _("You") : s.name]));
+  const names = Object.fromEntries(t.seats.map((s) => [s.seat, s.shown_name]));  // "You": the model's word
   fill(box, 
     ...lt.cards.map((c) => el("figure", { class: c.seat === lt.master ? "won" : "" }, cardImg(c, { alt: c.label }),
       el("figcaption", { text: names[c.seat] }))),
