@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from belote_p2p.game.announcements import Announcement, AnnouncementKind
+from belote_p2p.game.audit import FaultKind
 from belote_p2p.game.cards import CARDS, SUIT_SYMBOLS, Card
 from belote_p2p.game.engine import (
     BID_VALUES,
@@ -215,6 +216,42 @@ def bid_contract_text(
     """A coinche contract: ``Bob bids 90 ♥, coinched`` (``who`` carries the verb, if any)."""
     x = coinche_text(multiplier, factor=factor)
     return f"{who} {contract_text(contract)} {trump}" + (f"{sep}{x}" if x else "")
+
+
+VARIANT_NAMES = {
+    "classic": N_("classic"),
+    "classic-no-announcements": N_("classic-no-announcements"),
+    "coinche": N_("coinche"),
+    "three-handed": N_("three-handed"),
+    "two-handed": N_("two-handed"),
+}
+"""The rule sets' names (:data:`~belote_p2p.game.rules.RULE_SETS`) as a reader's language
+says them: what ``--variant`` takes stays the English name."""
+
+
+def variant_name(name: str) -> str:
+    """A rule set by its name in the reader's language (``classique``, ``a tres``); a name
+    no rule set of ours has (a beacon's, from another version) as it is."""
+    known = VARIANT_NAMES.get(name)
+    return _(known) if known is not None else name
+
+
+def game_text(variant: str, target: int) -> str:
+    """A game by its rules and target: ``classic to 501``, ``classique en 501 points``."""
+    return _("{variant} to {target}").format(variant=variant_name(variant), target=target)
+
+
+FAULT_KIND_NAMES = {
+    FaultKind.ILLEGAL_PLAY: N_("illegal play"),
+    FaultKind.FALSE_BELOTE: N_("false belote"),
+    FaultKind.FALSE_ANNOUNCEMENT: N_("false announcement"),
+    FaultKind.ILLEGAL_BID: N_("illegal bid"),
+}
+"""What a round's audit found wrong (RULES.md §10), as a person says it."""
+
+
+def fault_kind_text(kind: FaultKind) -> str:
+    return _(FAULT_KIND_NAMES[kind])
 
 
 def listed(items: Sequence[str]) -> str:
