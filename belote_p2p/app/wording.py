@@ -294,6 +294,12 @@ def left_line(leaver: str, partner: str | None) -> str:
     )
 
 
+def error_text(message: object) -> str:
+    """``error: ...``, the line a command prints for what stops it, in the reader's
+    language."""
+    return _("error: {message}").format(message=message)
+
+
 # -- what a person types ------------------------------------------------------------------
 
 
