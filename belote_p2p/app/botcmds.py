@@ -27,7 +27,7 @@ from belote_p2p.players.bots import (
     make_bot,
     split_specs,
 )
-from belote_p2p.players.tournament import run_tournament, tournament_html
+from belote_p2p.players.tournament import interval_text, run_tournament, tournament_html
 
 from .display import format_columns
 from .wording import error_text, variant_name
@@ -96,10 +96,15 @@ class ProgressBar:
 
 def _match_arguments(p: argparse.ArgumentParser) -> None:
     """What the arena and the tournament both take: boards, variant, jobs, cluster..."""
-    p.add_argument("--boards", type=positive_int, default=200, help=_("boards per match"))
+    p.add_argument(
+        "--boards", type=positive_int, default=200, metavar="N", help=_("boards per match")
+    )
     p.add_argument("--variant", default="classic", choices=sorted(RULE_SETS),
                    help=_("the rules the boards are dealt and played under"))  # fmt: skip
-    p.add_argument("--jobs", type=positive_int, default=os.cpu_count() or 1, help=_("processes"))
+    p.add_argument(
+        "--jobs", type=positive_int, default=os.cpu_count() or 1, metavar="N",
+        help=_("processes"),
+    )  # fmt: skip
     p.add_argument(
         "--cluster",
         metavar=_("ADDRESS"),
@@ -108,7 +113,9 @@ def _match_arguments(p: argparse.ArgumentParser) -> None:
             "LocalCluster of --jobs workers (pip install 'belote-p2p[cluster]')"
         ),
     )
-    p.add_argument("--seed", type=seed, default=0, help=_("seed of the boards and bots"))
+    p.add_argument(
+        "--seed", type=seed, default=0, metavar=_("SEED"), help=_("seed of the boards and bots")
+    )
     p.add_argument(
         "--bot-deadline", type=positive_seconds, default=BOT_DEADLINE, metavar=_("S"),
         help=_(
@@ -133,7 +140,7 @@ def register(subparsers: Any) -> None:
         ),
     )
     p.add_argument(
-        "--bots", required=True,
+        "--bots", required=True, metavar=_("BOTS"),
         help=_(
             "A,B (specs name[:key=value...], a value in quotes may hold : and ,); more "
             "with --ladder"
@@ -152,11 +159,13 @@ def register(subparsers: Any) -> None:
             "pair's points per board, then one JSON line."
         ),
     )
-    t.add_argument("--bots", required=True, help=_("A,B,C... (two or more bot specs)"))
+    t.add_argument(
+        "--bots", required=True, metavar=_("BOTS"), help=_("A,B,C... (two or more bot specs)")
+    )
     _match_arguments(t)
     t.add_argument("--html", type=Path, metavar=_("FILE"), help=_("also write an HTML report"))
     t.add_argument(
-        "--resamples", type=positive_int, default=1000,
+        "--resamples", type=positive_int, default=1000, metavar="N",
         help=_("bootstrap draws of the boards (1000)"),
     )  # fmt: skip
     t.set_defaults(func=_cmd_tournament)
@@ -274,8 +283,8 @@ def format_summary(s: dict[str, Any]) -> str:
     rows = [
         (
             _("points per board ({bot}):").format(bot=a),
-            _("{mean}  95% CI [{low}, {high}]  (sd {sd})").format(
-                mean=signed(s["points_per_board"]), low=signed(lo), high=signed(hi),
+            _("{mean}  95% CI {interval}  (sd {sd})").format(
+                mean=signed(s["points_per_board"]), interval=interval_text((lo, hi)),
                 sd=format_number(s["sd"], 1),
             ),
         ),
@@ -283,7 +292,7 @@ def format_summary(s: dict[str, Any]) -> str:
         (_("board win rate:"), format_percent(s["board_win_rate"], 1)),
         (
             _("Elo difference:"),
-            f"{signed(s['elo'], 0)}  [{signed(elo_lo, 0)}, {signed(elo_hi, 0)}]",
+            f"{signed(s['elo'], 0)}  {interval_text((elo_lo, elo_hi), 0)}",
         ),
         (
             _("time:"),
@@ -312,15 +321,15 @@ def format_tournament(summary: dict[str, Any]) -> str:
     rows = [("#", _("bot"), _("Elo"), _("95% CI"), _("pts/board"))]
     for rank, r in enumerate(summary["ratings"], 1):
         lo, hi = r["elo_ci95"]
-        ci = f"[{signed(lo, 0)}, {signed(hi, 0)}]"
+        ci = interval_text((lo, hi), 0)
         rows.append((str(rank), r["bot"], signed(r["elo"], 0), ci, signed(r["points_per_board"])))
     lines = [head, format_columns(rows), ""]
     lines.append(_("points per board of the first bot of each pair, 95% CI:"))
     for s in summary["pairs"]:
         a, b = s["bots"]
         lo, hi = s["ci95"]
-        pair = _("{a} vs {b}: {mean} [{low}, {high}], boards won {rate}").format(
-            a=a, b=b, mean=signed(s["points_per_board"]), low=signed(lo), high=signed(hi),
+        pair = _("{a} vs {b}: {mean} {interval}, boards won {rate}").format(
+            a=a, b=b, mean=signed(s["points_per_board"]), interval=interval_text((lo, hi)),
             rate=format_percent(s["board_win_rate"]),
         )  # fmt: skip
         lines.append(f"  {pair}")

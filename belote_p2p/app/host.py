@@ -176,14 +176,15 @@ async def host_game(
         )
     )
     say(_("Invitation code:") + f"\n  {code}")
+    name_word = _("NAME")
     join_line = _("Others join with:  {command}").format(
-        command=f"belote-p2p join {code} --name {_('NAME')}"
+        command=f"belote-p2p join {code} --name {name_word}"
     )
     say(join_line)
     say(
         "  "
         + _("(or, where this address reaches us:  {command})").format(
-            command=f"belote-p2p join {shown} --name {_('NAME')}"
+            command=f"belote-p2p join {shown} --name {name_word}"
         )
     )
     say_watch_code(invitation, watch, say)

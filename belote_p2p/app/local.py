@@ -246,7 +246,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )  # fmt: skip
     p.add_argument("--bots", default="rules", metavar=_("BOT"),
                    help=_("the bots, NAME[:key=value...] (rules)"))  # fmt: skip
-    p.add_argument("--seed", type=seed, help=_("seed of the deals and bots (random)"))
+    p.add_argument(
+        "--seed", type=seed, metavar=_("SEED"), help=_("seed of the deals and bots (random)")
+    )
     p.add_argument(
         "--name", metavar=_("NAME"),
         help=_("your name at the table (the last one used, or your login)"),

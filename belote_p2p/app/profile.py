@@ -587,7 +587,11 @@ def _upgrade(conn: sqlite3.Connection, path: Path) -> None:
     try:
         (version,) = conn.execute("PRAGMA user_version").fetchone()
         if not 0 <= version <= SCHEMA_VERSION:
-            raise ProfileError(f"{path}: schema version {version}, expected {SCHEMA_VERSION}")
+            raise ProfileError(
+                _("{file}: schema version {version}, expected {expected}").format(
+                    file=path, version=version, expected=SCHEMA_VERSION
+                )
+            )
         if version == 0:
             script = _SCHEMA
         else:

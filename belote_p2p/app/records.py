@@ -27,6 +27,7 @@ from .display import (
     format_unfinished,
     seat_names,
     shown_name,
+    winner_first,
 )
 from .home import PROFILE_FILE_NAME, Home
 from .profile import (
@@ -155,9 +156,11 @@ def verdict_text(verdict: Verdict) -> str:
 
 
 def _ok_text(verdict: Verdict, names: tuple[str, ...], score: str) -> str:
-    """``OK: the team Ana & Cy wins 520-310 after 9 rounds``."""
+    """``OK: the team Ana & Cy wins 520-310 after 9 rounds`` (the winner's score first)."""
     rounds = len(verdict.rounds)
     won = verdict.state.winner
+    if won is not None:
+        score = winner_first(verdict.state.scores, won)
     if won is None:
         text = ngettext(
             "OK: the game ends at {score} after {rounds} round",

@@ -54,9 +54,10 @@ async def run_relay(bind: str, port: int, limits: RelayLimits, report: float) ->
         _("Relay listening on {addresses} (port {port})").format(addresses=shown, port=chosen),
         flush=True,
     )
+    host = _("HOST")
     print(
         _("Tables use it with:  {command}").format(
-            command=f"belote-p2p host --relay {_('HOST')}:{chosen} ..."
+            command=f"belote-p2p host --relay {host}:{chosen} ..."
         ),
         flush=True,
     )

@@ -594,7 +594,10 @@ def explain_os_error(exc: OSError) -> str:
 
 def add_seat_arguments(p: argparse.ArgumentParser, *, seat: bool = True, name: bool = True) -> None:
     p.add_argument("--bot", metavar=_("NAME"), help=_("play with this bot (NAME[:key=value...])"))
-    p.add_argument("--seed", type=seed, help=_("seed of the bots' choices (the deal stays secret)"))
+    p.add_argument(
+        "--seed", type=seed, metavar=_("SEED"),
+        help=_("seed of the bots' choices (the deal stays secret)"),
+    )  # fmt: skip
     p.add_argument(
         "--bot-deadline",
         type=positive_seconds,

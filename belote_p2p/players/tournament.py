@@ -204,8 +204,7 @@ def ratings_svg(ratings: Sequence[dict[str, Any]], width: int = 720) -> str:
             f'<line x1="{x(lo):.1f}" y1="{y:.1f}" x2="{x(hi):.1f}" y2="{y:.1f}" '
             'stroke="#36c" stroke-width="2"/>',
             f'<circle cx="{x(r["elo"]):.1f}" cy="{y:.1f}" r="5" fill="#36c">'
-            f"<title>{name}: {_signed(r['elo'], 0)} [{_signed(lo, 0)}, {_signed(hi, 0)}]"
-            "</title></circle>",
+            f"<title>{name}: {_signed(r['elo'], 0)} {interval_text((lo, hi), 0)}</title></circle>",
         ]
     parts.append("</svg>")
     return "\n".join(parts)
@@ -215,22 +214,36 @@ def _signed(x: float, decimals: int = 1) -> str:
     return format_number(x, decimals, sign=True)
 
 
+def interval_text(bounds: Sequence[float], decimals: int = 1) -> str:
+    """A confidence interval, ``[-12.5, +3.0]``: ``[-12,5 ; +3,0]`` in French, where the
+    comma is the decimal one."""
+    low, high = bounds
+    return _("[{low}, {high}]").format(
+        low=format_number(low, decimals, sign=True), high=format_number(high, decimals, sign=True)
+    )
+
+
 def tournament_html(summary: dict[str, Any], variant: str | None = None) -> str:
     """A page that stands alone (no script, no network): the ratings plot and tables, in
     the reader's language (``<html lang>`` says which) and its number forms; ``variant`` is
     the rules' name as the reader says it (the app's words: the summary's by default)."""
     t = summary["tournament"]
     esc = html.escape
+
+    def words(text: str) -> str:
+        """Text of the page's own, escaped for an element's content."""
+        return html.escape(text, quote=False)
+
     rows = "\n".join(
         f"<tr><td>{rank}</td><td>{esc(r['bot'])}</td><td>{_signed(r['elo'], 0)}</td>"
-        f"<td>[{_signed(r['elo_ci95'][0], 0)}, {_signed(r['elo_ci95'][1], 0)}]</td>"
+        f"<td>{interval_text(r['elo_ci95'], 0)}</td>"
         f"<td>{_signed(r['points_per_board'])}</td></tr>"
         for rank, r in enumerate(summary["ratings"], 1)
     )
     pairs = "\n".join(
         f"<tr><td>{esc(s['bots'][0])}</td><td>{esc(s['bots'][1])}</td>"
         f"<td>{_signed(s['points_per_board'])}</td>"
-        f"<td>[{_signed(s['ci95'][0])}, {_signed(s['ci95'][1])}]</td>"
+        f"<td>{interval_text(s['ci95'])}</td>"
         f"<td>{format_number(s['sd'], 1)}</td>"
         f"<td>{format_percent(s['board_win_rate'])}</td>"
         f"<td>{sum(c['illegal'] + c['errors'] + c['timeouts'] for c in s['fallbacks'].values())}"
@@ -243,7 +256,7 @@ def tournament_html(summary: dict[str, Any], variant: str | None = None) -> str:
             bots=bots, variant=variant or t["variant"], boards=t["boards"]
         )
     )
-    about = esc(
+    about = words(
         _(
             "Seed {seed}. Every pair played the same {boards} duplicate boards: a board is "
             "one deal played at two tables, the bots swapping seats, and its score is the "
@@ -253,7 +266,7 @@ def tournament_html(summary: dict[str, Any], variant: str | None = None) -> str:
             "bootstrap draws of the boards."
         ).format(seed=t["seed"], boards=t["boards"], resamples=t["resamples"])
     )
-    pairs_about = esc(
+    pairs_about = words(
         _(
             "Points per board of the first bot against the second, with the 95% interval of "
             "the mean (1.96 standard errors) and the spread of a board (sd)."
@@ -268,6 +281,7 @@ def tournament_html(summary: dict[str, Any], variant: str | None = None) -> str:
         "A", "B", _("points per board"), _("95% CI"), _("sd"), _("boards won by A"),
         _("fallbacks"),
     )  # fmt: skip
+    ratings_head, pairs_head = esc(_("Ratings")), esc(_("Pairs"))
     return f"""<!DOCTYPE html>
 <html lang="{current()}"><head><meta charset="utf-8"><title>{title}</title>
 <style>
@@ -278,12 +292,12 @@ td:nth-child(-n+2), th:nth-child(-n+2) {{ text-align: left; }}
 </style></head><body>
 <h1>{title}</h1>
 <p>{about}</p>
-<h2>{esc(_("Ratings"))}</h2>
+<h2>{ratings_head}</h2>
 {ratings_svg(summary["ratings"])}
 <table><tr>{rating_heads}</tr>
 {rows}
 </table>
-<h2>{esc(_("Pairs"))}</h2>
+<h2>{pairs_head}</h2>
 <p>{pairs_about}</p>
 <table><tr>{pair_heads}</tr>
 {pairs}
