@@ -26,6 +26,12 @@ from the home (``<home>/lang``: ``--lang`` and the browser's switch remember it,
 ``LANG`` that is set), else English. A browser page follows its own switch, else its
 ``Accept-Language`` (:func:`from_accept_language`).
 
+Dates and numbers are written as the reader's language writes them, by one helper each for
+every printer (Babel, with the language in use): :func:`format_date` (``03/12/2026 14:05``,
+``3/12/26, 14:05``; ISO in English), :func:`format_number` (``+1 234,5``) and
+:func:`format_percent` (``42 %``), :func:`format_ordinal` (``2e``, ``2.º``). A value a
+person types back (a seed, a port, an option's default in ``--help``) stays as it is typed.
+
 The language is the process's (:func:`set_language`), and a block of code may use another
 (:func:`using`: a page rendered for its own reader); it is held in a context variable, so
 that concurrent tasks each keep their own.
@@ -293,6 +299,18 @@ def format_percent(ratio: float, decimals: int = 0) -> str:
     pattern.frac_prec = (decimals, decimals)
     shown: str = pattern.apply(ratio, locale)
     return shown
+
+
+def format_ordinal(n: int) -> str:
+    """``n`` as the reader's language writes an ordinal in figures: ``1st``, ``2nd``,
+    ``11th``, ``21st`` in English; ``1er``, ``2e`` in French; ``1.º`` in Spanish."""
+    language = current()
+    if language == "fr":
+        return f"{n}er" if n == 1 else f"{n}e"
+    if language == "es":
+        return f"{n}.º"
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
 
 
 def browser_catalog(language: str | None = None) -> dict[str, object]:

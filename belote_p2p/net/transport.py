@@ -59,7 +59,7 @@ from typing import Protocol, TypeAlias
 import trio
 
 from belote_p2p.errors import BeloteError, LocalProtocolError
-from belote_p2p.i18n import _
+from belote_p2p.i18n import _, format_ordinal
 from belote_p2p.protocol.identity import Identity
 from belote_p2p.protocol.wire import (
     DEFAULT_MAX_FRAME,
@@ -765,8 +765,8 @@ class Mesh:
                 logger.log(
                     level,
                     _(
-                        "seat {seat}: waiting for seat {other}: {reason}; trying again (try {n})"
-                    ).format(seat=self.seat, other=peer, reason=outcome, n=tries),
+                        "seat {seat}: waiting for seat {other}: {reason}; {nth} try, trying again"
+                    ).format(seat=self.seat, other=peer, reason=outcome, nth=format_ordinal(tries)),
                 )
                 await trio.sleep(delay)
                 delay = min(delay * 2, self.config.relay_retry)
