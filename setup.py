@@ -13,7 +13,7 @@ the ``.mo`` files that gettext reads (:class:`BuildPyWithCatalogs`, with Babel, 
 requirement), so that ``pip install .`` speaks every language of the catalogs.
 
 Compiled, the engine checks its argument types at run time (mypyc does), and runs whole
-random rounds about 1.7 times as fast, the fast path about 3 times (README, "Speed"); the
+random rounds about 1.7 times as fast, the fast path about 3 times (``docs/speed.md``); the
 install takes about 22 s of CPU more.
 """
 

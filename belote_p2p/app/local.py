@@ -23,6 +23,7 @@ from belote_p2p.game.cards import CARDS, Card
 from belote_p2p.game.engine import Phase, State
 from belote_p2p.game.observation import observe
 from belote_p2p.game.rules import RULE_SETS, RuleSet, rule_set
+from belote_p2p.i18n import N_, _
 from belote_p2p.players.autoplay import Autoplay
 from belote_p2p.players.bots import BotError, make_bot
 from belote_p2p.players.player import BotPlayer, Player, Resigned
@@ -39,13 +40,20 @@ from belote_p2p.protocol.events import (
 )
 
 from .home import Home
-from .rematch import ask_person
+from .rematch import ask_person, new_game_text
 from .seat import login_name, watch_signals
 from .tui import TableView, TerminalUI, TuiPlayer
 
-BOT_NAMES = {4: ("East", "North", "West"), 3: ("East", "West"), 2: ("North",)}
+EAST, NORTH, WEST = N_("East"), N_("North"), N_("West")
+BOT_NAMES = {4: (EAST, NORTH, WEST), 3: (EAST, WEST), 2: (NORTH,)}
 """The bots' seats in turn after the person's, by the table's seats (the person sits South,
-seat 0; the next to play sits on the right, East)."""
+seat 0; the next to play sits on the right, East), named in the reader's language
+(:func:`bot_names`: nothing of a local game is signed or recorded)."""
+
+
+def bot_names(seats: int) -> tuple[str, ...]:
+    """The bots' names at a table of ``seats``, in the reader's language (Est, Nord, Ouest)."""
+    return tuple(_(name) for name in BOT_NAMES[seats])
 
 
 def shuffled_deck(rng: random.Random, cards: tuple[Card, ...] = CARDS) -> list[Card]:
@@ -131,8 +139,8 @@ async def local_game(
     while await one_game(rules, name, bot, rng, plain=plain, autoplay=autoplay,
                          deadline=deadline, pace=pace) and await again():  # fmt: skip
         rules = rules.with_(first_dealer=(rules.first_dealer + 1) % rules.seats)
-        dealer = ([name, *BOT_NAMES[rules.seats]])[rules.first_dealer]
-        print(f"A new game: {dealer} deals first.", flush=True)
+        dealer = ([name, *bot_names(rules.seats)])[rules.first_dealer]
+        print(new_game_text(dealer), flush=True)
     return 0
 
 
@@ -149,7 +157,7 @@ async def one_game(
 ) -> bool:
     """One game at this terminal; whether it was played out (not resigned)."""
     table = LocalTable(rules)
-    view = TableView(0, [name, *BOT_NAMES[rules.seats]], rules)
+    view = TableView(0, [name, *bot_names(rules.seats)], rules)
     ui = TerminalUI(view, plain=plain, control=table, standin=autoplay)
     tui_player = TuiPlayer(ui, turn_seconds=deadline)
     person = Autoplay.for_person(
@@ -190,7 +198,7 @@ async def one_game(
         ui.on_event(GameAbandoned(0, table.state))
     ui.finish()
     if resigned:
-        print("You resigned.", flush=True)
+        print(_("You resigned."), flush=True)
     return not resigned
 
 
@@ -205,7 +213,7 @@ def command(args: argparse.Namespace) -> int:
         if autoplay is not None:
             make_bot(autoplay)
     except (BotError, ValueError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(_("error: {reason}").format(reason=exc), file=sys.stderr)
         return 2
     name = args.name or Home.at(args.home).saved_name() or login_name()
     deadline = args.person_deadline if args.person_deadline > 0 else None

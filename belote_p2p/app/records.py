@@ -54,7 +54,7 @@ from .profile import (
     result_text,
     verified_digests,
 )
-from .wording import fault_kind_text, game_text, team_name
+from .wording import fault_kind_text, game_text, team_name, variant_name
 
 
 def game_files(home: Home) -> list[tuple[int, Path]]:
@@ -220,8 +220,10 @@ def _replay_command(args: argparse.Namespace) -> int:
     names = seat_names(verdict.definition)
     rules = verdict.definition.rules
     print(
-        _("Table {table}: {game}").format(
-            table=verdict.definition.table_id.hex(), game=game_text(rules.name, rules.target)
+        _("Table {table}: {variant} to {target}").format(
+            table=verdict.definition.table_id.hex(),
+            variant=variant_name(rules.name),
+            target=rules.target,
         )
     )
     seats = verdict.definition.seats

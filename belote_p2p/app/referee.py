@@ -1,7 +1,8 @@
 """``belote-p2p referee``: score rounds given as JSON Lines, one answer line per input line.
 
-The format is documented in the README and in ``protocol/vectors/referee-*.jsonl``; it is
-how rule disputes are settled and how bot authors check a deal, so it stays exactly so.
+The format is specified in ``protocol/REFEREE.md`` (and summed up in ``docs/api.md``), with
+golden rounds in ``protocol/vectors/referee-*.jsonl``; it is how rule disputes are settled
+and how bot authors check a deal, so it stays exactly so.
 """
 
 from __future__ import annotations

@@ -23,23 +23,24 @@ from belote_p2p.protocol.identity import Identity
 from belote_p2p.protocol.table import TableDefinition
 
 from .web.options import WebOptions
-from .wording import listed
+from .wording import is_yes, listed
 
 QUESTION = N_("Play again, same players and seats, the deal passed on? [y/N] ")
-YES_WORDS = frozenset({"y", "yes", "o", "oui", "s", "si", "sí"})
-"""A yes to another game, in any language."""
+"""Asked at the terminal after a game played out (in the reader's language: ``[o/N]``)."""
 
 
 def wants_again(answer: str) -> bool:
-    return answer.strip().lower() in YES_WORDS
+    """Yes, in any language (:func:`~belote_p2p.app.wording.is_yes`)."""
+    return is_yes(answer)
 
 
 async def ask_person(question: str = QUESTION) -> bool:
     """The person's answer, typed at the terminal (no answer, or the end of input: no)."""
+    asked = _(question)
 
     def ask() -> bool:
         try:
-            return wants_again(input(_(question)))
+            return wants_again(input(asked))
         except (EOFError, OSError):
             return False
 
@@ -74,8 +75,12 @@ def answer_text(definition: TableDefinition, answer: RematchAnswer) -> str:
 
 
 def next_dealer_text(definition: TableDefinition) -> str:
-    dealer = definition.rules.first_dealer
-    return _("A new game: {name} deals first.").format(name=definition.seats[dealer].name)
+    return new_game_text(definition.seats[definition.rules.first_dealer].name)
+
+
+def new_game_text(dealer: str) -> str:
+    """``A new game: Bob deals first.``"""
+    return _("A new game: {name} deals first.").format(name=dealer)
 
 
 def print_line(text: str) -> None:
@@ -110,7 +115,7 @@ async def host_again(
     """The host's side, on the host's port (``hand_over``, as for the lobby): the new table
     and our proposal of it, or None (after saying why, with ``say``)."""
     others = listed([s.name for s in old.seats[1:]])
-    say(_("Asking {others} whether they want another game...").format(others=others))
+    say(_("Asking {names} whether they want another game...").format(names=others))
     try:
         definition, proposal = await host_rematch(
             old, identity, [], mesh_port, ask, hand_over=hand_over, relay=relay,
@@ -139,12 +144,12 @@ async def join_again(
     host_name = old.seats[0].name
     if again:
         say(
-            _("Asking {host} (the host) for another game: every player answers...").format(
-                host=host_name
+            _("Asking {name} (the host) for another game: every player answers...").format(
+                name=host_name
             )
         )
     else:
-        say(_("Telling {host} (the host) that you want no other game...").format(host=host_name))
+        say(_("Telling {name} (the host) that you want no other game...").format(name=host_name))
     listeners = await open_listeners(bind, 0) if listen and again else []
     port = listener_port(listeners[0]) if listeners else 0
     try:

@@ -534,7 +534,9 @@ def seat_options(args: argparse.Namespace, home: Home | None = None) -> SeatOpti
         autoplay=None if args.autoplay == "none" else args.autoplay,
         json=args.json,
         rematch=getattr(args, "rematch", None),
-        web=WebOptions(port=args.web_port, open_browser=args.browser, token=home.web_token())
+        web=WebOptions(
+            port=args.web_port, open_browser=args.browser, token=home.web_token(), home=home.root
+        )
         if args.web
         else None,
         listen=args.listen,

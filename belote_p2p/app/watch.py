@@ -56,6 +56,7 @@ from belote_p2p.protocol.watch import WatchError, WatchRefused
 from belote_p2p.protocol.wire import Envelope
 
 from .display import seat_names
+from .homedir import default_root
 from .output import print_roster
 from .seat import add_web_arguments, run_main
 from .tui import Command, CommandKind, TableView, TerminalUI
@@ -529,7 +530,7 @@ async def watch_main(code: Invitation, args: argparse.Namespace) -> int:
     save = Path(args.save) if args.save else None
     try:
         if args.web:
-            web = WebOptions(port=args.web_port, open_browser=args.browser)
+            web = WebOptions(port=args.web_port, open_browser=args.browser, home=default_root())
             return await watch_in_browser(code, web, save=save)
         return await watch_in_terminal(code, plain=args.plain, save=save)
     except (ConnectionClosed, WatchError) as exc:

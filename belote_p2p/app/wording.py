@@ -117,6 +117,22 @@ def card_name(c: Card) -> str:
     return _("{rank} of {suit}").format(rank=_(RANK_NAMES[c & 7]), suit=suit_name(c >> 3))
 
 
+NO_TRUMP_LETTERS = {"en": "NT", "fr": "SA", "es": "ST"}
+ALL_TRUMP_LETTERS = {"en": "AT", "fr": "TA", "es": "TT"}
+"""No trump and all trump as a bid writes them in each language: sans atout, tout atout; sin
+triunfo, todo triunfo (:func:`parse_trump_word` reads every language's)."""
+
+
+def trump_letter(mode: int) -> str:
+    """A trump as typed in the reader's language: a suit's letter (``C``), or ``NT`` /
+    ``SA`` / ``ST`` for no trump, ``AT`` / ``TA`` / ``TT`` for all trump."""
+    if mode == NO_TRUMP:
+        return NO_TRUMP_LETTERS.get(current(), NO_TRUMP_LETTERS["en"])
+    if mode == ALL_TRUMP:
+        return ALL_TRUMP_LETTERS.get(current(), ALL_TRUMP_LETTERS["en"])
+    return suit_letter(mode)
+
+
 def trump_text(mode: int, *, symbols: bool = True) -> str:
     if mode < 0:
         return "?"
@@ -218,24 +234,6 @@ def bid_contract_text(
     return f"{who} {contract_text(contract)} {trump}" + (f"{sep}{x}" if x else "")
 
 
-VARIANT_NAMES = {
-    "classic": N_("classic"),
-    "classic-no-announcements": N_("classic-no-announcements"),
-    "coinche": N_("coinche"),
-    "three-handed": N_("three-handed"),
-    "two-handed": N_("two-handed"),
-}
-"""The rule sets' names (:data:`~belote_p2p.game.rules.RULE_SETS`) as a reader's language
-says them: what ``--variant`` takes stays the English name."""
-
-
-def variant_name(name: str) -> str:
-    """A rule set by its name in the reader's language (``classique``, ``a tres``); a name
-    no rule set of ours has (a beacon's, from another version) as it is."""
-    known = VARIANT_NAMES.get(name)
-    return _(known) if known is not None else name
-
-
 def game_text(variant: str, target: int) -> str:
     """A game by its rules and target: ``classic to 501``, ``classique en 501 points``."""
     return _("{variant} to {target}").format(variant=variant_name(variant), target=target)
@@ -300,7 +298,31 @@ def error_text(message: object) -> str:
     return _("error: {message}").format(message=message)
 
 
+VARIANT_NAMES = {
+    "classic": N_("classic"),
+    "classic-no-announcements": N_("classic-no-announcements"),
+    "coinche": N_("coinche"),
+    "three-handed": N_("three-handed"),
+    "two-handed": N_("two-handed"),
+}
+"""The variants as a person reads them (``classique``, ``à trois``); the rule set's own name
+(:attr:`~belote_p2p.game.rules.RuleSet.name`) is what programs and records read."""
+
+
+def variant_name(name: str) -> str:
+    """A variant's name in the reader's language (an unknown one as it is)."""
+    return _(VARIANT_NAMES[name]) if name in VARIANT_NAMES else name
+
+
 # -- what a person types ------------------------------------------------------------------
+
+YES_WORDS = frozenset({"y", "yes", "o", "oui", "s", "si"})
+"""What a person types for yes to a question, in any language (``sí`` without its accent)."""
+
+
+def is_yes(text: str) -> bool:
+    """``text`` answers yes, in any language: ``y``, ``yes``, ``o``, ``oui``, ``s``, ``sí``."""
+    return text.strip().lower().translate(ACCENTS) in YES_WORDS
 
 
 class WordError(ValueError):

@@ -26,6 +26,7 @@ import trio
 from belote_p2p.game.engine import Action, RoundRecord
 from belote_p2p.game.observation import Observation
 from belote_p2p.game.rules import RuleSet
+from belote_p2p.i18n import _
 from belote_p2p.net.peer import PeerStatus
 from belote_p2p.players.player import Resigned
 from belote_p2p.protocol.events import ActionTaken, ChatMessage, Event, GameOver, RoundAudited
@@ -165,7 +166,9 @@ class WebTable:
     def autoplayed(self, observation: Observation, action: Action) -> None:
         """Our time ran out and the stand-in played ``action``: say so."""
         self.pending = None
-        self.log.append(f"Time's up: your peer played {action_text(action)} for you.")
+        self.log.append(
+            _("Time's up: your peer played {action} for you.").format(action=action_text(action))
+        )
         self.hub.bump()
 
     def note(self, text: str) -> None:
@@ -204,16 +207,16 @@ class WebTable:
         why not (a stale click, not the seat's turn, not legal now)."""
         pending = self.pending
         if pending is None:
-            return "It is not your turn."
+            return _("It is not your turn.")
         if decision is not None and decision != pending.number:
-            return "That choice was for an earlier turn."
+            return _("That choice was for an earlier turn.")
         action = legal_by_code(pending.observation.legal).get(code)
         if action is None:
-            return f"{code!r} is not legal now."
+            return _("{code!r} is not legal now.").format(code=code)
         try:
             pending.send.send_nowait(action)
         except trio.WouldBlock:
-            return "An answer is already on its way."
+            return _("An answer is already on its way.")
         return None
 
     def resign(self) -> None:
@@ -254,31 +257,31 @@ class WebTable:
         if kind == "act":
             code, decision = message.get("code"), message.get("decision")
             if not isinstance(code, str) or not (decision is None or isinstance(decision, int)):
-                return "A malformed action."
+                return _("A malformed action.")
             return self.submit(code, decision)
         if kind == "resign":
             self.resign()
             return None
         if kind == "leave":
             if not self.finished.is_set() and self.view.me is not None:  # a watcher just goes
-                return "The game is not over: resign first to leave it."
+                return _("The game is not over: resign first to leave it.")
             self.left.set()
             self.hub.bump()
             return None
         if kind == "chat":
             text = message.get("text")
             if self.send_chat is None:
-                return "Chat is not available at this table."
+                return _("Chat is not available at this table.")
             if not isinstance(text, str) or not text.strip():
-                return "An empty chat line."
+                return _("An empty chat line.")
             self.send_chat(text.strip()[:CHAT_LENGTH])
             return None
         if kind == "rematch":
             if self.rematch is None or not self.finished.is_set() or not self.played_out:
-                return "No rematch is offered: the game was not played to its end."
+                return _("No rematch is offered: the game was not played to its end.")
             await self.rematch()
             return None
-        return f"Unknown message {kind!r}."
+        return _("Unknown message {kind!r}.").format(kind=kind)
 
 
 def _moved(before: tuple[int, float] | None, after: tuple[int, float] | None) -> bool:
