@@ -64,6 +64,9 @@ def test_replay_in_french_writes_the_cards_with_french_letters(
     assert re.fullmatch(r"Table [0-9a-f]+ : classique en 151", first), first
     assert re.fullmatch(r"OK : l'équipe p[0-3] & p[0-3] gagne \d+-\d+ en \d+ donnes?", last), last
     assert len(FRENCH_CARD.findall(out)) >= 32  # a round's tricks at least
+    assert re.search(r"^Donne 1, donneur p\d", out, re.M) and re.search(
+        r"^  pli 8 : p\d", out, re.M
+    )
     assert ENGLISH_FACE.search(out) is None, out
     # Only the person's words changed: verify's verdict line is the one programs read.
     assert cli.main(["verify", "1", "--home", str(recorded), "--lang", "fr"]) == 0
@@ -80,6 +83,7 @@ def test_replay_follows_a_spanish_locale(recorded: Path) -> None:
     assert re.fullmatch(r"Mesa [0-9a-f]+: clásica a 151", first), first
     assert re.fullmatch(r"OK: la pareja p[0-3] & p[0-3] gana \d+-\d+ en \d+ rondas?", last), last
     assert len(FRENCH_CARD.findall(shown.stdout)) >= 32
+    assert re.search(r"^Ronda 1, ", shown.stdout, re.M) and "\nHoja de puntos\n" in shown.stdout
     assert ENGLISH_FACE.search(shown.stdout) is None
 
 
