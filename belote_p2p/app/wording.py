@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from belote_p2p.errors import BeloteError
 from belote_p2p.game.announcements import Announcement, AnnouncementKind
 from belote_p2p.game.audit import FaultKind
 from belote_p2p.game.cards import CARDS, SUIT_SYMBOLS, Card
@@ -325,7 +326,7 @@ def is_yes(text: str) -> bool:
     return text.strip().lower().translate(ACCENTS) in YES_WORDS
 
 
-class WordError(ValueError):
+class WordError(BeloteError, ValueError):
     """What was typed is not a card (or not a bid); the message, in the reader's language,
     says what was expected."""
 

@@ -55,6 +55,8 @@ from datetime import date, datetime
 from functools import cache
 from pathlib import Path
 
+from belote_p2p.errors import BeloteError
+
 DOMAIN = "belote_p2p"
 LANGUAGES = ("en", "fr", "es")
 """The languages of the catalogs, English (the code's own words) first."""
@@ -71,7 +73,7 @@ _process_language = DEFAULT
 _language: ContextVar[str | None] = ContextVar("belote_p2p_language", default=None)
 
 
-class UnknownLanguage(ValueError):
+class UnknownLanguage(BeloteError, ValueError):
     """A language code none of the catalogs is for."""
 
     def __init__(self, code: str) -> None:
