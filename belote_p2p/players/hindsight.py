@@ -157,8 +157,8 @@ class Hindsight:
             else:
                 g.play_greedy()
                 value = side_net(g.score(), seat, seats)
-            for c in group:
-                values[CARDS[c]] = value
+            for card in group:
+                values[CARDS[card]] = value
         return HindsightValues(values, Method.EXACT if exact else Method.GREEDY)
 
     # -- bids -------------------------------------------------------------------------------
