@@ -9,7 +9,6 @@ information-set view; the double-dummy solver for hindsight) and said. What prog
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from functools import partial
 
@@ -61,8 +60,6 @@ REASONS = {
     Reason.DOUBLE: N_("The contract fails more often than not: doubling pays."),
 }
 """Why the expert chooses what it does, a sentence each (:class:`Reason`)."""
-
-SPARKS = "▁▂▃▄▅▆▇█"
 
 
 def make_coach(spec: str = COACH_BOT, *, hindsight: bool = True, seed: int = 0) -> Coach:
@@ -323,34 +320,3 @@ class TableCoach:
         async with self._lock:
             analysis = await trio.to_thread.run_sync(run, abandon_on_cancel=True)
         return coach_line(analysis, seat)
-
-
-# -- progress -------------------------------------------------------------------------------------
-
-
-def sparkline(values: Sequence[float]) -> str:
-    """``▆▅▅▃▂``: each value a bar, the highest of them full."""
-    if not values:
-        return ""
-    top = max(values)
-    if top <= 0:
-        return SPARKS[0] * len(values)
-    return "".join(SPARKS[min(len(SPARKS) - 1, math.floor(v / top * len(SPARKS)))] for v in values)
-
-
-def progress_text(losses: Sequence[float]) -> str | None:
-    """A player's average loss a decision over their analysed games, oldest first, as a
-    line with a sparkline; None before any."""
-    if not losses:
-        return None
-    mean = sum(losses) / len(losses)
-    text = ngettext(
-        "average loss a decision {mean} over {n} analysed game",
-        "average loss a decision {mean} over {n} analysed games",
-        len(losses),
-    ).format(mean=f"{mean:.1f}", n=len(losses))
-    if len(losses) > 1:
-        text += " " + _("(oldest first: {bars}, last {last})").format(
-            bars=sparkline(losses), last=f"{losses[-1]:.1f}"
-        )
-    return text

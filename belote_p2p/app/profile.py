@@ -60,6 +60,7 @@ from belote_p2p.errors import BeloteError
 from belote_p2p.game.cards import Card
 from belote_p2p.game.engine import Trick
 from belote_p2p.game.scoring import Outcome, RoundScore
+from belote_p2p.i18n import _, ngettext
 from belote_p2p.protocol.identity import fingerprint
 from belote_p2p.protocol.private import private_directory, private_fd
 from belote_p2p.protocol.transcript import TranscriptError
@@ -917,6 +918,39 @@ def analysed_losses(conn: sqlite3.Connection, player: str) -> list[float]:
 def analysed_tables(conn: sqlite3.Connection) -> set[str]:
     """The table ids (hex) of every game analysed."""
     return {t for (t,) in conn.execute("SELECT DISTINCT table_id FROM analyses")}
+
+
+# -- progress -------------------------------------------------------------------------------
+
+SPARKS = "▁▂▃▄▅▆▇█"
+
+
+def sparkline(values: Sequence[float]) -> str:
+    """``▆▅▅▃▂``: each value a bar, the highest of them full."""
+    if not values:
+        return ""
+    top = max(values)
+    if top <= 0:
+        return SPARKS[0] * len(values)
+    return "".join(SPARKS[min(len(SPARKS) - 1, math.floor(v / top * len(SPARKS)))] for v in values)
+
+
+def progress_text(losses: Sequence[float]) -> str | None:
+    """A player's average loss a decision over their analysed games, oldest first, as a
+    line with a sparkline; None before any."""
+    if not losses:
+        return None
+    mean = sum(losses) / len(losses)
+    text = ngettext(
+        "average loss a decision {mean} over {n} analysed game",
+        "average loss a decision {mean} over {n} analysed games",
+        len(losses),
+    ).format(mean=f"{mean:.1f}", n=len(losses))
+    if len(losses) > 1:
+        text += " " + _("(oldest first: {bars}, last {last})").format(
+            bars=sparkline(losses), last=f"{losses[-1]:.1f}"
+        )
+    return text
 
 
 # -- the commands ---------------------------------------------------------------------------

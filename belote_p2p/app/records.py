@@ -14,6 +14,7 @@ from datetime import datetime
 from pathlib import Path
 
 from belote_p2p.errors import BeloteError
+from belote_p2p.i18n import _
 from belote_p2p.protocol.identity import IdentityError, fingerprint
 from belote_p2p.protocol.names import safe_text
 from belote_p2p.protocol.transcript import TranscriptError, read_transcript
@@ -38,6 +39,7 @@ from .profile import (
     ProfileError,
     RecordedGame,
     all_players,
+    analysed_losses,
     file_digest,
     find_players,
     format_profile,
@@ -45,6 +47,7 @@ from .profile import (
     game_numbers,
     open_db,
     players_text,
+    progress_text,
     rank_players,
     record_game,
     recorded_games,
@@ -249,6 +252,7 @@ def _profile_command(args: argparse.Namespace) -> int:
     try:
         with open_db(home.profile_db) as conn:
             found = find_players(conn, who)
+            losses = analysed_losses(conn, found[0].fingerprint) if len(found) == 1 else []
     except (sqlite3.Error, ProfileError) as exc:
         print(f"belote-p2p profile: {exc}", file=sys.stderr)
         return 2
@@ -261,6 +265,8 @@ def _profile_command(args: argparse.Namespace) -> int:
             print(f"  {p.name} [{p.fingerprint}]")
         return 1
     print(format_profile(found[0]))
+    progress = progress_text(losses) or _("no game analysed yet (belote-p2p analyse N)")
+    print("  " + progress)
     return 0
 
 
