@@ -947,7 +947,7 @@ WORDS = {
     "es": {
         "locale": "es-ES", "take": "Tomar", "pass": "Pasar", "side": ["Última baza", "Apuestas"],
         "turned": "carta descubierta", "how": "haga clic en una carta o escriba su número",
-        "cards": r"^\d+ cartas?$", "round": "Ronda 1: ", "rows": ["Bazas", "Puntos de las cartas"],
+        "cards": r"^\d+ cartas?$", "round": "Ronda 1: ", "rows": ["Bazas", "Puntos de cartas"],
         "leave": "Salir de la mesa", "result": "la han verificado los cuatro pares",
         "host": "Abrir una mesa", "three": "a tres (3 jugadores)", "quit": "Salir",
     },

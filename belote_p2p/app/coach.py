@@ -17,7 +17,7 @@ import trio
 from belote_p2p.game.cards import Card
 from belote_p2p.game.engine import Action, Bid, Phase, RoundRecord
 from belote_p2p.game.observation import Observation
-from belote_p2p.i18n import N_, _, ngettext
+from belote_p2p.i18n import N_, _, format_number, ngettext
 from belote_p2p.players.analysis import (
     Coach,
     Decision,
@@ -74,15 +74,14 @@ def make_coach(spec: str = COACH_BOT, *, hindsight: bool = True, seed: int = 0) 
 
 
 def points_text(x: float) -> str:
-    """A loss or a value in round points, as a whole number (``-0`` is ``0``)."""
-    n = round(x)
-    return str(n if n else 0)
+    """A loss or a value in round points, as a whole number the reader's way."""
+    return format_number(round(x) or 0)
 
 
 def signed_text(x: float) -> str:
     """A value with its sign: ``+24``, ``-12``, ``0``."""
     n = round(x)
-    return f"{n:+d}" if n else "0"
+    return format_number(n, sign=True) if n else "0"
 
 
 def method_text(method: str, seats: int) -> str:
@@ -182,10 +181,10 @@ def summary_text(s: SeatSummary) -> str:
     """``54 decisions, 143 points lost (2.6 a decision); every hand seen, 532 (9.9)``."""
     head = ngettext("{n} decision", "{n} decisions", s.decisions).format(n=s.decisions)
     informed = _("{points} points lost as the player knew it ({mean} a decision)").format(
-        points=points_text(s.points_lost), mean=f"{s.mean_loss:.1f}"
+        points=points_text(s.points_lost), mean=format_number(s.mean_loss, 1)
     )
     seen = _("{points} with every hand seen ({mean} a decision)").format(
-        points=points_text(s.hindsight_points_lost), mean=f"{s.hindsight_mean_loss:.1f}"
+        points=points_text(s.hindsight_points_lost), mean=format_number(s.hindsight_mean_loss, 1)
     )
     text = f"{head}: {informed}; {seen}"
     unvalued = s.decisions - s.valued

@@ -260,47 +260,66 @@ def command(args: argparse.Namespace) -> int:
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from belote_p2p.i18n import _
+
     p = sub.add_parser(
         "play",
-        help="play against bots at this terminal, no network",
-        description="Play a whole game at this terminal against bots, with no network: "
-        "the same table as a networked game, nothing signed or recorded (for that, use "
-        "host --bots 3). You sit South, your partner North, East plays after you; "
-        "three-handed against East and West, two-handed against North.",
+        help=_("play against bots at this terminal, no network"),
+        description=_(
+            "Play a whole game at this terminal against bots, with no network: the same "
+            "table as a networked game, nothing signed or recorded (for that, use host "
+            "--bots 3). You sit South, your partner North, East plays after you; "
+            "three-handed against East and West, two-handed against North."
+        ),
     )
     p.add_argument("--local", action="store_true",
-                   help="no network (always so; kept for old scripts)")  # fmt: skip
+                   help=_("no network (always so; kept for old scripts)"))  # fmt: skip
     p.add_argument("--variant", choices=sorted(RULE_SETS), default="classic",
-                   help="the rules (classic)")  # fmt: skip
+                   help=_("the rules (classic)"))  # fmt: skip
     p.add_argument(
-        "--target", type=positive_int, default=501, help="score that wins the game (501)"
+        "--target", type=positive_int, default=501, metavar=_("POINTS"),
+        help=_("score that wins the game (501)"),
+    )  # fmt: skip
+    p.add_argument("--bots", default="rules", metavar=_("BOT"),
+                   help=_("the bots, NAME[:key=value...] (rules)"))  # fmt: skip
+    p.add_argument(
+        "--seed", type=seed, metavar=_("SEED"), help=_("seed of the deals and bots (random)")
     )
-    p.add_argument("--bots", default="rules", metavar="BOT",
-                   help="the bots, NAME[:key=value...] (rules)")  # fmt: skip
-    p.add_argument("--seed", type=seed, help="seed of the deals and bots (random)")
-    p.add_argument("--name", help="your name at the table (the last one used, or your login)")
-    p.add_argument("--home", metavar="DIR", help=f"where your name is kept ({Home.default()})")
-    p.add_argument("--first-dealer", type=int, choices=range(4), metavar="SEAT",
-                   help="the seat that deals first (the last seat, so that you speak "
-                        "first)")  # fmt: skip
-    p.add_argument("--person-deadline", type=seconds, default=0.0, metavar="S",
-                   help="seconds for each of your decisions (0: no limit)")  # fmt: skip
-    p.add_argument("--autoplay", default="rules", metavar="BOT",
-                   help="the bot that plays your turn when your time runs out (rules)")  # fmt: skip
-    p.add_argument("--pace", type=seconds, default=0.6, metavar="S",
-                   help="seconds between two bot moves (0.6)")  # fmt: skip
-    p.add_argument("--plain", action="store_true",
-                   help="plain lines, no colour (screen readers, logs) (off)")  # fmt: skip
+    p.add_argument(
+        "--name", metavar=_("NAME"),
+        help=_("your name at the table (the last one used, or your login)"),
+    )  # fmt: skip
+    p.add_argument(
+        "--home", metavar=_("DIR"),
+        help=_("where your name is kept ({home})").format(home=Home.default()),
+    )  # fmt: skip
+    p.add_argument("--first-dealer", type=int, choices=range(4), metavar=_("SEAT"),
+                   help=_("the seat that deals first (the last seat, so that you speak "
+                          "first)"))  # fmt: skip
+    p.add_argument("--person-deadline", type=seconds, default=0.0, metavar=_("S"),
+                   help=_("seconds for each of your decisions (0: no limit)"))  # fmt: skip
+    p.add_argument(
+        "--autoplay", default="rules", metavar=_("BOT"),
+        help=_("the bot that plays your turn when your time runs out (rules)"),
+    )  # fmt: skip
+    p.add_argument("--pace", type=seconds, default=0.6, metavar=_("S"),
+                   help=_("seconds between two bot moves (0.6)"))  # fmt: skip
+    p.add_argument(
+        "--plain", action="store_true",
+        help=_("plain lines, no colour (screen readers, logs) ({off})").format(off=_("off")),
+    )  # fmt: skip
     p.add_argument(
         "--hints", action=argparse.BooleanOptionalAction, default=True,
-        help=_("hint (or Tab) asks the expert for its choice and why"),
+        help=_("hint (or Tab) asks the expert for its choice and why ({on})").format(on=_("on")),
     )  # fmt: skip
     p.add_argument(
         "--coach", action="store_true",
-        help=_("after each round, a line names your costliest decision in it (off)"),
+        help=_("after each round, a line names your costliest decision in it ({off})").format(
+            off=_("off")
+        ),
     )  # fmt: skip
     p.add_argument(
-        "--coach-bot", default=COACH_BOT, metavar="BOT",
+        "--coach-bot", default=COACH_BOT, metavar=_("BOT"),
         help=_("the bot that gives the hints and the coach's line"),
     )  # fmt: skip
     p.set_defaults(func=command)

@@ -60,7 +60,8 @@ from belote_p2p.errors import BeloteError
 from belote_p2p.game.cards import Card
 from belote_p2p.game.engine import Trick
 from belote_p2p.game.scoring import Outcome, RoundScore
-from belote_p2p.i18n import _, ngettext
+from belote_p2p.i18n import N_, _, format_date, format_number, format_percent, ngettext, pgettext
+from belote_p2p.i18n import using as using_language
 from belote_p2p.protocol.identity import fingerprint
 from belote_p2p.protocol.private import private_directory, private_fd
 from belote_p2p.protocol.transcript import TranscriptError
@@ -84,11 +85,14 @@ BIG_COINCHE = 140
 LEVEL_STEP = 50
 """Level n needs ``LEVEL_STEP * n * (n + 1) / 2`` XP."""
 
-LEVEL_CURVE = (
-    f"level n needs {LEVEL_STEP}·n·(n+1)/2 XP: "
-    + ", ".join(f"{n}: {LEVEL_STEP * n * (n + 1) // 2}" for n in range(1, 6))
-    + "..."
-)
+
+def level_curve() -> str:
+    """The published curve, in the reader's words: ``level n needs 50·n·(n+1)/2 XP: 1: 50,
+    2: 150, ...``."""
+    levels = ", ".join(f"{n}: {format_number(xp_for_level(n))}" for n in range(1, 6))
+    return _("level n needs {step}·n·(n+1)/2 XP: {levels}...").format(
+        step=LEVEL_STEP, levels=levels
+    )
 
 
 # -- levels ---------------------------------------------------------------------------------
@@ -123,14 +127,17 @@ class Challenge:
 
     id: str
     title: str
+    """In English (marked for the catalogs): ``_(challenge.title)`` where it is shown."""
     xp: int
     coins: int
 
 
-CAPOT = Challenge("capot", "Make a capot (you, or your team, take every trick)", 50, 20)
-BELOTE_FINISH = Challenge("belote-finish", "Win a game holding belote in its last round", 30, 10)
-THREE_WINS = Challenge("three-wins", "Win three games in a row", 75, 30)
-COINCHE_140 = Challenge("coinche-140", "Make a coinche contract of 140 or more", 40, 15)
+CAPOT = Challenge("capot", N_("Make a capot (you, or your team, take every trick)"), 50, 20)
+BELOTE_FINISH = Challenge(
+    "belote-finish", N_("Win a game holding belote in its last round"), 30, 10
+)
+THREE_WINS = Challenge("three-wins", N_("Win three games in a row"), 75, 30)
+COINCHE_140 = Challenge("coinche-140", N_("Make a coinche contract of 140 or more"), 40, 15)
 CHALLENGES: dict[str, Challenge] = {
     c.id: c for c in (CAPOT, BELOTE_FINISH, THREE_WINS, COINCHE_140)
 }
@@ -330,15 +337,25 @@ class GameResult:
 
     @property
     def description(self) -> str:
+        """How the game ended, in English: what the database keeps (:func:`result_text`
+        says it in the reader's language from the same scores)."""
+        with using_language("en"):
+            return self.result_text()
+
+    def result_text(self) -> str:
+        """How the game ended, in the reader's language."""
         names = [p.name for p in self.players]
         return result_text(names, self.scores, self.winner, self.abandoned_by)
 
 
 def players_text(names: Sequence[str]) -> str:
-    """The players of a table: ``Ana & Cy v Bo & Di`` (teams), ``Ana v Bo v Cy`` (none)."""
-    if len(names) == 4:
-        return f"{team_name(names, 0)} v {team_name(names, 1)}"
-    return " v ".join(names)
+    """The players of a table: ``Ana & Cy v Bo & Di`` (teams), ``Ana v Bo v Cy`` (none);
+    ``contre`` in French, ``contra`` in Spanish."""
+    sides = [team_name(names, 0), team_name(names, 1)] if len(names) == 4 else list(names)
+    text = sides[0]
+    for side in sides[1:]:
+        text = _("{players} v {others}").format(players=text, others=side)
+    return text
 
 
 def scores_text(names: Sequence[str], scores: Sequence[int]) -> str:
@@ -357,12 +374,12 @@ def result_text(
     ...``, ``ended at ...``. What ``import`` prints and ``games`` shows."""
     score = scores_text(names, scores)
     if abandoned_by is not None:
-        return f"abandoned by {names[abandoned_by]} at {score}"
+        return _("abandoned by {name} at {score}").format(name=names[abandoned_by], score=score)
     if winner is None:
-        return f"ended at {score}"
+        return _("ended at {score}").format(score=score)
     if len(names) == 4:
-        return f"{team_name(names, winner)} won {score}"
-    return f"{names[winner]} won: {score}"
+        return _("{team} won {score}").format(team=team_name(names, winner), score=score)
+    return _("{name} won: {score}").format(name=names[winner], score=score)
 
 
 def game_result(verdict: Verdict, *, abandoned_by: int | None = None) -> GameResult:
@@ -372,7 +389,7 @@ def game_result(verdict: Verdict, *, abandoned_by: int | None = None) -> GameRes
         raise NotVerified(verdict.summary())
     state = verdict.state
     if abandoned_by is None and not state.is_over:
-        raise NotVerified("the game did not reach its end")
+        raise NotVerified(_("the game did not reach its end"))
     definition = verdict.definition
     rules = definition.rules
     # A seat that left while the game went on (its partner played its open hand) scores
@@ -591,7 +608,11 @@ def _upgrade(conn: sqlite3.Connection, path: Path) -> None:
     try:
         (version,) = conn.execute("PRAGMA user_version").fetchone()
         if not 0 <= version <= SCHEMA_VERSION:
-            raise ProfileError(f"{path}: schema version {version}, expected {SCHEMA_VERSION}")
+            raise ProfileError(
+                _("{file}: schema version {version}, expected {expected}").format(
+                    file=path, version=version, expected=SCHEMA_VERSION
+                )
+            )
         if version == 0:
             script = _SCHEMA
         else:
@@ -606,7 +627,8 @@ def _upgrade(conn: sqlite3.Connection, path: Path) -> None:
 
 
 class ImportStatus(Enum):
-    """What importing a transcript did."""
+    """What importing a transcript did (its value is the English word: :func:`import_text`
+    says it in the reader's language)."""
 
     IMPORTED = "imported"
     """A new game: its XP and challenges are recorded."""
@@ -628,6 +650,31 @@ class ImportResult:
     @property
     def ok(self) -> bool:
         return self.status is not ImportStatus.REFUSED
+
+
+IMPORT_WORDS = {
+    ImportStatus.IMPORTED: N_("imported"),
+    ImportStatus.ALREADY: N_("already imported"),
+    ImportStatus.REFUSED: N_("refused"),
+}
+
+
+def import_reason(outcome: ImportResult) -> str:
+    """Why a game was refused, or how it ended, in the reader's language (a verdict the
+    verifier gave stays as it gives it: programs read it)."""
+    if outcome.result is None:
+        return outcome.reason
+    if outcome.status is ImportStatus.ALREADY:
+        return _("table {table} is already recorded").format(table=outcome.result.table_id.hex())
+    return outcome.result.result_text()
+
+
+def import_text(outcome: ImportResult) -> str:
+    """``imported: Ana & Cy won 520-310``, ``refused: INCOMPLETE: ...``, as ``import`` and a
+    seat after its game print it."""
+    return _("{status}: {reason}").format(
+        status=_(IMPORT_WORDS[outcome.status]), reason=import_reason(outcome)
+    )
 
 
 def record_game(db: Path, transcript: Path) -> ImportResult:
@@ -945,10 +992,10 @@ def progress_text(losses: Sequence[float]) -> str | None:
         "average loss a decision {mean} over {n} analysed game",
         "average loss a decision {mean} over {n} analysed games",
         len(losses),
-    ).format(mean=f"{mean:.1f}", n=len(losses))
+    ).format(mean=format_number(mean, 1), n=format_number(len(losses)))
     if len(losses) > 1:
         text += " " + _("(oldest first: {bars}, last {last})").format(
-            bars=sparkline(losses), last=f"{losses[-1]:.1f}"
+            bars=sparkline(losses), last=format_number(losses[-1], 1)
         )
     return text
 
@@ -957,28 +1004,65 @@ def progress_text(losses: Sequence[float]) -> str | None:
 
 
 def format_profile(p: PlayerStats) -> str:
+    """A player's profile, in the reader's language, numbers and dates as it writes them."""
     level = p.level
+    n = format_number
     lines = [
         f"{p.name} [{p.fingerprint}]",
-        f"  level {level}: {p.xp} XP (level {level + 1} at {xp_for_level(level + 1)} XP)",
-        f"  games {p.games}, won {p.wins} ({p.win_rate:.0%})",
-        f"  contracts made {p.contracts_made}, failed {p.contracts_failed}",
-        f"  capots {p.capots}, belotes {p.belotes}",
-        f"  coins {p.coins}",
-        "  challenges:",
+        "  "
+        + _("level {level}: {xp} XP (level {next} at {needed} XP)").format(
+            level=level, xp=n(p.xp), next=level + 1, needed=n(xp_for_level(level + 1))
+        ),
+        "  "
+        + _("games {games}, won {wins} ({rate})").format(
+            games=n(p.games), wins=n(p.wins), rate=format_percent(p.win_rate)
+        ),
+        "  "
+        + _("contracts made {made}, failed {failed}").format(
+            made=n(p.contracts_made), failed=n(p.contracts_failed)
+        ),
+        "  "
+        + _("capots {capots}, belotes {belotes}").format(capots=n(p.capots), belotes=n(p.belotes)),
+        "  " + _("coins {coins}").format(coins=n(p.coins)),
+        "  " + _("challenges:"),
     ]
     done = dict(p.challenges)
     for c in CHALLENGES.values():
-        mark = f"done {done[c.id][:10]}" if c.id in done else "open"
-        lines.append(f"    [{mark}] {c.title} (+{c.xp} XP, +{c.coins} coins)")
+        if c.id in done:
+            mark = _("done {date}").format(date=_challenge_date(done[c.id]))
+        else:
+            mark = pgettext("challenge", "open")
+        reward = ngettext("+{xp} XP, +{coins} coin", "+{xp} XP, +{coins} coins", c.coins).format(
+            xp=n(c.xp), coins=n(c.coins)
+        )
+        lines.append(f"    [{mark}] {_(c.title)} ({reward})")
     return "\n".join(lines)
 
 
+def _challenge_date(stored: str) -> str:
+    """A date the database keeps (UTC ISO 8601) as the reader's language writes a day."""
+    try:
+        moment = datetime.fromisoformat(stored)
+    except ValueError:
+        return stored[:10]
+    return format_date(moment, time=False)
+
+
 def format_ranking(ranked: Sequence[tuple[int, PlayerStats]]) -> str:
-    rows = [("rank", "name", "fingerprint", "level", "XP", "games", "win rate")]
+    rows = [
+        (
+            pgettext("column", "rank"),
+            pgettext("column", "name"),
+            pgettext("column", "fingerprint"),
+            pgettext("column", "level"),
+            pgettext("column", "XP"),
+            pgettext("column", "games"),
+            pgettext("column", "win rate"),
+        )
+    ]
     rows += [
-        (str(rank), p.name, p.fingerprint, str(p.level), str(p.xp), str(p.games),
-         f"{p.win_rate:.0%}")
+        (str(rank), p.name, p.fingerprint, str(p.level), format_number(p.xp),
+         format_number(p.games), format_percent(p.win_rate))
         for rank, p in ranked
     ]  # fmt: skip
     return format_columns(rows)

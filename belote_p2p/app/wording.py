@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from belote_p2p.game.announcements import Announcement, AnnouncementKind
+from belote_p2p.game.audit import FaultKind
 from belote_p2p.game.cards import CARDS, SUIT_SYMBOLS, Card
 from belote_p2p.game.engine import (
     BID_VALUES,
@@ -233,6 +234,24 @@ def bid_contract_text(
     return f"{who} {contract_text(contract)} {trump}" + (f"{sep}{x}" if x else "")
 
 
+def game_text(variant: str, target: int) -> str:
+    """A game by its rules and target: ``classic to 501``, ``classique en 501 points``."""
+    return _("{variant} to {target}").format(variant=variant_name(variant), target=target)
+
+
+FAULT_KIND_NAMES = {
+    FaultKind.ILLEGAL_PLAY: N_("illegal play"),
+    FaultKind.FALSE_BELOTE: N_("false belote"),
+    FaultKind.FALSE_ANNOUNCEMENT: N_("false announcement"),
+    FaultKind.ILLEGAL_BID: N_("illegal bid"),
+}
+"""What a round's audit found wrong (RULES.md §10), as a person says it."""
+
+
+def fault_kind_text(kind: FaultKind) -> str:
+    return _(FAULT_KIND_NAMES[kind])
+
+
 def listed(items: Sequence[str]) -> str:
     """``A``, ``A and B``, ``A, B and C`` (``A, B et C``, ``A, B y C``)."""
     if len(items) <= 1:
@@ -271,6 +290,12 @@ def left_line(leaver: str, partner: str | None) -> str:
     return _("{leaver} left; {partner} plays {leaver}'s open hand").format(
         leaver=leaver, partner=partner
     )
+
+
+def error_text(message: object) -> str:
+    """``error: ...``, the line a command prints for what stops it, in the reader's
+    language."""
+    return _("error: {message}").format(message=message)
 
 
 VARIANT_NAMES = {

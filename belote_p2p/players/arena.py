@@ -41,6 +41,7 @@ from belote_p2p.game.cards import CARDS, Card
 from belote_p2p.game.engine import Phase, State
 from belote_p2p.game.observation import observe
 from belote_p2p.game.rules import RuleSet, rule_set
+from belote_p2p.i18n import _
 
 from .bots import FallbackCounts, SafePlayer, bounds_its_time, load_bots, make_bot
 from .hookspecs import Bot, BotInfo
@@ -394,7 +395,7 @@ def run_match(
     results: list[BoardResult] = []
     counts = (FallbackCounts(), FallbackCounts())
     times: tuple[list[float], list[float]] | None = ([], []) if timed else None
-    label = f"{specs[0]} vs {specs[1]}"
+    label = _("{a} vs {b}").format(a=specs[0], b=specs[1])
     if progress is not None:
         progress(label, 0, boards)
     if cluster is not None:
@@ -461,7 +462,7 @@ def _distributed() -> Any:
     try:
         return importlib.import_module("distributed")
     except ImportError as exc:
-        raise ValueError("--cluster needs Dask: pip install 'belote-p2p[cluster]'") from exc
+        raise ValueError(_("--cluster needs Dask: pip install 'belote-p2p[cluster]'")) from exc
 
 
 @contextmanager

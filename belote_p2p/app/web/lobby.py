@@ -43,7 +43,7 @@ from belote_p2p.protocol.transcript import Transcript, TranscriptError
 from belote_p2p.protocol.verify import verify_transcript
 
 from ..home import Home, unfinished_games
-from ..lan import DEFAULT_BEACON_ADDRESSES, DEFAULT_BEACON_TEXT, BeaconAddress, beacon_address
+from ..lan import DEFAULT_BEACON_ADDRESSES, BeaconAddress, beacon_address, beacon_text
 from ..profile import (
     SCORE_COLUMNS,
     PlayerStats,
@@ -557,25 +557,41 @@ def cmd_web(args: argparse.Namespace) -> int:
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from belote_p2p.i18n import _
+
     p = sub.add_parser(
         "web",
-        help="the lobby in the browser: host, join, profile, ranking",
-        description="Open the lobby page (on 127.0.0.1): host a table, join one by its "
-        "address or among the tables on the local network, resume an unfinished game, see "
-        "your profile, the ranking and past games; the game is played on the same page.",
+        help=_("the lobby in the browser: host, join, profile, ranking"),
+        description=_(
+            "Open the lobby page (on 127.0.0.1): host a table, join one by its address or "
+            "among the tables on the local network, resume an unfinished game, see your "
+            "profile, the ranking and past games; the game is played on the same page."
+        ),
     )
-    p.add_argument("--name", help="the name shown to the other players")
-    p.add_argument("--home", metavar="DIR", help=f"identity and transcripts ({Home.default()})")
-    p.add_argument("--bind", default="0.0.0.0", metavar="IP", help="address the game listens on")
-    p.add_argument("--web-port", type=port, default=0, metavar="PORT",
-                   help="the page's port (0: any free port)")  # fmt: skip
-    p.add_argument("--browser", action=argparse.BooleanOptionalAction, default=True,
-                   help="open the page in the browser (--no-browser: print its URL)")  # fmt: skip
-    p.add_argument("--beacon-address", action="append", metavar="IP[:PORT]",
-                   help=f"where tables are announced, repeatable ({DEFAULT_BEACON_TEXT})",
-                   )  # fmt: skip
-    p.add_argument("--person-deadline", type=positive_seconds, default=60.0, metavar="S",
-                   help="seconds a seat has for a decision (60)")  # fmt: skip
-    p.add_argument("--grace", type=seconds, default=120.0, metavar="S",
-                   help="seconds past its deadline before a seat is signed gone (120)")  # fmt: skip
+    p.add_argument("--name", metavar=_("NAME"), help=_("the name shown to the other players"))
+    p.add_argument(
+        "--home", metavar=_("DIR"),
+        help=_("identity and transcripts ({home})").format(home=Home.default()),
+    )  # fmt: skip
+    p.add_argument(
+        "--bind", default="0.0.0.0", metavar=_("IP"), help=_("address the game listens on")
+    )
+    p.add_argument("--web-port", type=port, default=0, metavar=_("PORT"),
+                   help=_("the page's port (0: any free port)"))  # fmt: skip
+    p.add_argument(
+        "--browser", action=argparse.BooleanOptionalAction, default=True,
+        help=_("open the page in the browser (--no-browser: print its URL)"),
+    )  # fmt: skip
+    p.add_argument(
+        "--beacon-address", action="append", metavar=_("IP[:PORT]"),
+        help=_("where tables are announced, repeatable ({addresses})").format(
+            addresses=beacon_text()
+        ),
+    )  # fmt: skip
+    p.add_argument("--person-deadline", type=positive_seconds, default=60.0, metavar=_("S"),
+                   help=_("seconds a seat has for a decision (60)"))  # fmt: skip
+    p.add_argument(
+        "--grace", type=seconds, default=120.0, metavar=_("S"),
+        help=_("seconds past its deadline before a seat is signed gone (120)"),
+    )  # fmt: skip
     p.set_defaults(func=cmd_web)
