@@ -21,7 +21,7 @@ from belote_p2p.protocol.identity import fingerprint
 from belote_p2p.protocol.transcript import TranscriptError
 from belote_p2p.protocol.verify import Verdict, verify_transcript
 
-from .argtypes import seed
+from .argtypes import seat_number, seed
 from .coach import COACH_BOT, make_coach, report_lines
 from .display import seat_names
 from .home import PROFILE_FILE_NAME, Home
@@ -140,7 +140,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument(
         "game", metavar="FILE|N", help=_("a transcript file, or a game's number in games")
     )
-    p.add_argument("--seat", type=int, metavar="N", help=_("only this seat's decisions (all)"))
+    p.add_argument(
+        "--seat", type=seat_number, metavar="N", help=_("only this seat's decisions (all)")
+    )
     p.add_argument(
         "--html", metavar="FILE", help=_("also write the replay page, every hand open (none)")
     )

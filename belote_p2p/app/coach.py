@@ -178,22 +178,28 @@ def decision_text(d: Decision) -> str:
 
 
 def summary_text(s: SeatSummary) -> str:
-    """``54 decisions, 143 points lost (2.6 a decision); every hand seen, 532 (9.9)``."""
-    head = ngettext("{n} decision", "{n} decisions", s.decisions).format(n=s.decisions)
-    informed = _("{points} points lost as the player knew it ({mean} a decision)").format(
-        points=points_text(s.points_lost), mean=format_number(s.mean_loss, 1)
+    """``54 decisions: 143 points lost as the player knew it (2.6 a decision); 532 with
+    every hand seen (9.9 a decision)``."""
+    text = ngettext(
+        "{n} decision: {points} points lost as the player knew it ({mean} a decision); "
+        "{seen} with every hand seen ({seen_mean} a decision)",
+        "{n} decisions: {points} points lost as the player knew it ({mean} a decision); "
+        "{seen} with every hand seen ({seen_mean} a decision)",
+        s.decisions,
+    ).format(
+        n=format_number(s.decisions),
+        points=points_text(s.points_lost),
+        mean=format_number(s.mean_loss, 1),
+        seen=points_text(s.hindsight_points_lost),
+        seen_mean=format_number(s.hindsight_mean_loss, 1),
     )
-    seen = _("{points} with every hand seen ({mean} a decision)").format(
-        points=points_text(s.hindsight_points_lost), mean=format_number(s.hindsight_mean_loss, 1)
-    )
-    text = f"{head}: {informed}; {seen}"
     unvalued = s.decisions - s.valued
     if unvalued:
         text += " " + ngettext(
             "({n} decision the expert does not value)",
             "({n} decisions the expert does not value)",
             unvalued,
-        ).format(n=unvalued)
+        ).format(n=format_number(unvalued))
     return text
 
 

@@ -611,7 +611,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     host.add_argument(
         "--hints", action="store_true",
         help=_("a rule of the table, signed and shown to every seat: each may ask its own "
-               "peer's expert for its choice and why (hint, or Tab) (off)"),
+               "peer's expert for its choice and why (hint, or Tab) ({off})").format(off=_("off")),
     )  # fmt: skip
     add_watch_argument(host)
     add_seat_arguments(host)
