@@ -29,6 +29,7 @@ line are shells over it (:mod:`belote_p2p.app.coach`).
 
 from __future__ import annotations
 
+import logging
 import random
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -43,6 +44,8 @@ from belote_p2p.game.rules import RuleSet
 from belote_p2p.game.tables import POINTS, winning_index
 
 from .hindsight import Hindsight, Method
+
+log = logging.getLogger(__name__)
 
 INFORMED_METHOD = "expert"
 """The information-set view's method, as :attr:`Valuation.method` names it."""
@@ -309,8 +312,9 @@ class Coach:
         informed = None
         if self.informed is not None:
             rng = decision_rng(self.seed, number, index, "informed")
-            values = self.informed.action_values(obs, rng)
-            informed = valuation(values, obs.legal, action, INFORMED_METHOD)
+            informed = valuation(
+                self._informed_values(obs, rng), obs.legal, action, INFORMED_METHOD
+            )
         hindsight = None
         if self.hindsight is not None:
             rng = decision_rng(self.seed, number, index, "hindsight")
@@ -321,6 +325,17 @@ class Coach:
                 if method not in self._methods:
                     self._methods[method] = self.hindsight.describe(found.method, state.seats)
         return Decision(number, index, seat, action, obs, informed, hindsight)
+
+    def _informed_values(self, obs: Observation, rng: random.Random) -> Mapping[Action, float]:
+        """The evaluator's values; none where it fails (a bot's bug is that decision left
+        unvalued in this view, as a table replaces a failing bot's answer, never the end of
+        the analysis)."""
+        assert self.informed is not None
+        try:
+            return self.informed.action_values(obs, rng)
+        except Exception as exc:
+            log.warning("the evaluator failed at round %d: %r", obs.number, exc)
+            return {}
 
     def analyse_game(
         self,
@@ -340,7 +355,7 @@ class Coach:
         if self.informed is None or not observation.legal:
             return None
         rng = rng or random.Random(f"belote-p2p/hint:{self.seed}:{observation.number}")
-        values = self.informed.action_values(observation, rng)
+        values = self._informed_values(observation, rng)
         found = valuation(values, observation.legal, observation.legal[0], INFORMED_METHOD)
         if found is None:
             return None

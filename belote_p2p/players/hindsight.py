@@ -178,10 +178,13 @@ class Hindsight:
         """The value for ``seat`` of round ``number``'s auction from ``state`` on, as the
         bidder bids it."""
         while state.number == number and state.phase not in (Phase.PLAY, Phase.GAME_OVER):
-            at = state.to_act
-            answer = self.bidder.decide(observe(state, at), rng)
             legal = state.legal_actions()
-            state = state.apply(answer if answer in legal else _first_pass(legal))
+            try:
+                answer: object = self.bidder.decide(observe(state, state.to_act), rng)
+            except Exception:  # a bidder that cannot read this auction (a contract it
+                answer = None  # does not know) passes, as a bidder answering no legal bid
+            chosen = next((a for a in legal if a == answer), None)
+            state = state.apply(chosen if chosen is not None else _first_pass(legal))
         if state.number != number or state.phase is not Phase.PLAY:
             return 0.0  # everybody passed: the next dealer deals again
         return self._contract_value(state, seat)
