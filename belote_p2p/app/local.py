@@ -189,13 +189,20 @@ async def one_game(
             await nursery.start(watch_signals, table, ui, say)
             await nursery.start(ui.run)
 
-            async def say_coach_line(record: RoundRecord) -> None:
+            said: list[trio.Event] = []
+            """The coach lines under way (the last round's is awaited: no deal waits then)."""
+
+            async def say_coach_line(record: RoundRecord, done: trio.Event) -> None:
                 assert coach is not None
-                ui.say(await coach.round_line(record, 0))
+                try:
+                    ui.say(await coach.round_line(record, 0))
+                finally:
+                    done.set()
 
             def after_round(record: RoundRecord) -> None:
                 if coach is not None and coach_lines:
-                    nursery.start_soon(say_coach_line, record)
+                    said.append(trio.Event())
+                    nursery.start_soon(say_coach_line, record, said[-1])
 
             async def game() -> None:
                 try:
@@ -206,6 +213,8 @@ async def one_game(
                 except Resigned:
                     table.resign()
                     return
+                for done in said:
+                    await done.wait()
                 nursery.cancel_scope.cancel()
 
             async def chatter() -> None:
