@@ -271,6 +271,25 @@ def play_table(
             player.close()
 
 
+def play_game(rules: RuleSet, specs: Sequence[str], seed: int) -> State:
+    """A whole game in this process, seat ``s`` played by the bot ``specs[s]`` (called
+    directly: no deadline, no fallback), the deals and each seat's randomness drawn from
+    ``seed``: one seed, one game (the coach's tests and benchmark play theirs so)."""
+    bots = [make_bot(spec) for spec in specs]
+    rngs = [random.Random(f"game:{seed}:{s}") for s in range(rules.seats)]
+    deals = random.Random(f"game:{seed}")
+    state = State.new_game(rules)
+    while not state.is_over:
+        deck = list(rules.deck_cards)
+        deals.shuffle(deck)
+        state = state.deal(deck)
+        number = state.number
+        while state.number == number and not state.is_over:
+            seat = state.to_act
+            state = state.apply(bots[seat].decide(observe(state, seat), rngs[seat]))
+    return state
+
+
 def play_board(
     specs: tuple[str, str],
     rules: RuleSet,
