@@ -21,6 +21,7 @@ from belote_p2p.app.chat import ChatLimiter, chat_line
 from belote_p2p.app.rematch import QUESTION, wants_again
 from belote_p2p.app.seatview import TRICK_HOLD
 from belote_p2p.app.tui import (
+    HELP_LINES,
     WIDTH,
     Command,
     CommandKind,
@@ -1060,7 +1061,7 @@ def test_help_lines_fit_the_frame_in_every_language() -> None:
     for lang in LANGUAGES:
         with using(lang):
             lines = help_text(o).split("\n")
-            assert len(lines) == 9 and lines[-1] == legal_text(o)
+            assert len(lines) == len(HELP_LINES) + 1 and lines[-1] == legal_text(o)
             assert all(len(line) <= WIDTH - 4 for line in lines), (lang, lines)
             if lang in LANGUAGE_WORDS:
                 assert lines[0] == LANGUAGE_WORDS[lang]["help"]

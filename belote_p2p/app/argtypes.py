@@ -39,6 +39,15 @@ def port(text: str) -> int:
     return value
 
 
+def seat_number(text: str) -> int:
+    """A seat, 0 to 3 (a table's own seat count is checked once it is known)."""
+    what = _("a seat is 0 to 3")
+    value = int(_number(text, int, what))
+    if not 0 <= value <= 3:
+        raise _refused(what, text)
+    return value
+
+
 def positive_int(text: str) -> int:
     """A whole number of at least 1 (a target score, a count of boards or jobs...)."""
     what = _("a whole number of at least 1")

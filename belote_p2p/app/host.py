@@ -73,6 +73,7 @@ from .lan import (
     beacon_text,
     send_last_beacon,
 )
+from .output import hints_rule_text
 from .rematch import asker, host_again, speaker
 from .seat import (
     SeatOptions,
@@ -106,6 +107,7 @@ async def host_game(
     ask: Callable[[str], str] | None = None,
     fill: str = "rules",
     watch: bool = True,
+    hints: bool = False,
 ) -> int:
     """Host a table, optionally with ``bots`` local bot processes; the exit status.
 
@@ -115,7 +117,9 @@ async def host_game(
     once the table is full; else ``ask`` (a person at a terminal) may swap seats or refuse
     joiners then (:func:`prompt_seats`). ``advertise``: addresses (``HOST[:PORT]``) to put first
     in the invitation (a public name, a router's forwarded port). ``fill``: the bot of the
-    bot processes. ``watch``: the port serves watchers (:mod:`.watch`)."""
+    bot processes. ``watch``: the port serves watchers (:mod:`.watch`). ``hints``: the
+    table's rule that every seat may ask its own peer's expert for advice (signed in the
+    definition, shown to every seat)."""
     identity = options.home.identity()
     mention_unfinished(options.home, identity)
     player = make_player(options)
@@ -142,7 +146,7 @@ async def host_game(
         relay = (loopback_for(options.bind), host_port)
     own_port = host_port if options.listen else 0
     own = JoinRequest(options.name, identity.public_key_bytes, own_port)
-    lobby = Lobby(own, rules)
+    lobby = Lobby(own, rules, hints=hints)
     if seat_order:
         lobby.expect(seat_order)
     addresses = [format_address(*parse_address(a, host_port)) for a in advertise]
@@ -175,6 +179,8 @@ async def host_game(
             address=shown, all=", ".join(addresses)
         )
     )
+    if hints:
+        say(hints_rule_text())
     say(_("Invitation code:") + f"\n  {code}")
     name_word = _("NAME")
     join_line = _("Others join with:  {command}").format(
@@ -527,7 +533,7 @@ def cmd_host(args: argparse.Namespace) -> int:
     ask = input if person and order is None and bots < rules.seats - 1 else None
     main = partial(
         host_game, options, rules, args.port, bots, beacon=beacon, seat_order=order,
-        advertise=args.advertise, ask=ask, fill=fill, watch=args.watch,
+        advertise=args.advertise, ask=ask, fill=fill, watch=args.watch, hints=args.hints,
     )  # fmt: skip
     return run_main(main)
 
@@ -601,6 +607,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help=_("where the beacons go; may be repeated ({addresses})").format(
             addresses=beacon_text()
         ),
+    )  # fmt: skip
+    host.add_argument(
+        "--hints", action="store_true",
+        help=_("a rule of the table, signed and shown to every seat: each may ask its own "
+               "peer's expert for its choice and why (hint, or Tab) ({off})").format(off=_("off")),
     )  # fmt: skip
     add_watch_argument(host)
     add_seat_arguments(host)

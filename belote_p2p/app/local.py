@@ -20,10 +20,11 @@ import trio
 from belote_p2p.app.argtypes import positive_int, seconds, seed
 from belote_p2p.game.audit import audit_round
 from belote_p2p.game.cards import CARDS, Card
-from belote_p2p.game.engine import Phase, State
+from belote_p2p.game.engine import Phase, RoundRecord, State
 from belote_p2p.game.observation import observe
 from belote_p2p.game.rules import RULE_SETS, RuleSet, rule_set
 from belote_p2p.i18n import N_, _
+from belote_p2p.players.analysis import NotAnEvaluator
 from belote_p2p.players.autoplay import Autoplay
 from belote_p2p.players.bots import BotError, make_bot
 from belote_p2p.players.player import BotPlayer, Player, Resigned
@@ -39,6 +40,7 @@ from belote_p2p.protocol.events import (
     TableReady,
 )
 
+from .coach import COACH_BOT, TableCoach
 from .home import Home
 from .rematch import ask_person, new_game_text
 from .seat import login_name, watch_signals
@@ -89,10 +91,12 @@ async def play_local(
     *,
     pace: float = 0.6,
     table: LocalTable | None = None,
+    after_round: Callable[[RoundRecord], None] | None = None,
 ) -> State:
     """Play a whole game: seat 0 is ``person``, the other seats ``bots``; ``pace``: seconds
     between two bot moves, so that a person can follow them; ``table.state`` follows the
-    game. The final state."""
+    game; ``after_round`` is told each round played (the coach line: it must not hold up
+    the next deal). The final state."""
     table = table if table is not None else LocalTable(rules)
     state = table.state
     players: list[Player] = [person, *bots]
@@ -116,7 +120,10 @@ async def play_local(
             state = table.state = state.apply(action)
             ui.on_event(ActionTaken(seat, action, state))
         record = state.history[-1]
-        ui.on_event(RoundAudited(record, audit_round(record), state))
+        deck = tuple(c for c in record.deck if c is not None)  # every card: a local deal
+        ui.on_event(RoundAudited(record, audit_round(record), state, deck))
+        if after_round is not None:
+            after_round(record)
     ui.on_event(GameOver(state))
     return state
 
@@ -132,12 +139,16 @@ async def local_game(
     deadline: float | None = None,
     pace: float = 0.6,
     again: Callable[[], Awaitable[bool]] = ask_person,
+    coach: TableCoach | None = None,
+    coach_lines: bool = False,
 ) -> int:
     """``play``: the exit status (0 for games played out or resigned). After a game played
-    out, ``again()`` says whether to play another: the same seats, the deal passed on."""
+    out, ``again()`` says whether to play another: the same seats, the deal passed on.
+    ``coach``: hints for the person (``coach_lines``: and a line after each round)."""
     rng = random.Random(seed if seed is not None else random.SystemRandom().random())
     while await one_game(rules, name, bot, rng, plain=plain, autoplay=autoplay,
-                         deadline=deadline, pace=pace) and await again():  # fmt: skip
+                         deadline=deadline, pace=pace, coach=coach,
+                         coach_lines=coach_lines) and await again():  # fmt: skip
         rules = rules.with_(first_dealer=(rules.first_dealer + 1) % rules.seats)
         dealer = ([name, *bot_names(rules.seats)])[rules.first_dealer]
         print(new_game_text(dealer), flush=True)
@@ -154,11 +165,14 @@ async def one_game(
     autoplay: str | None = None,
     deadline: float | None = None,
     pace: float = 0.6,
+    coach: TableCoach | None = None,
+    coach_lines: bool = False,
 ) -> bool:
     """One game at this terminal; whether it was played out (not resigned)."""
     table = LocalTable(rules)
     view = TableView(0, [name, *bot_names(rules.seats)], rules)
-    ui = TerminalUI(view, plain=plain, control=table, standin=autoplay)
+    hints = coach.hint if coach is not None else None
+    ui = TerminalUI(view, plain=plain, control=table, standin=autoplay, hints=hints)
     tui_player = TuiPlayer(ui, turn_seconds=deadline)
     person = Autoplay.for_person(
         tui_player, autoplay if deadline else None, deadline or 0.0, ui.autoplayed,
@@ -175,12 +189,32 @@ async def one_game(
             await nursery.start(watch_signals, table, ui, say)
             await nursery.start(ui.run)
 
+            said: list[trio.Event] = []
+            """The coach lines under way (the last round's is awaited: no deal waits then)."""
+
+            async def say_coach_line(record: RoundRecord, done: trio.Event) -> None:
+                assert coach is not None
+                try:
+                    ui.say(await coach.round_line(record, 0))
+                finally:
+                    done.set()
+
+            def after_round(record: RoundRecord) -> None:
+                if coach is not None and coach_lines:
+                    said.append(trio.Event())
+                    nursery.start_soon(say_coach_line, record, said[-1])
+
             async def game() -> None:
                 try:
-                    await play_local(rules, ui, person, bots, rng, pace=pace, table=table)
+                    await play_local(
+                        rules, ui, person, bots, rng, pace=pace, table=table,
+                        after_round=after_round,
+                    )  # fmt: skip
                 except Resigned:
                     table.resign()
                     return
+                for done in said:
+                    await done.wait()
                 nursery.cancel_scope.cancel()
 
             async def chatter() -> None:
@@ -212,7 +246,8 @@ def command(args: argparse.Namespace) -> int:
         autoplay = None if args.autoplay == "none" else args.autoplay
         if autoplay is not None:
             make_bot(autoplay)
-    except (BotError, ValueError) as exc:
+        coach = TableCoach(args.coach_bot) if args.hints or args.coach else None
+    except (BotError, NotAnEvaluator, ValueError) as exc:
         print(_("error: {reason}").format(reason=exc), file=sys.stderr)
         return 2
     name = args.name or Home.at(args.home).saved_name() or login_name()
@@ -227,6 +262,8 @@ def command(args: argparse.Namespace) -> int:
             autoplay=autoplay,
             deadline=deadline,
             pace=args.pace,
+            coach=coach,
+            coach_lines=args.coach,
         )
     )
 
@@ -279,5 +316,19 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument(
         "--plain", action="store_true",
         help=_("plain lines, no colour (screen readers, logs) ({off})").format(off=_("off")),
+    )  # fmt: skip
+    p.add_argument(
+        "--hints", action=argparse.BooleanOptionalAction, default=True,
+        help=_("hint (or Tab) asks the expert for its choice and why ({on})").format(on=_("on")),
+    )  # fmt: skip
+    p.add_argument(
+        "--coach", action="store_true",
+        help=_("after each round, a line names your costliest decision in it ({off})").format(
+            off=_("off")
+        ),
+    )  # fmt: skip
+    p.add_argument(
+        "--coach-bot", default=COACH_BOT, metavar=_("BOT"),
+        help=_("the bot that gives the hints and the coach's line"),
     )  # fmt: skip
     p.set_defaults(func=command)

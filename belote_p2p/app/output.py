@@ -195,6 +195,11 @@ def both(*callbacks: Callable[[T], None]) -> Callable[[T], None]:
     return call
 
 
+def hints_rule_text() -> str:
+    """The table rule of hints, as every seat reads it in the lobby and at the table."""
+    return _("Rule of this table: hints are on (every seat may ask the expert, with hint).")
+
+
 def print_roster(definition: TableDefinition, seat: int) -> None:
     rules = definition.rules
     names = seat_names(definition)
@@ -204,6 +209,8 @@ def print_roster(definition: TableDefinition, seat: int) -> None:
         ),
         flush=True,
     )
+    if definition.hints:
+        print("  " + hints_rule_text(), flush=True)
 
     def seat_line(i: int) -> str:
         s = definition.seats[i]

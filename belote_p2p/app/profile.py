@@ -70,8 +70,9 @@ from belote_p2p.protocol.verify import Verdict, verify_transcript
 from .display import format_columns, shown_name
 from .wording import team_name
 
-SCHEMA_VERSION = 3
-"""1: two scores per game (``score0``, ``score1``); 2: one per side, up to four."""
+SCHEMA_VERSION = 4
+"""1: two scores per game (``score0``, ``score1``); 2: one per side, up to four; 3: the
+verified files and the games' numbers; 4: the coach's analyses (``analyses``)."""
 
 XP_GAME_FINISHED = 15
 XP_GAME_WON = 25
@@ -531,8 +532,21 @@ CREATE TABLE IF NOT EXISTS game_numbers (
     file TEXT PRIMARY KEY,           -- a transcript's file name in <home>/games
     number INTEGER NOT NULL UNIQUE   -- its number in belote-p2p games, kept for good
 );
+CREATE TABLE IF NOT EXISTS analyses (
+    table_id TEXT NOT NULL,          -- hex: the game analysed (recorded in games or not)
+    seat INTEGER NOT NULL,
+    player TEXT NOT NULL,            -- the seat's key fingerprint
+    date TEXT NOT NULL,              -- when the game was played (its transcript), UTC ISO 8601
+    decisions INTEGER NOT NULL,      -- the seat's decisions (more than one legal choice)
+    valued INTEGER NOT NULL,         -- of those, valued as the player knew it
+    points_lost REAL NOT NULL,       -- over the valued ones, as the player knew it
+    hindsight_valued INTEGER NOT NULL,
+    hindsight_points_lost REAL NOT NULL,
+    PRIMARY KEY (table_id, seat)
+);
 CREATE INDEX IF NOT EXISTS game_seats_player ON game_seats(player);
 CREATE INDEX IF NOT EXISTS xp_player ON xp(player);
+CREATE INDEX IF NOT EXISTS analyses_player ON analyses(player);
 """
 
 
@@ -544,6 +558,13 @@ ALTER TABLE games ADD COLUMN score3 INTEGER;
     2: """
 CREATE TABLE verified_files (sha256 TEXT PRIMARY KEY, table_id TEXT NOT NULL, date TEXT NOT NULL);
 CREATE TABLE game_numbers (file TEXT PRIMARY KEY, number INTEGER NOT NULL UNIQUE);
+""",
+    3: """
+CREATE TABLE analyses (table_id TEXT NOT NULL, seat INTEGER NOT NULL, player TEXT NOT NULL,
+    date TEXT NOT NULL, decisions INTEGER NOT NULL, valued INTEGER NOT NULL,
+    points_lost REAL NOT NULL, hindsight_valued INTEGER NOT NULL,
+    hindsight_points_lost REAL NOT NULL, PRIMARY KEY (table_id, seat));
+CREATE INDEX analyses_player ON analyses(player);
 """,
 }
 """The statements that bring a database of version ``v`` to version ``v + 1``."""
@@ -893,6 +914,90 @@ def find_players(conn: sqlite3.Connection, who: str) -> list[PlayerStats]:
         if by_print:
             return by_print
     return [p for p in players if p.name.casefold() == who.strip().casefold()]
+
+
+@dataclass(frozen=True, slots=True)
+class AnalysedSeat:
+    """One seat of an analysed game, as ``analyses`` keeps it (the coach's figures:
+    :class:`~belote_p2p.players.analysis.SeatSummary`)."""
+
+    seat: int
+    player: str
+    """The seat's key fingerprint."""
+    decisions: int
+    valued: int
+    points_lost: float
+    hindsight_valued: int
+    hindsight_points_lost: float
+
+
+def record_analysis(db: Path, table_id: bytes, date: str, seats: Sequence[AnalysedSeat]) -> None:
+    """Keep the coach's figures of a game (played on ``date``, UTC ISO 8601), a seat a row;
+    a game analysed again replaces its rows."""
+    with open_db(db) as conn:
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            for a in seats:
+                conn.execute(
+                    "INSERT OR REPLACE INTO analyses VALUES (?,?,?,?,?,?,?,?,?)",
+                    (
+                        table_id.hex(), a.seat, a.player, date, a.decisions, a.valued,
+                        a.points_lost, a.hindsight_valued, a.hindsight_points_lost,
+                    ),
+                )  # fmt: skip
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+
+
+def analysed_losses(conn: sqlite3.Connection, player: str) -> list[float]:
+    """``player``'s mean loss a decision (as they knew it) in each game analysed, oldest
+    game first."""
+    rows = conn.execute(
+        "SELECT points_lost, valued FROM analyses WHERE player = ? AND valued > 0"
+        " ORDER BY date, table_id",
+        (player,),
+    ).fetchall()
+    return [lost / valued for lost, valued in rows]
+
+
+def analysed_tables(conn: sqlite3.Connection) -> set[str]:
+    """The table ids (hex) of every game analysed."""
+    return {t for (t,) in conn.execute("SELECT DISTINCT table_id FROM analyses")}
+
+
+# -- progress -------------------------------------------------------------------------------
+
+SPARKS = "▁▂▃▄▅▆▇█"
+
+
+def sparkline(values: Sequence[float]) -> str:
+    """``▆▅▅▃▂``: each value a bar, the highest of them full."""
+    if not values:
+        return ""
+    top = max(values)
+    if top <= 0:
+        return SPARKS[0] * len(values)
+    return "".join(SPARKS[min(len(SPARKS) - 1, math.floor(v / top * len(SPARKS)))] for v in values)
+
+
+def progress_text(losses: Sequence[float]) -> str | None:
+    """A player's average loss a decision over their analysed games, oldest first, as a
+    line with a sparkline; None before any."""
+    if not losses:
+        return None
+    mean = sum(losses) / len(losses)
+    text = ngettext(
+        "average loss a decision {mean} over {n} analysed game",
+        "average loss a decision {mean} over {n} analysed games",
+        len(losses),
+    ).format(mean=format_number(mean, 1), n=format_number(len(losses)))
+    if len(losses) > 1:
+        text += " " + _("(oldest first: {bars}, last {last})").format(
+            bars=sparkline(losses), last=format_number(losses[-1], 1)
+        )
+    return text
 
 
 # -- the commands ---------------------------------------------------------------------------

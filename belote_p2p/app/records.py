@@ -39,6 +39,7 @@ from .profile import (
     ProfileError,
     RecordedGame,
     all_players,
+    analysed_losses,
     file_digest,
     find_players,
     format_profile,
@@ -48,6 +49,7 @@ from .profile import (
     level_curve,
     open_db,
     players_text,
+    progress_text,
     rank_players,
     record_game,
     recorded_games,
@@ -370,6 +372,7 @@ def _profile_command(args: argparse.Namespace) -> int:
     try:
         with open_db(home.profile_db) as conn:
             found = find_players(conn, who)
+            losses = analysed_losses(conn, found[0].fingerprint) if len(found) == 1 else []
     except (sqlite3.Error, ProfileError) as exc:
         print(f"belote-p2p profile: {exc}", file=sys.stderr)
         return 2
@@ -392,6 +395,8 @@ def _profile_command(args: argparse.Namespace) -> int:
             print(f"  {p.name} [{p.fingerprint}]")
         return 1
     print(format_profile(found[0]))
+    progress = progress_text(losses) or _("no game analysed yet (belote-p2p analyse N)")
+    print("  " + progress)
     return 0
 
 

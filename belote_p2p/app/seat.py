@@ -51,6 +51,7 @@ from belote_p2p.protocol.private import private_directory, private_fd
 from belote_p2p.protocol.table import TableDefinition
 from belote_p2p.protocol.wire import Envelope
 
+from .coach import TableCoach
 from .home import Home
 from .output import Printer, TimingLog, both, print_roster, result_line
 from .profile import ImportStatus, ProfileError, import_reason, level_for_xp, open_db, record_game
@@ -143,12 +144,14 @@ def terminal_player(
     """A person at this terminal: the table view's player (with its stand-in bot for the
     turns whose time runs out) and its user interface."""
     config = options.peer_config(seat)
+    coach = TableCoach() if definition.hints else None
     ui = TerminalUI(
         TableView.from_definition(definition, seat),
         plain=options.plain,
         control=control,
         deadline_for=config.decision_deadline,
         standin=options.autoplay,
+        hints=coach.hint if coach is not None else None,
     )
     person = TuiPlayer(ui, turn_seconds=options.person_deadline)
     return options.with_standin(person, ui.autoplayed), ui

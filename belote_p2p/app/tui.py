@@ -42,7 +42,7 @@ import os
 import textwrap
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from typing import IO, TYPE_CHECKING, Any, Protocol
@@ -167,6 +167,8 @@ class CommandKind(Enum):
     """Leave the game (after a confirmation): the seat resigns."""
     CHAT = "say"
     """Say something to the table (:attr:`Command.text`)."""
+    HINT = "hint"
+    """Ask the expert for its choice and why (where the table allows hints)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,6 +187,7 @@ COMMANDS = {
     **dict.fromkeys(("help", "?", "aide", "ayuda"), CommandKind.HELP),
     **dict.fromkeys(("last", "dernier", "ultima"), CommandKind.LAST),
     **dict.fromkeys(("tricks", "plis", "bazas"), CommandKind.TRICKS),
+    **dict.fromkeys(("hint", "indice", "pista"), CommandKind.HINT),
     **dict.fromkeys(
         ("quit", "exit", "resign", "quitter", "abandonner", "salir", "abandonar"), CommandKind.QUIT
     ),
@@ -342,6 +345,7 @@ HELP_LINES = (
     N_("Coinche: {value}, {capot}, {generale}, {coinche}, {surcoinche}."),
     N_("last: the last trick · tricks: every trick of the round just played."),
     N_("say TEXT: chat to the table; gg, bravo, oops say just that."),
+    N_("hint (or Tab): the expert's choice and why, if the table allows hints."),
     N_("quit (or Ctrl-C): resign the game, after a confirmation."),
     N_("Enter closes a screen like this one. When your time runs out, a bot plays"),
     N_("that turn for you (unless --autoplay none); you play on at your next turn."),
@@ -895,8 +899,12 @@ class TerminalUI:
         deadline_for: Callable[[int], float] | None = None,
         standin: str | None = None,
         fd: int = 0,
+        hints: Callable[[Observation], Awaitable[str]] | None = None,
     ) -> None:
         self.view = view
+        self.hints = hints
+        """The hint of a decision, in words (None: this table allows none)."""
+        self._nursery: trio.Nursery | None = None
         self.plain = plain
         self.console = console or Console(
             highlight=False, no_color=plain, emoji=False, soft_wrap=plain
@@ -1189,6 +1197,8 @@ class TerminalUI:
                 self._show("tricks")
             else:
                 self.say("\n".join(self._tricks_lines()))
+        elif kind is CommandKind.HINT:
+            self._ask_hint()
         elif kind is CommandKind.QUIT:
             self.confirming = True
             if self.live:
@@ -1203,6 +1213,26 @@ class TerminalUI:
                 self.say(_("Nobody hears you here."))
             else:
                 self.control.chat(command.text)
+
+    def _ask_hint(self) -> None:
+        """Ask for a hint on the decision we owe; it is said when it comes (the search runs
+        apart, and the person may play meanwhile: a hint for a decision already made is
+        dropped)."""
+        if self.hints is None:
+            self.say(_("Hints are off at this table (the host's --hints turns them on)."))
+            return
+        pending = self.pending
+        if pending is None or self._nursery is None:
+            self.say(_("A hint is for your turn."))
+            return
+        self.say(_("Asking the expert..."))
+        self._nursery.start_soon(self._hint, pending)
+
+    async def _hint(self, pending: _Pending) -> None:
+        assert self.hints is not None
+        text = await self.hints(pending.observation)
+        if self.pending is pending:
+            self.say(text)
 
     def _show(self, overlay: str) -> None:
         self.overlay = overlay
@@ -1278,6 +1308,8 @@ class TerminalUI:
         if ch in "\r\n":
             line, self.buffer = self.buffer, ""
             return line
+        if ch == "\t":
+            return "hint"
         if ch in "\x7f\x08":
             self.buffer = self.buffer[:-1]
         elif ch == "\x15":
@@ -1300,6 +1332,7 @@ class TerminalUI:
         """Read the person's input (``lines``, else the terminal) and keep the clock, until
         cancelled; the end of input is a resignation (:meth:`input_closed`)."""
         async with trio.open_nursery() as nursery:
+            self._nursery = nursery
             nursery.start_soon(self._ticker)
             task_status.started()
             try:

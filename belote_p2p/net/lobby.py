@@ -277,9 +277,12 @@ class Lobby:
         rules: RuleSet,
         *,
         table_id: bytes | None = None,
+        hints: bool = False,
     ) -> None:
         self.host = host
         self.rules = rules
+        self.hints = hints
+        """The table's rule of hints (:attr:`TableDefinition.hints`)."""
         self.seats = rules.seats
         """The table's seats: the host and ``seats - 1`` joiners (4, or 3 or 2)."""
         self.table_id = secrets.token_bytes(TABLE_ID_SIZE) if table_id is None else table_id
@@ -525,7 +528,7 @@ class Lobby:
         for _seat, request in self.seating():
             joined = by_key[request.key]
             seats.append(Seat(request.name, request.key, address(joined.ip, request.port)))
-        return TableDefinition(self.table_id, self.rules, tuple(seats))
+        return TableDefinition(self.table_id, self.rules, tuple(seats), self.hints)
 
 
 def plain_ip(ip: str) -> str:

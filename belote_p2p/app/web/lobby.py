@@ -16,6 +16,8 @@ dates as that language writes them (Babel), a game's date in the local time.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import logging
 import sqlite3
 import sys
 from collections.abc import Awaitable, Callable, Sequence
@@ -36,7 +38,9 @@ from belote_p2p.net.discovery import DEFAULT_LISTEN, TableAd, discover_all
 from belote_p2p.net.invite import Invitation, InvitationError
 from belote_p2p.net.lobby import DEFAULT_PORT, check_name
 from belote_p2p.net.watch import read_watch_code
-from belote_p2p.protocol.transcript import Transcript
+from belote_p2p.protocol.private import private_directory
+from belote_p2p.protocol.transcript import Transcript, TranscriptError
+from belote_p2p.protocol.verify import verify_transcript
 
 from ..home import Home, unfinished_games
 from ..lan import DEFAULT_BEACON_ADDRESSES, BeaconAddress, beacon_address, beacon_text
@@ -45,9 +49,12 @@ from ..profile import (
     PlayerStats,
     ProfileError,
     all_players,
+    analysed_losses,
     find_players,
     open_db,
+    progress_text,
     rank_players,
+    record_analysis,
     result_text,
     row_scores,
 )
@@ -58,8 +65,11 @@ from .server import WebServer
 from .viewmodel import JSON, variant_text
 
 GAMES_SHOWN = 20
+REPLAYS = "replays"
+"""The folder of the home that keeps the replay pages made (``<table id>.<lang>.html``)."""
+logger = logging.getLogger(__name__)
 PAST_GAMES = f"""
-SELECT g.id, g.date, g.variant, g.target, g.winner, g.abandoned_by, {SCORE_COLUMNS}
+SELECT g.id, g.table_id, g.date, g.variant, g.target, g.winner, g.abandoned_by, {SCORE_COLUMNS}
 FROM games g ORDER BY g.date DESC LIMIT ?
 """
 """The past games, with every side's score."""
@@ -69,6 +79,8 @@ GAME_SEATS = "SELECT game, name FROM game_seats WHERE game IN ({marks}) ORDER BY
 
 @dataclass(frozen=True, slots=True)
 class PastGame:
+    table_id: str
+    """Hex: the address of its replay page (``replay/<table id>``)."""
     date: str
     """When it was recorded, UTC ISO 8601 (as the profile keeps it)."""
     variant: str
@@ -173,6 +185,9 @@ class WebLobby:
         """Why the profile could not be read, if it could not."""
         self.ranking: list[tuple[int, PlayerStats]] = []
         self.games: list[PastGame] = []
+        self.progress: list[float] = []
+        """The person's mean loss a decision in each game analysed, oldest first."""
+        self._replaying = trio.Lock()
         self.unfinished: list[tuple[Path, Transcript]] = []
         self.told = ""
         """What the seat's job said last between games (a rematch's answers), kept past its end."""
@@ -197,6 +212,10 @@ class WebLobby:
             "status": self.status,
             "busy": self.busy,
             "profile": profile,
+            "progress": {
+                "losses": [round(x, 2) for x in self.progress],
+                "text": progress_text(self.progress) or "",
+            },
             "tables": [
                 {
                     "name": ad.beacon.name,
@@ -232,6 +251,8 @@ class WebLobby:
                     "date_text": date_text(g.date),
                     "variant_text": target_text(g.variant, g.target),
                     "result": game_result_text(g),
+                    "table_id": g.table_id,
+                    "replay": _("Replay"),
                 }
                 for g in self.games
             ],
@@ -253,6 +274,7 @@ class WebLobby:
             with open_db(self.home.profile_db) as conn:
                 players = all_players(conn)
                 mine = find_players(conn, self.fingerprint)
+                progress = analysed_losses(conn, self.fingerprint)
                 rows = conn.execute(PAST_GAMES, (GAMES_SHOWN,)).fetchall()
                 marks = ", ".join("?" * len(rows))
                 seats = conn.execute(GAME_SEATS.format(marks=marks), [r[0] for r in rows])
@@ -264,13 +286,14 @@ class WebLobby:
             return
         self.profile_error = None
         self.me = mine[0] if mine else None
+        self.progress = progress
         if self.me is not None:
             self.name = self.name or self.me.name
         self.ranking = rank_players(players)
         self.games = [
-            PastGame(date, variant, target, tuple(names.get(game, ())), row_scores(scores),
-                     winner, abandoned_by)
-            for game, date, variant, target, winner, abandoned_by, *scores in rows
+            PastGame(table, date, variant, target, tuple(names.get(game, ())),
+                     row_scores(scores), winner, abandoned_by)
+            for game, table, date, variant, target, winner, abandoned_by, *scores in rows
         ]  # fmt: skip
         self.unfinished = [
             (self.home.transcript(t.definition, t.seat), t)
@@ -314,11 +337,12 @@ class WebLobby:
                 port = int(message.get("port", DEFAULT_PORT))
             except (TypeError, ValueError) as exc:
                 return _("Cannot host: {error}").format(error=exc)
+            hints = message.get("hints", False) is True
             if not 0 <= bots < rules.seats or not 0 <= port < 65536:
                 return _("Bots are 0 to {most} at a {variant} table, a port 0 to 65535.").format(
                     most=rules.seats - 1, variant=variant_text(rules.name)
                 )
-            return self._start(lambda: self._host(rules.name, rules.target, bots, port))
+            return self._start(lambda: self._host(rules.name, rules.target, bots, port, hints))
         address = message.get("address")
         if not isinstance(address, str) or not address.strip():
             return _("Give the host's address (HOST:PORT) or choose a table heard on the network.")
@@ -380,7 +404,9 @@ class WebLobby:
             else _("No open table heard.")
         )
 
-    async def _host(self, variant: str, target: int, bots: int, port: int) -> None:
+    async def _host(
+        self, variant: str, target: int, bots: int, port: int, hints: bool = False
+    ) -> None:
         from ..host import host_game
 
         self.status = ngettext(
@@ -389,7 +415,7 @@ class WebLobby:
         self._changed()  # then the host says who joins (:attr:`WebOptions.tell`)
         rules = rule_set(variant, target=target)
         beacon = self.beacon if bots < rules.seats - 1 else None
-        status = await host_game(self._options(), rules, port, bots, beacon=beacon)
+        status = await host_game(self._options(), rules, port, bots, beacon=beacon, hints=hints)
         await self._after(status)
 
     async def _join(self, address: str) -> None:
@@ -425,6 +451,47 @@ class WebLobby:
         status = await watch_in_browser(invitation, WebOptions(server=self.server), save=None)
         self.status = _("Done watching.") if status == 0 else _("The watch ended early.")
         await self.refresh()
+
+    async def replay(self, table: str, language: str) -> bytes | None:
+        """The replay page of the past game ``table`` (hex) in ``language``: made once (the
+        analysis takes a few seconds, in a worker thread), then kept in the home; the
+        game's figures go to the profile. None for a game the profile does not list, or
+        whose record cannot be read."""
+        async with self._replaying:
+            page = await trio.to_thread.run_sync(self._replay_page, table, language)
+        if page is not None:
+            await self.refresh()  # the progress line counts the game now
+        return page
+
+    def _replay_page(self, table: str, language: str) -> bytes | None:
+        from ..analyse import analyse_verdict, analysed_seats, game_date
+        from .replay import replay_page
+
+        cached = self.home.root / REPLAYS / f"{table}.{language}.html"
+        with contextlib.suppress(OSError):
+            return cached.read_bytes()
+        try:
+            with open_db(self.home.profile_db) as conn:
+                row = conn.execute(
+                    "SELECT transcript FROM games WHERE table_id = ?", (table,)
+                ).fetchone()
+            if row is None:
+                return None
+            path = Path(row[0])
+            verdict = verify_transcript(path)
+            analysis = analyse_verdict(verdict)
+            page = replay_page(verdict, analysis, language).encode()
+            record_analysis(
+                self.home.profile_db, verdict.definition.table_id, game_date(path),
+                analysed_seats(verdict, analysis),
+            )  # fmt: skip
+        except (OSError, TranscriptError, BeloteError, sqlite3.Error) as exc:
+            logger.warning("no replay of %s: %s", table, exc)
+            return None
+        with contextlib.suppress(OSError):
+            private_directory(cached.parent)
+            cached.write_bytes(page)
+        return page
 
     async def _after(self, status: int) -> None:
         over = (
@@ -480,6 +547,7 @@ def cmd_web(args: argparse.Namespace) -> int:
         person_deadline=args.person_deadline, grace=args.grace,
     )  # fmt: skip
     server.lobby = lobby
+    server.replays = lobby.replay
     try:
         server.check_port()
         return trio.run(run_lobby, lobby, web)

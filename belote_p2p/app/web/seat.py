@@ -23,6 +23,7 @@ from belote_p2p.i18n import _
 from belote_p2p.net.peer import PeerResult
 from belote_p2p.protocol.table import TableDefinition
 
+from ..coach import TableCoach
 from ..seatview import RESIGNED_OPEN, SIGNED_OUT, SIGNED_OUT_OPEN, SeatView
 from .options import RematchVote, WebOptions
 from .server import WebServer
@@ -89,6 +90,8 @@ async def web_seat(
             config_deadline=decision_deadline,
             table_id=definition.table_id.hex(),
         )
+        if definition.hints and not watching:
+            table.hints = TableCoach().hint  # the table's rule: our own peer's expert advises
         server.table = table
         if web.tell is not None:
             web.tell("")  # the lobby's line of before the game is stale once it begins

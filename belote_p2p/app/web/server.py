@@ -44,6 +44,7 @@ import hashlib
 import hmac
 import json
 import logging
+import re
 import secrets
 import socket
 from collections.abc import Awaitable, Callable
@@ -64,6 +65,7 @@ from belote_p2p.i18n import _
 
 from .cardsvg import image
 from .page import render
+from .replay import content_security_policy
 from .table import Hub, WebTable
 from .viewmodel import JSON
 
@@ -80,7 +82,9 @@ STATIC = {
     "app.js": "text/javascript; charset=utf-8",
     "app.css": "text/css; charset=utf-8",
 }
-TABLE_MESSAGES = frozenset({"act", "resign", "leave", "chat", "rematch"})
+TABLE_MESSAGES = frozenset({"act", "resign", "leave", "chat", "rematch", "hint"})
+REPLAY_NAME = re.compile(r"[0-9a-f]{32}")
+"""A replay's address: a table id in hex."""
 CARD_CACHE = b"private, max-age=3600"
 """A card's image is the same at its address (which names its language): the browser keeps
 it an hour (a new version's drawing shows within that)."""
@@ -141,6 +145,9 @@ class WebServer:
         self.hub = Hub()
         self.table: WebTable | None = None
         self.lobby: LobbyPage | None = None
+        self.replays: Callable[[str, str], Awaitable[bytes | None]] | None = None
+        """A past game's replay page, by its table id (hex) and a language: the lobby's
+        (None where there is none)."""
         self.pages = 0
         """WebSocket connections open now."""
         self.closing = False
@@ -323,11 +330,11 @@ class WebServer:
         content_type: str = "text/plain; charset=utf-8",
         extra: list[tuple[bytes, bytes]] | None = None,
         cache: bytes = b"no-store",
-    ) -> None:
-        csp = (
+        csp: str = (
             "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
             "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
-        )
+        ),
+    ) -> None:
         headers = [
             (b"content-type", content_type.encode()),
             (b"content-length", str(len(body)).encode()),
@@ -384,11 +391,27 @@ class WebServer:
             else:
                 body = svg.encode()
                 await self._respond(send, HTTPStatus.OK, body, "image/svg+xml", extra, CARD_CACHE)
+        elif path.startswith("/replay/"):
+            await self._replay(send, path[len("/replay/") :], self.language_of(scope), extra)
         elif path == "/api/state":
             body = json.dumps(self.state(self.page_language(scope))).encode()
             await self._respond(send, HTTPStatus.OK, body, "application/json", extra)
         else:
             await self._respond(send, HTTPStatus.NOT_FOUND, b"Not found\n")
+
+    async def _replay(
+        self, send: Send, table: str, language: str, extra: list[tuple[bytes, bytes]]
+    ) -> None:
+        """A past game's replay page (the lobby's list links to it), with the policy that
+        allows its own inline script and style only."""
+        page = None
+        if self.replays is not None and REPLAY_NAME.fullmatch(table):
+            page = await self.replays(table, language)
+        if page is None:
+            await self._respond(send, HTTPStatus.NOT_FOUND, _("No such game.").encode() + b"\n")
+            return
+        csp = content_security_policy()
+        await self._respond(send, HTTPStatus.OK, page, "text/html; charset=utf-8", extra, csp=csp)
 
     async def _websocket(self, scope: Scope, receive: Receive, send: Send) -> None:
         message = await receive()

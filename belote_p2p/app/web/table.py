@@ -114,6 +114,11 @@ class WebTable:
         """Sends a chat line to the table (the session's ``chat`` body, when it exists)."""
         self.rematch: Callable[[], Awaitable[None]] | None = None
         """Proposes a new game to the same players (when the session offers it)."""
+        self.hints: Callable[[Observation], Awaitable[str]] | None = None
+        """The expert's hint of a decision, in words (the table's rule of hints: None
+        where it is off)."""
+        self.hint: tuple[int, str] | None = None
+        """The last hint asked: the decision's number and its words."""
 
     @property
     def seat(self) -> int:
@@ -228,6 +233,19 @@ class WebTable:
                 self.pending.send.send_nowait(None)
         self.hub.bump()
 
+    async def ask_hint(self) -> str | None:
+        """The page asked for a hint on the decision owed: it is shown with the decision
+        (None), or why not."""
+        if self.hints is None:
+            return _("Hints are off at this table (the host's --hints turns them on).")
+        pending = self.pending
+        if pending is None:
+            return _("A hint is for your turn.")
+        text = await self.hints(pending.observation)
+        self.hint = (pending.number, text)
+        self.hub.bump()
+        return None
+
     # -- the page ---------------------------------------------------------------------------
 
     def model(self) -> JSON:
@@ -249,6 +267,10 @@ class WebTable:
         model["finished"] = self.finished.is_set()
         model["result"] = self.result
         model["resigning"] = self.resign_asked
+        model["hints_enabled"] = self.hints is not None and self.view.me is not None
+        hint = self.hint
+        current = hint is not None and pending is not None and hint[0] == pending.number
+        model["hint"] = hint[1] if hint is not None and current else ""
         return model
 
     async def handle(self, message: dict[str, Any]) -> str | None:
@@ -276,6 +298,8 @@ class WebTable:
                 return _("An empty chat line.")
             self.send_chat(text.strip()[:CHAT_LENGTH])
             return None
+        if kind == "hint":
+            return await self.ask_hint()
         if kind == "rematch":
             if self.rematch is None or not self.finished.is_set() or not self.played_out:
                 return _("No rematch is offered: the game was not played to its end.")

@@ -217,6 +217,9 @@ function renderTable(t) {
   );
   $("#contract").textContent = t.contract.text;
   $("#resign").hidden = t.finished || !!t.ended || t.watching;
+  $("#hint-panel").hidden = !t.hints_enabled || t.finished;
+  $("#hint").disabled = !t.your_turn;
+  $("#hint-line").textContent = t.hint || "";
   $("#stop-watching").hidden = !t.watching || t.finished;  // a watcher leaves at any moment
 
   const placed = new Set(t.seats.map((s) => s.position));
@@ -578,7 +581,23 @@ function renderLobby(l) {
   fill($("#ranking tbody"), ...l.ranking.map((r) => el("tr", {},
     ...[r.texts[0], `${r.name} [${r.fingerprint}]`, ...r.texts.slice(1)].map((v) => el("td", { text: v })))));
   fill($("#games tbody"), ...l.games.map((g) => el("tr", {},
-    ...[g.date_text, g.variant_text, g.players, g.score, g.result].map((v) => el("td", { text: String(v) })))));
+    ...[g.date_text, g.variant_text, g.players, g.score, g.result].map((v) => el("td", { text: String(v) })),
+    el("td", {}, el("a", { href: `replay/${g.table_id}`, target: "_blank", rel: "noopener" }, g.replay)))));
+  renderProgress(l.progress);
+}
+
+// The person's average loss a decision, game by game (oldest first): a small line.
+function renderProgress(p) {
+  $("#progress-line").textContent = p.text;
+  const svg = $("#progress");
+  svg.hidden = p.losses.length < 2;
+  if (svg.hidden) return;
+  const top = Math.max(...p.losses, 1);
+  const step = 200 / (p.losses.length - 1);
+  const points = p.losses.map((x, i) => `${(i * step).toFixed(1)},${(48 - (x / top) * 44).toFixed(1)}`);
+  const line = document.createElementNS("http://www.w3.org/2000/svg", "polyline");
+  line.setAttribute("points", points.join(" "));
+  svg.replaceChildren(line);
 }
 
 // The bots a table may have: 0 to one fewer than its seats (all of them by default).
@@ -609,6 +628,11 @@ document.addEventListener("keydown", (ev) => {
     const c = t.hand.find((x) => x.number === Number(ev.key));
     if (c && c.legal) act(c.code);
     else if (c) toast(cannotPlay(c));
+    ev.preventDefault();
+    return;
+  }
+  if ((ev.key === "h" || ev.key === "H") && t.hints_enabled && t.your_turn) {
+    send({ type: "hint" });
     ev.preventDefault();
     return;
   }
@@ -656,7 +680,8 @@ document.addEventListener("DOMContentLoaded", () => {
   $("#host-form").addEventListener("submit", (ev) => {
     ev.preventDefault();
     send({ type: "host", name: lobbyName(), variant: $("#host-variant").value,
-      target: Number($("#host-target").value), bots: Number($("#host-bots").value), port: Number($("#host-port").value) });
+      target: Number($("#host-target").value), bots: Number($("#host-bots").value), port: Number($("#host-port").value),
+      hints: $("#host-hints").checked });
   });
   $("#join-form").addEventListener("submit", (ev) => {
     ev.preventDefault();
@@ -667,6 +692,7 @@ document.addEventListener("DOMContentLoaded", () => {
     send({ type: "watch", code: $("#watch-code").value.trim() });
   });
   $("#stop-watching").addEventListener("click", () => send({ type: "leave" }));
+  $("#hint").addEventListener("click", () => send({ type: "hint" }));
   $("#host-variant").addEventListener("change", hostBots);
   $("#scan-button").addEventListener("click", () => send({ type: "scan" }));
   $("#quit-button").addEventListener("click", () => send({ type: "quit" }));
