@@ -57,7 +57,8 @@ from pathlib import Path
 
 from belote_p2p.errors import BeloteError
 
-DOMAIN = "belote_p2p"
+from .mo import DOMAIN, compile_po
+
 LANGUAGES = ("en", "fr", "es")
 """The languages of the catalogs, English (the code's own words) first."""
 LANGUAGE_NAMES = {"en": "English", "fr": "Français", "es": "Español"}
@@ -207,18 +208,6 @@ def translations(language: str) -> _gettext.NullTranslations:
         raise UnknownLanguage(language)
     # A source checkout (or a .po edited since its .mo was built): compiled in memory.
     return _gettext.GNUTranslations(io.BytesIO(compile_po(source.read_bytes(), language)))
-
-
-def compile_po(po: bytes, language: str) -> bytes:
-    """A ``.po`` catalog compiled to ``.mo`` bytes (Babel), fuzzy entries left out as
-    ``msgfmt`` does."""
-    from babel.messages.mofile import write_mo
-    from babel.messages.pofile import read_po
-
-    catalog = read_po(io.BytesIO(po), locale=language, domain=DOMAIN, abort_invalid=True)
-    out = io.BytesIO()
-    write_mo(out, catalog, use_fuzzy=False)
-    return out.getvalue()
 
 
 # -- looking words up ----------------------------------------------------------------------

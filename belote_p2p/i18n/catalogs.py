@@ -39,7 +39,8 @@ from babel.messages.catalog import Catalog, Message
 from babel.messages.extract import DEFAULT_KEYWORDS, extract_from_dir
 from babel.messages.pofile import read_po, write_po
 
-from . import DEFAULT, DOMAIN, LANGUAGES, catalog_path, compile_po
+from . import DEFAULT, LANGUAGES, catalog_path
+from .mo import DOMAIN, compile_po
 
 PACKAGE = Path(__file__).resolve().parent.parent
 METHODS = [
