@@ -41,6 +41,7 @@ from belote_p2p.game.cards import CARDS, Card
 from belote_p2p.game.engine import Phase, State
 from belote_p2p.game.observation import observe
 from belote_p2p.game.rules import RuleSet, rule_set
+from belote_p2p.i18n import _
 
 from .bots import FallbackCounts, SafePlayer, bounds_its_time, load_bots, make_bot
 from .hookspecs import Bot, BotInfo
@@ -270,6 +271,25 @@ def play_table(
             player.close()
 
 
+def play_game(rules: RuleSet, specs: Sequence[str], seed: int) -> State:
+    """A whole game in this process, seat ``s`` played by the bot ``specs[s]`` (called
+    directly: no deadline, no fallback), the deals and each seat's randomness drawn from
+    ``seed``: one seed, one game (the coach's tests and benchmark play theirs so)."""
+    bots = [make_bot(spec) for spec in specs]
+    rngs = [random.Random(f"game:{seed}:{s}") for s in range(rules.seats)]
+    deals = random.Random(f"game:{seed}")
+    state = State.new_game(rules)
+    while not state.is_over:
+        deck = list(rules.deck_cards)
+        deals.shuffle(deck)
+        state = state.deal(deck)
+        number = state.number
+        while state.number == number and not state.is_over:
+            seat = state.to_act
+            state = state.apply(bots[seat].decide(observe(state, seat), rngs[seat]))
+    return state
+
+
 def play_board(
     specs: tuple[str, str],
     rules: RuleSet,
@@ -394,7 +414,7 @@ def run_match(
     results: list[BoardResult] = []
     counts = (FallbackCounts(), FallbackCounts())
     times: tuple[list[float], list[float]] | None = ([], []) if timed else None
-    label = f"{specs[0]} vs {specs[1]}"
+    label = _("{a} vs {b}").format(a=specs[0], b=specs[1])
     if progress is not None:
         progress(label, 0, boards)
     if cluster is not None:
@@ -461,7 +481,7 @@ def _distributed() -> Any:
     try:
         return importlib.import_module("distributed")
     except ImportError as exc:
-        raise ValueError("--cluster needs Dask: pip install 'belote-p2p[cluster]'") from exc
+        raise ValueError(_("--cluster needs Dask: pip install 'belote-p2p[cluster]'")) from exc
 
 
 @contextmanager
