@@ -93,6 +93,7 @@ def test_good_options_are_taken() -> None:
     bot = make_bot("expert:samples=8:seconds=0.5:exact=5:tricks=2", load_bots())
     assert isinstance(bot, expert.ExpertBot)
     assert (bot.samples, bot.seconds, bot.exact, bot.tricks) == (8, 0.5, 5, 2)
+    assert expert.ExpertBot().samples == -1  # the default of the seat count (SAMPLES)
     with pytest.raises(ValueError, match="samples"):
         expert.ExpertBot(samples=-3)
 

@@ -77,6 +77,10 @@ _TIMED_BATCH = 8
 """Worlds drawn at a time when the budget is ``seconds``."""
 EXACT = {4: 4, 3: 3, 2: 4}
 """Tricks left from which every world is solved exactly, by seat count (``exact=-1``)."""
+SAMPLES = {4: 32, 3: 64, 2: 32}
+"""Worlds a card decision, by seat count (``samples=-1``). With fewer seats a world is
+cheaper (fewer hands to play out), and at three seats, where the two others' hands are the
+most uncertain, more of them measurably pay (docs/strength.md) within the same time."""
 
 
 class ExpertOptionError(TypeError, ValueError):
@@ -194,7 +198,8 @@ def _check(name: str, value: object, kind: type, low: float, high: float) -> Non
 class ExpertBot:
     """The ``expert`` bot (see the module). Options:
 
-    ``samples`` worlds per card decision; ``seconds`` a time budget instead (0: use
+    ``samples`` worlds per card decision (-1: the default of the seat count,
+    :data:`SAMPLES`); ``seconds`` a time budget instead (0: use
     ``samples``); ``exact`` tricks left from which every world is solved exactly (-1: the
     default of the seat count, :data:`EXACT`); ``tricks`` tricks searched before a greedy
     playout, earlier in the round (four seats); ``bid_samples`` deals per bidding decision
@@ -210,7 +215,7 @@ class ExpertBot:
 
     def __init__(
         self,
-        samples: int = 32,
+        samples: int = -1,
         seconds: float = 0.0,
         exact: int = -1,
         tricks: int = 0,
@@ -225,7 +230,9 @@ class ExpertBot:
         inference: float = 1.0,
         play_inference: float = 0.65,
     ) -> None:
-        _check("samples", samples, int, 1, 10_000)
+        _check("samples", samples, int, -1, 10_000)
+        if samples == 0:
+            raise ExpertOptionError("expert option samples=0: at least one world, or -1")
         _check("seconds", seconds, float, 0.0, 3600.0)
         _check("exact", exact, int, -1, 8)
         _check("tricks", tricks, int, 0, 8)
@@ -317,7 +324,8 @@ class ExpertBot:
         solved = 0
         total = 0.0
         # With a time budget, worlds come in small batches until the time is up.
-        batch = self.samples if self.seconds <= 0 else _TIMED_BATCH
+        samples = self.samples if self.samples > 0 else SAMPLES[n]
+        batch = samples if self.seconds <= 0 else _TIMED_BATCH
         epsilon = 1.0 - self.play_inference
         while solved == 0 or self.seconds > 0:
             worlds = sample_worlds(obs, rng, batch, self.oversample, self.bids, epsilon, sampler)
