@@ -179,3 +179,31 @@ def test_every_search_depth_plays_legal_cards() -> None:
     for spec in ({**SMALL, "tricks": 0, "bid_tricks": 0}, {**SMALL, "tricks": 2, "bid_tricks": 1}):
         state = play_round(VARIANTS["coinche"], 4, spec)
         assert state.history[-1].score is not None or state.phase is Phase.DEAL
+
+
+@pytest.mark.parametrize("variant, seats", [("classic", 4), ("three-handed", 3), ("two-handed", 2)])
+def test_the_default_worlds_a_card_follow_the_seat_count(
+    variant: str, seats: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    asked: list[int] = []
+    real = expert.sample_worlds
+
+    def counting(obs: object, rng: random.Random, count: int, *rest: object) -> object:
+        asked.append(count)
+        return real(obs, rng, count, *rest)
+
+    monkeypatch.setattr(expert, "sample_worlds", counting)
+    bot = expert.ExpertBot(bid_samples=0)
+    rules = rule_set(variant)
+    rng = random.Random(4)
+    state = State.new_game(rules)
+    while not asked:
+        if state.phase in (Phase.DEAL, Phase.GAME_OVER):
+            deck = list(rules.deck_cards)
+            rng.shuffle(deck)
+            state = state.deal(deck)
+            continue
+        obs = observe(state, state.to_act)
+        state = state.apply(bot.decide(obs, rng))
+    assert asked[0] == expert.SAMPLES[seats]
+    assert expert.ExpertBot(samples=5).samples == 5
