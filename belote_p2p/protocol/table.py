@@ -13,6 +13,7 @@ from typing import Any
 from belote_p2p.errors import LocalProtocolError
 from belote_p2p.game.rules import RuleSet
 
+from .ed25519 import valid_public_key
 from .identity import Identity, verify
 from .names import name_problem
 from .wire import TABLE_ID_SIZE, encode
@@ -76,6 +77,10 @@ class TableDefinition:
                 raise ValueError(f"seat {len(seats)}: {problem}")
             if type(key) is not bytes or len(key) != 32:
                 raise ValueError("a seat key is 32 bytes")
+            if not valid_public_key(key):
+                # A key of small order verifies one signature for every message: anyone
+                # could sign as that seat (PROTOCOL.md §1).
+                raise ValueError(f"seat {len(seats)}: its key is not a valid Ed25519 key")
             if type(address) is not str or len(address) > MAX_ADDRESS:
                 raise ValueError("a seat address is a short string")
             seats.append(Seat(name, key, address))
