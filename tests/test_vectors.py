@@ -115,6 +115,17 @@ class Game:
     silent_at_reveal: bool = False
     """The silent seat instead plays round 0 to its last card and falls silent there: its
     reveal of the round is never sent; once nothing moves, the others sign it gone."""
+    silent_after: int = 2
+    """The tricks of round 0 after which the silent seat stops answering."""
+    late_to: int | None = None
+    """The silent seat's next card is on its way as it falls silent, once the others signed
+    their votes: this seat gets it (after its own vote, before any other's), nobody else."""
+    resigns: bool = False
+    """The silent seat resigns instead, as soon as the table is signed (its key out, its
+    split and shuffle not: the round is dealt again with it face up)."""
+    then_silent: int | None = None
+    """Once the silent seat is gone, this seat stops answering too, after two tricks of a
+    later round; the two others sign it gone (at four seats: the game ends)."""
     equivocating_seat: int | None = None
     """This seat signs its first bid twice, differently: one version to seat 0, the other
     to the others."""
@@ -278,6 +289,51 @@ GAMES = (
         keys=16,
         silent_seat=2,
         silent_at_reveal=True,
+    ),
+    Game(
+        "game-left-deal",
+        "Classic belote: seat 1 resigns as soon as the table is signed, its round key out "
+        "but not its split or shuffle: its cards cannot be opened, so the round is dealt "
+        "again with seat 1 a public seat (its deck secrets derived from public values), the "
+        "same round number, and its partner, seat 3, plays its open hand to the end "
+        "(PROTOCOL.md §6.7). The deck messages of the deal given up that do not know the "
+        "leave belong to it.",
+        "classic",
+        target=151,
+        seed=0,
+        keys=23,
+        silent_seat=1,
+        resigns=True,
+    ),
+    Game(
+        "game-abandoned-late",
+        "Three-handed belote: seat 2 stops answering at its last card of round 0; the two "
+        "others sign it gone at that point, and its last card, on its way, reaches seat 0 "
+        "after seat 0's vote and before seat 1's: seat 0 plays on from it, then takes seat "
+        "1's vote in. The game is cut at the deciding vote, seat 0's (the lowest voter), "
+        "whose past holds neither that card nor what followed it: round 1 at 0-0-0, not "
+        "the round scored (PROTOCOL.md §6.6).",
+        "three-handed",
+        target=501,
+        seed=0,
+        keys=24,
+        silent_seat=2,
+        silent_after=7,
+        late_to=0,
+    ),
+    Game(
+        "game-left-twice",
+        "Classic belote: seat 3 stops answering after two tricks, the three others sign it "
+        "gone and its partner, seat 1, plays its open hand; in a later round seat 1 stops "
+        "answering too, and seats 0 and 2, the only live seats left beside it, sign it gone: "
+        "two votes are enough once a seat is gone (PROTOCOL.md §6.6), and a second leave "
+        "ends the game, abandoned by seat 1.",
+        "classic",
+        target=501,
+        seed=0,
+        keys=25,
+        silent_seat=3,
+        then_silent=1,
     ),
     Game(
         "game-fault",
@@ -471,21 +527,26 @@ class Table:
         self.players = [Player(game, seat) for seat in range(n)]
         self.rng = random.Random(f"{game.seed}/delivery")
         self.queues = {(a, b): deque[bytes]() for a in range(n) for b in range(n) if a != b}
-        self.silent = False
+        self.quiet: set[int] = set()
+        """The seats that stopped answering (or resigned): what they send is lost."""
         self.equivocated = False
         self.cheat = game.cheat() if game.cheat is not None else None
 
     @property
+    def silent(self) -> bool:
+        return self.game.silent_seat in self.quiet
+
+    @property
     def honest(self) -> tuple[int, ...]:
-        bad = {self.game.silent_seat, self.game.equivocating_seat}
+        bad = {self.game.silent_seat, self.game.then_silent, self.game.equivocating_seat}
         return tuple(s for s in range(self.n) if s not in bad)
 
     def send(self, seat: int, data: bytes) -> None:
         if seat == self.game.silent_seat and self.game.silent_at_reveal and not self.silent:
             body = Envelope.decode(data).body
             if body.get("type") == "deck" and body["msg"]["type"] == "deck.reveal":
-                self.silent = True  # its round's cards are all played: it stops here
-        if self.silent and seat == self.game.silent_seat:
+                self.quiet.add(seat)  # its round's cards are all played: it stops here
+        if seat in self.quiet:
             return
         twin = self._twin(seat, data)
         for other in range(self.n):
@@ -508,11 +569,20 @@ class Table:
         session = self.sessions[seat]
         for data in session.take_outbox():
             self.send(seat, data)
+        if seat == self.game.silent_seat and self.game.resigns and session.ready:
+            if seat not in self.quiet:
+                session.abandon(seat)  # its key may be out; its split and shuffle are not
+                for data in session.take_outbox():
+                    self.send(seat, data)
+                self.quiet.add(seat)
+            return
         for event in session.take_events():
             if not isinstance(event, DecisionNeeded):
                 continue
             observation = event.observation
-            if seat == self.game.silent_seat and self._falls_silent(observation):
+            if seat in (self.game.silent_seat, self.game.then_silent) and self._falls_silent(
+                seat, observation
+            ):
                 continue
             cheat = self.cheat
             if cheat is not None and seat == cheat.seat and cheat.decide(self, observation):  # type: ignore[arg-type]
@@ -521,17 +591,41 @@ class Table:
             session.act(self.players[seat].decide(observation))
             self.flush(seat)
 
-    def _falls_silent(self, observation: Observation) -> bool:
-        if self.game.silent_at_reveal:
-            return self.silent
-        due = observation.phase is Phase.PLAY and len(observation.tricks) >= 2
-        if not self.silent and not due:
+    def _falls_silent(self, seat: int, observation: Observation) -> bool:
+        """Whether ``seat`` does not answer this decision (it is silent, or falls silent
+        now: the others then sign it gone, as they would once its deadline passed)."""
+        if seat in self.quiet:
+            return True
+        if seat == self.game.then_silent:
+            first = self.game.silent_seat
+            due = (
+                self.sessions[seat].dummy == first
+                and observation.number >= 1
+                and observation.phase is Phase.PLAY
+                and len(observation.tricks) >= 2
+            )
+        elif self.game.silent_at_reveal:
             return False
-        if not self.silent:
-            self.silent = True
-            for other in self.honest:  # in a real game: once its deadline and grace passed
-                self.sessions[other].abandon(observation.seat)
+        else:
+            due = (
+                observation.phase is Phase.PLAY
+                and len(observation.tricks) >= self.game.silent_after
+            )
+        if not due:
+            return False
+        self.quiet.add(seat)
+        for other in range(self.n):  # in a real game: once its deadline and grace passed
+            if other not in self.quiet:
+                self.sessions[other].abandon(seat)
                 self.flush(other)
+        late = self.game.late_to
+        if late is not None and seat == self.game.silent_seat:
+            # Its card was on its way: one seat gets it, after its own vote.
+            session = self.sessions[seat]
+            session.act(self.players[seat].decide(observation))
+            for data in session.take_outbox():
+                self.sessions[late].receive(data)
+            self.flush(late)
         return True
 
     def run(self, limit: int = 100_000) -> None:
@@ -563,7 +657,7 @@ class Table:
             synced = False
             a, b = self.rng.choice(busy)
             replies = self.sessions[b].receive(self.queues[a, b].popleft())
-            if not (self.silent and b == self.game.silent_seat):
+            if b not in self.quiet:
                 self.queues[b, a].extend(replies)  # a sync answer goes back on its connection
             self.flush(b)
         raise AssertionError("the game does not end")
