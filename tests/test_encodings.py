@@ -21,6 +21,7 @@ from helpers import ROOT
 
 from belote_p2p.protocol import ed25519, group, identity
 from belote_p2p.protocol.ed25519 import (
+    BASE,
     IDENTITY,
     L,
     P,
@@ -38,8 +39,6 @@ VECTOR = ROOT / "protocol" / "vectors" / "encodings.json"
 MESSAGE = b"belote-p2p/encodings/v1\x00 the message every signature case signs"
 SEED = bytes(range(0x40, 0x60))
 """The RFC 8032 private key of the honest signer."""
-BASE = decode_point(bytes.fromhex("58" + "66" * 31))
-assert BASE is not None
 
 
 def _secret_scalar(seed: bytes) -> int:

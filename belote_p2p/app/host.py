@@ -134,7 +134,7 @@ async def host_game(
         relay = (loopback_for(options.bind), host_port)
     own_port = host_port if options.listen else 0
     own = JoinRequest(options.name, identity.public_key_bytes, own_port)
-    lobby = Lobby(own, rules)
+    lobby = Lobby(own, rules, watchers=watch)
     if seat_order:
         lobby.expect(seat_order)
     addresses = [format_address(*parse_address(a, host_port)) for a in advertise]

@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 import trio
 
 from belote_p2p.app.argtypes import positive_seconds
+from belote_p2p.i18n import _
 from belote_p2p.net.address import (
     format_address,
     listener_port,
@@ -165,6 +166,9 @@ async def join_game(
         if heard is not None:
             beacon_names = Invitation.of(heard.table_id, heard.beacon.host_key, (address,))
             check_host(answer, beacon_names, format_address(*where), "beacon")
+        if not answer.definition.watchers:
+            print(_("The host refuses watchers at this table: no seat lets anyone watch it."),
+                  flush=True)  # fmt: skip
         if relay is None:
             named = invitation.relay if invitation is not None else answer.relay
             relay = parse_address(named, DEFAULT_RELAY_PORT) if named else where

@@ -276,9 +276,12 @@ class Lobby:
         rules: RuleSet,
         *,
         table_id: bytes | None = None,
+        watchers: bool = True,
     ) -> None:
         self.host = host
         self.rules = rules
+        self.watchers = watchers
+        """The table rule of the definition (``host --no-watch``: False)."""
         self.seats = rules.seats
         """The table's seats: the host and ``seats - 1`` joiners (4, or 3 or 2)."""
         self.table_id = secrets.token_bytes(TABLE_ID_SIZE) if table_id is None else table_id
@@ -524,7 +527,7 @@ class Lobby:
         for _, request in self.seating():
             joined = by_key[request.key]
             seats.append(Seat(request.name, request.key, address(joined.ip, request.port)))
-        return TableDefinition(self.table_id, self.rules, tuple(seats))
+        return TableDefinition(self.table_id, self.rules, tuple(seats), watchers=self.watchers)
 
 
 def plain_ip(ip: str) -> str:

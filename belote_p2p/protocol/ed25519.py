@@ -34,6 +34,7 @@ signature, goes to libsodium.
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import Final
 
 from .group import SODIUM
 
@@ -96,6 +97,12 @@ def encode_point(p: Point) -> bytes:
     return (y | (x & 1) << 255).to_bytes(POINT_SIZE, "little")
 
 
+def _base_point() -> Point:
+    point = decode_point(bytes.fromhex("58" + "66" * 31))  # y = 4/5
+    assert point is not None
+    return point
+
+
 def add(p: Point, q: Point) -> Point:
     """``p + q`` (the unified addition of RFC 8032 §5.1.4, valid for every pair)."""
     x1, y1, z1, t1 = p
@@ -145,6 +152,10 @@ def has_small_order(p: Point) -> bool:
 def in_prime_order_subgroup(p: Point) -> bool:
     """``[L]p`` is the identity: ``p`` has no torsion component."""
     return is_identity(multiply(L, p))
+
+
+BASE: Final[Point] = _base_point()
+"""The base point ``B`` of RFC 8032."""
 
 
 @lru_cache(maxsize=1024)

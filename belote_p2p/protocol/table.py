@@ -7,8 +7,9 @@ table id, and its digest is the first thing each seat signs (``protocol/PROTOCOL
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from belote_p2p.errors import LocalProtocolError
 from belote_p2p.game.rules import RuleSet
@@ -33,21 +34,43 @@ class Seat:
     """``host:port`` where the peer listens for the mesh."""
 
 
+TABLE_RULES: Final[Mapping[str, bool]] = {
+    "watchers": True,
+}
+"""The table rules (``PROTOCOL.md`` §6.1), by name, with their defaults: rules of the table
+that are not rules of the game (which the rule set holds), every seat signing them with the
+definition, so that no seat does on its own what the others refused. Each is a boolean
+field of the definition and of :class:`TableDefinition` of the same name, in the canonical
+encoding only when it is not its default: a table that keeps every default keeps the bytes
+and the digest it had before the rule existed. A definition that sends a rule at its
+default, or not as a boolean, is refused (each table has one encoding). A rule is added by
+one entry here and one field below."""
+
+
 @dataclass(frozen=True, slots=True)
 class TableDefinition:
-    """What every seated peer signs before play: the table id, the rules and the seats."""
+    """What every seated peer signs before play: the table id, the rules and the seats,
+    and the table rules (:data:`TABLE_RULES`)."""
 
     table_id: bytes
     rules: RuleSet
     seats: tuple[Seat, ...]
+    watchers: bool = True
+    """Anyone with the watch code may watch (``host --no-watch``: no seat serves a watcher,
+    at its port or at a relay, ``PROTOCOL.md`` §11)."""
 
     def to_wire(self) -> dict[str, Any]:
-        return {
+        wire: dict[str, Any] = {
             "version": 1,
             "table_id": self.table_id,
             "rules": self.rules.to_dict(),
             "seats": [{"name": s.name, "key": s.key, "address": s.address} for s in self.seats],
         }
+        for name, default in TABLE_RULES.items():
+            value = getattr(self, name)
+            if value != default:
+                wire[name] = value
+        return wire
 
     @classmethod
     def from_wire(cls, data: object) -> TableDefinition:
@@ -86,7 +109,14 @@ class TableDefinition:
             seats.append(Seat(name, key, address))
         if len({s.key for s in seats}) != len(seats):
             raise ValueError("every seat needs its own key")
-        return cls(table_id, rules, tuple(seats))
+        table_rules: dict[str, bool] = {}
+        for name, default in TABLE_RULES.items():
+            if name in data:
+                value = data[name]
+                if type(value) is not bool or value == default:
+                    raise ValueError(f"the table rule {name} is sent only as {not default}")
+                table_rules[name] = value
+        return cls(table_id, rules, tuple(seats), **table_rules)
 
     @property
     def digest(self) -> bytes:
