@@ -308,11 +308,11 @@ GAMES = (
     Game(
         "game-abandoned-late",
         "Three-handed belote: seat 2 stops answering at its last card of round 0; the two "
-        "others sign it gone at that point, and its last card, on its way, reaches seat 0 "
-        "after seat 0's vote and before seat 1's: seat 0 plays on from it, then takes seat "
-        "1's vote in. The game is cut at the deciding vote, seat 0's (the lowest voter), "
-        "whose past holds neither that card nor what followed it: round 1 at 0-0-0, not "
-        "the round scored (PROTOCOL.md §6.6).",
+        "others sign it gone at that point, and that card and its reveal, on their way, "
+        "reach seat 0 after seat 0's vote and before seat 1's: seat 0 plays on from them (the "
+        "round's last trick, its own reveal), then takes seat 1's vote in. The game is cut at "
+        "the deciding vote, seat 0's (the lowest voter), whose past holds neither that card "
+        "nor what followed it: round 1 at 0-0-0, not the round scored (PROTOCOL.md §6.6).",
         "three-handed",
         target=501,
         seed=0,
@@ -813,6 +813,7 @@ def test_the_games_hold_what_they_are_for() -> None:
     assert answers["game-abandoned"].seat == 2 and answers["game-fault"].seat == 1
     assert answers["game-left"].kind == "OK"  # the open hand played on to the end
     assert answers["game-left-late"].kind == "OK"  # left before its reveal, audited all the same
+    assert_the_leave_games_hold_what_they_are_for(answers)
     # Without teams, a score per player: three, and two.
     three, two = answers["game-three-handed"], answers["game-two-handed"]
     assert three.scores is not None and len(three.scores) == 3
@@ -835,6 +836,48 @@ def test_the_games_hold_what_they_are_for() -> None:
         audited = next(r for r in verdict.rounds if r.report.fault is not None)
         assert audited.report.fault is not None and game.cheat is not None
         assert audited.report.fault.seat == game.cheat().seat
+
+
+def envelopes_of(name: str) -> list[Envelope]:
+    return [Envelope.decode(e) for e in read_transcript(vector_path(BY_NAME[name])).envelopes]
+
+
+def assert_the_leave_games_hold_what_they_are_for(answers: dict[str, conformance.Answer]) -> None:
+    roster = {name: read_transcript(vector_path(BY_NAME[name])).definition.roster
+              for name in ("game-left", "game-left-deal", "game-abandoned-late",
+                           "game-left-twice")}  # fmt: skip
+
+    def seat(name: str, envelope: Envelope) -> int:
+        return roster[name].index(envelope.sender)
+
+    # The partner of a dummy signs more plays in a round than a seat plays (PROTOCOL.md §6.5).
+    plays: dict[tuple[int, int], int] = {}
+    for e in envelopes_of("game-left"):
+        if e.type == "play":
+            key = (seat("game-left", e), e.body["round"])
+            plays[key] = plays.get(key, 0) + 1
+    assert max(plays.values()) > 8
+    # Dealt again: each live seat signed two keys in round 0, the leaver one.
+    keys: dict[int, int] = {}
+    for e in envelopes_of("game-left-deal"):
+        if e.type == "deck" and e.body["round"] == 0 and e.body["msg"]["type"] == "deck.key":
+            keys[seat("game-left-deal", e)] = keys.get(seat("game-left-deal", e), 0) + 1
+    assert keys == {0: 2, 1: 1, 2: 2, 3: 2}
+    assert answers["game-left-deal"].kind == "OK"
+    # The deciding vote (seat 0's) comes before the late card in seat 0's chain, the last
+    # vote (seat 1's) after it: the cut is round 1, though the record plays on to round 2.
+    late = envelopes_of("game-abandoned-late")
+    kinds = [(seat("game-abandoned-late", e), e.type) for e in late]
+    first_vote, last_vote = kinds.index((0, "abandon")), kinds.index((1, "abandon"))
+    late_play = max(i for i, k in enumerate(kinds) if k == (2, "play"))
+    assert first_vote < late_play < last_vote
+    assert answers["game-abandoned-late"].round == 1
+    assert answers["game-abandoned-late"].seat == 2
+    # The second leave: two votes (seats 0 and 2) against seat 1, the game abandoned by it.
+    votes = {(seat("game-left-twice", e), e.body["seat"])
+             for e in envelopes_of("game-left-twice") if e.type == "abandon"}  # fmt: skip
+    assert {(0, 1), (2, 1)} <= votes and (3, 1) not in votes
+    assert answers["game-left-twice"].kind == "ABANDONED" and answers["game-left-twice"].seat == 1
 
 
 def plays_of_a_suit_not_followed(verdict: Verdict) -> int:

@@ -124,7 +124,12 @@ class Answer:
 
 
 _SEAT = re.compile(r"^(?:FAULT|ABANDONED) by seat ([0-3])\b")
-_OK_SCORES = re.compile(r" wins (\d+(?:-\d+)+) after (\d+) rounds?$")
+_OK_SCORES = re.compile(
+    r" wins (\d+(?:-\d+)+) after (\d+) rounds?"
+    r"(?: \(seat [0-3] \(.*\) left in round \d+; seat [0-3] played its open hand\))?$"
+)
+"""Where an ``OK`` line gives the final scores and the rounds: at its end, or before the
+words on a seat that left and its partner who played its open hand (PROTOCOL.md §7.2)."""
 _STOOD = re.compile(r" in round (\d+) at (\d+(?:-\d+)+)(?= \(|$)")
 """Where an ``ABANDONED`` or ``INCOMPLETE`` line says the game stood (the last match: a
 name may hold anything)."""
