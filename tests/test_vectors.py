@@ -322,6 +322,24 @@ GAMES = (
         late_to=0,
     ),
     Game(
+        "game-left-held",
+        "Classic belote: seat 3 stops answering after two tricks, and the three others sign "
+        "it gone at that point; its next cards, on their way (the last card of trick 2, "
+        "and its lead of trick 3, which it won), reach seat 0 right after seat 0's own vote "
+        "(and the others through seat 0's sync answers). Every receiver holds them while a "
+        "vote against seat 3 that they come after is accepted (PROTOCOL.md §6.7), so they "
+        "are processed only after the leave and count for nothing (they are in seat 3's "
+        "chain after the leave): seat 1 plays seat 3's open hand from the point the votes "
+        "saw. The conformance case late-before-votes moves them before the votes in the file: "
+        "the same verdict.",
+        "classic",
+        target=151,
+        seed=0,
+        keys=26,
+        silent_seat=3,
+        late_to=0,
+    ),
+    Game(
         "game-left-twice",
         "Classic belote: seat 3 stops answering after two tricks, the three others sign it "
         "gone and its partner, seat 1, plays its open hand; in a later round seat 1 stops "
@@ -845,7 +863,7 @@ def envelopes_of(name: str) -> list[Envelope]:
 def assert_the_leave_games_hold_what_they_are_for(answers: dict[str, conformance.Answer]) -> None:
     roster = {name: read_transcript(vector_path(BY_NAME[name])).definition.roster
               for name in ("game-left", "game-left-deal", "game-abandoned-late",
-                           "game-left-twice")}  # fmt: skip
+                           "game-left-twice", "game-left-held")}  # fmt: skip
 
     def seat(name: str, envelope: Envelope) -> int:
         return roster[name].index(envelope.sender)
@@ -878,6 +896,23 @@ def assert_the_leave_games_hold_what_they_are_for(answers: dict[str, conformance
              for e in envelopes_of("game-left-twice") if e.type == "abandon"}  # fmt: skip
     assert {(0, 1), (2, 1)} <= votes and (3, 1) not in votes
     assert answers["game-left-twice"].kind == "ABANDONED" and answers["game-left-twice"].seat == 1
+    # Held: seat 3's chain goes on past what every vote against it names (two plays), and
+    # they count for nothing: the same deal as game-left, the same game (PROTOCOL.md §6.7).
+    held = envelopes_of("game-left-held")
+    named = {e.seen[3] for e in held if e.type == "abandon" and e.body["seat"] == 3}
+    last_named = max(e.seq for e in held if e.hash in named)
+    late = [e for e in held if seat("game-left-held", e) == 3 and e.seq > last_named]
+    assert [e.type for e in late] == ["play", "play"]
+    assert answers["game-left-held"] == answers["game-left"]
+    # The records' order is not causal: late envelopes before the votes, the same answer.
+    data = json.loads(MANIFEST.read_text(encoding="utf-8"))
+    moved = [v for v in data["vectors"] if "late-before-votes" in v["expected"]]
+    assert {v["file"] for v in moved} >= {
+        "game-left-held.transcript",
+        "game-abandoned-late.transcript",
+    }
+    for v in moved:
+        assert v["expected"]["late-before-votes"] == v["expected"]["original"]
 
 
 def plays_of_a_suit_not_followed(verdict: Verdict) -> int:

@@ -652,6 +652,39 @@ def late_record(frames: list[bytes], keys: Sequence[bytes]) -> list[bytes] | Non
     return [*frames[:index], *frames[index + 1 :], frames[index]]
 
 
+def late_before_votes(frames: list[bytes], keys: Sequence[bytes]) -> list[bytes] | None:
+    """Only in a record where some seat is voted gone and its chain goes on past what every
+    vote against it names (its late envelopes): those envelopes moved to just before the
+    first vote against it in the file. The same answer: a verifier holds a late envelope
+    while a vote in the record's chains can still gather, whatever the file's order
+    (PROTOCOL.md §6.7, §7.1)."""
+    roster = [s["key"] for s in _header(frames)["definition"]["seats"]]
+    envelopes = [_envelope(r) for r in frames[1:]]
+    by_hash = {e.hash: e for e in envelopes}
+    for index, vote in enumerate(envelopes, 1):
+        gone = vote.body.get("seat") if vote.type == "abandon" else None
+        if not isinstance(gone, int) or not 0 <= gone < len(roster):
+            continue
+        if roster[gone] == vote.sender:
+            continue  # a resignation, not a vote
+        named = [
+            by_hash[e.seen[gone]].seq if e.seen[gone] in by_hash else -1
+            for e in envelopes
+            if e.type == "abandon" and e.body.get("seat") == gone and e.sender != roster[gone]
+        ]
+        late = [
+            i
+            for i, e in enumerate(envelopes, 1)
+            if i > index and e.sender == roster[gone] and e.seq > max(named)
+        ]
+        if not late:
+            return None
+        moved = [frames[i] for i in late]
+        rest = [f for i, f in enumerate(frames) if i not in set(late)]
+        return [*rest[:index], *moved, *rest[index:]]
+    return None
+
+
 def bid_in_deal(frames: list[bytes], keys: Sequence[bytes]) -> list[bytes] | None:
     """Only where a seat takes (classic, three-handed): the records of the first ``take``
     or ``choose`` and of its causal past, the others left out, and a ``pass`` of the next
@@ -893,6 +926,7 @@ TAMPERS: dict[str, Tamper] = {
     "cut-after-round": cut_after_round,
     "cut-after-reveals": cut_after_reveals,
     "late-record": late_record,
+    "late-before-votes": late_before_votes,
     "bid-in-deal": bid_in_deal,
     "header-seat": header_seat,
     "flag-as-int": flag_as_int,

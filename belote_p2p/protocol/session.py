@@ -431,6 +431,10 @@ class TableSession:
         """(seat, message type) of the deck messages processed in the round in play."""
         self._votes_on: dict[int, list[Envelope]] = {}
         """The votes accepted against each seat (for :meth:`_held`)."""
+        self._foreseen: ChainTracker | None = None
+        """An observer given a whole record: its chains, all taken as accepted for the hold
+        of a late envelope (:meth:`foresee`)."""
+        self._foreseen_hashes: dict[bytes, Envelope] = {}
         self._shown_seqs: dict[tuple[int, int], list[int]] = {}
         """By (voter, seat): per envelope of the voter's chain, the latest envelope of the
         seat it or an earlier one names (:meth:`_shown`)."""
@@ -706,7 +710,7 @@ class TableSession:
         return None
 
     def _count_progress(self, envelope: Envelope, seat: int) -> None:
-        if envelope.type == "abandon":
+        if envelope.type == "abandon" and self._foreseen is None:
             gone = abandoned_seat(envelope.body)
             if gone is not None and gone != seat and 0 <= gone < self.seats:
                 self._votes_on.setdefault(gone, []).append(envelope)
@@ -753,6 +757,55 @@ class TableSession:
             self._accept(piece)
             if self._phase is SessionPhase.STOPPED:
                 return
+
+    def foresee(self, records: Iterable[bytes]) -> None:
+        """An observer that holds a whole record (a verifier): take every envelope of it
+        that continues its sender's chain as accepted, for the hold of a late envelope only
+        (:meth:`_held`: the votes against a seat and what each chain shows of it), before
+        :meth:`receive` is given the records one by one. A record's order is not causal
+        (PROTOCOL.md §7.1): without this, a late envelope of a seat that comes in the file
+        before the votes against it would be processed before any vote is accepted, and
+        the game judged otherwise than the peers played it (PROTOCOL.md §6.7: "accepted"
+        is into the chains, and a verifier's chains are the record's). What does not
+        decode, or breaks a chain, is left out here; :meth:`receive` judges it."""
+        if self.seat is not None:
+            raise SessionError("only an observer foresees a record")
+        ahead = ChainTracker(self.definition.table_id, self.definition.roster)
+        by_seat: dict[int, dict[int, Envelope]] = {}
+        for data in records:
+            try:
+                envelope = self._admit(Envelope.decode(data))
+            except RemoteProtocolError:
+                continue
+            by_seat.setdefault(ahead.seat_of(envelope.sender), {}).setdefault(
+                envelope.seq, envelope
+            )
+        votes: dict[int, list[Envelope]] = {}
+        for seat, chain in sorted(by_seat.items()):
+            progress: list[int] = []
+            for seq in range(len(chain)):
+                envelope = chain.get(seq)
+                try:
+                    if envelope is None or ahead.accept(envelope) is None:
+                        break
+                except RemoteProtocolError:
+                    break
+                progress.append((progress[-1] if progress else 0) + delivers(envelope, seat))
+                gone = abandoned_seat(envelope.body) if envelope.type == "abandon" else None
+                if gone is not None and gone != seat and 0 <= gone < self.seats:
+                    votes.setdefault(gone, []).append(envelope)
+            self._progress[seat] = progress
+        self._foreseen = ahead
+        self._foreseen_hashes = {e.hash: e for e in ahead.transcript}
+        self._votes_on = votes
+
+    def _chain(self, seat: int) -> Sequence[Envelope]:
+        """``seat``'s chain as the hold reads it: as accepted, or as foreseen."""
+        return (self._foreseen or self.tracker).chain(seat)
+
+    def _lookup(self, h: bytes) -> Envelope | None:
+        """The envelope of hash ``h``, accepted or foreseen (None if neither)."""
+        return self._by_hash.get(h) or self._foreseen_hashes.get(h)
 
     def sync_request(self) -> bytes:
         """A request for what this peer lacks: send it to each peer on (re)connection and
@@ -1045,13 +1098,13 @@ class TableSession:
         showed, so that it never holds an envelope that its signer's chain shows it
         processed already (which would wait for ever)."""
         cache = self._shown_seqs.setdefault((voter, seat), [])
-        chain = self.tracker.chain(voter)
+        chain = self._chain(voter)
         while len(cache) <= upto:
             named = chain[len(cache)].seen[seat]
             if named == ZERO_HASH:
                 seq = -1
             else:
-                found = self._by_hash.get(named)
+                found = self._lookup(named)
                 if found is None or self.tracker.seat_of(found.sender) != seat:
                     return _BEYOND  # not known yet: not kept, looked up again next time
                 seq = found.seq
@@ -1082,7 +1135,7 @@ class TableSession:
         for other in range(self.seats):
             if other == seat or other in voted:
                 continue
-            last = self.tracker.next_seq(other) - 1
+            last = len(self._chain(other)) - 1
             if last >= 0 and self._point_at(seat, self._shown(other, seat, last)) > point:
                 return True
         return False

@@ -145,6 +145,7 @@ def verify_record(
     header names, which says whether a record that ends at its seat's leave is whole)."""
     session = TableSession(definition, None, None)
     session.start()
+    session.foresee(envelopes)  # the record's chains hold late envelopes (PROTOCOL.md §6.7)
     rounds: list[RoundAudited] = []
     chats: list[ChatMessage] = []
     corrupt = None
