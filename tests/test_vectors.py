@@ -65,7 +65,13 @@ from belote_p2p.protocol.deck import shuffle_order, shuffle_permutation
 from belote_p2p.protocol.events import DecisionNeeded
 from belote_p2p.protocol.identity import Identity, verify
 from belote_p2p.protocol.secretstore import MemorySecrets
-from belote_p2p.protocol.session import TableSession
+from belote_p2p.protocol.session import (
+    ENVELOPE_CAPS,
+    GAME_CAPS,
+    ROUND_CAPS,
+    TWO_HANDED_ROUND_CAPS,
+    TableSession,
+)
 from belote_p2p.protocol.table import TableDefinition
 from belote_p2p.protocol.transcript import TranscriptError, read_transcript
 from belote_p2p.protocol.verify import Verdict, verify_record, verify_transcript
@@ -913,6 +919,52 @@ def assert_the_leave_games_hold_what_they_are_for(answers: dict[str, conformance
     }
     for v in moved:
         assert v["expected"]["late-before-votes"] == v["expected"]["original"]
+
+
+def documented_caps() -> dict[str, tuple[int, int, int | None]]:
+    """PROTOCOL.md §6.5's table of caps: body type -> (largest envelope in bytes, most per
+    seat, two-handed's most per round where the row names one)."""
+    text = (ROOT / "protocol" / "PROTOCOL.md").read_text(encoding="utf-8")
+    section = text.split("### 6.5 Limits")[1].split("### 6.6")[0]
+    caps = {}
+    for line in section.splitlines():
+        if not line.startswith("| `"):
+            continue
+        kinds, size, most = line.split("|")[1:4]
+        number, unit = size.split()
+        limit = int(number) * {"bytes": 1, "KiB": 1024}[unit]
+        counts = [int(n) for n in re.findall(r"\d+", most)]
+        for kind in re.findall(r"`([a-z]+)`", kinds):
+            caps[kind] = (limit, counts[0], counts[1] if len(counts) > 1 else None)
+    return caps
+
+
+def test_the_table_of_caps_is_the_code_s() -> None:
+    """One table of every cap (PROTOCOL.md §6.5), the code's own numbers; and the leave
+    games stay within them where a seat signs more than at a full table: the partner of a
+    dummy its plays and the dummy's, a round dealt again two keys."""
+    caps = documented_caps()
+    assert caps.keys() == ENVELOPE_CAPS.keys()
+    for kind, (size, most, two_handed) in caps.items():
+        assert size == ENVELOPE_CAPS[kind]
+        if kind in ROUND_CAPS:
+            assert most == ROUND_CAPS[kind]
+            assert two_handed in (None, TWO_HANDED_ROUND_CAPS[kind])
+            assert two_handed is not None or TWO_HANDED_ROUND_CAPS[kind] == most
+        else:
+            assert most == GAME_CAPS[kind]
+    most_signed: dict[tuple[str, str], int] = {}
+    for name in ("game-left", "game-left-deal", "game-left-held", "game-left-twice"):
+        counts: dict[tuple[bytes, str, int], int] = {}
+        for e in envelopes_of(name):
+            if e.type in ROUND_CAPS:
+                key = (e.sender, e.type, e.body["round"])
+                counts[key] = counts.get(key, 0) + 1
+        for (_, kind, _), n in counts.items():
+            most_signed[name, kind] = max(most_signed.get((name, kind), 0), n)
+    assert most_signed["game-left", "play"] == 16  # the partner: its 8 and the dummy's 8
+    assert most_signed["game-left-deal", "deck"] > 6  # the deal given up and the new one
+    assert all(n <= ROUND_CAPS[kind] for (_, kind), n in most_signed.items())
 
 
 def plays_of_a_suit_not_followed(verdict: Verdict) -> int:

@@ -784,16 +784,16 @@ class TableSession:
         for seat, chain in sorted(by_seat.items()):
             progress: list[int] = []
             for seq in range(len(chain)):
-                envelope = chain.get(seq)
+                next_one = chain.get(seq)
                 try:
-                    if envelope is None or ahead.accept(envelope) is None:
+                    if next_one is None or ahead.accept(next_one) is None:
                         break
                 except RemoteProtocolError:
                     break
-                progress.append((progress[-1] if progress else 0) + delivers(envelope, seat))
-                gone = abandoned_seat(envelope.body) if envelope.type == "abandon" else None
+                progress.append((progress[-1] if progress else 0) + delivers(next_one, seat))
+                gone = abandoned_seat(next_one.body) if next_one.type == "abandon" else None
                 if gone is not None and gone != seat and 0 <= gone < self.seats:
-                    votes.setdefault(gone, []).append(envelope)
+                    votes.setdefault(gone, []).append(next_one)
             self._progress[seat] = progress
         self._foreseen = ahead
         self._foreseen_hashes = {e.hash: e for e in ahead.transcript}
@@ -1371,8 +1371,8 @@ class TableSession:
         # The round it left in is the cut's (the round in play where the deciding envelopes
         # saw the game; the next one once they saw its last card), whatever this peer audited
         # meanwhile: every record names the same.
-        cut = self._state_at_cut(deciding[0]).number
-        self.left = SeatLeft(gone, partner_of(gone), cut, self.state)
+        cut = self._state_at_cut(deciding[0])
+        self.left = SeatLeft(gone, partner_of(gone), cut.number, self.state, cut)
         self._events.append(self.left)
         if self._left_us:
             return  # our game ends here; the others play on
