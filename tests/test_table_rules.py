@@ -32,7 +32,7 @@ pytestmark = pytest.mark.usefixtures("proofs_checked_once")
 def test_a_table_rule_at_its_default_is_not_in_the_definition() -> None:
     """Every recorded game was signed before the rule existed: its header's definition
     still parses, with the rule at its default, and encodes to the same bytes."""
-    assert TABLE_RULES == {"watchers": True}
+    assert TABLE_RULES == {"watchers": True, "hints": False}
     definition, _ = make_table("classic")
     assert definition.watchers and "watchers" not in definition.to_wire()
     for path in sorted((ROOT / "protocol" / "vectors").glob("game-*.transcript")):

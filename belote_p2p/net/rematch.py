@@ -181,7 +181,7 @@ async def host_rematch(
             outcome.append(refusal)
         else:
             host = JoinRequest(old.seats[0].name, identity.public_key_bytes, mesh_port)
-            lobby = Lobby(host, passed_on(old), watchers=old.watchers)
+            lobby = Lobby(host, passed_on(old), watchers=old.watchers, hints=old.hints)
             for seat in range(1, seats):
                 _, request, ip, local_ip = conns[seat]
                 lobby.admit(request, ip, local_ip)

@@ -36,6 +36,7 @@ class Seat:
 
 TABLE_RULES: Final[Mapping[str, bool]] = {
     "watchers": True,
+    "hints": False,
 }
 """The table rules (``PROTOCOL.md`` §6.1), by name, with their defaults: rules of the table
 that are not rules of the game (which the rule set holds), every seat signing them with the
@@ -50,7 +51,7 @@ one entry here and one field below."""
 @dataclass(frozen=True, slots=True)
 class TableDefinition:
     """What every seated peer signs before play: the table id, the rules and the seats,
-    and the table rules (:data:`TABLE_RULES`)."""
+    and the table rules (:data:`TABLE_RULES`: watchers, hints)."""
 
     table_id: bytes
     rules: RuleSet
@@ -58,6 +59,9 @@ class TableDefinition:
     watchers: bool = True
     """Anyone with the watch code may watch (``host --no-watch``: no seat serves a watcher,
     at its port or at a relay, ``PROTOCOL.md`` §11)."""
+    hints: bool = False
+    """Every seat may ask its own peer's ``expert`` bot for advice during play (``host
+    --hints``); off by default. The record says so, since the definition is its root."""
 
     def to_wire(self) -> dict[str, Any]:
         wire: dict[str, Any] = {
