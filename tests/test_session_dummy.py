@@ -8,6 +8,7 @@ votes; every remaining record verifies alike, the leaver's own ends as left.
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 
 import pytest
 from helpers import HoldingNet, Net, make_table, table_sessions
@@ -22,7 +23,7 @@ from belote_p2p.protocol.events import (
     PeerFault,
     SeatLeft,
 )
-from belote_p2p.protocol.session import SessionPhase, TableSession
+from belote_p2p.protocol.session import TableSession
 from belote_p2p.protocol.verify import Verdict, verify_record
 from belote_p2p.protocol.wire import Envelope
 
@@ -223,33 +224,36 @@ def test_a_leave_in_a_losing_round_does_not_save_it() -> None:
         assert dummy_plays or record.tricks
 
 
+def _partner_asked(net: Net, wanted: Callable[[DecisionNeeded], bool]) -> DecisionNeeded:
+    """Deliver, the seats deciding as usual, until the partner is asked a decision that is
+    ``wanted`` (left unanswered: the test's cheat answers it)."""
+    cheat: DecisionNeeded | None = None
+
+    def decide(seat: int, event: DecisionNeeded) -> None:
+        nonlocal cheat
+        if seat == PARTNER and cheat is None and wanted(event):
+            cheat = event
+            return
+        Net.decide(net, seat, event)
+
+    net.decide = decide  # type: ignore[method-assign]
+    net.deliver_until(lambda: cheat is not None)
+    assert cheat is not None
+    return cheat
+
+
 def test_the_partner_s_wrong_card_names_the_partner() -> None:
     net = _table(after=6)
     sessions = net.sessions
     net.resign()
     partner = sessions[PARTNER]
-    # Deliver until the partner is asked to play a card of the dummy's.
-    cheat: DecisionNeeded | None = None
 
-    def decide(seat: int, event: DecisionNeeded) -> None:
-        nonlocal cheat
+    def dummy_can_revoke(event: DecisionNeeded) -> bool:
+        # The partner is asked to play a card of the dummy's, which holds an illegal one.
         o = event.observation
-        if seat == PARTNER and o.seat == LEAVER and o.phase is Phase.PLAY and cheat is None:
-            illegal = [c for c in o.hand if c not in o.legal]
-            if illegal:
-                cheat = event
-                return
-        Net.decide(net, seat, event)
+        return o.seat == LEAVER and o.phase is Phase.PLAY and any(c not in o.legal for c in o.hand)
 
-    net.decide = decide  # type: ignore[method-assign]
-    while cheat is None:
-        assert net.in_flight() or any(s.phase is not SessionPhase.CLOSED for s in sessions), (
-            "no chance to cheat"
-        )
-        if not net.in_flight():
-            net.sync()
-        net.step()
-    o = cheat.observation
+    o = _partner_asked(net, dummy_can_revoke).observation
     card = next(c for c in o.hand if c not in o.legal)
     deck = partner.deck
     assert deck is not None
@@ -436,26 +440,17 @@ def test_the_partner_playing_a_dummy_s_card_on_its_own_turn_is_its_fault() -> No
     it must play its own (a dummy's card there would leave the dummy a card short): its
     fault at every peer, on receipt, not at the audit."""
     net = _table(after=6)
-    sessions = net.sessions
     net.resign()
-    partner = sessions[PARTNER]
-    cheat: DecisionNeeded | None = None
+    partner = net.sessions[PARTNER]
 
-    def decide(seat: int, event: DecisionNeeded) -> None:
-        nonlocal cheat
-        o = event.observation
-        deck = partner.deck
-        if (
-            seat == PARTNER and o.seat == PARTNER and o.phase is Phase.PLAY and cheat is None
-            and deck is not None and any(deck.card_at(p) for p in deck.positions_of(LEAVER)
-                                         if p not in deck.played())
-        ):  # fmt: skip
-            cheat = event
-            return
-        Net.decide(net, seat, event)
+    def own_turn_with_a_dummy_card_open(event: DecisionNeeded) -> bool:
+        o, deck = event.observation, partner.deck
+        return (
+            o.seat == PARTNER and o.phase is Phase.PLAY and deck is not None
+            and any(deck.card_at(p) for p in deck.positions_of(LEAVER) if p not in deck.played())
+        )  # fmt: skip
 
-    net.decide = decide  # type: ignore[method-assign]
-    net.deliver_until(lambda: cheat is not None)
+    _partner_asked(net, own_turn_with_a_dummy_card_open)
     deck = partner.deck
     assert isinstance(deck, DeckPeer)
     position = next(

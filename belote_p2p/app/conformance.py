@@ -534,11 +534,7 @@ def bad_own_seen(frames: list[bytes], keys: Sequence[bytes]) -> list[bytes] | No
     index = _seat_1_after_seq_0(frames)
     if index is None:
         return None
-
-    def change(body: dict[str, Any], seen: list[bytes]) -> None:
-        seen[1] = bytes(32)
-
-    return _resigned(frames, keys, index, change)
+    return _resigned(frames, keys, index, functools.partial(_set_seen, 1, bytes(32)))
 
 
 def seen_length(frames: list[bytes], keys: Sequence[bytes]) -> list[bytes] | None:
@@ -847,11 +843,7 @@ def seen_goes_back(frames: list[bytes], keys: Sequence[bytes]) -> list[bytes] | 
     )
     if index is None:
         return None
-
-    def change(body: dict[str, Any], seen: list[bytes]) -> None:
-        seen[0] = bytes(32)
-
-    return _resigned(frames, keys, index, change)
+    return _resigned(frames, keys, index, functools.partial(_set_seen, 0, bytes(32)))
 
 
 def unknown_last_action(frames: list[bytes], keys: Sequence[bytes]) -> list[bytes] | None:
