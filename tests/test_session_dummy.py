@@ -13,9 +13,9 @@ from collections.abc import Callable
 import pytest
 from helpers import HoldingNet, Net, make_table, table_sessions
 
-from belote_p2p.game.engine import Phase
+from belote_p2p.game.engine import Claim, Phase
 from belote_p2p.protocol.bodies import abandon_body, deck_body, play_body
-from belote_p2p.protocol.deck import DeckPeer, ReleaseMessage
+from belote_p2p.protocol.deck import DeckPeer, PlayMessage, ReleaseMessage
 from belote_p2p.protocol.events import (
     ActionTaken,
     DecisionNeeded,
@@ -500,3 +500,23 @@ def test_votes_signed_before_a_first_leave_count_after_it_alike_everywhere() -> 
         assert verdict.abandoned == PARTNER and verdict.summary().startswith(
             f"ABANDONED by seat {PARTNER} "
         )
+
+
+def test_a_dummy_s_action_that_does_not_know_the_leave_is_out_of_turn() -> None:
+    """The partner acts for the dummy only once it knows the leave: every deciding
+    envelope in its causal past (PROTOCOL.md §6.7, settled point 4). A card of the dummy's
+    that it signs before it processed the resignation is out of turn, at a peer that
+    processed the resignation first as at one that did not (where the dummy's turn is
+    still the leaver's own)."""
+    net = _table(after=6)
+    partner = net.sessions[PARTNER]
+    assert net.pending is not None and net.pending.observation.phase is Phase.PLAY
+    net.resign()  # on its way: the partner has not processed it
+    assert partner.dummy is None
+    deck = partner.deck
+    assert deck is not None
+    position = next(p for p in deck.positions_of(LEAVER) if p not in deck.played())
+    play = PlayMessage(PARTNER, position, None)
+    _signed(partner, play_body(partner.state.number, play, Claim(), partner._digest))
+    net.flush(PARTNER)
+    _faulted(net, PARTNER, "acted out of turn", (0, 2))
