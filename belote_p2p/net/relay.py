@@ -396,7 +396,7 @@ class RelayService:
             out.queued += len(action.data)
 
 
-_JOINED = (RelayPhase.WAITING, RelayPhase.PAIRED, RelayPhase.FEED)
+_JOINED = (RelayPhase.WAITING, RelayPhase.PAIRED, RelayPhase.FEED, RelayPhase.ADVERTISING)
 
 
 def socket_stream(stream: trio.abc.Stream) -> trio.SocketStream | None:

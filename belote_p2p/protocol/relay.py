@@ -64,6 +64,7 @@ from typing import Any
 from belote_p2p.errors import LocalProtocolError, RemoteProtocolError
 
 from .budget import ByteBudget
+from .directory import Directory, DirectoryStats, Refused, listed_message
 from .identity import KEY_DIGEST_SIZE, Identity, key_digest, verify
 from .table import TableDefinition
 from .wire import (
@@ -242,6 +243,8 @@ class RelayLimits:
     watch_timeout: float = 30.0
     """Seconds a watcher waits for a feed of its table (the table's game may not have
     begun: its seats offer feeds once it is signed)."""
+    listing_timeout: float = 30.0
+    """Seconds a directory's lister may stay connected after its last query."""
 
 
 class RelayPhase(Enum):
@@ -257,6 +260,10 @@ class RelayPhase(Enum):
     """A seat's watch feed, authenticated, waiting for a watcher (no deadline)."""
     WATCHER = "watcher"
     """A watcher waiting for a feed of its table."""
+    ADVERTISING = "advertising"
+    """A host's connection to the directory, its table listed (``PROTOCOL.md`` §12)."""
+    LISTING = "listing"
+    """A stranger asking the directory for tables."""
 
 
 class Role(Enum):
@@ -266,6 +273,8 @@ class Role(Enum):
     LINK = "link"
     FEED = "feed"
     WATCHER = "watcher"
+    AD = "ad"
+    LISTER = "lister"
 
 
 @dataclass(frozen=True, slots=True)
@@ -355,6 +364,8 @@ class RelayStats:
     dropped_bytes: int = 0
     refused: dict[str, int] = field(default_factory=dict)
     """Connections refused or cut, by cause."""
+    directory: DirectoryStats | None = None
+    """The directory's own counts, if the relay keeps one."""
 
     def refuse(self, cause: str) -> None:
         self.refused[cause] = self.refused.get(cause, 0) + 1
@@ -369,6 +380,7 @@ class RelayStats:
             "dropped_frames": self.dropped_frames,
             "dropped_bytes": self.dropped_bytes,
             "refused": dict(sorted(self.refused.items())),
+            **({} if self.directory is None else {"directory": self.directory.to_dict()}),
         }
 
 
@@ -387,8 +399,11 @@ class RelayServer:
         limits: RelayLimits | None = None,
         *,
         nonce: Callable[[], bytes] | None = None,
+        directory: Directory | None = None,
     ) -> None:
         self.limits = limits or RelayLimits()
+        self.directory = directory
+        """The public tables this relay lists (``relay --directory``); None: it lists none."""
         self._nonce = nonce or (lambda: secrets.token_bytes(NONCE_SIZE))
         self._conns: dict[int, _Conn] = {}
         self._tables: dict[TableKey, _Table] = {}
@@ -399,7 +414,7 @@ class RelayServer:
         """Per source, its authenticated connections of each table."""
         self._waiting: dict[WatchKey, list[int]] = {}
         """The watchers waiting for a feed of each table, oldest first."""
-        self.stats = RelayStats()
+        self.stats = RelayStats(directory=directory.stats if directory is not None else None)
 
     # -- reading ----------------------------------------------------------------------------
 
@@ -486,12 +501,21 @@ class RelayServer:
             if link[0] not in self._tables and budget.refill(now) >= budget.burst:
                 del self._budgets[link]
         actions: list[Action] = []
+        if self.directory is not None:
+            for number in self.directory.expire(now):
+                gone = self._conns.get(number)
+                if gone is not None:
+                    self.stats.refuse("ad expired")
+                    reason = "the ad expired: no new version came in time"
+                    actions += self._cut(gone, reason, error=True)
         for c in list(self._conns.values()):
             if c.number not in self._conns or c.phase in _NO_DEADLINE:
-                continue  # cut meanwhile (with its partner), forwarding, or a feed
+                continue  # cut meanwhile (with its partner), forwarding, a feed or an ad
             if now < self._deadline(c):
                 continue
-            if c.phase is RelayPhase.WATCHER:
+            if c.phase is RelayPhase.LISTING:
+                actions += self._cut(c, "no query in time")
+            elif c.phase is RelayPhase.WATCHER:
                 self.stats.refuse("no feed in time")
                 reason = "no seat of that table offers it to watchers at this relay"
                 actions += self._cut(c, reason, error=True)
@@ -506,6 +530,10 @@ class RelayServer:
     def next_deadline(self) -> float | None:
         """When :meth:`tick` next has something to do (None: nothing pending)."""
         times = [self._deadline(c) for c in self._conns.values() if c.phase not in _NO_DEADLINE]
+        if self.directory is not None:
+            expiry = self.directory.next_expiry()
+            if expiry is not None:
+                times.append(expiry)
         return min(times, default=None)
 
     def count_dropped(self, frames: int, size: int) -> None:
@@ -523,6 +551,8 @@ class RelayServer:
             return c.opened + self.limits.join_timeout
         if c.phase is RelayPhase.WATCHER:
             return c.since + self.limits.watch_timeout
+        if c.phase is RelayPhase.LISTING:
+            return c.since + self.limits.listing_timeout
         assert c.table is not None
         table = self._tables[c.table]
         if not table.paired:
@@ -538,8 +568,15 @@ class RelayServer:
         if not isinstance(msg, dict):
             self.stats.refuse("not the relay protocol")
             return self._cut(c, "not a map", error=True)
+        kind = msg.get("type")
+        if kind == "dir-query" and c.phase in (RelayPhase.HELLO, RelayPhase.LISTING):
+            return self._query(c, msg, now)
+        if kind == "dir-advertise" and c.phase in (RelayPhase.CHALLENGED, RelayPhase.ADVERTISING):
+            return self._advertise(c, msg, now)
+        if kind == "dir-withdraw" and c.phase is RelayPhase.ADVERTISING and set(msg) == {"type"}:
+            return self._drop(c, "its host withdrew the ad")
         if c.phase is RelayPhase.HELLO:
-            if msg.get("type") == "relay-watch":
+            if kind == "relay-watch":
                 return self._watch(c, msg, now)
             if msg != {"type": "relay-hello", "version": RELAY_VERSION}:
                 self.stats.refuse("not the relay protocol")
@@ -558,6 +595,39 @@ class RelayServer:
             return self._join(c, definition, seat, peer, now)
         self.stats.refuse("not the relay protocol")
         return self._cut(c, "a frame before the pairing", error=True)
+
+    def _query(self, c: _Conn, msg: dict[str, Any], now: float) -> list[Action]:
+        """A stranger's ``dir-query``: the listing of the tables that fit (the connection
+        stays open for more queries, within the source's rate)."""
+        if self.directory is None:
+            self.stats.refuse("no directory")
+            return self._cut(c, "this relay keeps no directory of tables", error=True)
+        try:
+            answer = self.directory.query(msg, c.source, now)
+        except Refused as exc:
+            self.stats.refuse(exc.cause)
+            return self._cut(c, exc.reason, error=True)
+        c.role, c.phase, c.since = Role.LISTER, RelayPhase.LISTING, now
+        return [Send(c.number, frame(answer))]
+
+    def _advertise(self, c: _Conn, msg: dict[str, Any], now: float) -> list[Action]:
+        """A host's ``dir-advertise``: its table listed (or a newer version of its ad), for
+        as long as this connection lasts and the ad is refreshed in time."""
+        if self.directory is None:
+            self.stats.refuse("no directory")
+            return self._cut(c, "this relay keeps no directory of tables", error=True)
+        try:
+            seq, expires, replaced = self.directory.advertise(c.number, c.source, msg, c.nonce, now)
+        except Refused as exc:
+            self.stats.refuse(exc.cause)
+            return self._cut(c, exc.reason, error=True)
+        actions: list[Action] = []
+        for number in replaced:
+            old = self._conns.get(number)
+            if old is not None:
+                actions += self._cut(old, "replaced by a newer ad of the same key", error=True)
+        c.role, c.phase, c.since = Role.AD, RelayPhase.ADVERTISING, now
+        return [*actions, Send(c.number, frame(listed_message(seq, expires)))]
 
     def _check_join(
         self, c: _Conn, msg: dict[str, Any]
@@ -738,8 +808,7 @@ class RelayServer:
         candidates = [
             c
             for c in self._conns.values()
-            if c.phase in (RelayPhase.HELLO, RelayPhase.CHALLENGED, RelayPhase.WATCHER)
-            or (c.table is not None and not self._tables[c.table].paired)
+            if c.phase in _UNPAIRED or (c.table is not None and not self._tables[c.table].paired)
         ]
         if not candidates:
             return None
@@ -790,6 +859,9 @@ class RelayServer:
             del self._per_source[c.source]
         if c.role is Role.WATCHER:
             self._unwait(c)
+        elif c.role is Role.AD:
+            assert self.directory is not None
+            self.directory.withdraw(c.number)
         elif c.table is not None:
             own = self._source_tables[c.source]
             own[c.table] -= 1
@@ -813,7 +885,16 @@ class RelayServer:
         return actions
 
 
-_NO_DEADLINE = (RelayPhase.PAIRED, RelayPhase.FEED)
+_NO_DEADLINE = (RelayPhase.PAIRED, RelayPhase.FEED, RelayPhase.ADVERTISING)
+_UNPAIRED = (
+    RelayPhase.HELLO,
+    RelayPhase.CHALLENGED,
+    RelayPhase.WATCHER,
+    RelayPhase.LISTING,
+    RelayPhase.ADVERTISING,
+)
+"""What a full relay may evict: connections that hold no link of a table that paired (an
+ad proves only a key, which anybody can make)."""
 
 
 def source_of(host: str) -> str:
