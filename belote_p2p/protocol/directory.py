@@ -542,6 +542,15 @@ class Refused(Exception):
         self.reason = reason
 
 
+Bucket = tuple[str, int, str | None]
+"""Where a directory files an ad: its variant, its free seats, one of its languages (or
+None: every ad is filed there too)."""
+
+
+def _buckets_of(ad: Advertisement) -> tuple[Bucket, ...]:
+    return ((ad.variant, ad.free, None), *((ad.variant, ad.free, lang) for lang in ad.langs))
+
+
 class Directory:
     """The advertisements one relay lists (see the module docstring), without I/O.
 
@@ -553,8 +562,10 @@ class Directory:
     def __init__(self, limits: DirectoryLimits | None = None) -> None:
         self.limits = limits or DirectoryLimits()
         self._by_conn: dict[int, _Entry] = {}
-        self._buckets: dict[tuple[str, int], dict[int, _Entry]] = {}
-        """The ads of each (variant, free seats), in the order they came to that bucket."""
+        self._buckets: dict[Bucket, dict[int, _Entry]] = {}
+        """The ads of each (variant, free seats, language or None), in the order they came to
+        that bucket: an ad is in its (variant, free, None) and in one per language it
+        speaks, so that a query by language reads only the ads that speak it."""
         self._variants: dict[str, int] = {}
         """How many ads each variant has (a query without a variant reads them all)."""
         self._per_source: dict[str, int] = {}
@@ -609,12 +620,15 @@ class Directory:
                 raise Refused("ad updates too fast", "new versions of the ad come too fast")
             entry = _Entry(signed, _canonical(signed), conn, source, old.listed, now + expires,
                            old.updates)  # fmt: skip
-            bucket = self._buckets[(before.variant, before.free)]
-            if ad.free == before.free:
-                bucket[conn] = entry  # a dict keeps a key's place: its turn in the bucket
-            else:
-                self._leave_bucket(before, conn)
-                self._buckets.setdefault((ad.variant, ad.free), {})[conn] = entry
+            old_keys, new_keys = _buckets_of(before), _buckets_of(ad)
+            for key in old_keys:
+                if key in new_keys:
+                    self._buckets[key][conn] = entry  # a dict keeps a key's place: its turn
+                else:
+                    self._leave_bucket(key, conn)
+            for key in new_keys:
+                if key not in old_keys:
+                    self._buckets.setdefault(key, {})[conn] = entry
             self._by_conn[conn] = entry
             heapq.heappush(self._expiry, (entry.expires, conn, ad.seq))
             self.stats.listed += 1
@@ -631,7 +645,8 @@ class Directory:
             self.withdraw(number)
         updates = ByteBudget.full(limits.update_rate, limits.update_burst, now)
         entry = _Entry(signed, _canonical(signed), conn, source, now, now + expires, updates)
-        self._buckets.setdefault((ad.variant, ad.free), {})[conn] = entry
+        for key in _buckets_of(ad):
+            self._buckets.setdefault(key, {})[conn] = entry
         self._by_conn[conn] = entry
         self._variants[ad.variant] = self._variants.get(ad.variant, 0) + 1
         heapq.heappush(self._expiry, (entry.expires, conn, ad.seq))
@@ -644,8 +659,7 @@ class Directory:
         for number in self._per_key.get(key, ()):
             yield self._by_conn[number]
 
-    def _leave_bucket(self, ad: Advertisement, conn: int) -> None:
-        key = (ad.variant, ad.free)
+    def _leave_bucket(self, key: Bucket, conn: int) -> None:
         bucket = self._buckets[key]
         del bucket[conn]
         if not bucket:
@@ -658,7 +672,8 @@ class Directory:
         if entry is None:
             return False
         ad = entry.signed.ad
-        self._leave_bucket(ad, conn)
+        for key in _buckets_of(ad):
+            self._leave_bucket(key, conn)
         left = self._variants[ad.variant] - 1
         if left:
             self._variants[ad.variant] = left
@@ -740,9 +755,7 @@ class Directory:
         found = 0
         for free in (1, 2, 3):
             for variant in variants:
-                for entry in self._buckets.get((variant, free), {}).values():
-                    if query.lang is not None and query.lang not in entry.signed.ad.langs:
-                        continue
+                for entry in self._buckets.get((variant, free, query.lang), {}).values():
                     yield entry
                     found += 1
                     if found >= most:

@@ -54,6 +54,7 @@ and a flood costs the flooder's links, never the answerer's links to anybody els
 
 from __future__ import annotations
 
+import heapq
 import ipaddress
 import secrets
 from collections.abc import Callable
@@ -136,18 +137,7 @@ def join_message(
     (None: a watch feed of ``seat``, ``relay-feed``).
 
     Raises :class:`RelayError` if ``challenge`` is not a relay's challenge."""
-    msg = decode_map(challenge, "the relay")
-    if msg.get("type") == "relay-error":
-        raise RelayError(f"the relay refused us: {msg.get('reason')!r}")
-    nonce = msg.get("nonce")
-    if (
-        set(msg) != {"type", "version", "nonce"}
-        or msg["type"] != "relay-challenge"
-        or msg["version"] != RELAY_VERSION
-        or type(nonce) is not bytes
-        or len(nonce) != NONCE_SIZE
-    ):
-        raise RelayError("the relay did not send a version 1 challenge")
+    nonce = challenge_nonce(challenge)
     if definition.seats[seat].key != identity.public_key_bytes:
         raise LocalProtocolError(f"this identity does not hold seat {seat}")
     message: dict[str, Any] = {
@@ -163,6 +153,24 @@ def join_message(
         message["peer"] = peer
         message["sig"] = identity.sign(join_statement(nonce, definition, seat, peer))
     return encode(message)
+
+
+def challenge_nonce(challenge: bytes) -> bytes:
+    """The nonce of the relay's ``relay-challenge`` frame (what a join, a feed or an ad
+    signs); :class:`RelayError` if it is none (the relay's error says why)."""
+    msg = decode_map(challenge, "the relay")
+    if msg.get("type") == "relay-error":
+        raise RelayError(f"the relay refused us: {msg.get('reason')!r}")
+    nonce = msg.get("nonce")
+    if (
+        set(msg) != {"type", "version", "nonce"}
+        or msg["type"] != "relay-challenge"
+        or msg["version"] != RELAY_VERSION
+        or type(nonce) is not bytes
+        or len(nonce) != NONCE_SIZE
+    ):
+        raise RelayError("the relay did not send a version 1 challenge")
+    return nonce
 
 
 def watch_message(table_prefix: bytes, host_digest: bytes) -> bytes:
@@ -414,6 +422,11 @@ class RelayServer:
         """Per source, its authenticated connections of each table."""
         self._waiting: dict[WatchKey, list[int]] = {}
         """The watchers waiting for a feed of each table, oldest first."""
+        self._deadlines: list[tuple[float, int]] = []
+        """(deadline, connection), pushed when a connection enters a phase with a deadline.
+        A deadline only ever moves later (a table pairs, a lister asks again): an entry is
+        a lower bound, checked against the connection when it comes up."""
+        self._swept = -float("inf")
         self.stats = RelayStats(directory=directory.stats if directory is not None else None)
 
     # -- reading ----------------------------------------------------------------------------
@@ -459,8 +472,9 @@ class RelayServer:
                 return [Close(conn, "the relay is full")]
             self.stats.refuse("evicted")
             actions += self._cut(victim, "evicted: the relay is full", error=True)
-        self._conns[conn] = _Conn(conn, now, FrameDecoder(MAX_CONTROL_FRAME), source, since=now)
+        c = self._conns[conn] = _Conn(conn, now, FrameDecoder(MAX_CONTROL_FRAME), source, since=now)
         self._per_source[source] = held + 1
+        self._schedule(c)
         return actions
 
     def data_received(self, conn: int, data: bytes, now: float) -> list[Action]:
@@ -497,9 +511,11 @@ class RelayServer:
         """Cut the connections past their deadlines (joins, pairing); forget the budgets
         of links that are gone once they are full again (forgetting one sooner would give
         a link that was cut for its bytes a fresh burst when it comes back)."""
-        for link, budget in list(self._budgets.items()):
-            if link[0] not in self._tables and budget.refill(now) >= budget.burst:
-                del self._budgets[link]
+        if now >= self._swept + BUDGET_SWEEP:
+            self._swept = now
+            for link, budget in list(self._budgets.items()):
+                if link[0] not in self._tables and budget.refill(now) >= budget.burst:
+                    del self._budgets[link]
         actions: list[Action] = []
         if self.directory is not None:
             for number in self.directory.expire(now):
@@ -508,11 +524,7 @@ class RelayServer:
                     self.stats.refuse("ad expired")
                     reason = "the ad expired: no new version came in time"
                     actions += self._cut(gone, reason, error=True)
-        for c in list(self._conns.values()):
-            if c.number not in self._conns or c.phase in _NO_DEADLINE:
-                continue  # cut meanwhile (with its partner), forwarding, a feed or an ad
-            if now < self._deadline(c):
-                continue
+        while (c := self._due(now)) is not None:
             if c.phase is RelayPhase.LISTING:
                 actions += self._cut(c, "no query in time")
             elif c.phase is RelayPhase.WATCHER:
@@ -527,9 +539,38 @@ class RelayServer:
                 actions += self._cut(c, f"seat {c.peer} did not come in time", error=True)
         return actions
 
+    def _due(self, now: float) -> _Conn | None:
+        """A connection whose deadline has come by ``now`` (None: none has)."""
+        first = self._first_deadline()
+        if first is None or first > now:
+            return None
+        _, number = heapq.heappop(self._deadlines)
+        return self._conns[number]
+
+    def _first_deadline(self) -> float | None:
+        """The earliest deadline of a connection, its entry brought to the heap's top (the
+        stale entries met on the way are dropped or put back at their true time)."""
+        heap = self._deadlines
+        while heap:
+            hint, number = heap[0]
+            c = self._conns.get(number)
+            if c is None or c.phase in _NO_DEADLINE:
+                heapq.heappop(heap)  # gone, or a phase without a deadline
+                continue
+            deadline = self._deadline(c)
+            if deadline > hint:
+                heapq.heapreplace(heap, (deadline, number))
+                continue
+            return deadline
+        return None
+
+    def _schedule(self, c: _Conn) -> None:
+        """``c`` entered a phase with a deadline (:meth:`_deadline`)."""
+        heapq.heappush(self._deadlines, (self._deadline(c), c.number))
+
     def next_deadline(self) -> float | None:
         """When :meth:`tick` next has something to do (None: nothing pending)."""
-        times = [self._deadline(c) for c in self._conns.values() if c.phase not in _NO_DEADLINE]
+        times = [t for t in (self._first_deadline(),) if t is not None]
         if self.directory is not None:
             expiry = self.directory.next_expiry()
             if expiry is not None:
@@ -607,7 +648,10 @@ class RelayServer:
         except Refused as exc:
             self.stats.refuse(exc.cause)
             return self._cut(c, exc.reason, error=True)
+        listing = c.phase is RelayPhase.LISTING
         c.role, c.phase, c.since = Role.LISTER, RelayPhase.LISTING, now
+        if not listing:
+            self._schedule(c)  # a later query only moves the deadline later
         return [Send(c.number, frame(answer))]
 
     def _advertise(self, c: _Conn, msg: dict[str, Any], now: float) -> list[Action]:
@@ -716,6 +760,7 @@ class RelayServer:
         table.links[(seat, peer)] = c.number
         self._authenticated(c, key, seat, now)
         c.peer, c.phase = peer, RelayPhase.WAITING
+        self._schedule(c)
         c.decoder = FrameDecoder(self.limits.max_frame)
         limits = self.limits
         self._budgets.setdefault(c.link, ByteBudget.full(limits.rate, limits.burst, now))
@@ -773,6 +818,7 @@ class RelayServer:
             self.stats.refuse("too many watchers for the table")
             return self._cut(c, "the table has too many watchers at this relay", error=True)
         c.role, c.watch, c.phase, c.since = Role.WATCHER, key, RelayPhase.WATCHER, now
+        self._schedule(c)
         for table in self._tables.values():
             if table.watch == key and table.feeds:
                 feed = self._conns[next(iter(table.feeds.values()))]
@@ -885,6 +931,8 @@ class RelayServer:
         return actions
 
 
+BUDGET_SWEEP = 10.0
+"""Seconds between two looks for the byte budgets a relay may forget."""
 _NO_DEADLINE = (RelayPhase.PAIRED, RelayPhase.FEED, RelayPhase.ADVERTISING)
 _UNPAIRED = (
     RelayPhase.HELLO,
