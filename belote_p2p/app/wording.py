@@ -21,7 +21,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from belote_p2p.errors import BeloteError
 from belote_p2p.game.announcements import Announcement, AnnouncementKind
+from belote_p2p.game.audit import FaultKind
 from belote_p2p.game.cards import CARDS, SUIT_SYMBOLS, Card
 from belote_p2p.game.engine import (
     BID_VALUES,
@@ -114,6 +116,22 @@ def card_text(c: Card, *, symbols: bool = True) -> str:
 def card_name(c: Card) -> str:
     """``jack of hearts``, ``valet de cœur``: what a screen reader says for a card."""
     return _("{rank} of {suit}").format(rank=_(RANK_NAMES[c & 7]), suit=suit_name(c >> 3))
+
+
+NO_TRUMP_LETTERS = {"en": "NT", "fr": "SA", "es": "ST"}
+ALL_TRUMP_LETTERS = {"en": "AT", "fr": "TA", "es": "TT"}
+"""No trump and all trump as a bid writes them in each language: sans atout, tout atout; sin
+triunfo, todo triunfo (:func:`parse_trump_word` reads every language's)."""
+
+
+def trump_letter(mode: int) -> str:
+    """A trump as typed in the reader's language: a suit's letter (``C``), or ``NT`` /
+    ``SA`` / ``ST`` for no trump, ``AT`` / ``TA`` / ``TT`` for all trump."""
+    if mode == NO_TRUMP:
+        return NO_TRUMP_LETTERS.get(current(), NO_TRUMP_LETTERS["en"])
+    if mode == ALL_TRUMP:
+        return ALL_TRUMP_LETTERS.get(current(), ALL_TRUMP_LETTERS["en"])
+    return suit_letter(mode)
 
 
 def trump_text(mode: int, *, symbols: bool = True) -> str:
@@ -217,6 +235,24 @@ def bid_contract_text(
     return f"{who} {contract_text(contract)} {trump}" + (f"{sep}{x}" if x else "")
 
 
+def game_text(variant: str, target: int) -> str:
+    """A game by its rules and target: ``classic to 501``, ``classique en 501 points``."""
+    return _("{variant} to {target}").format(variant=variant_name(variant), target=target)
+
+
+FAULT_KIND_NAMES = {
+    FaultKind.ILLEGAL_PLAY: N_("illegal play"),
+    FaultKind.FALSE_BELOTE: N_("false belote"),
+    FaultKind.FALSE_ANNOUNCEMENT: N_("false announcement"),
+    FaultKind.ILLEGAL_BID: N_("illegal bid"),
+}
+"""What a round's audit found wrong (RULES.md §10), as a person says it."""
+
+
+def fault_kind_text(kind: FaultKind) -> str:
+    return _(FAULT_KIND_NAMES[kind])
+
+
 def listed(items: Sequence[str]) -> str:
     """``A``, ``A and B``, ``A, B and C`` (``A, B et C``, ``A, B y C``)."""
     if len(items) <= 1:
@@ -257,10 +293,40 @@ def left_line(leaver: str, partner: str | None) -> str:
     )
 
 
+def error_text(message: object) -> str:
+    """``error: ...``, the line a command prints for what stops it, in the reader's
+    language."""
+    return _("error: {message}").format(message=message)
+
+
+VARIANT_NAMES = {
+    "classic": N_("classic"),
+    "classic-no-announcements": N_("classic-no-announcements"),
+    "coinche": N_("coinche"),
+    "three-handed": N_("three-handed"),
+    "two-handed": N_("two-handed"),
+}
+"""The variants as a person reads them (``classique``, ``à trois``); the rule set's own name
+(:attr:`~belote_p2p.game.rules.RuleSet.name`) is what programs and records read."""
+
+
+def variant_name(name: str) -> str:
+    """A variant's name in the reader's language (an unknown one as it is)."""
+    return _(VARIANT_NAMES[name]) if name in VARIANT_NAMES else name
+
+
 # -- what a person types ------------------------------------------------------------------
 
+YES_WORDS = frozenset({"y", "yes", "o", "oui", "s", "si"})
+"""What a person types for yes to a question, in any language (``sí`` without its accent)."""
 
-class WordError(ValueError):
+
+def is_yes(text: str) -> bool:
+    """``text`` answers yes, in any language: ``y``, ``yes``, ``o``, ``oui``, ``s``, ``sí``."""
+    return text.strip().lower().translate(ACCENTS) in YES_WORDS
+
+
+class WordError(BeloteError, ValueError):
     """What was typed is not a card (or not a bid); the message, in the reader's language,
     says what was expected."""
 
