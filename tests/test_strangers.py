@@ -400,3 +400,50 @@ async def test_forged_and_oversized_ads_over_tcp_leave_the_real_table_listed() -
     assert [s.ad.host_key for s in listing.ads] == [host.public_key_bytes]
     assert listing.refused == 0
     assert relay.stats["refused"]["bad ad"] >= 20, relay.stats
+
+
+# -- the web lobby's public tables ------------------------------------------------------------
+
+
+async def test_the_web_lobby_lists_public_tables_with_claims_and_no_blocked_host(
+    tmp_path: Path,
+) -> None:
+    """``web --relay``: the lobby asks the directory, lists the tables one may sit at (a
+    blocked host's left out), each saying the level is a claim, with an id that "take a
+    seat" sends; an id no longer listed is refused in words."""
+    from belote_p2p.app.web.lobby import WebLobby
+    from belote_p2p.app.web.server import WebServer
+
+    (listener,) = await open_listeners(1)
+    address = address_of(listener)
+    relay = RelayService(server=RelayServer(RelayLimits(), directory=Directory()))
+    home = Home.at(str(tmp_path / "home"))
+    blocking(home.root, IDS[1].public_key_bytes)
+    with trio.fail_after(30):
+        async with trio.open_nursery() as nursery:
+            await nursery.start(relay.serve, [listener])
+            listed = [trio.Event(), trio.Event()]
+            for k in (0, 1):
+
+                def make(nonce: bytes, seq: int, k: int = k) -> Advertisement:
+                    return ad_of(IDS[k], nonce=nonce, seq=seq, name=NAMES[k], level=5)
+
+                def on_state(state: Any, k: int = k) -> None:
+                    if state.listed:
+                        listed[k].set()
+
+                nursery.start_soon(Advertiser(address, IDS[k], make, on_state=on_state).run)
+            for event in listed:
+                await event.wait()
+            lobby = WebLobby(WebServer(), home, beacon=[], directory=f"{address[0]}:{address[1]}")
+            await lobby._public()
+            nursery.cancel_scope.cancel()
+    model = lobby.model()
+    assert model["directory"] == f"{address[0]}:{address[1]}"
+    (table,) = model["public"]
+    assert table["id"] == (IDS[0].public_key_bytes + IDS[0].public_key_bytes[:16]).hex()
+    assert "Alice" in table["text"] and "level 5 (their claim)" in table["text"]
+    assert "0 games with you" in table["text"]
+    said = await lobby.handle({"type": "take-seat", "id": "00" * 48, "name": "Zoe"})
+    assert said is not None and "no longer listed" in said
+    assert not lobby.busy

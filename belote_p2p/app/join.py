@@ -312,6 +312,30 @@ async def play_joined(
     return exit_status(result)
 
 
+async def join_advertised(options: SeatOptions, ad: Advertisement, *, watch: bool = True) -> int:
+    """Take a seat at the one advertised table ``ad`` (the web lobby's "take a seat"),
+    its host key checked against the ad; ready at its ready check unless a blocked key
+    sits (the person chose the table); the exit status."""
+    player = make_player(options)
+    identity = options.home.identity()
+    ready = ready_answer(options.home, identity.public_key_bytes, None, print)
+    options = replace(options, relay=None)
+    try:
+        hosts = [parse_address(a) for a in ad.addresses]
+
+        def check(answer: LobbyAnswer, where: str) -> None:
+            check_advertised(answer, ad, where)
+
+        seated = await enter_lobby(
+            options, hosts, None, None, quick=True, table_id=ad.table_id, check=check,
+            ready=ready,
+        )  # fmt: skip
+    except (LobbyError, ValueError) as exc:
+        print(error_text(exc), file=sys.stderr, flush=True)
+        return 1
+    return await play_joined(options, player, seated, None, ad.relay, watch)
+
+
 async def join_any(
     options: SeatOptions,
     directory: tuple[str, int],
