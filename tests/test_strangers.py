@@ -447,3 +447,31 @@ async def test_the_web_lobby_lists_public_tables_with_claims_and_no_blocked_host
     said = await lobby.handle({"type": "take-seat", "id": "00" * 48, "name": "Zoe"})
     assert said is not None and "no longer listed" in said
     assert not lobby.busy
+
+
+# -- muting a player's chat ---------------------------------------------------------------------
+
+
+def test_mute_drops_one_players_chat_here_and_again_hears_it() -> None:
+    """``mute Bob`` (or his seat number, or ``muet``/``silenciar``) at the table: Bob's chat
+    is no longer shown, the others' still is; ``mute Bob`` again hears him; naming nobody,
+    or oneself, says whom it takes."""
+    from helpers import dealt
+
+    from belote_p2p.app.seatview import SeatView
+    from belote_p2p.app.tui import Command, CommandKind, parse_input
+    from belote_p2p.game.observation import observe
+    from belote_p2p.protocol.events import ChatMessage
+
+    rules = rule_set("classic")
+    view = SeatView(0, NAMES[:4], rules)
+    observation = observe(dealt(rules, 3), 0)
+    assert parse_input("mute Bob", observation) == Command(CommandKind.MUTE, "Bob")
+    assert parse_input("silenciar 1", observation) == Command(CommandKind.MUTE, "1")
+    assert view.apply(ChatMessage(1, "hello", 0))
+    assert "muted" in view.toggle_mute("bob")
+    assert view.apply(ChatMessage(1, "spam", 0)) == []
+    assert view.apply(ChatMessage(2, "hi", 0))
+    assert "again" in view.toggle_mute("1")
+    assert view.apply(ChatMessage(1, "sorry", 0))
+    assert "Mute whom" in view.toggle_mute("Zed") and "Mute whom" in view.toggle_mute("0")
