@@ -35,6 +35,7 @@ import pytest
 from cheaters import Cheat, FalseClaim, OverClaim, Revoke, resign
 from helpers import (
     ROOT,
+    RelayClient,
     SeededSecrets,
     check_turn_ups,
     identities,
@@ -57,13 +58,29 @@ from belote_p2p.net.lobby import (
     JoinRequest,
     KeyNotProven,
     Lobby,
+    ReadyCheck,
+    ReadySeat,
     proof_statement,
     prove,
+    ready_message,
 )
 from belote_p2p.protocol.bodies import abandon_body
 from belote_p2p.protocol.deck import shuffle_order, shuffle_permutation
+from belote_p2p.protocol.directory import (
+    AD_LABEL,
+    AdPlayer,
+    Advertisement,
+    Directory,
+    Query,
+    ad_statement,
+    advertise_message,
+    listed_message,
+    parse_tables,
+    withdraw_message,
+)
 from belote_p2p.protocol.events import DecisionNeeded
 from belote_p2p.protocol.identity import Identity, verify
+from belote_p2p.protocol.relay import RelayLimits, RelayServer, hello_message
 from belote_p2p.protocol.secretstore import MemorySecrets
 from belote_p2p.protocol.session import (
     ENVELOPE_CAPS,
@@ -805,6 +822,8 @@ def write(names: list[str]) -> None:
     print(f"wrote {HANDSHAKE}")
     LOBBY.write_text(lobby_text(), encoding="utf-8")
     print(f"wrote {LOBBY}")
+    DIRECTORY.write_text(directory_text(), encoding="utf-8")
+    print(f"wrote {DIRECTORY}")
 
 
 # -- the tests -----------------------------------------------------------------------------
@@ -1210,7 +1229,9 @@ def lobby_vector() -> dict[str, Any]:
     host's challenge, the statement it signs and its proof; then proofs a host refuses."""
     joiner, other = identities(LOBBY_KEYS, 2)
     table, nonce = bytes(range(0x20, 0x30)), bytes([0x55]) * 32
-    request = JoinRequest("Bob", joiner.public_key_bytes, 6001, seat=3)
+    # Version 2's join (a version 3 host takes it still): the claims of §12.5 are in
+    # directory.json.
+    request = JoinRequest("Bob", joiner.public_key_bytes, 6001, seat=3, version=2)
     challenge = JoinChallenge(table, nonce)
     proof = prove(joiner, request, challenge)
     lobby = Lobby(JoinRequest("Alice", other.public_key_bytes, 7777), RULE_SETS["classic"],
@@ -1220,7 +1241,7 @@ def lobby_vector() -> dict[str, Any]:
     assert lobby.join(request, "10.0.0.9", "10.0.0.1", nonce=nonce, signature=sig) == 3
     elsewhere = prove(joiner, request, JoinChallenge(bytes(16), nonce))
     stale = prove(joiner, request, JoinChallenge(table, bytes([0x66]) * 32))
-    made_up = JoinRequest("Mallory", bytes([0xEE]) * 32, 6002)
+    made_up = JoinRequest("Mallory", bytes([0xEE]) * 32, 6002, version=2)
     forged = encode({"type": "join-proof",
                      "sig": other.sign(proof_statement(table, nonce, made_up))})  # fmt: skip
     v1 = {k: v for k, v in request.to_wire().items() if k != "version"}
@@ -1343,6 +1364,152 @@ def test_the_deck_vector_is_laid_out_as_deck_md_says() -> None:
             assert encode(decode(raw)) == raw  # canonical: decode refuses anything else
         else:
             assert set(event) == {"event", "seat"} | local[event["event"]]
+
+
+# -- the public directory (PROTOCOL.md §12) -----------------------------------------------------
+
+DIRECTORY = VECTORS / "directory.json"
+DIRECTORY_KEYS = 23
+"""The seed of the identities of the directory vector."""
+
+
+def directory_vector() -> dict[str, Any]:
+    """A host lists its table at a relay and a stranger finds it (PROTOCOL.md §12): the
+    ad, what it signs, the messages both ways; ads a relay refuses; a version 3 join with
+    its claims and the ready check."""
+    host, joiner, mallory = identities(DIRECTORY_KEYS, 3)
+    nonce, table = bytes([0x5A]) * 32, bytes(range(0x40, 0x50))
+    ad = Advertisement(
+        host_key=host.public_key_bytes, table_id=table, nonce=nonce, seq=0, ttl=60,
+        name="Alice", variant="coinche", target=1000, seats=4, free=2,
+        players=(AdPlayer("Bob", joiner.public_key_bytes, 4),), langs=("fr", "es"), level=7,
+        addresses=("198.51.100.7:7777", "[2001:db8::7]:7777"), relay="198.51.100.1:7779",
+    )  # fmt: skip
+    signed = ad.sign(host)
+    nonces = (bytes([0xA0 + k]) * 32 for k in range(16))
+    relay = RelayServer(RelayLimits(), nonce=lambda: next(nonces), directory=Directory())
+    client = RelayClient(relay, 0.0, "198.51.100.7")
+    client.send(hello_message())
+    relay_nonce = decode(client.inbox.pop())["nonce"]
+    live = replace(ad, nonce=relay_nonce).sign(host)
+    client.send(advertise_message(live))
+    assert decode(client.inbox.pop()) == {"type": "dir-listed", "seq": 0, "expires": 60}
+    query = Query(variant="coinche", lang="es", limit=10)
+    lister = RelayClient(relay, 0.0, "203.0.113.9")
+    lister.send(encode(query.to_wire()))
+    answer = lister.inbox.pop()
+    assert parse_tables(answer).ads == (live,)
+
+    def refused_by_the_relay(frame: bytes) -> str:
+        flooder = RelayClient(relay, 0.0, "192.0.2.66")
+        flooder.send(hello_message())
+        flooder.inbox.pop()
+        flooder.send(frame)
+        reason = decode(flooder.inbox.pop())
+        assert reason["type"] == "relay-error" and flooder.closed is not None
+        return str(reason["reason"])
+
+    forged = {
+        "type": "dir-advertise",
+        "ad": ad.to_wire(),
+        "sig": mallory.sign(AD_LABEL + ad.encode()),
+    }
+    big = {**ad.to_wire(), "addresses": ["a" * 250 + ":1"] * 8}
+    oversized = {"type": "dir-advertise", "ad": big, "sig": host.sign(AD_LABEL + encode(big))}
+    refused = [
+        ("an ad signed by another key than the one it names", encode(forged)),
+        ("an ad over 2048 bytes", encode(oversized)),
+        ("an ad signed over another connection's nonce", advertise_message(signed)),
+    ]
+    cases = []
+    for case, frame in refused:
+        reason = refused_by_the_relay(frame)
+        cases.append({"case": case, "message": frame.hex(), "relay_says": reason})
+    claims = JoinRequest("Bob", joiner.public_key_bytes, 6001, lang="fr", level=4)
+    check = ReadyCheck((ReadySeat("Alice", host.public_key_bytes, 7, "fr"), ReadySeat.of(claims),
+                        ReadySeat("Carol", mallory.public_key_bytes, None, "es"),
+                        ReadySeat("Dan", bytes(32), None, None)))  # fmt: skip
+    return {
+        "description": "The public directory, PROTOCOL.md section 12. Bytes are hex; every "
+        "message is canonical msgpack (one frame payload). 'ad' is a host's advertisement "
+        "(its nonce here a fixed one), 'statement' what the host signs, 'signed_ad' the "
+        "{ad, sig} entry; 'exchange' a host listing it over a relay nonce and a stranger's "
+        "query and the relay's answer; 'refused' what a relay must refuse (a relay-error, "
+        "the connection closed, nothing listed); 'lobby' a version 3 join with its claims, "
+        "a ready check and the answer.",
+        "private_key": (bytes([DIRECTORY_KEYS, 0]) * 16).hex(),
+        "key": host.public_key_bytes.hex(),
+        "ad": ad.encode().hex(),
+        "statement": ad_statement(ad).hex(),
+        "sig": signed.sig.hex(),
+        "signed_ad": encode(signed.to_wire()).hex(),
+        "exchange": {
+            "relay_nonce": relay_nonce.hex(),
+            "advertise": advertise_message(live).hex(),
+            "listed": listed_message(0, 60).hex(),
+            "query": encode(query.to_wire()).hex(),
+            "tables": answer.hex(),
+            "withdraw": withdraw_message().hex(),
+        },
+        "refused": cases,
+        "lobby": {
+            "join": encode(claims.to_wire()).hex(),
+            "ready_check": encode(check.to_wire()).hex(),
+            "ready": ready_message(True).hex(),
+        },
+    }
+
+
+def directory_text() -> str:
+    return json.dumps(directory_vector(), indent=1) + "\n"
+
+
+def test_the_directory_vector_is_what_the_code_sends() -> None:
+    assert DIRECTORY.read_text(encoding="utf-8") == directory_text()
+
+
+def test_the_directory_vector_checks_out_from_its_own_data() -> None:
+    """What a second implementer checks from the file alone: the statement is the label
+    and the canonical ad, the signature verifies under the ad's key, the listing holds the
+    ad signed over the relay's nonce, and each refused ad fails a rule of §12.1."""
+    data = json.loads(DIRECTORY.read_text(encoding="utf-8"))
+    key = bytes.fromhex(data["key"])
+    ad = decode(bytes.fromhex(data["ad"]))
+    label = b"belote-p2p/table-ad/v1\x00"
+    assert set(ad) == {
+        "type", "version", "key", "table", "nonce", "seq", "ttl", "name", "variant", "target",
+        "seats", "free", "players", "langs", "level", "addresses", "relay",
+    }  # fmt: skip
+    assert ad["key"] == key and encode(ad) == bytes.fromhex(data["ad"])
+    statement = bytes.fromhex(data["statement"])
+    assert statement == label + encode(ad)
+    sig = bytes.fromhex(data["sig"])
+    assert verify(key, sig, statement)
+    assert Identity.from_seed(bytes.fromhex(data["private_key"])).sign(statement) == sig
+    assert decode(bytes.fromhex(data["signed_ad"])) == {"ad": ad, "sig": sig}
+    exchange = data["exchange"]
+    advertise = decode(bytes.fromhex(exchange["advertise"]))
+    assert advertise["type"] == "dir-advertise"
+    assert advertise["ad"]["nonce"] == bytes.fromhex(exchange["relay_nonce"])
+    assert verify(key, advertise["sig"], label + encode(advertise["ad"]))
+    tables = decode(bytes.fromhex(exchange["tables"]))
+    assert tables == {"type": "dir-tables", "more": False,
+                      "tables": [{"ad": advertise["ad"], "sig": advertise["sig"]}]}  # fmt: skip
+    query = decode(bytes.fromhex(exchange["query"]))
+    assert query == {"type": "dir-query", "version": 1, "variant": "coinche", "lang": "es",
+                     "limit": 10}  # fmt: skip
+    assert decode(bytes.fromhex(exchange["withdraw"])) == {"type": "dir-withdraw"}
+    forged, oversized, elsewhere = (decode(bytes.fromhex(c["message"])) for c in data["refused"])
+    assert not verify(forged["ad"]["key"], forged["sig"], label + encode(forged["ad"]))
+    assert len(encode(oversized["ad"])) > 2048
+    assert verify(oversized["ad"]["key"], oversized["sig"], label + encode(oversized["ad"]))
+    assert elsewhere["ad"]["nonce"] != bytes.fromhex(exchange["relay_nonce"])
+    join = decode(bytes.fromhex(data["lobby"]["join"]))
+    assert join["version"] == 3 and join["lang"] == "fr" and join["level"] == 4
+    check = decode(bytes.fromhex(data["lobby"]["ready_check"]))
+    assert check["type"] == "ready-check" and len(check["seats"]) == 4
+    assert all(set(s) == {"name", "key", "level", "lang"} for s in check["seats"])
+    assert decode(bytes.fromhex(data["lobby"]["ready"])) == {"type": "ready", "ready": True}
 
 
 if __name__ == "__main__":
