@@ -33,12 +33,15 @@ from belote_p2p.protocol.deck import DeckPeer, encode_message
 from belote_p2p.protocol.events import ActionTaken, DecisionNeeded, SeatLeft
 from belote_p2p.protocol.group import L, scalar_bytes
 from belote_p2p.protocol.identity import Identity
+from belote_p2p.protocol.relay import Action as RelayAction
+from belote_p2p.protocol.relay import RelayServer
+from belote_p2p.protocol.relay import Send as RelaySend
 from belote_p2p.protocol.secretstore import FileSecrets, MemorySecrets
 from belote_p2p.protocol.session import TableSession
 from belote_p2p.protocol.table import Seat, TableDefinition
 from belote_p2p.protocol.transcript import TranscriptWriter, read_transcript
 from belote_p2p.protocol.verify import verify_transcript
-from belote_p2p.protocol.wire import Envelope
+from belote_p2p.protocol.wire import Envelope, FrameDecoder, decode, frame
 
 ROOT = Path(__file__).resolve().parents[1]
 """The source tree the tests run from."""
@@ -601,6 +604,46 @@ def vector_events(recorded: list[tuple[Any, ...]]) -> list[dict[str, Any]]:
             args = dict(zip(VECTOR_ARGUMENTS.get(kind, ()), event[2:], strict=True))
             events.append({"event": kind, "seat": seat, **args})
     return events
+
+
+# -- a relay's client, sans-io -------------------------------------------------------------
+
+
+class RelayClient:
+    """One connection to a sans-io :class:`~belote_p2p.protocol.relay.RelayServer`, its
+    client's side spoken by hand: what it sends goes in as bytes, what the server answers
+    it comes out as frames (:attr:`inbox`) and its close (:attr:`closed`)."""
+
+    numbers = iter(range(1, 1_000_000))
+
+    def __init__(self, server: RelayServer, now: float = 0.0, source: str = "") -> None:
+        self.server = server
+        self.number = next(RelayClient.numbers)
+        self.inbox: list[bytes] = []
+        self.closed: str | None = None
+        self._decoder = FrameDecoder()
+        self.take(server.connected(self.number, now, source))
+
+    def take(self, actions: list[RelayAction]) -> list[RelayAction]:
+        """Keep what the actions do to this connection; return them all."""
+        for a in actions:
+            if a.conn != self.number:
+                continue
+            if isinstance(a, RelaySend):
+                self.inbox += self._decoder.feed(a.data)
+            else:
+                self.closed = a.reason
+        return actions
+
+    def send(self, payload: bytes, now: float = 0.0) -> list[RelayAction]:
+        return self.take(self.server.data_received(self.number, frame(payload), now))
+
+    def error(self) -> str:
+        """The reason of the ``relay-error`` the server answered last."""
+        msg = decode(self.inbox[-1])
+        assert msg["type"] == "relay-error", msg
+        reason: str = msg["reason"]
+        return reason
 
 
 # -- the browser page's server, over HTTP ------------------------------------------------

@@ -59,11 +59,12 @@ SIGNED_CHEATS: dict[str, Callable[[], Cheat]] = {
     "a reveal that does not match the commitment": WrongReveal,
     "a shuffle not derived from its seed": BadShuffle,
 }
+OUT_OF_TURN = "out of turn|state digest|without knowing the last action"
 REASONS = {
-    "bid out of turn": "out of turn|state digest",
-    "old body signed again at a new seq": "out of turn|state digest",
+    "bid out of turn": OUT_OF_TURN,
+    "old body signed again at a new seq": OUT_OF_TURN,
     "two envelopes at one seq to different peers": "equivocation",
-    "a card dealt to another seat": "belongs to seat",
+    "a card dealt to another seat": "belongs to seat|not a card of seat",
     "a forged decryption share": "share proof",
     "a reveal that does not match the commitment": "commitment",
     "a shuffle not derived from its seed": "does not match the seed",

@@ -133,8 +133,10 @@ def test_a_batch_verifier_is_read_line_by_line(
     assert "got not a transcript (exit 2): not read" in by_case["flag-as-int"]
     assert len(by_case) == total and lines[-1].startswith(f"{total} cases: ")
     fault = conformance.cases(VECTORS, ["game-fault"])
-    assert [len(b) for b in conformance.batches(fault, jobs=2, batch=64)] == [9, 9]
-    assert [len(b) for b in conformance.batches(fault, jobs=2, batch=1)] == [1] * 18
+    assert len(fault) == total
+    halves = [(total + 1) // 2, total // 2]  # two jobs, each with half the cases
+    assert [len(b) for b in conformance.batches(fault, jobs=2, batch=64)] == halves
+    assert [len(b) for b in conformance.batches(fault, jobs=2, batch=1)] == [1] * total
 
 
 def test_belote_p2p_verify_gives_one_line_per_file(

@@ -554,6 +554,68 @@ def test_a_play_for_a_dummy_from_a_seat_not_its_partner_is_refused(player: int) 
         r.peers[0].play_for(2, position)
 
 
+def test_the_partner_s_play_before_its_own_release_is_refused_and_after_it_held() -> None:
+    """The partner releases the dummy before it plays a card of it (its own order): a play
+    before that can never become valid, and is refused at once (``WrongOwner``), whatever
+    the other holders released. After the partner's own release, the play waits until the
+    card opens (every holder's release share of its position), then is taken."""
+    r = Round(CLASSIC)
+    r.deal()
+    r.name_taker(1)
+    r.gone.add(2)  # seat 2 left; its partner is seat 0
+    position = r.observer.positions_of(2)[0]
+    early = PlayMessage(0, position, None)
+    view = copy.deepcopy(r.observer)
+    for holder in (1, 3):
+        r.act(holder, "release", 2)
+    r.pump()
+    with pytest.raises(WrongOwner) as err:
+        view.receive(early)  # (a fresh view, which got none of the releases)
+    assert err.value.seat == 0
+    fresh = copy.deepcopy(r.observer)
+    with pytest.raises(WrongOwner):
+        fresh.receive(early)  # seats 1 and 3 released it; seat 0 did not yet
+    # The partner's release, then its play, to a view that has only that release: held.
+    release = r.act(0, "release", 2)
+    alone = DeckObserver(CLASSIC, dealer=0, table_id=TABLE_ID, round_number=1)
+    for event in r.events:
+        if event[0] == "message" and not isinstance(event[2], ReleaseMessage):
+            alone.receive(event[2])
+    alone.set_taker(1)
+    alone.receive(release)
+    alone.receive(PlayMessage(0, position, None))
+    assert position not in alone.played()
+    for msg in r.messages(ReleaseMessage):
+        if msg.seat != 0:
+            alone.receive(msg)
+    assert position in alone.played()
+
+
+def test_a_release_that_lists_other_positions_than_its_sender_shared_is_refused() -> None:
+    """A release lists exactly the positions of the deal steps its sender shared before
+    it, less those it released already: one position left out, or a release of nothing
+    after the deal shares, is its sender's fault at once (DECK.md §17.4)."""
+
+    def drop_last(msg: DeckMessage) -> DeckMessage:
+        if isinstance(msg, ReleaseMessage) and msg.seat == 2 and msg.positions:
+            return dataclasses.replace(msg, positions=msg.positions[:-1], shares=msg.shares[:-1])
+        return msg
+
+    r = Round(CLASSIC, tamper=drop_last, strict=False)
+    r.deal()
+    r.name_taker(0)
+    r.leave(1)
+    refused_by_all(r, 2)
+    assert all(isinstance(e, MalformedDeckMessage) for e in r.errors.values())
+    r = Round(CLASSIC)
+    r.deal()
+    nothing = ReleaseMessage(2, 1, (), ())
+    for view in [r.peers[0], r.peers[3], r.observer]:
+        with pytest.raises(MalformedDeckMessage) as err:
+            view.receive(nothing)
+        assert err.value.seat == 2
+
+
 def test_the_partner_may_not_play_for_a_seat_that_is_not_a_dummy() -> None:
     r = Round(CLASSIC)
     r.deal()

@@ -136,12 +136,12 @@ def run(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
     return subprocess.run(args, capture_output=True, text=True, check=check, timeout=30)
 
 
-def netns_unavailable() -> str | None:
+def netns_unavailable(prefix: str = NS) -> str | None:
     """Why the NAT test cannot run here, or None."""
     for tool in ("ip", "nft"):
         if shutil.which(tool) is None:
             return f"{tool} is not installed (apt-get install -y iproute2 nftables)"
-    probe = f"{NS}-probe"
+    probe = f"{prefix}-probe"
     made = run("ip", "netns", "add", probe, check=False)
     if made.returncode != 0:
         return f"cannot make a network namespace: {made.stderr.strip()}"
@@ -156,14 +156,24 @@ def netns_unavailable() -> str | None:
 
 @pytest.fixture
 def nat() -> Iterator[dict[str, str]]:
+    """The NAT of :func:`nat_namespaces`, named with this file's prefix."""
+    with nat_namespaces(NS) as names:
+        yield names
+
+
+@contextmanager
+def nat_namespaces(prefix: str) -> Iterator[dict[str, str]]:
     """A "public" namespace, a router namespace masquerading towards it with a port forward
     to the host's namespace, and four player namespaces on their own subnets behind the
     router that can dial out but cannot be reached (nor reach each other). Yields each
     namespace's address; removes every namespace at the end."""
-    reason = netns_unavailable()
+    reason = netns_unavailable(prefix)
     if reason is not None:
         pytest.skip(f"no NAT test here: {reason}")
-    names = {"pub": f"{NS}-pub", "rt": f"{NS}-rt", **{f"p{k}": f"{NS}-p{k}" for k in range(4)}}
+    names = {
+        "pub": f"{prefix}-pub", "rt": f"{prefix}-rt",
+        **{f"p{k}": f"{prefix}-p{k}" for k in range(4)},
+    }  # fmt: skip
     for ns in names.values():
         run("ip", "netns", "del", ns, check=False)
     try:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from helpers import identities
+from helpers import RelayClient, identities
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -28,7 +28,7 @@ from belote_p2p.protocol.relay import (
     watch_message,
 )
 from belote_p2p.protocol.table import Seat, TableDefinition
-from belote_p2p.protocol.wire import FrameDecoder, decode, encode, frame
+from belote_p2p.protocol.wire import decode, encode
 
 IDS = identities(21, 5)
 
@@ -41,32 +41,8 @@ def table(
     return TableDefinition(table_id, rules, seats)
 
 
-class Client:
-    """One connection to a :class:`RelayServer`, speaking the client's side by hand."""
-
-    numbers = iter(range(1, 10_000))
-
-    def __init__(self, server: RelayServer, now: float = 0.0, source: str = "") -> None:
-        self.server = server
-        self.number = next(Client.numbers)
-        self.inbox: list[bytes] = []
-        self.closed: str | None = None
-        self._decoder = FrameDecoder()
-        self.take(server.connected(self.number, now, source))
-
-    def take(self, actions: list[Action]) -> list[Action]:
-        """Keep what the actions do to this connection; return them all."""
-        for a in actions:
-            if a.conn != self.number:
-                continue
-            if isinstance(a, Send):
-                self.inbox += self._decoder.feed(a.data)
-            else:
-                self.closed = a.reason
-        return actions
-
-    def send(self, payload: bytes, now: float = 0.0) -> list[Action]:
-        return self.take(self.server.data_received(self.number, frame(payload), now))
+class Client(RelayClient):
+    """One connection to a :class:`RelayServer`, joining tables of :data:`IDS`."""
 
     def join(
         self,
@@ -91,12 +67,6 @@ class Client:
             message["sig"] = identity.sign(b"anything")
             return self.send(encode(message), now)
         return self.send(join_message(challenge, identity, definition, proposal, seat, peer), now)
-
-    def error(self) -> str:
-        msg = decode(self.inbox[-1])
-        assert msg["type"] == "relay-error", msg
-        reason: str = msg["reason"]
-        return reason
 
 
 def _holder(definition: TableDefinition, seat: int) -> Identity:

@@ -175,10 +175,11 @@ def test_equivocation_is_caught_through_sync_with_the_same_verdict_everywhere() 
         for data in out:
             e = Envelope.decode(data)
             if e.type == "deck" and e.seq >= 3 and not cheat["done"]:
-                twin = Envelope.create(
-                    ids[3], definition.table_id, e.seq, e.prev,
-                    [e.prev if i == 3 else ZERO_HASH for i in range(4)], e.body,
-                )  # fmt: skip
+                # The same body with the seen of its previous envelope: an envelope that
+                # differs, and whose seen does not go back (which is a fault of its own).
+                before = next(x for x in s.transcript if x.hash == e.prev)
+                seen = [e.prev if i == 3 else before.seen[i] for i in range(4)]
+                twin = Envelope.create(ids[3], definition.table_id, e.seq, e.prev, seen, e.body)
                 assert twin.hash != e.hash
                 net.queues[3, 0].append(data)
                 net.queues[3, 1].append(data)

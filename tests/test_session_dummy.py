@@ -8,12 +8,14 @@ votes; every remaining record verifies alike, the leaver's own ends as left.
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 
 import pytest
 from helpers import HoldingNet, Net, make_table, table_sessions
 
-from belote_p2p.game.engine import Phase
-from belote_p2p.protocol.bodies import play_body
+from belote_p2p.game.engine import Claim, Phase
+from belote_p2p.protocol.bodies import abandon_body, deck_body, play_body
+from belote_p2p.protocol.deck import DeckPeer, PlayMessage, ReleaseMessage
 from belote_p2p.protocol.events import (
     ActionTaken,
     DecisionNeeded,
@@ -21,8 +23,9 @@ from belote_p2p.protocol.events import (
     PeerFault,
     SeatLeft,
 )
-from belote_p2p.protocol.session import SessionPhase, TableSession
+from belote_p2p.protocol.session import TableSession
 from belote_p2p.protocol.verify import Verdict, verify_record
+from belote_p2p.protocol.wire import Envelope
 
 LEAVER = 1
 PARTNER = 3
@@ -221,33 +224,36 @@ def test_a_leave_in_a_losing_round_does_not_save_it() -> None:
         assert dummy_plays or record.tricks
 
 
+def _partner_asked(net: Net, wanted: Callable[[DecisionNeeded], bool]) -> DecisionNeeded:
+    """Deliver, the seats deciding as usual, until the partner is asked a decision that is
+    ``wanted`` (left unanswered: the test's cheat answers it)."""
+    cheat: DecisionNeeded | None = None
+
+    def decide(seat: int, event: DecisionNeeded) -> None:
+        nonlocal cheat
+        if seat == PARTNER and cheat is None and wanted(event):
+            cheat = event
+            return
+        Net.decide(net, seat, event)
+
+    net.decide = decide  # type: ignore[method-assign]
+    net.deliver_until(lambda: cheat is not None)
+    assert cheat is not None
+    return cheat
+
+
 def test_the_partner_s_wrong_card_names_the_partner() -> None:
     net = _table(after=6)
     sessions = net.sessions
     net.resign()
     partner = sessions[PARTNER]
-    # Deliver until the partner is asked to play a card of the dummy's.
-    cheat: DecisionNeeded | None = None
 
-    def decide(seat: int, event: DecisionNeeded) -> None:
-        nonlocal cheat
+    def dummy_can_revoke(event: DecisionNeeded) -> bool:
+        # The partner is asked to play a card of the dummy's, which holds an illegal one.
         o = event.observation
-        if seat == PARTNER and o.seat == LEAVER and o.phase is Phase.PLAY and cheat is None:
-            illegal = [c for c in o.hand if c not in o.legal]
-            if illegal:
-                cheat = event
-                return
-        Net.decide(net, seat, event)
+        return o.seat == LEAVER and o.phase is Phase.PLAY and any(c not in o.legal for c in o.hand)
 
-    net.decide = decide  # type: ignore[method-assign]
-    while cheat is None:
-        assert net.in_flight() or any(s.phase is not SessionPhase.CLOSED for s in sessions), (
-            "no chance to cheat"
-        )
-        if not net.in_flight():
-            net.sync()
-        net.step()
-    o = cheat.observation
+    o = _partner_asked(net, dummy_can_revoke).observation
     card = next(c for c in o.hand if c not in o.legal)
     deck = partner.deck
     assert deck is not None
@@ -318,3 +324,199 @@ def test_the_seat_views_show_the_open_hand_and_who_plays_it() -> None:
     assert view.turn_line().startswith("▶ Your turn for p1 (open hand)")
     assert set(view.shown_hand()) == set(asked[0].observation.hand)
     assert any(text.startswith("p1's open hand: ") for text in view.plain_lines())
+
+
+# -- the leave rules, each against a cheater (PROTOCOL.md §5.1, §6.3, §6.6, §6.7) ----------
+
+
+def _signed(session: TableSession, body: dict[str, object], **seen: bytes) -> Envelope:
+    """``session``'s next envelope with ``body``, its ``seen`` as the session would sign it
+    but for the entries given (``seat_N=hash``): a lie about its causal past. Kept in the
+    session's chain and outbox, as if it had signed it."""
+    me = session.seat
+    assert me is not None and session.identity is not None
+    tracker = session.tracker
+    names = [tracker.last_hash(me) if s == me else session._last_processed[s] for s in range(4)]
+    for key, value in seen.items():
+        names[int(key.removeprefix("seat_"))] = value
+    envelope = Envelope.create(
+        session.identity, session.definition.table_id, tracker.next_seq(me),
+        tracker.last_hash(me), names, body,
+    )  # fmt: skip
+    session._keep_own(envelope)
+    return envelope
+
+
+def _faulted(net: Net, culprit: int, reason: str, honest: tuple[int, ...]) -> None:
+    """Every honest session, and the verification of every honest record, name ``culprit``
+    (and, on a session, for ``reason``)."""
+    original = net.decide
+
+    def decide(seat: int, event: DecisionNeeded) -> None:
+        if net.sessions[seat].fault is None:  # (the culprit's own session stopped itself)
+            original(seat, event)
+
+    net.decide = decide  # type: ignore[method-assign]
+    net.deliver_until(lambda: all(net.sessions[s].fault is not None for s in honest), 400_000)
+    for seat in honest:
+        fault = net.sessions[seat].fault
+        assert fault is not None and fault.seat == culprit, (seat, fault)
+        assert reason in fault.reason, fault.reason
+        session = net.sessions[seat]
+        verdict = verify_record(
+            session.definition, [e.encode() for e in session.transcript], writer=seat
+        )
+        assert verdict.fault is not None and verdict.fault.seat == culprit, verdict.summary()
+        assert verdict.summary().startswith(f"FAULT by seat {culprit} ")
+
+
+def test_a_vote_whose_seen_goes_back_is_its_signer_s_fault_and_holds_nothing_for_ever() -> None:
+    """Seat 3 took the late move in and said so (a chat naming it), then signs a vote that
+    names the seat's chain before that move, to join the two others' votes there: were it
+    counted at that point, the peers that hold the move would wait for ever (the vote
+    cannot be processed before the move, which it holds), and a peer that took the move in
+    would have played it while the others play the open hand. Its seen goes back: every
+    other seat names seat 3, and so does every record."""
+    net = _table(after=8)
+    sessions = net.sessions
+    for seat in (0, 2):
+        assert sessions[seat].abandon(LEAVER)
+    before = sessions[3]._last_processed[LEAVER]
+    net.release()
+    while net.queues[LEAVER, 3]:
+        net.deliver(LEAVER, 3)
+    assert sessions[3]._last_processed[LEAVER] != before  # it took the move in
+    sessions[3].chat("here")
+    _signed(sessions[3], abandon_body(LEAVER), seat_1=before)
+    for seat in (0, 2, 3):
+        net.flush(seat)
+    _faulted(net, 3, "seen goes back", (0, 1, 2))
+
+
+def test_a_release_of_a_seat_that_is_not_gone_is_its_sender_s_fault() -> None:
+    """No seat left: seat 2 releases seat 0's cards (a release that lists no position, as
+    one made before its sender's deal shares does, is harmless to the deck). It does not
+    know any leave: the release is refused, naming seat 2, at every peer and in every
+    record."""
+    definition, ids = make_table("classic", target=501, seed=3)
+    sessions = table_sessions(definition, ids, deal_seed=3)
+    net = Net(sessions, random.Random(3))
+    net.start()
+    net.deliver_until(lambda: sessions[2].deck is not None)
+    release = ReleaseMessage(2, 0, (), ())
+    _signed(sessions[2], deck_body(sessions[2].deck.round_number, release))  # type: ignore[union-attr]
+    net.flush(2)
+    _faulted(net, 2, "not gone", (0, 1, 3))
+
+
+def test_a_resignation_racing_the_votes_is_one_leave_everywhere() -> None:
+    """Seats 0 and 2 sign seat 1 gone while it resigns: seat 3 takes the resignation in
+    before any vote, seats 0 and 2 after their own. A resignation moves the seat's progress
+    (it is a decision): seats 0 and 2 hold it behind their votes until seat 3's next
+    envelope shows it went on past them, and then every seat has the same leave, decided by
+    the same envelope, cut at the same point."""
+    net = _table(after=8)
+    sessions = net.sessions
+    for seat in (0, 2):
+        assert sessions[seat].abandon(LEAVER)
+    net.resign()
+    while net.queues[LEAVER, 3]:
+        net.deliver(LEAVER, 3)
+    assert sessions[3].dummy == LEAVER
+    for seat in (0, 2, 3):
+        net.flush(seat)
+    net.run_out()
+    _check_played_out(net)
+    leaves = {tuple(e.hash for e in s._leave) for s in sessions if s.seat != LEAVER}
+    assert len(leaves) == 1
+    (deciding,) = leaves
+    resignation = sessions[3]._leave[0]
+    assert deciding == (resignation.hash,) and resignation.type == "abandon"
+    assert len({s.left.round for s in sessions if s.left is not None}) == 1
+
+
+def test_the_partner_playing_a_dummy_s_card_on_its_own_turn_is_its_fault() -> None:
+    """After the leave the deck lets the partner play the dummy's cards; on its own turn
+    it must play its own (a dummy's card there would leave the dummy a card short): its
+    fault at every peer, on receipt, not at the audit."""
+    net = _table(after=6)
+    net.resign()
+    partner = net.sessions[PARTNER]
+
+    def own_turn_with_a_dummy_card_open(event: DecisionNeeded) -> bool:
+        o, deck = event.observation, partner.deck
+        return (
+            o.seat == PARTNER and o.phase is Phase.PLAY and deck is not None
+            and any(deck.card_at(p) for p in deck.positions_of(LEAVER) if p not in deck.played())
+        )  # fmt: skip
+
+    _partner_asked(net, own_turn_with_a_dummy_card_open)
+    deck = partner.deck
+    assert isinstance(deck, DeckPeer)
+    position = next(
+        p for p in deck.positions_of(LEAVER) if deck.card_at(p) and p not in deck.played()
+    )
+    card = deck.card_at(position)
+    assert card is not None
+    play = deck.play_for(LEAVER, position)
+    _signed(partner, play_body(partner.state.number, play, partner.state.claim_for(card),
+                               partner._digest))  # fmt: skip
+    net.flush(PARTNER)
+    _faulted(net, PARTNER, "not a card of seat 3", (0, 2))
+
+
+def test_votes_signed_before_a_first_leave_count_after_it_alike_everywhere() -> None:
+    """Seats 0 and 2 sign seat 3 gone; then seat 1 resigns. Once seat 1 is gone, seat 3's
+    others are seats 0 and 2: seat 0 processes their votes before the resignation, seat 2
+    after. Both find seat 3 gone at those votes (the second leave ends the game), cut at the
+    same envelope."""
+    net = _table(after=8)
+    sessions = net.sessions
+    for seat in (0, 2):
+        assert sessions[seat].abandon(PARTNER)
+    votes = {seat: sessions[seat].take_outbox() for seat in (0, 2)}
+    net.resign()
+    resignation = [net.queues[LEAVER, other] for other in range(4) if other != LEAVER]
+    assert all(resignation)
+    # Seat 0: seat 2's vote first, then the resignation. Seat 2: the other way round.
+    for data in votes[2]:
+        sessions[0].receive(data)
+    while net.queues[LEAVER, 0]:
+        net.deliver(LEAVER, 0)
+    while net.queues[LEAVER, 2]:
+        net.deliver(LEAVER, 2)
+    for data in votes[0]:
+        sessions[2].receive(data)
+    for seat in (0, 2):
+        session = sessions[seat]
+        assert session.dummy == LEAVER and session.abandoned == PARTNER, seat
+    cuts = [sessions[s].abandoned_state for s in (0, 2)]
+    assert len({(c.number, c.actions, c.scores) for c in cuts if c is not None}) == 1
+    for seat in (0, 2):
+        session = sessions[seat]
+        verdict = verify_record(
+            session.definition, [e.encode() for e in session.transcript], writer=seat
+        )
+        assert verdict.abandoned == PARTNER and verdict.summary().startswith(
+            f"ABANDONED by seat {PARTNER} "
+        )
+
+
+def test_a_dummy_s_action_that_does_not_know_the_leave_is_out_of_turn() -> None:
+    """The partner acts for the dummy only once it knows the leave: every deciding
+    envelope in its causal past (PROTOCOL.md §6.7, settled point 4). A card of the dummy's
+    that it signs before it processed the resignation is out of turn, at a peer that
+    processed the resignation first as at one that did not (where the dummy's turn is
+    still the leaver's own)."""
+    net = _table(after=6)
+    partner = net.sessions[PARTNER]
+    assert net.pending is not None and net.pending.observation.phase is Phase.PLAY
+    net.resign()  # on its way: the partner has not processed it
+    assert partner.dummy is None
+    deck = partner.deck
+    assert deck is not None
+    position = next(p for p in deck.positions_of(LEAVER) if p not in deck.played())
+    play = PlayMessage(PARTNER, position, None)
+    _signed(partner, play_body(partner.state.number, play, Claim(), partner._digest))
+    net.flush(PARTNER)
+    _faulted(net, PARTNER, "acted out of turn", (0, 2))

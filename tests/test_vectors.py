@@ -35,6 +35,7 @@ import pytest
 from cheaters import Cheat, FalseClaim, OverClaim, Revoke, resign
 from helpers import (
     ROOT,
+    RelayClient,
     SeededSecrets,
     check_turn_ups,
     identities,
@@ -57,15 +58,37 @@ from belote_p2p.net.lobby import (
     JoinRequest,
     KeyNotProven,
     Lobby,
+    ReadyCheck,
+    ReadySeat,
     proof_statement,
     prove,
+    ready_message,
 )
 from belote_p2p.protocol.bodies import abandon_body
 from belote_p2p.protocol.deck import shuffle_order, shuffle_permutation
+from belote_p2p.protocol.directory import (
+    AD_LABEL,
+    AdPlayer,
+    Advertisement,
+    Directory,
+    Query,
+    ad_statement,
+    advertise_message,
+    listed_message,
+    parse_tables,
+    withdraw_message,
+)
 from belote_p2p.protocol.events import DecisionNeeded
 from belote_p2p.protocol.identity import Identity, verify
+from belote_p2p.protocol.relay import RelayLimits, RelayServer, hello_message
 from belote_p2p.protocol.secretstore import MemorySecrets
-from belote_p2p.protocol.session import TableSession
+from belote_p2p.protocol.session import (
+    ENVELOPE_CAPS,
+    GAME_CAPS,
+    ROUND_CAPS,
+    TWO_HANDED_ROUND_CAPS,
+    TableSession,
+)
 from belote_p2p.protocol.table import TableDefinition
 from belote_p2p.protocol.transcript import TranscriptError, read_transcript
 from belote_p2p.protocol.verify import Verdict, verify_record, verify_transcript
@@ -115,6 +138,17 @@ class Game:
     silent_at_reveal: bool = False
     """The silent seat instead plays round 0 to its last card and falls silent there: its
     reveal of the round is never sent; once nothing moves, the others sign it gone."""
+    silent_after: int = 2
+    """The tricks of round 0 after which the silent seat stops answering."""
+    late_to: int | None = None
+    """The silent seat's next card is on its way as it falls silent, once the others signed
+    their votes: this seat gets it (after its own vote, before any other's), nobody else."""
+    resigns: bool = False
+    """The silent seat resigns instead, as soon as the table is signed (its key out, its
+    split and shuffle not: the round is dealt again with it face up)."""
+    then_silent: int | None = None
+    """Once the silent seat is gone, this seat stops answering too, after two tricks of a
+    later round; the two others sign it gone (at four seats: the game ends)."""
     equivocating_seat: int | None = None
     """This seat signs its first bid twice, differently: one version to seat 0, the other
     to the others."""
@@ -278,6 +312,69 @@ GAMES = (
         keys=16,
         silent_seat=2,
         silent_at_reveal=True,
+    ),
+    Game(
+        "game-left-deal",
+        "Classic belote: seat 1 resigns as soon as the table is signed, its round key out "
+        "but not its split or shuffle: its cards cannot be opened, so the round is dealt "
+        "again with seat 1 a public seat (its deck secrets derived from public values), the "
+        "same round number, and its partner, seat 3, plays its open hand to the end "
+        "(PROTOCOL.md §6.7). The deck messages of the deal given up that do not know the "
+        "leave belong to it.",
+        "classic",
+        target=151,
+        seed=0,
+        keys=23,
+        silent_seat=1,
+        resigns=True,
+    ),
+    Game(
+        "game-abandoned-late",
+        "Three-handed belote: seat 2 stops answering at its last card of round 0; the two "
+        "others sign it gone at that point, and that card and its reveal, on their way, "
+        "reach seat 0 after seat 0's vote and before seat 1's: seat 0 plays on from them (the "
+        "round's last trick, its own reveal), then takes seat 1's vote in. The game is cut at "
+        "the deciding vote, seat 0's (the lowest voter), whose past holds neither that card "
+        "nor what followed it: round 1 at 0-0-0, not the round scored (PROTOCOL.md §6.6).",
+        "three-handed",
+        target=501,
+        seed=0,
+        keys=24,
+        silent_seat=2,
+        silent_after=7,
+        late_to=0,
+    ),
+    Game(
+        "game-left-held",
+        "Classic belote: seat 3 stops answering after two tricks, and the three others sign "
+        "it gone at that point; its next cards, on their way (the last card of trick 2, "
+        "and its lead of trick 3, which it won), reach seat 0 right after seat 0's own vote "
+        "(and the others through seat 0's sync answers). Every receiver holds them while a "
+        "vote against seat 3 that they come after is accepted (PROTOCOL.md §6.7), so they "
+        "are processed only after the leave and count for nothing (they are in seat 3's "
+        "chain after the leave): seat 1 plays seat 3's open hand from the point the votes "
+        "saw. The conformance case late-before-votes moves them before the votes in the file: "
+        "the same verdict.",
+        "classic",
+        target=151,
+        seed=0,
+        keys=26,
+        silent_seat=3,
+        late_to=0,
+    ),
+    Game(
+        "game-left-twice",
+        "Classic belote: seat 3 stops answering after two tricks, the three others sign it "
+        "gone and its partner, seat 1, plays its open hand; in a later round seat 1 stops "
+        "answering too, and seats 0 and 2, the only live seats left beside it, sign it gone: "
+        "two votes are enough once a seat is gone (PROTOCOL.md §6.6), and a second leave "
+        "ends the game, abandoned by seat 1.",
+        "classic",
+        target=501,
+        seed=0,
+        keys=25,
+        silent_seat=3,
+        then_silent=1,
     ),
     Game(
         "game-fault",
@@ -471,21 +568,26 @@ class Table:
         self.players = [Player(game, seat) for seat in range(n)]
         self.rng = random.Random(f"{game.seed}/delivery")
         self.queues = {(a, b): deque[bytes]() for a in range(n) for b in range(n) if a != b}
-        self.silent = False
+        self.quiet: set[int] = set()
+        """The seats that stopped answering (or resigned): what they send is lost."""
         self.equivocated = False
         self.cheat = game.cheat() if game.cheat is not None else None
 
     @property
+    def silent(self) -> bool:
+        return self.game.silent_seat in self.quiet
+
+    @property
     def honest(self) -> tuple[int, ...]:
-        bad = {self.game.silent_seat, self.game.equivocating_seat}
+        bad = {self.game.silent_seat, self.game.then_silent, self.game.equivocating_seat}
         return tuple(s for s in range(self.n) if s not in bad)
 
     def send(self, seat: int, data: bytes) -> None:
         if seat == self.game.silent_seat and self.game.silent_at_reveal and not self.silent:
             body = Envelope.decode(data).body
             if body.get("type") == "deck" and body["msg"]["type"] == "deck.reveal":
-                self.silent = True  # its round's cards are all played: it stops here
-        if self.silent and seat == self.game.silent_seat:
+                self.quiet.add(seat)  # its round's cards are all played: it stops here
+        if seat in self.quiet:
             return
         twin = self._twin(seat, data)
         for other in range(self.n):
@@ -508,11 +610,20 @@ class Table:
         session = self.sessions[seat]
         for data in session.take_outbox():
             self.send(seat, data)
+        if seat == self.game.silent_seat and self.game.resigns and session.ready:
+            if seat not in self.quiet:
+                session.abandon(seat)  # its key may be out; its split and shuffle are not
+                for data in session.take_outbox():
+                    self.send(seat, data)
+                self.quiet.add(seat)
+            return
         for event in session.take_events():
             if not isinstance(event, DecisionNeeded):
                 continue
             observation = event.observation
-            if seat == self.game.silent_seat and self._falls_silent(observation):
+            if seat in (self.game.silent_seat, self.game.then_silent) and self._falls_silent(
+                seat, observation
+            ):
                 continue
             cheat = self.cheat
             if cheat is not None and seat == cheat.seat and cheat.decide(self, observation):  # type: ignore[arg-type]
@@ -521,17 +632,41 @@ class Table:
             session.act(self.players[seat].decide(observation))
             self.flush(seat)
 
-    def _falls_silent(self, observation: Observation) -> bool:
-        if self.game.silent_at_reveal:
-            return self.silent
-        due = observation.phase is Phase.PLAY and len(observation.tricks) >= 2
-        if not self.silent and not due:
+    def _falls_silent(self, seat: int, observation: Observation) -> bool:
+        """Whether ``seat`` does not answer this decision (it is silent, or falls silent
+        now: the others then sign it gone, as they would once its deadline passed)."""
+        if seat in self.quiet:
+            return True
+        if seat == self.game.then_silent:
+            first = self.game.silent_seat
+            due = (
+                self.sessions[seat].dummy == first
+                and observation.number >= 1
+                and observation.phase is Phase.PLAY
+                and len(observation.tricks) >= 2
+            )
+        elif self.game.silent_at_reveal:
             return False
-        if not self.silent:
-            self.silent = True
-            for other in self.honest:  # in a real game: once its deadline and grace passed
-                self.sessions[other].abandon(observation.seat)
+        else:
+            due = (
+                observation.phase is Phase.PLAY
+                and len(observation.tricks) >= self.game.silent_after
+            )
+        if not due:
+            return False
+        self.quiet.add(seat)
+        for other in range(self.n):  # in a real game: once its deadline and grace passed
+            if other not in self.quiet:
+                self.sessions[other].abandon(seat)
                 self.flush(other)
+        late = self.game.late_to
+        if late is not None and seat == self.game.silent_seat:
+            # Its card was on its way: one seat gets it, after its own vote.
+            session = self.sessions[seat]
+            session.act(self.players[seat].decide(observation))
+            for data in session.take_outbox():
+                self.sessions[late].receive(data)
+            self.flush(late)
         return True
 
     def run(self, limit: int = 100_000) -> None:
@@ -563,7 +698,7 @@ class Table:
             synced = False
             a, b = self.rng.choice(busy)
             replies = self.sessions[b].receive(self.queues[a, b].popleft())
-            if not (self.silent and b == self.game.silent_seat):
+            if b not in self.quiet:
                 self.queues[b, a].extend(replies)  # a sync answer goes back on its connection
             self.flush(b)
         raise AssertionError("the game does not end")
@@ -687,6 +822,8 @@ def write(names: list[str]) -> None:
     print(f"wrote {HANDSHAKE}")
     LOBBY.write_text(lobby_text(), encoding="utf-8")
     print(f"wrote {LOBBY}")
+    DIRECTORY.write_text(directory_text(), encoding="utf-8")
+    print(f"wrote {DIRECTORY}")
 
 
 # -- the tests -----------------------------------------------------------------------------
@@ -719,6 +856,7 @@ def test_the_games_hold_what_they_are_for() -> None:
     assert answers["game-abandoned"].seat == 2 and answers["game-fault"].seat == 1
     assert answers["game-left"].kind == "OK"  # the open hand played on to the end
     assert answers["game-left-late"].kind == "OK"  # left before its reveal, audited all the same
+    assert_the_leave_games_hold_what_they_are_for(answers)
     # Without teams, a score per player: three, and two.
     three, two = answers["game-three-handed"], answers["game-two-handed"]
     assert three.scores is not None and len(three.scores) == 3
@@ -741,6 +879,111 @@ def test_the_games_hold_what_they_are_for() -> None:
         audited = next(r for r in verdict.rounds if r.report.fault is not None)
         assert audited.report.fault is not None and game.cheat is not None
         assert audited.report.fault.seat == game.cheat().seat
+
+
+def envelopes_of(name: str) -> list[Envelope]:
+    return [Envelope.decode(e) for e in read_transcript(vector_path(BY_NAME[name])).envelopes]
+
+
+def assert_the_leave_games_hold_what_they_are_for(answers: dict[str, conformance.Answer]) -> None:
+    roster = {name: read_transcript(vector_path(BY_NAME[name])).definition.roster
+              for name in ("game-left", "game-left-deal", "game-abandoned-late",
+                           "game-left-twice", "game-left-held")}  # fmt: skip
+
+    def seat(name: str, envelope: Envelope) -> int:
+        return roster[name].index(envelope.sender)
+
+    # The partner of a dummy signs more plays in a round than a seat plays (PROTOCOL.md §6.5).
+    plays: dict[tuple[int, int], int] = {}
+    for e in envelopes_of("game-left"):
+        if e.type == "play":
+            key = (seat("game-left", e), e.body["round"])
+            plays[key] = plays.get(key, 0) + 1
+    assert max(plays.values()) > 8
+    # Dealt again: each live seat signed two keys in round 0, the leaver one.
+    keys: dict[int, int] = {}
+    for e in envelopes_of("game-left-deal"):
+        if e.type == "deck" and e.body["round"] == 0 and e.body["msg"]["type"] == "deck.key":
+            keys[seat("game-left-deal", e)] = keys.get(seat("game-left-deal", e), 0) + 1
+    assert keys == {0: 2, 1: 1, 2: 2, 3: 2}
+    assert answers["game-left-deal"].kind == "OK"
+    # The deciding vote (seat 0's) comes before the late card in seat 0's chain, the last
+    # vote (seat 1's) after it: the cut is round 1, though the record plays on to round 2.
+    late = envelopes_of("game-abandoned-late")
+    kinds = [(seat("game-abandoned-late", e), e.type) for e in late]
+    first_vote, last_vote = kinds.index((0, "abandon")), kinds.index((1, "abandon"))
+    late_play = max(i for i, k in enumerate(kinds) if k == (2, "play"))
+    assert first_vote < late_play < last_vote
+    assert answers["game-abandoned-late"].round == 1
+    assert answers["game-abandoned-late"].seat == 2
+    # The second leave: two votes (seats 0 and 2) against seat 1, the game abandoned by it.
+    votes = {(seat("game-left-twice", e), e.body["seat"])
+             for e in envelopes_of("game-left-twice") if e.type == "abandon"}  # fmt: skip
+    assert {(0, 1), (2, 1)} <= votes and (3, 1) not in votes
+    assert answers["game-left-twice"].kind == "ABANDONED" and answers["game-left-twice"].seat == 1
+    # Held: seat 3's chain goes on past what every vote against it names (two plays), and
+    # they count for nothing: the same deal as game-left, the same game (PROTOCOL.md §6.7).
+    held = envelopes_of("game-left-held")
+    named = {e.seen[3] for e in held if e.type == "abandon" and e.body["seat"] == 3}
+    last_named = max(e.seq for e in held if e.hash in named)
+    late = [e for e in held if seat("game-left-held", e) == 3 and e.seq > last_named]
+    assert [e.type for e in late] == ["play", "play"]
+    assert answers["game-left-held"] == answers["game-left"]
+    # The records' order is not causal: late envelopes before the votes, the same answer.
+    data = json.loads(MANIFEST.read_text(encoding="utf-8"))
+    moved = [v for v in data["vectors"] if "late-before-votes" in v["expected"]]
+    assert {v["file"] for v in moved} >= {
+        "game-left-held.transcript",
+        "game-abandoned-late.transcript",
+    }
+    for v in moved:
+        assert v["expected"]["late-before-votes"] == v["expected"]["original"]
+
+
+def documented_caps() -> dict[str, tuple[int, int, int | None]]:
+    """PROTOCOL.md §6.5's table of caps: body type -> (largest envelope in bytes, most per
+    seat, two-handed's most per round where the row names one)."""
+    text = (ROOT / "protocol" / "PROTOCOL.md").read_text(encoding="utf-8")
+    section = text.split("### 6.5 Limits")[1].split("### 6.6")[0]
+    caps = {}
+    for line in section.splitlines():
+        if not line.startswith("| `"):
+            continue
+        kinds, size, most = line.split("|")[1:4]
+        number, unit = size.split()
+        limit = int(number) * {"bytes": 1, "KiB": 1024}[unit]
+        counts = [int(n) for n in re.findall(r"\d+", most)]
+        for kind in re.findall(r"`([a-z]+)`", kinds):
+            caps[kind] = (limit, counts[0], counts[1] if len(counts) > 1 else None)
+    return caps
+
+
+def test_the_table_of_caps_is_the_code_s() -> None:
+    """One table of every cap (PROTOCOL.md §6.5), the code's own numbers; and the leave
+    games stay within them where a seat signs more than at a full table: the partner of a
+    dummy its plays and the dummy's, a round dealt again two keys."""
+    caps = documented_caps()
+    assert caps.keys() == ENVELOPE_CAPS.keys()
+    for kind, (size, most, two_handed) in caps.items():
+        assert size == ENVELOPE_CAPS[kind]
+        if kind in ROUND_CAPS:
+            assert most == ROUND_CAPS[kind]
+            assert two_handed in (None, TWO_HANDED_ROUND_CAPS[kind])
+            assert two_handed is not None or TWO_HANDED_ROUND_CAPS[kind] == most
+        else:
+            assert most == GAME_CAPS[kind]
+    most_signed: dict[tuple[str, str], int] = {}
+    for name in ("game-left", "game-left-deal", "game-left-held", "game-left-twice"):
+        counts: dict[tuple[bytes, str, int], int] = {}
+        for e in envelopes_of(name):
+            if e.type in ROUND_CAPS:
+                key = (e.sender, e.type, e.body["round"])
+                counts[key] = counts.get(key, 0) + 1
+        for (_, kind, _), n in counts.items():
+            most_signed[name, kind] = max(most_signed.get((name, kind), 0), n)
+    assert most_signed["game-left", "play"] == 16  # the partner: its 8 and the dummy's 8
+    assert most_signed["game-left-deal", "deck"] > 6  # the deal given up and the new one
+    assert all(n <= ROUND_CAPS[kind] for (_, kind), n in most_signed.items())
 
 
 def plays_of_a_suit_not_followed(verdict: Verdict) -> int:
@@ -986,7 +1229,9 @@ def lobby_vector() -> dict[str, Any]:
     host's challenge, the statement it signs and its proof; then proofs a host refuses."""
     joiner, other = identities(LOBBY_KEYS, 2)
     table, nonce = bytes(range(0x20, 0x30)), bytes([0x55]) * 32
-    request = JoinRequest("Bob", joiner.public_key_bytes, 6001, seat=3)
+    # Version 2's join (a version 3 host takes it still): the claims of §12.5 are in
+    # directory.json.
+    request = JoinRequest("Bob", joiner.public_key_bytes, 6001, seat=3, version=2)
     challenge = JoinChallenge(table, nonce)
     proof = prove(joiner, request, challenge)
     lobby = Lobby(JoinRequest("Alice", other.public_key_bytes, 7777), RULE_SETS["classic"],
@@ -996,7 +1241,7 @@ def lobby_vector() -> dict[str, Any]:
     assert lobby.join(request, "10.0.0.9", "10.0.0.1", nonce=nonce, signature=sig) == 3
     elsewhere = prove(joiner, request, JoinChallenge(bytes(16), nonce))
     stale = prove(joiner, request, JoinChallenge(table, bytes([0x66]) * 32))
-    made_up = JoinRequest("Mallory", bytes([0xEE]) * 32, 6002)
+    made_up = JoinRequest("Mallory", bytes([0xEE]) * 32, 6002, version=2)
     forged = encode({"type": "join-proof",
                      "sig": other.sign(proof_statement(table, nonce, made_up))})  # fmt: skip
     v1 = {k: v for k, v in request.to_wire().items() if k != "version"}
@@ -1119,6 +1364,152 @@ def test_the_deck_vector_is_laid_out_as_deck_md_says() -> None:
             assert encode(decode(raw)) == raw  # canonical: decode refuses anything else
         else:
             assert set(event) == {"event", "seat"} | local[event["event"]]
+
+
+# -- the public directory (PROTOCOL.md §12) -----------------------------------------------------
+
+DIRECTORY = VECTORS / "directory.json"
+DIRECTORY_KEYS = 23
+"""The seed of the identities of the directory vector."""
+
+
+def directory_vector() -> dict[str, Any]:
+    """A host lists its table at a relay and a stranger finds it (PROTOCOL.md §12): the
+    ad, what it signs, the messages both ways; ads a relay refuses; a version 3 join with
+    its claims and the ready check."""
+    host, joiner, mallory = identities(DIRECTORY_KEYS, 3)
+    nonce, table = bytes([0x5A]) * 32, bytes(range(0x40, 0x50))
+    ad = Advertisement(
+        host_key=host.public_key_bytes, table_id=table, nonce=nonce, seq=0, ttl=60,
+        name="Alice", variant="coinche", target=1000, seats=4, free=2,
+        players=(AdPlayer("Bob", joiner.public_key_bytes, 4),), langs=("fr", "es"), level=7,
+        addresses=("198.51.100.7:7777", "[2001:db8::7]:7777"), relay="198.51.100.1:7779",
+    )  # fmt: skip
+    signed = ad.sign(host)
+    nonces = (bytes([0xA0 + k]) * 32 for k in range(16))
+    relay = RelayServer(RelayLimits(), nonce=lambda: next(nonces), directory=Directory())
+    client = RelayClient(relay, 0.0, "198.51.100.7")
+    client.send(hello_message())
+    relay_nonce = decode(client.inbox.pop())["nonce"]
+    live = replace(ad, nonce=relay_nonce).sign(host)
+    client.send(advertise_message(live))
+    assert decode(client.inbox.pop()) == {"type": "dir-listed", "seq": 0, "expires": 60}
+    query = Query(variant="coinche", lang="es", limit=10)
+    lister = RelayClient(relay, 0.0, "203.0.113.9")
+    lister.send(encode(query.to_wire()))
+    answer = lister.inbox.pop()
+    assert parse_tables(answer).ads == (live,)
+
+    def refused_by_the_relay(frame: bytes) -> str:
+        flooder = RelayClient(relay, 0.0, "192.0.2.66")
+        flooder.send(hello_message())
+        flooder.inbox.pop()
+        flooder.send(frame)
+        reason = decode(flooder.inbox.pop())
+        assert reason["type"] == "relay-error" and flooder.closed is not None
+        return str(reason["reason"])
+
+    forged = {
+        "type": "dir-advertise",
+        "ad": ad.to_wire(),
+        "sig": mallory.sign(AD_LABEL + ad.encode()),
+    }
+    big = {**ad.to_wire(), "addresses": ["a" * 250 + ":1"] * 8}
+    oversized = {"type": "dir-advertise", "ad": big, "sig": host.sign(AD_LABEL + encode(big))}
+    refused = [
+        ("an ad signed by another key than the one it names", encode(forged)),
+        ("an ad over 2048 bytes", encode(oversized)),
+        ("an ad signed over another connection's nonce", advertise_message(signed)),
+    ]
+    cases = []
+    for case, frame in refused:
+        reason = refused_by_the_relay(frame)
+        cases.append({"case": case, "message": frame.hex(), "relay_says": reason})
+    claims = JoinRequest("Bob", joiner.public_key_bytes, 6001, lang="fr", level=4)
+    check = ReadyCheck((ReadySeat("Alice", host.public_key_bytes, 7, "fr"), ReadySeat.of(claims),
+                        ReadySeat("Carol", mallory.public_key_bytes, None, "es"),
+                        ReadySeat("Dan", bytes(32), None, None)))  # fmt: skip
+    return {
+        "description": "The public directory, PROTOCOL.md section 12. Bytes are hex; every "
+        "message is canonical msgpack (one frame payload). 'ad' is a host's advertisement "
+        "(its nonce here a fixed one), 'statement' what the host signs, 'signed_ad' the "
+        "{ad, sig} entry; 'exchange' a host listing it over a relay nonce and a stranger's "
+        "query and the relay's answer; 'refused' what a relay must refuse (a relay-error, "
+        "the connection closed, nothing listed); 'lobby' a version 3 join with its claims, "
+        "a ready check and the answer.",
+        "private_key": (bytes([DIRECTORY_KEYS, 0]) * 16).hex(),
+        "key": host.public_key_bytes.hex(),
+        "ad": ad.encode().hex(),
+        "statement": ad_statement(ad).hex(),
+        "sig": signed.sig.hex(),
+        "signed_ad": encode(signed.to_wire()).hex(),
+        "exchange": {
+            "relay_nonce": relay_nonce.hex(),
+            "advertise": advertise_message(live).hex(),
+            "listed": listed_message(0, 60).hex(),
+            "query": encode(query.to_wire()).hex(),
+            "tables": answer.hex(),
+            "withdraw": withdraw_message().hex(),
+        },
+        "refused": cases,
+        "lobby": {
+            "join": encode(claims.to_wire()).hex(),
+            "ready_check": encode(check.to_wire()).hex(),
+            "ready": ready_message(True).hex(),
+        },
+    }
+
+
+def directory_text() -> str:
+    return json.dumps(directory_vector(), indent=1) + "\n"
+
+
+def test_the_directory_vector_is_what_the_code_sends() -> None:
+    assert DIRECTORY.read_text(encoding="utf-8") == directory_text()
+
+
+def test_the_directory_vector_checks_out_from_its_own_data() -> None:
+    """What a second implementer checks from the file alone: the statement is the label
+    and the canonical ad, the signature verifies under the ad's key, the listing holds the
+    ad signed over the relay's nonce, and each refused ad fails a rule of §12.1."""
+    data = json.loads(DIRECTORY.read_text(encoding="utf-8"))
+    key = bytes.fromhex(data["key"])
+    ad = decode(bytes.fromhex(data["ad"]))
+    label = b"belote-p2p/table-ad/v1\x00"
+    assert set(ad) == {
+        "type", "version", "key", "table", "nonce", "seq", "ttl", "name", "variant", "target",
+        "seats", "free", "players", "langs", "level", "addresses", "relay",
+    }  # fmt: skip
+    assert ad["key"] == key and encode(ad) == bytes.fromhex(data["ad"])
+    statement = bytes.fromhex(data["statement"])
+    assert statement == label + encode(ad)
+    sig = bytes.fromhex(data["sig"])
+    assert verify(key, sig, statement)
+    assert Identity.from_seed(bytes.fromhex(data["private_key"])).sign(statement) == sig
+    assert decode(bytes.fromhex(data["signed_ad"])) == {"ad": ad, "sig": sig}
+    exchange = data["exchange"]
+    advertise = decode(bytes.fromhex(exchange["advertise"]))
+    assert advertise["type"] == "dir-advertise"
+    assert advertise["ad"]["nonce"] == bytes.fromhex(exchange["relay_nonce"])
+    assert verify(key, advertise["sig"], label + encode(advertise["ad"]))
+    tables = decode(bytes.fromhex(exchange["tables"]))
+    assert tables == {"type": "dir-tables", "more": False,
+                      "tables": [{"ad": advertise["ad"], "sig": advertise["sig"]}]}  # fmt: skip
+    query = decode(bytes.fromhex(exchange["query"]))
+    assert query == {"type": "dir-query", "version": 1, "variant": "coinche", "lang": "es",
+                     "limit": 10}  # fmt: skip
+    assert decode(bytes.fromhex(exchange["withdraw"])) == {"type": "dir-withdraw"}
+    forged, oversized, elsewhere = (decode(bytes.fromhex(c["message"])) for c in data["refused"])
+    assert not verify(forged["ad"]["key"], forged["sig"], label + encode(forged["ad"]))
+    assert len(encode(oversized["ad"])) > 2048
+    assert verify(oversized["ad"]["key"], oversized["sig"], label + encode(oversized["ad"]))
+    assert elsewhere["ad"]["nonce"] != bytes.fromhex(exchange["relay_nonce"])
+    join = decode(bytes.fromhex(data["lobby"]["join"]))
+    assert join["version"] == 3 and join["lang"] == "fr" and join["level"] == 4
+    check = decode(bytes.fromhex(data["lobby"]["ready_check"]))
+    assert check["type"] == "ready-check" and len(check["seats"]) == 4
+    assert all(set(s) == {"name", "key", "level", "lang"} for s in check["seats"])
+    assert decode(bytes.fromhex(data["lobby"]["ready"])) == {"type": "ready", "ready": True}
 
 
 if __name__ == "__main__":

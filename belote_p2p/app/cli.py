@@ -38,6 +38,7 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "belote_p2p.app.conformance": ("conformance",),
     "belote_p2p.app.relay": ("relay",),
     "belote_p2p.app.watch": ("watch",),
+    "belote_p2p.app.blocklist": ("block",),
 }
 
 

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import hashlib
 import json
 import re
 import shlex
@@ -128,7 +129,12 @@ class Answer:
 
 
 _SEAT = re.compile(r"^(?:FAULT|ABANDONED) by seat ([0-3])\b")
-_OK_SCORES = re.compile(r" wins (\d+(?:-\d+)+) after (\d+) rounds?$")
+_OK_SCORES = re.compile(
+    r" wins (\d+(?:-\d+)+) after (\d+) rounds?"
+    r"(?: \(seat [0-3] \(.*\) left in round \d+; seat [0-3] played its open hand\))?$"
+)
+"""Where an ``OK`` line gives the final scores and the rounds: at its end, or before the
+words on a seat that left and its partner who played its open hand (PROTOCOL.md §7.2)."""
 _STOOD = re.compile(r" in round (\d+) at (\d+(?:-\d+)+)(?= \(|$)")
 """Where an ``ABANDONED`` or ``INCOMPLETE`` line says the game stood (the last match: a
 name may hold anything)."""
@@ -340,33 +346,62 @@ def _resigned(
     keys: Sequence[bytes],
     index: int,
     change: Callable[[dict[str, Any], list[bytes]], None],
+    *,
+    sign: Callable[[bytes], bytes] | None = None,
+    insert: dict[str, Any] | None = None,
 ) -> list[bytes]:
     """Record ``index`` with its body and ``seen`` changed in place by ``change`` and signed
-    again by its sender; every record that names a changed one (``prev``, ``seen``, a fault
+    again by its sender (then its encoding passed through ``sign``, if given: a signature
+    made otherwise); every record that names a changed one (``prev``, ``seen``, a fault
     report's evidence), wherever it is in the file, names the new one and is signed again by
-    its own sender. The records keep their places."""
+    its own sender. The records keep their places. With ``insert``: a new envelope of the
+    same sender with that body follows record ``index`` (right after it in the file, at the
+    next seq of its chain); what named the record names it, and the sender's later records
+    move one seq on."""
     signers = {i.public_key_bytes: i for i in (Identity.from_seed(k) for k in keys)}
     envelopes = [_envelope(r) for r in frames[1:]]
-    new: dict[bytes, Envelope] = {}  # old hash -> the envelope signed in its place
+    new: dict[bytes, bytes] = {}  # old hash -> the record signed in its place (or after it)
     out = list(frames)
+    extra: bytes | None = None
+    moved = envelopes[index - 1].sender if insert is not None else None
+    after = envelopes[index - 1].seq
+
+    def renamed(h: bytes) -> bytes:
+        return hashlib.sha256(new[h]).digest() if h in new else h
+
     for i in _causal_order(envelopes):
         envelope = envelopes[i]
         body = dict(envelope.body)
-        prev = new[envelope.prev].hash if envelope.prev in new else envelope.prev
-        seen = [new[h].hash if h in new else h for h in envelope.seen]
+        prev = renamed(envelope.prev)
+        seen = [renamed(h) for h in envelope.seen]
+        seq = envelope.seq + (envelope.sender == moved and envelope.seq > after)
         if i + 1 == index:
             change(body, seen)
         if body.get("type") == "fault" and isinstance(body.get("evidence"), list):
             evidence = [_envelope(piece) for piece in body["evidence"]]
-            body["evidence"] = [new[e.hash].encode() if e.hash in new else e.raw for e in evidence]
-        if body == envelope.body and prev == envelope.prev and seen == list(envelope.seen):
-            continue
-        again = Envelope.create(
-            signers[envelope.sender], envelope.table, envelope.seq, prev, seen, body
-        )
-        new[envelope.hash] = again
-        out[i + 1] = again.encode()
+            body["evidence"] = [new.get(e.hash, e.raw) for e in evidence]
+        signer = signers[envelope.sender]
+        same = body == envelope.body and prev == envelope.prev and seen == list(envelope.seen)
+        if not same or seq != envelope.seq or (i + 1 == index and sign is not None):
+            raw = Envelope.create(signer, envelope.table, seq, prev, seen, body).encode()
+            if i + 1 == index and sign is not None:
+                raw = sign(raw)
+            new[envelope.hash] = raw
+            out[i + 1] = raw
+        if i + 1 == index and insert is not None:
+            mine = hashlib.sha256(out[i + 1]).digest()
+            own = list(seen)
+            own[_seat_of_sender(frames, envelope.sender)] = mine
+            extra = Envelope.create(signer, envelope.table, seq + 1, mine, own, insert).encode()
+            new[envelope.hash] = extra  # what named the record names the new one
+    if extra is not None:
+        out.insert(index + 1, extra)
     return out
+
+
+def _seat_of_sender(frames: list[bytes], sender: bytes) -> int:
+    roster = [s["key"] for s in _header(frames)["definition"]["seats"]]
+    return roster.index(sender)
 
 
 def _lie(
@@ -499,11 +534,7 @@ def bad_own_seen(frames: list[bytes], keys: Sequence[bytes]) -> list[bytes] | No
     index = _seat_1_after_seq_0(frames)
     if index is None:
         return None
-
-    def change(body: dict[str, Any], seen: list[bytes]) -> None:
-        seen[1] = bytes(32)
-
-    return _resigned(frames, keys, index, change)
+    return _resigned(frames, keys, index, functools.partial(_set_seen, 1, bytes(32)))
 
 
 def seen_length(frames: list[bytes], keys: Sequence[bytes]) -> list[bytes] | None:
@@ -630,6 +661,39 @@ def late_record(frames: list[bytes], keys: Sequence[bytes]) -> list[bytes] | Non
     return [*frames[:index], *frames[index + 1 :], frames[index]]
 
 
+def late_before_votes(frames: list[bytes], keys: Sequence[bytes]) -> list[bytes] | None:
+    """Only in a record where some seat is voted gone and its chain goes on past what every
+    vote against it names (its late envelopes): those envelopes moved to just before the
+    first vote against it in the file. The same answer: a verifier holds a late envelope
+    while a vote in the record's chains can still gather, whatever the file's order
+    (PROTOCOL.md §6.7, §7.1)."""
+    roster = [s["key"] for s in _header(frames)["definition"]["seats"]]
+    envelopes = [_envelope(r) for r in frames[1:]]
+    by_hash = {e.hash: e for e in envelopes}
+    for index, vote in enumerate(envelopes, 1):
+        gone = vote.body.get("seat") if vote.type == "abandon" else None
+        if not isinstance(gone, int) or not 0 <= gone < len(roster):
+            continue
+        if roster[gone] == vote.sender:
+            continue  # a resignation, not a vote
+        named = [
+            by_hash[e.seen[gone]].seq if e.seen[gone] in by_hash else -1
+            for e in envelopes
+            if e.type == "abandon" and e.body.get("seat") == gone and e.sender != roster[gone]
+        ]
+        late = [
+            i
+            for i, e in enumerate(envelopes, 1)
+            if i > index and e.sender == roster[gone] and e.seq > max(named)
+        ]
+        if not late:
+            return None
+        moved = [frames[i] for i in late]
+        rest = [f for i, f in enumerate(frames) if i not in set(late)]
+        return [*rest[:index], *moved, *rest[index:]]
+    return None
+
+
 def bid_in_deal(frames: list[bytes], keys: Sequence[bytes]) -> list[bytes] | None:
     """Only where a seat takes (classic, three-handed): the records of the first ``take``
     or ``choose`` and of its causal past, the others left out, and a ``pass`` of the next
@@ -709,6 +773,143 @@ def refused_rules(frames: list[bytes], keys: Sequence[bytes]) -> list[bytes] | N
     return _with_rules(frames, **refused[variant])
 
 
+L = 2**252 + 27742317777372353535851937790883648493
+"""The order of Ed25519's base point (PROTOCOL.md §1)."""
+SMALL_ORDER_KEY = (1).to_bytes(32, "little")
+"""The encoding of the identity, a point of small order: with it, ``R`` the identity and
+``S = 0`` is a signature of every message."""
+
+
+def _deck_type(envelope: Envelope) -> str | None:
+    msg = envelope.body.get("msg") if envelope.type == "deck" else None
+    kind = msg.get("type") if isinstance(msg, dict) else None
+    return kind if isinstance(kind, str) else None
+
+
+def signature_s_plus_l(frames: list[bytes], keys: Sequence[bytes]) -> list[bytes] | None:
+    """The first ``bid`` record (else ``deck``) with the ``S`` half of its signature replaced
+    by ``S + L`` (the same signature for a verifier that reduces ``S`` modulo ``L``), and every
+    record that names it re-chained as in lie-state: ``S`` must be below ``L`` (PROTOCOL.md
+    §1), the record is not a valid envelope."""
+    index = _first(frames, "bid", "deck")
+    if index is None:
+        return None
+
+    def malleate(raw: bytes) -> bytes:
+        envelope = decode(raw)
+        sig = envelope["sig"]
+        s = int.from_bytes(sig[32:], "little") + L
+        envelope["sig"] = sig[:32] + s.to_bytes(32, "little")
+        return encode(envelope)
+
+    return _resigned(frames, keys, index, lambda body, seen: None, sign=malleate)
+
+
+def small_order_key(frames: list[bytes], keys: Sequence[bytes]) -> list[bytes] | None:
+    """The header with the last seat's key replaced by the identity's encoding (01 then 31
+    zero bytes), a key of small order: the definition is refused, not a transcript
+    (PROTOCOL.md §1, §6.1)."""
+    header = _header(frames)
+    header["definition"]["seats"][-1]["key"] = SMALL_ORDER_KEY
+    return [encode(header), *frames[1:]]
+
+
+def split_top_bit(frames: list[bytes], keys: Sequence[bytes]) -> list[bytes] | None:
+    """Four seats: the first ``deck.split`` record with the top bit of its first piece's
+    ``R`` set (bit 7 of the piece's 64th byte), re-signed and re-chained as in lie-state: not
+    a canonical ristretto255 encoding (s >= p), a fault of the splitter at once, whatever a
+    libsodium reads there (DECK.md §11)."""
+    index = _find(frames, lambda e: _deck_type(e) == "deck.split")
+    if index is None:
+        return None
+
+    def change(body: dict[str, Any], seen: list[bytes]) -> None:
+        pieces = list(body["msg"]["pieces"])
+        pieces[0] = pieces[0][:63] + bytes([pieces[0][63] | 0x80]) + pieces[0][64:]
+        body["msg"] = {**body["msg"], "pieces": pieces}
+
+    return _resigned(frames, keys, index, change)
+
+
+def seen_goes_back(frames: list[bytes], keys: Sequence[bytes]) -> list[bytes] | None:
+    """Seat 1's first record whose previous envelope had seen an envelope of seat 0, with
+    ``seen[0]`` set to 32 zero bytes, re-signed and re-chained as in lie-state: its ``seen``
+    goes back, a lie about its causal past, its sender's fault (PROTOCOL.md §5.1)."""
+    key = _seat_key(frames, 1)
+    hashes = {_envelope(r).hash: _envelope(r) for r in frames[1:]}
+    index = _find(
+        frames,
+        lambda e: e.sender == key and e.prev in hashes and hashes[e.prev].seen[0] != bytes(32),
+    )
+    if index is None:
+        return None
+    return _resigned(frames, keys, index, functools.partial(_set_seen, 0, bytes(32)))
+
+
+def unknown_last_action(frames: list[bytes], keys: Sequence[bytes]) -> list[bytes] | None:
+    """The first ``bid`` or ``play`` record whose ``seen`` names the action before it (a
+    ``bid`` or ``play`` of another seat) and whose previous envelope did not: with that
+    ``seen`` entry set back to what its previous envelope named, re-signed and re-chained as
+    in lie-state. It no longer knows the action before it: its sender's fault, whatever
+    order a verifier takes the records in (PROTOCOL.md §6.3)."""
+    roster = [s["key"] for s in _header(frames)["definition"]["seats"]]
+    envelopes = {_envelope(r).hash: _envelope(r) for r in frames[1:]}
+    last: Envelope | None = None
+    for index, record in enumerate(frames[1:], 1):
+        envelope = _envelope(record)
+        if envelope.type not in ("bid", "play"):
+            continue
+        if last is not None and last.sender != envelope.sender:
+            seat = roster.index(last.sender)
+            before = envelopes.get(envelope.prev)
+            older = before.seen[seat] if before is not None else bytes(32)
+            named = envelopes.get(envelope.seen[seat])
+            knows = named is not None and named.seq >= last.seq
+            was = envelopes.get(older)
+            if knows and (was is None or was.seq < last.seq):
+                return _resigned(frames, keys, index, functools.partial(_set_seen, seat, older))
+        last = envelope
+    return None
+
+
+def _set_seen(seat: int, named: bytes, body: dict[str, Any], seen: list[bytes]) -> None:
+    seen[seat] = named
+
+
+def release_none_gone(frames: list[bytes], keys: Sequence[bytes]) -> list[bytes] | None:
+    """Four seats, a game where nobody leaves: right after seat 1's first ``deck.key``, a
+    new envelope of seat 1 (the later ones of its chain one seq on, everything re-chained as
+    in lie-state) with a release of seat 3 that lists no position (what a release made before
+    its sender's deal shares lists, DECK.md §17.4): nobody is gone, the release is its
+    sender's fault (PROTOCOL.md §6.7)."""
+    if len(_header(frames)["definition"]["seats"]) != 4 or _first(frames, "abandon"):
+        return None
+    key = _seat_key(frames, 1)
+    index = _find(frames, lambda e: e.sender == key and _deck_type(e) == "deck.key")
+    if index is None:
+        return None
+    number = _envelope(frames[index]).body["round"]
+    msg = {"type": "deck.release", "seat": 1, "gone": 3, "positions": [], "shares": []}
+    body = {"type": "deck", "round": number, "msg": msg}
+    return _resigned(frames, keys, index, lambda body, seen: None, insert=body)
+
+
+def release_positions(frames: list[bytes], keys: Sequence[bytes]) -> list[bytes] | None:
+    """The first ``deck.release`` record that lists positions, with its last position and
+    share left out, re-signed and re-chained as in lie-state: a release lists exactly the
+    positions of the deal steps its sender shared and did not release yet (DECK.md §17.4),
+    its sender's fault at once."""
+    index = _find(frames, lambda e: _deck_type(e) == "deck.release" and e.body["msg"]["positions"])
+    if index is None:
+        return None
+
+    def change(body: dict[str, Any], seen: list[bytes]) -> None:
+        msg = body["msg"]
+        body["msg"] = {**msg, "positions": msg["positions"][:-1], "shares": msg["shares"][:-1]}
+
+    return _resigned(frames, keys, index, change)
+
+
 TAMPERS: dict[str, Tamper] = {
     "flip-signature": flip_signature,
     "flip-body": flip_body,
@@ -730,11 +931,19 @@ TAMPERS: dict[str, Tamper] = {
     "cut-after-round": cut_after_round,
     "cut-after-reveals": cut_after_reveals,
     "late-record": late_record,
+    "late-before-votes": late_before_votes,
     "bid-in-deal": bid_in_deal,
     "header-seat": header_seat,
     "flag-as-int": flag_as_int,
     "first-dealer-true": first_dealer_true,
     "refused-rules": refused_rules,
+    "signature-s-plus-l": signature_s_plus_l,
+    "small-order-key": small_order_key,
+    "split-top-bit": split_top_bit,
+    "seen-goes-back": seen_goes_back,
+    "unknown-last-action": unknown_last_action,
+    "release-none-gone": release_none_gone,
+    "release-positions": release_positions,
 }
 """Every tampered copy the kit makes, by name (``original`` is the vector itself)."""
 

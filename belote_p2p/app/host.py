@@ -35,6 +35,7 @@ from belote_p2p.net.address import (
     open_listeners,
     parse_address,
 )
+from belote_p2p.net.directory import Advertiser
 from belote_p2p.net.discovery import (
     Beacon,
     send_beacons,
@@ -55,6 +56,7 @@ from belote_p2p.players.bots import make_bot
 from belote_p2p.protocol.identity import fingerprint
 from belote_p2p.protocol.relay import DEFAULT_RELAY_PORT
 
+from .blocklist import BlockList
 from .botprocs import (
     BOT_PROCESS_GRACE,
     BotProcess,
@@ -74,6 +76,7 @@ from .lan import (
     send_last_beacon,
 )
 from .output import hints_rule_text
+from .public import advertising_line, table_ad_maker
 from .rematch import asker, host_again, speaker
 from .seat import (
     SeatOptions,
@@ -108,6 +111,7 @@ async def host_game(
     fill: str = "rules",
     watch: bool = True,
     hints: bool = False,
+    public: bool = False,
 ) -> int:
     """Host a table, optionally with ``bots`` local bot processes; the exit status.
 
@@ -119,7 +123,10 @@ async def host_game(
     in the invitation (a public name, a router's forwarded port). ``fill``: the bot of the
     bot processes. ``watch``: the port serves watchers (:mod:`.watch`). ``hints``: the
     table's rule that every seat may ask its own peer's expert for advice (signed in the
-    definition, shown to every seat)."""
+    definition, shown to every seat). ``public``: the table is listed in the directory of
+    the relay (``options.relay``) while it has seats for strangers (:mod:`.public`), and
+    its joiners are asked if they are ready once it is full. Every table's lobby refuses
+    the keys of the home's block list (:mod:`.blocklist`)."""
     identity = options.home.identity()
     mention_unfinished(options.home, identity)
     player = make_player(options)
@@ -146,7 +153,9 @@ async def host_game(
         relay = (loopback_for(options.bind), host_port)
     own_port = host_port if options.listen else 0
     own = JoinRequest(options.name, identity.public_key_bytes, own_port)
-    lobby = Lobby(own, rules, hints=hints)
+    lobby = Lobby(own, rules, watchers=watch, hints=hints)
+    home = options.home
+    lobby.block(lambda key: BlockList.of(home).blocks(key))  # read at each join: `block` now
     if seat_order:
         lobby.expect(seat_order)
     addresses = [format_address(*parse_address(a, host_port)) for a in advertise]
@@ -228,6 +237,8 @@ async def host_game(
     tell_page("")
 
     def joined(seat: int, request: JoinRequest) -> None:
+        if advertiser is not None:
+            advertiser.changed()
         lobby_news(
             _("{name} [{fingerprint}] joined: seat {seat}").format(
                 name=request.name, fingerprint=fingerprint(request.key), seat=seat
@@ -235,6 +246,8 @@ async def host_game(
         )
 
     def left(request: JoinRequest) -> None:
+        if advertiser is not None:
+            advertiser.changed()
         lobby_news(
             _("{name} [{fingerprint}] left the lobby").format(
                 name=request.name, fingerprint=fingerprint(request.key)
@@ -266,14 +279,40 @@ async def host_game(
         except ValueError:  # a name a beacon cannot carry: the table is not announced
             return None
 
-    def open_seats() -> Beacon | None:
+    def free_seats() -> int:
         # Seats for others: the bot processes' seats are not (they may not have joined yet).
         others = rules.seats - 1
-        free = min(others - len(lobby.joined), others - bots)
+        return min(others - len(lobby.joined), others - bots)
+
+    def open_seats() -> Beacon | None:
+        free = free_seats()
         return table_beacon(free) if free > 0 else None
+
+    advertiser = None
+    if public and options.relay:
+        directory = format_address(*relay)
+        advertiser = Advertiser(
+            relay, identity, table_ad_maker(lobby, identity, invitation, free_seats, home),
+            on_state=lambda state: say(advertising_line(state, directory)),
+        )  # fmt: skip
+
+    def not_ready(request: JoinRequest, why: str) -> None:
+        if advertiser is not None:
+            advertiser.changed()
+        lobby_news(
+            _("{name} [{fingerprint}] lost the seat: {why}").format(
+                name=request.name, fingerprint=fingerprint(request.key), why=why
+            )
+        )
 
     beacons = beacon_addresses(beacon)
     beacon_scope = trio.CancelScope()
+    listing_scope = trio.CancelScope()
+
+    async def listing(advertiser: Advertiser) -> None:
+        # Cancelled once the table is signed: the ad's connection closes, the relay forgets it.
+        with listing_scope:
+            await advertiser.run()
 
     async def announce() -> None:
         with beacon_scope:
@@ -320,15 +359,18 @@ async def host_game(
                     )
                 )
                 nursery.start_soon(announce)
+            if advertiser is not None:
+                nursery.start_soon(partial(listing, advertiser))
             try:
                 try:
                     definition, proposal = await host_lobby(
                         lobby, [], identity, on_join=joined, on_leave=left, arrange=arrange,
                         hand_over=hand_over,
-                        relay=invitation.relay,
+                        relay=invitation.relay, ready_check=public, on_not_ready=not_ready,
                     )  # fmt: skip
                 finally:
                     beacon_scope.cancel()
+                    listing_scope.cancel()
                 seated = True
                 last = table_beacon(0)
                 if beacons and bots < rules.seats - 1 and last is not None:
@@ -509,6 +551,9 @@ def cmd_host(args: argparse.Namespace) -> int:
             )
         for address in args.advertise:
             parse_address(address, 1)
+        if args.public and not options.relay:
+            raise ValueError(_("--public needs --relay HOST:PORT, a relay with a directory "
+                               "(`belote-p2p relay --directory`)"))  # fmt: skip
     except Exception as exc:
         print(error_text(exc), file=sys.stderr)
         return 2
@@ -534,6 +579,7 @@ def cmd_host(args: argparse.Namespace) -> int:
     main = partial(
         host_game, options, rules, args.port, bots, beacon=beacon, seat_order=order,
         advertise=args.advertise, ask=ask, fill=fill, watch=args.watch, hints=args.hints,
+        public=args.public,
     )  # fmt: skip
     return run_main(main)
 
@@ -612,6 +658,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--hints", action="store_true",
         help=_("a rule of the table, signed and shown to every seat: each may ask its own "
                "peer's expert for its choice and why (hint, or Tab) ({off})").format(off=_("off")),
+    )  # fmt: skip
+    host.add_argument(
+        "--public", action="store_true",
+        help=_("list the table in the public directory of --relay HOST:PORT (`relay "
+               "--directory`) while it has free seats, for strangers to find (`join --any`, "
+               "`tables --relay`); its joiners are asked if they are ready once it is full"),
     )  # fmt: skip
     add_watch_argument(host)
     add_seat_arguments(host)

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, replace
 
 import trio
 
 from belote_p2p.app.argtypes import positive_seconds
+from belote_p2p.game.rules import RULE_SETS
 from belote_p2p.i18n import _, format_number
 from belote_p2p.net.address import (
     format_address,
@@ -35,10 +37,13 @@ from belote_p2p.net.lobby import (
     HostUnreachable,
     LobbyAnswer,
     LobbyError,
+    ReadyCheck,
     check_name,
     join_table,
 )
 from belote_p2p.net.peer import PeerError, PeerResult
+from belote_p2p.players.player import Player
+from belote_p2p.protocol.directory import Advertisement, DirectoryError, Query
 from belote_p2p.protocol.identity import fingerprint
 from belote_p2p.protocol.relay import DEFAULT_RELAY_PORT
 from belote_p2p.protocol.wire import Envelope
@@ -53,6 +58,14 @@ from .lan import (
     choose_table,
     listen_help,
 )
+from .public import (
+    WAIT_RETRY,
+    Finder,
+    check_advertised,
+    directory_address,
+    own_claims,
+    ready_answer,
+)
 from .rematch import asker, join_again, speaker
 from .seat import (
     SeatOptions,
@@ -64,7 +77,7 @@ from .seat import (
     seat_options,
 )
 from .watch import add_watch_argument, play_watched
-from .wording import error_text
+from .wording import error_text, variant_name
 
 INVITATION_CONNECT_TIMEOUT = 5.0
 """Seconds for each address of an invitation before the next one is tried."""
@@ -194,27 +207,90 @@ async def join_game(
         return 2
     identity = options.home.identity()
     mention_unfinished(options.home, identity)
+
+    def check(answer: LobbyAnswer, where: str) -> None:
+        if invitation is not None:
+            check_host(answer, invitation, where, beacon=False)
+        if heard is not None:
+            beacon_names = Invitation.of(heard.table_id, heard.beacon.host_key, (heard.address,))
+            check_host(answer, beacon_names, where, beacon=True)
+
+    try:
+        seated = await enter_lobby(
+            options, hosts, seat, partner, quick=invitation is not None, table_id=table_id,
+            check=check,
+        )  # fmt: skip
+    except LobbyError as exc:
+        print(error_text(exc), file=sys.stderr, flush=True)
+        return 1
+    named = invitation.relay if invitation is not None else None
+    return await play_joined(options, player, seated, relay, named, watch)
+
+
+@dataclass
+class Seated:
+    """A joiner the host seated: its answer, the host's address, our mesh listeners."""
+
+    answer: LobbyAnswer
+    where: tuple[str, int]
+    mesh_listeners: list[trio.SocketListener]
+
+
+async def enter_lobby(
+    options: SeatOptions,
+    hosts: Sequence[tuple[str, int]],
+    seat: int | None,
+    partner: str | None,
+    *,
+    quick: bool,
+    table_id: bytes | None,
+    check: Callable[[LobbyAnswer, str], None],
+    ready: Callable[[ReadyCheck], Awaitable[bool]] | None = None,
+) -> Seated:
+    """Take a seat at the first of ``hosts`` that seats us, its table passing ``check``
+    (:class:`LobbyError` otherwise, our listeners closed)."""
     mesh_listeners = await open_listeners(options.bind, 0) if options.listen else []
     mesh_port = listener_port(mesh_listeners[0]) if mesh_listeners else 0
     try:
         answer, where = await reach_lobby(options, hosts, mesh_port, seat, partner,
-                                          quick=invitation is not None,
-                                          table_id=table_id)  # fmt: skip
-        if invitation is not None:
-            check_host(answer, invitation, format_address(*where), beacon=False)
-        if heard is not None:
-            beacon_names = Invitation.of(heard.table_id, heard.beacon.host_key, (address,))
-            check_host(answer, beacon_names, format_address(*where), beacon=True)
+                                          quick=quick, table_id=table_id,
+                                          ready=ready)  # fmt: skip
+        check(answer, format_address(*where))
+    except LobbyError:
+        for listener in mesh_listeners:
+            await listener.aclose()
+        raise
+    return Seated(answer, where, mesh_listeners)
+
+
+async def play_joined(
+    options: SeatOptions,
+    player: Player | None,
+    seated: Seated,
+    relay: tuple[str, int] | None,
+    named: str | None,
+    watch: bool,
+) -> int:
+    """Play the seat ``seated`` holds (and the games after, if all agree); the exit status.
+    ``relay``: ours (``--relay``), else ``named`` (the invitation's or the ad's), else the
+    host's answer's, else the host's port."""
+    answer, where, mesh_listeners = seated.answer, seated.where, seated.mesh_listeners
+    identity = options.home.identity()
+    if not answer.definition.watchers:
+        print(_("The host refuses watchers at this table: no seat lets anyone watch it."),
+              flush=True)  # fmt: skip
+    try:
         if relay is None:
-            named = invitation.relay if invitation is not None else answer.relay
+            named = named or answer.relay
             relay = parse_address(named, DEFAULT_RELAY_PORT) if named else where
         # A relay of the table's own: our seat offers the table to its watchers there too.
         feeds = relay if relay != where else None
+        chosen = relay
 
         async def play(on_step: Callable[[Sequence[Envelope]], None] | None) -> PeerResult:
             return await play_seat(
                 answer.definition, answer.seat, identity, player, mesh_listeners, options,
-                proposal=answer.proposal, relay=relay, host_address=where, on_step=on_step,
+                proposal=answer.proposal, relay=chosen, host_address=where, on_step=on_step,
             )  # fmt: skip
 
         result = await play_watched(
@@ -231,12 +307,97 @@ async def join_game(
             result = await play_watched(
                 play, answer.definition, answer.proposal, answer.seat, identity, feeds, watch
             )
-    except (LobbyError, PeerError) as exc:
+    except (LobbyError, PeerError, ValueError) as exc:
         for listener in mesh_listeners:
             await listener.aclose()
         print(error_text(exc), file=sys.stderr, flush=True)
         return 1
     return exit_status(result)
+
+
+async def join_advertised(options: SeatOptions, ad: Advertisement, *, watch: bool = True) -> int:
+    """Take a seat at the one advertised table ``ad`` (the web lobby's "take a seat"),
+    its host key checked against the ad; ready at its ready check unless a blocked key
+    sits (the person chose the table); the exit status."""
+    player = make_player(options)
+    identity = options.home.identity()
+    ready = ready_answer(options.home, identity.public_key_bytes, None, print)
+    options = replace(options, relay=None)
+    try:
+        hosts = [parse_address(a) for a in ad.addresses]
+
+        def check(answer: LobbyAnswer, where: str) -> None:
+            check_advertised(answer, ad, where)
+
+        seated = await enter_lobby(
+            options, hosts, None, None, quick=True, table_id=ad.table_id, check=check,
+            ready=ready,
+        )  # fmt: skip
+    except (LobbyError, ValueError) as exc:
+        print(error_text(exc), file=sys.stderr, flush=True)
+        return 1
+    return await play_joined(options, player, seated, None, ad.relay, watch)
+
+
+async def join_any(
+    options: SeatOptions,
+    directory: tuple[str, int],
+    query: Query,
+    *,
+    host_if_none: Callable[[], Awaitable[int]] | None = None,
+    ask: Callable[[str], str] | None = None,
+    watch: bool = True,
+    retry: float = WAIT_RETRY,
+) -> int:
+    """``join --any``: take a free seat of the first public table at ``directory`` that
+    fits ``query`` and where nobody is blocked (its host key checked against the ad before
+    we prove ours for it); with none, wait (saying so) or, with ``host_if_none``, open one.
+    ``ask``: a person answers the ready check (None: a bot, ready unless a blocked key
+    sits)."""
+    player = make_player(options)
+    identity = options.home.identity()
+    mention_unfinished(options.home, identity)
+
+    def say(text: str) -> None:
+        if not options.quiet:
+            print(text, flush=True)
+
+    finder = Finder(directory, query, options.home, identity.public_key_bytes, say=say,
+                    retry=retry)  # fmt: skip
+    ready = ready_answer(options.home, identity.public_key_bytes, ask, say)
+    # The table names its relay (the ad's, the host's answer's): --relay was the directory.
+    options = replace(options, relay=None)
+    first = True
+    while True:
+        for ad in await finder.candidates():
+            try:
+                hosts = [parse_address(a) for a in ad.addresses]
+            except ValueError:
+                finder.failed(ad)
+                continue
+            say(_("Taking a seat at {name}'s table ({variant} to {target}) [{fingerprint}]").format(
+                name=ad.name, variant=variant_name(ad.variant), target=ad.target,
+                fingerprint=fingerprint(ad.host_key)))  # fmt: skip
+
+            def check(answer: LobbyAnswer, where: str, ad: Advertisement = ad) -> None:
+                check_advertised(answer, ad, where)
+
+            try:
+                seated = await enter_lobby(
+                    options, hosts, None, None, quick=True, table_id=ad.table_id,
+                    check=check, ready=ready,
+                )  # fmt: skip
+            except LobbyError as exc:
+                say(_("That table did not seat us ({error}): looking for another.").format(
+                    error=exc))  # fmt: skip
+                finder.failed(ad)
+                continue
+            return await play_joined(options, player, seated, None, ad.relay, watch)
+        if host_if_none is not None:
+            say(_("No public table has a free seat: opening one."))
+            return await host_if_none()
+        await finder.wait(first)
+        first = False
 
 
 async def reach_lobby(
@@ -248,10 +409,13 @@ async def reach_lobby(
     *,
     quick: bool,
     table_id: bytes | None = None,
+    ready: Callable[[ReadyCheck], Awaitable[bool]] | None = None,
 ) -> tuple[LobbyAnswer, tuple[str, int]]:
     """Join at the first of ``hosts`` that answers (and opened ``table_id``, if given); the
-    answer and the address used."""
+    answer and the address used. We tell the host our language and level (our claims, its
+    ready check shows them); ``ready`` answers its ready check."""
     identity = options.home.identity()
+    lang, level = own_claims(options.home, identity.public_key_bytes)
     failures = []
     for host, port in hosts:
         if not options.quiet:
@@ -268,6 +432,7 @@ async def reach_lobby(
                 wait=DEFAULT_WAIT, seat=seat, partner=partner, table_id=table_id,
                 connect_timeout=INVITATION_CONNECT_TIMEOUT if quick else 10.0,
                 on_proven=None if options.quiet else waiting_for_the_table,
+                ready=ready, lang=lang, level=level,
             )  # fmt: skip
         except HostUnreachable as exc:
             failures.append(str(exc))
@@ -294,14 +459,51 @@ def cmd_join(args: argparse.Namespace) -> int:
             parse_address(options.relay, DEFAULT_RELAY_PORT)
         if args.partner is not None:
             check_name(args.partner)
-    except Exception as exc:
+        if args.any:
+            if args.address is not None:
+                raise ValueError(_("--any finds a table itself: give no code or address"))
+            if not options.relay:
+                raise ValueError(_("--any needs --relay HOST:PORT, a relay with a directory"))
+            query = Query(args.variant, getattr(args, "lang", None))
+        elif args.variant is not None or args.host_if_none:
+            raise ValueError(_("--variant and --host-if-none go with --any"))
+    except (ValueError, DirectoryError) as exc:
         print(error_text(exc), file=sys.stderr)
         return 2
+    if args.any:
+        return cmd_join_any(args, options, query)
 
     async def main() -> int:
         return await join_game(
             options, args.address, beacon=beacon or DEFAULT_BEACON_ADDRESSES,
             listen=args.listen_seconds, seat=args.seat, partner=args.partner, watch=args.watch,
+        )  # fmt: skip
+
+    return run_main(main)
+
+
+def cmd_join_any(args: argparse.Namespace, options: SeatOptions, query: Query) -> int:
+    """``join --any``, and with ``--host-if-none`` the public table it opens otherwise."""
+    from belote_p2p.game.rules import rule_set
+
+    from .host import host_game
+
+    assert options.relay is not None
+    directory = directory_address(options.relay)
+    person = options.bot is None and sys.stdin.isatty()
+    host_if_none = None
+    if args.host_if_none:
+        rules = rule_set(query.variant or "classic")
+
+        async def host_if_none() -> int:
+            # Port 0: the ad carries the port chosen; strangers need not know it beforehand.
+            return await host_game(options, rules, 0, 0, public=True, watch=args.watch,
+                                   ask=input if person else None)  # fmt: skip
+
+    async def main() -> int:
+        return await join_any(
+            options, directory, query, host_if_none=host_if_none,
+            ask=input if person else None, watch=args.watch,
         )  # fmt: skip
 
     return run_main(main)
@@ -343,6 +545,22 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     join.add_argument(
         "--listen", dest="listen_seconds", type=positive_seconds, default=DEFAULT_LISTEN,
         metavar=_("S"), help=listen_help(),
+    )  # fmt: skip
+    join.add_argument(
+        "--any", action="store_true",
+        help=_(
+            "take a free seat of the first public table that fits, from the directory of "
+            "--relay HOST:PORT (`relay --directory`); waits, saying so, while none is open"
+        ),
+    )  # fmt: skip
+    join.add_argument(
+        "--variant", choices=sorted(RULE_SETS), metavar=_("VARIANT"),
+        help=_("with --any: only tables of this variant (any)"),
+    )  # fmt: skip
+    join.add_argument(
+        "--host-if-none", action="store_true",
+        help=_("with --any: when no public table has a free seat, open one (public) instead "
+               "of waiting"),
     )  # fmt: skip
     add_seat_arguments(join)
     add_watch_argument(join)

@@ -129,6 +129,13 @@ def choose_table(
 
 
 def _tables_command(args: argparse.Namespace) -> int:
+    if args.relay is not None:
+        return _public_tables(args)
+    if args.variant is not None or args.json:
+        print("belote-p2p tables: " + _("--variant and --json list the public tables "
+                                        "of a directory: give --relay HOST:PORT"),
+              file=sys.stderr)  # fmt: skip
+        return 2
     try:
         addresses = [beacon_address(a) for a in args.beacon_address or ()]
         if args.group:  # the older option names
@@ -173,6 +180,21 @@ def _tables_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def _public_tables(args: argparse.Namespace) -> int:
+    """``tables --relay``: the public tables a directory lists (:mod:`.public`)."""
+    from belote_p2p.protocol.directory import DirectoryError, Query
+
+    from .home import Home
+    from .public import list_public
+
+    try:
+        query = Query(args.variant, getattr(args, "lang", None))
+    except DirectoryError as exc:
+        print("belote-p2p tables: " + str(exc), file=sys.stderr)
+        return 2
+    return trio.run(list_public, args.relay, query, Home.at(args.home), args.json)
+
+
 async def _discover_for(addresses: Sequence[tuple[str, int]], duration: float) -> list[TableAd]:
     return await discover_all(addresses, duration=duration)
 
@@ -213,6 +235,22 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument(
         "--beacon-address", action="append", metavar=_("IP[:PORT]"), help=beacon_listen_help()
     )
+    p.add_argument(
+        "--relay", metavar=_("HOST:PORT"),
+        help=_("list the public tables of the directory of this relay (`relay --directory`) "
+               "instead of the local network's"),
+    )  # fmt: skip
+    p.add_argument("--variant", metavar=_("VARIANT"),
+                   help=_("with --relay: only the tables of this variant"))  # fmt: skip
+    # ``--lang`` (every command's: the language one reads) also narrows the list to the
+    # tables that speak it, with --relay: one reads the tables one can sit at.
+    p.add_argument(
+        "--json", action="store_true",
+        help=_("with --relay: one JSON object of the tables (English keys)"),
+    )  # fmt: skip
+    p.add_argument("--home", metavar=_("DIR"),
+                   help=_("identity, block list and records (for what they know of the "
+                          "players)"))  # fmt: skip
     # The names this command had before; kept working, no longer shown.
     p.add_argument("--seconds", type=positive_seconds, help=argparse.SUPPRESS)
     p.add_argument("--port", type=port, help=argparse.SUPPRESS)

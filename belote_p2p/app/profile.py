@@ -852,6 +852,29 @@ def game_numbers(conn: sqlite3.Connection, files: Sequence[str]) -> dict[str, in
     return {name: known[name] for name in files}
 
 
+def total_xp(conn: sqlite3.Connection, fp: str) -> int:
+    """All the XP the player of fingerprint ``fp`` earned in the games recorded here."""
+    (total,) = conn.execute(
+        "SELECT COALESCE(SUM(xp), 0) FROM xp WHERE player = ?", (fp,)
+    ).fetchone()
+    return int(total)
+
+
+def games_together(conn: sqlite3.Connection, me: str, others: Sequence[str]) -> dict[str, int]:
+    """For each fingerprint of ``others``, the games recorded here (verified records only)
+    where it sat at a table with ``me``: what we know of a stranger ourselves."""
+    counts = dict.fromkeys(others, 0)
+    rows = conn.execute(
+        "SELECT b.player, COUNT(DISTINCT a.game) FROM game_seats a JOIN game_seats b"
+        " ON a.game = b.game AND a.seat != b.seat WHERE a.player = ? GROUP BY b.player",
+        (me,),
+    )
+    for fp, games in rows:
+        if fp in counts:
+            counts[fp] = int(games)
+    return counts
+
+
 def _has_streak(conn: sqlite3.Connection, fp: str) -> bool:
     rows = conn.execute(
         "SELECT gs.won FROM game_seats gs JOIN games g ON g.id = gs.game"

@@ -21,7 +21,8 @@ from belote_p2p.app.argtypes import port, positive_int, positive_number, positiv
 from belote_p2p.i18n import N_, _
 from belote_p2p.net.address import ALL_ADDRESSES, listener_port, local_addresses, open_listeners
 from belote_p2p.net.relay import RelayService
-from belote_p2p.protocol.relay import DEFAULT_RELAY_PORT, RelayLimits
+from belote_p2p.protocol.directory import Directory, DirectoryLimits
+from belote_p2p.protocol.relay import DEFAULT_RELAY_PORT, RelayLimits, RelayServer
 
 from .wording import error_text
 
@@ -42,12 +43,61 @@ COUNT_FLAGS = (
 )  # fmt: skip
 """The relay's caps that are counts: flag, :class:`RelayLimits` field, what it caps (in
 English: looked up where the help is written)."""
+DIRECTORY_FLAGS = (
+    ("--max-ads", "max_ads", positive_int, N_("tables the directory lists at once")),
+    ("--max-ads-per-address", "max_ads_per_source", positive_int,
+     N_("tables listed from one address (an IPv4 address, an IPv6 /64)")),
+    ("--max-ads-per-key", "max_ads_per_key", positive_int,
+     N_("tables listed under one host key (its oldest makes room for a newer one)")),
+    ("--query-rate", "query_rate", positive_number,
+     N_("directory queries per second from one address, sustained")),
+)  # fmt: skip
+"""The directory's caps: flag, :class:`DirectoryLimits` field, type, what it caps."""
+DIRECTORY_CONNECTIONS = 16_384
+"""Connections a relay with a directory serves at once unless told (``--max-connections``):
+each listed table holds one, each of its relayed links two."""
+DIRECTORY_TABLES = 2_048
+"""Tables a relay with a directory serves at once unless told (``--max-tables``)."""
 
 
-async def run_relay(bind: str, port: int, limits: RelayLimits, report: float) -> None:
+def raise_descriptor_limit(connections: int) -> str | None:
+    """Raise this process's soft limit of open files towards what ``connections`` need (one
+    each, and a margin), as far as the hard limit allows; a warning to print if it falls
+    short (the relay then serves fewer: accepting waits while none is free)."""
+    try:
+        import resource
+    except ImportError:  # not on this system: its own limit stands
+        return None
+    wanted = connections + 256
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft >= wanted or soft == resource.RLIM_INFINITY:
+        return None
+    target = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
+    try:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+    except (ValueError, OSError):
+        target = soft
+    if target >= wanted:
+        return None
+    return _("warning: this process may open {files} files (ulimit -n), not the {wanted} that "
+             "--max-connections {connections} needs: raise the hard limit to serve them "
+             "all").format(files=target, wanted=wanted, connections=connections)  # fmt: skip
+
+
+async def run_relay(
+    bind: str,
+    port: int,
+    limits: RelayLimits,
+    report: float,
+    directory: DirectoryLimits | None = None,
+) -> None:
+    warning = raise_descriptor_limit(limits.max_connections)
+    if warning is not None:
+        print(warning, file=sys.stderr, flush=True)
     listeners = await open_listeners(bind, port)
     chosen = listener_port(listeners[0])
-    relay = RelayService(limits)
+    listed = Directory(directory) if directory is not None else None
+    relay = RelayService(server=RelayServer(limits, directory=listed))
     shown = ", ".join(f"{ip}:{chosen}" if ":" not in ip else f"[{ip}]:{chosen}"
                       for ip in local_addresses(bind))  # fmt: skip
     print(
@@ -61,6 +111,11 @@ async def run_relay(bind: str, port: int, limits: RelayLimits, report: float) ->
         ),
         flush=True,
     )
+    if listed is not None:
+        print(_("Public tables are listed here:  belote-p2p host --public --relay HOST:{port}; "
+                "strangers find them with  belote-p2p tables --relay HOST:{port}  and  "
+                "belote-p2p join --any --relay HOST:{port}").format(port=chosen),
+              flush=True)  # fmt: skip
     try:
         async with trio.open_nursery() as nursery:
             await nursery.start(relay.serve, listeners)
@@ -73,9 +128,21 @@ async def run_relay(bind: str, port: int, limits: RelayLimits, report: float) ->
 
 def cmd_relay(args: argparse.Namespace) -> int:
     defaults = RelayLimits()
+    counts = {cap: getattr(args, cap) for _flag, cap, _what in COUNT_FLAGS}
+    directory = None
+    if args.directory:
+        # A public relay serves many tables: the counts not given are a directory's.
+        for cap, many in (("max_connections", DIRECTORY_CONNECTIONS),
+                          ("max_tables", DIRECTORY_TABLES)):  # fmt: skip
+            if counts[cap] is None:
+                counts[cap] = many
+        directory = DirectoryLimits(
+            **{cap: getattr(args, cap) for _flag, cap, _type, _what in DIRECTORY_FLAGS}
+        )
+    counts = {cap: getattr(defaults, cap) if n is None else n for cap, n in counts.items()}
     try:
         limits = RelayLimits(
-            **{cap: getattr(args, cap) for _, cap, _ in COUNT_FLAGS},
+            **counts,
             max_frame=defaults.max_frame,
             rate=args.rate * 1024,
             burst=max(args.burst * 1024, defaults.max_frame + 4),
@@ -86,7 +153,7 @@ def cmd_relay(args: argparse.Namespace) -> int:
         return 2
     logging.basicConfig(level=logging.WARNING, format="%(message)s")
     try:
-        trio.run(run_relay, args.bind, args.port, limits, args.report)
+        trio.run(run_relay, args.bind, args.port, limits, args.report, directory)
     except KeyboardInterrupt:
         return 0
     except OSError as exc:
@@ -119,8 +186,29 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )  # fmt: skip
     for flag, cap, what in COUNT_FLAGS:
         default = getattr(defaults, cap)
-        p.add_argument(flag, type=positive_int, default=default, metavar="N", dest=cap,
-                       help=f"{_(what)} ({default})")  # fmt: skip
+        shown = (
+            f"{default}"
+            if cap not in ("max_connections", "max_tables")
+            else (
+                _("{default}; with --directory: {many}").format(
+                    default=default,
+                    many=DIRECTORY_CONNECTIONS if cap == "max_connections" else DIRECTORY_TABLES,
+                )
+            )
+        )
+        p.add_argument(flag, type=positive_int, default=None, metavar="N", dest=cap,
+                       help=f"{_(what)} ({shown})")  # fmt: skip
+    p.add_argument(
+        "--directory", action="store_true",
+        help=_("keep a public directory of tables: hosts list their tables here (host "
+               "--public), strangers find them (tables --relay, join --any); off by default"),
+    )  # fmt: skip
+    listed = DirectoryLimits()
+    for flag, cap, kind, what in DIRECTORY_FLAGS:
+        default = getattr(listed, cap)
+        p.add_argument(flag, type=kind, default=default, metavar="N", dest=cap,
+                       help=_("with --directory: {what} ({default})").format(
+                           what=_(what), default=f"{default:g}"))  # fmt: skip
     p.add_argument(
         "--pair-timeout", type=positive_seconds, default=defaults.pair_timeout, metavar=_("S"),
         help=_(

@@ -131,6 +131,7 @@ async def resume_game(options: SeatOptions, path: Path | None, *, watch: bool = 
     feeds = relay if options.relay else None
     hub = None
     if port_service is not None:
+        watch = watch and definition.watchers  # the table's rule, which every seat signed
         hub = host_watchers(port_service, definition.table_id, watch)
         hub.open(definition, definition.propose(identity))
         if not options.quiet:

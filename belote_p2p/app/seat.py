@@ -54,7 +54,15 @@ from belote_p2p.protocol.wire import Envelope
 from .coach import TableCoach
 from .home import Home
 from .output import Printer, TimingLog, both, print_roster, result_line
-from .profile import ImportStatus, ProfileError, import_reason, level_for_xp, open_db, record_game
+from .profile import (
+    ImportStatus,
+    ProfileError,
+    import_reason,
+    level_for_xp,
+    open_db,
+    record_game,
+    total_xp,
+)
 from .seatview import RESIGNED_OPEN, SIGNED_OUT, SIGNED_OUT_OPEN
 from .tui import Control, TableView, TerminalUI, TuiPlayer, detach_output
 from .web.options import WebOptions
@@ -239,9 +247,7 @@ def record_experience(home: Home, result: PeerResult, key: bytes) -> tuple[int |
         xp = outcome.result.seats[result.seat].xp
         xp += sum(challenge.xp for who, challenge in outcome.awards if who == me)
         with open_db(db) as conn:
-            (total,) = conn.execute(
-                "SELECT COALESCE(SUM(xp), 0) FROM xp WHERE player = ?", (me,)
-            ).fetchone()
+            total = total_xp(conn, me)
     except (sqlite3.Error, ProfileError, OSError) as exc:
         return None, _("No experience recorded: {reason}").format(reason=f"{db}: {exc}")
     return xp, _("+{xp} XP, level {level}").format(

@@ -290,6 +290,8 @@ class SeatView:
         self.rules = rules
         self.seats = rules.seats
         self.fingerprints = tuple(fingerprints) if fingerprints else ("",) * self.seats
+        self.muted: set[int] = set()
+        """The seats whose chat this view drops (:meth:`toggle_mute`): ours alone to know."""
         self.ready = False
         self.opening = ""
         """Who the seat still waits for before the table is ready, once said (the mesh is
@@ -371,6 +373,28 @@ class SeatView:
         if 0 <= seat < len(self.names):
             return self.names[seat]
         return _("seat {number}").format(number=seat)
+
+    def toggle_mute(self, who: str) -> str:
+        """Mute the chat of the seat ``who`` names (its number, its name or its key's
+        fingerprint), or hear it again if it was muted; what to tell the person. Only this
+        view drops the lines: the player is not told, and the record keeps them."""
+        wanted = who.strip().lower()
+        found = [
+            seat for seat in range(self.seats)
+            if seat != self.me and wanted in (str(seat), self.names[seat].lower()
+                                              if seat < len(self.names) else "",
+                                              self.fingerprints[seat].lower())
+        ]  # fmt: skip
+        if len(found) != 1:
+            return _("Mute whom? Give a seat number or a player's name (not yours).")
+        seat = found[0]
+        if seat in self.muted:
+            self.muted.discard(seat)
+            return _("You hear {name}'s chat again.").format(name=self.name(seat))
+        self.muted.add(seat)
+        return _("{name}'s chat is muted here (mute {name} again to hear it).").format(
+            name=self.name(seat)
+        )
 
     def seat_names(self) -> tuple[str, ...]:
         """Every seat's name as this view says it (``You`` for ours)."""
@@ -472,6 +496,8 @@ class SeatView:
         if isinstance(event, GameOver):
             return self._over(event.state)
         if isinstance(event, ChatMessage):
+            if event.seat in self.muted:
+                return []
             said = _("{name}: {text}").format(
                 name=self.name(event.seat), text=safe_text(event.text)
             )

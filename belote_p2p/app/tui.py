@@ -169,6 +169,8 @@ class CommandKind(Enum):
     """Say something to the table (:attr:`Command.text`)."""
     HINT = "hint"
     """Ask the expert for its choice and why (where the table allows hints)."""
+    MUTE = "mute"
+    """Mute, or hear again, one seat's chat (:attr:`Command.text` names it)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,6 +197,9 @@ COMMANDS = {
 """The table's commands as typed in English, French or Spanish (lower case, no accents:
 ``última`` is ``ultima``)."""
 COMMAND_ACCENTS = str.maketrans("áéíóú", "aeiou")
+MUTE_WORDS = frozenset({"mute", "muet", "silence", "silenciar"})
+"""``mute NAME`` in English, French or Spanish: that seat's chat is dropped here (again:
+heard again)."""
 
 
 def command_of(text: str) -> CommandKind | None:
@@ -234,6 +239,9 @@ def parse_input(text: str, observation: Observation) -> Action | Command:
     said = chat_line(t)
     if said is not None:
         return Command(CommandKind.CHAT, said)
+    word, _space, rest = t.partition(" ")
+    if word.lower() in MUTE_WORDS and rest.strip():
+        return Command(CommandKind.MUTE, rest.strip())
     legal = legal_text(o)
     if not t:
         raise InputError(text, _("Type a card, a bid or help."), legal)
@@ -345,6 +353,7 @@ HELP_LINES = (
     N_("Coinche: {value}, {capot}, {generale}, {coinche}, {surcoinche}."),
     N_("last: the last trick · tricks: every trick of the round just played."),
     N_("say TEXT: chat to the table; gg, bravo, oops say just that."),
+    N_("mute NAME: no more chat from that player here (again: hear it)."),
     N_("hint (or Tab): the expert's choice and why, if the table allows hints."),
     N_("quit (or Ctrl-C): resign the game, after a confirmation."),
     N_("Enter closes a screen like this one. When your time runs out, a bot plays"),
@@ -1199,6 +1208,8 @@ class TerminalUI:
                 self.say("\n".join(self._tricks_lines()))
         elif kind is CommandKind.HINT:
             self._ask_hint()
+        elif kind is CommandKind.MUTE:
+            self.say(self.view.toggle_mute(command.text))
         elif kind is CommandKind.QUIT:
             self.confirming = True
             if self.live:

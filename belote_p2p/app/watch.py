@@ -458,9 +458,10 @@ async def play_watched(
     """``play`` a seat (given the hub's ``on_step``, or None) while its table is offered to
     watchers at ``relay`` (:func:`offer_feed`; a joiner's, a resumed seat's); once the
     game is over, the watchers get its end. Without a relay of the table's own, or with
-    ``allowed`` False, just ``play``."""
-    if relay is None or not allowed or proposal is None:
-        return await play(None)
+    ``allowed`` False, or a table that refuses watchers (its definition's table rule),
+    just ``play``."""
+    if relay is None or not allowed or not definition.watchers or proposal is None:
+        return await play(None)  # (a table rule every seat signed refuses watchers)
     hub = WatchHub(definition.table_id)
     hub.open(definition, proposal)
     result: PeerResult | None = None
@@ -520,7 +521,8 @@ def say_watch_code(invitation: Invitation, allowed: bool, say: Callable[[str], N
         code = watch_code(invitation)
         say(_("Watch code (for spectators):  {command}").format(command=f"belote-p2p watch {code}"))
     else:
-        say(_("Watching is off (--no-watch)."))
+        say(_("Watching is off (--no-watch): a rule of the table, which every seat signs, "
+              "so no seat lets anyone watch."))  # fmt: skip
 
 
 # -- the command ----------------------------------------------------------------------------

@@ -84,10 +84,19 @@ REQUEST_TIMEOUT = 10.0
 """Seconds a joiner has, once connected, to send its request."""
 DEFAULT_WAIT = 900.0
 """Seconds the host waits for the table to fill, and a joiner for the table."""
-LOBBY_VERSION = 2
-"""The lobby's version: 2 added the proof of key (a join without one is version 1's)."""
+LOBBY_VERSION = 3
+"""The lobby's version: 2 added the proof of key (a join without one is version 1's), 3 the
+joiner's claims (its language, its level) and the ready check (``PROTOCOL.md`` §12.5)."""
+LOBBY_VERSIONS = (2, 3)
+"""The versions of a join this host takes (a version 2 joiner is never asked if ready)."""
 JOIN_KEYS = frozenset({"type", "version", "name", "key", "port"})
 JOIN_OPTIONAL = frozenset({"seat", "partner"})
+CLAIMS = frozenset({"lang", "level"})
+"""What a version 3 join may say of its player: its word only, shown as such."""
+MAX_LEVEL = 1_000_000
+LANG = re.compile(r"[a-z]{2,3}")
+READY_SECONDS = 30
+"""Seconds a joiner has to answer the host's ready check."""
 NONCE_SIZE = 32
 PROOF_LABEL = b"belote-p2p/join-proof/v1\x00"
 """Domain separation of a joiner's proof of key (PROTOCOL.md §6.0)."""
@@ -124,15 +133,25 @@ class JoinRequest:
     """The seat it asks for (1..3)."""
     partner: str | None = None
     """The name of the player it wants as its partner."""
+    lang: str | None = None
+    """The language the player reads (an ISO 639 code), as it says (version 3)."""
+    level: int | None = None
+    """The player's level, as it claims it (version 3; nobody checks it)."""
+    version: int = LOBBY_VERSION
+    """The lobby's version the joiner speaks: from 3 it answers a ready check."""
 
     def to_wire(self) -> dict[str, Any]:
-        wire: dict[str, Any] = {"type": "join", "version": LOBBY_VERSION, "name": self.name}
+        wire: dict[str, Any] = {"type": "join", "version": self.version, "name": self.name}
         wire["key"] = self.key
         wire["port"] = self.port
         if self.seat is not None:
             wire["seat"] = self.seat
         if self.partner is not None:
             wire["partner"] = self.partner
+        if self.lang is not None:
+            wire["lang"] = self.lang
+        if self.level is not None:
+            wire["level"] = self.level
         return wire
 
     @classmethod
@@ -140,15 +159,17 @@ class JoinRequest:
         """Parse strictly; :class:`JoinRefused` says what is wrong."""
         if not isinstance(data, dict) or data.get("type") != "join":
             raise JoinRefused("expected a join request")
-        if data.get("version") != LOBBY_VERSION:
+        version = data.get("version")
+        if type(version) is not int or version not in LOBBY_VERSIONS:
             raise JoinRefused(
-                f"this host's lobby is version {LOBBY_VERSION} (a joiner proves its key): "
-                "update belote-p2p to join"
+                f"this host's lobby is version {LOBBY_VERSION} (and takes version 2: a joiner "
+                "proves its key): update belote-p2p to join"
             )
-        if not JOIN_KEYS <= set(data) <= JOIN_KEYS | JOIN_OPTIONAL:
+        optional = JOIN_OPTIONAL | (CLAIMS if version >= 3 else frozenset())
+        if not JOIN_KEYS <= set(data) <= JOIN_KEYS | optional:
             raise JoinRefused(
-                f"a join request has the keys {sorted(JOIN_KEYS)}, and may have "
-                f"{sorted(JOIN_OPTIONAL)}"
+                f"a join request of version {version} has the keys {sorted(JOIN_KEYS)}, and "
+                f"may have {sorted(optional)}"
             )
         name, key, port = data["name"], data["key"], data["port"]
         check_name(name)
@@ -162,7 +183,12 @@ class JoinRequest:
         partner = data.get("partner")
         if partner is not None:
             check_name(partner)
-        return cls(name, key, port, seat, partner)
+        lang, level = data.get("lang"), data.get("level")
+        if lang is not None and (type(lang) is not str or not LANG.fullmatch(lang)):
+            raise JoinRefused("lang is a lower-case ISO 639 code (fr, es, en...)")
+        if level is not None and (type(level) is not int or not 0 <= level <= MAX_LEVEL):
+            raise JoinRefused(f"level is an integer in 0..{MAX_LEVEL}")
+        return cls(name, key, port, seat, partner, lang, level, version)
 
 
 def check_name(name: object) -> str:
@@ -241,6 +267,85 @@ def parse_proof(data: object, kind: str = "join-proof") -> bytes:
     return data["sig"]
 
 
+@dataclass(frozen=True, slots=True)
+class ReadySeat:
+    """A seat as the ready check shows it: its player's name and key, and what the player
+    said of itself (its language, its level: claims, never checked)."""
+
+    name: str
+    key: bytes
+    level: int | None = None
+    lang: str | None = None
+
+    @classmethod
+    def of(cls, request: JoinRequest) -> ReadySeat:
+        return cls(request.name, request.key, request.level, request.lang)
+
+    def to_wire(self) -> dict[str, Any]:
+        return {"name": self.name, "key": self.key, "level": self.level, "lang": self.lang}
+
+
+@dataclass(frozen=True, slots=True)
+class ReadyCheck:
+    """The host's question once its table is full, before it signs it: the seats as they
+    will be (seat 0 the host's), and the seconds to answer (``PROTOCOL.md`` §12.5)."""
+
+    seats: tuple[ReadySeat, ...]
+    seconds: int = READY_SECONDS
+
+    def to_wire(self) -> dict[str, Any]:
+        return {
+            "type": "ready-check",
+            "seats": [s.to_wire() for s in self.seats],
+            "seconds": self.seconds,
+        }
+
+    @classmethod
+    def from_wire(cls, data: object) -> ReadyCheck:
+        """Parse strictly; :class:`LobbyError` says what is wrong."""
+        if not isinstance(data, dict) or set(data) != {"type", "seats", "seconds"}:
+            raise LobbyError("a ready check is a map of type, seats and seconds")
+        seats, seconds = data["seats"], data["seconds"]
+        if (
+            data["type"] != "ready-check"
+            or type(seconds) is not int
+            or not 1 <= seconds <= 600
+            or not isinstance(seats, list)
+            or not 2 <= len(seats) <= SEATS
+        ):
+            raise LobbyError("the host sent a bad ready check")
+        parsed = []
+        for seat in seats:
+            if not isinstance(seat, dict) or set(seat) != {"name", "key", "level", "lang"}:
+                raise LobbyError("a seat of a ready check is a map of name, key, level, lang")
+            name, key, level, lang = seat["name"], seat["key"], seat["level"], seat["lang"]
+            if name_problem(name) is not None or type(key) is not bytes or len(key) != KEY_SIZE:
+                raise LobbyError("a seat of the ready check has a bad name or key")
+            if level is not None and (type(level) is not int or not 0 <= level <= MAX_LEVEL):
+                raise LobbyError("a seat of the ready check has a bad level")
+            if lang is not None and (type(lang) is not str or not LANG.fullmatch(lang)):
+                raise LobbyError("a seat of the ready check has a bad language")
+            parsed.append(ReadySeat(name, key, level, lang))
+        return cls(tuple(parsed), seconds)
+
+
+def ready_message(ready: bool) -> bytes:
+    """A joiner's answer to the ready check."""
+    return encode({"type": "ready", "ready": ready})
+
+
+def parse_ready(data: bytes) -> bool | None:
+    """A joiner's answer to the ready check, or None if ``data`` is not one."""
+    try:
+        msg = decode(data)
+    except RemoteProtocolError:
+        return None
+    if isinstance(msg, dict) and set(msg) == {"type", "ready"} and msg["type"] == "ready":
+        ready = msg["ready"]
+        return ready if type(ready) is bool else None
+    return None
+
+
 FINGERPRINT = re.compile(r"[0-9a-f]{4}(-[0-9a-f]{4}){3}")
 
 
@@ -277,10 +382,13 @@ class Lobby:
         rules: RuleSet,
         *,
         table_id: bytes | None = None,
+        watchers: bool = True,
         hints: bool = False,
     ) -> None:
         self.host = host
         self.rules = rules
+        self.watchers = watchers
+        """The table rule of the definition (``host --no-watch``: False)."""
         self.hints = hints
         """The table's rule of hints (:attr:`TableDefinition.hints`)."""
         self.seats = rules.seats
@@ -297,6 +405,7 @@ class Lobby:
         """The challenges given and not yet answered (one per connection)."""
         self._refused: set[bytes] = set()
         self._expected: tuple[str, ...] | None = None
+        self._blocked: Callable[[bytes], bool] = lambda _key: False
 
     @property
     def full(self) -> bool:
@@ -347,7 +456,7 @@ class Lobby:
         its request allows."""
         if self.full:
             raise JoinRefused("the table is full")
-        if request.key in self._refused:
+        if request.key in self._refused or self._blocked(request.key):
             raise JoinRefused(f"{self.host.name} (the host) did not seat you at this table")
         if request.seat is not None and request.seat >= self.seats:
             raise JoinRefused(f"this table has seats 1 to {self.seats - 1} for joiners")
@@ -370,6 +479,18 @@ class Lobby:
         self._joined = joined
         self._order = None
         return seats[-1]
+
+    def block(self, blocked: Callable[[bytes], bool]) -> None:
+        """The host's block list: a key it says yes to is refused at once, as a key the host
+        refused (the joiner hears only that it is not seated)."""
+        self._blocked = blocked
+
+    def ready_check(self, seconds: int = READY_SECONDS) -> ReadyCheck:
+        """The ready check of the table as it is seated now (it must be full)."""
+        if not self.full:
+            raise JoinRefused("the table is not complete")
+        seats = [ReadySeat.of(self.host), *(ReadySeat.of(r) for _, r in self.seating())]
+        return ReadyCheck(tuple(seats), seconds)
 
     def expect(self, entries: Sequence[str]) -> None:
         """The host seats only the joiners ``entries`` name (each a name or a key's
@@ -528,7 +649,9 @@ class Lobby:
         for _seat, request in self.seating():
             joined = by_key[request.key]
             seats.append(Seat(request.name, request.key, address(joined.ip, request.port)))
-        return TableDefinition(self.table_id, self.rules, tuple(seats), self.hints)
+        return TableDefinition(
+            self.table_id, self.rules, tuple(seats), watchers=self.watchers, hints=self.hints
+        )
 
 
 def plain_ip(ip: str) -> str:
@@ -671,6 +794,10 @@ class _Holder:
     done: trio.Event = field(default_factory=trio.Event)
     reason: str | None = None
     """Why it is dismissed (it hears it), if it is."""
+    ready: bool | None = None
+    """Its answer to the ready check under way (None: none asked, or no answer yet)."""
+    asked: bool = False
+    """A ready check is under way for it: a ``ready`` frame is its answer."""
 
 
 async def host_lobby(
@@ -685,6 +812,8 @@ async def host_lobby(
     arrange: Callable[[Lobby], Awaitable[None]] | None = None,
     hand_over: Callable[[Callable[[trio.abc.Stream], Awaitable[None]] | None], None] | None = None,
     relay: str | None = None,
+    ready_check: bool = False,
+    on_not_ready: Callable[[JoinRequest, str], None] | None = None,
 ) -> tuple[TableDefinition, bytes]:
     """Accept joiners on ``listeners`` until the table is full; send them the definition.
 
@@ -698,9 +827,12 @@ async def host_lobby(
     their seats) before the definition is made. ``hand_over(handler)`` registers the lobby's
     handler with whatever else accepts connections for it (the host's port,
     :class:`~.relay.HostPort`), and ``hand_over(None)`` withdraws it. ``relay`` is the relay
-    the table uses if not the host's port. Raises :class:`LobbyError` if the table does not
-    fill within ``wait`` seconds, saying what it waited for. Closes the listeners before
-    returning.
+    the table uses if not the host's port. ``ready_check``: once the table is full and
+    arranged, every joiner of version 3 is asked whether it is ready (:class:`ReadyCheck`),
+    and one that says no, or says nothing within the check's seconds, loses its seat (it is
+    told; ``on_not_ready(request, why)`` hears it) and the lobby waits for another before it
+    asks again. Raises :class:`LobbyError` if the table does not fill within ``wait``
+    seconds, saying what it waited for. Closes the listeners before returning.
     """
     changes = _Changes()
     holders: dict[bytes, _Holder] = {}
@@ -725,9 +857,16 @@ async def host_lobby(
             changes.notify()
 
             async def hang_up() -> None:
-                # A joiner says nothing more: a frame or the end of the stream is its leaving.
+                # A joiner says nothing more but its answer to a ready check: any other frame,
+                # or the end of the stream, is its leaving.
                 with contextlib.suppress(ConnectionClosed, FrameTooLarge):
-                    await conn.receive()
+                    while True:
+                        answer = parse_ready(await conn.receive())
+                        if answer is None:
+                            break
+                        if holder.asked and holder.ready is None:
+                            holder.ready = answer  # a late or second answer changes nothing
+                            changes.notify()
                 if not signed and not holder.done.is_set():
                     logger.info("lobby: %s left before the table was signed", request.name)
                     lobby.leave(request.key)
@@ -743,6 +882,36 @@ async def host_lobby(
                 watch.cancel_scope.cancel()
             if holder.reason is not None:
                 await _send_quietly(conn, error_message(holder.reason))
+
+    async def all_ready() -> bool:
+        """Ask the joiners of version 3 whether they are ready; free the seats of those
+        that are not (whether all were)."""
+        check = lobby.ready_check()
+        asked = [h for h in holders.values() if h.request.version >= 3]
+        for holder in asked:
+            holder.ready, holder.asked = None, True
+            await _send_quietly(holder.conn, encode(check.to_wire()))
+        with trio.move_on_after(check.seconds + 1):
+            while lobby.full and not all(h.ready is not None for h in asked):
+                await changes.wait()
+        for holder in asked:
+            holder.asked = False
+        if not lobby.full:
+            return False  # someone left meanwhile: the next joiner brings a new check
+        ready = True
+        for holder in asked:
+            if holder.ready is not True:
+                why = "not ready" if holder.ready is False else "no answer to the ready check"
+                lobby.leave(holder.request.key)
+                del holders[holder.request.key]
+                holder.reason = f"{lobby.host.name} (the host) asked if you were ready: {why}"
+                holder.done.set()
+                if on_not_ready is not None:
+                    on_not_ready(holder.request, why)
+                ready = False
+        if not ready:
+            changes.notify()
+        return ready and lobby.full
 
     def dismiss(reason: str) -> None:
         """Let go every connection the lobby no longer seats, telling it ``reason``."""
@@ -767,7 +936,7 @@ async def host_lobby(
                 if arrange is not None:
                     await arrange(lobby)
                 dismiss(f"{lobby.host.name} (the host) did not seat you at this table")
-                if lobby.full:
+                if lobby.full and (not ready_check or await all_ready()):
                     break
             signed = True
             if hand_over is not None:
@@ -853,6 +1022,27 @@ async def _send_quietly(conn: FramedStream, payload: bytes) -> None:
         pass
 
 
+def _ready_check(data: bytes) -> ReadyCheck | None:
+    """The host's ready check, if ``data`` is one (:class:`LobbyError` if it is a broken
+    one)."""
+    try:
+        msg = decode(data)
+    except RemoteProtocolError:
+        return None  # not ours to say: parse_answer says what is wrong
+    if isinstance(msg, dict) and msg.get("type") == "ready-check":
+        return ReadyCheck.from_wire(msg)
+    return None
+
+
+async def _answer(check: ReadyCheck, ready: Callable[[ReadyCheck], Awaitable[bool]] | None) -> bool:
+    """Our answer to ``check``: ``ready``'s within the check's seconds (late is no)."""
+    if ready is None:
+        return True
+    with trio.move_on_after(max(1, check.seconds - 2)):
+        return await ready(check)
+    return False
+
+
 def _unreachable(exc: BaseException) -> str:
     """Why a host cannot be reached, in words (no Python names, no errno)."""
     if isinstance(exc, trio.TooSlowError):
@@ -879,6 +1069,9 @@ async def join_table(
     partner: str | None = None,
     table_id: bytes | None = None,
     on_proven: Callable[[], None] | None = None,
+    ready: Callable[[ReadyCheck], Awaitable[bool]] | None = None,
+    lang: str | None = None,
+    level: int | None = None,
 ) -> LobbyAnswer:
     """Join the table hosted at ``host:port`` as ``identity``, asking for ``seat`` or
     ``partner`` if given; return the definition, our seat, the host's signature of the
@@ -886,11 +1079,16 @@ async def join_table(
     reaches us). ``table_id``: the table we mean to join (a beacon's id, or the prefix of
     it an invitation holds); we sign no challenge for another. ``on_proven()`` is called
     once our proof is sent: from there we wait for the others and the host's seating.
+    ``ready(check)`` answers the host's ready check, if it makes one (None: we are ready),
+    within the check's seconds (no answer in time is a no); ``lang`` and ``level`` are what
+    we tell the host of ourselves (its ready check and its ad show them, as our claims).
 
     Raises :class:`JoinRefused` when the host refuses us and :class:`LobbyError` for every
     other failure (no connection, a bad answer, no answer within ``wait`` seconds).
     """
-    request = JoinRequest(check_name(name), identity.public_key_bytes, mesh_port, seat, partner)
+    request = JoinRequest(
+        check_name(name), identity.public_key_bytes, mesh_port, seat, partner, lang, level
+    )
     where = format_address(host, port)
     try:
         with trio.fail_after(connect_timeout):
@@ -913,6 +1111,9 @@ async def join_table(
                 on_proven()
             with trio.fail_after(wait):
                 answer = await conn.receive()
+                while (check := _ready_check(answer)) is not None:
+                    await conn.send(ready_message(await _answer(check, ready)))
+                    answer = await conn.receive()
         except trio.TooSlowError:
             raise LobbyError(f"no table from the host within {wait:.0f} s") from None
         except (ConnectionClosed, FrameTooLarge) as exc:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import itertools
 import logging
+import math
 import os
 import socket
 from collections.abc import Awaitable, Callable, Sequence
@@ -70,6 +71,8 @@ SEND_QUEUE_BYTES = 8 << 20
 """Bytes queued for one relay connection before it is cut (its peer does not read)."""
 SEND_TIMEOUT = 30.0
 """Seconds one queued chunk may take to leave before its connection is cut."""
+COALESCE_BYTES = 1 << 18
+"""Bytes of queued frames a relay connection sends in one write, at most."""
 NOT_READING = "did not read"
 """The cause the relay counts for a connection cut because a chunk to it did not leave in
 :data:`SEND_TIMEOUT` (a watcher that stopped reading, say)."""
@@ -295,10 +298,14 @@ class RelayService:
                     while True:
                         if data:
                             now = trio.current_time()
+                            before = self.server.phase(number)
                             self._step(
                                 number, partial(self.server.data_received, number, data, now)
                             )
-                            self._wake.set()
+                            if self.server.phase(number) is not before:
+                                # A new phase may bring a nearer deadline; a forwarded frame
+                                # or another query of a lister never does.
+                                self._wake.set()
                             if ticket is not None and self.server.phase(number) in _JOINED:
                                 ticket.release()
                         if out.closing:
@@ -337,19 +344,36 @@ class RelayService:
             await out.left.wait()
 
     async def _send_loop(self, number: int, out: _Out, scope: trio.CancelScope) -> None:
-        async for data in out.receive:
-            try:
-                with trio.fail_after(SEND_TIMEOUT):
-                    await out.stream.send_all(data)
-            except (trio.BrokenResourceError, trio.ClosedResourceError, trio.TooSlowError) as exc:
-                if isinstance(exc, trio.TooSlowError):
-                    self.server.stats.refuse(NOT_READING)
-                out.cancel.cancel()
-                self._step(number, partial(self.server.closed, number))
+        """Send what is queued for ``number``, whatever is waiting at once in one write (a
+        busy relay makes one system call for several frames), each write within
+        :data:`SEND_TIMEOUT` (one cancel scope for the connection's life: making one per
+        frame costs more than the frame)."""
+        deadline = trio.CancelScope()
+        with deadline:
+            async for data in out.receive:
+                chunks = [data]
+                size = len(data)
+                while size < COALESCE_BYTES:
+                    try:
+                        chunks.append(out.receive.receive_nowait())
+                    except (trio.WouldBlock, trio.EndOfChannel):
+                        break
+                    size += len(chunks[-1])
+                deadline.deadline = trio.current_time() + SEND_TIMEOUT
+                try:
+                    await out.stream.send_all(chunks[0] if len(chunks) == 1 else b"".join(chunks))
+                except (trio.BrokenResourceError, trio.ClosedResourceError):
+                    break
+                deadline.deadline = math.inf
+                out.queued -= size
                 out.moved()
+            else:
                 return
-            out.queued -= len(data)
-            out.moved()
+        if deadline.cancelled_caught:
+            self.server.stats.refuse(NOT_READING)
+        out.cancel.cancel()
+        self._step(number, partial(self.server.closed, number))
+        out.moved()
 
     def _step(self, number: int, event: Callable[[], Sequence[Action]]) -> None:
         """Feed the server one event of connection ``number`` and carry out its answer. A
@@ -396,7 +420,7 @@ class RelayService:
             out.queued += len(action.data)
 
 
-_JOINED = (RelayPhase.WAITING, RelayPhase.PAIRED, RelayPhase.FEED)
+_JOINED = (RelayPhase.WAITING, RelayPhase.PAIRED, RelayPhase.FEED, RelayPhase.ADVERTISING)
 
 
 def socket_stream(stream: trio.abc.Stream) -> trio.SocketStream | None:

@@ -87,6 +87,8 @@ def check_rematch(old: TableDefinition, new: TableDefinition) -> None:
         raise LobbyError("the rematch reuses the old table id")
     if new.rules != passed_on(old):
         raise LobbyError("the rematch changes the rules")
+    if new.watchers != old.watchers:
+        raise LobbyError("the rematch changes the table's rules")
     if [(s.name, s.key) for s in new.seats] != [(s.name, s.key) for s in old.seats]:
         raise LobbyError("the rematch changes the players or their seats")
 
@@ -179,7 +181,7 @@ async def host_rematch(
             outcome.append(refusal)
         else:
             host = JoinRequest(old.seats[0].name, identity.public_key_bytes, mesh_port)
-            lobby = Lobby(host, passed_on(old), hints=old.hints)
+            lobby = Lobby(host, passed_on(old), watchers=old.watchers, hints=old.hints)
             for seat in range(1, seats):
                 _, request, ip, local_ip = conns[seat]
                 lobby.admit(request, ip, local_ip)

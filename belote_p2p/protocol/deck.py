@@ -1141,6 +1141,7 @@ class _DeckRound(ABC):
         # positions released; by seat and holder, the pieces revealed at the end.
         self._release_started: set[int] = set()
         self._releasing: set[int] = set()
+        self._releasers: set[tuple[int, int]] = set()  # (holder, gone): a release came or was made
         self._left: set[int] = set()
         self._pieces: dict[int, list[dict[int, bytes]]] = {}
         self._released: dict[tuple[int, int], set[int]] = {}
@@ -1357,13 +1358,14 @@ class _DeckRound(ABC):
         """The positions of the deal steps started so far."""
         return {p for step in self._steps_started for p in self._step_positions[step]}
 
-    def _is_dummy(self, seat: int) -> bool:
-        """A seat whose cards its partner plays: public this round, or being released."""
-        return seat in self.public_seats or seat in self._release_started
-
     def _plays_for(self, owner: int, seat: int) -> bool:
-        """``seat`` may play the cards of ``owner``: it is the partner of a dummy."""
-        return self.seats == SEATS and seat == partner_of(owner) and self._is_dummy(owner)
+        """``seat`` may play the cards of ``owner``: it is the partner of a dummy, public
+        this round, or released by ``seat`` itself (DECK.md §17.5: the partner holds a
+        piece of the dummy's key, and its own release of it comes before its plays of the
+        dummy's cards, in its own order; a play before it is refused, never held)."""
+        if self.seats != SEATS or seat != partner_of(owner):
+            return False
+        return owner in self.public_seats or (seat, owner) in self._releasers
 
     # -- receiving ------------------------------------------------------------------------
 
@@ -1433,9 +1435,11 @@ class _DeckRound(ABC):
         self._seen.update(("open", msg.seat, p) for p in msg.positions)
 
     def _admit_release(self, msg: ReleaseMessage) -> None:
-        """A release is of another seat that holds secrets, each position once per sender.
-        From its arrival on, the gone seat's partner may play its cards (a play is held
-        until the card opens, which takes every holder's release)."""
+        """A release is of another seat that holds secrets, and lists exactly the positions
+        of the deal steps its sender shared before it (its ``deck.shares``, in its own
+        order) that no earlier release of the seat by it listed (DECK.md §17.4). From its
+        arrival on, the gone seat's partner, if it sent it, may play its cards (a play is
+        held until the card opens, which takes every holder's release)."""
         g = msg.gone
         if g == msg.seat or g in self.public_seats:
             raise UnexpectedMessage(msg.seat, f"seat {g} has no key to release")
@@ -1444,8 +1448,22 @@ class _DeckRound(ABC):
                 raise MalformedDeckMessage(msg.seat, f"no deck position {p}")
             if ("release", msg.seat, g, p) in self._seen:
                 raise UnexpectedMessage(msg.seat, f"a second release of position {p}")
+        shared = [
+            p
+            for step in (STEP_DEAL, STEP_COMPLETION)
+            if ("shares", msg.seat, step) in self._seen
+            for p in self._step_positions[step]
+        ]
+        owed = sorted(p for p in shared if ("release", msg.seat, g, p) not in self._seen)
+        if list(msg.positions) != owed:
+            raise MalformedDeckMessage(
+                msg.seat,
+                f"a release of seat {g} lists the positions of the deal steps it shared and "
+                f"did not release yet ({len(owed)}), not {len(msg.positions)}",
+            )
         self._seen.update(("release", msg.seat, g, p) for p in msg.positions)
         self._release_started.add(g)
+        self._releasers.add((msg.seat, g))
 
     def _drain(self) -> None:
         progress = True
@@ -2217,6 +2235,7 @@ class DeckPeer(_DeckRound):
         if not self.can_release(gone):
             raise DeckUsageError(f"seat {gone}'s cards cannot be released")
         self._releasing.add(gone)
+        self._releasers.add((self.seat, gone))
         self._left.add(gone)
         msg = self._release_positions(gone, tuple(sorted(self._dealt_positions())))
         self._drain()

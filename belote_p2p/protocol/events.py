@@ -84,7 +84,11 @@ class SeatLeft:
     """The round in progress (or about to be dealt) when the seat left, from 0: where its
     deciding envelopes saw the game (after a round's last card, the next round)."""
     state: State
-    """The state as this peer held it when the leave was processed."""
+    """The state as this peer held it when the leave was processed (the dummy's hand)."""
+    at: State
+    """The game where the deciding envelopes saw it (PROTOCOL.md §6.6, the cut): the same
+    at every peer and verifier, whatever each processed meanwhile; its ``number`` is
+    :attr:`round`, its scores those of a ``LEFT`` verdict."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -60,6 +60,9 @@ def _remove_loaded_copy(path: object) -> None:
 
 
 _remove_loaded_copy(getattr(_sodium, "_name", None))
+SODIUM = _sodium
+"""The libsodium that ``rbcl`` loaded (its temporary copy removed): the Ed25519 rule of
+:mod:`belote_p2p.protocol.ed25519` checks a signature's ``R`` with it too."""
 
 DOMAIN = b"belote-p2p/deck/v5"
 """The domain label in front of every hash of the deck protocol."""
@@ -176,15 +179,39 @@ _sub = _sodium.crypto_core_ristretto255_sub
 _is_valid = _sodium.crypto_core_ristretto255_is_valid_point
 
 
+FIELD_PRIME = 2**255 - 19
+"""The prime ``p`` of the field ristretto255's encodings are numbers of."""
+
+
+def canonical_field_element(p: bytes) -> bool:
+    """32 bytes that RFC 9496's decoding reads on: a little-endian ``s`` with ``s < p``
+    (so never with the top bit set) and ``s`` even (non-negative). Checked here, whatever
+    the libsodium: some versions (1.0.18, which ``rbcl`` ships) ignore the top bit, and read
+    ``s + 2^255`` as ``s``, which would give an element a second encoding that a receiver
+    running another version refuses (DECK.md §11)."""
+    s = int.from_bytes(p, "little")
+    return s < FIELD_PRIME and not s & 1
+
+
 def is_valid_point(p: bytes) -> bool:
     """The canonical encoding of an element of ristretto255 other than the identity."""
-    return type(p) is bytes and len(p) == POINT_SIZE and p != IDENTITY and _is_valid(p) == 1
+    return (
+        type(p) is bytes
+        and len(p) == POINT_SIZE
+        and p != IDENTITY
+        and canonical_field_element(p)
+        and _is_valid(p) == 1
+    )
 
 
 def _point(p: object) -> bytes:
-    """``p`` if it is 32 bytes (what libsodium reads), else :class:`InvalidPoint`."""
+    """``p`` if it is 32 bytes (what libsodium reads) holding a canonical field element
+    (:func:`canonical_field_element`), else :class:`InvalidPoint`: libsodium decodes the
+    rest (RFC 9496's equations)."""
     if type(p) is not bytes or len(p) != POINT_SIZE:
         raise InvalidPoint(f"a point is {POINT_SIZE} bytes")
+    if not canonical_field_element(p):
+        raise InvalidPoint("not a canonical ristretto255 encoding (s >= p, or s odd)")
     return p
 
 

@@ -26,6 +26,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import (
 
 from belote_p2p.errors import BeloteError
 
+from . import ed25519
 from .private import private_directory
 
 KEY_FILE_NAME = "identity.key"
@@ -59,12 +60,17 @@ def key_digest(public_key: bytes) -> bytes:
 
 
 def verify(public_key: bytes, signature: bytes, data: bytes) -> bool:
-    """Whether ``signature`` is a valid Ed25519 signature of ``data`` by ``public_key``.
+    """Whether ``signature`` is a valid Ed25519 signature of ``data`` by ``public_key``, by
+    the protocol's rule (``PROTOCOL.md`` §1, :mod:`.ed25519`): a canonical ``S``, a key and
+    an ``R`` of the prime-order subgroup, canonically encoded, checked here before the
+    library checks the equation, so that what is accepted does not depend on the library.
 
     Never raises: a key or signature of the wrong length, or a key that is not a
     curve point, is simply not a valid signer.
     """
     if len(public_key) != PUBLIC_KEY_SIZE or len(signature) != SIGNATURE_SIZE:
+        return False
+    if not ed25519.acceptable(public_key, signature):
         return False
     try:
         Ed25519PublicKey.from_public_bytes(public_key).verify(signature, data)

@@ -54,6 +54,7 @@ and a flood costs the flooder's links, never the answerer's links to anybody els
 
 from __future__ import annotations
 
+import heapq
 import ipaddress
 import secrets
 from collections.abc import Callable
@@ -64,6 +65,7 @@ from typing import Any
 from belote_p2p.errors import LocalProtocolError, RemoteProtocolError
 
 from .budget import ByteBudget
+from .directory import Directory, DirectoryStats, Refused, listed_message
 from .identity import KEY_DIGEST_SIZE, Identity, key_digest, verify
 from .table import TableDefinition
 from .wire import (
@@ -135,18 +137,7 @@ def join_message(
     (None: a watch feed of ``seat``, ``relay-feed``).
 
     Raises :class:`RelayError` if ``challenge`` is not a relay's challenge."""
-    msg = decode_map(challenge, "the relay")
-    if msg.get("type") == "relay-error":
-        raise RelayError(f"the relay refused us: {msg.get('reason')!r}")
-    nonce = msg.get("nonce")
-    if (
-        set(msg) != {"type", "version", "nonce"}
-        or msg["type"] != "relay-challenge"
-        or msg["version"] != RELAY_VERSION
-        or type(nonce) is not bytes
-        or len(nonce) != NONCE_SIZE
-    ):
-        raise RelayError("the relay did not send a version 1 challenge")
+    nonce = challenge_nonce(challenge)
     if definition.seats[seat].key != identity.public_key_bytes:
         raise LocalProtocolError(f"this identity does not hold seat {seat}")
     message: dict[str, Any] = {
@@ -162,6 +153,24 @@ def join_message(
         message["peer"] = peer
         message["sig"] = identity.sign(join_statement(nonce, definition, seat, peer))
     return encode(message)
+
+
+def challenge_nonce(challenge: bytes) -> bytes:
+    """The nonce of the relay's ``relay-challenge`` frame (what a join, a feed or an ad
+    signs); :class:`RelayError` if it is none (the relay's error says why)."""
+    msg = decode_map(challenge, "the relay")
+    if msg.get("type") == "relay-error":
+        raise RelayError(f"the relay refused us: {msg.get('reason')!r}")
+    nonce = msg.get("nonce")
+    if (
+        set(msg) != {"type", "version", "nonce"}
+        or msg["type"] != "relay-challenge"
+        or msg["version"] != RELAY_VERSION
+        or type(nonce) is not bytes
+        or len(nonce) != NONCE_SIZE
+    ):
+        raise RelayError("the relay did not send a version 1 challenge")
+    return nonce
 
 
 def watch_message(table_prefix: bytes, host_digest: bytes) -> bytes:
@@ -242,6 +251,8 @@ class RelayLimits:
     watch_timeout: float = 30.0
     """Seconds a watcher waits for a feed of its table (the table's game may not have
     begun: its seats offer feeds once it is signed)."""
+    listing_timeout: float = 30.0
+    """Seconds a directory's lister may stay connected after its last query."""
 
 
 class RelayPhase(Enum):
@@ -257,6 +268,10 @@ class RelayPhase(Enum):
     """A seat's watch feed, authenticated, waiting for a watcher (no deadline)."""
     WATCHER = "watcher"
     """A watcher waiting for a feed of its table."""
+    ADVERTISING = "advertising"
+    """A host's connection to the directory, its table listed (``PROTOCOL.md`` §12)."""
+    LISTING = "listing"
+    """A stranger asking the directory for tables."""
 
 
 class Role(Enum):
@@ -266,6 +281,8 @@ class Role(Enum):
     LINK = "link"
     FEED = "feed"
     WATCHER = "watcher"
+    AD = "ad"
+    LISTER = "lister"
 
 
 @dataclass(frozen=True, slots=True)
@@ -355,6 +372,8 @@ class RelayStats:
     dropped_bytes: int = 0
     refused: dict[str, int] = field(default_factory=dict)
     """Connections refused or cut, by cause."""
+    directory: DirectoryStats | None = None
+    """The directory's own counts, if the relay keeps one."""
 
     def refuse(self, cause: str) -> None:
         self.refused[cause] = self.refused.get(cause, 0) + 1
@@ -369,6 +388,7 @@ class RelayStats:
             "dropped_frames": self.dropped_frames,
             "dropped_bytes": self.dropped_bytes,
             "refused": dict(sorted(self.refused.items())),
+            **({} if self.directory is None else {"directory": self.directory.to_dict()}),
         }
 
 
@@ -387,8 +407,11 @@ class RelayServer:
         limits: RelayLimits | None = None,
         *,
         nonce: Callable[[], bytes] | None = None,
+        directory: Directory | None = None,
     ) -> None:
         self.limits = limits or RelayLimits()
+        self.directory = directory
+        """The public tables this relay lists (``relay --directory``); None: it lists none."""
         self._nonce = nonce or (lambda: secrets.token_bytes(NONCE_SIZE))
         self._conns: dict[int, _Conn] = {}
         self._tables: dict[TableKey, _Table] = {}
@@ -399,7 +422,12 @@ class RelayServer:
         """Per source, its authenticated connections of each table."""
         self._waiting: dict[WatchKey, list[int]] = {}
         """The watchers waiting for a feed of each table, oldest first."""
-        self.stats = RelayStats()
+        self._deadlines: list[tuple[float, int]] = []
+        """(deadline, connection), pushed when a connection enters a phase with a deadline.
+        A deadline only ever moves later (a table pairs, a lister asks again): an entry is
+        a lower bound, checked against the connection when it comes up."""
+        self._swept = -float("inf")
+        self.stats = RelayStats(directory=directory.stats if directory is not None else None)
 
     # -- reading ----------------------------------------------------------------------------
 
@@ -444,8 +472,9 @@ class RelayServer:
                 return [Close(conn, "the relay is full")]
             self.stats.refuse("evicted")
             actions += self._cut(victim, "evicted: the relay is full", error=True)
-        self._conns[conn] = _Conn(conn, now, FrameDecoder(MAX_CONTROL_FRAME), source, since=now)
+        c = self._conns[conn] = _Conn(conn, now, FrameDecoder(MAX_CONTROL_FRAME), source, since=now)
         self._per_source[source] = held + 1
+        self._schedule(c)
         return actions
 
     def data_received(self, conn: int, data: bytes, now: float) -> list[Action]:
@@ -482,16 +511,23 @@ class RelayServer:
         """Cut the connections past their deadlines (joins, pairing); forget the budgets
         of links that are gone once they are full again (forgetting one sooner would give
         a link that was cut for its bytes a fresh burst when it comes back)."""
-        for link, budget in list(self._budgets.items()):
-            if link[0] not in self._tables and budget.refill(now) >= budget.burst:
-                del self._budgets[link]
+        if now >= self._swept + BUDGET_SWEEP:
+            self._swept = now
+            for link, budget in list(self._budgets.items()):
+                if link[0] not in self._tables and budget.refill(now) >= budget.burst:
+                    del self._budgets[link]
         actions: list[Action] = []
-        for c in list(self._conns.values()):
-            if c.number not in self._conns or c.phase in _NO_DEADLINE:
-                continue  # cut meanwhile (with its partner), forwarding, or a feed
-            if now < self._deadline(c):
-                continue
-            if c.phase is RelayPhase.WATCHER:
+        if self.directory is not None:
+            for number in self.directory.expire(now):
+                gone = self._conns.get(number)
+                if gone is not None:
+                    self.stats.refuse("ad expired")
+                    reason = "the ad expired: no new version came in time"
+                    actions += self._cut(gone, reason, error=True)
+        while (c := self._due(now)) is not None:
+            if c.phase is RelayPhase.LISTING:
+                actions += self._cut(c, "no query in time")
+            elif c.phase is RelayPhase.WATCHER:
                 self.stats.refuse("no feed in time")
                 reason = "no seat of that table offers it to watchers at this relay"
                 actions += self._cut(c, reason, error=True)
@@ -503,9 +539,42 @@ class RelayServer:
                 actions += self._cut(c, f"seat {c.peer} did not come in time", error=True)
         return actions
 
+    def _due(self, now: float) -> _Conn | None:
+        """A connection whose deadline has come by ``now`` (None: none has)."""
+        first = self._first_deadline()
+        if first is None or first > now:
+            return None
+        _, number = heapq.heappop(self._deadlines)
+        return self._conns[number]
+
+    def _first_deadline(self) -> float | None:
+        """The earliest deadline of a connection, its entry brought to the heap's top (the
+        stale entries met on the way are dropped or put back at their true time)."""
+        heap = self._deadlines
+        while heap:
+            hint, number = heap[0]
+            c = self._conns.get(number)
+            if c is None or c.phase in _NO_DEADLINE:
+                heapq.heappop(heap)  # gone, or a phase without a deadline
+                continue
+            deadline = self._deadline(c)
+            if deadline > hint:
+                heapq.heapreplace(heap, (deadline, number))
+                continue
+            return deadline
+        return None
+
+    def _schedule(self, c: _Conn) -> None:
+        """``c`` entered a phase with a deadline (:meth:`_deadline`)."""
+        heapq.heappush(self._deadlines, (self._deadline(c), c.number))
+
     def next_deadline(self) -> float | None:
         """When :meth:`tick` next has something to do (None: nothing pending)."""
-        times = [self._deadline(c) for c in self._conns.values() if c.phase not in _NO_DEADLINE]
+        times = [t for t in (self._first_deadline(),) if t is not None]
+        if self.directory is not None:
+            expiry = self.directory.next_expiry()
+            if expiry is not None:
+                times.append(expiry)
         return min(times, default=None)
 
     def count_dropped(self, frames: int, size: int) -> None:
@@ -523,6 +592,8 @@ class RelayServer:
             return c.opened + self.limits.join_timeout
         if c.phase is RelayPhase.WATCHER:
             return c.since + self.limits.watch_timeout
+        if c.phase is RelayPhase.LISTING:
+            return c.since + self.limits.listing_timeout
         assert c.table is not None
         table = self._tables[c.table]
         if not table.paired:
@@ -538,8 +609,15 @@ class RelayServer:
         if not isinstance(msg, dict):
             self.stats.refuse("not the relay protocol")
             return self._cut(c, "not a map", error=True)
+        kind = msg.get("type")
+        if kind == "dir-query" and c.phase in (RelayPhase.HELLO, RelayPhase.LISTING):
+            return self._query(c, msg, now)
+        if kind == "dir-advertise" and c.phase in (RelayPhase.CHALLENGED, RelayPhase.ADVERTISING):
+            return self._advertise(c, msg, now)
+        if kind == "dir-withdraw" and c.phase is RelayPhase.ADVERTISING and set(msg) == {"type"}:
+            return self._drop(c, "its host withdrew the ad")
         if c.phase is RelayPhase.HELLO:
-            if msg.get("type") == "relay-watch":
+            if kind == "relay-watch":
                 return self._watch(c, msg, now)
             if msg != {"type": "relay-hello", "version": RELAY_VERSION}:
                 self.stats.refuse("not the relay protocol")
@@ -558,6 +636,42 @@ class RelayServer:
             return self._join(c, definition, seat, peer, now)
         self.stats.refuse("not the relay protocol")
         return self._cut(c, "a frame before the pairing", error=True)
+
+    def _query(self, c: _Conn, msg: dict[str, Any], now: float) -> list[Action]:
+        """A stranger's ``dir-query``: the listing of the tables that fit (the connection
+        stays open for more queries, within the source's rate)."""
+        if self.directory is None:
+            self.stats.refuse("no directory")
+            return self._cut(c, "this relay keeps no directory of tables", error=True)
+        try:
+            answer = self.directory.query(msg, c.source, now)
+        except Refused as exc:
+            self.stats.refuse(exc.cause)
+            return self._cut(c, exc.reason, error=True)
+        listing = c.phase is RelayPhase.LISTING
+        c.role, c.phase, c.since = Role.LISTER, RelayPhase.LISTING, now
+        if not listing:
+            self._schedule(c)  # a later query only moves the deadline later
+        return [Send(c.number, frame(answer))]
+
+    def _advertise(self, c: _Conn, msg: dict[str, Any], now: float) -> list[Action]:
+        """A host's ``dir-advertise``: its table listed (or a newer version of its ad), for
+        as long as this connection lasts and the ad is refreshed in time."""
+        if self.directory is None:
+            self.stats.refuse("no directory")
+            return self._cut(c, "this relay keeps no directory of tables", error=True)
+        try:
+            seq, expires, replaced = self.directory.advertise(c.number, c.source, msg, c.nonce, now)
+        except Refused as exc:
+            self.stats.refuse(exc.cause)
+            return self._cut(c, exc.reason, error=True)
+        actions: list[Action] = []
+        for number in replaced:
+            old = self._conns.get(number)
+            if old is not None:
+                actions += self._cut(old, "replaced by a newer ad of the same key", error=True)
+        c.role, c.phase, c.since = Role.AD, RelayPhase.ADVERTISING, now
+        return [*actions, Send(c.number, frame(listed_message(seq, expires)))]
 
     def _check_join(
         self, c: _Conn, msg: dict[str, Any]
@@ -646,6 +760,7 @@ class RelayServer:
         table.links[(seat, peer)] = c.number
         self._authenticated(c, key, seat, now)
         c.peer, c.phase = peer, RelayPhase.WAITING
+        self._schedule(c)
         c.decoder = FrameDecoder(self.limits.max_frame)
         limits = self.limits
         self._budgets.setdefault(c.link, ByteBudget.full(limits.rate, limits.burst, now))
@@ -703,6 +818,7 @@ class RelayServer:
             self.stats.refuse("too many watchers for the table")
             return self._cut(c, "the table has too many watchers at this relay", error=True)
         c.role, c.watch, c.phase, c.since = Role.WATCHER, key, RelayPhase.WATCHER, now
+        self._schedule(c)
         for table in self._tables.values():
             if table.watch == key and table.feeds:
                 feed = self._conns[next(iter(table.feeds.values()))]
@@ -738,8 +854,7 @@ class RelayServer:
         candidates = [
             c
             for c in self._conns.values()
-            if c.phase in (RelayPhase.HELLO, RelayPhase.CHALLENGED, RelayPhase.WATCHER)
-            or (c.table is not None and not self._tables[c.table].paired)
+            if c.phase in _UNPAIRED or (c.table is not None and not self._tables[c.table].paired)
         ]
         if not candidates:
             return None
@@ -790,6 +905,9 @@ class RelayServer:
             del self._per_source[c.source]
         if c.role is Role.WATCHER:
             self._unwait(c)
+        elif c.role is Role.AD:
+            assert self.directory is not None
+            self.directory.withdraw(c.number)
         elif c.table is not None:
             own = self._source_tables[c.source]
             own[c.table] -= 1
@@ -813,7 +931,18 @@ class RelayServer:
         return actions
 
 
-_NO_DEADLINE = (RelayPhase.PAIRED, RelayPhase.FEED)
+BUDGET_SWEEP = 10.0
+"""Seconds between two looks for the byte budgets a relay may forget."""
+_NO_DEADLINE = (RelayPhase.PAIRED, RelayPhase.FEED, RelayPhase.ADVERTISING)
+_UNPAIRED = (
+    RelayPhase.HELLO,
+    RelayPhase.CHALLENGED,
+    RelayPhase.WATCHER,
+    RelayPhase.LISTING,
+    RelayPhase.ADVERTISING,
+)
+"""What a full relay may evict: connections that hold no link of a table that paired (an
+ad proves only a key, which anybody can make)."""
 
 
 def source_of(host: str) -> str:

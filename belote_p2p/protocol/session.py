@@ -161,10 +161,22 @@ PROGRESS_TYPES: Final = frozenset({"table", "deck", "bid", "play", "done"})
 chain holds; a vote that it is gone counts only beside votes for the same progress, so
 that filler (chat, fault reports, votes, envelopes held for a later round) never restarts a
 deadline and a vote lapses once the seat delivered (``protocol/PROTOCOL.md`` §6.6)."""
+
+
+def delivers(envelope: Envelope, seat: int) -> bool:
+    """``envelope`` of ``seat`` moves its progress: a body of :data:`PROGRESS_TYPES`, or its
+    resignation (a decision of the seat, as a bid is: a resignation that raced votes
+    against it is held behind them as a late move is, PROTOCOL.md §6.7)."""
+    kind = envelope.type
+    return kind in PROGRESS_TYPES or (kind == "abandon" and abandoned_seat(envelope.body) == seat)
+
+
 ACTION_HISTORY = 512
 """Applied bids and plays remembered, with the state after each, to find the state at an
 abandonment's causal cut (far more than the actions of one round)."""
 MAX_SYNC_REPLY = 4096
+_BEYOND = 1 << 62
+"""Past every seq and every point: what an envelope names that this peer does not hold yet."""
 STATE_LABEL = b"belote-p2p/state/v1\x00"
 
 
@@ -408,6 +420,9 @@ class TableSession:
         self._redealt: int | None = None
         """The round dealt again with the dummy face up (its shuffle was not in at the leave):
         the deck messages of that round that do not know the leave were for the old deal."""
+        self._given_up: _Deck | None = None
+        """The deck of that old deal: its late messages are checked there (a bad one is a
+        fault, wherever a peer processed it, before the leave or after)."""
         self._deferred: list[DeckMessage] = []
         """Deck messages made while an envelope was processed (the leave's release, the
         key of a round dealt again), sent at the next local step: an envelope signed then
@@ -416,6 +431,13 @@ class TableSession:
         """(seat, message type) of the deck messages processed in the round in play."""
         self._votes_on: dict[int, list[Envelope]] = {}
         """The votes accepted against each seat (for :meth:`_held`)."""
+        self._foreseen: ChainTracker | None = None
+        """An observer given a whole record: its chains, all taken as accepted for the hold
+        of a late envelope (:meth:`foresee`)."""
+        self._foreseen_hashes: dict[bytes, Envelope] = {}
+        self._shown_seqs: dict[tuple[int, int], list[int]] = {}
+        """By (voter, seat): per envelope of the voter's chain, the latest envelope of the
+        seat it or an earlier one names (:meth:`_shown`)."""
         self._went_on: set[int] = set()
         """Seats we must show we went on past a vote against (:meth:`_passed_unsigned`)."""
         self._progress: list[list[int]] = [[] for _ in range(definition.rules.seats)]
@@ -688,14 +710,14 @@ class TableSession:
         return None
 
     def _count_progress(self, envelope: Envelope, seat: int) -> None:
-        if envelope.type == "abandon":
+        if envelope.type == "abandon" and self._foreseen is None:
             gone = abandoned_seat(envelope.body)
             if gone is not None and gone != seat and 0 <= gone < self.seats:
                 self._votes_on.setdefault(gone, []).append(envelope)
         chain = self._progress[seat]
         if envelope.seq == len(chain):
             before = chain[-1] if chain else 0
-            chain.append(before + (envelope.type in PROGRESS_TYPES))
+            chain.append(before + delivers(envelope, seat))
 
     def progress(self, seat: int) -> int:
         """How much ``seat`` has delivered so far, as this peer processed it (the bodies of
@@ -735,6 +757,55 @@ class TableSession:
             self._accept(piece)
             if self._phase is SessionPhase.STOPPED:
                 return
+
+    def foresee(self, records: Iterable[bytes]) -> None:
+        """An observer that holds a whole record (a verifier): take every envelope of it
+        that continues its sender's chain as accepted, for the hold of a late envelope only
+        (:meth:`_held`: the votes against a seat and what each chain shows of it), before
+        :meth:`receive` is given the records one by one. A record's order is not causal
+        (PROTOCOL.md §7.1): without this, a late envelope of a seat that comes in the file
+        before the votes against it would be processed before any vote is accepted, and
+        the game judged otherwise than the peers played it (PROTOCOL.md §6.7: "accepted"
+        is into the chains, and a verifier's chains are the record's). What does not
+        decode, or breaks a chain, is left out here; :meth:`receive` judges it."""
+        if self.seat is not None:
+            raise SessionError("only an observer foresees a record")
+        ahead = ChainTracker(self.definition.table_id, self.definition.roster)
+        by_seat: dict[int, dict[int, Envelope]] = {}
+        for data in records:
+            try:
+                envelope = self._admit(Envelope.decode(data))
+            except RemoteProtocolError:
+                continue
+            by_seat.setdefault(ahead.seat_of(envelope.sender), {}).setdefault(
+                envelope.seq, envelope
+            )
+        votes: dict[int, list[Envelope]] = {}
+        for seat, chain in sorted(by_seat.items()):
+            progress: list[int] = []
+            for seq in range(len(chain)):
+                next_one = chain.get(seq)
+                try:
+                    if next_one is None or ahead.accept(next_one) is None:
+                        break
+                except RemoteProtocolError:
+                    break
+                progress.append((progress[-1] if progress else 0) + delivers(next_one, seat))
+                gone = abandoned_seat(next_one.body) if next_one.type == "abandon" else None
+                if gone is not None and gone != seat and 0 <= gone < self.seats:
+                    votes.setdefault(gone, []).append(next_one)
+            self._progress[seat] = progress
+        self._foreseen = ahead
+        self._foreseen_hashes = {e.hash: e for e in ahead.transcript}
+        self._votes_on = votes
+
+    def _chain(self, seat: int) -> Sequence[Envelope]:
+        """``seat``'s chain as the hold reads it: as accepted, or as foreseen."""
+        return (self._foreseen or self.tracker).chain(seat)
+
+    def _lookup(self, h: bytes) -> Envelope | None:
+        """The envelope of hash ``h``, accepted or foreseen (None if neither)."""
+        return self._by_hash.get(h) or self._foreseen_hashes.get(h)
 
     def sync_request(self) -> bytes:
         """A request for what this peer lacks: send it to each peer on (re)connection and
@@ -990,33 +1061,68 @@ class TableSession:
         )
 
     def _held(self, envelope: Envelope) -> bool:
-        """Four seats: an envelope of a seat that delivers past a point at which a vote
-        that it is gone was signed waits while the vote can still be joined by every other
-        seat (PROTOCOL.md §6.7). Were it processed first, a peer would play on from the late
+        """Four seats: an envelope of a seat that some vote says is gone waits while that
+        vote can still be joined by every other seat, if it is not in the vote's past: it
+        comes after the last envelope of the seat that the votes at that point name
+        (PROTOCOL.md §6.7). Were it processed first, a peer would play on from the late
         envelope while the others, once the votes are in, play the seat's open hand from
-        the point the votes saw: the game would split. Once the votes are all in, the late
-        envelope is no move (the seat is the dummy); once some other seat shows it went on
-        past that point without voting there, the vote can never gather, and it is
-        processed as usual."""
+        the point the votes saw: the game would split. Once the votes are all in, it is
+        nothing (the seat is the dummy: nothing of its chain after the leave counts);
+        once some other seat shows it went on past that point without voting there, the
+        vote can never gather, and it is processed as usual. Every body waits so, not only
+        those that deliver: a chat or a vote of the seat processed before the leave at one
+        peer and after it at another would count at one only."""
         if self.seats != 4 or self.dummy is not None or self.abandoned is not None:
             return False
         seat = self.tracker.seat_of(envelope.sender)
         votes = self._votes_on.get(seat)
         if not votes:
             return False
-        reached = self._progress_through(seat, envelope.hash)
+        named: dict[int, int] = {}  # point -> the latest envelope of the seat a vote there names
+        for vote in votes:
+            seq = self._shown(self.tracker.seat_of(vote.sender), seat, vote.seq)
+            point = self._point_at(seat, seq)
+            named[point] = max(named.get(point, -1), seq)
         return any(
-            point < reached and not self._vote_cannot_gather(seat, point)
-            for point in {self._vote_point(seat, vote) for vote in votes}
+            envelope.seq > last and not self._vote_cannot_gather(seat, point)
+            for point, last in named.items()
         )
 
+    def _shown(self, voter: int, seat: int, upto: int) -> int:
+        """The latest envelope of ``seat`` (its seq) that ``voter``'s chain names in
+        ``seen``, up to and including its envelope ``upto`` (-1 for none); past every
+        envelope this peer holds (:data:`_BEYOND`) when one it names is not known yet.
+        For an honest chain that is what its envelope ``upto`` names (``seen`` never goes
+        back, which is checked when an envelope is processed: :meth:`_check_causal`); a
+        vote that goes back counts, while it is merely accepted, as of the most its signer
+        showed, so that it never holds an envelope that its signer's chain shows it
+        processed already (which would wait for ever)."""
+        cache = self._shown_seqs.setdefault((voter, seat), [])
+        chain = self._chain(voter)
+        while len(cache) <= upto:
+            named = chain[len(cache)].seen[seat]
+            if named == ZERO_HASH:
+                seq = -1
+            else:
+                found = self._lookup(named)
+                if found is None or self.tracker.seat_of(found.sender) != seat:
+                    return _BEYOND  # not known yet: not kept, looked up again next time
+                seq = found.seq
+            cache.append(max(seq, cache[-1] if cache else -1))
+        return cache[upto]
+
+    def _point_at(self, seat: int, seq: int) -> int:
+        """``seat``'s progress through its envelope ``seq`` (0 before any; past every point
+        for :data:`_BEYOND`)."""
+        if seq < 0:
+            return 0
+        chain = self._progress[seat]
+        return chain[seq] if seq < len(chain) else _BEYOND
+
     def _vote_point(self, seat: int, vote: Envelope) -> int:
-        """The point of ``seat``'s chain a vote against it names (its progress through
-        the vote's ``seen``); past every point when that envelope is not known yet (it is
-        later than anything this peer holds of ``seat``)."""
-        if vote.seen[seat] != ZERO_HASH and vote.seen[seat] not in self._by_hash:
-            return 1 << 30
-        return self._progress_through(seat, vote.seen[seat])
+        """The point of ``seat``'s chain that a vote against it names, as far as this peer
+        holds what it names (:meth:`_shown`)."""
+        return self._point_at(seat, self._shown(self.tracker.seat_of(vote.sender), seat, vote.seq))
 
     def _vote_cannot_gather(self, seat: int, point: int) -> bool:
         """Some other seat signed no vote against ``seat`` at ``point`` and went on past
@@ -1029,18 +1135,22 @@ class TableSession:
         for other in range(self.seats):
             if other == seat or other in voted:
                 continue
-            chain = self.tracker.chain(other)
-            if chain and self._vote_point(seat, chain[-1]) > point:
+            last = len(self._chain(other)) - 1
+            if last >= 0 and self._point_at(seat, self._shown(other, seat, last)) > point:
                 return True
         return False
 
-    def _knows(self, envelope: Envelope, past: Envelope) -> bool:
-        """``past`` is in ``envelope``'s causal past (the ``seen`` vector is its clock)."""
-        seat = self.tracker.seat_of(past.sender)
-        if past.sender == envelope.sender:
-            return envelope.seq > past.seq
+    def _knows_at(self, envelope: Envelope, seat: int, seq: int) -> bool:
+        """The envelope ``seq`` of ``seat`` is in ``envelope``'s causal past (its ``seen`` is
+        its clock: checked consistent when it is processed, :meth:`_check_causal`)."""
+        if self.tracker.seat_of(envelope.sender) == seat:
+            return envelope.seq > seq
         seen = self._by_hash.get(envelope.seen[seat])
-        return seen is not None and seen.seq >= past.seq
+        return seen is not None and seen.seq >= seq
+
+    def _knows(self, envelope: Envelope, past: Envelope) -> bool:
+        """``past`` is in ``envelope``'s causal past."""
+        return self._knows_at(envelope, self.tracker.seat_of(past.sender), past.seq)
 
     def _knows_leave(self, m: _Received) -> bool:
         """``m``'s signer had processed the leave when it signed it."""
@@ -1064,7 +1174,40 @@ class TableSession:
             # It left: what its chain says after the leave (a late card of a seat signed
             # gone, held until then) is no move of the game; its partner acts for it.
             return True
+        self._check_causal(received)
         return self._handlers.get(envelope.type, self._on_unknown)(received)
+
+    def _check_causal(self, m: _Received) -> None:
+        """``seen`` is the envelope's causal past, and everything reads it so (whether it
+        knows an action or the leave, the state at a cut, the point a vote names): each
+        entry names an envelope of its own seat (or none), and none goes back from what the
+        envelopes it names had seen (its ``prev`` and each ``seen`` entry). An honest peer's
+        ``seen`` is what it processed, and it processes an envelope only after that one's own
+        ``seen``: it can neither go back nor fall behind what it names. A chain that does
+        lies about its past, which would let it pass for not knowing what it knew (a move,
+        a leave) or move a cut back: its sender's fault (PROTOCOL.md §5.1). Checked when the
+        envelope is processed: everything it names is processed then."""
+        envelope = m.envelope
+        named = []
+        for seat, h in enumerate(envelope.seen):
+            if h == ZERO_HASH:
+                named.append(-1)
+                continue
+            found = self._by_hash[h]  # processed: _ready waited for it
+            if self.tracker.seat_of(found.sender) != seat:
+                raise m.fault(f"its seen names, for seat {seat}, an envelope of another seat")
+            named.append(found.seq)
+        for h in {envelope.prev, *envelope.seen} - {ZERO_HASH}:
+            before = self._by_hash[h]
+            for seat, older in enumerate(before.seen):
+                had = self._by_hash.get(older)
+                if had is not None and had.seq > named[seat]:
+                    raise RuleBroken(
+                        m.seat,
+                        f"its seen goes back: it names seat {seat}'s envelope {named[seat]} "
+                        f"where an envelope it names had seen {had.seq}",
+                        (envelope.encode(), before.encode()),
+                    )
 
     def _on_table(self, m: _Received) -> bool:
         """A seat signs the table definition, once, with the host's proposal of it.
@@ -1127,6 +1270,11 @@ class TableSession:
             raise m.fault("abandons no seat")
         if self.abandoned is not None or (self.seats != 4 and self._phase in _ALL_DONE):
             return True
+        # A vote against the seat whose resignation we processed first: the others may hold
+        # that resignation behind this vote (§6.7); show them we went on.
+        point = self._progress_through(gone, m.envelope.seen[gone])
+        if gone == self.dummy and m.seat != gone and self._passed_unsigned(gone, point):
+            self._went_on.add(gone)
         if self._left_us or gone == self.dummy or m.seat == self.dummy:
             return True  # nobody votes against a dummy, and a dummy votes no more
         if gone == m.seat:
@@ -1150,7 +1298,9 @@ class TableSession:
         others hold that envelope while the vote can gather (:meth:`_held`), and only an
         envelope of ours past ``point`` tells them it cannot; we may owe none (the seat to
         act may be one that holds it, waiting). PROTOCOL.md §6.7: we say so at once."""
-        if self.seat is None or self.seats != 4 or self.dummy is not None or seat == self.seat:
+        if self.seat is None or self.seats != 4 or self.dummy not in (None, seat):
+            return False
+        if seat == self.seat:
             return False
         chain = self.tracker.chain(self.seat)
         return (
@@ -1193,8 +1343,23 @@ class TableSession:
             return
         if self.seats == 4 and self.dummy is None:
             self._open_hand(gone, deciding)
+            self._gone_by_earlier_votes()
         else:
             self._abandon_at(gone, deciding[0])
+
+    def _gone_by_earlier_votes(self) -> None:
+        """After the first leave, the votes processed before it against another seat count
+        as ever, and the seat is gone once every live seat but it voted at one point: its
+        two others now (PROTOCOL.md §6.6). Checked at the leave as at each vote, so that a
+        peer that processed those votes before the leave, and one that processed them
+        after, find the same second leave (the lowest seat first, then the lowest point)."""
+        if self._left_us or self.abandoned is not None:
+            return
+        for (seat, _), voters in sorted(self._abandon_votes.items()):
+            needed = self.live_seats - {seat}
+            if seat != self.dummy and needed <= voters.keys():
+                self._seat_gone(seat, tuple(voters[v] for v in sorted(needed)))
+                return
 
     def _open_hand(self, gone: int, deciding: tuple[Envelope, ...]) -> None:
         """Make ``gone`` the dummy: its cards of the round in play are released (or, when
@@ -1206,8 +1371,8 @@ class TableSession:
         # The round it left in is the cut's (the round in play where the deciding envelopes
         # saw the game; the next one once they saw its last card), whatever this peer audited
         # meanwhile: every record names the same.
-        cut = self._state_at_cut(deciding[0]).number
-        self.left = SeatLeft(gone, partner_of(gone), cut, self.state)
+        cut = self._state_at_cut(deciding[0])
+        self.left = SeatLeft(gone, partner_of(gone), cut.number, self.state, cut)
         self._events.append(self.left)
         if self._left_us:
             return  # our game ends here; the others play on
@@ -1222,6 +1387,7 @@ class TableSession:
             # Its cards cannot be opened: the round is dealt again, the dummy face up
             # (the deal given up had opened no card).
             self._redealt = deck.round_number
+            self._given_up = deck
             self._start_round()  # its key leaves with the next local step
             return
         # Its reveal is awaited no more: every other reveal carries a piece of its key, and
@@ -1231,7 +1397,9 @@ class TableSession:
         if isinstance(deck, DeckPeer) and self._phase in _ROUND_GOES_ON:
             # Our shares of its cards under our piece of its key, while some may still be
             # played (once the engine closed the round, no card of it is; an observer learns
-            # the cards from the releases).
+            # the cards from the releases). After what the deck made already: a release
+            # lists the positions of the steps whose shares we sent before it (DECK.md).
+            self._deferred += deck.next_messages()
             self._deferred.append(deck.release(gone))
 
     def _releasable(self, seat: int) -> bool:
@@ -1304,22 +1472,32 @@ class TableSession:
         return True
 
     def _on_deck(self, m: _Received) -> bool:
-        """A deck protocol message of this round: the deck checks it."""
+        """A deck protocol message of this round: the deck checks it (a message of the deal
+        given up at a leave, one that does not know the leave, goes to that deal's deck,
+        which checks it all the same)."""
         if not self._for_this_round(m):
             return False
-        if self._redealt == self._current_round() and not self._knows_leave(m):
-            return True  # for the deal given up at the leave
+        given_up = self._redealt == self._current_round() and not self._knows_leave(m)
         if m.own:
             return True  # our deck made it (and noted it: _send_deck)
-        assert self.deck is not None
+        deck = self._given_up if given_up else self.deck
+        assert deck is not None
         try:
             msg = deck_message(m.body, m.seat)
-            self._steps.add((m.seat, type(msg)))
+            if not given_up:
+                self._steps.add((m.seat, type(msg)))
             if isinstance(msg, RevealMessage) and self._phase in _ROUND_GOES_ON:
                 # Secrets come out only once the round is over: an early reveal could pull
                 # everybody's, and with them every hand. It is never answered.
                 raise m.fault("revealed its secrets before the round ended")
-            self.deck.receive(msg)
+            if isinstance(msg, ReleaseMessage) and (
+                msg.gone != self.dummy or not self._knows_leave(m)
+            ):
+                # A holder releases a seat once it processed its leave: a release that does
+                # not know it (none is gone, or another seat) opens cards of a seat that
+                # still plays them. Decided from the release's own past, alike everywhere.
+                raise m.fault(f"released seat {msg.gone}'s cards, and that seat is not gone")
+            deck.receive(msg)
         except DeckError as exc:
             self._deck_fault(exc, m.seat, m.evidence)
         return True
@@ -1369,6 +1547,15 @@ class TableSession:
         # processed the leave: one that does not know it is out of turn wherever it is read.
         if self.actor(to_act) != m.seat or (to_act != m.seat and not self._knows_leave(m)):
             raise m.fault(f"acted out of turn (seat {to_act} was to act)")
+        if self._history:
+            # The actions form one causal sequence: each knows the one before (an honest
+            # seat applied it before it could act). One that does not would be in turn at
+            # a peer that applied that action first, and out of turn at one that did not.
+            seat, seq, _ = self._history[-1]
+            if not self._knows_at(m.envelope, seat, seq):
+                raise m.fault(
+                    f"acted without knowing the last action (seat {seat}'s envelope {seq})"
+                )
         if state_of(m.body) != self._digest:
             raise m.fault("its state digest differs from ours")
         if to_act == self.dummy:
@@ -1415,6 +1602,11 @@ class TableSession:
         deck = self.deck
         assert deck is not None
         play = play_message(m.body, m.seat)
+        to_act = self.state.to_act
+        if not m.own and play.position not in deck.positions_of(to_act):
+            # The seat to act plays its own cards; a dummy's partner plays the dummy's for
+            # it and its own on its own turn (the deck lets it play either).
+            raise m.fault(f"played deck position {play.position}, not a card of seat {to_act}")
         if not m.own:
             deck.receive(play)
         card = deck.card_at(play.position)
@@ -1456,9 +1648,7 @@ class TableSession:
         deck = self.deck
         assert deck is not None
         for msg in deck.next_messages():
-            assert self.seat is not None, "an observer's deck makes no message"
-            self._steps.add((self.seat, type(msg)))
-            self._send(deck_body(deck.round_number, msg))
+            self._send_deck(deck, msg)
             changed = True
         if self._phase is SessionPhase.DEALING and deck.phase in (
             DeckPhase.BIDDING,
@@ -1489,8 +1679,14 @@ class TableSession:
         assert deck is not None
         self._deferred = []
         for msg in deferred:
-            self._send(deck_body(deck.round_number, msg))
+            self._send_deck(deck, msg)
         return True
+
+    def _send_deck(self, deck: _Deck, msg: DeckMessage) -> None:
+        """Sign one of our deck messages of the round in play."""
+        assert self.seat is not None, "an observer's deck makes no message"
+        self._steps.add((self.seat, type(msg)))
+        self._send(deck_body(deck.round_number, msg))
 
     def _start_round(self) -> None:
         self._steps = set()
@@ -1672,6 +1868,6 @@ class TableSession:
                 self._digest + encode(["audit", record.number, list(self.state.scores)])
             ).digest()
         self._events.append(RoundAudited(record, report, self.state, tuple(cards)))
-        self.deck = None
+        self.deck = self._given_up = None
         over = self.state.is_over
         self._transition(SessionPhase.GAME_OVER if over else SessionPhase.BETWEEN_ROUNDS)

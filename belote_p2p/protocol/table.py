@@ -7,12 +7,14 @@ table id, and its digest is the first thing each seat signs (``protocol/PROTOCOL
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from belote_p2p.errors import LocalProtocolError
 from belote_p2p.game.rules import RuleSet
 
+from .ed25519 import valid_public_key
 from .identity import Identity, verify
 from .names import name_problem
 from .wire import TABLE_ID_SIZE, encode
@@ -32,19 +34,31 @@ class Seat:
     """``host:port`` where the peer listens for the mesh."""
 
 
+TABLE_RULES: Final[Mapping[str, bool]] = {
+    "watchers": True,
+    "hints": False,
+}
+"""The table rules (``PROTOCOL.md`` §6.1), by name, with their defaults: rules of the table
+that are not rules of the game (which the rule set holds), every seat signing them with the
+definition, so that no seat does on its own what the others refused. Each is a boolean
+field of the definition and of :class:`TableDefinition` of the same name, in the canonical
+encoding only when it is not its default: a table that keeps every default keeps the bytes
+and the digest it had before the rule existed. A definition that sends a rule at its
+default, or not as a boolean, is refused (each table has one encoding). A rule is added by
+one entry here and one field below."""
+
+
 @dataclass(frozen=True, slots=True)
 class TableDefinition:
-    """What every seated peer signs before play: the table id, the rules, the seats and the
-    table's rules of conduct (``hints``).
-
-    A rule of conduct is an optional key of the definition, sent only when it differs from
-    its default (``PROTOCOL.md`` §6.1): the definitions of the tables that keep every
-    default encode, and so digest, as they did before the rule existed, and the records
-    of those tables verify unchanged."""
+    """What every seated peer signs before play: the table id, the rules and the seats,
+    and the table rules (:data:`TABLE_RULES`: watchers, hints)."""
 
     table_id: bytes
     rules: RuleSet
     seats: tuple[Seat, ...]
+    watchers: bool = True
+    """Anyone with the watch code may watch (``host --no-watch``: no seat serves a watcher,
+    at its port or at a relay, ``PROTOCOL.md`` §11)."""
     hints: bool = False
     """Every seat may ask its own peer's ``expert`` bot for advice during play (``host
     --hints``); off by default. The record says so, since the definition is its root."""
@@ -56,8 +70,10 @@ class TableDefinition:
             "rules": self.rules.to_dict(),
             "seats": [{"name": s.name, "key": s.key, "address": s.address} for s in self.seats],
         }
-        if self.hints:
-            wire["hints"] = True
+        for name, default in TABLE_RULES.items():
+            value = getattr(self, name)
+            if value != default:
+                wire[name] = value
         return wire
 
     @classmethod
@@ -88,15 +104,23 @@ class TableDefinition:
                 raise ValueError(f"seat {len(seats)}: {problem}")
             if type(key) is not bytes or len(key) != 32:
                 raise ValueError("a seat key is 32 bytes")
+            if not valid_public_key(key):
+                # A key of small order verifies one signature for every message: anyone
+                # could sign as that seat (PROTOCOL.md §1).
+                raise ValueError(f"seat {len(seats)}: its key is not a valid Ed25519 key")
             if type(address) is not str or len(address) > MAX_ADDRESS:
                 raise ValueError("a seat address is a short string")
             seats.append(Seat(name, key, address))
         if len({s.key for s in seats}) != len(seats):
             raise ValueError("every seat needs its own key")
-        hints = data.get("hints", False)
-        if type(hints) is not bool:
-            raise ValueError("hints is a boolean")
-        return cls(table_id, rules, tuple(seats), hints)
+        table_rules: dict[str, bool] = {}
+        for name, default in TABLE_RULES.items():
+            if name in data:
+                value = data[name]
+                if type(value) is not bool or value == default:
+                    raise ValueError(f"the table rule {name} is sent only as {not default}")
+                table_rules[name] = value
+        return cls(table_id, rules, tuple(seats), **table_rules)
 
     @property
     def digest(self) -> bytes:

@@ -104,7 +104,7 @@ class Verdict:
         if left is not None and self.left_here:
             return (
                 f"LEFT: seat {left.seat} ({names[left.seat]}) left in round {left.round + 1} "
-                f"at {'-'.join(str(x) for x in left.state.scores)}; its partner plays its open "
+                f"at {'-'.join(str(x) for x in left.at.scores)}; its partner plays its open "
                 "hand, and this record ends there"
             )
         if not self.finished:
@@ -145,6 +145,7 @@ def verify_record(
     header names, which says whether a record that ends at its seat's leave is whole)."""
     session = TableSession(definition, None, None)
     session.start()
+    session.foresee(envelopes)  # the record's chains hold late envelopes (PROTOCOL.md §6.7)
     rounds: list[RoundAudited] = []
     chats: list[ChatMessage] = []
     corrupt = None

@@ -101,6 +101,10 @@ def parse_table(data: bytes) -> WatchedTable:
     proposal = msg.get("proposal")
     if not definition.proposed_by_host(proposal):
         raise WatchError("the table definition is not signed by its host")
+    if not definition.watchers:
+        # Every seat signed that nobody watches (PROTOCOL.md §11): whoever serves it breaks
+        # the table's rule, and the watcher does not take part in that.
+        raise WatchError("the table refuses watchers, and a seat served it all the same")
     assert type(proposal) is bytes
     return WatchedTable(definition, proposal)
 

@@ -165,6 +165,17 @@ def encode(value: object) -> bytes:
         raise LocalProtocolError(f"cannot encode canonically: {exc}") from exc
 
 
+def encode_sorted(value: object) -> bytes:
+    """The canonical msgpack encoding of ``value`` built only of values :func:`decode`
+    returned (or :func:`encode` would keep as they are) and of maps whose keys are inserted
+    in sorted order: not walked again, so that a large answer made of many checked parts
+    (a directory's listing) costs one pass of msgpack. ``LocalProtocolError`` if too large."""
+    try:
+        return _pack(value)
+    except (ValueError, TypeError) as exc:
+        raise LocalProtocolError(f"cannot encode canonically: {exc}") from exc
+
+
 def _pack(normal: object) -> bytes:
     """The msgpack bytes of a value :func:`_normalize` returned (or one built of such
     values in sorted order): canonical as it is, so not walked again; ``ValueError`` if

@@ -38,6 +38,8 @@ from belote_p2p.net.discovery import DEFAULT_LISTEN, TableAd, discover_all
 from belote_p2p.net.invite import Invitation, InvitationError
 from belote_p2p.net.lobby import DEFAULT_PORT, check_name
 from belote_p2p.net.watch import read_watch_code
+from belote_p2p.protocol.directory import Advertisement
+from belote_p2p.protocol.identity import fingerprint
 from belote_p2p.protocol.private import private_directory
 from belote_p2p.protocol.transcript import Transcript, TranscriptError
 from belote_p2p.protocol.verify import verify_transcript
@@ -135,6 +137,18 @@ def table_text(ad: TableAd) -> str:
     return f"{ad.beacon.name} · {where} · {free} · {ad.address}"
 
 
+def public_text(ad: Advertisement, games: int) -> str:
+    """A public table as the lobby lists it: who hosts what, the free seats, the languages,
+    the host's level as its claim beside the games our records hold with its key."""
+    from ..public import claim_text
+
+    seats = ngettext("{n} seat free", "{n} seats free", ad.free).format(n=ad.free)
+    return _("{host} [{fingerprint}]: {game}, {seats}, {langs}; {claims}").format(
+        host=ad.name, fingerprint=fingerprint(ad.host_key), game=target_text(ad.variant, ad.target),
+        seats=seats, langs=" ".join(ad.langs) or "-", claims=claim_text(ad.level, games),
+    )  # fmt: skip
+
+
 def profile_text(fingerprint: str, p: PlayerStats | None) -> str:
     """The person's profile in one line: ``[fp] level 3, 1,200 XP; 10 games, 4 won;
     contracts: 7 made, 2 failed``."""
@@ -168,8 +182,14 @@ class WebLobby:
         beacon: Sequence[BeaconAddress],
         person_deadline: float = 60.0,
         grace: float = 120.0,
+        directory: str | None = None,
     ) -> None:
         self.server = server
+        self.directory = directory
+        """``HOST:PORT`` of a relay's public directory (``web --relay``), if any."""
+        self.public: list[Advertisement] = []
+        """The public tables it listed last (those we may sit at)."""
+        self.public_games: dict[bytes, int] = {}
         self.home = home
         self.name = name
         self.bind = bind
@@ -226,6 +246,14 @@ class WebLobby:
                     "text": table_text(ad),
                 }
                 for ad in self.tables
+            ],
+            "directory": self.directory,
+            "public": [
+                {
+                    "id": (ad.host_key + ad.table_id).hex(),
+                    "text": public_text(ad, self.public_games.get(ad.host_key, 0)),
+                }
+                for ad in self.public
             ],
             "unfinished": [{"path": str(p), "text": _describe(t)} for p, t in self.unfinished],
             "ranking": [
@@ -306,6 +334,19 @@ class WebLobby:
         kind = message.get("type")
         if kind == "scan":
             return self._start(self._scan)
+        if kind == "public":
+            return self._start(self._public)
+        if kind == "take-seat":
+            chosen = [
+                a for a in self.public if (a.host_key + a.table_id).hex() == message.get("id")
+            ]
+            if not chosen:
+                return _("That table is no longer listed: look for public tables again.")
+            try:
+                self.name = check_name(str(message.get("name", "")))
+            except BeloteError as exc:
+                return _("Name: {error}").format(error=exc)
+            return self._start(lambda: self._take_seat(chosen[0]))
         if kind == "quit":
             if self.server.table is not None:
                 return _("A game is on: finish it first.")
@@ -403,6 +444,45 @@ class WebLobby:
             if heard
             else _("No open table heard.")
         )
+
+    async def _public(self) -> None:
+        """The public tables of the directory that we may sit at (:mod:`..public`)."""
+        from belote_p2p.net.directory import query_directory
+        from belote_p2p.protocol.directory import DirectoryError, Query
+
+        from ..blocklist import BlockList
+        from ..public import directory_address, fitting, games_with
+
+        assert self.directory is not None
+        self.status = _("Asking the directory at {address}...").format(address=self.directory)
+        self._changed()
+        key = self.home.identity().public_key_bytes
+        try:
+            listing = await query_directory(directory_address(self.directory), Query())
+        except (DirectoryError, ValueError) as exc:
+            self.status = _("The directory cannot be read now: {error}").format(error=exc)
+            return
+        self.public = fitting(listing, Query(), BlockList.of(self.home), key)
+        self.public_games = await trio.to_thread.run_sync(
+            lambda: games_with(self.home, key, {a.host_key for a in self.public})
+        )
+        found = len(self.public)
+        self.status = (
+            ngettext("{n} public table has a free seat.", "{n} public tables have a free seat.",
+                     found).format(n=found)
+            if found
+            else _("No public table has a free seat.")
+        )  # fmt: skip
+
+    async def _take_seat(self, ad: Advertisement) -> None:
+        from ..join import join_advertised
+
+        self.status = _(
+            "Taking a seat at {name}'s table: the table opens here when the game begins."
+        ).format(name=ad.name)
+        self._changed()
+        status = await join_advertised(self._options(), ad)
+        await self._after(status)
 
     async def _host(
         self, variant: str, target: int, bots: int, port: int, hints: bool = False
@@ -544,7 +624,7 @@ def cmd_web(args: argparse.Namespace) -> int:
     server = WebServer(port=web.port, home=home.root)
     lobby = WebLobby(
         server, home, name=name, bind=args.bind, beacon=beacon,
-        person_deadline=args.person_deadline, grace=args.grace,
+        person_deadline=args.person_deadline, grace=args.grace, directory=args.relay,
     )  # fmt: skip
     server.lobby = lobby
     server.replays = lobby.replay
@@ -587,6 +667,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help=_("where tables are announced, repeatable ({addresses})").format(
             addresses=beacon_text()
         ),
+    )  # fmt: skip
+    p.add_argument(
+        "--relay", metavar=_("HOST:PORT"),
+        help=_("a relay with a public directory (`relay --directory`): the lobby lists its "
+               "public tables, each with a button to take a seat"),
     )  # fmt: skip
     p.add_argument("--person-deadline", type=positive_seconds, default=60.0, metavar=_("S"),
                    help=_("seconds a seat has for a decision (60)"))  # fmt: skip

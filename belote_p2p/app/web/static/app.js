@@ -574,6 +574,7 @@ function renderLobby(l) {
   fill($("#lan-tables"), ...l.tables.map((ad) => el("li", {},
     el("span", { text: ad.text }),
     el("button", { type: "button", disabled: busy, onclick: () => join(ad.address) }, _("Join")))));
+  renderPublic(l, busy);
   $("#resume-panel").hidden = !l.unfinished.length;
   fill($("#resume-list"), ...l.unfinished.map((g) => el("li", {},
     el("span", { text: g.text }),
@@ -584,6 +585,16 @@ function renderLobby(l) {
     ...[g.date_text, g.variant_text, g.players, g.score, g.result].map((v) => el("td", { text: String(v) })),
     el("td", {}, el("a", { href: `replay/${g.table_id}`, target: "_blank", rel: "noopener" }, g.replay)))));
   renderProgress(l.progress);
+}
+
+// The public tables of the relay's directory (web --relay), each with its "take a seat".
+function renderPublic(l, busy) {
+  $("#public-panel").hidden = !l.directory;
+  $("#public-button").disabled = busy;
+  fill($("#public-tables"), ...l.public.map((t) => el("li", {},
+    el("span", { text: t.text }),
+    el("button", { type: "button", disabled: busy,
+      onclick: () => send({ type: "take-seat", id: t.id, name: $("#lobby-name").value }) }, _("Take a seat")))));
 }
 
 // The person's average loss a decision, game by game (oldest first): a small line.
@@ -695,6 +706,7 @@ document.addEventListener("DOMContentLoaded", () => {
   $("#hint").addEventListener("click", () => send({ type: "hint" }));
   $("#host-variant").addEventListener("change", hostBots);
   $("#scan-button").addEventListener("click", () => send({ type: "scan" }));
+  $("#public-button").addEventListener("click", () => send({ type: "public" }));
   $("#quit-button").addEventListener("click", () => send({ type: "quit" }));
   setInterval(tick, 250);
   connect();
