@@ -29,6 +29,7 @@ import trio
 from belote_p2p.app.argtypes import port, positive_seconds, seconds, seed
 from belote_p2p.game.engine import Action
 from belote_p2p.game.observation import Observation
+from belote_p2p.i18n import _
 from belote_p2p.net.address import ALL_ADDRESSES
 from belote_p2p.net.lobby import check_name
 from belote_p2p.net.peer import (
@@ -76,6 +77,9 @@ class SeatOptions:
     grace: float = 120.0
     connect_timeout: float = 60.0
     """Seconds the mesh has to open (every other peer connected), at the start or a resume."""
+    step_deadline: float = 10.0
+    """Seconds a seat has for a protocol step that needs no decision (a deck message, its
+    signature of the table, its ``done``) before it is reported late."""
     plain: bool = False
     """A person's seat in plain lines, without the frame or colours."""
     autoplay: str | None = "rules"
@@ -117,6 +121,7 @@ class SeatOptions:
             bot_seats=bots,
             grace=self.grace,
             connect_timeout=self.connect_timeout,
+            step_deadline=self.step_deadline,
         )
 
     @property
@@ -514,6 +519,7 @@ def seat_options(args: argparse.Namespace, home: Home | None = None) -> SeatOpti
         person_deadline=args.person_deadline,
         grace=args.grace,
         connect_timeout=args.connect_timeout,
+        step_deadline=args.step_deadline,
         plain=args.plain,
         autoplay=None if args.autoplay == "none" else args.autoplay,
         json=args.json,
@@ -589,6 +595,11 @@ def add_seat_arguments(p: argparse.ArgumentParser, *, seat: bool = True, name: b
     p.add_argument(
         "--person-deadline", type=positive_seconds, default=60.0, metavar="S",
         help="seconds a seat has for a decision before it is reported late (60)",
+    )  # fmt: skip
+    p.add_argument(
+        "--step-deadline", type=positive_seconds, default=10.0, metavar="S",
+        help=_("seconds a seat has for a protocol step (a deck message, its signature of the "
+               "table) before it is reported late (10)"),
     )  # fmt: skip
     p.add_argument(
         "--grace", type=seconds, default=120.0, metavar="S",
