@@ -76,7 +76,8 @@ class SeatOptions:
     person_deadline: float = 60.0
     grace: float = 120.0
     connect_timeout: float = 60.0
-    """Seconds the mesh has to open (every other peer connected), at the start or a resume."""
+    """Seconds the mesh has to open: every other peer connected at the start, one at a
+    resume."""
     step_deadline: float = 10.0
     """Seconds a seat has for a protocol step that needs no decision (a deck message, its
     signature of the table, its ``done``) before it is reported late."""
@@ -607,7 +608,8 @@ def add_seat_arguments(p: argparse.ArgumentParser, *, seat: bool = True, name: b
     )  # fmt: skip
     p.add_argument(
         "--connect-timeout", type=positive_seconds, default=60.0, metavar="S",
-        help="seconds for every other peer to connect when the game opens or resumes (60)",
+        help=_("seconds for every other peer to connect when the game opens (for one of "
+               "them when it resumes) (60)"),
     )  # fmt: skip
     if not seat:
         return
