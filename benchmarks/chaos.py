@@ -21,12 +21,13 @@ partition of a seat drops every packet to and from it for ``--partition`` second
 
 **The faults.** From the moment every seat's record holds a bid, a schedule drawn from
 the seed (``--seed``, then the game's number) injects one fault after another, one every
-``--gap`` seconds on average, until a peer's game is over: a joiner killed (SIGKILL of its
-process group) and, a few seconds later, ``belote-p2p resume`` on its home (``kill``); the
-host likewise (``host``); the relay killed and started again on its port (``relay``); a seat
-cut off by a partition (``partition``); or, at most once a game, a seat killed for good
-(``gone``: the others sign it gone after its deadline and grace, and its partner plays its
-open hand to the end).
+``--gap`` seconds on average (the first within half of that), until a peer's game is over:
+a joiner killed (SIGKILL of its process group) and, up to ``--downtime`` seconds later,
+``belote-p2p resume`` on its home (``kill``); the host likewise (``host``); the relay
+killed and started again on its port (``relay``); a seat cut off by a partition
+(``partition``); or, at most once a game, a seat killed for good (``gone``: the others sign
+it gone after its deadline and grace, and its partner plays its open hand to the end).
+``--kinds`` draws from some of them only.
 
 **What counts.** A game is *finished* when every live seat's record verifies as a finished
 game (``belote-p2p verify``'s own check), *gone on with a dummy* when they name the leaver,
@@ -521,6 +522,9 @@ class GameReport:
     max_wait: float = 0.0
     """The longest a live seat waited for a turn not its own (seconds)."""
     max_wait_at: str = ""
+    max_clear_wait: float = 0.0
+    """The longest such wait while no other fault was under way."""
+    max_clear_wait_at: str = ""
     rss_mib: dict[str, float] = field(default_factory=dict)
     """Each peer process's resident memory at its end (its last incarnation)."""
     problems: list[str] = field(default_factory=list)
@@ -561,6 +565,9 @@ class Game:
         self.start = 0.0
         self.busy = False
         """A fault is under way (a seat or the relay is down)."""
+        self.windows: list[tuple[float, float]] = []
+        """When each fault but the seat gone for good lasted (wall clock, as the timing
+        logs), from its start to the end of its recovery (the resumed process started)."""
 
     def log(self, text: str) -> None:
         when = time.monotonic() - self.start
@@ -648,8 +655,12 @@ class Game:
         await self.until_dealt()
         self.log("every seat holds a bid: faults begin")
         gap = self.args.gap
+        first = True
         while True:
-            await trio.sleep(self.rng.uniform(0.5 * gap, 1.5 * gap))
+            # The first one soon (within the game's first round), then one every gap.
+            low, high = (0.25, 0.75) if first else (0.5, 1.5)
+            first = False
+            await trio.sleep(self.rng.uniform(low * gap, high * gap))
             if self.over():
                 return
             kind = self.rng.choices(KINDS, [w * (k in self.args.kinds) for k, w in WEIGHTS])[0]
@@ -657,6 +668,7 @@ class Game:
             if kind == "gone" and any(s.gone for s in self.seats):
                 continue  # at most one a game
             self.busy = True
+            began = time.time()
             try:
                 if kind in ("kill", "host"):
                     joiners = [s for s in live if s != 0]
@@ -670,6 +682,8 @@ class Game:
                     await self.partition(self.rng.choice(live))
             finally:
                 self.busy = False
+                if kind != "gone":
+                    self.windows.append((began, time.time()))
 
     def downtime(self) -> float:
         return self.rng.uniform(2.0, self.args.downtime)
@@ -791,27 +805,46 @@ class Game:
         self.waits(live)
 
     def waits(self, live: list[Seat]) -> None:
-        """The longest a live seat waited for a turn not its own (its timing logs)."""
+        """The longest a live seat waited for a turn not its own (its timing logs): of all
+        waits, and of those during which no other fault was under way (only the seat gone
+        for good, if any, silent), which the deadlines bound."""
         report = self.report
         for state in live:
             for incarnation in range(len(state.procs)):
                 log = self.timing(state.number, incarnation) / f"seat{state.number}.jsonl"
-                wait, at = longest_wait(log, state.number, report.gone)
-                if wait > report.max_wait:
-                    report.max_wait = wait
-                    report.max_wait_at = f"seat {state.number} ({incarnation}): {at}"
+                for wait in waits_of(log, state.number, report.gone):
+                    where = f"seat {state.number} ({incarnation}): {wait.what}"
+                    if wait.seconds > report.max_wait:
+                        report.max_wait, report.max_wait_at = wait.seconds, where
+                    clear = not any(a < wait.end and wait.start < b for a, b in self.windows)
+                    if clear and wait.seconds > report.max_clear_wait:
+                        report.max_clear_wait, report.max_clear_wait_at = wait.seconds, where
 
 
 EVENT_KINDS = {"ready", "dealt", "action", "audited", "over"}
+VOTE_SLACK = 15.0
+"""Seconds a seat gone for good may cost beyond its deadline and grace: the others' votes,
+their releases of its cards and its partner's decision crossing the network."""
 
 
-def longest_wait(log: Path, seat: int, gone: int | None) -> tuple[float, str]:
-    """The longest time between two table events of one peer's timing log, the later one
-    not an action of its own (nor of the dummy it plays); and what came then."""
+@dataclass(frozen=True)
+class Wait:
+    start: float
+    end: float
+    what: str
+
+    @property
+    def seconds(self) -> float:
+        return self.end - self.start
+
+
+def waits_of(log: Path, seat: int, gone: int | None) -> list[Wait]:
+    """The times between two table events of one peer's timing log, the later one not an
+    action of its own (nor of the dummy it plays)."""
     try:
         lines = log.read_text().splitlines()
     except OSError:
-        return 0.0, ""
+        return []
     rows = []
     for line in lines:
         with contextlib.suppress(ValueError):
@@ -821,16 +854,14 @@ def longest_wait(log: Path, seat: int, gone: int | None) -> tuple[float, str]:
     ours = {seat}
     if gone is not None and (gone + 2) % SEATS == seat:
         ours.add(gone)
-    best, at = 0.0, ""
+    waits = []
     for before, row in itertools.pairwise(rows):
         if row["kind"] == "action" and row.get("seat") in ours:
             continue
-        wait = float(row["t"]) - float(before["t"])
-        if wait > best:
-            best = wait
-            what = row["kind"] + (f" of seat {row['seat']}" if row["kind"] == "action" else "")
-            at = f"{wait:.1f} s before the {what}"
-    return best, at
+        start, end = float(before["t"]), float(row["t"])
+        what = row["kind"] + (f" of seat {row['seat']}" if row["kind"] == "action" else "")
+        waits.append(Wait(start, end, f"{end - start:.1f} s before the {what}"))
+    return waits
 
 
 def read(path: Path) -> str:
@@ -942,7 +973,8 @@ def say_game(r: GameReport) -> None:
     state = r.outcome.upper() if r.lost or r.outcome == "abandoned" else r.outcome
     print(f"game {r.game:3d} (lane {r.lane}, listening {r.listening}): {state}, "
           f"{r.rounds} rounds in {r.seconds:.0f} s, faults: {what or 'none'}, "
-          f"longest wait {r.max_wait:.1f} s", flush=True)  # fmt: skip
+          f"longest wait {r.max_wait:.1f} s ({r.max_clear_wait:.1f} s with no other fault "
+          "under way)", flush=True)  # fmt: skip
     for problem in r.problems:
         print(f"    {problem}", flush=True)
 
@@ -959,7 +991,8 @@ def figures(args: argparse.Namespace, run: Run) -> dict[str, Any]:
     clean_round, chaos_round = per_round(clean), per_round(chaos)
     relays = [relay_counts(p) for k in run.relays for p in k.procs[-1:]]
     waits = [r.max_wait for r in chaos]
-    bound = args.deadline + args.grace
+    clear = [r.max_clear_wait for r in chaos]
+    bound = args.deadline + args.grace + VOTE_SLACK
     return {
         "games": len(chaos),
         "seed": args.seed,
@@ -991,7 +1024,9 @@ def figures(args: argparse.Namespace, run: Run) -> dict[str, Any]:
         "slowdown": round(chaos_round / clean_round, 2) if clean_round and chaos_round else None,
         "game_s": [round(r.seconds, 1) for r in chaos],
         "max_wait_s": round(max(waits), 1) if waits else None,
-        "waits_over_deadline_and_grace": sum(w > bound for w in waits),
+        "max_clear_wait_s": round(max(clear), 1) if clear else None,
+        "stalls": sum(w > bound for w in clear),
+        "stall_bound_s": bound,
         "peer_rss_mib_max": max((m for r in chaos for m in r.rss_mib.values()), default=None),
         "relay_rss_mib": [round(p.rss_kib / 1024, 1) for k in run.relays for p in k.procs[-1:]],
         "relay_restarts": sum(len(k.procs) - 1 for k in run.relays),
@@ -1022,8 +1057,9 @@ def say_figures(f: dict[str, Any]) -> None:
     if f["slowdown"] is not None:
         print(f"  time per round: {f['chaos_round_s']} s against {f['clean_round_s']} s on a "
               f"clean network ({f['slowdown']}x)")  # fmt: skip
-    print(f"  longest wait for another seat's turn: {f['max_wait_s']} s "
-          f"({f['waits_over_deadline_and_grace']} games past deadline + grace)")  # fmt: skip
+    print(f"  longest wait for another seat's turn: {f['max_wait_s']} s; with no other fault "
+          f"under way {f['max_clear_wait_s']} s ({f['stalls']} games past deadline + grace "
+          f"+ {VOTE_SLACK:g} s, {f['stall_bound_s']:g} s)")  # fmt: skip
     print(f"  memory at the end: peers at most {f['peer_rss_mib_max']} MiB, relay "
           f"{f['relay_rss_mib']} MiB ({f['relay_restarts']} relay restarts)")  # fmt: skip
 
