@@ -13,7 +13,7 @@ the ``.mo`` files that gettext reads (:class:`BuildPyWithCatalogs`, with Babel, 
 requirement), so that ``pip install .`` speaks every language of the catalogs.
 
 Compiled, the engine checks its argument types at run time (mypyc does), and runs whole
-random rounds about 1.7 times as fast, the fast path about 3 times (README, "Speed"); the
+random rounds about 1.7 times as fast, the fast path about 3 times (``docs/speed.md``); the
 install takes about 22 s of CPU more.
 """
 
@@ -90,19 +90,19 @@ class OptionalBuildExt(build_ext):
 
 class BuildPyWithCatalogs(build_py):
     """build_py that also compiles each language's ``.po`` into the ``.mo`` beside it in the
-    build, with the package's own compiler (``belote_p2p/i18n``, loaded alone: the package's
-    dependencies are not in the build's environment)."""
+    build, with the package's own compiler (``belote_p2p/i18n/mo.py``, loaded alone: the
+    package's dependencies are not in the build's environment)."""
 
     def run(self) -> None:
         super().run()
-        spec = importlib.util.spec_from_file_location("belote_i18n", "belote_p2p/i18n/__init__.py")
+        spec = importlib.util.spec_from_file_location("belote_mo", "belote_p2p/i18n/mo.py")
         assert spec is not None and spec.loader is not None
-        i18n = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(i18n)
+        mo = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mo)
         for po in sorted(Path("belote_p2p/locale").glob("*/LC_MESSAGES/*.po")):
             target = Path(self.build_lib) / po.with_suffix(".mo")
             target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(i18n.compile_po(po.read_bytes(), po.parts[-3]))
+            target.write_bytes(mo.compile_po(po.read_bytes(), po.parts[-3]))
             say(f"compiled the {po.parts[-3]} catalog")
 
 

@@ -39,13 +39,14 @@ masks (:data:`CardMask`), a trump mode is a suit or :data:`NO_TRUMP` / :data:`AL
 (:data:`TrumpMode`); the per-trump tables (:data:`POINTS`, :data:`STRENGTH`, :data:`ABOVE`,
 :data:`TRUMP_MASK`) make card play arithmetic cheap.
 
-For search, two tools beside the checked engine (:class:`State`), both for four seats only
-(with two or three players, RULES.md §12-13, search on the checked engine; ``ValueError``
-otherwise):
+For search, two tools beside the checked engine (:class:`State`):
 
-* :class:`FastState`, the fast path: the card play of a round as four hand masks and a few
-  ints, unchecked, with ``push``/``pop`` (undo), ``play`` and ``copy``. Build it from your
-  observation and a deal of the unseen cards you sampled::
+* :class:`FastState`, the fast path: the card play of a round as hand masks and a few
+  ints, unchecked, with ``push``/``pop`` (undo), ``play`` and ``copy``, and the greedy
+  playout policy (``greedy_card``, ``play_greedy``). Build it from your observation and a
+  deal of the unseen cards you sampled (with two or three seats it is a
+  :class:`FewFastState`, scored per seat; two-handed, pass the face-down cards you sampled
+  under the face-up ones, ``under``)::
 
       f = FastState.from_observation(observation, hands)  # hands: 4 masks of unplayed cards
       for card in cards_of(f.legal_mask()):
@@ -54,7 +55,8 @@ otherwise):
           f.pop()
       f.copy().play_random(rng)                           # a random playout, then f.score()
 
-* :class:`Solver` (and :func:`solve`, :func:`solve_moves`), the double-dummy solver: the
+* :class:`Solver` (and :func:`solve`, :func:`solve_moves`), four seats only (``ValueError``
+  otherwise), the double-dummy solver: the
   exact value of the rest of the round with every hand known, as team 0's card points
   minus team 1's (capot 250, générale 500); ``Solver(f, tricks=2)`` bounds the search to two
   tricks and a greedy playout. ``f.score_for(f.points[0] - f.points[1] + value)`` turns a
@@ -95,10 +97,17 @@ from belote_p2p.game.engine import (
     Trick,
     deal_owners,
     other_belote_card,
+    pile_positions,
     public_positions,
     under_position,
 )
-from belote_p2p.game.fastplay import FastState, random_round, round_score
+from belote_p2p.game.fastplay import (
+    FastState,
+    FewFastState,
+    few_round_score,
+    random_round,
+    round_score,
+)
 from belote_p2p.game.observation import Observation
 from belote_p2p.game.rules import RuleSet, SeatNumber, Variant, rule_set
 from belote_p2p.game.scoring import (
@@ -153,6 +162,7 @@ __all__ = [
     "CardMask",
     "Claim",
     "FastState",
+    "FewFastState",
     "IllegalActionError",
     "Observation",
     "Outcome",
@@ -173,6 +183,7 @@ __all__ = [
     "cards_of",
     "deal_owners",
     "equivalent_groups",
+    "few_round_score",
     "find_announcements",
     "format_cards",
     "hookimpl",
@@ -180,6 +191,7 @@ __all__ = [
     "observation_json",
     "other_belote_card",
     "parse_action_word",
+    "pile_positions",
     "public_positions",
     "random_round",
     "round_score",

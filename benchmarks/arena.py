@@ -18,7 +18,9 @@ a long match on a shared machine can stop at any time (a deadline fixed in advan
 the figures so far) and go on later, and ``--boards 0`` reports the boards recorded. The
 boards are the ones ``belote-p2p arena`` plays with the same seed and variant;
 ``--first-board B`` starts at board B (a second process on other boards, its own record:
-records are JSON lines, to be joined with ``cat``). ``--compare OTHER`` also prints this
+records are JSON lines, to be joined with ``cat``); each board's row holds the CPU time of
+every decision (``"cpu"``), and the report gives each bot's median, 99th percentile and
+largest. ``--compare OTHER`` also prints this
 match's board scores minus those of another record on the same boards. ``--cpu-boards N``
 instead measures each bot's CPU time a decision (its cost on an idle core, which wall
 times on a loaded machine overstate) over the first N boards.
@@ -46,14 +48,11 @@ from belote_p2p.players.arena import (
     BoardResult,
     MatchResult,
     TableResult,
-    board_decks,
-    bot_rng,
     mean_interval,
     play_board,
-    play_table,
     run_match,
 )
-from belote_p2p.players.bots import FallbackCounts, SafePlayer, load_bots, make_bot, split_specs
+from belote_p2p.players.bots import FallbackCounts, load_bots, split_specs
 
 
 def measure(
@@ -117,8 +116,10 @@ def recorded(
                 raise SystemExit(f"{path} records another match: {row['bots']} {row['variant']}")
             tables = tuple(TableResult(*t) for t in row["tables"])
             boards.append(BoardResult(row["board"], tables))
-            times[0].extend(row["times"][0])
-            times[1].extend(row["times"][1])
+            # "cpu": each decision's CPU time; "times" (older records): its wall time.
+            spent = row.get("cpu", row.get("times", [[], []]))
+            times[0].extend(spent[0])
+            times[1].extend(spent[1])
             seconds += row["seconds"]
     boards.sort(key=lambda b: b.board)
     if specs is None or seed is None:
@@ -126,56 +127,46 @@ def recorded(
     return MatchResult(specs, variant, seed, boards, seconds, decision_seconds=times)
 
 
-class CpuTimed:
-    """A bot whose decisions' CPU time (this thread's, whatever the machine's load) is
-    recorded."""
-
-    def __init__(self, bot: Any, times: list[float]) -> None:
-        self.bot = bot
-        self.times = times
-
-    def decide(self, observation: Any, rng: Any) -> Any:
-        start = time.thread_time()
-        try:
-            return self.bot.decide(observation, rng)
-        finally:
-            self.times.append(time.thread_time() - start)
-
-
-def cpu_times(specs: tuple[str, str], boards: int, variant: str, seed: int) -> dict[str, Any]:
-    """Each bot's CPU seconds a decision over the first ``boards`` boards (the arena's
-    deals and generators): the cost of a decision on an idle core, which wall-clock times
-    on a loaded machine overstate."""
-    bots = load_bots()
-    rules = rule_set(variant)
-    times: tuple[list[float], list[float]] = ([], [])
-    for board in range(boards):
-        dealer, _ = board_decks(seed, board)
-        for table in (0, 1):
-            _, next_deck = board_decks(seed, board)
-            sides = [(s + table) % 2 for s in range(4)]
-            players = [SafePlayer(CpuTimed(make_bot(specs[i], bots), times[i])) for i in sides]
-            rngs = [bot_rng(seed, board, table, seat) for seat in range(4)]
-            play_table(rules, players, rngs, dealer, next_deck)
-    out: dict[str, Any] = {"boards": boards}
+def time_rows(specs: tuple[str, str], times: tuple[list[float], list[float]]) -> dict[str, Any]:
+    """Each bot's decision times: count, median, mean, 99th percentile and largest."""
+    out: dict[str, Any] = {}
     for name, ts in zip(specs, times, strict=True):
         ordered = sorted(ts)
         n = len(ordered)
-        row = {
+        if not n:
+            continue
+        out[name] = {
             "decisions": n,
             "median_s": round(ordered[n // 2], 5),
             "mean_s": round(sum(ordered) / n, 5),
             "p99_s": round(ordered[min(n - 1, (99 * n) // 100)], 5),
             "max_s": round(ordered[-1], 5),
         }
-        out[name] = row
+    return out
+
+
+def print_time_rows(rows: dict[str, Any], what: str, boards: int) -> None:
+    for name, row in rows.items():
         print(
-            f"  CPU a decision {name}: median {1000 * row['median_s']:.1f} ms, mean "
+            f"  {what} a decision {name}: median {1000 * row['median_s']:.1f} ms, mean "
             f"{1000 * row['mean_s']:.1f} ms, 99th percentile {1000 * row['p99_s']:.0f} ms, "
-            f"max {1000 * row['max_s']:.0f} ms ({n} decisions, {boards} boards)",
+            f"max {1000 * row['max_s']:.0f} ms ({row['decisions']} decisions, {boards} boards)",
             flush=True,
         )
-    return out
+
+
+def cpu_times(specs: tuple[str, str], boards: int, variant: str, seed: int) -> dict[str, Any]:
+    """Each bot's CPU seconds a decision over the first ``boards`` boards (the arena's
+    deals and generators, at any table size): the cost of a decision on an idle core,
+    which wall-clock times on a loaded machine overstate."""
+    bots = load_bots()
+    rules = rule_set(variant)
+    times: tuple[list[float], list[float]] = ([], [])
+    for board in range(boards):
+        play_board(specs, rules, seed, board, bots, times=times, clock=time.thread_time)
+    rows = time_rows(specs, times)
+    print_time_rows(rows, "CPU", boards)
+    return {"boards": boards, **rows}
 
 
 def compare(match: MatchResult, other: MatchResult) -> dict[str, Any]:
@@ -217,7 +208,7 @@ def record_match(
             continue
         times: tuple[list[float], list[float]] = ([], [])
         start = time.perf_counter()
-        result = play_board(specs, rules, seed, board, bots, counts, times)
+        result = play_board(specs, rules, seed, board, bots, counts, times, clock=time.thread_time)
         row = {
             "bots": list(specs),
             "variant": variant,
@@ -225,14 +216,17 @@ def record_match(
             "board": board,
             "tables": [list(astuple(t)) for t in result.tables],
             "seconds": round(time.perf_counter() - start, 4),
-            "times": [[round(x, 5) for x in t] for t in times],
+            "cpu": [[round(x, 5) for x in t] for t in times],
         }
         with path.open("a") as out:
             out.write(json.dumps(row) + "\n")
     match = recorded(path, specs, variant, seed)
     summary = match.summary()
     print(format_summary(summary), flush=True)
-    percentiles(summary, match)
+    if match.decision_seconds is not None:
+        # Each decision's CPU time (its thread's): what it costs whatever the machine's load.
+        summary["decision_cpu"] = time_rows(specs, match.decision_seconds)
+        print_time_rows(summary["decision_cpu"], "CPU", len(match.boards))
     return summary
 
 

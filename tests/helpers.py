@@ -155,6 +155,18 @@ def write_transcript(path: Path, session: TableSession) -> Path:
     return path
 
 
+def played_game(home: Path, seed: int, variant: str = "classic", target: int = 151) -> Path:
+    """A whole game of ``variant`` to ``target`` between four sessions (deals and message
+    order of ``seed``), seat 0's transcript kept in the home ``home`` as a peer keeps it
+    (``belote-p2p games`` lists it)."""
+    from belote_p2p.app.home import Home
+
+    definition, ids = make_table(variant, target=target, seed=seed)
+    sessions = table_sessions(definition, ids, deal_seed=seed)
+    Net(sessions, random.Random(seed)).run()
+    return write_transcript(Home(home).transcript(definition, 0), sessions[0])
+
+
 def hexed(value: object) -> object:
     """``value`` with every ``bytes`` in hex, for JSON vectors."""
     if isinstance(value, bytes):

@@ -287,6 +287,18 @@ class Terminal:
 
 DECISION = re.compile(r"Your (card|bid)(?: \((\d+) s left\))?>$")
 CARD = r"(\d) (10|[7-9JQKA])([♠♥♦♣])"
+DECISIONS = {
+    "en": DECISION,
+    "fr": re.compile(r"Votre (carte|annonce)(?: \((\d+) s\))?>$"),
+    "es": re.compile(r"Su (carta|apuesta)(?: \((\d+) s\))?>$"),
+}
+"""The prompt of a decision in each language; group 1 is the card's or the bid's word."""
+CARDS_IN = {
+    "en": CARD,
+    "fr": r"(\d) (10|[7-9VDRA])([♠♥♦♣])",
+    "es": r"(\d) (10|[7-9VDRA])([♠♥♦♣])",
+}
+"""A numbered card of the frame in each language's rank letters."""
 
 
 def environment() -> dict[str, str]:
@@ -300,8 +312,8 @@ def last_line(text: str) -> str:
     return text.rstrip("\n").split("\n")[-1].rstrip()
 
 
-def at_decision(text: str) -> bool:
-    return DECISION.search(last_line(text)) is not None
+def at_decision(text: str, lang: str = "en") -> bool:
+    return DECISIONS[lang].search(last_line(text)) is not None
 
 
 def answered(text: str) -> bool:

@@ -4,6 +4,9 @@ check itself fails where it must."""
 
 from __future__ import annotations
 
+import gettext
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -93,3 +96,24 @@ def test_the_catalogs_are_written_as_update_writes_them(
         catalogs.write(language, catalogs.load_file(language, committed))
         monkeypatch.undo()
         assert (tmp_path / language / "LC_MESSAGES" / f"{i18n.DOMAIN}.po").read_bytes() == committed
+
+
+def test_the_build_compiles_the_catalogs_with_the_compiler_alone(tmp_path: Path) -> None:
+    """setup.py loads ``i18n/mo.py`` by itself (the build's environment has Babel, not the
+    package): that file must import nothing of the package, and compile what ``.mo``
+    readers read."""
+    source = Path(i18n.__file__).with_name("mo.py")
+    po = catalogs.catalog_path("fr")
+    script = (
+        "import importlib.util, sys\n"
+        f"spec = importlib.util.spec_from_file_location('alone', {str(source)!r})\n"
+        "mo = importlib.util.module_from_spec(spec)\n"
+        "spec.loader.exec_module(mo)\n"
+        "assert not [m for m in sys.modules if m.startswith('belote_p2p')], sys.modules\n"
+        f"out = mo.compile_po(open({str(po)!r}, 'rb').read(), 'fr')\n"
+        f"open({str(tmp_path / 'fr.mo')!r}, 'wb').write(out)\n"
+    )
+    subprocess.run([sys.executable, "-I", "-c", script], check=True, cwd=tmp_path)
+    with (tmp_path / "fr.mo").open("rb") as f:
+        french = gettext.GNUTranslations(f)
+    assert french.gettext("none yet") == "pas encore"

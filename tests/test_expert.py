@@ -17,6 +17,7 @@ from belote_p2p.players.bots import BotError, load_bots, make_bot
 
 expert = importlib.import_module("belote_bots.expert_bot")
 pimc = importlib.import_module("belote_bots.pimc_bot")
+inference = importlib.import_module("belote_bots.inference")
 
 VARIANTS: dict[str, RuleSet] = {
     "classic": rule_set("classic"),
@@ -109,7 +110,7 @@ def test_sampled_deals_respect_what_was_observed() -> None:
         for _ in range(rng.randrange(28)):
             state = state.apply(rng.choice(state.legal_actions()))
         obs = observe(state, state.to_act)
-        sampler = expert._PlaySampler(obs)
+        sampler = inference.WorldSampler(obs)
         assert not sampler.dead
         for _ in range(5):
             hands = sampler.draw(rng)

@@ -143,3 +143,31 @@ def test_help_and_argument_errors_in_the_locales_language(tmp_path: Path) -> Non
     assert "argumentos no reconocidos: --bogus" in refused.stderr
     # --lang es was remembered in the home: the next command, with no --lang, is in Spanish.
     assert "muestra esta ayuda y sale" in _run(["--help"], env).stdout
+
+
+def test_dates_numbers_and_ordinals_as_each_language_writes_them() -> None:
+    from datetime import datetime
+
+    moment = datetime(2026, 12, 3, 14, 5)
+    shown = {}
+    for language in i18n.LANGUAGES:
+        with i18n.using(language):
+            shown[language] = (
+                i18n.format_date(moment),
+                i18n.format_date(moment.date()),
+                i18n.format_number(1234.5, 1, sign=True),
+                i18n.format_number(0.05, 3, trailing_zeros=False),
+                i18n.format_percent(0.4234),
+                [i18n.format_ordinal(n) for n in (1, 2, 11, 21)],
+            )
+    # English keeps the ISO date (no country's), French and Spanish CLDR's short forms.
+    assert shown["en"] == (
+        "2026-12-03 14:05", "2026-12-03", "+1,234.5", "0.05", "42%",
+        ["1st", "2nd", "11th", "21st"],
+    )  # fmt: skip
+    assert shown["fr"] == (
+        "03/12/2026 14:05", "03/12/2026", "+1\u202f234,5", "0,05", "42\u00a0%",
+        ["1er", "2e", "11e", "21e"],
+    )  # fmt: skip
+    assert shown["es"][0] == "3/12/26, 14:05" and shown["es"][2] == "+1.234,5"
+    assert shown["es"][4] == "42\u00a0%" and shown["es"][5][1] == "2.º"

@@ -86,7 +86,7 @@ def violations() -> list[str]:
                 continue
             forbidden: set[str] = set()
         elif rel.parts[0] == "i18n":
-            allowed, forbidden = {"top:i18n"}, FORBIDDEN["game"]
+            allowed, forbidden = {"top:i18n", "top:errors"}, FORBIDDEN["game"]
         else:
             here = rel.parts[0]
             allowed = set(LAYERS[: LAYERS.index(here) + 1]) | {"top:errors", "top:i18n"}

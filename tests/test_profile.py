@@ -22,6 +22,7 @@ from belote_p2p.app.profile import (
     BELOTE_FINISH,
     CAPOT,
     COINCHE_140,
+    SCHEMA_VERSION,
     THREE_WINS,
     GameResult,
     ImportStatus,
@@ -593,7 +594,7 @@ def test_a_database_of_the_first_schema_opens_keeps_its_rows_and_shows_them_as_b
                      shown[1]), shown  # fmt: skip
     assert shown == games_lines(new, capsys)
     with open_db(old.profile_db) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone() == (3,)
+        assert conn.execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,)
         assert conn.execute(
             "SELECT score0, score1, score2, score3, result FROM games"
         ).fetchall() == [(106, 420, None, None, result.description)]

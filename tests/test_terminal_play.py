@@ -13,10 +13,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from helpers import cli_argv
 from terminal import (
     CARD,
+    CARDS_IN,
     DECISION,
+    DECISIONS,
     Terminal,
     answered,
     at_decision,
@@ -456,5 +459,168 @@ def test_play_offers_another_game_with_the_deal_passed_on(tmp_path: Path) -> Non
         text = term.wait(lambda t: "dealer You" in t, "the new game's first frame")
         assert "You & North 0 · East & West 0 · to 51" in text
         resign_with_ctrl_c(term)
+    finally:
+        term.close()
+
+
+PLAYED_IN = {
+    "fr": {
+        "argv": ("--lang", "fr"),
+        "locale": "C.UTF-8",
+        "score": "Vous & Nord 0 · Est & Ouest 0 · en 301",
+        "may": "Choix : passer",
+        "turned": "Retourne : ",
+        "first turn": "(premier tour)",
+        "take": "prendre",
+        "pass": "passer",
+        "card word": "carte",
+        "suits": "PCKT",
+        "bidding": r"Ce sont les enchères : aucune carte ne se joue encore\. Possible : ",
+        "help": ("aide", "Carte : son numéro (fixe pour la donne)"),
+        "say": ("dire salut", "· Vous : salut"),
+        "legal": "Jouables : ",
+        "trick": r"Pli \d sur 8",
+        "contract": r"Contrat : (Vous prenez|\w+ prend) à ",
+        "round screen": "Entrée : la table",
+        "tricks": ("plis", "Plis de la donne"),
+        "round": (
+            "Points des cartes",
+            "dont dix de der",
+            "Annonces",
+            "Score de la donne",
+            "Partie (en 301)",
+            "Dernier pli : ",
+        ),
+        "verdict": r"Contrat (réussi|chuté) pour|Litige|Tout le monde a passé",
+        "redeal": "Tout le monde a passé",
+        "again": r"Rejouer, mêmes joueurs et mêmes places, la donne passée au suivant \? \[o/N\] ",
+        "over": r"Partie terminée : (vous gagnez|victoire de Est & Ouest, )\d+-\d+\.",
+        "sheet": "Feuille de marque",
+        "english": ("Your card", "Your bid", "Legal", "Round score", "Game over", "Waiting for"),
+    },
+    "es": {
+        "argv": (),
+        "locale": "es_ES.UTF-8",
+        "score": "Usted & Norte 0 · Este & Oeste 0 · a 301",
+        "may": "Opciones: pasar",
+        "turned": "Carta boca arriba: ",
+        "first turn": "(primera vuelta)",
+        "take": "tomar",
+        "pass": "paso",
+        "card word": "carta",
+        "suits": "PCDT",
+        "bidding": r"Esto es la subasta: aún no se juega ninguna carta\. Posible ahora: ",
+        "help": ("ayuda", "Carta: su número (fijo toda la ronda)"),
+        "say": ("decir hola", "· Usted: hola"),
+        "legal": "Jugables: ",
+        "trick": r"Baza \d de 8",
+        "contract": r"Contrato: (Usted toma|\w+ toma) ",
+        "round screen": "Intro: la mesa",
+        "tricks": ("bazas", "Bazas de la ronda"),
+        "round": (
+            "Puntos de cartas",
+            "diez de últimas",
+            "Anuncios",
+            "Puntos de la ronda",
+            "Partida (a 301)",
+            "Última baza: ",
+        ),
+        "verdict": r"Contrato (cumplido|fallado) por|Litigio|Todos pasaron",
+        "redeal": "Todos pasaron",
+        "again": r"¿Jugar otra vez, mismos jugadores y asientos, el reparto pasa al siguiente\? "
+        r"\[s/N\] ",
+        "over": r"Partida terminada: (usted gana|ganan Este & Oeste, )\d+-\d+\.",
+        "sheet": "Hoja de puntos",
+        "english": ("Your card", "Your bid", "Legal", "Round score", "Game over", "Waiting for"),
+    },
+}
+"""A whole game at the terminal in French (``--lang fr``) and in Spanish (the locale says
+so): what the person reads, and what they type in their own words."""
+
+
+@pytest.mark.parametrize("lang", sorted(PLAYED_IN))
+def test_a_person_plays_a_whole_game_in_french_or_spanish(lang: str, tmp_path: Path) -> None:
+    words = PLAYED_IN[lang]
+    argv = cli_argv("play", *words["argv"], "--target", "301", "--seed", "3", "--name", "Ann",
+                    "--pace", "0", "--home", tmp_path / "home")  # fmt: skip
+    env = dict(environment(), LANG=words["locale"])
+    term = Terminal(argv, env, tmp_path)
+    decision = DECISIONS[lang]
+    again = re.compile(words["again"])
+    try:
+        bids = plays = rounds = 0
+        took = False
+        while True:
+            text = term.wait(
+                lambda t: (
+                    at_decision(t, lang)
+                    or words["round screen"] in t
+                    or again.search(term.plain()) is not None
+                ),
+                "a decision, the round screen or the question of another game",
+            )
+            if again.search(term.plain()):
+                break
+            frame_fits(text)
+            for english in words["english"]:
+                assert english not in text, text
+            if words["round screen"] in text:
+                for label in () if words["redeal"] in text else words["round"]:
+                    assert label in text, text
+                assert re.search(words["verdict"], text), text
+                if rounds == 0 and words["redeal"] not in text:
+                    command, head = words["tricks"]
+                    term.send(command)
+                    shown = term.wait(
+                        lambda t, head=head: head in t and words["round screen"] in t,
+                        "the round's tricks",
+                    )
+                    assert len(re.findall(r"^│ [1-8]\. ", shown, re.MULTILINE)) == 8, shown
+                rounds += words["redeal"] not in text
+                term.send("")
+                term.wait(lambda t: words["round screen"] not in t, "the table again")
+                continue
+            kind = decision.search(last_line(text))
+            assert kind is not None and words["score"].split(" 0 ")[0] in text, text
+            if kind.group(1) != words["card word"]:
+                assert words["may"] in text, text
+                if bids == 0:
+                    assert words["score"] in text and words["turned"] in text, text
+                    command, help_line = words["help"]
+                    term.send(command)
+                    term.expect(re.escape(help_line))
+                    term.send("")
+                    # A card in the reader's letters, refused in the reader's words.
+                    hand = re.findall(r"(10|[7-9VDRA])([♠♥♦♣])", text.split("\n")[11])
+                    rank, suit = hand[0]
+                    term.send(rank + words["suits"]["♠♥♦♣".index(suit)])
+                    term.expect(words["bidding"])
+                    said, echoed = words["say"]
+                    term.send(said)
+                    term.expect(re.escape(echoed))
+                bids += 1
+                # The person takes the first card turned to them, then passes.
+                take = not took and words["first turn"] in text
+                took = took or take
+                term.send(words["take"] if take else words["pass"])
+                term.wait(answered, "the bid taken")
+                continue
+            assert re.search(words["trick"], text) and re.search(words["contract"], text), text
+            legal = re.findall(CARDS_IN[lang], text.split(words["legal"])[-1].split("\n")[0])
+            assert legal, text
+            number, rank, suit = legal[plays % len(legal)]
+            # Alternate the number and the card's name in the reader's letters.
+            letter = words["suits"]["♠♥♦♣".index(suit)]
+            term.send(number if plays % 2 else (rank + letter).lower())
+            term.wait(answered, "the card taken")
+            plays += 1
+        final = term.plain()
+        assert re.search(words["over"], final), final[-3000:]
+        assert words["sheet"] in final and "Traceback" not in final
+        # A round screen between two rounds was read (the last round's is the game's), the
+        # person took once and played each round's cards.
+        assert rounds >= 1 and took and plays >= 16, (rounds, took, plays)
+        term.send("n")
+        assert term.finish() == 0
     finally:
         term.close()

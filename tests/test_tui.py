@@ -17,8 +17,11 @@ import trio.testing
 from helpers import dealt, random_deck
 from rich.console import Console
 
+from belote_p2p.app.chat import ChatLimiter, chat_line
+from belote_p2p.app.rematch import QUESTION, wants_again
 from belote_p2p.app.seatview import TRICK_HOLD
 from belote_p2p.app.tui import (
+    HELP_LINES,
     WIDTH,
     Command,
     CommandKind,
@@ -30,6 +33,8 @@ from belote_p2p.app.tui import (
     bid_options,
     card_numbers,
     display_hand,
+    help_text,
+    legal_text,
     parse_input,
     to_plain,
 )
@@ -50,6 +55,7 @@ from belote_p2p.game.engine import (
 from belote_p2p.game.observation import Observation, observe
 from belote_p2p.game.rules import RuleSet, rule_set
 from belote_p2p.game.scoring import Outcome, RoundScore
+from belote_p2p.i18n import LANGUAGES, gettext, using
 from belote_p2p.net.peer import PeerControl
 from belote_p2p.players.autoplay import Autoplay
 from belote_p2p.players.player import Resigned
@@ -289,11 +295,11 @@ def test_a_capot_summary_says_who_made_it() -> None:
     assert "Card points You & Cid 250, Bob & Dee 0; belote You & Cid 0, Bob & Dee 20." in text
 
 
-def test_game_over_and_abandon_end_the_frame_with_the_sheet() -> None:
-    rules = rule_set("classic", target=101)
-    state = dealt(rules, 5)
+def game_played(rules: RuleSet, seed: int = 5) -> tuple[TableView, State]:
+    """Seat 0's view of a whole game played with random legal actions, and its last state
+    (over, not yet told to the view)."""
+    state = dealt(rules, seed)
     view = new_view(rules)
-    seed = 5
     while state.phase is not Phase.GAME_OVER:
         events = list(round_events(state, seed))
         for event, _ in events:
@@ -302,6 +308,12 @@ def test_game_over_and_abandon_end_the_frame_with_the_sheet() -> None:
         if state.phase is Phase.DEAL:
             seed += 1
             state = state.deal(random_deck(random.Random(seed)))
+    return view, state
+
+
+def test_game_over_and_abandon_end_the_frame_with_the_sheet() -> None:
+    rules = rule_set("classic", target=101)
+    view, state = game_played(rules)
     notices = view.apply(GameOver(state))
     assert notices[0].text.startswith("Game over: ")
     assert view.sheet is not None and "Score sheet" in view.sheet
@@ -428,7 +440,7 @@ def test_coinche_bids() -> None:
         with pytest.raises(InputError, match=re.escape(reason)) as info:
             parse_input(text, opening)
         assert (
-            "Legal now: pass, a bid 80-160 by tens, capot, generale with a suit S/H/D/C "
+            "Legal now: pass, a bid 80-160 by tens, capot, générale with a suit S/H/D/C "
             "(e.g. 80 S)." in str(info.value)
         )
     raised = decision(COINCHE_RULES, lambda o: o.contract == 100, bidding("pass", "pass", "100 H"))
@@ -645,7 +657,7 @@ async def test_a_decision_with_wrong_inputs_help_last_and_tricks(
         await keys.type("zz")
         assert "'zz' is not a card" in screen_of(out)
         await keys.type("help")
-        assert "Play a card: its number (it keeps it all round)" in screen_of(out)
+        assert "Play a card: its number (kept all round)" in screen_of(out)
         await keys.type("")
         await keys.type("last")
         assert "Last trick: " in screen_of(out)
@@ -864,3 +876,302 @@ async def test_any_key_puts_the_completed_trick_away(
     ui.key_pressed()
     assert ui.view.trick_on_show(trio.current_time(), TRICK_HOLD) is None
     assert " won by " not in screen_of(out)
+
+
+# -- in French and Spanish ----------------------------------------------------------------
+
+LANGUAGE_WORDS = {
+    "fr": {
+        "title": "Belote classique en 301 · donne 1 · donneur Vous",
+        "score": "Vous & Cid 0 · Bob & Dee 0 · en 301",
+        "turned": "Retourne : {card} (premier tour)",
+        "waiting": "On attend Bob",
+        "may": "Choix : passer, prendre ({card})",
+        "turn": "▶ À vous : prendre ou passer",
+        "take": ("prendre", "prends"),
+        "pass": ("passer", "passe"),
+        "commands": ("aide", "dernier", "plis", "quitter"),
+        "say": ("dire bien joué", "bien joué"),
+        "bidding": "Ce sont les enchères : aucune carte ne se joue encore. Possible : passer",
+        "refused": "Impossible de jouer {card} maintenant.",
+        "why": r"Vous devez (fournir à|monter à l'atout)|Vous n'avez pas de",
+        "legal": "Possible : ",
+        "unknown": "« zz » n'est ni une carte, ni une annonce, ni une commande (tapez aide).",
+        "no card": "Pas de carte 9 : vos cartes sont ",
+        "round": (
+            "Plis",
+            "Points des cartes",
+            "  dont dix de der",
+            "Annonces",
+            "Belote",
+            "Total",
+            "Score de la donne",
+            "Partie (en 301)",
+            "Dernier pli : ",
+        ),
+        "verdict": r"Contrat (réussi|chuté) pour|Litige",
+        "help": "Carte : son numéro (fixe pour la donne) ou son nom : VC, vc, 10c, 10♥.",
+        "over": "Partie terminée : ",
+        "sheet": "Feuille de marque",
+        "abandoned": "La partie est abandonnée : Cid l'a quittée.",
+        "played": ("joue", "remporte le pli"),
+    },
+    "es": {
+        "title": "Belote clásica a 301 · ronda 1 · reparte Usted",
+        "score": "Usted & Cid 0 · Bob & Dee 0 · a 301",
+        "turned": "Carta boca arriba: {card} (primera vuelta)",
+        "waiting": "Esperando a Bob",
+        "may": "Opciones: pasar, tomar ({card})",
+        "turn": "▶ Su turno: tomar o pasar",
+        "take": ("tomar", "tomo"),
+        "pass": ("pasar", "paso"),
+        "commands": ("ayuda", "última", "bazas", "salir"),
+        "say": ("decir bien jugado", "bien jugado"),
+        "bidding": "Esto es la subasta: aún no se juega ninguna carta. Posible ahora: pasar",
+        "refused": "No se puede jugar {card} ahora.",
+        "why": r"Debe (asistir a|pisar)|No tiene",
+        "legal": "Posible ahora: ",
+        "unknown": "«zz» no es una carta, ni una apuesta, ni una orden (escriba ayuda).",
+        "no card": "No hay carta 9: sus cartas son ",
+        "round": (
+            "Bazas",
+            "Puntos de cartas",
+            "  diez de últimas",
+            "Anuncios",
+            "Belote",
+            "Total",
+            "Puntos de la ronda",
+            "Partida (a 301)",
+            "Última baza: ",
+        ),
+        "verdict": r"Contrato (cumplido|fallado) por|Litigio",
+        "help": "Carta: su número (fijo toda la ronda) o su nombre: VC, vc, 10c, 10♥.",
+        "over": "Partida terminada: ",
+        "sheet": "Hoja de puntos",
+        "abandoned": "La partida queda abandonada: Cid se fue.",
+        "played": ("juega", "gana la baza"),
+    },
+}
+"""What a French and a Spanish player read and type, in their own words (the rules' words:
+retourne, premier tour, plis, dix de der; carta boca arriba, primera vuelta, bazas, diez de
+últimas)."""
+ENGLISH_CARD = re.compile(r"(?<![\w-])[JQK][♠♥♦♣]")
+"""A card written with an English rank letter."""
+
+
+@pytest.mark.parametrize("lang", sorted(LANGUAGE_WORDS))
+def test_the_frame_reads_in_french_and_spanish(lang: str) -> None:
+    words = LANGUAGE_WORDS[lang]
+    with using(lang):
+        view = new_view()
+        view.apply(TableReady())
+        state = dealt(CLASSIC, 1)
+        view.apply(RoundDealt(state.number, state.dealer, state.hand(0), state.turned, state))
+        text = frame(view)
+        check_fits(text)
+        assert state.turned is not None
+        turned = card_text(state.turned)
+        for key in ("title", "score", "turned", "waiting"):
+            assert words[key].format(card=turned) in text, (key, text)
+        assert ENGLISH_CARD.search(text) is None, text
+        letters = {card_text(c)[:-1] for c in state.hand(0)}
+        assert letters & {"V", "D", "R"} or not letters & {"J", "Q", "K"}
+        o = decision(CLASSIC, lambda o: o.phase is Phase.TAKE_FIRST)
+        view, _event, _ = first(
+            CLASSIC, lambda e, s: isinstance(e, DecisionNeeded) and e.observation == o
+        )
+        assert o.turned is not None
+        text = frame(view)
+        assert words["may"].format(card=card_text(o.turned)) in text, text
+        assert words["turn"] in text, text
+
+
+@pytest.mark.parametrize("lang", sorted(LANGUAGE_WORDS))
+def test_what_a_french_or_spanish_player_types(lang: str) -> None:
+    words = LANGUAGE_WORDS[lang]
+    with using(lang):
+        first_turn = decision(CLASSIC, lambda o: o.phase is Phase.TAKE_FIRST)
+        for typed in (*words["take"], "take", "PRENDRE"):
+            assert parse_input(typed, first_turn) == TAKE, typed
+        for typed in (*words["pass"], "pass"):
+            assert parse_input(typed, first_turn) == PASS, typed
+        kinds = (CommandKind.HELP, CommandKind.LAST, CommandKind.TRICKS, CommandKind.QUIT)
+        for typed, kind in zip(words["commands"], kinds, strict=True):
+            assert parse_input(typed, first_turn) == Command(kind), typed
+            assert parse_input(typed.upper(), first_turn) == Command(kind), typed
+        assert parse_input("help", first_turn) == Command(CommandKind.HELP)
+        say, said = words["say"]
+        assert parse_input(say, first_turn) == Command(CommandKind.CHAT, said)
+        o = playing(lambda o: len(o.legal) < len(o.hand) and bool(o.trick))
+        for c in o.legal:
+            assert isinstance(c, Card)
+            for typed in (card_text(c), card_text(c, symbols=False), card_text(c).lower()):
+                assert parse_input(typed, o) == c, typed
+        with pytest.raises(InputError) as info:
+            parse_input(card_text(o.hand[0]), first_turn)
+        assert words["bidding"] in str(info.value), str(info.value)
+        illegal = next(c for c in display_hand(o.hand, o.trump) if c not in o.legal)
+        with pytest.raises(InputError) as info:
+            parse_input(card_text(illegal, symbols=False), o)
+        message = str(info.value)
+        assert words["refused"].format(card=card_text(illegal)) in message, message
+        assert re.search(words["why"], message), message
+        assert words["legal"] in message and ENGLISH_CARD.search(message) is None, message
+        for typed, key in (("zz", "unknown"), ("9", "no card")):
+            with pytest.raises(InputError) as info:
+                parse_input(typed, o)
+            assert words[key] in str(info.value), str(info.value)
+
+
+def test_a_french_bid_is_typed_with_french_letters_and_refused_in_french() -> None:
+    with using("fr"):
+        opening = decision(COINCHE_RULES, lambda o: o.contract == 0, bidding())
+        # C is cœur in French, K carreau, P pique, T trèfle; SA sans atout.
+        assert parse_input("90 C", opening) == Bid(BidKind.BID, 1, 90)
+        assert parse_input("capot K", opening) == Bid(BidKind.BID, 2, 250)
+        assert parse_input("générale T", opening) == Bid(BidKind.BID, 3, 500)
+        assert parse_input("80 ♠", opening) == Bid(BidKind.BID, 0, 80)
+        with pytest.raises(InputError) as info:
+            parse_input("90 SA", opening)
+        assert "Cette table ne joue pas les annonces à sans atout." in str(info.value)
+        assert "Possible : passer, une annonce 80-160 de dix en dix, capot, générale avec une " \
+            "couleur P/C/K/T (p. ex. 80 P)." in str(info.value)  # fmt: skip
+        with pytest.raises(InputError, match=re.escape("Les annonces vont de dix en dix : 80, 90")):
+            parse_input("95 C", opening)
+
+
+@pytest.mark.parametrize("lang", sorted(LANGUAGE_WORDS))
+def test_the_round_screen_reads_in_french_and_spanish(lang: str) -> None:
+    words = LANGUAGE_WORDS[lang]
+    with using(lang):
+        view, _ = round_audited()
+        b = view.breakdown
+        assert b is not None and re.search(words["verdict"], b.verdict), b.verdict
+        console = Console(record=True, width=80, color_system=None, file=io.StringIO())
+        console.print(view.render_round(80, ""))
+        text = console.export_text()
+        check_fits(text)
+        for label in words["round"]:
+            assert label in text, (label, text)
+        assert b.verdict in text and ENGLISH_CARD.search(text) is None, text
+
+
+def test_help_lines_fit_the_frame_in_every_language() -> None:
+    o = playing(lambda o: True)
+    for lang in LANGUAGES:
+        with using(lang):
+            lines = help_text(o).split("\n")
+            assert len(lines) == len(HELP_LINES) + 1 and lines[-1] == legal_text(o)
+            assert all(len(line) <= WIDTH - 4 for line in lines), (lang, lines)
+            if lang in LANGUAGE_WORDS:
+                assert lines[0] == LANGUAGE_WORDS[lang]["help"]
+
+
+FIXED_ROWS = (1, 2, 3, 4, 10, 11, 12, 13)
+"""The lines of a frame that a translation must never make too long (the score, contract,
+bids and trick lines; the last trick, hand, legal cards and turn): the news lines below may
+be cut (what a player says may be long)."""
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_every_frame_of_every_variant_fits_in_every_language(lang: str) -> None:
+    said: list[str] = []
+    with using(lang):
+        for variant in ("classic", "coinche", "three-handed", "two-handed"):
+            rules = rule_set(variant, target=301)
+            for seed in range(3):
+                view = (
+                    new_view(rules)
+                    if rules.seats == 4
+                    else TableView(0, NAMES[: rules.seats], rules)
+                )
+                view.apply(TableReady())
+                for event, _ in round_events(dealt(rules, seed), seed):
+                    said += [n.text for n in view.apply(event)]
+                    text = frame(view)
+                    check_fits(text)
+                    lines = text.split("\n")
+                    for row in FIXED_ROWS:
+                        line = lines[row].strip("│ ")
+                        if line.endswith("…"):  # cut, unless the text itself ends so
+                            assert line == view.turn_line(0.0), (variant, line)
+                    if isinstance(event, RoundAudited):
+                        console = Console(record=True, width=80, color_system=None,
+                                          file=io.StringIO())  # fmt: skip
+                        console.print(view.render_round(80, ""))
+                        check_fits(console.export_text())
+    assert (said and not any(ENGLISH_CARD.search(s) for s in said)) or lang == "en"
+    if lang in LANGUAGE_WORDS:
+        for verb in LANGUAGE_WORDS[lang]["played"]:
+            assert any(verb in s for s in said), verb
+
+
+@pytest.mark.parametrize("lang", sorted(LANGUAGE_WORDS))
+def test_game_over_and_abandon_in_french_and_spanish(lang: str) -> None:
+    words = LANGUAGE_WORDS[lang]
+    with using(lang):
+        rules = rule_set("classic", target=101)
+        view, state = game_played(rules)
+        notices = view.apply(GameOver(state))
+        assert notices[0].text.startswith(words["over"]), notices[0].text
+        assert view.sheet is not None and words["sheet"] in view.sheet
+        assert view.ended is not None and view.ended in frame(view)
+        view = new_view(rules)
+        view.apply(GameAbandoned(2, state))
+        assert words["abandoned"] in frame(view)
+
+
+def test_plain_lines_use_the_readers_suit_letters() -> None:
+    with using("fr"):
+        assert to_plain("▶ Maître : Bob avec 10♥ ★ · D♠ → Ann…") == (
+            "Maître : Bob avec 10C , DP remporté par Ann..."
+        )
+        ui, out = plain_ui()
+        for event, _ in round_events(dealt(CLASSIC, 3), 3, choose=lambda s: PASS):
+            ui.on_event(event)
+        text = out.getvalue()
+        assert "Donne 1 : vous donnez. Retourne : " in text
+        assert "Bob : passe." in text
+        assert "Donne 1 : tout le monde a passé, le donneur suivant redonne." in text
+
+
+def test_chat_own_words_in_french_and_the_others_words_as_they_said_them() -> None:
+    with using("fr"):
+        assert ChatLimiter().check("") == (
+            "Dire quoi ? Tapez dire et vos mots, par exemple dire bien joué."
+        )
+        view = new_view()
+        view.apply(TableReady())
+        notices = view.apply(ChatMessage(1, "¡Hola! well played", 0))
+        assert notices[0].text == "Bob : ¡Hola! well played"
+    assert chat_line("hola") == "¡Hola!" and chat_line("salut") == "Salut !"
+    assert chat_line("gg") == "gg" and chat_line("decir suerte") == "suerte"
+
+
+@pytest.mark.parametrize(
+    ("lang", "quit", "yes", "question"),
+    [
+        ("fr", "quitter", "oui", "[o/N]"),
+        ("es", "salir", "sí", "[s/N]"),
+        ("en", "quit", "y", "[y/N]"),
+    ],
+)
+async def test_quit_asks_and_yes_resigns_in_the_readers_language(
+    lang: str, quit: str, yes: str, question: str, autojump_clock: trio.testing.MockClock
+) -> None:
+    with using(lang):
+        assert question in gettext(QUESTION) and wants_again(yes)
+        ui, out = plain_ui()
+        o = playing(lambda o: True)
+        answer: list[Action | Resign] = []
+
+        async def decide() -> None:
+            answer.append(await ui.decide(o))
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(decide)
+            await trio.testing.wait_all_tasks_blocked()
+            ui.handle_line(quit)
+            assert out.getvalue().endswith(ui.prompt()) and ui.confirming
+            ui.handle_line(yes)
+        assert answer == [Resign()]

@@ -524,7 +524,8 @@ async def test_the_watchers_terminal_shows_the_table_and_quit_stops(tmp_path: Pa
     ui.handle_line("/chat hello")
     ui.handle_line("quit")
     assert stopped == [True]
-    assert view.name(0) == "p0" and view.does(0, "plays") == "p0 plays"
+    assert view.name(0) == "p0"
+    assert view.by(0, "You play {card}.", "{name} plays {card}.", card="7♥") == "p0 plays 7♥."
     assert not view.my_turn()
 
 

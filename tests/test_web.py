@@ -4,10 +4,13 @@ HTTP and WebSocket connections."""
 
 from __future__ import annotations
 
+import html
+import io
 import json
 import random
+import re
 import webbrowser
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -19,18 +22,21 @@ import wsproto
 import wsproto.events as ws
 from helpers import dealt, make_table, random_deck
 
+from belote_p2p import i18n
 from belote_p2p.app.home import Home
 from belote_p2p.app.rematch import asker
 from belote_p2p.app.seat import SeatOptions, web_player
 from belote_p2p.app.tui import TableView, display_hand
-from belote_p2p.app.web.cardsvg import card_label, card_svg, image
-from belote_p2p.app.web.lobby import WebLobby
+from belote_p2p.app.web.cardsvg import card_svg, image
+from belote_p2p.app.web.lobby import WebLobby, date_text, number_text, target_text
 from belote_p2p.app.web.options import WebOptions
+from belote_p2p.app.web.page import extract as extract_page
+from belote_p2p.app.web.page import render as render_page
 from belote_p2p.app.web.seat import offer_rematch, page_opened
 from belote_p2p.app.web.server import WebError, WebServer
 from belote_p2p.app.web.table import WebPlayer, WebTable
 from belote_p2p.app.web.viewmodel import action_code
-from belote_p2p.app.wording import card_text
+from belote_p2p.app.wording import card_name, card_text
 from belote_p2p.game.audit import audit_round
 from belote_p2p.game.cards import CARDS, Card
 from belote_p2p.game.engine import TAKE, Phase, State, pile_positions
@@ -45,6 +51,8 @@ from belote_p2p.protocol.events import (
     RoundAudited,
     RoundDealt,
 )
+
+PAGE_SOURCE = Path(__file__).resolve().parent.parent / "belote_p2p/app/web/static/index.html"
 
 # -- the view model -----------------------------------------------------------------------------
 
@@ -133,7 +141,7 @@ def test_the_model_follows_a_whole_round_as_json(
             hidden = face_down(state)
             saw_hidden = saw_hidden or bool(hidden)
             for c in hidden:
-                for said in (f'"{c}"', card_text(c), card_label(c)):
+                for said in (f'"{c}"', card_text(c), card_name(c)):
                     assert said not in text, (said, c)
         else:
             assert all(s["piles"] is None for s in model["seats"])
@@ -379,7 +387,7 @@ def cookie(web: WebServer) -> dict[str, str]:
 
 
 async def test_without_the_token_every_request_is_refused(server: WebServer) -> None:
-    for path in ("/", "/static/app.js", "/cards/JH.svg", "/api/state", "/nowhere", "/ws"):
+    for path in ("/", "/static/app.js", "/cards/en/JH.svg", "/api/state", "/nowhere", "/ws"):
         assert (await http(server, path))[0] == 403, path
         assert (await http(server, path + "?token=wrong"))[0] == 403, path
         assert (await http(server, path, {"Cookie": f"{server.cookie_name}=wrong"}))[0] == 403
@@ -397,14 +405,14 @@ async def test_the_token_in_the_url_becomes_a_cookie(server: WebServer) -> None:
     # 127.0.0.1, and nothing is served outside that path.
     assert f"; Path={server.base}/;" in set_cookie and len(server.base) > 8
     assert server.url.startswith(f"{server.origin}{server.base}/?token=")
-    for path in ("/", "/api/state", "/cards/JH.svg", f"/?token={server.token}"):
+    for path in ("/", "/api/state", "/cards/en/JH.svg", f"/?token={server.token}"):
         assert (await http(server, path, cookie(server), base=False))[0] == 404, path
     status, headers, body = await http(server, "/api/state", cookie(server))
     assert status == 200 and "frame-ancestors 'none'" in headers["content-security-policy"]
     state = json.loads(body)
     assert state["table"]["seat"] == 0 and state["table"]["hand"] == []
     assert (await http(server, "/", cookie(server)))[0] == 200
-    status, headers, body = await http(server, "/cards/JH.svg", cookie(server))
+    status, headers, body = await http(server, "/cards/en/JH.svg", cookie(server))
     assert status == 200 and headers["content-type"] == "image/svg+xml"
 
 
@@ -420,14 +428,15 @@ async def test_a_foreign_origin_or_host_is_refused(server: WebServer) -> None:
 
 
 async def websocket(
-    web: WebServer, headers: dict[str, str]
+    web: WebServer, headers: dict[str, str], query: str = ""
 ) -> tuple[int, trio.SocketStream, wsproto.WSConnection]:
-    """Open ``/ws`` with ``headers``: the HTTP status of the answer (101 if accepted)."""
+    """Open ``/ws`` (with ``query``) with ``headers``: the HTTP status of the answer (101 if
+    accepted)."""
     conn = wsproto.WSConnection(wsproto.ConnectionType.CLIENT)
     extra = [(k.encode(), v.encode()) for k, v in headers.items()]
     stream = await trio.open_tcp_stream("127.0.0.1", web.port)
     host = f"127.0.0.1:{web.port}"
-    request = ws.Request(host=host, target=f"{web.base}/ws", extra_headers=extra)
+    request = ws.Request(host=host, target=f"{web.base}/ws{query}", extra_headers=extra)
     await stream.send_all(conn.send(request))
     while True:
         conn.receive_data(await stream.receive_some())
@@ -462,13 +471,19 @@ async def test_the_websocket_needs_the_token_and_our_origin(server: WebServer) -
         assert first["type"] == "state" and first["table"]["seat"] == 0
 
 
-async def test_a_page_plays_the_seat_over_the_websocket() -> None:
-    definition, _ = make_table("coinche")
-    state = dealt(definition.rules, 2)
-    seat = state.to_act
+def seat_to_act(variant: str, seed: int) -> tuple[WebServer, WebPlayer, State]:
+    """A server of the table of the seat to act first in a deal of ``variant``, its player
+    and the deal."""
+    definition, _ = make_table(variant)
+    state = dealt(definition.rules, seed)
     web = WebServer()
-    web.table = WebTable(TableView.from_definition(definition, seat), web.hub)
-    player = WebPlayer(web.table)
+    web.table = WebTable(TableView.from_definition(definition, state.to_act), web.hub)
+    return web, WebPlayer(web.table), state
+
+
+async def test_a_page_plays_the_seat_over_the_websocket() -> None:
+    web, player, state = seat_to_act("coinche", 2)
+    seat = state.to_act
     got: list[Any] = []
     async with trio.open_nursery() as nursery:
         await nursery.start(web.run)
@@ -532,3 +547,182 @@ def test_the_page_token_is_the_homes_own_and_stays_across_starts(tmp_path: Path)
     assert home.web_token() == token and home.web_token_file.stat().st_mode & 0o777 == 0o600
     assert WebServer(token=token).url.endswith(f"token={token}")
     assert Home.at(tmp_path / "other").web_token() != token
+
+
+# -- the reader's language -------------------------------------------------------------------
+
+
+@pytest.fixture(autouse=True)
+def process_language() -> Iterator[None]:
+    """A page's language becomes its process's (:meth:`WebServer.adopt`): each test leaves
+    the process's as it found it."""
+    with i18n.using(None) as before:
+        pass
+    yield
+    i18n.set_language(before)
+
+
+def catalog_of(page: bytes) -> dict[str, Any]:
+    """The script's catalog the page carries (its data block)."""
+    found = re.search(rb'<script id="catalog" type="application/json">(.*?)</script>', page)
+    assert found is not None
+    catalog: dict[str, Any] = json.loads(found[1])
+    return catalog
+
+
+async def test_the_page_and_its_script_s_catalog_come_in_the_reader_s_language(
+    server: WebServer,
+) -> None:
+    """``Accept-Language`` chooses the page's language (else the process's); the page is
+    made in it (``<html lang>``, its words), and carries the script's catalog in it, the
+    script's messages only."""
+    spanish = {**cookie(server), "Accept-Language": "es-AR,es;q=0.9,en;q=0.8"}
+    status, headers, page = await http(server, "/", spanish)
+    assert status == 200 and b'<html lang="es">' in page
+    assert "Última baza".encode() in page and b"Last trick" not in page
+    assert "script-src 'self';" in headers["content-security-policy"]  # no inline script
+    catalog = catalog_of(page)
+    assert catalog["lang"] == "es" and catalog["plural_forms"] == "nplurals=2; plural=(n != 1);"
+    assert catalog["messages"]["Tricks"] == "Bazas"
+    assert catalog["plurals"]["{n} card"] == ["{n} carta", "{n} cartas"]
+    assert "Table page: {url}" not in catalog["messages"]  # the terminal's, not the script's
+    french = catalog_of((await http(server, "/", {**cookie(server), "Accept-Language": "fr"}))[2])
+    assert french["messages"]["Game over"] == "Partie terminée"
+    assert french["plural_forms"] == "nplurals=2; plural=(n > 1);"
+    for header in ({}, {"Accept-Language": "de-DE,de;q=0.9"}):  # no catalog's: the process's
+        _, _, page = await http(server, "/", {**cookie(server), **header})
+        assert b'<html lang="en">' in page and b"Last trick" in page
+
+
+def test_every_word_of_the_page_is_in_the_catalogs_and_translated() -> None:
+    """What the page's walk translates is what the catalogs' extraction finds, every text
+    and spoken attribute but the game's name; the French and Spanish pages have no English
+    left of them."""
+    source = (PAGE_SOURCE).read_bytes()
+    words = [m for _line, _f, m, _c in extract_page(io.BytesIO(source), [], [], {})]
+    assert {"Last trick", "your hand", "Leave the table", "Language"} <= set(words)
+    assert "Belote p2p" not in words and "belotew…" not in words  # translate="no"
+    english = render_page("en").decode()
+    for language in ("fr", "es"):
+        page = render_page(language).decode()
+        translated = i18n.browser_catalog(language)["messages"]
+        assert isinstance(translated, dict)
+        for word in words:
+            said = translated[word]  # in the catalog, translated
+            assert html.escape(said, quote=False) in page or html.escape(said) in page
+        assert page.count("<") == english.count("<")  # the same elements, in the same order
+
+
+async def test_the_state_and_the_errors_are_in_the_page_s_language() -> None:
+    """The state of a WebSocket named ``?lang=fr`` is French (the bidding's words, the
+    cards' names), its errors too; the same table's JSON asked in Spanish is Spanish."""
+    web, player, state = seat_to_act("classic", 1)
+    seat = state.to_act
+    async with trio.open_nursery() as nursery:
+        await nursery.start(web.run)
+        nursery.start_soon(player.decide, observe(state, seat))
+        await web.hub.wait_past(0)
+        status, _, body = await http(web, "/api/state?lang=es", cookie(web))
+        bidding = json.loads(body)["table"]["bidding"]
+        assert status == 200 and bidding["texts"]["take"] == "tomar"
+        assert bidding["texts"]["pass"] == "pasar"
+        headers = {**cookie(web), "Origin": web.origin}
+        _, stream, conn = await websocket(web, headers, query="?lang=fr")
+        async with stream:
+            message = await next_message(stream, conn)
+            while message["table"]["decision"] is None:
+                message = await next_message(stream, conn)
+            assert message["lang"] == "fr" and message["chosen"] is None
+            table = message["table"]
+            assert table["bidding"]["texts"]["take"] == "prendre"
+            assert table["bidding"]["texts"]["pass"] == "passer"
+            assert table["bidding"]["trumps"] == {}  # no suit to name in the first round
+            with i18n.using("fr"):
+                names = [card_name(observe(state, seat).hand[0])]
+            assert names[0] in [c["label"] for c in table["hand"]]
+            assert any(" de " in c["label"] for c in table["hand"])
+            await stream.send_all(conn.send(ws.TextMessage(json.dumps({"type": "act"}))))
+            while (message := await next_message(stream, conn))["type"] != "error":
+                pass
+            assert message["text"] == "Une action mal formée."
+        assert i18n.current() == "fr"  # the page's reader is the process's
+        web.close()
+        nursery.cancel_scope.cancel()
+
+
+async def test_the_language_switch_is_remembered_in_the_home(
+    tmp_path: Path,
+) -> None:
+    """The page's switch (``?lang=fr``) sends the page back to itself, keeps the choice in
+    the home (``<home>/lang``, as ``--lang`` does), makes it the process's, and outranks
+    the browser's ``Accept-Language`` from then on, at the next start too."""
+    home = tmp_path / "home"
+    definition, _ = make_table("classic")
+    web = WebServer(home=home)
+    web.table = WebTable(TableView.from_definition(definition, 0), web.hub)
+    async with trio.open_nursery() as nursery:
+        await nursery.start(web.run)
+        seen = web.hub.version
+        status, headers, _ = await http(web, "/?lang=fr", cookie(web))
+        assert status == 303 and headers["location"] == f"{web.base}/"
+        assert i18n.remembered(home) == "fr" and web.chosen == "fr"
+        assert web.hub.version > seen  # every open page is told (and loads again in it)
+        assert i18n.current() == "fr"
+        spanish = {**cookie(web), "Accept-Language": "es"}
+        assert b'<html lang="fr">' in (await http(web, "/", spanish))[2]
+        state = json.loads((await http(web, "/api/state?lang=es", cookie(web)))[2])
+        assert state["chosen"] == "fr"  # a Spanish page of before loads again in French
+        status, _, _ = await http(web, "/?lang=xx", cookie(web))  # no such language: no change
+        assert status == 200 and i18n.remembered(home) == "fr"
+        web.close()
+    again = WebServer(home=home)
+    assert again.chosen == "fr"
+    assert again.language_of({"type": "http", "headers": [(b"accept-language", b"es")]}) == "fr"
+
+
+async def test_the_cards_are_drawn_in_the_reader_s_letters(server: WebServer) -> None:
+    """A card's address names its language: the French and Spanish jack says V (valet) in
+    its corners and ``valet de cœur`` or ``valet de corazones`` to a screen reader."""
+    english = (await http(server, "/cards/en/JH.svg", cookie(server)))[2].decode()
+    assert ">J</text>" in english and "jack of hearts" in english
+    for language, name in (("fr", "valet de cœur"), ("es", "valet de corazones")):
+        status, headers, body = await http(server, f"/cards/{language}/JH.svg", cookie(server))
+        svg = body.decode()
+        assert status == 200 and ">V</text>" in svg and name in svg and ">J</text>" not in svg
+        assert headers["cache-control"].startswith("private, max-age=")
+    assert ">R</text>" in card_svg(Card.parse("KS"), "fr")  # roi
+    assert "face cachée" in (await http(server, "/cards/fr/back.svg", cookie(server)))[2].decode()
+    assert (await http(server, "/cards/de/JH.svg", cookie(server)))[0] == 404
+    assert (await http(server, "/cards/JH.svg", cookie(server)))[0] == 404
+
+
+async def test_the_lobby_speaks_the_reader_s_language_with_its_dates_and_numbers(
+    tmp_path: Path,
+) -> None:
+    """The lobby's model in French and Spanish: the variants' names, the profile, a past
+    game's date and numbers as each language writes them, and its refusals."""
+    lobby = WebLobby(WebServer(), Home.at(tmp_path / "home"), beacon=[])
+    await trio.to_thread.run_sync(lobby._read_home)
+    with i18n.using("fr"):
+        model = lobby.model()
+        names = {v["name"]: v["text"] for v in model["variants"]}
+        assert names["classic"] == "classique" and names["two-handed"] == "à deux"
+        assert "aucune partie enregistrée" in model["profile"]
+        said = await lobby.handle(
+            {"type": "host", "name": "Alice", "target": 501, "port": 0, "variant": "two-handed",
+             "bots": 2}
+        )  # fmt: skip
+        assert said == "De 0 à 1 bots à une table à deux, un port de 0 à 65535."
+        assert "juin 2024" in date_text("2024-06-01T12:00:00Z")
+        assert number_text(12345) == "12\u202f345"
+        assert target_text("classic", 1000) == "classique en 1\u202f000"
+    with i18n.using("es"):
+        assert "jun 2024" in date_text("2024-06-01T12:00:00Z")
+        assert number_text(12345) == "12.345"
+        said = await lobby.handle({"type": "quit"})
+        assert said is None  # no game on: the lobby quits
+        lobby.server.table = object()  # type: ignore[assignment]
+        assert (
+            await lobby.handle({"type": "quit"}) == "Hay una partida en curso: termínela primero."
+        )
+    assert date_text("not a date") == "not a date"

@@ -1,12 +1,13 @@
 """The table in a real browser: a person plays a whole round by clicking, against three bot
 processes, in classic and in coinche (``belote-p2p host --web --bots 3``), and against two
-and one in three-handed and two-handed.
+and one in three-handed and two-handed; and a whole game in French and in Spanish.
 
 Chromium is Debian's (``/usr/bin/chromium``, or ``$BELOTE_CHROMIUM``), driven by
 Playwright's Python API; ``.ci/run`` installs it when it can, and these tests skip, saying
 why, where it is missing. Screenshots of the table (bidding, a trick under way, the round's
-summary, a phone-sized screen) go to a temporary folder, or to ``$BELOTE_SCREENSHOTS``:
-``python docs/screenshots.py`` sets it to regenerate the ones ``docs/screenshots/`` keeps.
+summary, a phone-sized screen; in French and Spanish too) go to a temporary folder, or to
+``$BELOTE_SCREENSHOTS``: ``python docs/screenshots.py`` sets it to regenerate the ones
+``docs/screenshots/`` keeps.
 
 Nothing here sleeps: every wait is for a condition of the page or for the process to end.
 """
@@ -928,3 +929,232 @@ def test_the_partner_plays_the_dummy_s_open_hand_from_the_page(browser: Any) -> 
     thread.join(WAIT_MS / 1000)
     assert not thread.is_alive()
     assert len(answer) == 1 and str(answer[0]) in legal
+
+
+# -- the table in the reader's language ------------------------------------------------------
+# French and Spanish pages: the browser's Accept-Language chooses (a context's locale), or
+# the page's switch does (remembered in the home). What is asserted is the pages' own words
+# (the page, its script, the view model's), so that a reader of either language sees them.
+
+WORDS = {
+    "fr": {
+        "locale": "fr-FR", "take": "Prendre", "pass": "Passer", "side": ["Dernier pli", "Enchères"],
+        "turned": "carte retournée", "how": "cliquez sur une carte ou tapez son numéro",
+        "cards": r"^\d+ cartes?$", "round": "Donne 1 : ", "rows": ["Plis", "Points des cartes"],
+        "leave": "Quitter la table", "result": "vérifiée par les quatre pairs",
+        "host": "Ouvrir une table", "three": "à trois (3 joueurs)", "quit": "Quitter",
+    },
+    "es": {
+        "locale": "es-ES", "take": "Tomar", "pass": "Pasar", "side": ["Última baza", "Apuestas"],
+        "turned": "carta descubierta", "how": "haga clic en una carta o escriba su número",
+        "cards": r"^\d+ cartas?$", "round": "Ronda 1: ", "rows": ["Bazas", "Puntos de cartas"],
+        "leave": "Salir de la mesa", "result": "la han verificado los cuatro pares",
+        "host": "Abrir una mesa", "three": "a tres (3 jugadores)", "quit": "Salir",
+    },
+}  # fmt: skip
+SLAVIC = (
+    "nplurals=3; plural=(n%10==1 && n%100!=11 ? 0 : n%10>=2 && n%10<=4 && "
+    "(n%100<10 || n%100>=20) ? 1 : 2);"
+)
+"""A plural rule of three forms (Russian's), for the script's reader of plural rules."""
+LANG_IS = "(lang) => document.documentElement.lang === lang && !!document.querySelector('#langs')"
+SIDE_HEADINGS = "() => Array.from(document.querySelectorAll('#side h2')).map((h) => h.textContent)"
+BACKS_LABELS = """() => Array.from(document.querySelectorAll('#felt .seat .backs'))
+  .map((b) => b.getAttribute('aria-label'))"""
+
+
+@pytest.mark.parametrize("language", ["fr", "es"])
+def test_the_bidding_buttons_say_prendre_and_passer(browser: Any, language: str) -> None:
+    """A seat's first bid, served in this process, on a page whose browser prefers French
+    (or Spanish): the page is made in it, the buttons say Prendre and Passer (Tomar and
+    Pasar), the hand's cards are named in it and drawn in its letters; Passer answers the
+    decision with a pass."""
+    import trio
+    from helpers import dealt, make_table
+
+    from belote_p2p import i18n
+    from belote_p2p.app.tui import TableView
+    from belote_p2p.app.web.server import WebServer
+    from belote_p2p.app.web.table import WebTable
+    from belote_p2p.app.wording import card_name
+    from belote_p2p.game.engine import PASS
+    from belote_p2p.game.observation import observe
+
+    words = WORDS[language]
+    definition, _ = make_table("classic")
+    state = dealt(definition.rules, 1)
+    seat = state.to_act
+    web = WebServer()
+    web.table = table = WebTable(TableView.from_definition(definition, seat), web.hub)
+    answer: list[object] = []
+    tokens: list[trio.lowlevel.TrioToken] = []
+    ready = threading.Event()
+
+    async def serve() -> None:
+        async with trio.open_nursery() as nursery:
+            await nursery.start(web.run)
+            tokens.append(trio.lowlevel.current_trio_token())
+            ready.set()
+            answer.append(await table.decide(observe(state, seat)))
+            web.close()
+
+    with i18n.using(None) as before:
+        pass
+    thread = threading.Thread(target=trio.run, args=(serve,), daemon=True)
+    thread.start()
+    try:
+        assert ready.wait(WAIT_MS / 1000)
+        page = browser.new_context(viewport=DESKTOP, locale=words["locale"]).new_page()
+        page.set_default_timeout(WAIT_MS)
+        page.goto(web.url)
+        page.wait_for_function(LANG_IS, arg=language)
+        page.wait_for_function(MY_DECISION_OR_OVER)
+        bidding = page.locator("#bidding")
+        assert bidding.locator('button[data-code="take"]').text_content() == words["take"]
+        assert bidding.locator('button[data-code="pass"]').text_content() == words["pass"]
+        assert page.evaluate(SIDE_HEADINGS)[:2] == words["side"]
+        assert words["turned"] in page.locator("#turned").text_content()
+        assert (
+            page.locator(f'#langs a[hreflang="{language}"]').get_attribute("aria-current") == "true"
+        )
+        with i18n.using(language):
+            names = {str(c): card_name(c) for c in observe(state, seat).hand}
+        for card in page.locator("#hand button.card").all():
+            code = card.get_attribute("data-code")
+            assert card.get_attribute("aria-label").endswith(names[code])
+            assert card.locator("img").get_attribute("src") == f"cards/{language}/{code}.svg"
+        check_fits(page)
+        shot(page, f"{language}-bidding")
+        bidding.locator('button[data-code="pass"]').click()
+        thread.join(WAIT_MS / 1000)
+        assert not thread.is_alive() and answer == [PASS]
+    finally:
+        if thread.is_alive() and tokens:
+            trio.from_thread.run_sync(table.resign, trio_token=tokens[0])
+            thread.join(WAIT_MS / 1000)
+        i18n.set_language(before)
+
+
+def play_in(page: Any, language: str) -> set[str]:
+    """Play the game on ``page`` to its end (a bid as :func:`bid` makes it, a card by its
+    first legal one), checking the words of each stage in ``language``, the play's with its
+    screenshot (the bidding's is taken by the test of the buttons: the deal decides whether
+    the seat bids at all); the stages seen."""
+    words = WORDS[language]
+    seen: set[str] = set()
+    bids: dict[str, Any] = {"bid": False}
+    while True:
+        page.wait_for_function(DECISION_OR_SUMMARY)
+        if page.evaluate(BETWEEN_ROUNDS):
+            if "between-rounds" not in seen:  # a redeal (all passed): the game goes on
+                seen.add("between-rounds")
+                assert page.locator("#summary-title").text_content().startswith(words["round"])
+            page.wait_for_function(MY_DECISION_OR_OVER)
+        if page.locator("#table").get_attribute("data-finished") == "true":
+            return seen
+        now = page.evaluate(SNAPSHOT)
+        if now["phase"] == "play":
+            if "play" not in seen:
+                seen.add("play")
+                assert words["how"] in page.locator("#turn-line").text_content()
+                assert page.evaluate(SIDE_HEADINGS)[:2] == words["side"]
+                backs = page.evaluate(BACKS_LABELS)
+                assert backs and all(re.match(words["cards"], b) for b in backs), backs
+                shot(page, f"{language}-play")
+            page.locator("#hand button.card.legal").first.click()
+        else:
+            if "bidding" not in seen:  # the deal decides whether a bot takes first
+                seen.add("bidding")
+                passing = page.locator('#bidding button[data-code="pass"]')
+                assert passing.text_content() == words["pass"]
+            bid(page, False, bids)
+        page.wait_for_function(DECISION_GONE, arg=now["decision"])
+
+
+def check_game_over(page: Any, language: str) -> None:
+    """The end of the game (target 1: the round scored is the game's last): the round's
+    summary and the game's end in ``language``."""
+    words = WORDS[language]
+    page.locator("#summary").wait_for(state="visible")
+    page.wait_for_function(IMAGES_DRAWN)
+    title = page.locator("#summary-title").text_content()
+    assert title.startswith(words["round"]), title
+    rows = page.locator("#summary-points td").all_text_contents()
+    assert all(row in rows for row in words["rows"]), rows
+    assert page.locator("#leave").text_content() == words["leave"]
+    assert page.locator("#final").is_visible() and page.locator("#final").text_content()
+    assert words["result"] in page.locator("#result-line").text_content()
+    shot(page, f"{language}-end-of-game")
+
+
+@pytest.mark.parametrize(("language", "switched"), [("fr", False), ("es", True)])
+def test_a_person_plays_a_whole_game_in_french_or_spanish(
+    browser: Any, tmp_path: Path, language: str, switched: bool
+) -> None:
+    """``host --web`` with three bots, in French for a browser that prefers French, or in
+    Spanish by the switch (ES) of an English page, which loads again in it and is remembered
+    in the home: the play, the end of the round and of the game in that language, the
+    process's last words too."""
+    from belote_p2p import i18n
+
+    home = tmp_path / "home"
+    host = Served(
+        "host", "--web", "--name", "Alice", "--target", 1, "--bots", 3, "--port", 0,
+        "--no-beacon", "--home", home, "--seed", 11,
+    )  # fmt: skip
+    try:
+        locale = "en-US" if switched else WORDS[language]["locale"]
+        page = browser.new_context(viewport=DESKTOP, locale=locale).new_page()
+        page.set_default_timeout(WAIT_MS)
+        errors: list[str] = []
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        page.goto(host.page_url())
+        if switched:
+            page.wait_for_function(MY_DECISION_OR_OVER)
+            assert page.evaluate(SIDE_HEADINGS)[0] == "Last trick"
+            page.locator(f'#top #langs a[hreflang="{language}"]').click()
+        page.wait_for_function(LANG_IS, arg=language)
+        # A switch is a choice, kept for the next commands; a browser's preference is not.
+        assert i18n.remembered(home) == (language if switched else None)
+        assert "play" in play_in(page, language)
+        check_game_over(page, language)
+        page.locator("#leave").click()
+        assert host.wait() == 0, host.output
+        assert not errors, errors
+    finally:
+        host.stop()
+    assert "RESULT" in host.output
+
+
+def test_the_lobby_in_spanish_then_french(browser: Any, tmp_path: Path) -> None:
+    """``belote-p2p web`` for a browser that prefers Spanish: the lobby in Spanish (its
+    variants with their players counted, ngettext of the script's catalog); its switch
+    makes it French, remembered in the home; Quit says Quitter."""
+    home = tmp_path / "home"
+    lobby = Served("web", "--name", "Alice", "--home", home)
+    try:
+        page = browser.new_context(viewport=DESKTOP, locale="es-ES").new_page()
+        page.set_default_timeout(WAIT_MS)
+        page.goto(lobby.page_url())
+        for language in ("es", "fr"):
+            words = WORDS[language]
+            page.wait_for_function(LANG_IS, arg=language)
+            page.locator("#lobby").wait_for(state="visible")
+            assert words["host"] in page.locator("#host-form h2").text_content()
+            assert words["three"] in page.locator("#host-variant").text_content()
+            assert page.locator("#quit-button").text_content() == words["quit"]
+            assert page.locator("#lobby .lobby-head #langs").count() == 1
+            shot(page, f"{language}-lobby")
+            if language == "es":
+                page.locator('#langs a[hreflang="fr"]').click()
+        assert (home / "lang").read_text().strip() == "fr"
+        # The script reads a catalog's plural rule without eval, as gettext does.
+        for n, form in ((0, 0), (1, 0), (2, 1)):
+            assert page.evaluate("(n) => pluralIndex(n)", n) == form  # French: n > 1
+        for n, form in ((1, 0), (2, 1), (5, 2), (11, 2), (21, 0), (22, 1), (112, 2)):
+            assert page.evaluate(f"(n) => pluralRule({json.dumps(SLAVIC)})(n)", n) == form
+        assert page.evaluate("() => pluralRule('plural=(n ? 1')(1)") == 0  # unreadable: English's
+        page.locator("#quit-button").click()
+        assert lobby.wait() == 0, lobby.output
+    finally:
+        lobby.stop()

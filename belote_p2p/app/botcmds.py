@@ -17,21 +17,27 @@ from typing import Any
 
 from belote_p2p.app.argtypes import positive_int, positive_seconds, seed
 from belote_p2p.game.rules import RULE_SETS
+from belote_p2p.i18n import _, format_number, format_percent, pgettext
 from belote_p2p.players.arena import BOT_DEADLINE, open_cluster, run_match
-from belote_p2p.players.bots import BotError, load_bots, make_bot, split_specs
-from belote_p2p.players.tournament import (
-    fallback_lines,
-    format_tournament,
-    run_tournament,
-    tournament_html,
+from belote_p2p.players.bots import (
+    BotError,
+    failed,
+    fallback_text,
+    load_bots,
+    make_bot,
+    split_specs,
 )
+from belote_p2p.players.tournament import interval_text, run_tournament, tournament_html
+
+from .display import format_columns
+from .wording import error_text, variant_name
 
 
 def _cmd_bots(args: argparse.Namespace) -> int:
     try:
         bots = load_bots()
     except BotError as exc:
-        print(f"error: {exc}")
+        print(error_text(exc))
         return 1
     rows = [
         {
@@ -45,17 +51,22 @@ def _cmd_bots(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(rows))
         return 0
-    widths = {k: max([len(k), *(len(r[k]) for r in rows)]) for k in ("name", "version", "package")}
-    header = "  ".join(k.upper().ljust(widths[k]) for k in widths) + "  DESCRIPTION"
-    print(header)
+    heads = {
+        "name": pgettext("column", "NAME"),
+        "version": pgettext("column", "VERSION"),
+        "package": pgettext("column", "PACKAGE"),
+    }
+    widths = {k: max([len(heads[k]), *(len(r[k]) for r in rows)]) for k in heads}
+    header = "  ".join(heads[k].ljust(widths[k]) for k in widths)
+    print(header + "  " + pgettext("column", "DESCRIPTION"))
     for r in rows:
         print("  ".join(r[k].ljust(widths[k]) for k in widths) + "  " + r["description"])
     return 0
 
 
 def _register_bots(subparsers: Any) -> None:
-    parser = subparsers.add_parser("bots", help="list the installed bots")
-    parser.add_argument("--json", action="store_true", help="print a JSON list")
+    parser = subparsers.add_parser("bots", help=_("list the installed bots"))
+    parser.add_argument("--json", action="store_true", help=_("print a JSON list"))
     parser.set_defaults(func=_cmd_bots)
 
 
@@ -71,9 +82,12 @@ class ProgressBar:
             self.start = time.perf_counter()
         filled = self.width * done // max(total, 1)
         rate = done / max(time.perf_counter() - self.start, 1e-9)
+        bar = "#" * filled + "." * (self.width - filled)
         sys.stderr.write(
-            f"\r{label} [{'#' * filled}{'.' * (self.width - filled)}] "
-            f"{done}/{total} boards {rate:.0f}/s"
+            "\r"
+            + _("{label} [{bar}] {done}/{total} boards {rate}/s").format(
+                label=label, bar=bar, done=done, total=total, rate=format_number(rate)
+            )
         )
         if done >= total:
             sys.stderr.write("\n")
@@ -82,25 +96,36 @@ class ProgressBar:
 
 def _match_arguments(p: argparse.ArgumentParser) -> None:
     """What the arena and the tournament both take: boards, variant, jobs, cluster..."""
-    p.add_argument("--boards", type=positive_int, default=200, help="boards per match")
+    p.add_argument(
+        "--boards", type=positive_int, default=200, metavar="N", help=_("boards per match")
+    )
     p.add_argument("--variant", default="classic", choices=sorted(RULE_SETS),
-                   help="the rules the boards are dealt and played under")  # fmt: skip
-    p.add_argument("--jobs", type=positive_int, default=os.cpu_count() or 1, help="processes")
+                   help=_("the rules the boards are dealt and played under"))  # fmt: skip
+    p.add_argument(
+        "--jobs", type=positive_int, default=os.cpu_count() or 1, metavar="N",
+        help=_("processes"),
+    )  # fmt: skip
     p.add_argument(
         "--cluster",
-        metavar="ADDRESS",
-        help="run the boards on a Dask scheduler (tcp://host:8786), or 'local': a LocalCluster "
-        "of --jobs workers (pip install 'belote-p2p[cluster]')",
+        metavar=_("ADDRESS"),
+        help=_(
+            "run the boards on a Dask scheduler (tcp://host:8786), or 'local': a "
+            "LocalCluster of --jobs workers (pip install 'belote-p2p[cluster]')"
+        ),
     )
-    p.add_argument("--seed", type=seed, default=0, help="seed of the boards and bots")
     p.add_argument(
-        "--bot-deadline", type=positive_seconds, default=BOT_DEADLINE, metavar="S",
-        help=f"seconds a decision of an exec bot ({BOT_DEADLINE:g}); in-process bots are "
-        "bounded by their own options",
+        "--seed", type=seed, default=0, metavar=_("SEED"), help=_("seed of the boards and bots")
+    )
+    p.add_argument(
+        "--bot-deadline", type=positive_seconds, default=BOT_DEADLINE, metavar=_("S"),
+        help=_(
+            "seconds a decision of an exec bot ({seconds}); in-process bots are bounded by "
+            "their own options"
+        ).format(seconds=f"{BOT_DEADLINE:g}"),
     )  # fmt: skip
     p.add_argument(
         "--no-progress", action="store_true",
-        help="no progress bar (there is none when standard error is not a terminal)",
+        help=_("no progress bar (there is none when standard error is not a terminal)"),
     )  # fmt: skip
 
 
@@ -108,32 +133,41 @@ def register(subparsers: Any) -> None:
     _register_bots(subparsers)
     p = subparsers.add_parser(
         "arena",
-        help="play bots against each other on duplicate boards",
-        description="Duplicate-board match between two bots (or a ladder of several: "
-        "the tournament's ratings).",
+        help=_("play bots against each other on duplicate boards"),
+        description=_(
+            "Duplicate-board match between two bots (or a ladder of several: the "
+            "tournament's ratings)."
+        ),
     )
     p.add_argument(
-        "--bots", required=True,
-        help="A,B (specs name[:key=value...], a value in quotes may hold : and ,); "
-        "more with --ladder",
+        "--bots", required=True, metavar=_("BOTS"),
+        help=_(
+            "A,B (specs name[:key=value...], a value in quotes may hold : and ,); more "
+            "with --ladder"
+        ),
     )  # fmt: skip
     _match_arguments(p)
-    p.add_argument("--json", action="store_true", help="print one JSON object")
-    p.add_argument("--ladder", action="store_true", help="every bot against every other")
+    p.add_argument("--json", action="store_true", help=_("print one JSON object"))
+    p.add_argument("--ladder", action="store_true", help=_("every bot against every other"))
     p.set_defaults(func=_cmd_arena)
     t = subparsers.add_parser(
         "tournament",
-        help="rate bots: every pair on the same duplicate boards",
-        description="A round robin: every pair of bots plays the same duplicate boards; "
-        "prints a ratings table (Bradley-Terry, in Elo, with 95% bootstrap intervals) and "
-        "each pair's points per board, then one JSON line.",
+        help=_("rate bots: every pair on the same duplicate boards"),
+        description=_(
+            "A round robin: every pair of bots plays the same duplicate boards; prints a "
+            "ratings table (Bradley-Terry, in Elo, with 95% bootstrap intervals) and each "
+            "pair's points per board, then one JSON line."
+        ),
     )
-    t.add_argument("--bots", required=True, help="A,B,C... (two or more bot specs)")
-    _match_arguments(t)
-    t.add_argument("--html", type=Path, metavar="FILE", help="also write an HTML report")
     t.add_argument(
-        "--resamples", type=positive_int, default=1000, help="bootstrap draws of the boards (1000)"
+        "--bots", required=True, metavar=_("BOTS"), help=_("A,B,C... (two or more bot specs)")
     )
+    _match_arguments(t)
+    t.add_argument("--html", type=Path, metavar=_("FILE"), help=_("also write an HTML report"))
+    t.add_argument(
+        "--resamples", type=positive_int, default=1000, metavar="N",
+        help=_("bootstrap draws of the boards (1000)"),
+    )  # fmt: skip
     t.set_defaults(func=_cmd_tournament)
 
 
@@ -143,17 +177,19 @@ def _prepare(args: argparse.Namespace, least: int) -> tuple[list[str], Any] | in
     try:
         specs = split_specs(args.bots)
     except BotError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(error_text(exc), file=sys.stderr)
         return 2
     if len(specs) < least:
-        print(f"error: --bots takes {least} or more bots", file=sys.stderr)
+        print(
+            error_text(_("--bots takes {least} or more bots").format(least=least)), file=sys.stderr
+        )
         return 2
     try:
         known = load_bots()
         for spec in specs:
             make_bot(spec, known)
     except (BotError, ValueError, OSError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(error_text(exc), file=sys.stderr)
         return 2
     progress = None if args.no_progress or not sys.stderr.isatty() else ProgressBar()
     return specs, progress
@@ -187,7 +223,9 @@ def _cmd_arena(args: argparse.Namespace) -> int:
         return prepared
     specs, progress = prepared
     if len(specs) != 2 and not args.ladder:
-        print("error: --bots takes two bots (or two or more with --ladder)", file=sys.stderr)
+        print(
+            error_text(_("--bots takes two bots (or two or more with --ladder)")), file=sys.stderr
+        )
         return 2
     try:
         with _cluster(args) as cluster:
@@ -197,7 +235,7 @@ def _cmd_arena(args: argparse.Namespace) -> int:
                 return 0
             match = run_match((specs[0], specs[1]), **_how(args, progress, cluster))
     except (BotError, ValueError, OSError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(error_text(exc), file=sys.stderr)
         return 2
     summary = match.summary()
     print(json.dumps(summary) if args.json else format_summary(summary))
@@ -210,36 +248,99 @@ def _cmd_tournament(args: argparse.Namespace) -> int:
         return prepared
     specs, progress = prepared
     if args.resamples < 0:
-        print("error: --resamples must not be negative", file=sys.stderr)
+        print(error_text(_("--resamples must not be negative")), file=sys.stderr)
         return 2
     try:
         with _cluster(args) as cluster:
             result = run_tournament(specs, **_how(args, progress, cluster))
         summary = result.summary(args.resamples)
         if args.html is not None:
-            args.html.write_text(tournament_html(summary), encoding="utf-8")
+            page = tournament_html(summary, variant_name(args.variant))
+            args.html.write_text(page, encoding="utf-8")
     except (BotError, ValueError, OSError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(error_text(exc), file=sys.stderr)
         return 2
     print(format_tournament(summary))
     if args.html is not None:
-        print(f"report: {args.html}")
+        print(_("report: {file}").format(file=args.html))
     print(json.dumps(summary))
     return 0
 
 
 def format_summary(s: dict[str, Any]) -> str:
+    """A match's summary for a terminal, in the reader's language and number forms."""
     a, b = s["bots"]
     lo, hi = s["ci95"]
     elo_lo, elo_hi = s["elo_ci95"]
-    lines = [
-        f"{a} vs {b}, {s['variant']}, {s['boards']} duplicate boards, seed {s['seed']}",
-        f"  points per board ({a}):  {s['points_per_board']:+.1f}  95% CI [{lo:+.1f}, {hi:+.1f}]"
-        f"  (sd {s['sd']:.1f})",
-        f"  round win rate:        {100 * s['round_win_rate']:.1f}%",
-        f"  board win rate:        {100 * s['board_win_rate']:.1f}%",
-        f"  Elo difference:        {s['elo']:+.0f}  [{elo_lo:+.0f}, {elo_hi:+.0f}]",
-        f"  time:                  {s['seconds']:.2f} s ({s['boards_per_second']} boards/s)",
-    ]
+
+    def signed(x: float, decimals: int = 1) -> str:
+        return format_number(x, decimals, sign=True)
+
+    speed = s["boards_per_second"]
+    head = _("{a} vs {b}, {variant}, {boards} duplicate boards, seed {seed}").format(
+        a=a, b=b, variant=variant_name(s["variant"]), boards=s["boards"], seed=s["seed"]
+    )
+    rows = [
+        (
+            _("points per board ({bot}):").format(bot=a),
+            _("{mean}  95% CI {interval}  (sd {sd})").format(
+                mean=signed(s["points_per_board"]), interval=interval_text((lo, hi)),
+                sd=format_number(s["sd"], 1),
+            ),
+        ),
+        (_("round win rate:"), format_percent(s["round_win_rate"], 1)),
+        (_("board win rate:"), format_percent(s["board_win_rate"], 1)),
+        (
+            _("Elo difference:"),
+            f"{signed(s['elo'], 0)}  {interval_text((elo_lo, elo_hi), 0)}",
+        ),
+        (
+            _("time:"),
+            _("{seconds} s ({speed} boards/s)").format(
+                seconds=format_number(s["seconds"], 2),
+                speed=format_number(speed, 1) if speed is not None else "?",
+            ),
+        ),
+    ]  # fmt: skip
+    lines = [head, *("  " + line for line in format_columns(rows).splitlines())]
     lines += fallback_lines(s)
     return "\n".join(lines)
+
+
+def format_tournament(summary: dict[str, Any]) -> str:
+    """The ratings table and each pair's points per board, for a terminal."""
+    t = summary["tournament"]
+
+    def signed(x: float, decimals: int = 1) -> str:
+        return format_number(x, decimals, sign=True)
+
+    head = _("{bots} bots, {variant}, {boards} duplicate boards per pair, seed {seed}").format(
+        bots=len(t["bots"]), variant=variant_name(t["variant"]), boards=t["boards"],
+        seed=t["seed"],
+    )  # fmt: skip
+    rows = [("#", _("bot"), _("Elo"), _("95% CI"), _("pts/board"))]
+    for rank, r in enumerate(summary["ratings"], 1):
+        lo, hi = r["elo_ci95"]
+        ci = interval_text((lo, hi), 0)
+        rows.append((str(rank), r["bot"], signed(r["elo"], 0), ci, signed(r["points_per_board"])))
+    lines = [head, format_columns(rows), ""]
+    lines.append(_("points per board of the first bot of each pair, 95% CI:"))
+    for s in summary["pairs"]:
+        a, b = s["bots"]
+        lo, hi = s["ci95"]
+        pair = _("{a} vs {b}: {mean} {interval}, boards won {rate}").format(
+            a=a, b=b, mean=signed(s["points_per_board"]), interval=interval_text((lo, hi)),
+            rate=format_percent(s["board_win_rate"]),
+        )  # fmt: skip
+        lines.append(f"  {pair}")
+        lines += [f"  {line}" for line in fallback_lines(s)]
+    return "\n".join(lines)
+
+
+def fallback_lines(summary: dict[str, Any]) -> list[str]:
+    """A line for each bot of a match's summary that failed some decisions."""
+    return [
+        "  " + _("fallbacks {bot}: {counts}").format(bot=name, counts=fallback_text(c))
+        for name, c in summary["fallbacks"].items()
+        if failed(c)
+    ]

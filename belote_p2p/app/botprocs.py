@@ -25,6 +25,7 @@ from typing import Any
 
 import trio
 
+from belote_p2p.i18n import _
 from belote_p2p.net.peer import PeerResult
 from belote_p2p.players.bots import failed, fallback_text
 from belote_p2p.protocol.private import open_private, private_directory
@@ -33,6 +34,7 @@ from belote_p2p.protocol.table import TableDefinition
 from .home import Home, unfinished_games
 from .output import parse_result
 from .seat import SeatOptions
+from .wording import error_text
 
 BOT_PROCESS_GRACE = 60.0
 """Seconds the host waits for its bot processes once its own game is over."""
@@ -111,8 +113,11 @@ async def run_bot_process(proc: BotProcess, spec: str) -> None:
     if proc.hold_log and proc.status not in (0, None):
         with contextlib.suppress(OSError):
             tail = proc.log_file.read_text("utf-8", "replace").splitlines()[-20:]
-            print("\n".join(f"bot process {proc.number}: {line}" for line in tail),
-                  file=sys.stderr)  # fmt: skip
+            said = _("bot process {number}: {line}")
+            print(
+                "\n".join(said.format(number=proc.number, line=line) for line in tail),
+                file=sys.stderr,
+            )
 
 
 def bot_command(
@@ -192,7 +197,10 @@ def check_agreement(
     for k, r in others.items():
         counts = r.get("fallbacks") if r else None
         if isinstance(counts, dict) and failed(counts):
-            print(f"Bot process {k}: {fallback_text(counts)}", flush=True)
+            print(
+                _("Bot process {number}: {counts}").format(number=k, counts=fallback_text(counts)),
+                flush=True,
+            )
     live = {k: r for k, r in others.items() if k != result.left}
     ours = list(result.state.scores)
     scores = [ours] + [r.get("scores") if r else None for r in live.values()]
@@ -200,13 +208,19 @@ def check_agreement(
         if not quiet:
             final = "-".join(str(x) for x in ours)
             if result.left is None:
-                print(f"All {len(scores)} peers agree: final scores {final}", flush=True)
-            else:
-                print(
-                    f"All {len(scores)} live peers agree: final scores {final} (seat "
-                    f"{result.left} left; its partner played on)",
-                    flush=True,
+                line = _("All {n} peers agree: final scores {scores}").format(
+                    n=len(scores), scores=final
                 )
+            else:
+                line = _(
+                    "All {n} live peers agree: final scores {scores} (seat {seat} left; its "
+                    "partner played on)"
+                ).format(n=len(scores), scores=final, seat=result.left)
+            print(line, flush=True)
         return 0
-    print(f"error: the peers' final scores differ: {scores}", file=sys.stderr, flush=True)
+    print(
+        error_text(_("the peers' final scores differ: {scores}").format(scores=scores)),
+        file=sys.stderr,
+        flush=True,
+    )
     return 1

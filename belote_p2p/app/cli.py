@@ -27,6 +27,7 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "belote_p2p.app.local": ("play",),
     "belote_p2p.app.referee": ("referee",),
     "belote_p2p.app.records": ("verify", "replay", "games", "import", "profile", "ranking"),
+    "belote_p2p.app.analyse": ("analyse",),
     "belote_p2p.app.botcmds": ("bots", "arena", "tournament"),
     "belote_p2p.app.host": ("host",),
     "belote_p2p.app.join": ("join",),

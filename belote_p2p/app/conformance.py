@@ -46,6 +46,7 @@ from typing import Any
 
 from belote_p2p.app.argtypes import positive_int, positive_seconds
 from belote_p2p.errors import BeloteError
+from belote_p2p.i18n import N_, _, format_number
 from belote_p2p.protocol.identity import Identity
 from belote_p2p.protocol.wire import Envelope, decode, encode
 
@@ -105,21 +106,25 @@ class Answer:
         )
 
     def __str__(self) -> str:
+        """The answer in the reader's words around its verdict's name (``FAULT by seat 1
+        (exit 1)``)."""
         if self.kind is None:
-            what = "no verdict" if self.status != EXIT_UNREADABLE else "not a transcript"
+            what = _("no verdict") if self.status != EXIT_UNREADABLE else _("not a transcript")
         else:
             what = self.kind
             if self.seat is not None:
-                what += f" by seat {self.seat}"
+                what = _("{verdict} by seat {seat}").format(verdict=what, seat=self.seat)
             if self.round is not None:
-                what += (
-                    f" after {self.round} rounds"
-                    if self.kind == "OK"
-                    else f" in round {self.round}"
-                )
+                if self.kind == "OK":
+                    what = _("{verdict} after {rounds} rounds").format(
+                        verdict=what, rounds=self.round
+                    )
+                else:
+                    what = _("{verdict} in round {round}").format(verdict=what, round=self.round)
             if self.scores is not None:
-                what += " at " + "-".join(map(str, self.scores))
-        return f"{what} (exit {self.status})"
+                score = "-".join(map(str, self.scores))
+                what = _("{verdict} at {scores}").format(verdict=what, scores=score)
+        return _("{answer} (exit {status})").format(answer=what, status=self.status)
 
 
 _SEAT = re.compile(r"^(?:FAULT|ABANDONED) by seat ([0-3])\b")
@@ -158,6 +163,14 @@ def parse_verdict(status: int, line: str) -> Answer:
     )
 
 
+WRONG_WORDS = {
+    "wrongly refused": N_("wrongly refused"),
+    "wrongly accepted": N_("wrongly accepted"),
+    "wrong verdict": N_("wrong verdict"),
+}
+"""What :func:`judge` finds wrong, as the report says it (its keys are the summary's order)."""
+
+
 def judge(expected: Answer, got: Answer) -> str | None:
     """``None`` if ``got`` is the ``expected`` answer, else what is wrong with it."""
     if expected.status == EXIT_VALID and got.status != EXIT_VALID:
@@ -179,14 +192,14 @@ def split_frames(data: bytes) -> list[bytes]:
     pos = 0
     while pos < len(data):
         if pos + 4 > len(data):
-            raise ConformanceError(f"a frame header is cut at byte {pos}")
+            raise ConformanceError(_("a frame header is cut at byte {pos}").format(pos=pos))
         length = int.from_bytes(data[pos : pos + 4], "big")
         if pos + 4 + length > len(data):
-            raise ConformanceError(f"the frame at byte {pos} is cut")
+            raise ConformanceError(_("the frame at byte {pos} is cut").format(pos=pos))
         out.append(data[pos + 4 : pos + 4 + length])
         pos += 4 + length
     if not out:
-        raise ConformanceError("an empty file")
+        raise ConformanceError(_("an empty file"))
     return out
 
 
@@ -248,7 +261,7 @@ def flip_body(frames: list[bytes], keys: Sequence[bytes]) -> list[bytes] | None:
     record = frames[index]
     end = 6 + len(encode(decode(record)["body"]))
     if record[:6] != b"\x87\xa4body":
-        raise ConformanceError("an envelope that does not start with its body")
+        raise ConformanceError(_("an envelope that does not start with its body"))
     flipped = record[: end - 1] + bytes([record[end - 1] ^ 1]) + record[end:]
     return [*frames[:index], flipped, *frames[index + 1 :]]
 
@@ -768,7 +781,9 @@ def load_manifest(directory: Path) -> dict[str, Any]:
     try:
         manifest: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
-        raise ConformanceError(f"cannot read {path}: {exc}") from None
+        raise ConformanceError(
+            _("cannot read {file}: {error}").format(file=path, error=exc)
+        ) from None
     return manifest
 
 
@@ -783,20 +798,30 @@ def cases(directory: Path, only: Sequence[str] = ()) -> list[Case]:
         try:
             data = (directory / name).read_bytes()
         except OSError as exc:
-            raise ConformanceError(f"cannot read the vector {name}: {exc}") from None
+            raise ConformanceError(
+                _("cannot read the vector {name}: {error}").format(name=name, error=exc)
+            ) from None
         try:
             made = copies(data, [bytes.fromhex(k) for k in vector["keys"]])
         except (BeloteError, KeyError, ValueError) as exc:
-            raise ConformanceError(f"cannot make the cases of {name}: {exc}") from None
+            raise ConformanceError(
+                _("cannot make the cases of {name}: {error}").format(name=name, error=exc)
+            ) from None
         expected = vector["expected"]
         if set(made) != set(expected):
             raise ConformanceError(
-                f"{MANIFEST} is out of date for {name}: it expects {sorted(expected)}, the "
-                f"kit makes {sorted(made)}"
-            )
+                _("{manifest} is out of date for {name}: it expects {expected}, the kit makes "
+                  "{made}").format(
+                    manifest=MANIFEST, name=name, expected=sorted(expected), made=sorted(made)
+                )
+            )  # fmt: skip
         out += [Case(name, t, made[t], Answer.from_json(expected[t])) for t in made]
     if only and not out:
-        raise ConformanceError(f"no vector named {', '.join(only)} in {MANIFEST}")
+        raise ConformanceError(
+            _("no vector named {names} in {manifest}").format(
+                names=", ".join(only), manifest=MANIFEST
+            )
+        )
     return out
 
 
@@ -820,7 +845,7 @@ def _run(argv: Sequence[str], timeout: float) -> subprocess.CompletedProcess[str
     try:
         return subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False)
     except FileNotFoundError as exc:
-        raise ConformanceError(f"cannot run the verifier: {exc}") from None
+        raise ConformanceError(_("cannot run the verifier: {error}").format(error=exc)) from None
     except subprocess.TimeoutExpired:
         return None
 
@@ -833,7 +858,7 @@ def run_verifier(command: Sequence[str], path: Path, timeout: float) -> tuple[An
     """Run ``command path``; its answer and its first line of output."""
     done = _run([*command, str(path)], timeout)
     if done is None:
-        return Answer(-1), f"no answer within {timeout:g} s"
+        return Answer(-1), _("no answer within {seconds} s").format(seconds=_seconds(timeout))
     lines = _lines(done.stdout)
     first = lines[0] if lines else ""
     return parse_verdict(done.returncode, first), first
@@ -853,18 +878,24 @@ def run_batch(
     longer than ``timeout`` per file."""
     done = _run([*command, *map(str, paths)], timeout * len(paths))
     if done is None:
-        return [(Answer(-1), f"no answer within {timeout:g} s per file")] * len(paths)
+        late = _("no answer within {seconds} s per file").format(seconds=_seconds(timeout))
+        return [(Answer(-1), late)] * len(paths)
     lines = _lines(done.stdout)
     out = []
     for i in range(len(paths)):
         found = _BATCH_LINE.fullmatch(lines[i].strip()) if i < len(lines) else None
         if found is None:
             line = lines[i] if i < len(lines) else ""
-            out.append((Answer(-1), f"no batch line (STATUS VERDICT) for this file: {line!r}"))
+            missing = _("no batch line (STATUS VERDICT) for this file: {line!r}").format(line=line)
+            out.append((Answer(-1), missing))
         else:
             status, line = int(found.group(1)), found.group(2)
             out.append((parse_verdict(status, line), line))
     return out
+
+
+def _seconds(value: float) -> str:
+    return format_number(value, 3, trailing_zeros=False)
 
 
 def batches(all_cases: Sequence[Case], *, jobs: int, batch: int) -> list[list[Case]]:
@@ -907,17 +938,18 @@ def report(results: Sequence[Result], out: Any) -> int:
     for r in results:
         wrong = r.wrong
         if wrong is None:
-            print(f"right  {r.case.name}: {r.got}", file=out)
+            print(_("right  {case}: {answer}").format(case=r.case.name, answer=r.got), file=out)
         else:
             counts[wrong] = counts.get(wrong, 0) + 1
-            print(
-                f"WRONG  {r.case.name}: {wrong}: expected {r.case.expected}, got {r.got}"
-                + (f": {r.line}" if r.line else ""),
-                file=out,
-            )
+            line = _("WRONG  {case}: {wrong}: expected {expected}, got {answer}").format(
+                case=r.case.name, wrong=_(WRONG_WORDS[wrong]), expected=r.case.expected,
+                answer=r.got,
+            )  # fmt: skip
+            print(line + (f": {r.line}" if r.line else ""), file=out)
     right = len(results) - sum(counts.values())
-    parts = [f"{right} right"] + [f"{n} {what}" for what, n in sorted(counts.items())]
-    print(f"{len(results)} cases: {', '.join(parts)}", file=out)
+    parts = [_("{n} right").format(n=right)]
+    parts += [f"{n} {_(WRONG_WORDS[what])}" for what, n in sorted(counts.items())]
+    print(_("{n} cases: {parts}").format(n=len(results), parts=", ".join(parts)), file=out)
     return 0 if not counts else 1
 
 
@@ -934,11 +966,11 @@ def command(args: argparse.Namespace) -> int:
     prog = "belote-p2p conformance"
     verifier = shlex.split(args.verifier)
     if not verifier:
-        print(f"{prog}: --verifier names no command", file=sys.stderr)
+        print(f"{prog}: " + _("--verifier names no command"), file=sys.stderr)
         return 2
     directory = Path(args.vectors) if args.vectors is not None else default_vectors()
     if directory is None:
-        print(f"{prog}: no protocol/vectors here: give --vectors DIR", file=sys.stderr)
+        print(f"{prog}: " + _("no protocol/vectors here: give --vectors DIR"), file=sys.stderr)
         return 2
     how: dict[str, Any] = {"jobs": args.jobs, "timeout": args.timeout, "batch": args.batch}
     try:
@@ -954,7 +986,11 @@ def command(args: argparse.Namespace) -> int:
         print(f"{prog}: {exc}", file=sys.stderr)
         return 2
     except (KeyError, TypeError, ValueError) as exc:
-        print(f"{prog}: a malformed {MANIFEST}: {exc!r}", file=sys.stderr)
+        print(
+            f"{prog}: "
+            + _("a malformed {manifest}: {error!r}").format(manifest=MANIFEST, error=exc),
+            file=sys.stderr,
+        )
         return 2
     return report(results, sys.stdout)
 
@@ -962,46 +998,58 @@ def command(args: argparse.Namespace) -> int:
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "conformance",
-        help="check another implementation's verifier against the recorded games",
-        description="Run a verifier (CMD FILE) over every recorded game of protocol/vectors "
-        "and over tampered copies of each (flipped bytes, a re-signed lie, a broken chain, a "
-        "dropped, duplicated, delayed or reordered record, a cut record, an edited header), "
-        "and report each case it wrongly accepts, wrongly "
-        "refuses or judges wrongly. The verifier prints its verdict first, as belote-p2p "
-        "verify does, and exits 0 for a valid complete record (OK, ABANDONED), 1 for any "
-        "other verdict, 2 for a file that is not a transcript. Exit status: 0 if every "
-        "answer is right, 1 if any is wrong, 2 if the kit cannot run.",
+        help=_("check another implementation's verifier against the recorded games"),
+        description=_(
+            "Run a verifier (CMD FILE) over every recorded game of protocol/vectors and over "
+            "tampered copies of each (flipped bytes, a re-signed lie, a broken chain, a "
+            "dropped, duplicated, delayed or reordered record, a cut record, an edited "
+            "header), and report each case it wrongly accepts, wrongly refuses or judges "
+            "wrongly. The verifier prints its verdict first, as belote-p2p verify does, and "
+            "exits 0 for a valid complete record (OK, ABANDONED), 1 for any other verdict, 2 "
+            "for a file that is not a transcript. Exit status: 0 if every answer is right, 1 "
+            "if any is wrong, 2 if the kit cannot run."
+        ),
     )
     p.add_argument(
         "--verifier",
         required=True,
-        metavar="CMD",
-        help="the verifier's command line; the file is added as its last argument "
-        '(e.g. "belote-p2p verify")',
+        metavar=_("CMD"),
+        help=_(
+            "the verifier's command line; the file is added as its last argument (e.g. "
+            '"belote-p2p verify")'
+        ),
     )
     p.add_argument(
         "--vectors",
-        metavar="DIR",
-        help="the vectors folder (protocol/vectors here or in the source tree)",
+        metavar=_("DIR"),
+        help=_("the vectors folder (protocol/vectors here or in the source tree)"),
     )
     p.add_argument(
         "--only",
         action="append",
-        metavar="NAME",
-        help="check only this vector (a file name, with or without .transcript); repeatable",
+        metavar=_("NAME"),
+        help=_("check only this vector (a file name, with or without .transcript); repeatable"),
     )
-    p.add_argument("--jobs", type=positive_int, default=2, help="verifiers run at once (default 2)")
+    p.add_argument("--jobs", type=positive_int, default=2, help=_("verifiers run at once (2)"))
     p.add_argument(
-        "--timeout", type=positive_seconds, default=300, help="seconds one verification may take"
+        "--timeout",
+        type=positive_seconds,
+        default=300,
+        metavar=_("S"),
+        help=_("seconds one verification may take"),
     )
     p.add_argument(
         "--batch",
         type=positive_int,
         default=1,
         metavar="N",
-        help="give the verifier up to N files per run (CMD FILE...), for a verifier that then "
-        "prints one line per file, in order: the exit status CMD FILE would give, a space, and "
-        "the verdict line (default 1: CMD FILE, one run per file)",
+        help=_(
+            "give the verifier up to N files per run (CMD FILE...), for a verifier that then "
+            "prints one line per file, in order: the exit status CMD FILE would give, a "
+            "space, and the verdict line (1: CMD FILE, one run per file)"
+        ),
     )
-    p.add_argument("--keep", metavar="DIR", help="write the files checked to DIR and keep them")
+    p.add_argument(
+        "--keep", metavar=_("DIR"), help=_("write the files checked to DIR and keep them")
+    )
     p.set_defaults(func=command)

@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from belote_p2p.i18n import _
 from belote_p2p.protocol.identity import KEY_FILE_NAME, Identity
 from belote_p2p.protocol.private import private_directory, write_private
 from belote_p2p.protocol.secretstore import FileSecrets
@@ -157,5 +158,12 @@ def unfinished_games(home: Home, identity: Identity) -> list[Transcript]:
 def mention_unfinished(home: Home, identity: Identity) -> None:
     for transcript in unfinished_games(home, identity):
         table = transcript.definition.table_id.hex()
-        note = f"note: the game at table {table} (seat {transcript.seat}) did not end; "
-        print(note + f"`belote-p2p resume --home {home}` continues it", file=sys.stderr)
+        note = _(
+            "note: the game at table {table} (seat {seat}) did not end; `{command}` continues it"
+        )
+        print(
+            note.format(
+                table=table, seat=transcript.seat, command=f"belote-p2p resume --home {home}"
+            ),
+            file=sys.stderr,
+        )

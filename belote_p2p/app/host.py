@@ -26,6 +26,7 @@ import trio
 
 from belote_p2p.app.argtypes import port, positive_int
 from belote_p2p.game.rules import RULE_SETS, RuleSet, rule_set
+from belote_p2p.i18n import N_, _, ngettext
 from belote_p2p.net.address import (
     format_address,
     listener_port,
@@ -66,12 +67,13 @@ from .botprocs import (
 from .home import mention_unfinished
 from .lan import (
     DEFAULT_BEACON_ADDRESSES,
-    DEFAULT_BEACON_TEXT,
     BeaconAddress,
     beacon_address,
     beacon_addresses,
+    beacon_text,
     send_last_beacon,
 )
+from .output import hints_rule_text
 from .rematch import asker, host_again, speaker
 from .seat import (
     SeatOptions,
@@ -90,6 +92,7 @@ from .watch import (
     say_watch_code,
     watch_end,
 )
+from .wording import error_text, game_text, variant_name
 
 
 async def host_game(
@@ -104,6 +107,7 @@ async def host_game(
     ask: Callable[[str], str] | None = None,
     fill: str = "rules",
     watch: bool = True,
+    hints: bool = False,
 ) -> int:
     """Host a table, optionally with ``bots`` local bot processes; the exit status.
 
@@ -113,7 +117,9 @@ async def host_game(
     once the table is full; else ``ask`` (a person at a terminal) may swap seats or refuse
     joiners then (:func:`prompt_seats`). ``advertise``: addresses (``HOST[:PORT]``) to put first
     in the invitation (a public name, a router's forwarded port). ``fill``: the bot of the
-    bot processes. ``watch``: the port serves watchers (:mod:`.watch`)."""
+    bot processes. ``watch``: the port serves watchers (:mod:`.watch`). ``hints``: the
+    table's rule that every seat may ask its own peer's expert for advice (signed in the
+    definition, shown to every seat)."""
     identity = options.home.identity()
     mention_unfinished(options.home, identity)
     player = make_player(options)
@@ -124,8 +130,14 @@ async def host_game(
     except OSError as exc:
         if exc.errno != errno.EADDRINUSE:
             raise
-        print(f"error: port {port} is in use (another table?); choose another with --port",
-              file=sys.stderr)  # fmt: skip
+        print(
+            error_text(
+                _("port {port} is in use (another table?); choose another with --port").format(
+                    port=port
+                )
+            ),
+            file=sys.stderr,
+        )
         return 1
     host_port = listener_port(listeners[0])
     if options.relay:
@@ -134,7 +146,7 @@ async def host_game(
         relay = (loopback_for(options.bind), host_port)
     own_port = host_port if options.listen else 0
     own = JoinRequest(options.name, identity.public_key_bytes, own_port)
-    lobby = Lobby(own, rules)
+    lobby = Lobby(own, rules, hints=hints)
     if seat_order:
         lobby.expect(seat_order)
     addresses = [format_address(*parse_address(a, host_port)) for a in advertise]
@@ -153,13 +165,34 @@ async def host_game(
         if not options.quiet:
             print(text, flush=True)
 
-    say(f"Hosting table {lobby.table_id.hex()} ({rules.name} to {rules.target}) as "
-        f"{options.name} [{identity.fingerprint}]")  # fmt: skip
-    say(f"Lobby listening on {shown} (also the table's port and relay; "
-        f"all: {', '.join(addresses)})")  # fmt: skip
-    say(f"Invitation code:\n  {code}")
-    say(f"Others join with:  belote-p2p join {code} --name NAME")
-    say(f"  (or, where this address reaches us:  belote-p2p join {shown} --name NAME)")
+    game = game_text(rules.name, rules.target)
+    say(
+        _("Hosting table {table} ({game}) as {name} [{fingerprint}]").format(
+            table=lobby.table_id.hex(),
+            game=game,
+            name=options.name,
+            fingerprint=identity.fingerprint,
+        )
+    )
+    say(
+        _("Lobby listening on {address} (also the table's port and relay; all: {all})").format(
+            address=shown, all=", ".join(addresses)
+        )
+    )
+    if hints:
+        say(hints_rule_text())
+    say(_("Invitation code:") + f"\n  {code}")
+    name_word = _("NAME")
+    join_line = _("Others join with:  {command}").format(
+        command=f"belote-p2p join {code} --name {name_word}"
+    )
+    say(join_line)
+    say(
+        "  "
+        + _("(or, where this address reaches us:  {command})").format(
+            command=f"belote-p2p join {shown} --name {name_word}"
+        )
+    )
     say_watch_code(invitation, watch, say)
 
     tell = options.web.tell if options.web is not None else None
@@ -167,7 +200,7 @@ async def host_game(
     def lobby_news(news: str) -> None:
         """A joiner came or went: said at the terminal, and on the lobby page."""
         say(f"  {news}" + waiting())
-        tell_page(f"{news}. ")
+        tell_page(_("{news}.").format(news=news) + " ")
 
     def tell_page(news: str) -> None:
         """The lobby page's line (the page has no scrolling log): the last news, what the
@@ -178,25 +211,39 @@ async def host_game(
         bots_in = sum(1 for at, r in lobby.seating() if at in seats and r.name == bot_name(at))
         people = rules.seats - 1 - bots - (len(lobby.joined) - bots_in)
         if people > 0:
-            state = f"waiting for {people} more player{'s' if people != 1 else ''}"
+            state = ngettext(
+                "Your table ({game}) is waiting for {n} more player.",
+                "Your table ({game}) is waiting for {n} more players.",
+                people,
+            ).format(game=game, n=people)
+        elif lobby.full:
+            state = _("Your table ({game}) is full.").format(game=game)
         else:
-            state = "full" if lobby.full else "waiting for its bots to sit down"
-        line = f"{news}Your table ({rules.name} to {rules.target}) is {state}."
+            state = _("Your table ({game}) is waiting for its bots to sit down.").format(game=game)
+        line = f"{news}{state}"
         if people > 0:
-            line += f"\nOthers join with:  belote-p2p join {code} --name NAME"
+            line += "\n" + join_line
         tell(line)
 
     tell_page("")
 
     def joined(seat: int, request: JoinRequest) -> None:
-        lobby_news(f"{request.name} [{fingerprint(request.key)}] joined: seat {seat}")
+        lobby_news(
+            _("{name} [{fingerprint}] joined: seat {seat}").format(
+                name=request.name, fingerprint=fingerprint(request.key), seat=seat
+            )
+        )
 
     def left(request: JoinRequest) -> None:
-        lobby_news(f"{request.name} [{fingerprint(request.key)}] left the lobby")
+        lobby_news(
+            _("{name} [{fingerprint}] left the lobby").format(
+                name=request.name, fingerprint=fingerprint(request.key)
+            )
+        )
 
     def waiting() -> str:
         more = lobby.missing
-        return f" (waiting for {more} more)" if more else ""
+        return " " + _("(waiting for {n} more)").format(n=more) if more else ""
 
     lobby_address = format_address(loopback_for(options.bind), host_port)
     rematch = options.offers_rematch(player is None)
@@ -239,11 +286,14 @@ async def host_game(
             try:
                 full.reorder(seat_order)
             except JoinRefused as exc:
-                print(f"warning: --seat-order not applied: {exc.reason}", file=sys.stderr)
+                print(
+                    _("warning: --seat-order not applied: {reason}").format(reason=exc.reason),
+                    file=sys.stderr,
+                )
         elif ask is not None:
             await prompt_seats(full, ask)
         if full.full:
-            say("Seats: " + describe_seats(full))
+            say(_("Seats: {seats}").format(seats=describe_seats(full)))
 
     port_service = HostPort()
     hub = host_watchers(port_service, lobby.table_id, watch)
@@ -264,8 +314,11 @@ async def host_game(
             for proc in procs:
                 nursery.start_soon(run_bot_process, proc, fill)
             if beacons and bots < rules.seats - 1:
-                say("Announcing the table on the local network ("
-                    + ", ".join(format_address(*b) for b in beacons) + ")")  # fmt: skip
+                say(
+                    _("Announcing the table on the local network ({addresses})").format(
+                        addresses=", ".join(format_address(*b) for b in beacons)
+                    )
+                )
                 nursery.start_soon(announce)
             try:
                 try:
@@ -311,7 +364,7 @@ async def host_game(
                     )  # fmt: skip
                     hub.finish(watch_end(result))
             except (LobbyError, PeerError) as exc:
-                print(f"error: {exc}", file=sys.stderr, flush=True)
+                print(error_text(exc), file=sys.stderr, flush=True)
                 nursery.cancel_scope.cancel()
             finally:
                 if not seated:
@@ -337,9 +390,20 @@ async def host_game(
     for proc in procs:
         if proc.status != 0 and proc.number == result.left:
             # Its seat left and its partner played on: the game is whole without it.
-            print(f"Bot process {proc.number} exited with {proc.status}: its seat left.")
+            print(
+                _("Bot process {number} exited with {status}: its seat left.").format(
+                    number=proc.number, status=proc.status
+                )
+            )
         elif proc.status != 0:
-            print(f"error: bot process {proc.number} exited with {proc.status}", file=sys.stderr)
+            print(
+                error_text(
+                    _("bot process {number} exited with {status}").format(
+                        number=proc.number, status=proc.status
+                    )
+                ),
+                file=sys.stderr,
+            )
             status = 1
     if procs:
         status = max(
@@ -360,11 +424,21 @@ def describe_seats(lobby: Lobby) -> str:
         partner = lobby.host.name if opposite == 0 else None
         if partner is None:
             partner = next((r.name for s, r in seating if s == opposite), None)
-        words.append(f"{seat} {request.name}" + (f" (partner of {partner})" if partner else ""))
+        if partner:
+            words.append(
+                _("{seat} {name} (partner of {partner})").format(
+                    seat=seat, name=request.name, partner=partner
+                )
+            )
+        else:
+            words.append(f"{seat} {request.name}")
     return ", ".join(words)
 
 
-PROMPT = "Enter to start, two seats to swap (e.g. 1 2), or refuse N: "
+PROMPT = N_("Enter to start, two seats to swap (e.g. 1 2), or refuse N: ")
+REFUSE_WORDS = frozenset({"refuse", "r", "kick", "refuser", "rechazar"})
+"""What refuses a joiner at the seats prompt, in any language (``refuse 2``, ``r 2``)."""
+SWAP_WORDS = frozenset({"swap", "echanger", "échanger", "cambiar"})
 
 
 async def prompt_seats(lobby: Lobby, ask: Callable[[str], str]) -> None:
@@ -374,9 +448,9 @@ async def prompt_seats(lobby: Lobby, ask: Callable[[str], str]) -> None:
     in a thread; the lobby is changed in trio's."""
     seats = ", ".join(str(s) for s in range(1, lobby.seats))
     while lobby.full:
-        print("Seats: " + describe_seats(lobby), flush=True)
+        print(_("Seats: {seats}").format(seats=describe_seats(lobby)), flush=True)
         try:
-            answer = await trio.to_thread.run_sync(ask, PROMPT, abandon_on_cancel=True)
+            answer = await trio.to_thread.run_sync(ask, _(PROMPT), abandon_on_cancel=True)
         except EOFError:
             return
         words = answer.replace(",", " ").lower().split()
@@ -385,26 +459,37 @@ async def prompt_seats(lobby: Lobby, ask: Callable[[str], str]) -> None:
         if not lobby.full:
             break  # someone left while we asked: the lobby waits for another joiner
         try:
-            if words[0] in ("refuse", "r", "kick") and len(words) == 2:
+            if words[0] in REFUSE_WORDS and len(words) == 2:
                 gone = lobby.refuse(int(words[1]))
-                print(f"Refused {gone.name} [{fingerprint(gone.key)}]: seat {words[1]} goes to "
-                      "the next joiner.", flush=True)  # fmt: skip
+                print(
+                    _(
+                        "Refused {name} [{fingerprint}]: seat {seat} goes to the next joiner."
+                    ).format(name=gone.name, fingerprint=fingerprint(gone.key), seat=words[1]),
+                    flush=True,
+                )
                 return
-            if words[0] == "swap":
+            if words[0] in SWAP_WORDS:
                 words = words[1:]
             a, b = (int(w) for w in words)
             lobby.swap(a, b)
         except (ValueError, JoinRefused):
-            print(f"Answer two seats out of {seats} to swap, refuse and a seat, or nothing "
-                  "to start.", flush=True)  # fmt: skip
-    print("A joiner left: waiting for another.", flush=True)
+            print(
+                _(
+                    "Answer two seats out of {seats} to swap, refuse and a seat, or nothing to "
+                    "start."
+                ).format(seats=seats),
+                flush=True,
+            )
+    print(_("A joiner left: waiting for another."), flush=True)
 
 
 def bots_option(text: str) -> tuple[int, str | None]:
     """``--bots N`` or ``--bots N:NAME[:key=value...]``: how many bot processes, which bot."""
-    count, _, spec = text.partition(":")
+    count, _colon, spec = text.partition(":")
     if not count.isdigit() or not 0 <= int(count) <= 3:
-        raise argparse.ArgumentTypeError(f"{text!r}: N (0 to 3), or N:BOT like 3:pimc")
+        raise argparse.ArgumentTypeError(
+            _("{text!r}: N (0 to 3), or N:BOT like 3:pimc").format(text=text)
+        )
     return int(count), spec or None
 
 
@@ -419,18 +504,27 @@ def cmd_host(args: argparse.Namespace) -> int:
         order = [n.strip() for n in args.seat_order.split(",")] if args.seat_order else None
         joiners = rules.seats - 1
         if order is not None and len(order) != joiners:
-            raise ValueError(f"--seat-order names the {joiners} joiners, for seats 1 to {joiners}")
+            raise ValueError(
+                _("--seat-order names the {n} joiners, for seats 1 to {n}").format(n=joiners)
+            )
         for address in args.advertise:
             parse_address(address, 1)
     except Exception as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(error_text(exc), file=sys.stderr)
         return 2
     bots, spec = args.bots
     if not 0 <= bots <= rules.seats - 1:
-        print(f"error: --bots is 0 to {rules.seats - 1} at a {rules.name} table", file=sys.stderr)
+        print(
+            error_text(
+                _("--bots is 0 to {most} at a {variant} table").format(
+                    most=rules.seats - 1, variant=variant_name(rules.name)
+                )
+            ),
+            file=sys.stderr,
+        )
         return 2
     if spec is not None and args.fill is not None and spec != args.fill:
-        print("error: --bots N:BOT and --fill BOT name two bots", file=sys.stderr)
+        print(error_text(_("--bots N:BOT and --fill BOT name two bots")), file=sys.stderr)
         return 2
     fill = spec or args.fill or "rules"
     # A person at a terminal may swap the seats of the players who joined (not of its own
@@ -439,7 +533,7 @@ def cmd_host(args: argparse.Namespace) -> int:
     ask = input if person and order is None and bots < rules.seats - 1 else None
     main = partial(
         host_game, options, rules, args.port, bots, beacon=beacon, seat_order=order,
-        advertise=args.advertise, ask=ask, fill=fill, watch=args.watch,
+        advertise=args.advertise, ask=ask, fill=fill, watch=args.watch, hints=args.hints,
     )  # fmt: skip
     return run_main(main)
 
@@ -448,52 +542,76 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     variants = sorted(RULE_SETS)
     host = sub.add_parser(
         "host",
-        help="open a table and play seat 0",
-        description="Open a table: wait for three players to join, then play seat 0 "
-        "(at the terminal, or with --bot). Prints an invitation code for `join`. The host's "
-        "one port serves the lobby, the table and a relay for the peers that cannot reach "
-        "each other directly (behind a home router, --no-listen); --relay names another "
-        "relay (`belote-p2p relay` on a public machine). --bots N starts N local bot peer "
-        "processes. After a game played out, everyone is asked whether to play again.",
+        help=_("open a table and play seat 0"),
+        description=_(
+            "Open a table: wait for three players to join, then play seat 0 (at the "
+            "terminal, or with --bot). Prints an invitation code for `join`. The host's one "
+            "port serves the lobby, the table and a relay for the peers that cannot reach "
+            "each other directly (behind a home router, --no-listen); --relay names another "
+            "relay (`belote-p2p relay` on a public machine). --bots N starts N local bot "
+            "peer processes. After a game played out, everyone is asked whether to play "
+            "again."
+        ),
     )
     host.add_argument(
-        "--port", type=port, default=DEFAULT_PORT,
-        help=f"the host's port: lobby, table and relay ({DEFAULT_PORT}; 0: any)",
+        "--port", type=port, default=DEFAULT_PORT, metavar=_("PORT"),
+        help=_("the host's port: lobby, table and relay ({port}; 0: any)").format(
+            port=DEFAULT_PORT
+        ),
     )  # fmt: skip
-    host.add_argument("--variant", choices=variants, default="classic", help="the rules")
-    host.add_argument("--target", type=positive_int, default=501, help="score that wins the game")
+    host.add_argument("--variant", choices=variants, default="classic", help=_("the rules"))
     host.add_argument(
-        "--bots", type=bots_option, default=(0, None), metavar="N[:BOT]",
-        help="start N local bot peers, each its own process (3:pimc: of the pimc bot) (none)",
-    )  # fmt: skip
-    host.add_argument(
-        "--fill", metavar="BOT", help="the bot of the --bots peers, NAME[:key=value...] (rules)"
-    )
-    host.add_argument(
-        "--first-dealer", type=int, default=0, choices=range(4), metavar="SEAT",
-        help="the seat that deals the first round (0)",
+        "--target", type=positive_int, default=501, metavar=_("POINTS"),
+        help=_("score that wins the game"),
     )  # fmt: skip
     host.add_argument(
-        "--seat-order", metavar="NAME,NAME,NAME",
-        help="the joiners' names (or key fingerprints, as `join` prints them) for seats 1, "
-        "2 and 3 (1 and 2 with three seats, 1 with two): anyone else is refused, and they "
-        "sit so once the table is full (seat 2 is your partner; 1 and 3 are partners); "
-        "default: their requests, then arrival order, and a person at a terminal may swap "
-        "seats or refuse a joiner",
+        "--bots", type=bots_option, default=(0, None), metavar=_("N[:BOT]"),
+        help=_(
+            "start N local bot peers, each its own process (3:pimc: of the pimc bot) (none)"
+        ),
     )  # fmt: skip
     host.add_argument(
-        "--advertise", action="append", default=[], metavar="HOST[:PORT]",
-        help="an address that reaches this port from outside (a public name, the router's "
-        "forwarded port), put first in the invitation; may be repeated (none)",
+        "--fill", metavar=_("BOT"),
+        help=_("the bot of the --bots peers, NAME[:key=value...] (rules)"),
+    )  # fmt: skip
+    host.add_argument(
+        "--first-dealer", type=int, default=0, choices=range(4), metavar=_("SEAT"),
+        help=_("the seat that deals the first round (0)"),
+    )  # fmt: skip
+    host.add_argument(
+        "--seat-order", metavar=_("NAME,NAME,NAME"),
+        help=_(
+            "the joiners' names (or key fingerprints, as `join` prints them) for seats 1, 2 "
+            "and 3 (1 and 2 with three seats, 1 with two): anyone else is refused, and they "
+            "sit so once the table is full (seat 2 is your partner; 1 and 3 are partners); "
+            "by default, their requests, then arrival order, and a person at a terminal may "
+            "swap seats or refuse a joiner"
+        ),
+    )  # fmt: skip
+    host.add_argument(
+        "--advertise", action="append", default=[], metavar=_("HOST[:PORT]"),
+        help=_(
+            "an address that reaches this port from outside (a public name, the router's "
+            "forwarded port), put first in the invitation; may be repeated (none)"
+        ),
     )  # fmt: skip
     host.add_argument(
         "--beacon", action=argparse.BooleanOptionalAction, default=True,
-        help="announce the table on the local network while seats are free (on)",
+        help=_("announce the table on the local network while seats are free ({on})").format(
+            on=_("on")
+        ),
     )  # fmt: skip
     host.add_argument(
-        "--beacon-address", action="append", metavar="IP[:PORT]",
+        "--beacon-address", action="append", metavar=_("IP[:PORT]"),
         default=None,
-        help=f"where the beacons go; may be repeated ({DEFAULT_BEACON_TEXT})",
+        help=_("where the beacons go; may be repeated ({addresses})").format(
+            addresses=beacon_text()
+        ),
+    )  # fmt: skip
+    host.add_argument(
+        "--hints", action="store_true",
+        help=_("a rule of the table, signed and shown to every seat: each may ask its own "
+               "peer's expert for its choice and why (hint, or Tab) ({off})").format(off=_("off")),
     )  # fmt: skip
     add_watch_argument(host)
     add_seat_arguments(host)

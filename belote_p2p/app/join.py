@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 import trio
 
 from belote_p2p.app.argtypes import positive_seconds
+from belote_p2p.i18n import _, format_number
 from belote_p2p.net.address import (
     format_address,
     listener_port,
@@ -45,11 +46,12 @@ from belote_p2p.protocol.wire import Envelope
 from .home import mention_unfinished
 from .lan import (
     DEFAULT_BEACON_ADDRESSES,
-    DEFAULT_BEACON_TEXT,
     BeaconAddress,
     beacon_address,
     beacon_addresses,
+    beacon_listen_help,
     choose_table,
+    listen_help,
 )
 from .rematch import asker, join_again, speaker
 from .seat import (
@@ -62,6 +64,7 @@ from .seat import (
     seat_options,
 )
 from .watch import add_watch_argument, play_watched
+from .wording import error_text
 
 INVITATION_CONNECT_TIMEOUT = 5.0
 """Seconds for each address of an invitation before the next one is tried."""
@@ -77,18 +80,34 @@ async def find_table(
     one chosen, or None (after saying why: none heard, none chosen, no socket)."""
     beacons = beacon_addresses(beacon)
     shown = ", ".join(format_address(*b) for b in beacons)
+    seconds = format_number(listen, 3, trailing_zeros=False)
     if not options.quiet:
-        print(f"Listening for tables on the local network ({shown}, {listen:g} s)...",
-              flush=True)  # fmt: skip
+        print(
+            _("Listening for tables on the local network ({addresses}, {seconds} s)...").format(
+                addresses=shown, seconds=seconds
+            ),
+            flush=True,
+        )
     try:
         ads = await discover_all(beacons, duration=listen)
     except OSError as exc:
-        print(f"error: cannot listen for tables on {shown}: {exc.strerror or exc}",
-              file=sys.stderr)  # fmt: skip
+        print(
+            error_text(
+                _("cannot listen for tables on {addresses}: {error}").format(
+                    addresses=shown, error=exc.strerror or exc
+                )
+            ),
+            file=sys.stderr,
+        )
         return None
     if not ads:
-        print(f"No open table was heard on the network in {listen:g} s; give the host's "
-              "invitation code or HOST:PORT.", file=sys.stderr)  # fmt: skip
+        print(
+            _(
+                "No open table was heard on the network in {seconds} s; give the host's "
+                "invitation code or HOST:PORT."
+            ).format(seconds=seconds),
+            file=sys.stderr,
+        )
         return None
 
     def choose() -> TableAd | None:
@@ -96,25 +115,46 @@ async def find_table(
 
     ad = await trio.to_thread.run_sync(choose, abandon_on_cancel=True)
     if ad is None:
-        print("No table chosen.", file=sys.stderr)
+        print(_("No table chosen."), file=sys.stderr)
     return ad
 
 
-def check_host(answer: LobbyAnswer, named: Invitation, where: str, source: str) -> None:
-    """The table ``answer`` is the one an invitation or a beacon (``source``) ``named``: its
-    id, proposed by its host's key (:class:`LobbyError` otherwise: someone may pose as the
-    host, or have announced a real host's table at its own address)."""
+def check_host(answer: LobbyAnswer, named: Invitation, where: str, beacon: bool) -> None:
+    """The table ``answer`` is the one an invitation or a ``beacon`` ``named``: its id,
+    proposed by its host's key (:class:`LobbyError` otherwise: someone may pose as the host,
+    or have announced a real host's table at its own address)."""
     definition = answer.definition
     if not named.names_key(definition.host_key):
+        if beacon:
+            text = _(
+                "the host at {address} is not the one of the beacon: its key is {key}, the "
+                "beacon's is {named}. Someone may be posing as the host; not joining."
+            )
+        else:
+            text = _(
+                "the host at {address} is not the one of the invitation: its key is {key}, "
+                "the invitation's is {named}. Someone may be posing as the host; not joining."
+            )
         raise LobbyError(
-            f"the host at {where} is not the one of the {source}: its key is "
-            f"{fingerprint(definition.host_key)}, the {source}'s is {named.fingerprint}. "
-            "Someone may be posing as the host; not joining."
+            text.format(
+                address=where, key=fingerprint(definition.host_key), named=named.fingerprint
+            )
         )
     if not named.names_table(definition.table_id):
+        if beacon:
+            text = _(
+                "the host at {address} opened table {table}, not the beacon's {named}...; "
+                "not joining."
+            )
+        else:
+            text = _(
+                "the host at {address} opened table {table}, not the invitation's "
+                "{named}...; not joining."
+            )
         raise LobbyError(
-            f"the host at {where} opened table {definition.table_id.hex()}, not the "
-            f"{source}'s {named.table_prefix.hex()}...; not joining."
+            text.format(
+                address=where, table=definition.table_id.hex(), named=named.table_prefix.hex()
+            )
         )
 
 
@@ -150,7 +190,7 @@ async def join_game(
             hosts = [parse_address(address, DEFAULT_PORT)]
         relay = parse_address(options.relay, DEFAULT_RELAY_PORT) if options.relay else None
     except (InvitationError, ValueError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(error_text(exc), file=sys.stderr)
         return 2
     identity = options.home.identity()
     mention_unfinished(options.home, identity)
@@ -161,10 +201,10 @@ async def join_game(
                                           quick=invitation is not None,
                                           table_id=table_id)  # fmt: skip
         if invitation is not None:
-            check_host(answer, invitation, format_address(*where), "invitation")
+            check_host(answer, invitation, format_address(*where), beacon=False)
         if heard is not None:
             beacon_names = Invitation.of(heard.table_id, heard.beacon.host_key, (address,))
-            check_host(answer, beacon_names, format_address(*where), "beacon")
+            check_host(answer, beacon_names, format_address(*where), beacon=True)
         if relay is None:
             named = invitation.relay if invitation is not None else answer.relay
             relay = parse_address(named, DEFAULT_RELAY_PORT) if named else where
@@ -194,7 +234,7 @@ async def join_game(
     except (LobbyError, PeerError) as exc:
         for listener in mesh_listeners:
             await listener.aclose()
-        print(f"error: {exc}", file=sys.stderr, flush=True)
+        print(error_text(exc), file=sys.stderr, flush=True)
         return 1
     return exit_status(result)
 
@@ -215,8 +255,13 @@ async def reach_lobby(
     failures = []
     for host, port in hosts:
         if not options.quiet:
-            print(f"Joining {format_address(host, port)} as {options.name} "
-                  f"[{identity.fingerprint}]", flush=True)  # fmt: skip
+            print(
+                _("Joining {address} as {name} [{fingerprint}]").format(
+                    address=format_address(host, port), name=options.name,
+                    fingerprint=identity.fingerprint,
+                ),
+                flush=True,
+            )  # fmt: skip
         try:
             answer = await join_table(
                 host, port, options.name, identity, mesh_port,
@@ -232,8 +277,13 @@ async def reach_lobby(
 
 
 def waiting_for_the_table() -> None:
-    print("In the lobby: waiting for the other players, then the host arranges the seats "
-          "(the table shows when the game begins).", flush=True)  # fmt: skip
+    print(
+        _(
+            "In the lobby: waiting for the other players, then the host arranges the seats "
+            "(the table shows when the game begins)."
+        ),
+        flush=True,
+    )
 
 
 def cmd_join(args: argparse.Namespace) -> int:
@@ -245,7 +295,7 @@ def cmd_join(args: argparse.Namespace) -> int:
         if args.partner is not None:
             check_name(args.partner)
     except Exception as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(error_text(exc), file=sys.stderr)
         return 2
 
     async def main() -> int:
@@ -260,35 +310,39 @@ def cmd_join(args: argparse.Namespace) -> int:
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     join = sub.add_parser(
         "join",
-        help="join a table",
-        description="Join the table of an invitation code (printed by `host`) or hosted at "
-        "HOST:PORT and play the seat it gives (at the terminal, or with --bot). With a code, "
-        "a table not proposed by the code's host key is refused. Without either, listen for "
-        "the tables announced on the local network and choose one (exit status 2 if none "
-        "is heard).",
+        help=_("join a table"),
+        description=_(
+            "Join the table of an invitation code (printed by `host`) or hosted at HOST:PORT "
+            "and play the seat it gives (at the terminal, or with --bot). With a code, a "
+            "table not proposed by the code's host key is refused. Without either, listen "
+            "for the tables announced on the local network and choose one (exit status 2 if "
+            "none is heard)."
+        ),
     )
     join.add_argument(
-        "address", nargs="?", metavar="CODE|HOST:PORT",
-        help=f"the host's invitation code, or its address (port {DEFAULT_PORT}); none: find "
-        "a table on the network",
+        "address", nargs="?", metavar=_("CODE|HOST:PORT"),
+        help=_(
+            "the host's invitation code, or its address (port {port}); none: find a table on "
+            "the network"
+        ).format(port=DEFAULT_PORT),
     )  # fmt: skip
     join.add_argument(
         "--seat", type=int, choices=range(1, 4), metavar="N",
-        help="ask for seat 1, 2 or 3 (2 is the host's partner); refused if another joiner "
-        "holds it (none)",
+        help=_(
+            "ask for seat 1, 2 or 3 (2 is the host's partner); refused if another joiner "
+            "holds it (none)"
+        ),
     )  # fmt: skip
     join.add_argument(
-        "--partner", metavar="NAME",
-        help="ask to sit opposite this player (the host, or another joiner) (none)",
+        "--partner", metavar=_("NAME"),
+        help=_("ask to sit opposite this player (the host, or another joiner) (none)"),
     )  # fmt: skip
     join.add_argument(
-        "--beacon-address", action="append", metavar="IP[:PORT]",
-        help=f"where to listen for tables; may be repeated ({DEFAULT_BEACON_TEXT})",
-    )  # fmt: skip
+        "--beacon-address", action="append", metavar=_("IP[:PORT]"), help=beacon_listen_help()
+    )
     join.add_argument(
         "--listen", dest="listen_seconds", type=positive_seconds, default=DEFAULT_LISTEN,
-        metavar="S",
-        help=f"seconds to listen for tables ({DEFAULT_LISTEN:g})",
+        metavar=_("S"), help=listen_help(),
     )  # fmt: skip
     add_seat_arguments(join)
     add_watch_argument(join)

@@ -17,6 +17,7 @@ from typing import IO, cast
 import trio
 
 from belote_p2p.app.argtypes import port, positive_seconds
+from belote_p2p.i18n import _, format_number, pgettext
 from belote_p2p.net.address import format_address, parse_address
 from belote_p2p.net.discovery import (
     DEFAULT_ADDRESSES,
@@ -33,7 +34,11 @@ from belote_p2p.net.discovery import (
     send_beacon,
 )
 
+from .wording import listed, variant_name
+
 BeaconAddress = tuple[str, int]
+GIVE_UP_WORDS = frozenset({"", "q", "quit", "quitter", "s", "salir"})
+"""What gives up choosing a table, in any language (nothing, or quit)."""
 
 
 DEFAULT_BEACON_ADDRESS: BeaconAddress = (DEFAULT_GROUP, DEFAULT_BEACON_PORT)
@@ -69,15 +74,26 @@ def beacon_address(text: str) -> BeaconAddress:
     return host, port
 
 
-DEFAULT_BEACON_TEXT = " and ".join(format_address(*a) for a in DEFAULT_BEACON_ADDRESSES)
+def beacon_text() -> str:
+    """The default beacon addresses as a help text lists them, in the reader's language."""
+    return listed([format_address(*a) for a in DEFAULT_BEACON_ADDRESSES])
 
 
 def format_ads(ads: Sequence[TableAd]) -> str:
     """A numbered table of ads, one line each."""
-    rows = [("#", "host", "variant", "target", "free", "address")]
+    rows = [
+        (
+            "#",
+            pgettext("column", "host"),
+            pgettext("column", "variant"),
+            pgettext("column", "target"),
+            pgettext("column", "free"),
+            pgettext("column", "address"),
+        )
+    ]
     rows += [
-        (str(i), ad.beacon.name, ad.beacon.variant, str(ad.beacon.target), str(ad.beacon.free),
-         ad.address)
+        (str(i), ad.beacon.name, variant_name(ad.beacon.variant), str(ad.beacon.target),
+         str(ad.beacon.free), ad.address)
         for i, ad in enumerate(ads, 1)
     ]  # fmt: skip
     widths = [max(len(row[c]) for row in rows) for c in range(len(rows[0]))]
@@ -97,19 +113,19 @@ def choose_table(
     person answers nothing (or ``q``, or closes the input)."""
     out = sys.stdout if out is None else out
     if not ads:
-        print("No open table was heard on the network.", file=out)
+        print(_("No open table was heard on the network."), file=out)
         return None
     print(format_ads(ads), file=out, flush=True)
     while True:
         try:
-            answer = ask(f"Table to join (1-{len(ads)}, Enter to give up): ").strip()
+            answer = ask(_("Table to join (1-{n}, Enter to give up): ").format(n=len(ads))).strip()
         except EOFError:
             return None
-        if answer in ("", "q", "quit"):
+        if answer.lower() in GIVE_UP_WORDS:
             return None
         if answer.isdigit() and 1 <= int(answer) <= len(ads):
             return ads[int(answer) - 1]
-        print(f"Answer a number from 1 to {len(ads)}.", file=out, flush=True)
+        print(_("Answer a number from 1 to {n}.").format(n=len(ads)), file=out, flush=True)
 
 
 def _tables_command(args: argparse.Namespace) -> int:
@@ -119,24 +135,39 @@ def _tables_command(args: argparse.Namespace) -> int:
             port = args.port if args.port is not None else DEFAULT_BEACON_PORT
             addresses += [beacon_address(format_address(g, port)) for g in args.group]
     except ValueError as exc:
-        print(f"belote-p2p tables: not an IP[:PORT] to listen on: {exc}", file=sys.stderr)
+        print(
+            "belote-p2p tables: " + _("not an IP[:PORT] to listen on: {error}").format(error=exc),
+            file=sys.stderr,
+        )
         return 2
     if not addresses:
         port = args.port if args.port is not None else DEFAULT_BEACON_PORT
         addresses = [(group, port) for group, _ in DEFAULT_BEACON_ADDRESSES]
     listen = args.seconds if args.seconds is not None else args.listen
     if not all(0 < port < 65536 for _, port in addresses) or listen <= 0:
-        print("belote-p2p tables: the port is 1..65535 and --listen positive", file=sys.stderr)
+        print(
+            "belote-p2p tables: " + _("the port is 1..65535 and --listen positive"),
+            file=sys.stderr,
+        )
         return 2
     shown = ", ".join(format_address(*a) for a in addresses)
     try:
         ads = trio.run(_discover_for, addresses, listen)
     except OSError as exc:
-        print(f"belote-p2p tables: cannot listen on {shown}: {exc.strerror or exc}",
-              file=sys.stderr)  # fmt: skip
+        print(
+            "belote-p2p tables: "
+            + _("cannot listen on {addresses}: {error}").format(
+                addresses=shown, error=exc.strerror or exc
+            ),
+            file=sys.stderr,
+        )
         return 2
     if not ads:
-        print(f"No open table heard on {shown} in {listen:g} s.")
+        print(
+            _("No open table heard on {addresses} in {seconds} s.").format(
+                addresses=shown, seconds=format_number(listen, 3, trailing_zeros=False)
+            )
+        )
         return 1
     print(format_ads(ads))
     return 0
@@ -146,26 +177,42 @@ async def _discover_for(addresses: Sequence[tuple[str, int]], duration: float) -
     return await discover_all(addresses, duration=duration)
 
 
+def listen_help() -> str:
+    """The help of ``--listen``, the option ``tables`` shares with ``join``."""
+    return _("seconds to listen for tables ({seconds})").format(seconds=f"{DEFAULT_LISTEN:g}")
+
+
+def beacon_listen_help() -> str:
+    """The help of ``--beacon-address`` where tables are listened for (``tables``, ``join``)."""
+    return _("where to listen for tables; may be repeated ({addresses})").format(
+        addresses=beacon_text()
+    )
+
+
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "tables",
-        help="list the open tables on the local network",
-        description="Listen for the beacons that hosts with free seats send on the local "
-        f"network and list their tables (host, variant, free seats, lobby address). By default "
-        f"beacons are UDP broadcasts to {DEFAULT_GROUP} and IPv6 link-local multicasts to "
-        f"{IPV6_GROUP}, port {DEFAULT_BEACON_PORT} (and to this machine itself); give "
-        f"--beacon-address {MULTICAST_GROUP} (or another) where the hosts use an IPv4 multicast "
-        "group. Exit status 0 if a table was heard, 1 if none, 2 on a usage or socket error.",
-    )
+        help=_("list the open tables on the local network"),
+        description=_(
+            "Listen for the beacons that hosts with free seats send on the local network "
+            "and list their tables (host, variant, free seats, lobby address). By default "
+            "beacons are UDP broadcasts to {group} and IPv6 link-local multicasts to "
+            "{ipv6}, port {port} (and to this machine itself); give --beacon-address "
+            "{multicast} (or another) where the hosts use an IPv4 multicast group. Exit "
+            "status 0 if a table was heard, 1 if none, 2 on a usage or socket error."
+        ).format(
+            group=DEFAULT_GROUP, ipv6=IPV6_GROUP, port=DEFAULT_BEACON_PORT,
+            multicast=MULTICAST_GROUP,
+        ),
+    )  # fmt: skip
     # The same option names as ``join`` (which lists the same tables to choose from).
     p.add_argument(
-        "--listen", type=positive_seconds, default=DEFAULT_LISTEN, metavar="S",
-        help=f"seconds to listen for tables ({DEFAULT_LISTEN:g})",
+        "--listen", type=positive_seconds, default=DEFAULT_LISTEN, metavar=_("S"),
+        help=listen_help(),
     )  # fmt: skip
     p.add_argument(
-        "--beacon-address", action="append", metavar="IP[:PORT]",
-        help=f"where to listen for tables; may be repeated ({DEFAULT_BEACON_TEXT})",
-    )  # fmt: skip
+        "--beacon-address", action="append", metavar=_("IP[:PORT]"), help=beacon_listen_help()
+    )
     # The names this command had before; kept working, no longer shown.
     p.add_argument("--seconds", type=positive_seconds, help=argparse.SUPPRESS)
     p.add_argument("--port", type=port, help=argparse.SUPPRESS)

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import IO, Any, TypeVar
 
 from belote_p2p.game.cards import Card
+from belote_p2p.i18n import N_, _
 from belote_p2p.net.peer import PeerResult, PeerStatus
 from belote_p2p.protocol.events import (
     ActionTaken,
@@ -36,12 +37,17 @@ from belote_p2p.protocol.names import safe_text
 from belote_p2p.protocol.table import TableDefinition
 from belote_p2p.protocol.wire import Envelope
 
-from .display import format_round, format_sheet, seat_names
-from .wording import left_line, team_name
+from .display import fault_text, format_round, format_sheet, seat_names
+from .wording import left_line, team_name, variant_name
 
 T = TypeVar("T")
 
 RESULT_PREFIX = "RESULT "
+SIGNED = {
+    2: N_("The 2 peers signed the table. Dealing."),
+    3: N_("The 3 peers signed the table. Dealing."),
+    4: N_("All four peers signed the table. Dealing."),
+}
 REDEALS_NOTICE = 20
 """A bot seat says every this many redeals in a row that nothing ends them."""
 
@@ -72,29 +78,35 @@ class Printer:
     def __call__(self, event: Event) -> None:
         names = self.names
         if isinstance(event, TableReady):
-            every = "All four peers" if len(names) == 4 else f"The {len(names)} peers"
-            self.say(f"{every} signed the table. Dealing.")
+            self.say(_(SIGNED.get(len(names), SIGNED[4])))
         elif isinstance(event, RoundAudited):
             self.say(format_round(event.record, names))
             self._redeals = self._redeals + 1 if event.record.score is None else 0
             if self._redeals and self._redeals % REDEALS_NOTICE == 0:
                 self.say(
-                    f"  {self._redeals} deals in a row passed out: the rules set no limit "
-                    "(RULES.md §3), and a table whose players never take never ends."
+                    "  "
+                    + _(
+                        "{deals} deals in a row passed out: the rules set no limit (RULES.md §3), "
+                        "and a table whose players never take never ends."
+                    ).format(deals=self._redeals)
                 )
             if event.report.fault is not None:
                 f = event.report.fault
-                self.say(f"  audit: {names[f.seat]} {f.kind.value}: {f.reason} ({f.action})")
+                self.say("  " + fault_text(f, names[f.seat]))
         elif isinstance(event, GameOver):
             self.say(format_sheet(event.state, names))
         elif isinstance(event, SeatLeft):
             self.say(safe_text(left_line(names[event.seat], names[event.by]) + "."))
         elif isinstance(event, GameAbandoned):
-            self.say(f"The game is abandoned: {names[event.seat]} left it.")
+            self.say(_("The game is abandoned: {name} left it.").format(name=names[event.seat]))
             self.say(format_sheet(event.state, names))
         elif isinstance(event, PeerFault):
             who = names[event.seat] if 0 <= event.seat < len(names) else "?"
-            self.say(safe_text(f"{who} broke the protocol: {event.reason}"))
+            self.say(
+                safe_text(
+                    _("{name} broke the protocol: {reason}").format(name=who, reason=event.reason)
+                )
+            )
         elif isinstance(event, DecisionNeeded):
             pass
 
@@ -183,21 +195,38 @@ def both(*callbacks: Callable[[T], None]) -> Callable[[T], None]:
     return call
 
 
+def hints_rule_text() -> str:
+    """The table rule of hints, as every seat reads it in the lobby and at the table."""
+    return _("Rule of this table: hints are on (every seat may ask the expert, with hint).")
+
+
 def print_roster(definition: TableDefinition, seat: int) -> None:
     rules = definition.rules
     names = seat_names(definition)
-    print(f"Table {definition.table_id.hex()}: {rules.name} to {rules.target}", flush=True)
+    print(
+        _("Table {table}: {variant} to {target}").format(
+            table=definition.table_id.hex(), variant=variant_name(rules.name), target=rules.target
+        ),
+        flush=True,
+    )
+    if definition.hints:
+        print("  " + hints_rule_text(), flush=True)
+
+    def seat_line(i: int) -> str:
+        s = definition.seats[i]
+        fields = {"name": names[i], "key": fingerprint(s.key), "address": safe_text(s.address)}
+        if i == seat:
+            return _("{name} [{key}] at {address}  (you)").format(**fields)
+        return _("{name} [{key}] at {address}").format(**fields)
+
     if not rules.has_teams:
-        for i, s in enumerate(definition.seats):
-            you = "  (you)" if i == seat else ""
-            print(f"  seat {i}: {names[i]} [{fingerprint(s.key)}] at {safe_text(s.address)}{you}")
+        for i in range(len(definition.seats)):
+            print("  " + _("seat {number}: {seat}").format(number=i, seat=seat_line(i)))
         return
     for team in (0, 1):
         print(f"  {team_name(names, team)}:")
         for i in (team, team + 2):
-            s = definition.seats[i]
-            you = "  (you)" if i == seat else ""
-            print(f"    {names[i]} [{fingerprint(s.key)}] at {safe_text(s.address)}{you}")
+            print(f"    {seat_line(i)}")
 
 
 def result_line(

@@ -60,6 +60,8 @@ from belote_p2p.errors import BeloteError
 from belote_p2p.game.cards import Card
 from belote_p2p.game.engine import Trick
 from belote_p2p.game.scoring import Outcome, RoundScore
+from belote_p2p.i18n import N_, _, format_date, format_number, format_percent, ngettext, pgettext
+from belote_p2p.i18n import using as using_language
 from belote_p2p.protocol.identity import fingerprint
 from belote_p2p.protocol.private import private_directory, private_fd
 from belote_p2p.protocol.transcript import TranscriptError
@@ -68,8 +70,9 @@ from belote_p2p.protocol.verify import Verdict, verify_transcript
 from .display import format_columns, shown_name
 from .wording import team_name
 
-SCHEMA_VERSION = 3
-"""1: two scores per game (``score0``, ``score1``); 2: one per side, up to four."""
+SCHEMA_VERSION = 4
+"""1: two scores per game (``score0``, ``score1``); 2: one per side, up to four; 3: the
+verified files and the games' numbers; 4: the coach's analyses (``analyses``)."""
 
 XP_GAME_FINISHED = 15
 XP_GAME_WON = 25
@@ -82,11 +85,14 @@ BIG_COINCHE = 140
 LEVEL_STEP = 50
 """Level n needs ``LEVEL_STEP * n * (n + 1) / 2`` XP."""
 
-LEVEL_CURVE = (
-    f"level n needs {LEVEL_STEP}·n·(n+1)/2 XP: "
-    + ", ".join(f"{n}: {LEVEL_STEP * n * (n + 1) // 2}" for n in range(1, 6))
-    + "..."
-)
+
+def level_curve() -> str:
+    """The published curve, in the reader's words: ``level n needs 50·n·(n+1)/2 XP: 1: 50,
+    2: 150, ...``."""
+    levels = ", ".join(f"{n}: {format_number(xp_for_level(n))}" for n in range(1, 6))
+    return _("level n needs {step}·n·(n+1)/2 XP: {levels}...").format(
+        step=LEVEL_STEP, levels=levels
+    )
 
 
 # -- levels ---------------------------------------------------------------------------------
@@ -121,14 +127,17 @@ class Challenge:
 
     id: str
     title: str
+    """In English (marked for the catalogs): ``_(challenge.title)`` where it is shown."""
     xp: int
     coins: int
 
 
-CAPOT = Challenge("capot", "Make a capot (you, or your team, take every trick)", 50, 20)
-BELOTE_FINISH = Challenge("belote-finish", "Win a game holding belote in its last round", 30, 10)
-THREE_WINS = Challenge("three-wins", "Win three games in a row", 75, 30)
-COINCHE_140 = Challenge("coinche-140", "Make a coinche contract of 140 or more", 40, 15)
+CAPOT = Challenge("capot", N_("Make a capot (you, or your team, take every trick)"), 50, 20)
+BELOTE_FINISH = Challenge(
+    "belote-finish", N_("Win a game holding belote in its last round"), 30, 10
+)
+THREE_WINS = Challenge("three-wins", N_("Win three games in a row"), 75, 30)
+COINCHE_140 = Challenge("coinche-140", N_("Make a coinche contract of 140 or more"), 40, 15)
 CHALLENGES: dict[str, Challenge] = {
     c.id: c for c in (CAPOT, BELOTE_FINISH, THREE_WINS, COINCHE_140)
 }
@@ -328,15 +337,25 @@ class GameResult:
 
     @property
     def description(self) -> str:
+        """How the game ended, in English: what the database keeps (:func:`result_text`
+        says it in the reader's language from the same scores)."""
+        with using_language("en"):
+            return self.result_text()
+
+    def result_text(self) -> str:
+        """How the game ended, in the reader's language."""
         names = [p.name for p in self.players]
         return result_text(names, self.scores, self.winner, self.abandoned_by)
 
 
 def players_text(names: Sequence[str]) -> str:
-    """The players of a table: ``Ana & Cy v Bo & Di`` (teams), ``Ana v Bo v Cy`` (none)."""
-    if len(names) == 4:
-        return f"{team_name(names, 0)} v {team_name(names, 1)}"
-    return " v ".join(names)
+    """The players of a table: ``Ana & Cy v Bo & Di`` (teams), ``Ana v Bo v Cy`` (none);
+    ``contre`` in French, ``contra`` in Spanish."""
+    sides = [team_name(names, 0), team_name(names, 1)] if len(names) == 4 else list(names)
+    text = sides[0]
+    for side in sides[1:]:
+        text = _("{players} v {others}").format(players=text, others=side)
+    return text
 
 
 def scores_text(names: Sequence[str], scores: Sequence[int]) -> str:
@@ -355,12 +374,12 @@ def result_text(
     ...``, ``ended at ...``. What ``import`` prints and ``games`` shows."""
     score = scores_text(names, scores)
     if abandoned_by is not None:
-        return f"abandoned by {names[abandoned_by]} at {score}"
+        return _("abandoned by {name} at {score}").format(name=names[abandoned_by], score=score)
     if winner is None:
-        return f"ended at {score}"
+        return _("ended at {score}").format(score=score)
     if len(names) == 4:
-        return f"{team_name(names, winner)} won {score}"
-    return f"{names[winner]} won: {score}"
+        return _("{team} won {score}").format(team=team_name(names, winner), score=score)
+    return _("{name} won: {score}").format(name=names[winner], score=score)
 
 
 def game_result(verdict: Verdict, *, abandoned_by: int | None = None) -> GameResult:
@@ -370,7 +389,7 @@ def game_result(verdict: Verdict, *, abandoned_by: int | None = None) -> GameRes
         raise NotVerified(verdict.summary())
     state = verdict.state
     if abandoned_by is None and not state.is_over:
-        raise NotVerified("the game did not reach its end")
+        raise NotVerified(_("the game did not reach its end"))
     definition = verdict.definition
     rules = definition.rules
     # A seat that left while the game went on (its partner played its open hand) scores
@@ -513,8 +532,21 @@ CREATE TABLE IF NOT EXISTS game_numbers (
     file TEXT PRIMARY KEY,           -- a transcript's file name in <home>/games
     number INTEGER NOT NULL UNIQUE   -- its number in belote-p2p games, kept for good
 );
+CREATE TABLE IF NOT EXISTS analyses (
+    table_id TEXT NOT NULL,          -- hex: the game analysed (recorded in games or not)
+    seat INTEGER NOT NULL,
+    player TEXT NOT NULL,            -- the seat's key fingerprint
+    date TEXT NOT NULL,              -- when the game was played (its transcript), UTC ISO 8601
+    decisions INTEGER NOT NULL,      -- the seat's decisions (more than one legal choice)
+    valued INTEGER NOT NULL,         -- of those, valued as the player knew it
+    points_lost REAL NOT NULL,       -- over the valued ones, as the player knew it
+    hindsight_valued INTEGER NOT NULL,
+    hindsight_points_lost REAL NOT NULL,
+    PRIMARY KEY (table_id, seat)
+);
 CREATE INDEX IF NOT EXISTS game_seats_player ON game_seats(player);
 CREATE INDEX IF NOT EXISTS xp_player ON xp(player);
+CREATE INDEX IF NOT EXISTS analyses_player ON analyses(player);
 """
 
 
@@ -526,6 +558,13 @@ ALTER TABLE games ADD COLUMN score3 INTEGER;
     2: """
 CREATE TABLE verified_files (sha256 TEXT PRIMARY KEY, table_id TEXT NOT NULL, date TEXT NOT NULL);
 CREATE TABLE game_numbers (file TEXT PRIMARY KEY, number INTEGER NOT NULL UNIQUE);
+""",
+    3: """
+CREATE TABLE analyses (table_id TEXT NOT NULL, seat INTEGER NOT NULL, player TEXT NOT NULL,
+    date TEXT NOT NULL, decisions INTEGER NOT NULL, valued INTEGER NOT NULL,
+    points_lost REAL NOT NULL, hindsight_valued INTEGER NOT NULL,
+    hindsight_points_lost REAL NOT NULL, PRIMARY KEY (table_id, seat));
+CREATE INDEX analyses_player ON analyses(player);
 """,
 }
 """The statements that bring a database of version ``v`` to version ``v + 1``."""
@@ -569,7 +608,11 @@ def _upgrade(conn: sqlite3.Connection, path: Path) -> None:
     try:
         (version,) = conn.execute("PRAGMA user_version").fetchone()
         if not 0 <= version <= SCHEMA_VERSION:
-            raise ProfileError(f"{path}: schema version {version}, expected {SCHEMA_VERSION}")
+            raise ProfileError(
+                _("{file}: schema version {version}, expected {expected}").format(
+                    file=path, version=version, expected=SCHEMA_VERSION
+                )
+            )
         if version == 0:
             script = _SCHEMA
         else:
@@ -584,7 +627,8 @@ def _upgrade(conn: sqlite3.Connection, path: Path) -> None:
 
 
 class ImportStatus(Enum):
-    """What importing a transcript did."""
+    """What importing a transcript did (its value is the English word: :func:`import_text`
+    says it in the reader's language)."""
 
     IMPORTED = "imported"
     """A new game: its XP and challenges are recorded."""
@@ -606,6 +650,31 @@ class ImportResult:
     @property
     def ok(self) -> bool:
         return self.status is not ImportStatus.REFUSED
+
+
+IMPORT_WORDS = {
+    ImportStatus.IMPORTED: N_("imported"),
+    ImportStatus.ALREADY: N_("already imported"),
+    ImportStatus.REFUSED: N_("refused"),
+}
+
+
+def import_reason(outcome: ImportResult) -> str:
+    """Why a game was refused, or how it ended, in the reader's language (a verdict the
+    verifier gave stays as it gives it: programs read it)."""
+    if outcome.result is None:
+        return outcome.reason
+    if outcome.status is ImportStatus.ALREADY:
+        return _("table {table} is already recorded").format(table=outcome.result.table_id.hex())
+    return outcome.result.result_text()
+
+
+def import_text(outcome: ImportResult) -> str:
+    """``imported: Ana & Cy won 520-310``, ``refused: INCOMPLETE: ...``, as ``import`` and a
+    seat after its game print it."""
+    return _("{status}: {reason}").format(
+        status=_(IMPORT_WORDS[outcome.status]), reason=import_reason(outcome)
+    )
 
 
 def record_game(db: Path, transcript: Path) -> ImportResult:
@@ -847,32 +916,153 @@ def find_players(conn: sqlite3.Connection, who: str) -> list[PlayerStats]:
     return [p for p in players if p.name.casefold() == who.strip().casefold()]
 
 
+@dataclass(frozen=True, slots=True)
+class AnalysedSeat:
+    """One seat of an analysed game, as ``analyses`` keeps it (the coach's figures:
+    :class:`~belote_p2p.players.analysis.SeatSummary`)."""
+
+    seat: int
+    player: str
+    """The seat's key fingerprint."""
+    decisions: int
+    valued: int
+    points_lost: float
+    hindsight_valued: int
+    hindsight_points_lost: float
+
+
+def record_analysis(db: Path, table_id: bytes, date: str, seats: Sequence[AnalysedSeat]) -> None:
+    """Keep the coach's figures of a game (played on ``date``, UTC ISO 8601), a seat a row;
+    a game analysed again replaces its rows."""
+    with open_db(db) as conn:
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            for a in seats:
+                conn.execute(
+                    "INSERT OR REPLACE INTO analyses VALUES (?,?,?,?,?,?,?,?,?)",
+                    (
+                        table_id.hex(), a.seat, a.player, date, a.decisions, a.valued,
+                        a.points_lost, a.hindsight_valued, a.hindsight_points_lost,
+                    ),
+                )  # fmt: skip
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+
+
+def analysed_losses(conn: sqlite3.Connection, player: str) -> list[float]:
+    """``player``'s mean loss a decision (as they knew it) in each game analysed, oldest
+    game first."""
+    rows = conn.execute(
+        "SELECT points_lost, valued FROM analyses WHERE player = ? AND valued > 0"
+        " ORDER BY date, table_id",
+        (player,),
+    ).fetchall()
+    return [lost / valued for lost, valued in rows]
+
+
+def analysed_tables(conn: sqlite3.Connection) -> set[str]:
+    """The table ids (hex) of every game analysed."""
+    return {t for (t,) in conn.execute("SELECT DISTINCT table_id FROM analyses")}
+
+
+# -- progress -------------------------------------------------------------------------------
+
+SPARKS = "▁▂▃▄▅▆▇█"
+
+
+def sparkline(values: Sequence[float]) -> str:
+    """``▆▅▅▃▂``: each value a bar, the highest of them full."""
+    if not values:
+        return ""
+    top = max(values)
+    if top <= 0:
+        return SPARKS[0] * len(values)
+    return "".join(SPARKS[min(len(SPARKS) - 1, math.floor(v / top * len(SPARKS)))] for v in values)
+
+
+def progress_text(losses: Sequence[float]) -> str | None:
+    """A player's average loss a decision over their analysed games, oldest first, as a
+    line with a sparkline; None before any."""
+    if not losses:
+        return None
+    mean = sum(losses) / len(losses)
+    text = ngettext(
+        "average loss a decision {mean} over {n} analysed game",
+        "average loss a decision {mean} over {n} analysed games",
+        len(losses),
+    ).format(mean=format_number(mean, 1), n=format_number(len(losses)))
+    if len(losses) > 1:
+        text += " " + _("(oldest first: {bars}, last {last})").format(
+            bars=sparkline(losses), last=format_number(losses[-1], 1)
+        )
+    return text
+
+
 # -- the commands ---------------------------------------------------------------------------
 
 
 def format_profile(p: PlayerStats) -> str:
+    """A player's profile, in the reader's language, numbers and dates as it writes them."""
     level = p.level
+    n = format_number
     lines = [
         f"{p.name} [{p.fingerprint}]",
-        f"  level {level}: {p.xp} XP (level {level + 1} at {xp_for_level(level + 1)} XP)",
-        f"  games {p.games}, won {p.wins} ({p.win_rate:.0%})",
-        f"  contracts made {p.contracts_made}, failed {p.contracts_failed}",
-        f"  capots {p.capots}, belotes {p.belotes}",
-        f"  coins {p.coins}",
-        "  challenges:",
+        "  "
+        + _("level {level}: {xp} XP (level {next} at {needed} XP)").format(
+            level=level, xp=n(p.xp), next=level + 1, needed=n(xp_for_level(level + 1))
+        ),
+        "  "
+        + _("games {games}, won {wins} ({rate})").format(
+            games=n(p.games), wins=n(p.wins), rate=format_percent(p.win_rate)
+        ),
+        "  "
+        + _("contracts made {made}, failed {failed}").format(
+            made=n(p.contracts_made), failed=n(p.contracts_failed)
+        ),
+        "  "
+        + _("capots {capots}, belotes {belotes}").format(capots=n(p.capots), belotes=n(p.belotes)),
+        "  " + _("coins {coins}").format(coins=n(p.coins)),
+        "  " + _("challenges:"),
     ]
     done = dict(p.challenges)
     for c in CHALLENGES.values():
-        mark = f"done {done[c.id][:10]}" if c.id in done else "open"
-        lines.append(f"    [{mark}] {c.title} (+{c.xp} XP, +{c.coins} coins)")
+        if c.id in done:
+            mark = _("done {date}").format(date=_challenge_date(done[c.id]))
+        else:
+            mark = pgettext("challenge", "open")
+        reward = ngettext("+{xp} XP, +{coins} coin", "+{xp} XP, +{coins} coins", c.coins).format(
+            xp=n(c.xp), coins=n(c.coins)
+        )
+        lines.append(f"    [{mark}] {_(c.title)} ({reward})")
     return "\n".join(lines)
 
 
+def _challenge_date(stored: str) -> str:
+    """A date the database keeps (UTC ISO 8601) as the reader's language writes a day."""
+    try:
+        moment = datetime.fromisoformat(stored)
+    except ValueError:
+        return stored[:10]
+    return format_date(moment, time=False)
+
+
 def format_ranking(ranked: Sequence[tuple[int, PlayerStats]]) -> str:
-    rows = [("rank", "name", "fingerprint", "level", "XP", "games", "win rate")]
+    rows = [
+        (
+            pgettext("column", "rank"),
+            pgettext("column", "name"),
+            pgettext("column", "fingerprint"),
+            pgettext("column", "level"),
+            pgettext("column", "XP"),
+            pgettext("column", "games"),
+            pgettext("column", "win rate"),
+        )
+    ]
     rows += [
-        (str(rank), p.name, p.fingerprint, str(p.level), str(p.xp), str(p.games),
-         f"{p.win_rate:.0%}")
+        (str(rank), p.name, p.fingerprint, str(p.level), format_number(p.xp),
+         format_number(p.games), format_percent(p.win_rate))
         for rank, p in ranked
     ]  # fmt: skip
     return format_columns(rows)

@@ -14,6 +14,7 @@ from datetime import datetime
 from pathlib import Path
 
 from belote_p2p.errors import BeloteError
+from belote_p2p.i18n import _, format_date, format_number, ngettext, pgettext
 from belote_p2p.protocol.identity import IdentityError, fingerprint
 from belote_p2p.protocol.names import safe_text
 from belote_p2p.protocol.transcript import TranscriptError, read_transcript
@@ -26,10 +27,10 @@ from .display import (
     format_unfinished,
     seat_names,
     shown_name,
+    winner_first,
 )
 from .home import PROFILE_FILE_NAME, Home
 from .profile import (
-    LEVEL_CURVE,
     XP_GAME_FINISHED,
     XP_GAME_WON,
     XP_ROUND_WON,
@@ -38,20 +39,24 @@ from .profile import (
     ProfileError,
     RecordedGame,
     all_players,
+    analysed_losses,
     file_digest,
     find_players,
     format_profile,
     format_ranking,
     game_numbers,
+    import_text,
+    level_curve,
     open_db,
     players_text,
+    progress_text,
     rank_players,
     record_game,
     recorded_games,
     result_text,
     verified_digests,
 )
-from .wording import team_name
+from .wording import fault_kind_text, game_text, team_name, variant_name
 
 
 def game_files(home: Home) -> list[tuple[int, Path]]:
@@ -84,25 +89,106 @@ def game_path(name: str, home: Home) -> Path:
     files = dict(game_files(home))
     number = int(name)
     if number not in files:
-        listed = f"{min(files)} to {max(files)}" if files else "none yet"
-        raise GameNotFound(f"no game {number} in {home.games} (belote-p2p games lists {listed})")
+        if files:
+            listed = _("belote-p2p games lists {first} to {last}").format(
+                first=min(files), last=max(files)
+            )
+        else:
+            listed = _("belote-p2p games lists none yet")
+        raise GameNotFound(
+            _("no game {number} in {folder} ({listed})").format(
+                number=number, folder=home.games, listed=listed
+            )
+        )
     return files[number]
 
 
 def verdict_text(verdict: Verdict) -> str:
-    """What a record proves, with the teams named by their players."""
-    rules = verdict.definition.rules
-    if verdict.ok and verdict.finished and verdict.state.winner is not None and rules.has_teams:
-        names = seat_names(verdict.definition)
-        a, b = verdict.state.scores
-        team = team_name(names, verdict.state.winner)
-        return f"OK: the team {team} wins {a}-{b} after {len(verdict.rounds)} rounds"
-    return verdict.summary()
+    """What a record proves, in the reader's words, the teams named by their players: the
+    verdict line of :meth:`~belote_p2p.protocol.verify.Verdict.summary` (which stays
+    English, for the programs that read ``verify``), said for a person (``replay``,
+    ``games``). A reason the protocol gives (a fault's, a damaged record's) is quoted as it
+    gives it."""
+    definition = verdict.definition
+    state = verdict.state
+    names = seat_names(definition)
+    keys = [f"{names[s]} [{fingerprint(seat.key)}]" for s, seat in enumerate(definition.seats)]
+    score = "-".join(str(x) for x in state.scores)
+    if verdict.corrupt is not None:
+        return _("INVALID: {reason}").format(reason=verdict.corrupt)
+    if verdict.fault is not None:
+        seat = verdict.fault.seat
+        who = keys[seat] if 0 <= seat < len(keys) else _("an unknown seat")
+        return _("FAULT by seat {seat} ({who}): {reason}").format(
+            seat=seat, who=who, reason=verdict.fault.reason
+        )
+    if verdict.disputed is not None:
+        return _("NO GAME: the seats did not sign the same table ({reason})").format(
+            reason=verdict.disputed.reason
+        )
+    if verdict.abandoned is not None:
+        return _("ABANDONED by seat {seat} ({who}) in round {round} at {score}").format(
+            seat=verdict.abandoned, who=keys[verdict.abandoned], round=state.number + 1,
+            score=score,
+        )  # fmt: skip
+    left = verdict.left
+    if left is not None and verdict.left_here:
+        return _(
+            "LEFT: seat {seat} ({who}) left in round {round} at {score}; its partner plays "
+            "its open hand, and this record ends there"
+        ).format(
+            seat=left.seat, who=keys[left.seat], round=left.round + 1,
+            score="-".join(str(x) for x in left.state.scores),
+        )  # fmt: skip
+    if not verdict.finished:
+        if verdict.truncated:
+            return _(
+                "INCOMPLETE: the record stops in round {round} at {score} (the file ends in "
+                "a cut record)"
+            ).format(round=state.number + 1, score=score)
+        return _("INCOMPLETE: the record stops in round {round} at {score}").format(
+            round=state.number + 1, score=score
+        )
+    line = _ok_text(verdict, names, score)
+    if left is not None:
+        line += " " + _("({name} left in round {round}; {partner} played the open hand)").format(
+            name=names[left.seat], round=left.round + 1, partner=names[left.by]
+        )
+    return line
+
+
+def _ok_text(verdict: Verdict, names: tuple[str, ...], score: str) -> str:
+    """``OK: the team Ana & Cy wins 520-310 after 9 rounds`` (the winner's score first)."""
+    rounds = len(verdict.rounds)
+    won = verdict.state.winner
+    if won is not None:
+        score = winner_first(verdict.state.scores, won)
+    if won is None:
+        text = ngettext(
+            "OK: the game ends at {score} after {rounds} round",
+            "OK: the game ends at {score} after {rounds} rounds",
+            rounds,
+        )
+        return text.format(score=score, rounds=rounds)
+    if verdict.definition.rules.has_teams:
+        text = ngettext(
+            "OK: the team {team} wins {score} after {rounds} round",
+            "OK: the team {team} wins {score} after {rounds} rounds",
+            rounds,
+        )
+        return text.format(team=team_name(names, won), score=score, rounds=rounds)
+    text = ngettext(
+        "OK: {name} wins {score} after {rounds} round",
+        "OK: {name} wins {score} after {rounds} rounds",
+        rounds,
+    )
+    return text.format(name=names[won], score=score, rounds=rounds)
 
 
 def _verify_one(name: str, home: Home) -> tuple[int, str]:
     """The exit status of ``verify name`` and its line: the verdict line of PROTOCOL.md
-    §7.2, which others parse, or (status 2) why ``name`` is no transcript."""
+    §7.2, which others parse (English, whatever the reader's language), or (status 2) why
+    ``name`` is no transcript."""
     try:
         verdict = verify_transcript(game_path(name, home))
     except (OSError, TranscriptError, GameNotFound) as exc:
@@ -135,29 +221,45 @@ def _replay_command(args: argparse.Namespace) -> int:
         return 2
     names = seat_names(verdict.definition)
     rules = verdict.definition.rules
-    print(f"Table {verdict.definition.table_id.hex()}: {rules.name} to {rules.target}")
+    print(
+        _("Table {table}: {variant} to {target}").format(
+            table=verdict.definition.table_id.hex(),
+            variant=variant_name(rules.name),
+            target=rules.target,
+        )
+    )
     seats = verdict.definition.seats
+    keyed = [f"{names[s]} [{fingerprint(seat.key)[:9]}]" for s, seat in enumerate(seats)]
     if not rules.has_teams:
-        for seat, s in enumerate(seats):
-            print(f"  seat {seat}: {names[seat]} [{fingerprint(s.key)[:9]}]")
+        for seat, who in enumerate(keyed):
+            print("  " + _("seat {seat}: {name}").format(seat=seat, name=who))
     for team in (0, 1) if rules.has_teams else ():
-        shown = " & ".join(f"{names[s]} [{fingerprint(seats[s].key)[:9]}]"
-                           for s in (team, team + 2))  # fmt: skip
-        print(f"  {shown}")
+        print(f"  {keyed[team]} & {keyed[team + 2]}")
     chats = list(verdict.chats)
+
+    def say_chat() -> None:
+        chat = chats.pop(0)
+        print(
+            "  " + _("{name} says: {text}").format(name=names[chat.seat], text=safe_text(chat.text))
+        )
+
     for audited in verdict.rounds:
         while chats and chats[0].round <= audited.record.number:
-            chat = chats.pop(0)
-            print(f"  {names[chat.seat]} says: {safe_text(chat.text)}")
+            say_chat()
         print(format_round(audited.record, names))
         if audited.report.fault is not None:
             f = audited.report.fault
-            print(f"  audit: {f.kind.value} by {names[f.seat]} ({f.reason}); round rescored")
+            print(
+                "  "
+                + _("audit: {fault} by {name} ({reason}); round rescored").format(
+                    fault=fault_kind_text(f.kind), name=names[f.seat], reason=f.reason
+                )
+            )
     unfinished = format_unfinished(verdict.state, names)
     if unfinished is not None:
         print(unfinished)
-    for chat in chats:
-        print(f"  {names[chat.seat]} says: {safe_text(chat.text)}")
+    while chats:
+        say_chat()
     print(format_sheet(verdict.state, names))
     print(verdict_text(verdict))
     return 0 if verdict.ok else 1
@@ -167,7 +269,7 @@ def _games_command(args: argparse.Namespace) -> int:
     home = Home.at(args.home)
     files = game_files(home)
     if not files:
-        print(f"No game in {home.games} yet.")
+        print(_("No game in {folder} yet.").format(folder=home.games))
         return 0
     recorded: dict[str, RecordedGame] = {}
     verified: set[str] = set()
@@ -177,35 +279,44 @@ def _games_command(args: argparse.Namespace) -> int:
             verified = verified_digests(conn)
     except (sqlite3.Error, ProfileError):
         pass
-    rows = [("#", "date", "players", "variant", "result", "record")]
+    rows = [
+        (
+            "#",
+            pgettext("column", "date"),
+            pgettext("column", "players"),
+            pgettext("column", "variant"),
+            pgettext("column", "result"),
+            pgettext("column", "record"),
+        )
+    ]
     for number, path in files:
-        date = datetime.fromtimestamp(path.stat().st_mtime).strftime("%Y-%m-%d %H:%M")
+        date = format_date(datetime.fromtimestamp(path.stat().st_mtime))
         try:
             transcript = read_transcript(path)
             digest = file_digest(path)
         except (OSError, TranscriptError):
-            rows.append((str(number), date, safe_text(path.name), "", "", "not a transcript"))
+            rows.append((str(number), date, safe_text(path.name), "", "", _("not a transcript")))
             continue
         definition = transcript.definition
         names = seat_names(definition)
         players = players_text(names)
-        variant = f"{definition.rules.name} to {definition.rules.target}"
+        variant = game_text(definition.rules.name, definition.rules.target)
         # The game of a recorded table id, but only if this very file verified at import: a
         # forged file may carry a real table's id.
         known = recorded.get(definition.table_id.hex()) if digest in verified else None
         if known is not None:
             result = result_text(names, known.scores, known.winner, known.abandoned_by)
-            checked = "verified"
+            checked = _("verified")
         elif args.verify:
             verdict = verify_record(definition, transcript.envelopes, transcript.truncated)
             result = verdict_text(verdict)
-            checked = "verified" if verdict.ok else "does not verify"
+            checked = _("verified") if verdict.ok else _("does not verify")
         else:
             result = "?"
-            checked = "not checked (--verify)"
+            checked = _("not checked (--verify)")
         rows.append((str(number), date, players, variant, result, checked))
     print(format_columns(rows))
-    print("replay N, verify N and import N take a game by its number.")
+    print(_("replay N, verify N and import N take a game by its number."))
     return 0
 
 
@@ -221,12 +332,21 @@ def _import_command(args: argparse.Namespace) -> int:
         except (sqlite3.Error, ProfileError) as exc:
             print(f"belote-p2p import: {db}: {exc}", file=sys.stderr)
             return 2
-        print(safe_text(f"{name}: {outcome.status.value}: {outcome.reason}"))
+        print(safe_text(_("{file}: {outcome}").format(file=name, outcome=import_text(outcome))))
         if outcome.status is ImportStatus.IMPORTED and outcome.result is not None:
             for player, record in zip(outcome.result.players, outcome.result.seats, strict=True):
-                print(f"  {shown_name(player.name)} [{player.fingerprint}]: +{record.xp} XP")
+                earned = _("{name} [{fingerprint}]: +{xp} XP").format(
+                    name=shown_name(player.name), fingerprint=player.fingerprint,
+                    xp=format_number(record.xp),
+                )  # fmt: skip
+                print(f"  {earned}")
             for fp, challenge in outcome.awards:
-                print(f"  challenge for [{fp}]: {challenge.title} (+{challenge.xp} XP)")
+                print(
+                    "  "
+                    + _("challenge for [{fingerprint}]: {title} (+{xp} XP)").format(
+                        fingerprint=fp, title=_(challenge.title), xp=format_number(challenge.xp)
+                    )
+                )
         if not outcome.ok:
             status = 1
     return status
@@ -244,23 +364,39 @@ def _profile_command(args: argparse.Namespace) -> int:
         print(f"belote-p2p profile: {exc}", file=sys.stderr)
         return 2
     if who is None:
-        print(f"belote-p2p profile: no identity in {home}; name a player", file=sys.stderr)
+        print(
+            "belote-p2p profile: " + _("no identity in {home}; name a player").format(home=home),
+            file=sys.stderr,
+        )
         return 2
     try:
         with open_db(home.profile_db) as conn:
             found = find_players(conn, who)
+            losses = analysed_losses(conn, found[0].fingerprint) if len(found) == 1 else []
     except (sqlite3.Error, ProfileError) as exc:
         print(f"belote-p2p profile: {exc}", file=sys.stderr)
         return 2
     if not found:
-        print(f"No player {who!r} in {home.profile_db}: no game with them is recorded.")
+        print(
+            _("No player {who!r} in {database}: no game with them is recorded.").format(
+                who=who, database=home.profile_db
+            )
+        )
         return 1
     if len(found) > 1:
-        print(f"{len(found)} players match {who!r}; name one by fingerprint:")
+        print(
+            ngettext(
+                "{count} player matches {who!r}; name one by fingerprint:",
+                "{count} players match {who!r}; name one by fingerprint:",
+                len(found),
+            ).format(count=len(found), who=who)
+        )
         for p in found:
             print(f"  {p.name} [{p.fingerprint}]")
         return 1
     print(format_profile(found[0]))
+    progress = progress_text(losses) or _("no game analysed yet (belote-p2p analyse N)")
+    print("  " + progress)
     return 0
 
 
@@ -274,103 +410,133 @@ def _ranking_command(args: argparse.Namespace) -> int:
         print(f"belote-p2p ranking: {exc}", file=sys.stderr)
         return 2
     if not players:
-        print(f"No game of yours recorded in {home.profile_db} yet.")
+        print(_("No game of yours recorded in {database} yet.").format(database=home.profile_db))
         return 0
     print(format_ranking(rank_players(players)))
     if owner is None:
-        print(f"(No identity in {home}: every recorded game counts.)")
+        print(_("(No identity in {home}: every recorded game counts.)").format(home=home))
     return 0
 
 
 def _register_verify(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "verify",
-        help="check a game transcript offline",
-        description="Check every signature, hash chain, deck protocol proof, shuffle and "
-        "play of a game transcript; print the final score or the first fault and its seat. "
-        "Exit status 0 if the game verifies to its end, 1 if not, 2 if FILE is no transcript. "
-        "With several files, one line per file, in order: that status, a space and the line "
-        "(as belote-p2p conformance --batch reads it); the exit status is the highest.",
+        help=_("check a game transcript offline"),
+        description=_(
+            "Check every signature, hash chain, deck protocol proof, shuffle and play of a "
+            "game transcript; print the final score or the first fault and its seat (the "
+            "verdict line, in English: programs read it). Exit status 0 if the game verifies "
+            "to its end, 1 if not, 2 if FILE is no transcript. With several files, one line "
+            "per file, in order: that status, a space and the line (as belote-p2p conformance "
+            "--batch reads it); the exit status is the highest."
+        ),
     )
-    game_help = "a transcript file, or a game's number in belote-p2p games"
-    home_help = f"data directory with the games numbered by belote-p2p games ({Home.default()})"
+    game_help = _("a transcript file, or a game's number in belote-p2p games")
+    home_help = _("data directory with the games numbered by belote-p2p games ({home})").format(
+        home=Home.default()
+    )
     p.add_argument(
         "file",
         nargs="+",
-        metavar="FILE|N",
-        help=f"{game_help}; with several, one line each: its exit status, a space, its verdict",
+        metavar=_("FILE|N"),
+        help=_(
+            "a transcript file, or a game's number in belote-p2p games; with several, one "
+            "line each: its exit status, a space, its verdict"
+        ),
     )
-    p.add_argument("--home", metavar="DIR", help=home_help)
+    p.add_argument("--home", metavar=_("DIR"), help=home_help)
     p.set_defaults(func=_verify_command)
     p = sub.add_parser(
         "replay",
-        help="show a recorded game round by round",
-        description="Check a game record, then show it: each round's bidding, contract, "
-        "announcements and tricks (cards as the table writes them, 10♦), the chat, the score "
-        "sheet and what the record proves.",
+        help=_("show a recorded game round by round"),
+        description=_(
+            "Check a game record, then show it: each round's bidding, contract, "
+            "announcements and tricks (cards as the table writes them, 10♦), the chat, the "
+            "score sheet and what the record proves."
+        ),
     )
-    p.add_argument("file", metavar="FILE|N", help=game_help)
-    p.add_argument("--home", metavar="DIR", help=home_help)
+    p.add_argument("file", metavar=_("FILE|N"), help=game_help)
+    p.add_argument("--home", metavar=_("DIR"), help=home_help)
     p.set_defaults(func=_replay_command)
     p = sub.add_parser(
         "games",
-        help="the games in your home, numbered",
-        description="List the games kept in the data directory, newest first: date, players, "
-        "variant, result and whether the record was verified (a game recorded in the profile "
-        "was). replay N, verify N and import N take a game by its number here.",
+        help=_("the games in your home, numbered"),
+        description=_(
+            "List the games kept in the data directory, newest first: date, players, "
+            "variant, result and whether the record was verified (a game recorded in the "
+            "profile was). replay N, verify N and import N take a game by its number here."
+        ),
     )
-    p.add_argument("--home", metavar="DIR", help=home_help)
+    p.add_argument("--home", metavar=_("DIR"), help=home_help)
     p.add_argument(
         "--verify", action="store_true",
-        help="check each game not yet recorded (slower: every proof is checked)",
+        help=_("check each game not yet recorded (slower: every proof is checked)"),
     )  # fmt: skip
     p.set_defaults(func=_games_command)
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     _register_verify(sub)
-    xp_rules = (
-        f"XP from verified games only: {XP_GAME_FINISHED} for playing a game to its end, "
-        f"{XP_GAME_WON} for winning it, {XP_ROUND_WON} per round your team wins (made its "
-        f"contract or beat the takers'; with three players: you made your contract, or the "
-        f"taker failed; with two: you scored more), {XP_TRICK_WON} per trick you take; "
-        f"challenges award extra XP and coins once. Levels: {LEVEL_CURVE}"
+    xp_rules = _(
+        "XP from verified games only: {finished} for playing a game to its end, {won} for "
+        "winning it, {round} per round your team wins (made its contract or beat the "
+        "takers'; with three players: you made your contract, or the taker failed; with "
+        "two: you scored more), {trick} per trick you take; challenges award extra XP and "
+        "coins once. Levels: {curve}"
+    ).format(
+        finished=XP_GAME_FINISHED, won=XP_GAME_WON, round=XP_ROUND_WON, trick=XP_TRICK_WON,
+        curve=level_curve(),
+    )  # fmt: skip
+    home_help = _("data directory ({home}); the database is <home>/{file}").format(
+        home=Home.default(), file=PROFILE_FILE_NAME
     )
-    home_help = f"data directory ({Home.default()}); the database is <home>/{PROFILE_FILE_NAME}"
 
     p = sub.add_parser(
         "import",
-        help="verify game transcripts and record their XP",
-        description="Verify each transcript and record its game: XP, statistics and "
-        "challenges for every player (four, three or two). A transcript that does not "
-        "verify to the end of the game is refused with the reason. A game is recorded "
-        "once, whichever seat's transcript brings it. Exit status 0 if every file was "
-        "recorded (or was already), "
-        f"1 if one was refused. {xp_rules}",
+        help=_("verify game transcripts and record their XP"),
+        description=_(
+            "Verify each transcript and record its game: XP, statistics and challenges for "
+            "every player (four, three or two). A transcript that does not verify to the end "
+            "of the game is refused with the reason. A game is recorded once, whichever "
+            "seat's transcript brings it. Exit status 0 if every file was recorded (or was "
+            "already), 1 if one was refused."
+        )
+        + " "
+        + xp_rules,
     )
-    p.add_argument("files", nargs="+", metavar="FILE|N",
-                   help="transcript files, or games' numbers in belote-p2p games")  # fmt: skip
-    p.add_argument("--home", metavar="DIR", help=home_help)
+    p.add_argument(
+        "files", nargs="+", metavar=_("FILE|N"),
+        help=_("transcript files, or games' numbers in belote-p2p games"),
+    )  # fmt: skip
+    p.add_argument("--home", metavar=_("DIR"), help=home_help)
     p.set_defaults(func=_import_command)
 
     p = sub.add_parser(
         "profile",
-        help="a player's level, XP, games and challenges",
-        description="Show a player's level, XP, games, wins, contracts made and failed, "
-        "capots, belotes, challenges and coins. WHO is a name or a fingerprint (or its "
-        f"start); without it, this peer's own identity. {xp_rules}",
+        help=_("a player's level, XP, games and challenges"),
+        description=_(
+            "Show a player's level, XP, games, wins, contracts made and failed, capots, "
+            "belotes, challenges and coins. WHO is a name or a fingerprint (or its start); "
+            "without it, this peer's own identity."
+        )
+        + " "
+        + xp_rules,
     )
-    p.add_argument("who", nargs="?", metavar="NAME|FINGERPRINT")
-    p.add_argument("--home", metavar="DIR", help=home_help)
+    p.add_argument("who", nargs="?", metavar=_("NAME|FINGERPRINT"))
+    p.add_argument("--home", metavar=_("DIR"), help=home_help)
     p.set_defaults(func=_profile_command)
 
     p = sub.add_parser(
         "ranking",
-        help="the leaderboard of the players met",
-        description="Rank the players of the games this peer's identity played (its own and "
-        "those imported in which it sat), by the XP they earned in those games (then wins and "
-        "win rate): keys that only played one another are not ranked, whatever was imported. "
-        f"{xp_rules}",
+        help=_("the leaderboard of the players met"),
+        description=_(
+            "Rank the players of the games this peer's identity played (its own and those "
+            "imported in which it sat), by the XP they earned in those games (then wins and "
+            "win rate): keys that only played one another are not ranked, whatever was "
+            "imported."
+        )
+        + " "
+        + xp_rules,
     )
-    p.add_argument("--home", metavar="DIR", help=home_help)
+    p.add_argument("--home", metavar=_("DIR"), help=home_help)
     p.set_defaults(func=_ranking_command)

@@ -1,7 +1,8 @@
 """``belote-p2p referee``: score rounds given as JSON Lines, one answer line per input line.
 
-The format is documented in the README and in ``protocol/vectors/referee-*.jsonl``; it is
-how rule disputes are settled and how bot authors check a deal, so it stays exactly so.
+The format is specified in ``protocol/REFEREE.md`` (and summed up in ``docs/api.md``), with
+golden rounds in ``protocol/vectors/referee-*.jsonl``; it is how rule disputes are settled
+and how bot authors check a deal, so it stays exactly so.
 """
 
 from __future__ import annotations
@@ -250,12 +251,16 @@ def command(args: argparse.Namespace) -> int:
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from belote_p2p.i18n import _
+
     p = sub.add_parser(
         "referee",
-        help="score rounds given as JSON Lines",
-        description="Read one round per JSON line (FILE or standard input) and write one "
-        "JSON answer per line: the tricks and score, the next legal cards, the first illegal "
-        "play, or an error. Exit status 2 if any line was malformed.",
+        help=_("score rounds given as JSON Lines"),
+        description=_(
+            "Read one round per JSON line (FILE or standard input) and write one JSON "
+            "answer per line: the tricks and score, the next legal cards, the first illegal "
+            "play, or an error. Exit status 2 if any line was malformed."
+        ),
     )
-    p.add_argument("file", nargs="?", metavar="FILE", help="JSON Lines file (stdin)")
+    p.add_argument("file", nargs="?", metavar=_("FILE"), help=_("JSON Lines file (standard input)"))
     p.set_defaults(func=command)

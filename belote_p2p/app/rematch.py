@@ -15,6 +15,7 @@ from collections.abc import Awaitable, Callable
 
 import trio
 
+from belote_p2p.i18n import N_, _
 from belote_p2p.net.address import listener_port, open_listeners
 from belote_p2p.net.lobby import LobbyAnswer, LobbyError
 from belote_p2p.net.rematch import NoRematch, RematchAnswer, host_rematch, join_rematch
@@ -22,21 +23,24 @@ from belote_p2p.protocol.identity import Identity
 from belote_p2p.protocol.table import TableDefinition
 
 from .web.options import WebOptions
-from .wording import listed
+from .wording import is_yes, listed
 
-QUESTION = "Play again, same players and seats, the deal passed on? [y/N] "
+QUESTION = N_("Play again, same players and seats, the deal passed on? [y/N] ")
+"""Asked at the terminal after a game played out (in the reader's language: ``[o/N]``)."""
 
 
 def wants_again(answer: str) -> bool:
-    return answer.strip().lower() in ("y", "yes", "o", "oui")
+    """Yes, in any language (:func:`~belote_p2p.app.wording.is_yes`)."""
+    return is_yes(answer)
 
 
 async def ask_person(question: str = QUESTION) -> bool:
     """The person's answer, typed at the terminal (no answer, or the end of input: no)."""
+    asked = _(question)
 
     def ask() -> bool:
         try:
-            return wants_again(input(question))
+            return wants_again(input(asked))
         except (EOFError, OSError):
             return False
 
@@ -65,12 +69,18 @@ def asker(person: bool, web: WebOptions | None) -> Callable[[], Awaitable[bool]]
 
 def answer_text(definition: TableDefinition, answer: RematchAnswer) -> str:
     name = definition.seats[answer.seat].name
-    return f"{name} wants another game." if answer.again else f"{name} does not."
+    if answer.again:
+        return _("{name} wants another game.").format(name=name)
+    return _("{name} does not.").format(name=name)
 
 
 def next_dealer_text(definition: TableDefinition) -> str:
-    dealer = definition.rules.first_dealer
-    return f"A new game: {definition.seats[dealer].name} deals first."
+    return new_game_text(definition.seats[definition.rules.first_dealer].name)
+
+
+def new_game_text(dealer: str) -> str:
+    """``A new game: Bob deals first.``"""
+    return _("A new game: {name} deals first.").format(name=dealer)
 
 
 def print_line(text: str) -> None:
@@ -105,14 +115,14 @@ async def host_again(
     """The host's side, on the host's port (``hand_over``, as for the lobby): the new table
     and our proposal of it, or None (after saying why, with ``say``)."""
     others = listed([s.name for s in old.seats[1:]])
-    say(f"Asking {others} whether they want another game...")
+    say(_("Asking {names} whether they want another game...").format(names=others))
     try:
         definition, proposal = await host_rematch(
             old, identity, [], mesh_port, ask, hand_over=hand_over, relay=relay,
             on_answer=lambda a: say(answer_text(old, a)),
         )  # fmt: skip
     except (NoRematch, LobbyError) as exc:
-        say(f"No other game: {exc}.")
+        say(_("No other game: {reason}.").format(reason=exc))
         return None
     say(next_dealer_text(definition))
     return definition, proposal
@@ -131,10 +141,15 @@ async def join_again(
     new mesh listeners (none if we do not ``listen``), or None (after saying why, with
     ``say``)."""
     again = await ask()
+    host_name = old.seats[0].name
     if again:
-        say(f"Asking {old.seats[0].name} (the host) for another game: every player answers...")
+        say(
+            _("Asking {name} (the host) for another game: every player answers...").format(
+                name=host_name
+            )
+        )
     else:
-        say(f"Telling {old.seats[0].name} (the host) that you want no other game...")
+        say(_("Telling {name} (the host) that you want no other game...").format(name=host_name))
     listeners = await open_listeners(bind, 0) if listen and again else []
     port = listener_port(listeners[0]) if listeners else 0
     try:
@@ -143,7 +158,7 @@ async def join_again(
         for listener in listeners:
             await listener.aclose()
         if again:
-            say(f"No other game: {exc}.")
+            say(_("No other game: {reason}.").format(reason=exc))
         return None
     if not again:
         return None

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import trio
 
+from belote_p2p.i18n import _, ngettext
 from belote_p2p.net.address import (
     open_listeners,
     parse_address,
@@ -50,6 +51,7 @@ from .watch import (
     say_watch_code,
     watch_end,
 )
+from .wording import error_text
 
 
 async def resume_game(options: SeatOptions, path: Path | None, *, watch: bool = True) -> int:
@@ -60,10 +62,13 @@ async def resume_game(options: SeatOptions, path: Path | None, *, watch: bool = 
     if path is None:
         games = unfinished_games(options.home, identity)
         if not games:
-            print(f"error: no unfinished game in {options.home.games}", file=sys.stderr)
+            print(
+                error_text(_("no unfinished game in {folder}").format(folder=options.home.games)),
+                file=sys.stderr,
+            )
             return 2
         if len(games) > 1:
-            print("error: several unfinished games; name one:", file=sys.stderr)
+            print(error_text(_("several unfinished games; name one:")), file=sys.stderr)
             for game in games:
                 name = options.home.transcript(game.definition, game.seat)
                 print(f"  belote-p2p resume {name}", file=sys.stderr)
@@ -74,26 +79,41 @@ async def resume_game(options: SeatOptions, path: Path | None, *, watch: bool = 
         try:
             game = read_transcript(path)
         except (OSError, TranscriptError) as exc:
-            print(f"error: {exc}", file=sys.stderr)
+            print(error_text(exc), file=sys.stderr)
             return 2
     definition, seat = game.definition, game.seat
     if definition.seats[seat].key != identity.public_key_bytes:
-        print(f"error: {path} is seat {seat}'s, whose key is not {options.home}'s identity",
-              file=sys.stderr)  # fmt: skip
+        print(
+            error_text(
+                _("{file} is seat {seat}'s, whose key is not {home}'s identity").format(
+                    file=path, seat=seat, home=options.home
+                )
+            ),
+            file=sys.stderr,
+        )
         return 2
     if path_given and game_ended(definition, game.envelopes, seat):  # else found unfinished
-        print(f"error: the game of {path} is over", file=sys.stderr)
+        print(error_text(_("the game of {file} is over").format(file=path)), file=sys.stderr)
         return 2
     if not options.quiet:
-        print(f"Resuming table {definition.table_id.hex()}, seat {seat}, from {path} "
-              f"({len(game.envelopes)} envelopes)", flush=True)  # fmt: skip
+        print(
+            ngettext(
+                "Resuming table {table}, seat {seat}, from {file} ({n} envelope)",
+                "Resuming table {table}, seat {seat}, from {file} ({n} envelopes)",
+                len(game.envelopes),
+            ).format(table=definition.table_id.hex(), seat=seat, file=path, n=len(game.envelopes)),
+            flush=True,
+        )
     player = make_player(options)
     if seat == 0:
         # The host's bot processes (host --bots) play on after a crash of ours; one that
         # died too is started again on its own transcript.
         for number in await restart_bot_processes(options.home, definition):
             if not options.quiet:
-                print(f"Bot process {number} was gone: started it again.", flush=True)
+                print(
+                    _("Bot process {number} was gone: started it again.").format(number=number),
+                    flush=True,
+                )
     ours = definition.seats[seat].address
     host = definition.seats[0].address
     relay = None
@@ -104,7 +124,7 @@ async def resume_game(options: SeatOptions, path: Path | None, *, watch: bool = 
     listeners = []
     if seat < 3 and ours and options.listen:
         # The others know us at the address of the table definition: listen there again.
-        _, port = parse_address(ours)
+        _host, port = parse_address(ours)
         listeners = await open_listeners(options.bind, port)
     port_service = HostPort() if seat == 0 and listeners else None
     # A relay of the table's own (--relay): our seat offers the table to watchers there too.
@@ -153,7 +173,7 @@ async def resume_game(options: SeatOptions, path: Path | None, *, watch: bool = 
             await drain_watchers(hub)
         nursery.cancel_scope.cancel()
     if failed is not None or result is None:
-        print(f"error: {failed}", file=sys.stderr, flush=True)
+        print(error_text(failed), file=sys.stderr, flush=True)
         return 1
     return exit_status(result)
 
@@ -162,7 +182,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
     try:
         options = seat_options(args)
     except Exception as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(error_text(exc), file=sys.stderr)
         return 2
     path = Path(args.transcript) if args.transcript else None
     return run_main(lambda: resume_game(options, path, watch=args.watch))
@@ -171,15 +191,17 @@ def cmd_resume(args: argparse.Namespace) -> int:
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     resume = sub.add_parser(
         "resume",
-        help="go on with a game after a crash",
-        description="Resume this identity's unfinished game after a crash or a restart: the "
-        "table and seat come from the transcript (by default the one unfinished game in "
-        "--home), the peer listens again at its address, reconnects and plays on. Give the "
-        "same --home and player (--bot) as before, and --relay if the table used a relay "
-        "other than the host's port.",
+        help=_("go on with a game after a crash"),
+        description=_(
+            "Resume this identity's unfinished game after a crash or a restart: the table "
+            "and seat come from the transcript (by default the one unfinished game in "
+            "--home), the peer listens again at its address, reconnects and plays on. Give "
+            "the same --home and player (--bot) as before, and --relay if the table used a "
+            "relay other than the host's port."
+        ),
     )
     resume.add_argument(
-        "transcript", nargs="?", metavar="TRANSCRIPT", help="the game's transcript file"
+        "transcript", nargs="?", metavar=_("TRANSCRIPT"), help=_("the game's transcript file")
     )
     add_seat_arguments(resume, name=False)
     add_watch_argument(resume)

@@ -15,6 +15,7 @@ from typing import Any
 
 from belote_p2p.game.engine import RoundRecord, Trick
 from belote_p2p.game.scoring import Outcome
+from belote_p2p.i18n import _
 
 from .display import contract_text
 from .wording import announcement_text, side_names
@@ -107,10 +108,16 @@ class RoundBreakdown:
 
 
 def round_breakdown(
-    record: RoundRecord, names: Sequence[str], target: int, audit: str = ""
+    record: RoundRecord,
+    names: Sequence[str],
+    target: int,
+    audit: str = "",
+    *,
+    me: int | None = None,
 ) -> RoundBreakdown:
-    """``record`` taken apart, with the seats' ``names`` (``You`` for one's own, if wanted);
-    four names make two teams, two or three make as many sides."""
+    """``record`` taken apart, with the seats' ``names`` (``You`` for one's own, if wanted:
+    ``me`` is then that seat, so that its sentences say ``You take``); four names make two
+    teams, two or three make as many sides. Its sentences are in the language in use."""
     sides_names = side_names(names)
     teams = len(names) == 4
 
@@ -126,7 +133,7 @@ def round_breakdown(
             for t in range(n)
         )
         return RoundBreakdown(
-            *head, "", "redeal", "Everybody passed: the next dealer deals again.", "",
+            *head, "", "redeal", _("Everybody passed: the next dealer deals again."), "",
             empty, 0, (), (), target, audit,
         )  # fmt: skip
     taker_side = side(record.taker) if record.taker >= 0 else -1
@@ -151,41 +158,51 @@ def round_breakdown(
         )
         for t in range(n)
     )
-    verdict = _verdict(sc.outcome, sides_names, taker_side, sc.pending, teams)
+    mine = me is not None and record.taker == me
+    verdict = _verdict(sc.outcome, sides_names, taker_side, sc.pending, teams, mine)
     if sc.generale is not None:
-        sweep = f"générale by {names[sc.generale]}"
+        sweep = _("générale by {name}").format(name=names[sc.generale])
     elif sc.capot is not None:
-        sweep = f"capot by {sides_names[sc.capot]}"
+        sweep = _("capot by {side}").format(side=sides_names[sc.capot])
     else:
         sweep = ""
     declared: list[str] = []
     for seat, anns in enumerate(record.declared):
         for a in anns:
-            scored = "" if record.announcements_team == side(seat) else ", not scored"
-            declared.append(f"{names[seat]}: {announcement_text(a)}{scored}")
-    for seat, _ in record.belote:
-        declared.append(f"{names[seat]}: belote and rebelote (20)")
+            if record.announcements_team == side(seat):
+                said = _("{name}: {announcement}")
+            else:
+                said = _("{name}: {announcement}, not scored")
+            declared.append(said.format(name=names[seat], announcement=announcement_text(a)))
+    for seat, _card in record.belote:
+        declared.append(_("{name}: belote and rebelote (20)").format(name=names[seat]))
     taker = names[record.taker] if record.taker >= 0 else ""
     return RoundBreakdown(
-        *head, contract_text(record, taker), sc.outcome.value, verdict, sweep,
+        *head, contract_text(record, taker, mine=mine), sc.outcome.value, verdict, sweep,
         sides, sc.pending, tuple(declared), record.tricks, target, audit,
     )  # fmt: skip
 
 
-def _verdict(outcome: Outcome, sides: Sequence[str], taker: int, pending: int, teams: bool) -> str:
-    """One sentence on how the contract ended (RULES.md §9, §12, §13)."""
+def _verdict(
+    outcome: Outcome, sides: Sequence[str], taker: int, pending: int, teams: bool, mine: bool
+) -> str:
+    """One sentence on how the contract ended (RULES.md §9, §12, §13); ``mine``: the reader
+    took."""
     if outcome is Outcome.NO_CONTRACT:
-        return "Nobody takes in two-handed: each player scores its own points."
+        return _("Nobody takes in two-handed: each player scores its own points.")
     takers = sides[taker]
-    plural = teams or takers == "You"
     if outcome is Outcome.MADE:
-        return f"{takers} made the contract."
+        return _("{takers} made the contract.").format(takers=takers)
     if outcome is Outcome.LITIGE:
-        return (
-            f"Litige: {sides[1 - taker]} score their points; those of {takers} wait in the pot "
-            f"({pending})."
-        )
+        return _(
+            "Litige: {others} score their points; those of {takers} wait in the pot ({pot})."
+        ).format(others=sides[1 - taker], takers=takers, pot=pending)
     if teams:
-        return f"{takers} failed the contract: {sides[1 - taker]} score the round."
-    verb = "fail" if plural else "fails"
-    return f"{takers} {verb}: the others score their points and half of the taker's."
+        return _("{takers} failed the contract: {others} score the round.").format(
+            takers=takers, others=sides[1 - taker]
+        )
+    if mine:
+        return _("You fail: the others score their points and half of the taker's.")
+    return _("{name} fails: the others score their points and half of the taker's.").format(
+        name=takers
+    )

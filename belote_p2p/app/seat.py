@@ -29,7 +29,7 @@ import trio
 from belote_p2p.app.argtypes import port, positive_seconds, seconds, seed
 from belote_p2p.game.engine import Action
 from belote_p2p.game.observation import Observation
-from belote_p2p.i18n import _
+from belote_p2p.i18n import _, format_number
 from belote_p2p.net.address import ALL_ADDRESSES
 from belote_p2p.net.lobby import check_name
 from belote_p2p.net.peer import (
@@ -51,13 +51,14 @@ from belote_p2p.protocol.private import private_directory, private_fd
 from belote_p2p.protocol.table import TableDefinition
 from belote_p2p.protocol.wire import Envelope
 
+from .coach import TableCoach
 from .home import Home
 from .output import Printer, TimingLog, both, print_roster, result_line
-from .profile import ImportStatus, ProfileError, level_for_xp, open_db, record_game
+from .profile import ImportStatus, ProfileError, import_reason, level_for_xp, open_db, record_game
 from .seatview import RESIGNED_OPEN, SIGNED_OUT, SIGNED_OUT_OPEN
 from .tui import Control, TableView, TerminalUI, TuiPlayer, detach_output
 from .web.options import WebOptions
-from .wording import listed
+from .wording import error_text, listed
 
 if TYPE_CHECKING:
     from .web.table import WebTable
@@ -148,12 +149,14 @@ def terminal_player(
     """A person at this terminal: the table view's player (with its stand-in bot for the
     turns whose time runs out) and its user interface."""
     config = options.peer_config(seat)
+    coach = TableCoach() if definition.hints else None
     ui = TerminalUI(
         TableView.from_definition(definition, seat),
         plain=options.plain,
         control=control,
         deadline_for=config.decision_deadline,
         standin=options.autoplay,
+        hints=coach.hint if coach is not None else None,
     )
     person = TuiPlayer(ui, turn_seconds=options.person_deadline)
     return options.with_standin(person, ui.autoplayed), ui
@@ -182,7 +185,7 @@ async def watch_signals(
                     ui.interrupt()
                 elif not interrupted:
                     interrupted = True
-                    say("Ctrl-C: press Ctrl-C again to resign this seat.")
+                    say(_("Ctrl-C: press Ctrl-C again to resign this seat."))
                 else:
                     control.resign()
             else:
@@ -234,9 +237,9 @@ def record_experience(home: Home, result: PeerResult, key: bytes) -> tuple[int |
     try:
         outcome = record_game(db, result.transcript)
         if outcome.status is ImportStatus.REFUSED:
-            return None, f"No experience recorded: {outcome.reason}"
+            return None, _("No experience recorded: {reason}").format(reason=outcome.reason)
         if outcome.status is ImportStatus.ALREADY or outcome.result is None:
-            return None, f"Experience: {outcome.reason}"
+            return None, _("Experience: {reason}").format(reason=import_reason(outcome))
         me = fingerprint(key)
         xp = outcome.result.seats[result.seat].xp
         xp += sum(challenge.xp for who, challenge in outcome.awards if who == me)
@@ -245,8 +248,10 @@ def record_experience(home: Home, result: PeerResult, key: bytes) -> tuple[int |
                 "SELECT COALESCE(SUM(xp), 0) FROM xp WHERE player = ?", (me,)
             ).fetchone()
     except (sqlite3.Error, ProfileError, OSError) as exc:
-        return None, f"No experience recorded: {db}: {exc}"
-    return xp, f"+{xp} XP, level {level_for_xp(int(total))}"
+        return None, _("No experience recorded: {reason}").format(reason=f"{db}: {exc}")
+    return xp, _("+{xp} XP, level {level}").format(
+        xp=format_number(xp), level=level_for_xp(int(total))
+    )
 
 
 async def play_seat(
@@ -370,16 +375,16 @@ async def play_seat(
             ui.finish()
     if not options.quiet:
         if result.left == result.seat:
-            say(RESIGNED_OPEN if result.resigned else SIGNED_OUT_OPEN)
+            say(_(RESIGNED_OPEN if result.resigned else SIGNED_OUT_OPEN))
         elif result.resigned and result.abandoned is None:
-            say("You left before the game began.")
+            say(_("You left before the game began."))
         elif result.resigned:
-            say("You resigned: the game ends, abandoned by your seat.")
+            say(_("You resigned: the game ends, abandoned by your seat."))
         elif result.abandoned == result.seat:
-            say(SIGNED_OUT)
+            say(_(SIGNED_OUT))
         elif result.error:
-            say(f"The game stopped: {result.error}")
-        say(f"Transcript: {result.transcript}")
+            say(_("The game stopped: {error}").format(error=result.error))
+        say(_("Transcript: {file}").format(file=result.transcript))
     xp: int | None = None
     if result.finished or result.abandoned is not None or result.left == result.seat:
         xp, line = await trio.to_thread.run_sync(
@@ -389,7 +394,11 @@ async def play_seat(
             say(line)
     fallbacks = player.counts if isinstance(player, BotPlayer) else None
     if fallbacks is not None and fallbacks.fallbacks and not options.quiet:
-        say(f"Bot fallbacks: {fallback_text(fallbacks.to_json())} (a random legal action instead)")
+        say(
+            _("Bot fallbacks: {counts} (a random legal action instead)").format(
+                counts=fallback_text(fallbacks.to_json())
+            )
+        )
     if options.machine_output:
         counts = None if fallbacks is None else fallbacks.to_json()
         say(result_line(result, definition, xp=xp, fallbacks=counts))
@@ -413,8 +422,17 @@ async def say_whom_we_wait_for(
         if not absent:
             return
         if waited >= MESH_PATIENCE and not told:
-            who = listed([f"{names.get(mesh.roster[s], '?')} (seat {s})" for s in absent])
-            say(f"Waiting for {who} to connect to the table (up to {timeout:g} s)...")
+            who = listed(
+                [
+                    _("{name} (seat {seat})").format(name=names.get(mesh.roster[s], "?"), seat=s)
+                    for s in absent
+                ]
+            )
+            say(
+                _("Waiting for {who} to connect to the table (up to {seconds} s)...").format(
+                    who=who, seconds=format_number(timeout, 3, trailing_zeros=False)
+                )
+            )
             told = True
         await trio.sleep(0.5)
         waited += 0.5
@@ -458,7 +476,7 @@ async def play_in_browser(
             # Said on the page, which stays until the person leaves it (not a page gone
             # with its process, nor one waiting for the peers for ever).
             failed = exc
-            text = f"The game could not go on: {exc}."
+            text = _("The game could not go on: {error}.").format(error=exc)
             table.game_over(text)
             if web.tell is not None:
                 web.tell(text)
@@ -525,7 +543,9 @@ def seat_options(args: argparse.Namespace, home: Home | None = None) -> SeatOpti
         autoplay=None if args.autoplay == "none" else args.autoplay,
         json=args.json,
         rematch=getattr(args, "rematch", None),
-        web=WebOptions(port=args.web_port, open_browser=args.browser, token=home.web_token())
+        web=WebOptions(
+            port=args.web_port, open_browser=args.browser, token=home.web_token(), home=home.root
+        )
         if args.web
         else None,
         listen=args.listen,
@@ -548,10 +568,10 @@ def run_main(main: Callable[[], Awaitable[int]]) -> int:
                     nursery.cancel_scope.cancel()
 
                 nursery.start_soon(body)
-                async for _ in interrupts:
+                async for _signal in interrupts:
                     if outcome:
                         break  # a Ctrl-C the game left unread: the command is done
-                    print("\nInterrupted: you left the table.", file=sys.stderr, flush=True)
+                    print("\n" + _("Interrupted: you left the table."), file=sys.stderr, flush=True)
                     nursery.cancel_scope.cancel()
                     return 130
         return outcome[0] if outcome else 130
@@ -559,10 +579,10 @@ def run_main(main: Callable[[], Awaitable[int]]) -> int:
     try:
         status: int = trio.run(guarded)
     except (BotError, IdentityError, ValueError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(error_text(exc), file=sys.stderr)
         return 2
     except OSError as exc:
-        print(f"error: {explain_os_error(exc)}", file=sys.stderr)
+        print(error_text(explain_os_error(exc)), file=sys.stderr)
         return 1
     return status
 
@@ -570,44 +590,47 @@ def run_main(main: Callable[[], Awaitable[int]]) -> int:
 def explain_os_error(exc: OSError) -> str:
     """An operating system error as a person reads it: no errno, no Python names."""
     if isinstance(exc, socket.gaierror):
-        return "that host name cannot be found (check the address, or give an IP address)"
+        return _("that host name cannot be found (check the address, or give an IP address)")
     if exc.errno == errno.EADDRINUSE:
-        return "an address this command listens on is in use; choose another port"
+        return _("an address this command listens on is in use; choose another port")
     if exc.errno == errno.EADDRNOTAVAIL:
-        return "that address is not one of this machine's (see --bind)"
+        return _("that address is not one of this machine's (see --bind)")
     if exc.errno == errno.ECONNREFUSED:
-        return "nobody answers at that address (is the table still open?)"
+        return _("nobody answers at that address (is the table still open?)")
     if exc.errno in (errno.EACCES, errno.EPERM) and exc.filename is None:
-        return "not allowed to listen there (ports below 1024 need privileges)"
+        return _("not allowed to listen there (ports below 1024 need privileges)")
     what = exc.strerror or str(exc)
     return f"{exc.filename}: {what}" if exc.filename else what
 
 
 def add_seat_arguments(p: argparse.ArgumentParser, *, seat: bool = True, name: bool = True) -> None:
-    p.add_argument("--bot", metavar="NAME", help="play with this bot (NAME[:key=value...])")
-    p.add_argument("--seed", type=seed, help="seed of the bots' choices (the deal stays secret)")
+    p.add_argument("--bot", metavar=_("NAME"), help=_("play with this bot (NAME[:key=value...])"))
+    p.add_argument(
+        "--seed", type=seed, metavar=_("SEED"),
+        help=_("seed of the bots' choices (the deal stays secret)"),
+    )  # fmt: skip
     p.add_argument(
         "--bot-deadline",
         type=positive_seconds,
         default=10.0,
-        metavar="S",
-        help="seconds per bot decision",
+        metavar=_("S"),
+        help=_("seconds per bot decision"),
     )
     p.add_argument(
-        "--person-deadline", type=positive_seconds, default=60.0, metavar="S",
-        help="seconds a seat has for a decision before it is reported late (60)",
+        "--person-deadline", type=positive_seconds, default=60.0, metavar=_("S"),
+        help=_("seconds a seat has for a decision before it is reported late (60)"),
     )  # fmt: skip
     p.add_argument(
-        "--step-deadline", type=positive_seconds, default=10.0, metavar="S",
+        "--step-deadline", type=positive_seconds, default=10.0, metavar=_("S"),
         help=_("seconds a seat has for a protocol step (a deck message, its signature of the "
                "table) before it is reported late (10)"),
     )  # fmt: skip
     p.add_argument(
-        "--grace", type=seconds, default=120.0, metavar="S",
-        help="seconds after its deadline before a silent seat is signed gone (120)",
+        "--grace", type=seconds, default=120.0, metavar=_("S"),
+        help=_("seconds after its deadline before a silent seat is signed gone (120)"),
     )  # fmt: skip
     p.add_argument(
-        "--connect-timeout", type=positive_seconds, default=60.0, metavar="S",
+        "--connect-timeout", type=positive_seconds, default=60.0, metavar=_("S"),
         help=_("seconds for every other peer to connect when the game opens (for one of "
                "them when it resumes) (60)"),
     )  # fmt: skip
@@ -615,52 +638,66 @@ def add_seat_arguments(p: argparse.ArgumentParser, *, seat: bool = True, name: b
         return
     if name:
         p.add_argument(
-            "--name", help="the name shown to the other players (the last one used in "
-            "--home, else your login name)",
+            "--name", metavar=_("NAME"),
+            help=_(
+                "the name shown to the other players (the last one used in --home, else "
+                "your login name)"
+            ),
         )  # fmt: skip
-    p.add_argument("--home", metavar="DIR", help=f"identity and transcripts ({Home.default()})")
     p.add_argument(
-        "--bind", default=ALL_ADDRESSES, metavar="IP",
-        help="address to listen on (all addresses, IPv4 and IPv6)",
+        "--home", metavar=_("DIR"),
+        help=_("identity and transcripts ({home})").format(home=Home.default()),
+    )  # fmt: skip
+    p.add_argument(
+        "--bind", default=ALL_ADDRESSES, metavar=_("IP"),
+        help=_("address to listen on (all addresses, IPv4 and IPv6)"),
     )  # fmt: skip
     p.add_argument(
         "--no-listen", dest="listen", action="store_false",
-        help="accept no direct connection from the other peers: they reach this one through "
-        "the relay (what a peer behind a home router amounts to; listening is the default)",
+        help=_(
+            "accept no direct connection from the other peers: they reach this one through "
+            "the relay (what a peer behind a home router amounts to; listening is the "
+            "default)"
+        ),
     )  # fmt: skip
     p.add_argument(
-        "--relay", metavar="HOST:PORT",
-        help="the relay for the peers that cannot connect directly (the host's port)",
+        "--relay", metavar=_("HOST:PORT"),
+        help=_("the relay for the peers that cannot connect directly (the host's port)"),
     )  # fmt: skip
-    p.add_argument("--quiet", action="store_true", help="print only the RESULT line")
+    p.add_argument("--quiet", action="store_true", help=_("print only the RESULT line"))
     p.add_argument(
         "--json", action="store_true",
-        help="end with a RESULT line of JSON (always, when stdout is not a terminal)",
+        help=_("end with a RESULT line of JSON (always, when stdout is not a terminal)"),
     )  # fmt: skip
     p.add_argument(
-        "--autoplay", default="rules", metavar="BOT",
-        help="the bot that plays your turn when your time runs out; you play on at your "
-        "next turn (none: nobody does, and the others sign you gone after --grace)",
+        "--autoplay", default="rules", metavar=_("BOT"),
+        help=_(
+            "the bot that plays your turn when your time runs out; you play on at your next "
+            "turn (none: nobody does, and the others sign you gone after --grace)"
+        ),
     )  # fmt: skip
     p.add_argument(
-        "--plain", action="store_true", help="plain lines, no colour (screen readers, logs)"
+        "--plain", action="store_true", help=_("plain lines, no colour (screen readers, logs)")
     )
     p.add_argument("--timing-log", metavar="DIR", help=argparse.SUPPRESS)
     p.add_argument(
         "--rematch", action=argparse.BooleanOptionalAction, default=None,
-        help="after a game played out, another with the same players: a person is asked, "
-        "a bot says no unless --rematch; --no-rematch: nobody is asked",
+        help=_(
+            "after a game played out, another with the same players: a person is asked, a "
+            "bot says no unless --rematch; --no-rematch: nobody is asked"
+        ),
     )  # fmt: skip
-    add_web_arguments(p, "play")
+    add_web_arguments(p, _("play in the browser (a page on 127.0.0.1)"))
 
 
-def add_web_arguments(p: argparse.ArgumentParser, verb: str) -> None:
-    """``--web``, ``--web-port`` and ``--browser``: ``verb`` (play, watch) in the browser."""
+def add_web_arguments(p: argparse.ArgumentParser, web_help: str) -> None:
+    """``--web`` (its help, ``web_help``, says what is done in the browser: play, watch),
+    ``--web-port`` and ``--browser``."""
+    p.add_argument("--web", action="store_true", help=web_help)
+    p.add_argument("--web-port", type=port, default=0, metavar=_("PORT"),
+                   help=_("the page's port with --web (0: any free port)"))  # fmt: skip
     p.add_argument(
-        "--web", action="store_true", help=f"{verb} in the browser (a page on 127.0.0.1)"
-    )
-    p.add_argument("--web-port", type=port, default=0, metavar="PORT",
-                   help="the page's port with --web (0: any free port)")  # fmt: skip
-    p.add_argument("--browser", action=argparse.BooleanOptionalAction, default=True,
-                   help="open the page in the default browser with --web (--no-browser: "
-                   "print its URL only)")  # fmt: skip
+        "--browser", action=argparse.BooleanOptionalAction, default=True,
+        help=_("open the page in the default browser with --web (--no-browser: print its URL "
+               "only)"),
+    )  # fmt: skip

@@ -16,6 +16,14 @@ over: Bob & Dee win 638-302``, the score sheet's last line), **a running score n
 first** (the score line, the round screen's columns, the page's score bar), then the other
 sides in playing order (:meth:`~SeatView.sides`).
 
+Every text the view makes (its notices and news lines, the round's summary and breakdown,
+the end of the game) is in the language in use when the event is applied
+(:mod:`belote_p2p.i18n`; a page applies its seat's events in its reader's language), and the
+lines drawn from the state (:meth:`~SeatView.contract_line`, :meth:`~SeatView.turn_line`...)
+in the language in use when they are drawn. A sentence about a seat is one message for ours
+and one for another's (:meth:`~SeatView.by`: ``You play {card}.``, ``{name} plays
+{card}.``), so that each language conjugates its own verbs.
+
 A completed trick stays on show (its four cards and who won it) until the next trick's
 first card; a renderer may hold it a moment longer (:data:`TRICK_HOLD`, the live terminal's
 and the page's), which only delays the drawing: the game itself never waits for it.
@@ -30,7 +38,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Self
 
 from belote_p2p.game.announcements import Announcement
-from belote_p2p.game.cards import SUIT_LETTERS, Card
+from belote_p2p.game.audit import AuditFault
+from belote_p2p.game.cards import Card
 from belote_p2p.game.engine import (
     Action,
     Bid,
@@ -39,14 +48,14 @@ from belote_p2p.game.engine import (
     RoundRecord,
     State,
     Trick,
-    contract_word,
     deal_owners,
     other_belote_card,
 )
 from belote_p2p.game.observation import Observation, observe
 from belote_p2p.game.rules import RuleSet, partner_of
 from belote_p2p.game.scoring import CAPOT_POINTS, Outcome
-from belote_p2p.game.tables import ALL_TRUMP, NO_TRUMP, STRENGTH, TRUMP_LETTERS, winning_index
+from belote_p2p.game.tables import ALL_TRUMP, NO_TRUMP, STRENGTH, winning_index
+from belote_p2p.i18n import N_, _, pgettext
 from belote_p2p.protocol.events import (
     ActionTaken,
     ChatMessage,
@@ -65,17 +74,21 @@ from belote_p2p.protocol.identity import fingerprint
 from belote_p2p.protocol.names import safe_text
 from belote_p2p.protocol.table import TableDefinition
 
-from .display import format_sheet, seat_names, winner_first
+from .display import OUTCOME_WORDS, fault_text, format_sheet, seat_names, winner_first, with_coinche
 from .roundview import RoundBreakdown, round_breakdown
 from .wording import (
-    SUIT_NAMES,
     announcement_text,
     bid_contract_text,
     bid_text,
     card_text,
+    contract_text,
     left_line,
+    suit_letter,
+    suit_name,
     sweep_text,
+    trump_letter,
     trump_text,
+    variant_name,
 )
 
 if TYPE_CHECKING:
@@ -132,14 +145,14 @@ def legal_text(o: Observation) -> str:
     """What the seat may do now, cards as the frame shows them (``J♥``: one wording per
     screen; a plain log turns the symbols into letters) and bids as they are typed."""
     if not o.legal:
-        return "It is not your turn."
+        return _("It is not your turn.")
     if o.phase is Phase.PLAY:
         numbers = card_numbers(o)
         cards = ", ".join(
             f"{numbers[c]} {card_text(c)}" for c in display_hand(o.hand, o.trump) if c in o.legal
         )
-        return f"Legal now: {cards}."
-    return f"Legal now: {bid_options(o)}."
+        return _("Legal now: {choices}.").format(choices=cards)
+    return _("Legal now: {choices}.").format(choices=bid_options(o))
 
 
 def bid_options(o: Observation, *, short: bool = False) -> str:
@@ -148,33 +161,40 @@ def bid_options(o: Observation, *, short: bool = False) -> str:
     kinds = {b.kind for b in bids}
     parts: list[str] = []
     if BidKind.PASS in kinds:
-        parts.append("pass")
+        parts.append(pgettext("choice", "pass"))
     if BidKind.TAKE in kinds and o.turned is not None:
-        parts.append(f"take (the {card_text(o.turned)})")
+        parts.append(pgettext("choice", "take (the {card})").format(card=card_text(o.turned)))
     chosen = [b.trump for b in bids if b.kind is BidKind.CHOOSE]
     if chosen:
-        parts.append("a suit: " + " ".join(SUIT_LETTERS[s] for s in chosen))
-    for kind in (BidKind.COINCHE, BidKind.SURCOINCHE):
-        if kind in kinds:
-            parts.append(kind.value)
+        parts.append(_("a suit: {suits}").format(suits=" ".join(suit_letter(s) for s in chosen)))
+    if BidKind.COINCHE in kinds:
+        parts.append(pgettext("choice", "coinche"))
+    if BidKind.SURCOINCHE in kinds:
+        parts.append(pgettext("choice", "surcoinche"))
     values = sorted({b.value for b in bids if b.kind is BidKind.BID})
     if values:
         suits = sorted({b.trump for b in bids if b.kind is BidKind.BID})
-        letters = "/".join(TRUMP_LETTERS[t] for t in suits)
+        letters = "/".join(trump_letter(t) for t in suits)
         low = [v for v in values if v < CAPOT_POINTS]
-        named = [contract_word(v) for v in values if v >= CAPOT_POINTS]
+        named = [contract_text(v) for v in values if v >= CAPOT_POINTS]
         span = ""
         if low:
             span = f"{low[0]}" if len(low) == 1 else f"{low[0]}-{low[-1]}"
             if not short and len(low) > 1:
-                span += " by tens"
+                span = _("{values} by tens").format(values=span)
         what = ", ".join([span, *named] if span else named)
-        example = low[0] if low else named[0]
+        example = f"{low[0] if low else named[0]} {trump_letter(suits[0])}"
         if short:
-            parts.append(f"{what} + {letters} (e.g. {example} {TRUMP_LETTERS[suits[0]]})")
+            parts.append(
+                _("{values} + {suits} (e.g. {example})").format(
+                    values=what, suits=letters, example=example
+                )
+            )
         else:
             parts.append(
-                f"a bid {what} with a suit {letters} (e.g. {example} {TRUMP_LETTERS[suits[0]]})"
+                _("a bid {values} with a suit {suits} (e.g. {example})").format(
+                    values=what, suits=letters, example=example
+                )
             )
     return ", ".join(parts)
 
@@ -192,10 +212,14 @@ def play_reason(o: Observation) -> str:
 
     if legal and all(c >> 3 == led for c in legal):
         if is_trump(o.trick[0]) and len(legal) < sum(1 for c in o.hand if c >> 3 == led):
-            return f"Trump was led: you must play a higher trump ({SUIT_NAMES[led]})."
-        return f"You must follow {SUIT_NAMES[led]}."
+            return _("Trump was led: you must play a higher trump ({suit}).").format(
+                suit=suit_name(led)
+            )
+        return _("You must follow {suit}.").format(suit=suit_name(led))
     if legal and all(is_trump(c) for c in legal) and trump < 4:
-        return f"You have no {SUIT_NAMES[led]}: you must trump ({SUIT_NAMES[trump]})."
+        return _("You have no {suit}: you must trump ({trump}).").format(
+            suit=suit_name(led), trump=suit_name(trump)
+        )
     return ""
 
 
@@ -208,19 +232,26 @@ class Notice:
     notable: bool = False
 
 
-SIGNED_OUT = (
+SIGNED_OUT = N_(
     "The game ended without you: the others signed your seat out (it was silent past its "
     "grace). Your transcript keeps the game up to there."
 )
 """What a seat is told when the game was abandoned by its seat without its asking (its link
-was down, or its terminal, too long)."""
-RESIGNED_OPEN = "You left the game: your partner plays your open hand to the end."
+was down, or its terminal, too long); marked for the catalogs, shown with ``_()``."""
+RESIGNED_OPEN = N_("You left the game: your partner plays your open hand to the end.")
 """What a seat that resigned at four seats is told: the game goes on without it."""
-SIGNED_OUT_OPEN = (
+SIGNED_OUT_OPEN = N_(
     "The others signed your seat out (it was silent past its grace): your partner plays your "
     "open hand to the end. Your transcript ends here."
 )
 """What a seat signed out at four seats is told."""
+
+
+PEERS_SIGNED = {
+    2: N_("Both peers signed the table."),
+    3: N_("All three peers signed the table."),
+    4: N_("All four peers signed the table."),
+}
 
 
 POSITIONS = {
@@ -336,19 +367,22 @@ class SeatView:
 
     def name(self, seat: int) -> str:
         if seat == self.me:
-            return "You"
-        return self.names[seat] if 0 <= seat < len(self.names) else f"seat {seat}"
+            return pgettext("seat", "You")
+        if 0 <= seat < len(self.names):
+            return self.names[seat]
+        return _("seat {number}").format(number=seat)
 
     def seat_names(self) -> tuple[str, ...]:
         """Every seat's name as this view says it (``You`` for ours)."""
         return tuple(self.name(s) for s in range(self.seats))
 
-    def does(self, seat: int, verb: str) -> str:
-        """``Bob plays`` / ``You play``: ``verb`` in the third person."""
+    def by(self, seat: int, mine: str, theirs: str, **fields: object) -> str:
+        """A sentence on what ``seat`` does: ``mine`` when it is ours (``You play {card}.``),
+        else ``theirs`` with the seat's ``{name}`` (``{name} plays {card}.``), each a message
+        marked with ``N_`` where it is written, so that each language conjugates its own."""
         if seat == self.me:
-            base = verb[:-2] if verb.endswith("es") and verb[-3] in "sx" else verb[:-1]
-            return f"You {'have' if verb == 'has' else base}"
-        return f"{self.name(seat)} {verb}"
+            return _(mine).format(**fields)
+        return _(theirs).format(name=self.name(seat), **fields)
 
     def team_label(self, team: int) -> str:
         """A team by its players: ``You & Cid``, ``Bob & Dee``."""
@@ -425,8 +459,7 @@ class SeatView:
         """Take in one session event; the facts it brought, as notices."""
         if isinstance(event, TableReady):
             self.ready = True
-            peers = {2: "Both peers", 3: "All three peers"}.get(self.seats, "All four peers")
-            return [Notice(f"{peers} signed the table.")]
+            return [Notice(_(PEERS_SIGNED.get(self.seats, PEERS_SIGNED[4])))]
         if isinstance(event, RoundDealt):
             return self._dealt(event)
         if isinstance(event, ActionTaken):
@@ -439,7 +472,10 @@ class SeatView:
         if isinstance(event, GameOver):
             return self._over(event.state)
         if isinstance(event, ChatMessage):
-            return self._say(f"{self.name(event.seat)}: {safe_text(event.text)}")
+            said = _("{name}: {text}").format(
+                name=self.name(event.seat), text=safe_text(event.text)
+            )
+            return self._say(said)
         if isinstance(event, SeatLeft):
             return self._left(event)
         if isinstance(event, HandOpened):
@@ -447,19 +483,23 @@ class SeatView:
             return []
         if isinstance(event, GameAbandoned):
             self.scores = event.state.scores
-            self.sheet = format_sheet(event.state, self.seat_names())
+            self.sheet = format_sheet(event.state, self.seat_names(), me=self.me)
             if event.seat != self.me:
-                self.ended = f"The game is abandoned: {self.name(event.seat)} left it."
+                self.ended = _("The game is abandoned: {name} left it.").format(
+                    name=self.name(event.seat)
+                )
             elif self.resigned:
-                self.ended = "You resigned: the game is abandoned by your seat."
+                self.ended = _("You resigned: the game is abandoned by your seat.")
             else:
-                self.ended = SIGNED_OUT
+                self.ended = _(SIGNED_OUT)
             self.to_act = -1
             self.legal = ()
             return self._say(self.ended)
         if isinstance(event, PeerFault):
             who = self.name(event.seat) if 0 <= event.seat < self.seats else "?"
-            self.ended = f"The game stopped: {who} broke the protocol ({event.reason})."
+            self.ended = _("The game stopped: {name} broke the protocol ({reason}).").format(
+                name=who, reason=event.reason
+            )
             self.to_act = -1
             self.legal = ()
             return self._say(self.ended)
@@ -473,12 +513,13 @@ class SeatView:
         """A seat left and plays on, open, decided by its partner (or it is ours: our game
         ends here, the others play on)."""
         if event.seat == self.seat:
-            self.ended = RESIGNED_OPEN if self.resigned else SIGNED_OUT_OPEN
+            self.ended = _(RESIGNED_OPEN if self.resigned else SIGNED_OUT_OPEN)
             self.to_act = -1
             self.legal = ()
             return self._say(self.ended)
         self.dummy = event.seat
-        self.dummy_line = left_line(self.name(event.seat), self.name(event.by))
+        partner = None if event.by == self.me else self.name(event.by)
+        self.dummy_line = left_line(self.name(event.seat), partner)
         self._see_dummy(event.state)
         return self._say(self.dummy_line)
 
@@ -499,11 +540,18 @@ class SeatView:
         self.summary = ()
         self.observe(observe(event.state, self.seat))
         self._see_dummy(event.state)
-        text = f"Round {event.number + 1}: {self.does(event.dealer, 'deals')}."
+        text = self.by(
+            event.dealer,
+            N_("Round {number}: You deal."),
+            N_("Round {number}: {name} deals."),
+            number=event.number + 1,
+        )
         if event.turned is not None:
-            text += f" Turned card: {card_text(event.turned)}."
+            text += " " + _("Turned card: {card}.").format(card=card_text(event.turned))
         elif self.phase is Phase.PLAY:
-            text += f" Trump {trump_text(self.trump)}, the suit of the last card dealt."
+            text += " " + _("Trump {trump}, the suit of the last card dealt.").format(
+                trump=trump_text(self.trump)
+            )
         return [Notice(text)]
 
     def _action(self, seat: int, action: Action, state: State) -> list[Notice]:
@@ -512,30 +560,47 @@ class SeatView:
         round_over = state.phase in (Phase.DEAL, Phase.GAME_OVER)
         record = state.history[-1] if round_over and state.history else None
         if isinstance(action, Bid):
-            notices.append(Notice(f"{who}: {bid_text(action)}."))
+            notices.append(Notice(_("{name}: {bid}.").format(name=who, bid=bid_text(action))))
             if state.phase is Phase.PLAY and self.phase is not Phase.PLAY:
-                notices += self._say(f"Contract: {self._contract_words(state)}.")
+                contract = self._contract_words(state)
+                notices += self._say(_("Contract: {contract}.").format(contract=contract))
             # A redeal is announced once, by the round's summary.
         else:
             before_tricks = self.tricks_done
-            notices.append(Notice(f"{self.does(seat, 'plays')} {card_text(action)}."))
+            played = self.by(
+                seat, N_("You play {card}."), N_("{name} plays {card}."), card=card_text(action)
+            )
+            notices.append(Notice(played))
             declared = record.declared if record else state.declared
             anns = declared[seat] if seat < len(declared) else None
             if self.declared[seat] is None and anns:
                 shown = ", ".join(announcement_text(a) for a in anns)
-                notices += self._say(f"{self.does(seat, 'announces')} {shown}.")
+                notices += self._say(
+                    self.by(
+                        seat,
+                        N_("You announce {announcements}."),
+                        N_("{name} announces {announcements}."),
+                        announcements=shown,
+                    )
+                )
             belote = record.belote if record else state.belote
             trump = record.trump if record else state.trump
             if (seat, action) in belote and (seat, action) not in self.belote:
-                notices += self._say(f"{who}: belote!")
+                notices += self._say(_("{name}: belote!").format(name=who))
             elif any(s == seat and c == other_belote_card(action) for s, c in belote) and (
                 trump == action >> 3 or trump == ALL_TRUMP
             ):
-                notices += self._say(f"{who}: rebelote!")
+                notices += self._say(_("{name}: rebelote!").format(name=who))
             tricks = record.tricks if record else state.tricks
             if len(tricks) > before_tricks:
                 t = tricks[-1]
-                notices.append(Notice(f"{self.does(t.winner, 'wins')} the trick ({t.points})."))
+                won = self.by(
+                    t.winner,
+                    N_("You win the trick ({points})."),
+                    N_("{name} wins the trick ({points})."),
+                    points=t.points,
+                )
+                notices.append(Notice(won))
                 self.completed_at = self.clock()
         if record is not None:
             # The round is over: keep its last trick on show until the next deal.
@@ -561,12 +626,17 @@ class SeatView:
     def _contract_words(self, state: State | RoundRecord) -> str:
         trump = trump_text(state.trump)
         if state.taker < 0:
-            return f"trump {trump}, nobody takes"
+            return _("trump {trump}, nobody takes").format(trump=trump)
         if state.contract:
-            return bid_contract_text(
-                self.does(state.taker, "bids"), state.contract, trump, state.multiplier, sep=", "
+            bid = self.by(
+                state.taker,
+                N_("You bid {contract} {trump}"),
+                N_("{name} bids {contract} {trump}"),
+                contract=contract_text(state.contract),
+                trump=trump,
             )
-        return f"{self.does(state.taker, 'takes')} {trump}"
+            return with_coinche(bid, state.multiplier)
+        return self.by(state.taker, N_("You take {trump}"), N_("{name} takes {trump}"), trump=trump)
 
     def _audited(self, record: RoundRecord, state: State, event: RoundAudited) -> list[Notice]:
         self.scores = state.scores
@@ -580,55 +650,82 @@ class SeatView:
         fault = event.report.fault
         audit = ""
         if fault is not None:
-            audit = f"Audit: {self.name(fault.seat)} {fault.kind.value}: {fault.reason}."
+            audit = self.fault_line(fault)
             self.summary += (audit,)
             notices.append(Notice(audit))
-        self.breakdown = round_breakdown(record, self.seat_names(), self.rules.target, audit)
+        self.breakdown = round_breakdown(
+            record, self.seat_names(), self.rules.target, audit, me=self.me
+        )
         self.news.append(self.summary[0])
         notices[0] = Notice(notices[0].text, notable=True)
         return notices
 
+    def fault_line(self, fault: AuditFault) -> str:
+        """What the round's audit found, by name (:func:`~.display.fault_text`)."""
+        return fault_text(fault, self.name(fault.seat))
+
     def round_summary(self, record: RoundRecord) -> list[str]:
         """A few lines on a finished round: contract and outcome, points, score."""
-        head = f"Round {record.number + 1}"
+        number = record.number + 1
         sc = record.score
         if sc is None:
-            return [f"{head}: everybody passed, the next dealer deals again."]
-        extra = sweep_text(sc, self.name, self.side_label)
-        lines = [f"{head}: {self._contract_words(record)} - {sc.outcome.value}{extra}."]
-        points = f"Card points {self.sides_text(sc.card_points)}"
-        if any(sc.announcements):
-            points += f"; announcements {self.sides_text(sc.announcements)}"
-        if any(sc.belote):
-            points += f"; belote {self.sides_text(sc.belote)}"
-        lines.append(points + ".")
+            return [
+                _("Round {number}: everybody passed, the next dealer deals again.").format(
+                    number=number
+                )
+            ]
+        lines = [
+            _("Round {number}: {contract} - {outcome}{sweep}.").format(
+                number=number,
+                contract=self._contract_words(record),
+                outcome=_(OUTCOME_WORDS[sc.outcome]),
+                sweep=sweep_text(sc, self.name, self.side_label),
+            )
+        ]
+        fields = {
+            "cards": self.sides_text(sc.card_points),
+            "announcements": self.sides_text(sc.announcements),
+            "belote": self.sides_text(sc.belote),
+        }
+        if any(sc.announcements) and any(sc.belote):
+            points = _("Card points {cards}; announcements {announcements}; belote {belote}.")
+        elif any(sc.announcements):
+            points = _("Card points {cards}; announcements {announcements}.")
+        elif any(sc.belote):
+            points = _("Card points {cards}; belote {belote}.")
+        else:
+            points = _("Card points {cards}.")
+        lines.append(points.format(**fields))
         gained = ", ".join(f"{self.side_label(t)} +{sc.score[t]}" for t in self.sides())
         game = "-".join(str(record.scores_after[t]) for t in self.sides())
-        lines.append(f"Round score {gained}; game {game}.")
+        lines.append(_("Round score {gained}; game {game}.").format(gained=gained, game=game))
         if sc.outcome is Outcome.LITIGE:
             lines.append(
-                f"Litige: the points of {self.team_label(record.taker % 2)} wait in the pot "
-                f"({sc.pending})."
+                _("Litige: the points of {team} wait in the pot ({pot}).").format(
+                    team=self.team_label(record.taker % 2), pot=sc.pending
+                )
             )
         elif sc.pending:
-            lines.append(f"Litige pot: {sc.pending}.")
+            lines.append(_("Litige pot: {pot}.").format(pot=sc.pending))
         return lines
 
     def _over(self, state: State) -> list[Notice]:
         self.scores = state.scores
-        self.sheet = format_sheet(state, self.seat_names())
+        self.sheet = format_sheet(state, self.seat_names(), me=self.me)
         self.to_act = -1
         self.legal = ()
         me = self.side_of(self.seat)
         if state.winner is None:
-            self.ended = "Game over."
+            self.ended = _("Game over.")
         else:
             label = self.side_label(state.winner)
-            mine = self.me is not None and state.winner == me
-            verb = "win" if self.rules.has_teams or mine else "wins"
-            won = "You win" if mine else f"{label} {verb}"
             score = winner_first(state.scores, state.winner)
-            self.ended = f"Game over: {won} {score}."
+            if self.me is not None and state.winner == me:
+                self.ended = _("Game over: You win {score}.").format(score=score)
+            elif self.rules.has_teams:
+                self.ended = _("Game over: {side} win {score}.").format(side=label, score=score)
+            else:
+                self.ended = _("Game over: {name} wins {score}.").format(name=label, score=score)
         return self._say(self.ended)
 
     # -- what is shown ----------------------------------------------------------------
@@ -675,8 +772,8 @@ class SeatView:
         """``Bob's open hand: 7♠ A♠ ...`` (empty without a dummy)."""
         if self.dummy is None or self.phase not in LIVE_PHASES:
             return ""
-        cards = " ".join(card_text(c) for c in self.open_hand()) or "none left"
-        return f"{self.names[self.dummy]}'s open hand: {cards}"
+        cards = " ".join(card_text(c) for c in self.open_hand()) or _("none left")
+        return _("{name}'s open hand: {cards}").format(name=self.names[self.dummy], cards=cards)
 
     def numbers(self) -> dict[Card, int]:
         """Each card's number for this round (:func:`card_numbers`); none before the play."""
@@ -685,76 +782,100 @@ class SeatView:
     def last_trick_text(self, *, symbols: bool = True) -> str:
         t = self.last_trick
         if t is None:
-            return "No trick yet."
-        return "Last trick: " + self.trick_text(t, symbols=symbols)
+            return _("No trick yet.")
+        return _("Last trick: {trick}").format(trick=self.trick_text(t, symbols=symbols))
 
     def piles_text(self, seat: int) -> str:
         """Two-handed: ``Bob's piles: 1 A♥ and a face-down card, 2 none, ...``."""
         parts = []
         for i, (top, hidden) in enumerate(self.observation().piles(seat), 1):
+            if top is not None and hidden:
+                pile = _("{number} {card} on a face-down card")
+            elif top is not None:
+                pile = "{number} {card}"
+            elif hidden:
+                pile = _("{number} a face-down card")
+            else:
+                pile = _("{number} empty")
             card = card_text(top) if top is not None else ""
-            under = "a face-down card" if hidden else ""
-            parts.append(f"{i} " + (" on ".join(p for p in (card, under) if p) or "empty"))
-        whose = "Your" if seat == self.me else f"{self.name(seat)}'s"
-        return f"{whose} piles: " + ", ".join(parts)
+            parts.append(pile.format(number=i, card=card))
+        piles = ", ".join(parts)
+        return self.by(seat, N_("Your piles: {piles}"), N_("{name}'s piles: {piles}"), piles=piles)
 
     def trick_text(self, t: Trick, *, symbols: bool = True) -> str:
         plays = ", ".join(
             f"{self.name((t.leader + i) % self.seats)} {card_text(c, symbols=symbols)}"
             for i, c in enumerate(t.cards)
         )
-        return f"{plays}; {self.name(t.winner)} won it ({t.points})."
+        return self.by(
+            t.winner,
+            N_("{plays}; You won it ({points})."),
+            N_("{plays}; {name} won it ({points})."),
+            plays=plays,
+            points=t.points,
+        )
 
     def title(self) -> str:
-        head = f"Belote {self.rules.name} to {self.rules.target}"
-        if self.number is not None:
-            head += f" · round {self.number + 1} · dealer {self.name(self.dealer)}"
-        return head
+        variant, target = variant_name(self.rules.name), self.rules.target
+        if self.number is None:
+            return _("Belote {variant} to {target}").format(variant=variant, target=target)
+        return _("Belote {variant} to {target} · round {number} · dealer {dealer}").format(
+            variant=variant, target=target, number=self.number + 1, dealer=self.name(self.dealer)
+        )
 
     def contract_line(self) -> str:
         if self.phase is None:
-            return "Waiting for the deal." if self.ready else "Waiting for the peers."
+            return _("Waiting for the deal.") if self.ready else _("Waiting for the peers.")
         turned = card_text(self.turned) if self.turned is not None else None
         if self.phase is Phase.PLAY:
             if self.taker < 0:
-                return f"Trump {trump_text(self.trump)} (the last card dealt); nobody takes"
-            text = f"Contract: {self._contract_words_now()}"
+                return _("Trump {trump} (the last card dealt); nobody takes").format(
+                    trump=trump_text(self.trump)
+                )
+            contract = self._contract_words_now()
             if turned and not self.rules.is_coinche:
-                text += f" (turned {turned})"
-            return text
+                return _("Contract: {contract} (turned {card})").format(
+                    contract=contract, card=turned
+                )
+            return _("Contract: {contract}").format(contract=contract)
         if self.phase is Phase.AUCTION:
             if self.taker >= 0 and self.contract:
-                return f"Best bid: {self._contract_words_now()}"
-            return "Auction: no bid yet"
-        if self.phase in (Phase.TAKE_FIRST, Phase.TAKE_SECOND):
-            turn = "first" if self.phase is Phase.TAKE_FIRST else "second"
-            return f"Turned card: {turned} ({turn} turn)"
-        return "Round over"
+                return _("Best bid: {bid}").format(bid=self._contract_words_now())
+            return _("Auction: no bid yet")
+        if self.phase is Phase.TAKE_FIRST:
+            return _("Turned card: {card} (first turn)").format(card=turned)
+        if self.phase is Phase.TAKE_SECOND:
+            return _("Turned card: {card} (second turn)").format(card=turned)
+        return _("Round over")
 
     def _contract_words_now(self) -> str:
         taker = self.name(self.taker)
         trump = trump_text(self.trump)
         if self.contract:
             return bid_contract_text(taker, self.contract, trump, self.multiplier, factor=True)
-        return f"{taker}, trump {trump}"
+        return _("{name}, trump {trump}").format(name=taker, trump=trump)
 
     def bids_line(self, width: int) -> str:
         if not self.rules.has_bidding:
-            return f"No bidding · {HIDDEN_MARK} a face-down card, turned up when its trick ends"
+            return _("No bidding · {mark} a face-down card, turned up when its trick ends").format(
+                mark=HIDDEN_MARK
+            )
         if not self.bids:
-            return "Bids: none yet"
+            return _("Bids: none yet")
         parts = [f"{self.name(s)} {bid_text(b)}" for s, b in self.bids]
-        text = "Bids: " + " · ".join(parts)
+        text = _("Bids: {bids}").format(bids=" · ".join(parts))
         while len(text) > width and len(parts) > 1:
             parts.pop(0)
-            text = "Bids: … " + " · ".join(parts)
+            text = _("Bids: … {bids}").format(bids=" · ".join(parts))
         return text
 
     def score_line(self) -> str:
-        text = f"{self.sides_text(self.scores, ' · ')} · to {self.rules.target}"
+        scores, target = self.sides_text(self.scores, " · "), self.rules.target
         if self.pending:
-            text += f" · litige pot {self.pending}"
-        return text
+            return _("{scores} · to {target} · litige pot {pot}").format(
+                scores=scores, target=target, pot=self.pending
+            )
+        return _("{scores} · to {target}").format(scores=scores, target=target)
 
     def turn_parts(self, now: float | None = None, how: str = "") -> tuple[str, int | None, str]:
         """The turn line in three parts, the countdown between them, for a renderer that
@@ -764,37 +885,46 @@ class SeatView:
         if self.ended:
             return self.ended, None, ""
         if self.link_down:
-            return "Your connection is down: reconnecting…", None, ""
+            return _("Your connection is down: reconnecting…"), None, ""
         left = self.seconds_left(now)
         if self.my_turn():
-            head = "▶ Your turn"
+            head = _("▶ Your turn")
             if self.deciding_for() != self.seat:
-                head = f"▶ Your turn for {self.names[self.to_act]} (open hand)"
+                head = _("▶ Your turn for {name} (open hand)").format(name=self.names[self.to_act])
             if self.phase is Phase.PLAY:
-                how = how or "play a card (its number or name, e.g. 3 or 10h)"
-                return head, left, f": {how}"
-            return head, left, f": {self.bid_hint()}"
+                how = how or _("play a card (its number or name, e.g. {number} or {card})").format(
+                    number=3, card="10" + suit_letter(1).lower()
+                )
+            else:
+                how = self.bid_hint()
+            # TRANSLATORS: what to do now, after "▶ Your turn" and its countdown.
+            return head, left, _(": {what}").format(what=how)
         if self.to_act == self.me and self.phase in LIVE_PHASES:
-            return "▶ Your turn…", None, ""
+            return _("▶ Your turn…"), None, ""
         if self.to_act >= 0 and self.phase not in (None, Phase.DEAL, Phase.GAME_OVER):
             who = self.name(self.to_act)
             if self.to_act == self.dummy:
-                partner = partner_of(self.to_act)
-                who = f"{self.name(partner)} (for {self.name(self.to_act)}'s open hand)"
+                who = _("{partner} (for {name}'s open hand)").format(
+                    partner=self.name(partner_of(self.to_act)), name=who
+                )
             if self.to_act in self.disconnected:
-                return f"Waiting for {who}, whose connection is down: reconnecting…", None, ""
+                text = _("Waiting for {name}, whose connection is down: reconnecting…")
+                return text.format(name=who), None, ""
             gone = self.seconds_to_sign_out(now)
             if gone is not None:
-                return f"Waiting for {who}: late, signed out in {gone} s", None, ""
-            return f"Waiting for {who}", left, "…"
+                text = _("Waiting for {name}: late, signed out in {seconds} s")
+                return text.format(name=who, seconds=gone), None, ""
+            return _("Waiting for {name}").format(name=who), left, "…"
         if self.ready:
-            return "Waiting for the next deal…", None, ""
-        return self.opening or "Waiting for the peers…", None, ""
+            return _("Waiting for the next deal…"), None, ""
+        return self.opening or _("Waiting for the peers…"), None, ""
 
     def turn_line(self, now: float | None = None, how: str = "") -> str:
         """The turn line as one string at ``now`` (:meth:`turn_parts`)."""
         head, left, tail = self.turn_parts(now, how)
-        return head + ("" if left is None else f" ({left} s left)") + tail
+        if left is None:
+            return head + tail
+        return _("{turn} ({seconds} s left)").format(turn=head, seconds=left) + tail
 
     def warn(self, now: float | None = None) -> bool:
         """Our turn's time is nearly out: the countdown is drawn in red."""
@@ -807,19 +937,23 @@ class SeatView:
         kinds = {b.kind for b in bids}
         parts: list[str] = []
         if BidKind.TAKE in kinds:
-            parts.append("take")
+            parts.append(pgettext("choice", "take"))
         suits = [b.trump for b in bids if b.kind is BidKind.CHOOSE]
         if suits:
-            parts.append(f"name a suit ({' '.join(SUIT_LETTERS[t] for t in suits)})")
+            letters = " ".join(suit_letter(t) for t in suits)
+            parts.append(_("name a suit ({suits})").format(suits=letters))
         example = next((b for b in bids if b.kind is BidKind.BID), None)
         if example is not None:
-            parts.append(f"bid (e.g. {bid_text(example, symbols=False)})")
-        parts += [k.value for k in (BidKind.COINCHE, BidKind.SURCOINCHE) if k in kinds]
+            parts.append(_("bid (e.g. {bid})").format(bid=bid_text(example, symbols=False)))
+        if BidKind.COINCHE in kinds:
+            parts.append(pgettext("choice", "coinche"))
+        if BidKind.SURCOINCHE in kinds:
+            parts.append(pgettext("choice", "surcoinche"))
         if BidKind.PASS in kinds:
-            parts.append("pass")
+            parts.append(pgettext("choice", "pass"))
         if len(parts) < 2:
             return "".join(parts)
-        return ", ".join(parts[:-1]) + " or " + parts[-1]
+        return _("{choices} or {last}").format(choices=", ".join(parts[:-1]), last=parts[-1])
 
     # -- the peer's status ------------------------------------------------------------------
 
@@ -847,7 +981,9 @@ class SeatView:
             if wait.seat in overdue - self.overdue:
                 left = max(0, round(wait.abandon_in))
                 notices += self._say(
-                    f"{self.names[wait.seat]} is late: signed out in {left} s if silent."
+                    _("{name} is late: signed out in {seconds} s if silent.").format(
+                        name=self.names[wait.seat], seconds=left
+                    )
                 )
         self.overdue = overdue
         was_down = self.link_down
@@ -856,18 +992,22 @@ class SeatView:
         self.disconnected = status.disconnected
         if self.link_down and not was_down:
             notices += self._say(
-                "Your connection is down: reconnecting… Your seat waits for you; if it stays "
-                "down past the grace, the others sign you out."
+                _(
+                    "Your connection is down: reconnecting… Your seat waits for you; if it "
+                    "stays down past the grace, the others sign you out."
+                )
             )
         elif was_down and not self.link_down:
-            notices += self._say("Your connection is back: the game goes on.")
+            notices += self._say(_("Your connection is back: the game goes on."))
         elif not self.link_down:
             for seat in sorted(lost):
                 notices += self._say(
-                    f"{self.names[seat]} lost the connection; waiting for them to come back."
+                    _("{name} lost the connection; waiting for them to come back.").format(
+                        name=self.names[seat]
+                    )
                 )
             for seat in sorted(back):
-                notices += self._say(f"{self.names[seat]} is back.")
+                notices += self._say(_("{name} is back.").format(name=self.names[seat]))
         return notices
 
     def resign(self) -> None:
@@ -942,20 +1082,33 @@ class SeatView:
         total = self.rules.tricks_per_round
         shown = self.trick_on_show(now, hold)
         if shown is not None:
-            winner = self.name(shown.winner)
-            text = f"Trick {self.tricks_done} of {total} won by {winner} ({shown.points})"
+            text = _("Trick {number} of {total} won by {name} ({points})").format(
+                number=self.tricks_done,
+                total=total,
+                name=self.name(shown.winner),
+                points=shown.points,
+            )
             if self.to_act >= 0 and not self.trick:
-                text += f" · {self.does(self.to_act, 'leads')} the next"
+                text = self.by(
+                    self.to_act,
+                    N_("{trick} · You lead the next"),
+                    N_("{trick} · {name} leads the next"),
+                    trick=text,
+                )
             return text
         number = min(self.tricks_done + 1, total)
-        text = f"Trick {number} of {total}"
+        text = _("Trick {number} of {total}").format(number=number, total=total)
         if self.trick:
-            text += f" · {self.name(self.leader)} led"
+            text = _("{trick} · {name} led").format(trick=text, name=self.name(self.leader))
             master = self.trick_master()
             if master is not None:
-                text += f" · master {self.name(master)} {MASTER_MARK}"
+                text = _("{trick} · master {name} {mark}").format(
+                    trick=text, name=self.name(master), mark=MASTER_MARK
+                )
         elif self.to_act >= 0:
-            text += f" · {self.does(self.to_act, 'leads')}"
+            text = self.by(
+                self.to_act, N_("{trick} · You lead"), N_("{trick} · {name} leads"), trick=text
+            )
         return text
 
     def _bid_options_now(self) -> str:

@@ -22,6 +22,12 @@ Four parts, each usable on its own:
 * :class:`TuiPlayer`: a :class:`~belote_p2p.players.player.Player` that answers through a
   :class:`TerminalUI`.
 
+Every word is the reader's (English, French or Spanish, :mod:`belote_p2p.i18n`): cards in its
+letters (``V♥`` in French and Spanish), bids and refusals in its words; what is typed is read
+in any of the three (``prendre``, ``tomar``, ``aide``, ``salir``, ``VC``, ``JH``). Each
+translation of a frame line fits the 76 columns inside the border (the tests draw every frame
+of every variant in every language).
+
 The frame is printed, never drawn on an alternate screen, so it works over SSH and in 80x24.
 ``belote-p2p host``, ``join``, ``resume`` and ``play`` (:mod:`belote_p2p.app.seat`,
 :mod:`belote_p2p.app.local`) play a person's seat through this module (``--plain`` for the
@@ -36,7 +42,7 @@ import os
 import textwrap
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from typing import IO, TYPE_CHECKING, Any, Protocol
@@ -49,11 +55,13 @@ from rich.table import Table
 from rich.text import Text
 
 from belote_p2p.errors import BeloteError, LocalProtocolError
-from belote_p2p.game.cards import SUIT_LETTERS, SUIT_SYMBOLS, Card
+from belote_p2p.game.cards import CARDS, SUIT_SYMBOLS, Card
 from belote_p2p.game.engine import BID_VALUES, Action, Bid, BidKind, Phase, Trick
 from belote_p2p.game.observation import Observation
 from belote_p2p.game.rules import RuleSet
+from belote_p2p.game.scoring import CAPOT_POINTS, GENERALE_POINTS
 from belote_p2p.game.tables import ALL_TRUMP, NO_TRUMP
+from belote_p2p.i18n import N_, _, pgettext
 from belote_p2p.players.player import Resigned
 from belote_p2p.protocol.events import (
     ActionTaken,
@@ -81,7 +89,19 @@ from .seatview import (
     legal_text,
     play_reason,
 )
-from .wording import SUIT_NAMES, action_text, bid_text, card_text, trump_text
+from .wording import (
+    WordError,
+    action_text,
+    bid_text,
+    card_text,
+    contract_text,
+    is_yes,
+    parse_bid,
+    parse_card,
+    suit_letter,
+    suit_name,
+    trump_text,
+)
 
 if TYPE_CHECKING:
     from belote_p2p.net.peer import PeerStatus
@@ -118,15 +138,17 @@ def styled_card(c: Card, extra: str = "") -> Text:
     return Text(card_text(c), style=f"{card_style(c)} {extra}".strip())
 
 
-PLAIN_TEXT = str.maketrans(
-    {**{sym: SUIT_LETTERS[i] for i, sym in enumerate(SUIT_SYMBOLS)}, MASTER_MARK: "", "▶": "",
-     "…": "...", "·": ",", "→": "won by", "×": "x", "–": "-"}
-)  # fmt: skip
+PLAIN_MARKS = {MASTER_MARK: "", "▶": "", "…": "...", "·": ",", "×": "x", "–": "-"}
 
 
 def to_plain(text: str) -> str:
-    """``text`` for a plain log or a screen reader: suit letters, no marks or arrows."""
-    return " ".join(text.translate(PLAIN_TEXT).split())
+    """``text`` for a plain log or a screen reader: the reader's suit letters (``C`` is
+    cœur in French), no marks or arrows."""
+    table = str.maketrans(
+        {**{sym: suit_letter(i) for i, sym in enumerate(SUIT_SYMBOLS)}, **PLAIN_MARKS,
+         "→": pgettext("arrow", "won by")}
+    )  # fmt: skip
+    return " ".join(text.translate(table).split())
 
 
 # -- input --------------------------------------------------------------------------------
@@ -145,6 +167,8 @@ class CommandKind(Enum):
     """Leave the game (after a confirmation): the seat resigns."""
     CHAT = "say"
     """Say something to the table (:attr:`Command.text`)."""
+    HINT = "hint"
+    """Ask the expert for its choice and why (where the table allows hints)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,14 +184,22 @@ class Resign:
 
 
 COMMANDS = {
-    "help": CommandKind.HELP,
-    "?": CommandKind.HELP,
-    "last": CommandKind.LAST,
-    "tricks": CommandKind.TRICKS,
-    "quit": CommandKind.QUIT,
-    "exit": CommandKind.QUIT,
-    "resign": CommandKind.QUIT,
+    **dict.fromkeys(("help", "?", "aide", "ayuda"), CommandKind.HELP),
+    **dict.fromkeys(("last", "dernier", "ultima"), CommandKind.LAST),
+    **dict.fromkeys(("tricks", "plis", "bazas"), CommandKind.TRICKS),
+    **dict.fromkeys(("hint", "indice", "pista"), CommandKind.HINT),
+    **dict.fromkeys(
+        ("quit", "exit", "resign", "quitter", "abandonner", "salir", "abandonar"), CommandKind.QUIT
+    ),
 }
+"""The table's commands as typed in English, French or Spanish (lower case, no accents:
+``última`` is ``ultima``)."""
+COMMAND_ACCENTS = str.maketrans("áéíóú", "aeiou")
+
+
+def command_of(text: str) -> CommandKind | None:
+    """The command ``text`` names, in any language."""
+    return COMMANDS.get(text.strip().lower().translate(COMMAND_ACCENTS))
 
 
 class InputError(LocalProtocolError, ValueError):
@@ -184,15 +216,19 @@ class InputError(LocalProtocolError, ValueError):
 def parse_input(text: str, observation: Observation) -> Action | Command:
     """What a person typed, as one of ``observation.legal`` or a :class:`Command`.
 
-    Accepts a card (``JH``, ``jh``, ``10h``, ``T♥``) or its number (:func:`card_numbers`);
-    ``take``, ``pass``, a suit (``H``), a bid (``90 H``, ``capot S``, ``generale D``),
-    ``coinche``, ``surcoinche``; the commands ``help``, ``last``, ``tricks`` and ``quit``;
-    chat: ``say TEXT`` and the quick words (``gg``, ``bravo``, ``oops``...). Raises
-    :class:`InputError` saying what was wrong and what is legal now.
+    Accepts a card in any language's letters (``JH``, ``jh``, ``10h``, ``T♥``; ``VC`` is
+    the valet de cœur, :func:`~belote_p2p.app.wording.parse_card`) or its number
+    (:func:`card_numbers`); ``take``/``prendre``/``tomar``, ``pass``/``passe``/``paso``, a
+    suit (``H``), a bid (``90 H``, ``capot S``, ``generale D``), ``coinche``, ``surcoinche``
+    (:func:`~belote_p2p.app.wording.parse_bid`); the commands ``help``, ``last``,
+    ``tricks`` and ``quit`` in English, French or Spanish (:data:`COMMANDS`); chat: ``say
+    TEXT`` (``dire``, ``decir``) and the quick words (``gg``, ``bravo``, ``oops``...).
+    Raises :class:`InputError` saying, in the reader's language, what was wrong and what is
+    legal now.
     """
     o = observation
     t = text.strip()
-    command = COMMANDS.get(t.lower())
+    command = command_of(t)
     if command is not None:
         return Command(command)
     said = chat_line(t)
@@ -200,44 +236,63 @@ def parse_input(text: str, observation: Observation) -> Action | Command:
         return Command(CommandKind.CHAT, said)
     legal = legal_text(o)
     if not t:
-        raise InputError(text, "Type a card, a bid or help.", legal)
+        raise InputError(text, _("Type a card, a bid or help."), legal)
     if not o.legal:
-        raise InputError(text, "It is not your turn.", "")
+        raise InputError(text, _("It is not your turn."), "")
     playing = o.phase is Phase.PLAY
     if t.isdigit():
         number = int(t)
         if not playing:
             if any(isinstance(b, Bid) and b.value == number for b in o.legal):
-                raise InputError(text, f"A bid needs a suit too, e.g. '{number} H'.", legal)
-            raise InputError(text, "Numbers choose a card, and this is the bidding.", legal)
+                example = f"{number} {suit_letter(1)}"
+                raise InputError(
+                    text, _("A bid needs a suit too, e.g. '{bid}'.").format(bid=example), legal
+                )
+            raise InputError(text, _("Numbers choose a card, and this is the bidding."), legal)
         numbers = card_numbers(o)
         by_number = {n: c for c, n in numbers.items()}
         if number not in by_number:
             held = ", ".join(str(n) for n in sorted(by_number))
-            raise InputError(text, f"There is no card {number}: your cards are {held}.", legal)
+            raise InputError(
+                text,
+                _("There is no card {number}: your cards are {numbers}.").format(
+                    number=number, numbers=held
+                ),
+                legal,
+            )
         return _playable(by_number[number], text, o, legal)
     try:
-        card = Card.parse(t)
-    except ValueError:
+        card = parse_card(t)
+    except WordError:
         pass
     else:
         if not playing:
-            raise InputError(text, "This is the bidding: no card is played yet.", legal)
+            raise InputError(text, _("This is the bidding: no card is played yet."), legal)
         return _playable(card, text, o, legal)
     try:
-        bid = Bid.parse(t)
-    except ValueError:
+        bid = parse_bid(t)
+    except WordError:
         words = t.split()
         if len(words) == 2 and words[0].isdigit():
             raise InputError(
-                text, f"Bids go by tens: {BID_VALUES[0]}, {BID_VALUES[1]}... up to 160, then "
-                "capot and generale.", legal,
-            ) from None  # fmt: skip
+                text,
+                _(
+                    "Bids go by tens: {first}, {second}... up to {last}, then {capot} and "
+                    "{generale}."
+                ).format(
+                    first=BID_VALUES[0],
+                    second=BID_VALUES[1],
+                    last=BID_VALUES[-3],
+                    capot=contract_text(CAPOT_POINTS),
+                    generale=contract_text(GENERALE_POINTS),
+                ),
+                legal,
+            ) from None
         raise InputError(
-            text, f"{t!r} is not a card, a bid or a command (type help).", legal
+            text, _("{text!r} is not a card, a bid or a command (type help).").format(text=t), legal
         ) from None
     if playing:
-        raise InputError(text, "The bidding is over: play a card.", legal)
+        raise InputError(text, _("The bidding is over: play a card."), legal)
     for option in o.legal:
         if option == bid:
             return option
@@ -247,52 +302,77 @@ def parse_input(text: str, observation: Observation) -> Action | Command:
 def _playable(card: Card, text: str, o: Observation, legal: str) -> Card:
     name = card_text(card)
     if card not in o.hand:
-        raise InputError(text, f"You do not hold {name}.", legal)
+        raise InputError(text, _("You do not hold {card}.").format(card=name), legal)
     if card not in o.legal:
         why = play_reason(o)
-        raise InputError(text, f"{name} cannot be played now. {why}".strip(), legal)
+        refused = _("{card} cannot be played now.").format(card=name)
+        raise InputError(text, f"{refused} {why}".strip(), legal)
     return card
 
 
 def _bid_reason(bid: Bid, o: Observation) -> str:
     said = bid_text(bid, symbols=False)
     if o.phase is Phase.TAKE_FIRST and bid.kind is BidKind.CHOOSE:
-        return "In the first turn you take the turned card or pass; suits come in the second."
+        return _("In the first turn you take the turned card or pass; suits come in the second.")
     if o.phase is Phase.TAKE_SECOND and bid.kind is BidKind.CHOOSE:
-        return f"{SUIT_NAMES[bid.trump].capitalize()} was the turned suit: name another."
+        text = _("{suit} was the turned suit: name another.").format(suit=suit_name(bid.trump))
+        return text[:1].upper() + text[1:]
     if o.phase is Phase.TAKE_SECOND and bid.kind is BidKind.TAKE:
-        return "Everybody refused the turned card: name another suit or pass."
+        return _("Everybody refused the turned card: name another suit or pass.")
     if not o.rules.is_coinche and bid.kind in (BidKind.BID, BidKind.COINCHE, BidKind.SURCOINCHE):
-        return f"{said!r} is a coinche bid; this table plays classic."
+        return _("{bid!r} is a coinche bid; this table plays classic.").format(bid=said)
     if o.rules.is_coinche and bid.kind in (BidKind.TAKE, BidKind.CHOOSE):
-        return "This is a coinche auction: bid a value with a suit, e.g. 90 H."
+        return _("This is a coinche auction: bid a value with a suit, e.g. {bid}.").format(
+            bid=f"{BID_VALUES[1]} {suit_letter(1)}"
+        )
     if bid.kind is BidKind.BID:
         if bid.trump in (NO_TRUMP, ALL_TRUMP):
-            return f"This table does not play {trump_text(bid.trump)} bids."
+            return _("This table does not play {trump} bids.").format(trump=trump_text(bid.trump))
         if o.multiplier > 1:
-            return "After a coinche nobody may bid higher."
+            return _("After a coinche nobody may bid higher.")
         if bid.value <= o.contract:
-            return f"A bid must beat {o.contract}."
+            return _("A bid must beat {contract}.").format(contract=contract_text(o.contract))
     if bid.kind is BidKind.COINCHE:
-        return "Only an opponent of the last bidder may coinche, once, after a bid."
+        return _("Only an opponent of the last bidder may coinche, once, after a bid.")
     if bid.kind is BidKind.SURCOINCHE:
-        return "Only the coinched bidder's team may surcoinche."
-    return f"{said!r} is not legal now."
+        return _("Only the coinched bidder's team may surcoinche.")
+    return _("{bid!r} is not legal now.").format(bid=said)
 
 
 HELP_LINES = (
-    "Play a card: its number (it keeps it all round) or its name: JH, jh, 10h, T♥.",
-    "Bid: take, pass, a suit (H), 90 H, capot S, generale D, coinche, surcoinche.",
-    "last: the last trick · tricks: every trick of the round just played.",
-    "say TEXT: chat to the table; gg, bravo, oops say just that.",
-    "quit (or Ctrl-C): resign the game, after a confirmation.",
-    "Enter closes a screen like this one. When your time runs out, a bot plays",
-    "that turn for you (unless --autoplay none); you play on at your next turn.",
-)
+    N_("Play a card: its number (kept all round) or its name: {examples}."),
+    N_("Bid: {take}, {pass_}, a suit ({suit})."),
+    N_("Coinche: {value}, {capot}, {generale}, {coinche}, {surcoinche}."),
+    N_("last: the last trick · tricks: every trick of the round just played."),
+    N_("say TEXT: chat to the table; gg, bravo, oops say just that."),
+    N_("hint (or Tab): the expert's choice and why, if the table allows hints."),
+    N_("quit (or Ctrl-C): resign the game, after a confirmation."),
+    N_("Enter closes a screen like this one. When your time runs out, a bot plays"),
+    N_("that turn for you (unless --autoplay none); you play on at your next turn."),
+)  # fmt: skip
+"""The help, a line each (the frame cuts a line longer than 76 columns: so must each
+translation be), the table's commands in the reader's words."""
+JACK_OF_HEARTS = CARDS[8 + 4]
 
 
 def help_text(o: Observation | None) -> str:
-    lines = list(HELP_LINES)
+    """The help in the reader's language, cards and bids in its letters (and what is legal
+    now, if it is our turn)."""
+    letters = [suit_letter(s) for s in range(4)]
+    jack = card_text(JACK_OF_HEARTS, symbols=False)
+    examples = ", ".join((jack, jack.lower(), "10" + letters[1].lower(), "10" + SUIT_SYMBOLS[1]))
+    words = {
+        "examples": examples,
+        "take": pgettext("choice", "take"),
+        "pass_": pgettext("choice", "pass"),
+        "suit": letters[1],
+        "value": f"{BID_VALUES[1]} {letters[1]}",
+        "capot": f"{contract_text(CAPOT_POINTS)} {letters[0]}",
+        "generale": f"{contract_text(GENERALE_POINTS)} {letters[2]}",
+        "coinche": pgettext("choice", "coinche"),
+        "surcoinche": pgettext("choice", "surcoinche"),
+    }
+    lines = [_(line).format(**words) for line in HELP_LINES]
     if o is not None and o.legal:
         lines.append(legal_text(o))
     return "\n".join(lines)
@@ -370,52 +450,59 @@ class TableView(SeatView):
         line = self._line
         if b is None:
             return self._panel([line(footer)], width, self.title())
-        rows: list[RenderableType] = [line(f"Round {b.number}: {b.contract or 'redeal'}", "bold")]
-        verdict = b.verdict + (f" ({b.sweep})" if b.sweep else "")
+        head = _("Round {number}: {contract}").format(
+            number=b.number, contract=b.contract or _("redeal")
+        )
+        rows: list[RenderableType] = [line(head, "bold")]
+        verdict = b.verdict
+        if b.sweep:
+            verdict = _("{verdict} ({sweep})").format(verdict=b.verdict, sweep=b.sweep)
         rows.append(line(verdict, "bold yellow" if b.outcome != "failed" else "bold red"))
         order = self.sides()
         grid = Table.grid(padding=(0, 1))
         grid.add_column(width=18, no_wrap=True)
-        for _ in order:
+        for _side in order:
             grid.add_column(width=(width - 4 - 20) // len(order) - 1, justify="right",
                             no_wrap=True, overflow="ellipsis")  # fmt: skip
         teams = [b.sides[t] for t in order]
-        grid.add_row("", *[Text(t.name + (" (takers)" if t.takers else ""), style="bold")
-                           for t in teams])  # fmt: skip
+        takers = [_("{side} (takers)").format(side=t.name) if t.takers else t.name for t in teams]
+        grid.add_row("", *[Text(name, style="bold") for name in takers])
         if b.outcome != "redeal":
-            for label, values in (
-                ("Tricks", [t.tricks for t in teams]),
-                ("Card points", [t.card_points for t in teams]),
-                ("  with dix de der", [t.dix_de_der for t in teams]),
-                ("Announcements", [t.announcements for t in teams]),
-                ("Belote", [t.belote for t in teams]),
-                ("Total", [t.total for t in teams]),
-                ("Round score", [t.score for t in teams]),
+            for label, values, style in (
+                (_("Tricks"), [t.tricks for t in teams], ""),
+                (_("Card points"), [t.card_points for t in teams], ""),
+                ("  " + _("with dix de der"), [t.dix_de_der for t in teams], ""),
+                (_("Announcements"), [t.announcements for t in teams], ""),
+                (_("Belote"), [t.belote for t in teams], ""),
+                (_("Total"), [t.total for t in teams], ""),
+                (_("Round score"), [t.score for t in teams], "bold"),
             ):
-                style = "bold" if label == "Round score" else ""
                 grid.add_row(label, *[Text(str(v), style=style) for v in values])
         grid.add_row(
-            Text(f"Game (to {b.target})", style="bold"),
+            Text(_("Game (to {target})").format(target=b.target), style="bold"),
             *[Text(str(t.game), style="bold") for t in teams],
         )
         rows.append(grid)
         extra: list[str] = []
         if b.pot:
-            extra.append(f"Litige pot: {b.pot} points for the next round's winner.")
+            extra.append(
+                _("Litige pot: {pot} points for the next round's winner.").format(pot=b.pot)
+            )
         if b.declared:
             # One announcement is never cut: each says whether it scored, at its end.
-            line_text = "Announced:"
+            announced = _("Announced:")
+            line_text = announced
             for said in b.declared:
-                if len(line_text) + 3 + len(said) > width - 4 and line_text != "Announced:":
+                if len(line_text) + 3 + len(said) > width - 4 and line_text != announced:
                     extra.append(line_text)
                     line_text = " "
-                line_text += (" " if line_text in ("Announced:", " ") else " · ") + said
+                line_text += (" " if line_text in (announced, " ") else " · ") + said
             extra.append(line_text)
         if b.audit:
             extra.append(b.audit)
         last = b.last_trick
         if last is not None:
-            extra.append("Last trick: " + self.trick_text(last))
+            extra.append(_("Last trick: {trick}").format(trick=self.trick_text(last)))
         used = 2 + (len(grid.rows))
         room = FRAME_ROWS - used - 1
         rows += [line(text) for text in extra[:room]]
@@ -432,14 +519,15 @@ class TableView(SeatView):
         tricks = self.tricks if self.tricks and self.phase is Phase.PLAY else ()
         if not tricks and b is not None:
             tricks = b.tricks
-        head = (
-            "Tricks of this round"
-            if self.phase is Phase.PLAY and self.tricks
-            else (f"Tricks of round {b.number}" if b is not None else "Tricks")
-        )
+        if self.phase is Phase.PLAY and self.tricks:
+            head = _("Tricks of this round")
+        elif b is not None:
+            head = _("Tricks of round {number}").format(number=b.number)
+        else:
+            head = _("Tricks")
         rows: list[RenderableType] = [line(head, "bold")]
         if not tricks:
-            rows.append(line("No trick has been played yet."))
+            rows.append(line(_("No trick has been played yet.")))
         # Sixteen tricks (two-handed) go two to a line, to fit the frame.
         per_line = 1 if len(tricks) <= FRAME_ROWS - 2 else 2
         out = Text()
@@ -472,7 +560,7 @@ class TableView(SeatView):
         if seat != self.me and self.fingerprints[seat]:
             t.append(" " + self.fingerprints[seat][:9], style="dim")
         if seat == self.dealer:
-            t.append(" (dealer)", style="dim")
+            t.append(" " + _("(dealer)"), style="dim")
         return t
 
     def _slot(self, seat: int, drawn: tuple[dict[int, Card], int | None]) -> Text:
@@ -543,11 +631,13 @@ class TableView(SeatView):
 
     def _last_trick_rich(self) -> Text:
         t = self.last_trick
-        out = Text("Last trick: ", style="dim")
+        head, _sep, tail = _("Last trick: {trick}").partition("{trick}")
+        out = Text(head, style="dim")
         if t is None:
-            out.append("none yet", style="dim")
-            return out
-        out.append_text(self._trick_rich(t))
+            out.append(_("none yet"), style="dim")
+        else:
+            out.append_text(self._trick_rich(t))
+        out.append(tail, style="dim")
         return out
 
     def _trick_rich(self, t: Trick) -> Text:
@@ -563,11 +653,14 @@ class TableView(SeatView):
 
     def _hand_rich(self) -> Text:
         whose = self.deciding_for()
-        label = "Hand " if whose == self.seat else f"{self.names[whose]}'s hand "
-        out = Text(label, style="bold")
+        if whose == self.seat:
+            label = _("Hand")
+        else:
+            label = _("{name}'s hand").format(name=self.names[whose])
+        out = Text(label + " ", style="bold")
         hand = self.shown_hand()
         if not hand:
-            out.append("(none)", style="dim")
+            out.append(_("(none)"), style="dim")
             return out
         numbers = self.numbers()
         marking = self.my_turn() and self.phase is Phase.PLAY
@@ -586,7 +679,8 @@ class TableView(SeatView):
                 out.append(card_text(c), style=f"{card_style(c)} {style}".strip())
             out.append(" ")
         if self.phase is Phase.PLAY and 0 <= self.trump < 4:
-            out.append(f" trump {trump_text(self.trump)}", style=card_style(Card(self.trump * 8)))
+            trump = _("trump {trump}").format(trump=trump_text(self.trump))
+            out.append(" " + trump, style=card_style(Card(self.trump * 8)))
         return out
 
     def _legal_rich(self) -> Text:
@@ -594,14 +688,14 @@ class TableView(SeatView):
             return Text("")
         if self.phase is Phase.PLAY:
             numbers = self.numbers()
-            out = Text("Legal: ", style="bold")
+            out = Text(_("Legal:") + " ", style="bold")
             for c in self.shown_hand():
                 if c in self.legal:
                     out.append(f"{numbers[c]} ")
                     out.append_text(styled_card(c, "bold"))
                     out.append("  ")
             return out
-        return Text(f"You may: {self._bid_options_now()}")
+        return Text(_("You may: {bids}").format(bids=self._bid_options_now()))
 
     # -- plain --------------------------------------------------------------------------
 
@@ -613,10 +707,10 @@ class TableView(SeatView):
             return text + "." if text else ""
 
         lines = [self.title().replace(" · ", ", ")]
-        lines.append(f"Score: {self.sides_text(self.scores)}")
-        lines.append(f"Target: {self.rules.target}")
+        lines.append(_("Score: {scores}").format(scores=self.sides_text(self.scores)))
+        lines.append(_("Target: {target}").format(target=self.rules.target))
         if self.pending:
-            lines.append(f"Litige pot: {self.pending}")
+            lines.append(_("Litige pot: {pot}.").format(pot=self.pending))
         lines.append(self.contract_line())
         if self.bids and self.phase is not Phase.PLAY:
             lines.append(self.bids_line(10_000).replace(" · ", "; "))
@@ -628,10 +722,14 @@ class TableView(SeatView):
                     f"{self.name((self.leader + i) % self.seats)} {card_text(c)}"
                     for i, c in enumerate(self.trick)
                 )
-                lines.append(f"On the table: {played}")
+                lines.append(_("On the table: {cards}").format(cards=played))
                 master = self.trick_master()
                 if master is not None:
-                    lines.append(f"Master: {self.name(master)} with {card_text(cards[master])}")
+                    lines.append(
+                        _("Master: {name} with {card}").format(
+                            name=self.name(master), card=card_text(cards[master])
+                        )
+                    )
         if self.last_trick is not None:
             lines.append(self.last_trick_text())
         if self.phase not in LIVE_PHASES:
@@ -650,8 +748,12 @@ class TableView(SeatView):
                 f"{numbers[c]} {card_text(c)}" if c in numbers else card_text(c) for c in hand
             )
             whose = self.deciding_for()
-            label = "Hand" if whose == self.seat else f"{self.names[whose]}'s open hand"
-            lines.append(f"{label}: {shown}")
+            if whose == self.seat:
+                lines.append(_("Hand: {cards}").format(cards=shown))
+            else:
+                lines.append(
+                    _("{name}'s open hand: {cards}").format(name=self.names[whose], cards=shown)
+                )
         if self.my_turn():
             lines.append(legal_text(self.observation()))
         lines.append(self.turn_line(now))
@@ -797,8 +899,12 @@ class TerminalUI:
         deadline_for: Callable[[int], float] | None = None,
         standin: str | None = None,
         fd: int = 0,
+        hints: Callable[[Observation], Awaitable[str]] | None = None,
     ) -> None:
         self.view = view
+        self.hints = hints
+        """The hint of a decision, in words (None: this table allows none)."""
+        self._nursery: trio.Nursery | None = None
         self.plain = plain
         self.console = console or Console(
             highlight=False, no_color=plain, emoji=False, soft_wrap=plain
@@ -863,13 +969,15 @@ class TerminalUI:
 
     def prompt(self) -> str:
         if self.confirming:
-            return "Resign and leave the game? Type yes to confirm> "
+            return _("Resign and leave the game? Type yes to confirm> ")
         if self.pending is not None:
-            noun = "card" if self.pending.observation.phase is Phase.PLAY else "bid"
-            left = ""
-            if self.pending.deadline is not None:
-                left = f" ({max(0, round(self.pending.deadline - self.clock()))} s left)"
-            return f"Your {noun}{left}> "
+            card = self.pending.observation.phase is Phase.PLAY
+            if self.pending.deadline is None:
+                return _("Your card> ") if card else _("Your bid> ")
+            left = max(0, round(self.pending.deadline - self.clock()))
+            if card:
+                return _("Your card ({seconds} s left)> ").format(seconds=left)
+            return _("Your bid ({seconds} s left)> ").format(seconds=left)
         return "> "
 
     def _prompt_again(self) -> None:
@@ -879,16 +987,20 @@ class TerminalUI:
     def _footer(self) -> str:
         now = self.clock()
         if self.overlay == "game":
-            return self.view.ended or "Game over."
+            return self.view.ended or _("Game over.")
         parts = []
         if self.pending is not None:
             left = self.view.seconds_left(now)
-            parts.append("Your turn" + (f" ({left} s left)" if left is not None else ""))
+            turn = _("Your turn")
+            if left is not None:
+                turn = _("{turn} ({seconds} s left)").format(turn=turn, seconds=left)
+            parts.append(turn)
         if self.overlay_until is not None:
-            parts.append(f"table in {max(0, round(self.overlay_until - now))} s")
-        parts.append("Enter: the table")
+            left = max(0, round(self.overlay_until - now))
+            parts.append(_("table in {seconds} s").format(seconds=left))
+        parts.append(_("Enter: the table"))
         if self.overlay == "round":
-            parts.append("tricks: all tricks")
+            parts.append(_("tricks: all tricks"))
         return " · ".join(parts)
 
     def renderable(self, width: int = WIDTH) -> RenderableType:
@@ -1028,9 +1140,9 @@ class TerminalUI:
         """Our time ran out and the stand-in played ``action``: say so."""
         self.overlay = None
         self.say(
-            f"Time's up: the {self.standin or 'stand-in'} bot played {action_text(action)} "
-            "for you. "
-            "You play on at your next turn."
+            _(
+                "Time's up: the {bot} bot played {action} for you. You play on at your next turn."
+            ).format(bot=self.standin or _("stand-in"), action=action_text(action))
         )
 
     # -- input --------------------------------------------------------------------------
@@ -1039,10 +1151,10 @@ class TerminalUI:
         """One line the person typed."""
         if self.confirming:
             self.confirming = False
-            if line.strip().lower() in ("y", "yes"):
+            if is_yes(line):
                 self._resign()
             else:
-                self.say("Not resigning: the game goes on.")
+                self.say(_("Not resigning: the game goes on."))
             return
         if not line.strip():
             self.view.dismiss_trick()
@@ -1085,6 +1197,8 @@ class TerminalUI:
                 self._show("tricks")
             else:
                 self.say("\n".join(self._tricks_lines()))
+        elif kind is CommandKind.HINT:
+            self._ask_hint()
         elif kind is CommandKind.QUIT:
             self.confirming = True
             if self.live:
@@ -1096,9 +1210,29 @@ class TerminalUI:
             if why is not None:
                 self.say(why)
             elif self.control is None:
-                self.say("Nobody hears you here.")
+                self.say(_("Nobody hears you here."))
             else:
                 self.control.chat(command.text)
+
+    def _ask_hint(self) -> None:
+        """Ask for a hint on the decision we owe; it is said when it comes (the search runs
+        apart, and the person may play meanwhile: a hint for a decision already made is
+        dropped)."""
+        if self.hints is None:
+            self.say(_("Hints are off at this table (the host's --hints turns them on)."))
+            return
+        pending = self.pending
+        if pending is None or self._nursery is None:
+            self.say(_("A hint is for your turn."))
+            return
+        self.say(_("Asking the expert..."))
+        self._nursery.start_soon(self._hint, pending)
+
+    async def _hint(self, pending: _Pending) -> None:
+        assert self.hints is not None
+        text = await self.hints(pending.observation)
+        if self.pending is pending:
+            self.say(text)
 
     def _show(self, overlay: str) -> None:
         self.overlay = overlay
@@ -1112,9 +1246,12 @@ class TerminalUI:
         if not tricks and b is not None:
             tricks = b.tricks
         if not tricks:
-            return ["No trick has been played yet."]
-        return [f"Trick {i}: {view.trick_text(t, symbols=not self.plain)}"
-                for i, t in enumerate(tricks, 1)]  # fmt: skip
+            return [_("No trick has been played yet.")]
+        symbols = not self.plain
+        return [
+            _("Trick {number}: {trick}").format(number=i, trick=view.trick_text(t, symbols=symbols))
+            for i, t in enumerate(tricks, 1)
+        ]
 
     def _resign(self) -> None:
         if self.resigning:
@@ -1122,7 +1259,7 @@ class TerminalUI:
         self.resigning = True
         self.view.resign()
         self.confirming = False
-        self.say("You resign: leaving the game.")
+        self.say(_("You resign: leaving the game."))
         if self.control is not None:
             self.control.resign()
         if self.pending is not None:
@@ -1137,7 +1274,7 @@ class TerminalUI:
         self.confirming = True
         self.buffer = ""
         self.messages.append(
-            "Ctrl-C: resign the game? Ctrl-C again or yes resigns; Enter plays on."
+            _("Ctrl-C: resign the game? Ctrl-C again or yes resigns; Enter plays on.")
         )
         if self.live:
             self.redraw()
@@ -1155,7 +1292,7 @@ class TerminalUI:
     def input_closed(self) -> None:
         """The end of input (the terminal or the pipe closed): a resignation."""
         if not self.resigning:
-            self.say("The input closed: you resign.")
+            self.say(_("The input closed: you resign."))
             self._resign()
 
     def _key(self, ch: str) -> str | None:
@@ -1171,6 +1308,8 @@ class TerminalUI:
         if ch in "\r\n":
             line, self.buffer = self.buffer, ""
             return line
+        if ch == "\t":
+            return "hint"
         if ch in "\x7f\x08":
             self.buffer = self.buffer[:-1]
         elif ch == "\x15":
@@ -1193,6 +1332,7 @@ class TerminalUI:
         """Read the person's input (``lines``, else the terminal) and keep the clock, until
         cancelled; the end of input is a resignation (:meth:`input_closed`)."""
         async with trio.open_nursery() as nursery:
+            self._nursery = nursery
             nursery.start_soon(self._ticker)
             task_status.started()
             try:
@@ -1250,8 +1390,13 @@ class TerminalUI:
             left = p.deadline - now
             if left <= WARN_SECONDS:
                 self._warned = True
-                then = f"the {self.standin} bot plays for you" if self.standin else "you are late"
-                text = f"{max(0, round(left))} s left, then {then}."
+                seconds = max(0, round(left))
+                if self.standin:
+                    text = _("{seconds} s left, then the {bot} bot plays for you.").format(
+                        seconds=seconds, bot=self.standin
+                    )
+                else:
+                    text = _("{seconds} s left, then you are late.").format(seconds=seconds)
                 if self.live:
                     self._write("\a")
                     self.messages.append(text)

@@ -39,6 +39,7 @@ import trio
 
 from belote_p2p.errors import BeloteError, RemoteProtocolError
 from belote_p2p.game.engine import State
+from belote_p2p.i18n import N_, _, format_number, ngettext
 from belote_p2p.net.invite import Invitation, InvitationError, is_invitation
 from belote_p2p.net.peer import PeerResult
 from belote_p2p.net.relay import HostPort
@@ -55,10 +56,12 @@ from belote_p2p.protocol.watch import WatchError, WatchRefused
 from belote_p2p.protocol.wire import Envelope
 
 from .display import seat_names
+from .homedir import default_root
 from .output import print_roster
 from .seat import add_web_arguments, run_main
 from .tui import Command, CommandKind, TableView, TerminalUI
 from .web.options import WebOptions
+from .wording import error_text
 
 WATCH_DRAIN = 5.0
 """Seconds the host gives its watchers, once the game is over, to take what is queued."""
@@ -186,7 +189,8 @@ async def follow(
                 try:
                     reopened = await _reopen(stack, again, definition, patience)
                 except (ConnectionClosed, WatchError) as exc:
-                    error = f"{error} Connecting again failed: {exc}"
+                    again_failed = _("Connecting again failed: {error}").format(error=exc)
+                    error = f"{error} {again_failed}"
                     break
                 connections += 1
                 closed, error = await _take(reopened, spectator, keep, on_event, on_envelope)
@@ -204,7 +208,7 @@ async def follow(
     )
 
 
-CLOSED = (
+CLOSED = N_(
     "the connection closed before the end (the host is gone, or it dropped us for not "
     "reading): the same code watches again once it is back"
 )
@@ -234,7 +238,7 @@ async def _take(
             if on_envelope is not None:
                 on_envelope(spectator)
     except ConnectionClosed:
-        return True, CLOSED
+        return True, _(CLOSED)
     except RemoteProtocolError as exc:
         return False, str(exc)
     return False, None
@@ -262,9 +266,13 @@ async def _reopen(
                 delay = min(2 * delay, RETRY_MAX)
                 continue
             if link.table.definition != definition:
-                raise WatchError("the table answering the watch code is another one now")
+                raise WatchError(_("the table answering the watch code is another one now"))
             return link
-    raise ConnectionClosed(f"nothing served the watch code for {patience:g} s (last: {last})")
+    raise ConnectionClosed(
+        _("nothing served the watch code for {seconds} s (last: {error})").format(
+            seconds=format_number(patience, 3, trailing_zeros=False), error=last
+        )
+    )
 
 
 @contextlib.contextmanager
@@ -294,12 +302,12 @@ class WatchUI(TerminalUI):
         if command.kind is CommandKind.QUIT:
             self.stop()
         elif command.kind is CommandKind.CHAT:
-            self.say("A watcher does not speak to the table.")
+            self.say(_("A watcher does not speak to the table."))
         else:
             super()._command(command)
 
     def stop(self) -> None:
-        self.say("You stop watching.")
+        self.say(_("You stop watching."))
         self._stop()
 
     def interrupt(self) -> None:
@@ -320,7 +328,12 @@ async def watch_in_terminal(invitation: Invitation, *, plain: bool, save: Path |
     async with open_watch(invitation) as link:
         definition = link.table.definition
         print_roster(definition, -1)
-        print(f"Watching from {link.address}: every hand is hidden until played.", flush=True)
+        print(
+            _("Watching from {address}: every hand is hidden until played.").format(
+                address=link.address
+            ),
+            flush=True,
+        )
         result: WatchResult | None = None
         async with trio.open_nursery() as nursery:
             view = TableView.from_definition(definition, 0, watching=True)
@@ -340,15 +353,29 @@ def ending(result: WatchResult, save: Path | None) -> str:
     if result.fault is not None:
         seat = result.fault.seat
         names = seat_names(result.definition)
-        who = f"{names[seat]} (seat {seat})" if 0 <= seat < len(names) else f"seat {seat}"
-        text = f"The game stopped: {who} broke the protocol ({safe_text(result.fault.reason)})."
+        if 0 <= seat < len(names):
+            who = _("{name} (seat {seat})").format(name=names[seat], seat=seat)
+        else:
+            who = _("seat {seat}").format(seat=seat)
+        text = _("The game stopped: {who} broke the protocol ({reason}).").format(
+            who=who, reason=safe_text(result.fault.reason)
+        )
     elif result.error is not None:
-        text = f"Watching stopped: {safe_text(result.error)}"
+        text = _("Watching stopped: {reason}").format(reason=safe_text(result.error))
     elif result.completed:
-        text = f"The game is over; its {result.envelopes} envelopes all check."
+        text = ngettext(
+            "The game is over; its {n} envelope checks.",
+            "The game is over; its {n} envelopes all check.",
+            result.envelopes,
+        ).format(n=format_number(result.envelopes))
     else:
-        text = f"The host says: {safe_text(result.end or '')}"
-    return text + (f" Record: {save} (belote-p2p verify {save})" if save is not None else "")
+        # The host's words are English (the protocol's); those we know are said in ours.
+        words = _(result.end) if result.end else ""
+        text = _("The host says: {words}").format(words=safe_text(words))
+    if save is None:
+        return text
+    record = _("Record: {file} ({command})").format(file=save, command=f"belote-p2p verify {save}")
+    return f"{text} {record}"
 
 
 # -- the browser ----------------------------------------------------------------------------
@@ -382,8 +409,10 @@ async def watch_in_browser(invitation: Invitation, web: WebOptions, *, save: Pat
 def add_watch_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--watch", action=argparse.BooleanOptionalAction, default=True,
-        help="let anyone with the table's watch code watch it live, every hand hidden "
-        "until played (--no-watch refuses watchers)",
+        help=_(
+            "let anyone with the table's watch code watch it live, every hand hidden until "
+            "played (--no-watch refuses watchers)"
+        ),
     )  # fmt: skip
 
 
@@ -463,23 +492,25 @@ def recorded_proposal(envelopes: Sequence[bytes], key: bytes) -> bytes | None:
 
 
 def watch_end(result: PeerResult | None) -> str:
-    """What the host tells its watchers once its game is over."""
+    """What the host tells its watchers once its game is over: English words, as everything
+    the protocol carries (a watcher shows the ones it knows in its reader's language,
+    :func:`ending`)."""
     if result is None:
-        return "the game did not take place"
+        return N_("the game did not take place")
     if result.finished:
-        return "the game is over"
+        return N_("the game is over")
     if result.fault is not None:
         return f"the game stopped: seat {result.fault.seat} broke the protocol"
     if result.abandoned is not None:
         return f"the game is abandoned by seat {result.abandoned}"
-    return "the host stopped (it may resume: watch again then)"
+    return N_("the host stopped (it may resume: watch again then)")
 
 
 async def drain_watchers(hub: WatchHub) -> None:
     """Before the host's port closes: the watchers are told the game is over (if they were
     not yet), and have :data:`WATCH_DRAIN` seconds to take what is queued."""
     if hub.end is None:
-        hub.finish("the host stopped" if hub.table is not None else watch_end(None))
+        hub.finish(N_("the host stopped") if hub.table is not None else watch_end(None))
     with trio.move_on_after(WATCH_DRAIN):
         await hub.drained()
 
@@ -487,9 +518,9 @@ async def drain_watchers(hub: WatchHub) -> None:
 def say_watch_code(invitation: Invitation, allowed: bool, say: Callable[[str], None]) -> None:
     if allowed:
         code = watch_code(invitation)
-        say(f"Watch code (for spectators):  belote-p2p watch {code}")
+        say(_("Watch code (for spectators):  {command}").format(command=f"belote-p2p watch {code}"))
     else:
-        say("Watching is off (--no-watch).")
+        say(_("Watching is off (--no-watch)."))
 
 
 # -- the command ----------------------------------------------------------------------------
@@ -499,11 +530,11 @@ async def watch_main(code: Invitation, args: argparse.Namespace) -> int:
     save = Path(args.save) if args.save else None
     try:
         if args.web:
-            web = WebOptions(port=args.web_port, open_browser=args.browser)
+            web = WebOptions(port=args.web_port, open_browser=args.browser, home=default_root())
             return await watch_in_browser(code, web, save=save)
         return await watch_in_terminal(code, plain=args.plain, save=save)
     except (ConnectionClosed, WatchError) as exc:
-        print(f"error: {safe_text(str(exc))}", file=sys.stderr, flush=True)
+        print(error_text(safe_text(str(exc))), file=sys.stderr, flush=True)
         return 1
 
 
@@ -511,29 +542,36 @@ def cmd_watch(args: argparse.Namespace) -> int:
     try:
         code = read_watch_code(args.code)
     except InvitationError as exc:
-        hint = " (that is an invitation to play: ask the host for its watch code)"
-        print(f"error: {exc}{hint if is_invitation(args.code) else ''}", file=sys.stderr)
+        if is_invitation(args.code):
+            hint = _("(that is an invitation to play: ask the host for its watch code)")
+            print(error_text(f"{exc} {hint}"), file=sys.stderr)
+        else:
+            print(error_text(exc), file=sys.stderr)
         return 2
     try:
         return run_main(lambda: watch_main(code, args))
     except BeloteError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(error_text(exc), file=sys.stderr)
         return 1
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "watch",
-        help="watch a table live with the host's watch code",
-        description="Watch a table live: connect to the host's port with the watch code "
-        "`host` printed (or, when it does not answer, to the table's relay, where a seat "
-        "serves the watch), check every envelope as `verify` does, and show the table as a "
-        "player sees it, every hand hidden until its cards are played. A watcher signs "
-        "nothing and cannot slow the table (a watcher that does not keep up is dropped); "
-        "a watch cut before the end connects again on its own.",
+        help=_("watch a table live with the host's watch code"),
+        description=_(
+            "Watch a table live: connect to the host's port with the watch code `host` "
+            "printed (or, when it does not answer, to the table's relay, where a seat serves "
+            "the watch), check every envelope as `verify` does, and show the table as a "
+            "player sees it, every hand hidden until its cards are played. A watcher signs "
+            "nothing and cannot slow the table (a watcher that does not keep up is dropped); "
+            "a watch cut before the end connects again on its own."
+        ),
     )
-    p.add_argument("code", metavar="CODE", help="the watch code (belotew...)")
-    p.add_argument("--save", metavar="FILE", help="keep the record as it comes (a transcript)")
-    p.add_argument("--plain", action="store_true", help="plain lines, one fact a line")
-    add_web_arguments(p, "watch")
+    p.add_argument("code", metavar=_("CODE"), help=_("the watch code (belotew...)"))
+    p.add_argument(
+        "--save", metavar=_("FILE"), help=_("keep the record as it comes (a transcript)")
+    )
+    p.add_argument("--plain", action="store_true", help=_("plain lines, one fact a line"))
+    add_web_arguments(p, _("watch in the browser (a page on 127.0.0.1)"))
     p.set_defaults(func=cmd_watch)

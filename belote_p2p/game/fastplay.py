@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 
 from .announcements import Announcement, find_announcements
 from .cards import SUIT_MASKS
-from .engine import Phase, State, deal_owners
+from .engine import Phase, State, Trick, deal_owners, pile_positions
 from .rules import CLASSIC, COINCHE, RuleSet
 from .scoring import (
     CAPOT_POINTS,
@@ -38,7 +38,16 @@ from .scoring import (
     COINCHE_FAILED_BASE,
     GENERALE_POINTS,
 )
-from .tables import ABOVE, ALL_TRUMP, LAST_TRICK_BONUS, NO_TRUMP, POINTS, STRENGTH, winning_index
+from .tables import (
+    ABOVE,
+    ALL_TRUMP,
+    LAST_TRICK_BONUS,
+    NO_TRUMP,
+    POINTS,
+    STRENGTH,
+    TRUMP_MASK,
+    winning_index,
+)
 
 if TYPE_CHECKING:
     from .observation import Observation
@@ -224,11 +233,13 @@ class FastState:
         "free",
         "hands",
         "leader",
+        "length",
         "mode",
         "multiplier",
         "overtrump",
         "pending",
         "points",
+        "seats",
         "stack",
         "taker",
         "to_act",
@@ -269,6 +280,10 @@ class FastState:
     """The belote points each team scores this round (declared or still to declare)."""
     pending: int
     """The litige pot carried into the round."""
+    seats: int
+    """4 here; 3 or 2 in a :class:`FewFastState`."""
+    length: int
+    """The tricks of a round: 8 (16 in two-handed)."""
 
     # -- construction -------------------------------------------------------------------------
 
@@ -322,13 +337,18 @@ class FastState:
         f.pending = pending
         f.announcements = (0, 0)
         f.belote = (0, 0)
+        f.seats = 4
+        f.length = 8
         return f
 
     @classmethod
     def from_state(cls, state: State) -> FastState:
-        """The round of a full-knowledge engine state in its play phase."""
+        """The round of a full-knowledge engine state in its play phase (a
+        :class:`FewFastState` with two or three seats)."""
         if state.phase is not Phase.PLAY or any(state.unknown):
             raise ValueError("a FastState needs a full-knowledge state in its play phase")
+        if state.seats != 4:
+            return FewFastState.few_from_state(state)
         f = cls._blank(
             state.rules, state.trump, state.taker, state.contract, state.multiplier, state.pending
         )
@@ -344,11 +364,18 @@ class FastState:
         return f
 
     @classmethod
-    def from_observation(cls, obs: Observation, hands: Sequence[int]) -> FastState:
+    def from_observation(
+        cls, obs: Observation, hands: Sequence[int], under: Sequence[int] | None = None
+    ) -> FastState:
         """The round a bot observes, with ``hands`` the unplayed cards of every seat (its own
-        and a deal of the unseen cards it sampled)."""
+        and a deal of the unseen cards it sampled). With two or three seats a
+        :class:`FewFastState`; two-handed, ``hands`` are the face-up cards (the
+        observation's ``shown``) and ``under[c]`` the face-down card sampled under face-up
+        card ``c`` (-1: none), for every face-up card not played yet."""
         if obs.phase is not Phase.PLAY:
             raise ValueError("a FastState starts in the play phase")
+        if obs.rules.seats != 4:
+            return FewFastState.few_from_observation(obs, hands, under)
         f = cls._blank(obs.rules, obs.trump, obs.taker, obs.contract, obs.multiplier, obs.pending)
         f.hands = list(hands)
         f._set_history(
@@ -417,19 +444,26 @@ class FastState:
         f.announcements = self.announcements
         f.belote = self.belote
         f.pending = self.pending
+        f.seats = 4
+        f.length = 8
         return f
 
     # -- reading ------------------------------------------------------------------------------
 
     @property
     def is_over(self) -> bool:
-        return self.tricks == 8
+        return self.tricks == self.length
 
     @property
     def played(self) -> int:
         """Every card played this round (the current trick included)."""
         h = self.hands
         return 0xFFFFFFFF & ~(h[0] | h[1] | h[2] | h[3])
+
+    def out(self) -> int:
+        """Every card not played yet (the current trick's excluded), whoever holds it."""
+        h = self.hands
+        return h[0] | h[1] | h[2] | h[3]
 
     def legal_mask(self) -> int:
         """The cards the seat to act may play (RULES.md §4), as a mask."""
@@ -460,7 +494,7 @@ class FastState:
         """The seat winning the current trick (the leader before its first card)."""
         return (self.leader + self.best) & 3
 
-    def card_points(self) -> tuple[int, int]:
+    def card_points(self) -> tuple[int, ...]:
         """Each team's card points as they score: 250 or 500 for a capot or a générale."""
         if self.tricks == 8:
             w = self.wins
@@ -476,10 +510,11 @@ class FastState:
             return w.bit_length() - 1
         return -1
 
-    def score(self) -> tuple[int, int]:
+    def score(self) -> tuple[int, ...]:
         """What each team adds to its game score for the finished round."""
+        cp = self.card_points()
         s0, s1, _ = round_score(
-            self.coinche, self.taker, self.contract, self.multiplier, self.card_points(),
+            self.coinche, self.taker, self.contract, self.multiplier, (cp[0], cp[1]),
             self.announcements, self.belote, self.pending, self.generale(),
         )  # fmt: skip
         return s0, s1
@@ -580,6 +615,97 @@ class FastState:
         trick.append(c)
         self.to_act = (seat + 1) & 3
 
+    def greedy_card(self) -> int:
+        """The card of the greedy playout policy for the seat to act (the ``pimc`` bot's).
+
+        The seat sees its own hand and the cards still out, not who holds them (so that a
+        playout does not play double-dummy). Leading, it cashes its richest master (no card
+        still out beats it), else plays its poorest card. On a trick its partner wins it
+        loads its richest plain card when the trick is surely the partner's (last to play,
+        or the winning card is a master), else its poorest card. Otherwise, last to play, it
+        takes the trick with its richest winner (a trump counting 20 less); earlier, with its
+        weakest master winner, else its weakest winner; with no winner, its poorest card.
+        "Poorest" is fewest points, then weakest; ties go to the lowest card number."""
+        m = self.legal_mask()
+        if not m & (m - 1):
+            return m.bit_length() - 1
+        mode = self.mode
+        st = STRENGTH[mode]
+        pts = POINTS[mode]
+        above = ABOVE[mode]
+        seat = self.to_act
+        others = self.out() & ~self.hands[seat]
+        trick = self.trick
+        if not trick:
+            best = -1
+            key = -1
+            rest = m
+            while rest:
+                low = rest & -rest
+                c = low.bit_length() - 1
+                rest ^= low
+                if not above[c] & others:
+                    k = pts[c] * 16 + st[c]
+                    if k > key:
+                        best, key = c, k
+            if best >= 0:
+                return best
+            return _poorest(m, pts, st)
+        top = trick[self.best]
+        n = self.seats
+        last = len(trick) == n - 1
+        if n == 4 and (self.leader + self.best - seat) & 1 == 0:  # the partner wins it so far
+            if last or not above[top] & others:
+                tm = TRUMP_MASK[mode] if mode < 4 else 0
+                rest = m & ~tm or m
+                best = -1
+                key = -1000
+                while rest:
+                    low = rest & -rest
+                    c = low.bit_length() - 1
+                    rest ^= low
+                    k = pts[c] * 16 - st[c]
+                    if k > key:
+                        best, key = c, k
+                return best
+            return _poorest(m, pts, st)
+        winners = m & above[top]
+        if st[top] < 8 and mode < 4:
+            winners |= m & TRUMP_MASK[mode]
+        if not winners:
+            return _poorest(m, pts, st)
+        best = -1
+        if last:
+            key = -1000
+            while winners:
+                low = winners & -winners
+                c = low.bit_length() - 1
+                winners ^= low
+                k = (pts[c] - 20 * (st[c] >= 8)) * 16 - st[c]
+                if k > key:
+                    best, key = c, k
+            return best
+        key = 1000
+        fallback = -1
+        fallback_key = 1000
+        while winners:
+            low = winners & -winners
+            c = low.bit_length() - 1
+            winners ^= low
+            k = st[c]
+            if not above[c] & others:
+                if k < key:
+                    best, key = c, k
+            elif k < fallback_key:
+                fallback, fallback_key = c, k
+        return best if best >= 0 else fallback
+
+    def play_greedy(self) -> None:
+        """Play the rest of the round for good, every seat by :meth:`greedy_card`."""
+        length = self.length
+        while self.tricks < length:
+            self.play(self.greedy_card())
+
     def play_random(self, rng: random.Random) -> None:
         """Play the rest of the round with uniformly random legal cards, for good.
 
@@ -662,6 +788,425 @@ class FastState:
         self.leader = self.to_act = seat
         self.tricks = tricks
         self.wins = wins
+
+
+# -- two or three seats -----------------------------------------------------------------------
+
+
+def seat_announcements(
+    points: Sequence[int], keys: Sequence[int], first: int, seats: int
+) -> tuple[int, ...]:
+    """Three-handed: what each seat scores for announcements, from each seat's points and
+    best key: only the seat of the single best one scores (at equal keys, the seat nearer
+    ``first``)."""
+    best_key = 0
+    best_seat = -1
+    for i in range(seats):
+        seat = (first + i) % seats
+        if keys[seat] > best_key:
+            best_key, best_seat = keys[seat], seat
+    out = [0] * seats
+    if best_seat >= 0:
+        out[best_seat] = points[best_seat]
+    return tuple(out)
+
+
+def few_round_score(
+    taker: int,
+    card_points: Sequence[int],
+    announcements: Sequence[int],
+    belote: Sequence[int],
+) -> tuple[int, ...]:
+    """What each seat adds to its score for a round of three-handed or two-handed (``taker``
+    -1): the arithmetic of :func:`~belote_p2p.game.scoring.score_round_few` without a
+    record (``card_points`` as scored: 250 to a seat that took every trick)."""
+    n = len(card_points)
+    totals = [card_points[s] + announcements[s] + belote[s] for s in range(n)]
+    if taker < 0:
+        return tuple(totals)
+    tt = totals[taker]
+    made = True
+    for s in range(n):
+        if s != taker and totals[s] >= tt:
+            made = False
+    if made:
+        return tuple(totals)
+    half = (card_points[taker] + announcements[taker]) // 2
+    return tuple([belote[s] if s == taker else totals[s] + half for s in range(n)])
+
+
+class FewFastState(FastState):
+    """The fast path with three seats (RULES.md §12) or two (§13): every seat for itself.
+
+    As :class:`FastState`, with ``seats`` hands and per-seat ``points``. Two-handed, the
+    hands are the face-up cards (what each player may play) and :attr:`under` the
+    face-down card under each face-up one (a deal of them sampled by the bot: nobody sees
+    them), turned up into its owner's hand when the trick of the card above it ends.
+    :meth:`score` gives one score per seat. The double-dummy :class:`Solver` plays four
+    seats only.
+    """
+
+    __slots__ = ("done", "few_stack", "hidden", "seat_announcements", "seat_belote", "under")
+
+    done: int
+    """Every card played this round (the current trick included)."""
+    hidden: int
+    """Two-handed: the face-down cards not turned up yet (0 otherwise)."""
+    under: list[int]
+    """Two-handed: ``under[c]`` the face-down card under face-up card ``c`` still to turn
+    up (-1: none); ``[]`` in three-handed."""
+    seat_announcements: tuple[int, ...]
+    """The announcement points each seat scores this round."""
+    seat_belote: tuple[int, ...]
+    """The belote points each seat scores this round."""
+    few_stack: list[tuple[int, int, int, int, int, int, int, list[int] | None]]
+
+    @classmethod
+    def _few_blank(cls, rules: RuleSet, trump: int, taker: int) -> FewFastState:
+        n = rules.seats
+        if n not in (2, 3):
+            raise ValueError(f"a FewFastState plays two or three seats, not {rules.name}")
+        f = cls()
+        f.mode = trump
+        f.trick = []
+        f.best = 0
+        f.points = [0] * n
+        f.tricks = 0
+        f.wins = 0
+        f.stack = []
+        f.few_stack = []
+        f.free = False  # no partner
+        f.overtrump = rules.must_overtrump_on_trump_lead
+        f.coinche = False
+        f.taker = taker
+        f.contract = 0
+        f.multiplier = 1
+        f.pending = 0
+        f.announcements = (0, 0)
+        f.belote = (0, 0)
+        f.seats = n
+        f.length = rules.tricks_per_round
+        f.done = 0
+        f.hidden = 0
+        f.under = []
+        f.seat_announcements = (0,) * n
+        f.seat_belote = (0,) * n
+        return f
+
+    @classmethod
+    def new_few(
+        cls, rules: RuleSet, hands: Sequence[int], trump: int, taker: int, leader: int
+    ) -> FewFastState:
+        """Three-handed: a round at its first card, three 8-card hands (masks)."""
+        f = cls._few_blank(rules, trump, taker)
+        n = f.seats
+        f.hands = [hands[s] for s in range(n)]
+        f.leader = f.to_act = leader
+        f._set_few_declarations(rules, (None,) * n, [0] * n, leader)
+        return f
+
+    @classmethod
+    def few_from_state(cls, state: State) -> FewFastState:
+        """The round of a full-knowledge engine state of two or three seats, in play."""
+        n = state.seats
+        f = cls._few_blank(state.rules, state.trump, state.taker)
+        f.hands = [state.hands[s] for s in range(n)]
+        f.done = state.played
+        if n == 2:
+            deck = state.deck
+            under = [-1] * 32
+            in_trick = 0
+            for c in state.trick:
+                in_trick |= 1 << c
+            for seat in range(2):
+                for down, up in pile_positions(state.dealer, seat):
+                    cover, d = deck[up], deck[down]
+                    assert cover is not None and d is not None
+                    if not state.played >> cover & 1 or in_trick >> cover & 1:
+                        under[cover] = d
+                        f.hidden |= 1 << d
+            f.under = under
+        f._few_history(state.leader, state.to_act, list(state.trick), state.tricks)
+        first = (state.dealer + 1) % n
+        f._set_few_declarations(state.rules, state.declared, f._played_by(state.tricks), first)
+        return f
+
+    @classmethod
+    def few_from_observation(
+        cls, obs: Observation, hands: Sequence[int], under: Sequence[int] | None
+    ) -> FewFastState:
+        """:meth:`FastState.from_observation` with two or three seats."""
+        n = obs.rules.seats
+        f = cls._few_blank(obs.rules, obs.trump, obs.taker)
+        f.hands = [hands[s] for s in range(n)]
+        f.done = obs.played
+        if n == 2:
+            if under is None:
+                raise ValueError("two-handed needs the face-down cards under the face-up ones")
+            f.under = list(under)
+            for u in f.under:
+                if u >= 0:
+                    f.hidden |= 1 << u
+        f._few_history(obs.leader, obs.to_act, list(obs.trick), obs.tricks)
+        first = (obs.dealer + 1) % n
+        f._set_few_declarations(obs.rules, obs.declared, f._played_by(obs.tricks), first)
+        return f
+
+    def _few_history(
+        self, leader: int, to_act: int, trick: list[int], tricks: Sequence[Trick]
+    ) -> None:
+        self.leader = leader
+        self.to_act = to_act
+        self.trick = trick
+        self.best = winning_index(trick, self.mode) if trick else 0
+        for t in tricks:
+            self.points[t.winner] += t.points
+            self.wins |= 1 << t.winner
+        self.tricks = len(tricks)
+
+    def _played_by(self, tricks: Sequence[Trick]) -> list[int]:
+        """The cards each seat played this round (masks), from the tricks and this trick."""
+        n = self.seats
+        out = [0] * n
+        for t in tricks:
+            for i, c in enumerate(t.cards):
+                out[(t.leader + i) % n] |= 1 << c
+        for i, d in enumerate(self.trick):
+            out[(self.leader + i) % n] |= 1 << d
+        return out
+
+    def _set_few_declarations(
+        self,
+        rules: RuleSet,
+        declared: Sequence[tuple[Announcement, ...] | None],
+        played: Sequence[int],
+        first: int,
+    ) -> None:
+        n = self.seats
+        mode = self.mode
+        owned = [self.hands[s] | played[s] for s in range(n)]
+        under = self.under
+        for s in range(n):
+            for c in _bits(self.hands[s]):
+                if under and under[c] >= 0:
+                    owned[s] |= 1 << under[c]
+        for i, c in enumerate(self.trick):
+            if under and under[c] >= 0:
+                owned[(self.leader + i) % n] |= 1 << under[c]
+        if rules.announcements:
+            pts = [0] * n
+            keys = [0] * n
+            for s in range(n):
+                anns = declared[s]
+                if anns is None:
+                    pts[s], keys[s] = hand_announcements(self.hands[s], mode)
+                elif anns:
+                    pts[s] = sum(a.points for a in anns)
+                    keys[s] = max(_key_of(a) for a in anns)
+            self.seat_announcements = seat_announcements(pts, keys, first, n)
+        bel = [0] * n
+        if 0 <= mode < 4:
+            pair = 1 << (mode * 8 + KING) | 1 << (mode * 8 + QUEEN)
+            for s in range(n):
+                if owned[s] & pair == pair:
+                    bel[s] = 20
+        self.seat_belote = tuple(bel)
+
+    def copy(self) -> FewFastState:
+        f = FewFastState()
+        f.hands = self.hands[:]
+        f.mode = self.mode
+        f.to_act = self.to_act
+        f.leader = self.leader
+        f.trick = self.trick[:]
+        f.best = self.best
+        f.points = self.points[:]
+        f.tricks = self.tricks
+        f.wins = self.wins
+        f.stack = []
+        f.few_stack = []
+        f.free = False
+        f.overtrump = self.overtrump
+        f.coinche = False
+        f.taker = self.taker
+        f.contract = 0
+        f.multiplier = 1
+        f.pending = 0
+        f.announcements = (0, 0)
+        f.belote = (0, 0)
+        f.seats = self.seats
+        f.length = self.length
+        f.done = self.done
+        f.hidden = self.hidden
+        f.under = self.under  # never changed: shared
+        f.seat_announcements = self.seat_announcements
+        f.seat_belote = self.seat_belote
+        return f
+
+    @property
+    def played(self) -> int:
+        return self.done
+
+    def out(self) -> int:
+        h = self.hands
+        m = self.hidden
+        for s in range(self.seats):
+            m |= h[s]
+        return m
+
+    def winner_so_far(self) -> int:
+        return (self.leader + self.best) % self.seats
+
+    def card_points(self) -> tuple[int, ...]:
+        """Each seat's card points as they score: 250 to a seat that took every trick."""
+        w = self.wins
+        if self.tricks == self.length and w & (w - 1) == 0:
+            winner = w.bit_length() - 1
+            return tuple([CAPOT_POINTS if s == winner else 0 for s in range(self.seats)])
+        return tuple(self.points)
+
+    def generale(self) -> int:
+        return -1
+
+    def score(self) -> tuple[int, ...]:
+        """What each seat adds to its game score for the finished round."""
+        return few_round_score(
+            self.taker, self.card_points(), self.seat_announcements, self.seat_belote
+        )
+
+    def score_for(self, difference: int) -> tuple[int, int]:
+        raise ValueError("score_for is the four-seat solver's; use score() at the round's end")
+
+    def _close_few(self, trick: list[int]) -> tuple[int, int]:
+        """Take the full ``trick``: its winner and the points it gained; the face-down
+        cards under its cards are turned up (two-handed)."""
+        n = self.seats
+        leader = self.leader
+        winner = (leader + self.best) % n
+        pts = POINTS[self.mode]
+        p = 0
+        for c in trick:
+            p += pts[c]
+        self.tricks += 1
+        if self.tricks == self.length:
+            p += LAST_TRICK_BONUS
+        self.points[winner] += p
+        self.wins |= 1 << winner
+        under = self.under
+        if under:
+            for i, c in enumerate(trick):
+                u = under[c]
+                if u >= 0:
+                    self.hands[(leader + i) % n] |= 1 << u
+                    self.hidden &= ~(1 << u)
+        self.trick = []
+        self.best = 0
+        self.leader = self.to_act = winner
+        return winner, p
+
+    def push(self, c: int) -> None:
+        seat = self.to_act
+        trick = self.trick
+        best = self.best
+        n = self.seats
+        self.hands[seat] ^= 1 << c
+        self.done |= 1 << c
+        k = len(trick)
+        if k:
+            top = trick[best]
+            st = STRENGTH[self.mode]
+            sc, stop = st[c], st[top]
+            if (sc > stop and c >> 3 == top >> 3) or (sc >= 8 and stop < 8):
+                self.best = k
+            if k == n - 1:
+                leader = self.leader
+                wins = self.wins
+                trick.append(c)
+                winner, gained = self._close_few(trick)
+                self.few_stack.append((c, seat, best, leader, wins, winner, gained, trick))
+                return
+        self.few_stack.append((c, seat, best, 0, 0, -1, 0, None))
+        trick.append(c)
+        self.to_act = (seat + 1) % n
+
+    def pop(self) -> int:
+        c, seat, best, leader, wins, winner, gained, closed = self.few_stack.pop()
+        if closed is not None:
+            n = self.seats
+            under = self.under
+            if under:
+                for i, d in enumerate(closed):
+                    u = under[d]
+                    if u >= 0:
+                        self.hands[(leader + i) % n] &= ~(1 << u)
+                        self.hidden |= 1 << u
+            self.points[winner] -= gained
+            self.tricks -= 1
+            self.wins = wins
+            self.leader = leader
+            closed.pop()
+            self.trick = closed
+        else:
+            self.trick.pop()
+        self.hands[seat] |= 1 << c
+        self.done &= ~(1 << c)
+        self.best = best
+        self.to_act = seat
+        return c
+
+    def play(self, c: int) -> None:
+        seat = self.to_act
+        trick = self.trick
+        n = self.seats
+        self.hands[seat] ^= 1 << c
+        self.done |= 1 << c
+        k = len(trick)
+        if k:
+            top = trick[self.best]
+            st = STRENGTH[self.mode]
+            sc, stop = st[c], st[top]
+            if (sc > stop and c >> 3 == top >> 3) or (sc >= 8 and stop < 8):
+                self.best = k
+            if k == n - 1:
+                trick.append(c)
+                self._close_few(trick)
+                return
+        trick.append(c)
+        self.to_act = (seat + 1) % n
+
+    def play_random(self, rng: random.Random) -> None:
+        rand = rng.random
+        length = self.length
+        while self.tricks < length:
+            m = self.legal_mask()
+            k = m.bit_count()
+            for _ in range(int(rand() * k)):
+                m &= m - 1
+            self.play((m & -m).bit_length() - 1)
+
+
+def _bits(m: int) -> list[int]:
+    out = []
+    while m:
+        low = m & -m
+        out.append(low.bit_length() - 1)
+        m ^= low
+    return out
+
+
+def _poorest(m: int, pts: Sequence[int], st: Sequence[int]) -> int:
+    """The card of mask ``m`` with the fewest points, then the weakest (the lowest card
+    number at a tie)."""
+    best = -1
+    key = 10_000
+    while m:
+        low = m & -m
+        c = low.bit_length() - 1
+        m ^= low
+        k = pts[c] * 16 + st[c]
+        if k < key:
+            best, key = c, k
+    return best
 
 
 # -- a whole random round on the fast path ------------------------------------------------------

@@ -157,6 +157,8 @@ class Solver:
     playout (0: no limit, the exact value). ``nodes`` counts the positions searched."""
 
     def __init__(self, f: FastState, tricks: int = 0) -> None:
+        if f.seats != 4:
+            raise ValueError("the double-dummy solver plays four seats")
         self.root = f
         left = 8 - f.tricks
         self.horizon = max(left - tricks, 0) if tricks > 0 else 0
@@ -633,8 +635,7 @@ def equivalent_groups(f: FastState) -> list[list[int]]:
     pts = POINTS[mode]
     above = ABOVE[mode]
     order = ORDER[mode]
-    h = f.hands
-    live = h[0] | h[1] | h[2] | h[3]
+    live = f.out()  # any seat count (two-handed: the face-down cards included)
     for c in f.trick:
         live |= 1 << c
     legal = f.legal_mask()

@@ -26,6 +26,12 @@ from the home (``<home>/lang``: ``--lang`` and the browser's switch remember it,
 ``LANG`` that is set), else English. A browser page follows its own switch, else its
 ``Accept-Language`` (:func:`from_accept_language`).
 
+Dates and numbers are written as the reader's language writes them, by one helper each for
+every printer (Babel, with the language in use): :func:`format_date` (``03/12/2026 14:05``,
+``3/12/26, 14:05``; ISO in English), :func:`format_number` (``+1 234,5``) and
+:func:`format_percent` (``42 %``), :func:`format_ordinal` (``2e``, ``2.º``). A value a
+person types back (a seed, a port, an option's default in ``--help``) stays as it is typed.
+
 The language is the process's (:func:`set_language`), and a block of code may use another
 (:func:`using`: a page rendered for its own reader); it is held in a context variable, so
 that concurrent tasks each keep their own.
@@ -45,10 +51,14 @@ import io
 import os
 from collections.abc import Iterator, Mapping
 from contextvars import ContextVar
+from datetime import date, datetime
 from functools import cache
 from pathlib import Path
 
-DOMAIN = "belote_p2p"
+from belote_p2p.errors import BeloteError
+
+from .mo import DOMAIN, compile_po
+
 LANGUAGES = ("en", "fr", "es")
 """The languages of the catalogs, English (the code's own words) first."""
 LANGUAGE_NAMES = {"en": "English", "fr": "Français", "es": "Español"}
@@ -64,7 +74,7 @@ _process_language = DEFAULT
 _language: ContextVar[str | None] = ContextVar("belote_p2p_language", default=None)
 
 
-class UnknownLanguage(ValueError):
+class UnknownLanguage(BeloteError, ValueError):
     """A language code none of the catalogs is for."""
 
     def __init__(self, code: str) -> None:
@@ -200,18 +210,6 @@ def translations(language: str) -> _gettext.NullTranslations:
     return _gettext.GNUTranslations(io.BytesIO(compile_po(source.read_bytes(), language)))
 
 
-def compile_po(po: bytes, language: str) -> bytes:
-    """A ``.po`` catalog compiled to ``.mo`` bytes (Babel), fuzzy entries left out as
-    ``msgfmt`` does."""
-    from babel.messages.mofile import write_mo
-    from babel.messages.pofile import read_po
-
-    catalog = read_po(io.BytesIO(po), locale=language, domain=DOMAIN, abort_invalid=True)
-    out = io.BytesIO()
-    write_mo(out, catalog, use_fuzzy=False)
-    return out.getvalue()
-
-
 # -- looking words up ----------------------------------------------------------------------
 
 
@@ -242,6 +240,68 @@ def N_(message: str) -> str:
 
 
 _ = gettext
+
+
+# -- dates and numbers ---------------------------------------------------------------------
+
+ISO_MINUTE = "yyyy-MM-dd HH:mm"
+ISO_DAY = "yyyy-MM-dd"
+NUMERIC_PATTERNS = {"en": (ISO_MINUTE, ISO_DAY)}
+"""The languages whose dates are not the CLDR's short form: the catalogs' English is no
+country's, and CLDR's ``en`` is the United States' ``12/3/26``, which a reader in London
+takes for the 12th of March; English keeps the ISO form the commands always printed."""
+
+
+def format_date(moment: datetime | date, *, time: bool = True) -> str:
+    """A date (with its time to the minute, unless ``time`` is false) as the reader's
+    language writes it: ``03/12/2026 14:05`` in French, ``3/12/26, 14:05`` in Spanish
+    (CLDR's short forms, by Babel), ``2026-12-03 14:05`` in English."""
+    from babel import dates
+
+    language = current()
+    patterns = NUMERIC_PATTERNS.get(language)
+    if time and isinstance(moment, datetime):
+        return dates.format_datetime(moment, patterns[0] if patterns else "short", locale=language)
+    return dates.format_date(moment, patterns[1] if patterns else "short", locale=language)
+
+
+def format_number(
+    value: float, decimals: int = 0, *, sign: bool = False, trailing_zeros: bool = True
+) -> str:
+    """``value`` as the reader's language writes a number: ``1,234.5`` in English,
+    ``1 234,5`` in French, ``1234,5`` in Spanish (Babel); ``decimals`` places (at most, and
+    no trailing zeros, unless ``trailing_zeros``), with its sign (``+12,5``) if ``sign``."""
+    from babel import numbers
+
+    fraction = ("0" if trailing_zeros else "#") * decimals
+    pattern = "#,##0" + (f".{fraction}" if decimals else "")
+    if sign:
+        pattern = f"+{pattern};-{pattern}"
+    return numbers.format_decimal(value, format=pattern, locale=current())
+
+
+def format_percent(ratio: float, decimals: int = 0) -> str:
+    """``ratio`` as a percentage the reader's language writes it: ``42%``, ``42 %``
+    (French and Spanish put a no-break space before the sign), with ``decimals`` places."""
+    from babel import Locale, numbers
+
+    locale = Locale.parse(current())
+    pattern = numbers.parse_pattern(locale.percent_formats[None].pattern)
+    pattern.frac_prec = (decimals, decimals)
+    shown: str = pattern.apply(ratio, locale)
+    return shown
+
+
+def format_ordinal(n: int) -> str:
+    """``n`` as the reader's language writes an ordinal in figures: ``1st``, ``2nd``,
+    ``11th``, ``21st`` in English; ``1er``, ``2e`` in French; ``1.º`` in Spanish."""
+    language = current()
+    if language == "fr":
+        return f"{n}er" if n == 1 else f"{n}e"
+    if language == "es":
+        return f"{n}.º"
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
 
 
 def browser_catalog(language: str | None = None) -> dict[str, object]:

@@ -14,10 +14,11 @@ each language's translation added (``"fr": "...", "es": "..."``; a list of forms
 plural message), so that many translations go in at once without editing ``.po`` syntax.
 
 Messages are found in the package's Python modules (``_``, ``N_``, ``ngettext``,
-``pgettext``, ``npgettext``) and in the browser's scripts (``_`` and ``ngettext`` of
-``static/*.js``). A ``.po`` is written sorted by message, with the files each message comes
-from and no line numbers, so that two changes to different parts of the code rarely touch the
-same lines of a catalog.
+``pgettext``, ``npgettext``), in the browser's scripts (``_``, ``ngettext`` and ``pgettext``
+of ``static/*.js``) and in its page (the text and spoken attributes of ``static/*.html``,
+as :mod:`belote_p2p.app.web.page` translates them). A ``.po`` is written sorted by message,
+with the files each message comes from and no line numbers, so that two changes to different
+parts of the code rarely touch the same lines of a catalog.
 
 :func:`check` is what ``tests/test_catalogs.py`` asserts empty: every message of the code has
 a translation in every language (not fuzzy: a guess of Babel's is not a translation), with the
@@ -38,13 +39,16 @@ from babel.messages.catalog import Catalog, Message
 from babel.messages.extract import DEFAULT_KEYWORDS, extract_from_dir
 from babel.messages.pofile import read_po, write_po
 
-from . import DEFAULT, DOMAIN, LANGUAGES, catalog_path, compile_po
+from . import DEFAULT, LANGUAGES, catalog_path
+from .mo import DOMAIN, compile_po
 
 PACKAGE = Path(__file__).resolve().parent.parent
 METHODS = [
     ("i18n/catalogs.py", "ignore"),
     ("**.py", "python"),
     ("app/web/static/**.js", "javascript"),
+    # the page's own words, as the server translates them (belote_p2p/app/web/page.py)
+    ("app/web/static/**.html", "belote_p2p.app.web.page:extract"),
 ]
 KEYWORDS = {**DEFAULT_KEYWORDS, "N_": None}
 PLACEHOLDER = re.compile(r"\{(\w*)[^{}]*\}|%(\(\w+\))?[srd]")
@@ -133,11 +137,11 @@ def update(languages: Iterable[str] | None = None) -> None:
 
 
 def fields(text: str) -> list[str]:
-    """The placeholders of a message, sorted (``{name}`` and ``{n:,}`` give name and n)."""
+    """The placeholders of a message, each once, sorted (``{name}`` and ``{n:,}`` give name
+    and n): a translation may say a name once where the English says it twice."""
     bare = text.replace("{{", "").replace("}}", "").replace("%%", "")
-    return sorted(
-        m.group(0) if m.group(0)[0] == "%" else m.group(1) for m in PLACEHOLDER.finditer(bare)
-    )
+    found = {m.group(0) if m.group(0)[0] == "%" else m.group(1) for m in PLACEHOLDER.finditer(bare)}
+    return sorted(found)
 
 
 def ids_of(message: Message) -> list[str]:

@@ -65,6 +65,7 @@ import trio
 
 from belote_p2p.errors import BeloteError, RemoteProtocolError
 from belote_p2p.game.rules import RuleSet
+from belote_p2p.i18n import _, ngettext
 from belote_p2p.protocol.identity import SIGNATURE_SIZE, Identity, fingerprint, verify
 from belote_p2p.protocol.names import name_problem, safe_text
 from belote_p2p.protocol.table import Seat, TableDefinition
@@ -276,9 +277,12 @@ class Lobby:
         rules: RuleSet,
         *,
         table_id: bytes | None = None,
+        hints: bool = False,
     ) -> None:
         self.host = host
         self.rules = rules
+        self.hints = hints
+        """The table's rule of hints (:attr:`TableDefinition.hints`)."""
         self.seats = rules.seats
         """The table's seats: the host and ``seats - 1`` joiners (4, or 3 or 2)."""
         self.table_id = secrets.token_bytes(TABLE_ID_SIZE) if table_id is None else table_id
@@ -521,10 +525,10 @@ class Lobby:
 
         by_key = {j.request.key: j for j in self._joined}
         seats = [Seat(self.host.name, self.host.key, address(host_ip, self.host.port))]
-        for _, request in self.seating():
+        for _seat, request in self.seating():
             joined = by_key[request.key]
             seats.append(Seat(request.name, request.key, address(joined.ip, request.port)))
-        return TableDefinition(self.table_id, self.rules, tuple(seats))
+        return TableDefinition(self.table_id, self.rules, tuple(seats), self.hints)
 
 
 def plain_ip(ip: str) -> str:
@@ -786,16 +790,24 @@ async def host_lobby(
         # The handlers close their connections once told; then the nursery ends.
         nursery.cancel_scope.deadline = trio.current_time() + request_timeout
     if definition is None:
-        raise LobbyError(f"the table did not fill within {wait:.0f} s: {waited}")
+        raise LobbyError(
+            _("the table did not fill within {seconds} s: {waited}").format(
+                seconds=round(wait), waited=waited
+            )
+        )
     return definition, proposal
 
 
 def _waiting_for(lobby: Lobby) -> str:
     """What a lobby still waits for, in words."""
     names = [r.name for r in lobby.joined]
-    seated = f" ({', '.join(names)} joined)" if names else ""
     more = lobby.missing
-    return f"it waited for {more} more player{'s' if more != 1 else ''}{seated}"
+    waited = ngettext(
+        "it waited for {n} more player", "it waited for {n} more players", more
+    ).format(n=more)
+    if not names:
+        return waited
+    return _("{waited} ({names} joined)").format(waited=waited, names=", ".join(names))
 
 
 async def _take_join(

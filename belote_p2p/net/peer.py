@@ -72,6 +72,7 @@ import trio
 from belote_p2p.errors import BeloteError, RemoteProtocolError
 from belote_p2p.game.engine import Action, Phase, State
 from belote_p2p.game.observation import Observation, observe
+from belote_p2p.i18n import _
 from belote_p2p.players.player import Player, Resigned
 from belote_p2p.protocol.bodies import parse_sync
 from belote_p2p.protocol.budget import ByteBudget
@@ -177,18 +178,25 @@ class SeatWait:
         return self.deadline_in <= 0
 
     def describe(self) -> str:
-        what = "a decision" if self.decision else "a protocol step"
+        """What we wait for from this seat, in the reader's language."""
         left = max(0, math.ceil(self.abandon_in))
-        link = "" if self.connected else ", disconnected"
+        if self.connected:
+            who = self.name
+        else:
+            who = _("{name}, disconnected").format(name=self.name)
         if self.overdue and self.abandon_in <= 0:
             # Our vote is signed; the game ends once every other seat signed it too.
-            return (
-                f"waiting for seat {self.seat} ({self.name}{link}): signed that it left, "
-                "waiting for the other seats to sign it too"
+            text = _(
+                "waiting for seat {seat} ({who}): signed that it left, waiting for the other "
+                "seats to sign it too"
             )
-        if self.overdue:
-            return f"waiting for seat {self.seat} ({self.name}{link}): {left} s left"
-        return f"waiting for seat {self.seat} ({self.name}{link}): {what}"
+        elif self.overdue:
+            text = _("waiting for seat {seat} ({who}): {left} s left")
+        elif self.decision:
+            text = _("waiting for seat {seat} ({who}): a decision")
+        else:
+            text = _("waiting for seat {seat} ({who}): a protocol step")
+        return text.format(seat=self.seat, who=who, left=left)
 
 
 @dataclass(frozen=True, slots=True)
@@ -701,7 +709,9 @@ class _Driver:
                 self.counters.relayed += 1
             if item.seat in self.disconnected or item.reconnected:
                 self.counters.reconnections += 1
-                logger.warning("seat %d: seat %d is back", self.seat, item.seat)
+                logger.warning(
+                    _("seat {seat}: seat {other} is back").format(seat=self.seat, other=item.seat)
+                )
             self.disconnected.discard(item.seat)
             # Whatever either side missed meanwhile comes back through sync requests.
             self._replies.append((item.seat, session.sync_request()))
@@ -714,9 +724,11 @@ class _Driver:
                 return
             self.disconnected.add(item.seat)
             logger.warning(
-                "seat %d lost the connection to seat %d (%s); waiting for it to reconnect",
-                self.seat, item.seat, item.reason,
-            )  # fmt: skip
+                _(
+                    "seat {seat} lost the connection to seat {other} ({reason}); waiting for it "
+                    "to reconnect"
+                ).format(seat=self.seat, other=item.seat, reason=item.reason)
+            )
         elif isinstance(item, _Poke):
             pass  # the control's requests are taken after every input
         elif isinstance(item, _Decided):
@@ -855,8 +867,10 @@ class _Driver:
                 # we never stop ourselves for it, we go on syncing and playing, and the vote
                 # lapses once the seat delivers (PROTOCOL.md §6.6).
                 logger.warning(
-                    "seat %d: seat %d (%s) silent for %.0f s: signing that it left",
-                    self.seat, wait.seat, wait.name, wait.waited,
+                    _("seat {seat}: seat {other} ({name}) silent for {seconds} s: signing that it "
+                      "left").format(
+                        seat=self.seat, other=wait.seat, name=wait.name, seconds=round(wait.waited)
+                    )
                 )  # fmt: skip
         stalled = now - self._last_progress
         if stalled >= config.sync_interval and now - self._last_sync >= config.sync_interval:
@@ -875,7 +889,9 @@ class _Driver:
             last = self._last_report.get(wait.seat)
             if last is None or now - last >= self.config.report_interval:
                 self._last_report[wait.seat] = now
-                logger.warning("seat %d: %s", self.seat, wait.describe())
+                logger.warning(
+                    _("seat {seat}: {waiting}").format(seat=self.seat, waiting=wait.describe())
+                )
         if self.on_status is None:
             return
         key = (tuple((w.seat, w.decision) for w in waits), frozenset(self.disconnected))

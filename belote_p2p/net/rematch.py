@@ -179,7 +179,7 @@ async def host_rematch(
             outcome.append(refusal)
         else:
             host = JoinRequest(old.seats[0].name, identity.public_key_bytes, mesh_port)
-            lobby = Lobby(host, passed_on(old))
+            lobby = Lobby(host, passed_on(old), hints=old.hints)
             for seat in range(1, seats):
                 _, request, ip, local_ip = conns[seat]
                 lobby.admit(request, ip, local_ip)

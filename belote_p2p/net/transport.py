@@ -59,6 +59,7 @@ from typing import Protocol, TypeAlias
 import trio
 
 from belote_p2p.errors import BeloteError, LocalProtocolError
+from belote_p2p.i18n import _, format_ordinal
 from belote_p2p.protocol.identity import Identity
 from belote_p2p.protocol.wire import (
     DEFAULT_MAX_FRAME,
@@ -763,20 +764,30 @@ class Mesh:
                 level = logging.INFO if outcome == said else logging.WARNING
                 said = outcome
                 logger.log(
-                    level, "seat %d: waiting for seat %d: %s; %s try, trying again",
-                    self.seat, peer, outcome, _ordinal(tries),
-                )  # fmt: skip
+                    level,
+                    _(
+                        "seat {seat}: waiting for seat {other}: {reason}; {nth} try, trying again"
+                    ).format(seat=self.seat, other=peer, reason=outcome, nth=format_ordinal(tries)),
+                )
                 await trio.sleep(delay)
                 delay = min(delay * 2, self.config.relay_retry)
                 continue
             if tries:
-                logger.warning("seat %d: the relay answers again (for seat %d)", self.seat, peer)
+                logger.warning(
+                    _("seat {seat}: the relay answers again (for seat {other})").format(
+                        seat=self.seat, other=peer
+                    )
+                )
             tries = 0
             said = None
             try:
                 await self.attach(outcome, peer_seat=peer if peer < self.seat else None)
             except HandshakeError as exc:
-                logger.warning("seat %d: relayed link to seat %d: %s", self.seat, peer, exc)
+                logger.warning(
+                    _("seat {seat}: relayed link to seat {other}: {error}").format(
+                        seat=self.seat, other=peer, error=exc
+                    )
+                )
                 await trio.sleep(delay)
                 delay = min(delay * 2, self.config.relay_retry)
             else:
@@ -840,7 +851,11 @@ class Mesh:
                     first = peer not in self._ever and not relayed
                     if first and (not closed or failures >= self.config.dial_attempts):
                         raise
-                    logger.warning("seat %d: reconnecting to seat %d: %s", self.seat, peer, exc)
+                    logger.warning(
+                        _("seat {seat}: reconnecting to seat {other}: {error}").format(
+                            seat=self.seat, other=peer, error=exc
+                        )
+                    )
                 else:
                     # The connection was up, and ended: dial again, from the shortest delay.
                     failures = 0
@@ -860,12 +875,6 @@ def _failure(exc: BaseException) -> str:
     if isinstance(exc, trio.TooSlowError):
         return "no answer in time"
     return str(exc) or type(exc).__name__
-
-
-def _ordinal(n: int) -> str:
-    """1st, 2nd, 3rd, 4th... 11th, 12th, 13th, 21st."""
-    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
-    return f"{n}{suffix}"
 
 
 @asynccontextmanager

@@ -41,6 +41,7 @@ from belote_p2p.game.cards import CARDS, Card
 from belote_p2p.game.engine import Phase, State
 from belote_p2p.game.observation import observe
 from belote_p2p.game.rules import RuleSet, rule_set
+from belote_p2p.i18n import _
 
 from .bots import FallbackCounts, SafePlayer, bounds_its_time, load_bots, make_bot
 from .hookspecs import Bot, BotInfo
@@ -187,22 +188,28 @@ def _rate_interval(p: float, n: int) -> tuple[float, float]:
 # -- playing ------------------------------------------------------------------------------
 
 
-class _Timed:
-    """Wraps a bot to record how long each of its decisions takes."""
+Clock = Callable[[], float]
+"""What a decision's time is read from: ``time.perf_counter`` (wall time, the default) or
+``time.thread_time`` (the CPU time of the deciding thread, whatever the machine's load)."""
 
-    def __init__(self, bot: Bot, times: list[float]) -> None:
+
+class _Timed:
+    """Wraps a bot to record how long each of its decisions takes, on ``clock``."""
+
+    def __init__(self, bot: Bot, times: list[float], clock: Clock = time.perf_counter) -> None:
         self.bot = bot
         self.times = times
+        self.clock = clock
         self.own_time = bounds_its_time(bot)
 
     def decide(self, observation: Any, rng: random.Random, deadline_s: float | None = None) -> Any:
-        t = time.perf_counter()
+        t = self.clock()
         try:
             if self.own_time:
                 return self.bot.decide(observation, rng, deadline_s=deadline_s)  # type: ignore[call-arg]
             return self.bot.decide(observation, rng)
         finally:
-            self.times.append(time.perf_counter() - t)
+            self.times.append(self.clock() - t)
 
     def __getattr__(self, name: str) -> Any:  # new_game, new_round, close
         return getattr(self.bot, name)
@@ -215,6 +222,7 @@ def _players(
     counts: tuple[FallbackCounts, FallbackCounts] | None,
     times: tuple[list[float], list[float]] | None,
     deadline: float,
+    clock: Clock = time.perf_counter,
 ) -> list[SafePlayer]:
     """A table's fresh players: seat ``s`` plays ``specs[sides[s]]``. An in-process bot runs
     without a deadline (its options bound its time, and a thread abandoned at a deadline
@@ -224,7 +232,7 @@ def _players(
     for side in sides:
         bot = make_bot(specs[side], bots)
         if times is not None:
-            bot = _Timed(bot, times[side])
+            bot = _Timed(bot, times[side], clock)
         own = deadline if bounds_its_time(bot) else None
         player = SafePlayer(bot, name=specs[side], deadline_s=own)
         if counts is not None:
@@ -263,6 +271,25 @@ def play_table(
             player.close()
 
 
+def play_game(rules: RuleSet, specs: Sequence[str], seed: int) -> State:
+    """A whole game in this process, seat ``s`` played by the bot ``specs[s]`` (called
+    directly: no deadline, no fallback), the deals and each seat's randomness drawn from
+    ``seed``: one seed, one game (the coach's tests and benchmark play theirs so)."""
+    bots = [make_bot(spec) for spec in specs]
+    rngs = [random.Random(f"game:{seed}:{s}") for s in range(rules.seats)]
+    deals = random.Random(f"game:{seed}")
+    state = State.new_game(rules)
+    while not state.is_over:
+        deck = list(rules.deck_cards)
+        deals.shuffle(deck)
+        state = state.deal(deck)
+        number = state.number
+        while state.number == number and not state.is_over:
+            seat = state.to_act
+            state = state.apply(bots[seat].decide(observe(state, seat), rngs[seat]))
+    return state
+
+
 def play_board(
     specs: tuple[str, str],
     rules: RuleSet,
@@ -272,17 +299,19 @@ def play_board(
     counts: tuple[FallbackCounts, FallbackCounts] | None = None,
     times: tuple[list[float], list[float]] | None = None,
     deadline: float = BOT_DEADLINE,
+    clock: Clock = time.perf_counter,
 ) -> BoardResult:
-    """Every table of one board; fresh bots at each table, so a board stands alone."""
+    """Every table of one board; fresh bots at each table, so a board stands alone.
+    ``times`` receives each side's decision times, read on ``clock``."""
     if rules.seats != 4:
-        return _play_rotated_board(specs, rules, seed, board, bots, counts, times, deadline)
+        return _play_rotated_board(specs, rules, seed, board, bots, counts, times, deadline, clock)
     dealer, _ = board_decks(seed, board)
     tables = []
     for table in (0, 1):
         _, next_deck = board_decks(seed, board)
         # Seat s plays bot A (side 0) or B (side 1): A on seats 0/2 at table 0, 1/3 at 1.
         players = _players(specs, [(s + table) % 2 for s in range(4)], bots, counts, times,
-                           deadline)  # fmt: skip
+                           deadline, clock)  # fmt: skip
         rngs = [bot_rng(seed, board, table, seat) for seat in range(4)]
         state, deals = play_table(rules, players, rngs, dealer, next_deck)
         if state is None:
@@ -307,6 +336,7 @@ def _play_rotated_board(
     counts: tuple[FallbackCounts, FallbackCounts] | None,
     times: tuple[list[float], list[float]] | None,
     deadline: float,
+    clock: Clock,
 ) -> BoardResult:
     """:func:`play_board` with two or three seats: the deal rotated through every seat."""
     n = rules.seats
@@ -315,7 +345,7 @@ def _play_rotated_board(
     for table in range(n):
         _, next_deck = board_decks(seed, board, rules)
         # A on seat 0, B on the others.
-        players = _players(specs, [0] + [1] * (n - 1), bots, counts, times, deadline)
+        players = _players(specs, [0] + [1] * (n - 1), bots, counts, times, deadline, clock)
         rngs = [bot_rng(seed, board, table, seat) for seat in range(n)]
         state, deals = play_table(rules, players, rngs, (dealer + table) % n, next_deck)
         if state is None:
@@ -384,7 +414,7 @@ def run_match(
     results: list[BoardResult] = []
     counts = (FallbackCounts(), FallbackCounts())
     times: tuple[list[float], list[float]] | None = ([], []) if timed else None
-    label = f"{specs[0]} vs {specs[1]}"
+    label = _("{a} vs {b}").format(a=specs[0], b=specs[1])
     if progress is not None:
         progress(label, 0, boards)
     if cluster is not None:
@@ -451,7 +481,7 @@ def _distributed() -> Any:
     try:
         return importlib.import_module("distributed")
     except ImportError as exc:
-        raise ValueError("--cluster needs Dask: pip install 'belote-p2p[cluster]'") from exc
+        raise ValueError(_("--cluster needs Dask: pip install 'belote-p2p[cluster]'")) from exc
 
 
 @contextmanager

@@ -26,6 +26,7 @@ from belote_p2p.game.cards import CARDS, Card
 from belote_p2p.game.engine import Action, Bid
 from belote_p2p.game.observation import Observation
 from belote_p2p.game.rules import RuleSet
+from belote_p2p.i18n import ngettext
 
 from . import hookspecs
 from .hookspecs import ENTRY_POINT_GROUP, PROJECT_NAME, Bot, BotInfo
@@ -240,10 +241,19 @@ class FallbackCounts:
 
 
 def fallback_text(counts: Mapping[str, int]) -> str:
-    """``2 illegal, 0 errors, 1 timeouts of 310 decisions``, from :meth:`FallbackCounts.to_json`."""
-    return (
-        f"{counts.get('illegal', 0)} illegal, {counts.get('errors', 0)} errors, "
-        f"{counts.get('timeouts', 0)} timeouts of {counts.get('decisions', 0)} decisions"
+    """``2 illegal actions, 0 errors, 1 timeout of 310 decisions``, in the reader's
+    language, from :meth:`FallbackCounts.to_json`."""
+    illegal, errors = counts.get("illegal", 0), counts.get("errors", 0)
+    timeouts, decisions = counts.get("timeouts", 0), counts.get("decisions", 0)
+    failures = ", ".join(
+        (
+            ngettext("{n} illegal action", "{n} illegal actions", illegal).format(n=illegal),
+            ngettext("{n} error", "{n} errors", errors).format(n=errors),
+            ngettext("{n} timeout", "{n} timeouts", timeouts).format(n=timeouts),
+        )
+    )
+    return ngettext("{failures} of {n} decision", "{failures} of {n} decisions", decisions).format(
+        failures=failures, n=decisions
     )
 
 

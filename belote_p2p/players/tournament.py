@@ -19,8 +19,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from belote_p2p.i18n import _, current, format_number, format_percent
+
 from .arena import BOT_DEADLINE, MatchResult, Progress, run_match
-from .bots import failed, fallback_text
 
 RESAMPLES = 1000
 
@@ -31,7 +32,7 @@ def bradley_terry(names: Sequence[str], wins: dict[tuple[str, str], float]) -> d
     Each pair gets half a win each way as a prior, so that a bot that won every board
     still has a finite rating."""
     strength = dict.fromkeys(names, 1.0)
-    for _ in range(500):
+    for _step in range(500):
         new = {}
         for a in names:
             won = sum(wins.get((a, b), 0.0) for b in names if b != a) + 0.5
@@ -88,8 +89,8 @@ class TournamentResult:
         fitted = bradley_terry(names, _wins(self.matches, everything))
         rng = random.Random(f"belote-tournament:{self.seed}:{self.boards}")
         draws: dict[str, list[float]] = {n: [] for n in names}
-        for _ in range(resamples):
-            sample = [rng.randrange(self.boards) for _ in everything]
+        for _draw in range(resamples):
+            sample = [rng.randrange(self.boards) for _board in everything]
             for name, value in bradley_terry(names, _wins(self.matches, sample)).items():
                 draws[name].append(value)
         out = {}
@@ -144,7 +145,7 @@ def run_tournament(
 ) -> TournamentResult:
     """Every pair of ``specs`` on boards ``0..boards-1`` of ``seed`` (a round robin)."""
     if len(set(specs)) != len(specs) or len(specs) < 2:
-        raise ValueError("a tournament takes two or more different bots")
+        raise ValueError(_("a tournament takes two or more different bots"))
     matches = []
     for i, a in enumerate(specs):
         for b in specs[i + 1 :]:
@@ -164,44 +165,6 @@ def run_tournament(
 
 
 # -- the report ---------------------------------------------------------------------------
-
-
-def format_tournament(summary: dict[str, Any]) -> str:
-    """The ratings table and each pair's points per board, for a terminal."""
-    t = summary["tournament"]
-    width = max(len("bot"), *(len(r["bot"]) for r in summary["ratings"]))
-    lines = [
-        f"{len(t['bots'])} bots, {t['variant']}, {t['boards']} duplicate boards per pair, "
-        f"seed {t['seed']}",
-        f"{'#':>2}  {'bot':<{width}}  {'Elo':>6}  {'95% CI':<15}  {'pts/board':>9}",
-    ]
-    for rank, r in enumerate(summary["ratings"], 1):
-        lo, hi = r["elo_ci95"]
-        ci = f"[{lo:+.0f}, {hi:+.0f}]"
-        lines.append(
-            f"{rank:>2}  {r['bot']:<{width}}  {r['elo']:>+6.0f}  {ci:<15}  "
-            f"{r['points_per_board']:>+9.1f}"
-        )
-    lines.append("")
-    lines.append("points per board of the first bot of each pair, 95% CI:")
-    for s in summary["pairs"]:
-        a, b = s["bots"]
-        lo, hi = s["ci95"]
-        lines.append(
-            f"  {a} vs {b}: {s['points_per_board']:+.1f} [{lo:+.1f}, {hi:+.1f}], "
-            f"boards won {100 * s['board_win_rate']:.0f}%"
-        )
-        lines += [f"  {line}" for line in fallback_lines(s)]
-    return "\n".join(lines)
-
-
-def fallback_lines(summary: dict[str, Any]) -> list[str]:
-    """A line for each bot of a match's summary that failed some decisions."""
-    return [
-        f"  fallbacks {name}: {fallback_text(c)}"
-        for name, c in summary["fallbacks"].items()
-        if failed(c)
-    ]
 
 
 def ratings_svg(ratings: Sequence[dict[str, Any]], width: int = 720) -> str:
@@ -229,7 +192,7 @@ def ratings_svg(ratings: Sequence[dict[str, Any]], width: int = 720) -> str:
     while tick <= high:
         parts.append(
             f'<text x="{x(tick):.1f}" y="{height - 8}" text-anchor="middle" fill="#555">'
-            f"{tick:+.0f}</text>"
+            f"{format_number(tick, sign=True)}</text>"
         )
         tick += step
     for i, r in enumerate(ratings):
@@ -241,34 +204,86 @@ def ratings_svg(ratings: Sequence[dict[str, Any]], width: int = 720) -> str:
             f'<line x1="{x(lo):.1f}" y1="{y:.1f}" x2="{x(hi):.1f}" y2="{y:.1f}" '
             'stroke="#36c" stroke-width="2"/>',
             f'<circle cx="{x(r["elo"]):.1f}" cy="{y:.1f}" r="5" fill="#36c">'
-            f"<title>{name}: {r['elo']:+.0f} [{lo:+.0f}, {hi:+.0f}]</title></circle>",
+            f"<title>{name}: {_signed(r['elo'], 0)} {interval_text((lo, hi), 0)}</title></circle>",
         ]
     parts.append("</svg>")
     return "\n".join(parts)
 
 
-def tournament_html(summary: dict[str, Any]) -> str:
-    """A page that stands alone (no script, no network): the ratings plot and tables."""
+def _signed(x: float, decimals: int = 1) -> str:
+    return format_number(x, decimals, sign=True)
+
+
+def interval_text(bounds: Sequence[float], decimals: int = 1) -> str:
+    """A confidence interval, ``[-12.5, +3.0]``: ``[-12,5 ; +3,0]`` in French, where the
+    comma is the decimal one."""
+    low, high = bounds
+    return _("[{low}, {high}]").format(
+        low=format_number(low, decimals, sign=True), high=format_number(high, decimals, sign=True)
+    )
+
+
+def tournament_html(summary: dict[str, Any], variant: str | None = None) -> str:
+    """A page that stands alone (no script, no network): the ratings plot and tables, in
+    the reader's language (``<html lang>`` says which) and its number forms; ``variant`` is
+    the rules' name as the reader says it (the app's words: the summary's by default)."""
     t = summary["tournament"]
     esc = html.escape
+
+    def words(text: str) -> str:
+        """Text of the page's own, escaped for an element's content."""
+        return html.escape(text, quote=False)
+
     rows = "\n".join(
-        f"<tr><td>{rank}</td><td>{esc(r['bot'])}</td><td>{r['elo']:+.0f}</td>"
-        f"<td>[{r['elo_ci95'][0]:+.0f}, {r['elo_ci95'][1]:+.0f}]</td>"
-        f"<td>{r['points_per_board']:+.1f}</td></tr>"
+        f"<tr><td>{rank}</td><td>{esc(r['bot'])}</td><td>{_signed(r['elo'], 0)}</td>"
+        f"<td>{interval_text(r['elo_ci95'], 0)}</td>"
+        f"<td>{_signed(r['points_per_board'])}</td></tr>"
         for rank, r in enumerate(summary["ratings"], 1)
     )
     pairs = "\n".join(
         f"<tr><td>{esc(s['bots'][0])}</td><td>{esc(s['bots'][1])}</td>"
-        f"<td>{s['points_per_board']:+.1f}</td>"
-        f"<td>[{s['ci95'][0]:+.1f}, {s['ci95'][1]:+.1f}]</td><td>{s['sd']:.1f}</td>"
-        f"<td>{100 * s['board_win_rate']:.0f}%</td>"
+        f"<td>{_signed(s['points_per_board'])}</td>"
+        f"<td>{interval_text(s['ci95'])}</td>"
+        f"<td>{format_number(s['sd'], 1)}</td>"
+        f"<td>{format_percent(s['board_win_rate'])}</td>"
         f"<td>{sum(c['illegal'] + c['errors'] + c['timeouts'] for c in s['fallbacks'].values())}"
         "</td></tr>"
         for s in summary["pairs"]
     )
-    title = f"Tournament: {len(t['bots'])} bots, {esc(t['variant'])}, {t['boards']} boards"
+    bots = len(t["bots"])
+    title = esc(
+        _("Tournament: {bots} bots, {variant}, {boards} boards").format(
+            bots=bots, variant=variant or t["variant"], boards=t["boards"]
+        )
+    )
+    about = words(
+        _(
+            "Seed {seed}. Every pair played the same {boards} duplicate boards: a board is "
+            "one deal played at two tables, the bots swapping seats, and its score is the "
+            "first bot's points minus the other's over both tables (with two or three seats, "
+            "once per seat with the deal rotated). Ratings are a Bradley–Terry fit of the "
+            "boards won, in Elo points (mean 0), with 95% intervals from {resamples} "
+            "bootstrap draws of the boards."
+        ).format(seed=t["seed"], boards=t["boards"], resamples=t["resamples"])
+    )
+    pairs_about = words(
+        _(
+            "Points per board of the first bot against the second, with the 95% interval of "
+            "the mean (1.96 standard errors) and the spread of a board (sd)."
+        )
+    )
+
+    def heads(*words: str) -> str:
+        return "".join(f"<th>{esc(word)}</th>" for word in words)
+
+    rating_heads = heads("#", _("bot"), _("Elo"), _("95% CI"), _("points per board"))
+    pair_heads = heads(
+        "A", "B", _("points per board"), _("95% CI"), _("sd"), _("boards won by A"),
+        _("fallbacks"),
+    )  # fmt: skip
+    ratings_head, pairs_head = esc(_("Ratings")), esc(_("Pairs"))
     return f"""<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>{title}</title>
+<html lang="{current()}"><head><meta charset="utf-8"><title>{title}</title>
 <style>
 body {{ font-family: sans-serif; margin: 2em; color: #222; }}
 table {{ border-collapse: collapse; margin: 1em 0; }}
@@ -276,21 +291,15 @@ td, th {{ border: 1px solid #ccc; padding: 0.3em 0.7em; text-align: right; }}
 td:nth-child(-n+2), th:nth-child(-n+2) {{ text-align: left; }}
 </style></head><body>
 <h1>{title}</h1>
-<p>Seed {t["seed"]}. Every pair played the same {t["boards"]} duplicate boards: a board is
-one deal played at two tables, the bots swapping seats, and its score is the first bot's
-points minus the other's over both tables (with two or three seats, once per seat with the
-deal rotated). Ratings are a Bradley–Terry fit of the boards won, in Elo points (mean 0),
-with 95% intervals from {t["resamples"]} bootstrap draws of the boards.</p>
-<h2>Ratings</h2>
+<p>{about}</p>
+<h2>{ratings_head}</h2>
 {ratings_svg(summary["ratings"])}
-<table><tr><th>#</th><th>bot</th><th>Elo</th><th>95% CI</th><th>points per board</th></tr>
+<table><tr>{rating_heads}</tr>
 {rows}
 </table>
-<h2>Pairs</h2>
-<p>Points per board of the first bot against the second, with the 95% interval of the
-mean (1.96 standard errors) and the spread of a board (sd).</p>
-<table><tr><th>A</th><th>B</th><th>points per board</th><th>95% CI</th><th>sd</th>
-<th>boards won by A</th><th>fallbacks</th></tr>
+<h2>{pairs_head}</h2>
+<p>{pairs_about}</p>
+<table><tr>{pair_heads}</tr>
 {pairs}
 </table>
 </body></html>

@@ -51,6 +51,10 @@ class RoundAudited:
     """The record as scored after the audit (corrected if the audit found a fault)."""
     report: AuditReport
     state: State
+    deck: tuple[Card, ...] = ()
+    """The whole deck the audit replayed the round with, every position known (the
+    record's own deck holds only what this peer saw during play); ``()`` where no audit
+    revealed it."""
 
 
 @dataclass(frozen=True, slots=True)

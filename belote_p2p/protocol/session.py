@@ -1675,7 +1675,7 @@ class TableSession:
             self._digest = hashlib.sha256(
                 self._digest + encode(["audit", record.number, list(self.state.scores)])
             ).digest()
-        self._events.append(RoundAudited(record, report, self.state))
+        self._events.append(RoundAudited(record, report, self.state, tuple(cards)))
         self.deck = None
         over = self.state.is_over
         self._transition(SessionPhase.GAME_OVER if over else SessionPhase.BETWEEN_ROUNDS)

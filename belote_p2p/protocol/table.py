@@ -34,19 +34,31 @@ class Seat:
 
 @dataclass(frozen=True, slots=True)
 class TableDefinition:
-    """What every seated peer signs before play: the table id, the rules and the seats."""
+    """What every seated peer signs before play: the table id, the rules, the seats and the
+    table's rules of conduct (``hints``).
+
+    A rule of conduct is an optional key of the definition, sent only when it differs from
+    its default (``PROTOCOL.md`` §6.1): the definitions of the tables that keep every
+    default encode, and so digest, as they did before the rule existed, and the records
+    of those tables verify unchanged."""
 
     table_id: bytes
     rules: RuleSet
     seats: tuple[Seat, ...]
+    hints: bool = False
+    """Every seat may ask its own peer's ``expert`` bot for advice during play (``host
+    --hints``); off by default. The record says so, since the definition is its root."""
 
     def to_wire(self) -> dict[str, Any]:
-        return {
+        wire: dict[str, Any] = {
             "version": 1,
             "table_id": self.table_id,
             "rules": self.rules.to_dict(),
             "seats": [{"name": s.name, "key": s.key, "address": s.address} for s in self.seats],
         }
+        if self.hints:
+            wire["hints"] = True
+        return wire
 
     @classmethod
     def from_wire(cls, data: object) -> TableDefinition:
@@ -81,7 +93,10 @@ class TableDefinition:
             seats.append(Seat(name, key, address))
         if len({s.key for s in seats}) != len(seats):
             raise ValueError("every seat needs its own key")
-        return cls(table_id, rules, tuple(seats))
+        hints = data.get("hints", False)
+        if type(hints) is not bool:
+            raise ValueError("hints is a boolean")
+        return cls(table_id, rules, tuple(seats), hints)
 
     @property
     def digest(self) -> bytes:

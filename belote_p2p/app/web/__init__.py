@@ -6,6 +6,8 @@ seat and its input, served from the peer's own trio process on 127.0.0.1.
 * :mod:`.cardsvg`: the cards as SVG, drawn by code (no image files, no network).
 * :mod:`.viewmodel`: the JSON the page draws, built from the terminal's
   :class:`~belote_p2p.app.tui.TableView` (one way to know what a seat sees).
+* :mod:`.page`: the page in its reader's language (its words translated as it is served,
+  its script's catalog with it).
 * :mod:`.table`: one seat's live table (the view, the pending decision, chat) and its
   :class:`~belote_p2p.players.player.Player`.
 * :mod:`.server`: the ASGI app (pages, cards, JSON, a WebSocket), its token, cookie and

@@ -1,6 +1,11 @@
 """The 32 cards and a card back as SVG, drawn by code: no image file, no font beyond the
 browser's sans-serif, nothing fetched.
 
+Each image is drawn in a reader's language: its corners and figures say the rank as that
+language writes it (``V D R`` for valet, dame, roi in French and Spanish; ``J Q K`` in
+English), and its name for a screen reader is that language's (``valet de cœur``). The page
+asks for a language's images by their address (``cards/fr/JH.svg``), drawn once each.
+
 Suits are told apart by shape first (hand-drawn paths for ♠ ♥ ♦ ♣) and by colour second,
 in four colours (black spades, red hearts, blue diamonds, green clubs) so that red/green
 colour blindness never leaves two suits alike.
@@ -9,10 +14,12 @@ colour blindness never leaves two suits alike.
 from __future__ import annotations
 
 from functools import cache
+from html import escape
 
 from belote_p2p.game.cards import RANK_LETTERS, SUIT_LETTERS, Card
+from belote_p2p.i18n import _, using
 
-from ..wording import SUIT_NAMES, rank_text
+from ..wording import card_name, rank_text, suit_name
 
 SUIT_COLOURS = ("#1b1b1b", "#c62828", "#1f5fbf", "#1e7b34")
 """♠ ♥ ♦ ♣ in the four-colour deck's colours."""
@@ -32,13 +39,7 @@ SUIT_PATHS = (
     "M46 58C46 78 41 90 32 98H68C59 90 54 78 54 58Z",
 )
 
-RANK_NAMES = ("seven", "eight", "nine", "ten", "jack", "queen", "king", "ace")
 WIDTH, HEIGHT = 100, 140
-
-
-def card_label(c: Card) -> str:
-    """``jack of hearts``: what a screen reader says for a card."""
-    return f"{RANK_NAMES[c & 7]} of {SUIT_NAMES[c >> 3]}"
 
 
 def _suit(suit: int, x: float, y: float, size: float, *, flip: bool = False) -> str:
@@ -63,13 +64,18 @@ def _corner(c: Card, *, flip: bool = False) -> str:
 
 
 @cache
-def card_svg(c: Card) -> str:
-    """The face of card ``c``: its rank and suit in two corners, a large suit (or the
-    figure's letter) in the middle."""
+def card_svg(c: Card, language: str = "en") -> str:
+    """The face of card ``c`` in ``language``: its rank and suit in two corners, a large
+    suit (or the figure's letter) in the middle."""
+    with using(language):
+        return _card_svg(c)
+
+
+def _card_svg(c: Card) -> str:
     suit, rank = c >> 3, c & 7
     colour = SUIT_COLOURS[suit]
-    letter = RANK_LETTERS[rank]
-    if letter in "JQK":
+    letter = rank_text(c)
+    if RANK_LETTERS[rank] in "JQK":
         middle = (
             f'<rect x="25" y="30" width="50" height="80" rx="6" fill="none" '
             f'stroke="{colour}" stroke-width="2.5"/>'
@@ -77,11 +83,11 @@ def card_svg(c: Card) -> str:
             f'font-family="DejaVu Serif, Georgia, serif" font-weight="bold">{letter}</text>'
             + _suit(suit, 38, 76, 24)
         )
-    elif letter == "A":
+    elif RANK_LETTERS[rank] == "A":
         middle = _suit(suit, 22, 42, 56)
     else:
         middle = _suit(suit, 29, 49, 42)
-    name = card_label(c)
+    name = escape(card_name(c))
     return (
         f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {HEIGHT}" '
         f'width="{WIDTH}" height="{HEIGHT}" role="img" aria-label="{name}">'
@@ -94,11 +100,13 @@ def card_svg(c: Card) -> str:
 
 
 @cache
-def back_svg() -> str:
+def back_svg(language: str = "en") -> str:
     """The back of a card: a blue lattice."""
+    with using(language):
+        name = escape(_("a card, face down"))
     return (
         f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {HEIGHT}" '
-        f'width="{WIDTH}" height="{HEIGHT}" role="img" aria-label="a card, face down">'
+        f'width="{WIDTH}" height="{HEIGHT}" role="img" aria-label="{name}">'
         '<defs><pattern id="l" width="12" height="12" patternUnits="userSpaceOnUse">'
         '<path d="M6 0L12 6L6 12L0 6Z" fill="#3f6fb5"/></pattern></defs>'
         '<rect x="1.5" y="1.5" width="97" height="137" rx="9" fill="#1d3f78" '
@@ -108,9 +116,11 @@ def back_svg() -> str:
     )
 
 
-def suit_svg(suit: int) -> str:
+@cache
+def suit_svg(suit: int, language: str = "en") -> str:
     """One suit's shape alone (the trump and bid buttons show it)."""
-    name = SUIT_NAMES[suit]
+    with using(language):
+        name = escape(suit_name(suit))
     return (
         '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 100 100" width="100" '
         f'height="100" role="img" aria-label="{name}"><title>{name}</title>'
@@ -118,14 +128,15 @@ def suit_svg(suit: int) -> str:
     )
 
 
-def image(name: str) -> str | None:
-    """The SVG called ``name`` (``JH``, ``TS``, ``back``, ``suit-H``), or None."""
+def image(name: str, language: str = "en") -> str | None:
+    """The SVG called ``name`` (``JH``, ``TS``, ``back``, ``suit-H``) in ``language``, or
+    None."""
     if name == "back":
-        return back_svg()
+        return back_svg(language)
     if name.startswith("suit-") and len(name) == 6 and name[5] in SUIT_LETTERS:
-        return suit_svg(SUIT_LETTERS.index(name[5]))
+        return suit_svg(SUIT_LETTERS.index(name[5]), language)
     try:
         c = Card.parse(name)
     except ValueError:
         return None
-    return card_svg(c) if str(c) == name else None
+    return card_svg(c, language) if str(c) == name else None

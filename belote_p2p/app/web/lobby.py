@@ -7,53 +7,152 @@ when the person leaves the table.
 Tables are joined by address: invitation codes are not in this version. A table is watched
 by the watch code its host printed (the Watch entry: :mod:`belote_p2p.app.watch`), through
 the host's port or, when that does not answer, the relay the code names.
+
+What the lobby reads from the home (the profile, the ranking, the past and unfinished games)
+is kept as facts and said when the page is drawn, in its reader's language: numbers and
+dates as that language writes them (Babel), a game's date in the local time.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import logging
 import sqlite3
 import sys
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import trio
+from babel.dates import format_date, format_time
+from babel.numbers import format_decimal
 
 from belote_p2p.app.argtypes import port, positive_seconds, seconds
 from belote_p2p.errors import BeloteError
 from belote_p2p.game.rules import RULE_SETS, rule_set
+from belote_p2p.i18n import _, current, ngettext, using
 from belote_p2p.net.discovery import DEFAULT_LISTEN, TableAd, discover_all
 from belote_p2p.net.invite import Invitation, InvitationError
 from belote_p2p.net.lobby import DEFAULT_PORT, check_name
 from belote_p2p.net.watch import read_watch_code
-from belote_p2p.protocol.transcript import Transcript
+from belote_p2p.protocol.private import private_directory
+from belote_p2p.protocol.transcript import Transcript, TranscriptError
+from belote_p2p.protocol.verify import verify_transcript
 
 from ..home import Home, unfinished_games
-from ..lan import DEFAULT_BEACON_ADDRESSES, DEFAULT_BEACON_TEXT, BeaconAddress, beacon_address
+from ..lan import DEFAULT_BEACON_ADDRESSES, BeaconAddress, beacon_address, beacon_text
 from ..profile import (
     SCORE_COLUMNS,
+    PlayerStats,
     ProfileError,
     all_players,
+    analysed_losses,
     find_players,
     open_db,
+    progress_text,
     rank_players,
+    record_analysis,
+    result_text,
     row_scores,
 )
 from ..seat import SeatOptions
 from .options import WebOptions
 from .seat import page_opened
 from .server import WebServer
-from .viewmodel import JSON
+from .viewmodel import JSON, variant_text
 
 GAMES_SHOWN = 20
+REPLAYS = "replays"
+"""The folder of the home that keeps the replay pages made (``<table id>.<lang>.html``)."""
+logger = logging.getLogger(__name__)
 PAST_GAMES = f"""
-SELECT g.date, g.variant, g.target, g.result,
-       (SELECT group_concat(s.name, ', ') FROM game_seats s WHERE s.game = g.id),
-       {SCORE_COLUMNS}
+SELECT g.id, g.table_id, g.date, g.variant, g.target, g.winner, g.abandoned_by, {SCORE_COLUMNS}
 FROM games g ORDER BY g.date DESC LIMIT ?
 """
 """The past games, with every side's score."""
+GAME_SEATS = "SELECT game, name FROM game_seats WHERE game IN ({marks}) ORDER BY game, seat"
+"""The players of some games, in seat order."""
+
+
+@dataclass(frozen=True, slots=True)
+class PastGame:
+    table_id: str
+    """Hex: the address of its replay page (``replay/<table id>``)."""
+    date: str
+    """When it was recorded, UTC ISO 8601 (as the profile keeps it)."""
+    variant: str
+    target: int
+    names: tuple[str, ...]
+    scores: tuple[int, ...]
+    winner: int | None
+    abandoned_by: int | None
+
+
+def number_text(n: int) -> str:
+    """``12,345``, ``12 345``, ``12.345``: a number as the reader's language writes it."""
+    return format_decimal(n, locale=current())
+
+
+def date_text(iso: str) -> str:
+    """A UTC ISO 8601 instant in the local time, as the reader's language writes a date and
+    a time (``Jun 1, 2024, 2:03 PM``, ``1 juin 2024, 14:03``, ``1 jun 2024, 14:03``); the
+    text as it was if it is no such instant."""
+    try:
+        when = datetime.fromisoformat(iso.replace("Z", "+00:00")).astimezone()
+    except ValueError:
+        return iso
+    locale = current()
+    from babel import Locale
+
+    glue = str(Locale.parse(locale).datetime_formats["medium"])
+    day = format_date(when, "medium", locale=locale)
+    return glue.replace("{1}", day).replace("{0}", format_time(when, "short", locale=locale))
+
+
+def game_result_text(g: PastGame) -> str:
+    """How a past game ended (``Ana & Cy won 252-112``), or its score alone if the profile
+    lacks some of its players."""
+    try:
+        return result_text(g.names, g.scores, g.winner, g.abandoned_by)
+    except (IndexError, ValueError):
+        return "-".join(map(str, g.scores))
+
+
+def target_text(variant: str, target: int) -> str:
+    """``classic to 501``, ``classique en 501``."""
+    return _("{variant} to {target}").format(
+        variant=variant_text(variant), target=number_text(target)
+    )
+
+
+def table_text(ad: TableAd) -> str:
+    """A table heard on the network: ``Ana · classic to 501 · 2 free · 192.168.1.20:7777``."""
+    free = ngettext("{n} seat free", "{n} seats free", ad.beacon.free).format(n=ad.beacon.free)
+    where = target_text(ad.beacon.variant, ad.beacon.target)
+    return f"{ad.beacon.name} · {where} · {free} · {ad.address}"
+
+
+def profile_text(fingerprint: str, p: PlayerStats | None) -> str:
+    """The person's profile in one line: ``[fp] level 3, 1,200 XP; 10 games, 4 won;
+    contracts: 7 made, 2 failed``."""
+    if p is None:
+        return _("[{fingerprint}] no game recorded yet").format(fingerprint=fingerprint)
+    return "; ".join(
+        (
+            _("[{fingerprint}] level {level}, {xp} XP").format(
+                fingerprint=fingerprint, level=p.level, xp=number_text(p.xp)
+            ),
+            ngettext("{n} game, {won} won", "{n} games, {won} won", p.games).format(
+                n=number_text(p.games), won=number_text(p.wins)
+            ),
+            _("contracts: {made} made, {failed} failed").format(
+                made=number_text(p.contracts_made), failed=number_text(p.contracts_failed)
+            ),
+        )
+    )
 
 
 class WebLobby:
@@ -80,10 +179,16 @@ class WebLobby:
         self.status = ""
         self.busy = False
         self.tables: list[TableAd] = []
-        self.profile = ""
-        self.ranking: list[JSON] = []
-        self.games: list[JSON] = []
-        self.unfinished: list[tuple[Path, str]] = []
+        self.fingerprint = ""
+        self.me: PlayerStats | None = None
+        self.profile_error: str | None = None
+        """Why the profile could not be read, if it could not."""
+        self.ranking: list[tuple[int, PlayerStats]] = []
+        self.games: list[PastGame] = []
+        self.progress: list[float] = []
+        """The person's mean loss a decision in each game analysed, oldest first."""
+        self._replaying = trio.Lock()
+        self.unfinished: list[tuple[Path, Transcript]] = []
         self.told = ""
         """What the seat's job said last between games (a rematch's answers), kept past its end."""
         self.quit = trio.Event()
@@ -92,13 +197,25 @@ class WebLobby:
     # -- what the page shows ----------------------------------------------------------------
 
     def model(self) -> JSON:
+        """What the page draws, in the language in use (see the module docstring)."""
+        if self.profile_error is not None:
+            profile = _("No profile: {error}").format(error=self.profile_error)
+        else:
+            profile = profile_text(self.fingerprint, self.me) if self.fingerprint else ""
         return {
             "kind": "lobby",
             "name": self.name,
-            "variants": [{"name": v, "seats": RULE_SETS[v].seats} for v in sorted(RULE_SETS)],
+            "variants": [
+                {"name": v, "seats": RULE_SETS[v].seats, "text": variant_text(v)}
+                for v in sorted(RULE_SETS)
+            ],
             "status": self.status,
             "busy": self.busy,
-            "profile": self.profile,
+            "profile": profile,
+            "progress": {
+                "losses": [round(x, 2) for x in self.progress],
+                "text": progress_text(self.progress) or "",
+            },
             "tables": [
                 {
                     "name": ad.beacon.name,
@@ -106,12 +223,39 @@ class WebLobby:
                     "target": ad.beacon.target,
                     "free": ad.beacon.free,
                     "address": ad.address,
+                    "text": table_text(ad),
                 }
                 for ad in self.tables
             ],
-            "unfinished": [{"path": str(p), "text": text} for p, text in self.unfinished],
-            "ranking": self.ranking,
-            "games": self.games,
+            "unfinished": [{"path": str(p), "text": _describe(t)} for p, t in self.unfinished],
+            "ranking": [
+                {
+                    "rank": rank,
+                    "name": p.name,
+                    "fingerprint": p.fingerprint,
+                    "level": p.level,
+                    "xp": p.xp,
+                    "games": p.games,
+                    "won": p.wins,
+                    "texts": [number_text(x) for x in (rank, p.level, p.xp, p.games, p.wins)],
+                }
+                for rank, p in self.ranking
+            ],
+            "games": [
+                {
+                    "date": g.date,
+                    "variant": g.variant,
+                    "target": g.target,
+                    "score": "-".join(map(str, g.scores)),
+                    "players": ", ".join(g.names),
+                    "date_text": date_text(g.date),
+                    "variant_text": target_text(g.variant, g.target),
+                    "result": game_result_text(g),
+                    "table_id": g.table_id,
+                    "replay": _("Replay"),
+                }
+                for g in self.games
+            ],
         }
 
     def _changed(self) -> None:
@@ -125,37 +269,34 @@ class WebLobby:
 
     def _read_home(self) -> None:
         identity = self.home.identity()
-        me = identity.fingerprint
+        self.fingerprint = identity.fingerprint
         try:
             with open_db(self.home.profile_db) as conn:
                 players = all_players(conn)
-                mine = find_players(conn, me)
+                mine = find_players(conn, self.fingerprint)
+                progress = analysed_losses(conn, self.fingerprint)
                 rows = conn.execute(PAST_GAMES, (GAMES_SHOWN,)).fetchall()
+                marks = ", ".join("?" * len(rows))
+                seats = conn.execute(GAME_SEATS.format(marks=marks), [r[0] for r in rows])
+                names: dict[int, list[str]] = {}
+                for game, name in seats.fetchall():
+                    names.setdefault(game, []).append(name)
         except (sqlite3.Error, ProfileError, OSError) as exc:
-            self.profile = f"No profile: {exc}"
+            self.profile_error = str(exc)
             return
-        if mine:
-            p = mine[0]
-            self.name = self.name or p.name
-            self.profile = (
-                f"[{me}] level {p.level}, {p.xp} XP; {p.games} games, {p.wins} won; "
-                f"contracts {p.contracts_made} made, {p.contracts_failed} failed"
-            )
-        else:
-            self.profile = f"[{me}] no game recorded yet"
-        self.ranking = [
-            {"rank": rank, "name": p.name, "fingerprint": p.fingerprint, "level": p.level,
-             "xp": p.xp, "games": p.games, "won": p.wins}
-            for rank, p in rank_players(players)
-        ]  # fmt: skip
+        self.profile_error = None
+        self.me = mine[0] if mine else None
+        self.progress = progress
+        if self.me is not None:
+            self.name = self.name or self.me.name
+        self.ranking = rank_players(players)
         self.games = [
-            {"date": date[:16].replace("T", " "), "variant": variant, "target": target,
-             "score": "-".join(map(str, row_scores(scores))), "result": result,
-             "players": names or ""}
-            for date, variant, target, result, names, *scores in rows
+            PastGame(table, date, variant, target, tuple(names.get(game, ())),
+                     row_scores(scores), winner, abandoned_by)
+            for game, table, date, variant, target, winner, abandoned_by, *scores in rows
         ]  # fmt: skip
         self.unfinished = [
-            (self.home.transcript(t.definition, t.seat), _describe(t))
+            (self.home.transcript(t.definition, t.seat), t)
             for t in unfinished_games(self.home, identity)
         ]
 
@@ -167,26 +308,26 @@ class WebLobby:
             return self._start(self._scan)
         if kind == "quit":
             if self.server.table is not None:
-                return "A game is on: finish it first."
+                return _("A game is on: finish it first.")
             self.quit.set()
             return None
         if kind == "watch":
             try:
                 invitation = read_watch_code(str(message.get("code") or ""))
             except InvitationError as exc:
-                return f"Watch code: {exc}"
+                return _("Watch code: {error}").format(error=exc)
             return self._start(lambda: self._watch(invitation))
         if kind not in ("host", "join", "resume"):
-            return f"Unknown message {kind!r}."
+            return _("Unknown message {kind!r}.").format(kind=kind)
         if kind == "resume":
             path = message.get("path")
-            if not isinstance(path, str) or path not in {str(p) for p, _ in self.unfinished}:
-                return "No such unfinished game."
+            if not isinstance(path, str) or path not in {str(p) for p, _t in self.unfinished}:
+                return _("No such unfinished game.")
             return self._start(lambda: self._resume(Path(path)))
         try:
             self.name = check_name(str(message.get("name", "")))
         except BeloteError as exc:
-            return f"Name: {exc}"
+            return _("Name: {error}").format(error=exc)
         if kind == "host":
             try:
                 rules = rule_set(
@@ -195,19 +336,21 @@ class WebLobby:
                 bots = int(message.get("bots", 0))
                 port = int(message.get("port", DEFAULT_PORT))
             except (TypeError, ValueError) as exc:
-                return f"Cannot host: {exc}"
+                return _("Cannot host: {error}").format(error=exc)
+            hints = message.get("hints", False) is True
             if not 0 <= bots < rules.seats or not 0 <= port < 65536:
-                most = rules.seats - 1
-                return f"Bots are 0 to {most} at a {rules.name} table, a port 0 to 65535."
-            return self._start(lambda: self._host(rules.name, rules.target, bots, port))
+                return _("Bots are 0 to {most} at a {variant} table, a port 0 to 65535.").format(
+                    most=rules.seats - 1, variant=variant_text(rules.name)
+                )
+            return self._start(lambda: self._host(rules.name, rules.target, bots, port, hints))
         address = message.get("address")
         if not isinstance(address, str) or not address.strip():
-            return "Give the host's address (HOST:PORT) or choose a table heard on the network."
+            return _("Give the host's address (HOST:PORT) or choose a table heard on the network.")
         return self._start(lambda: self._join(address.strip()))
 
     def _start(self, job: Callable[[], Awaitable[None]]) -> str | None:
         if self.busy:
-            return "Wait for the current step to end."
+            return _("Wait for the current step to end.")
         assert self.nursery is not None
         self.busy = True
         self.told = ""
@@ -217,12 +360,15 @@ class WebLobby:
             try:
                 await job()
             except (BeloteError, OSError, ValueError) as exc:
-                self.status = f"Error: {exc}"
+                self.status = _("Error: {error}").format(error=exc)
             finally:
                 self.busy = False
                 self._changed()
 
-        self.nursery.start_soon(run)
+        # The step (a game, all its tasks) speaks the process's language, which a page's
+        # switch changes, not the language of the page that asked for it.
+        with using(None):
+            self.nursery.start_soon(run)
         return None
 
     def _options(self) -> SeatOptions:
@@ -246,28 +392,39 @@ class WebLobby:
         self._changed()
 
     async def _scan(self) -> None:
-        self.status = f"Listening for tables on the local network ({DEFAULT_LISTEN:g} s)..."
+        self.status = _("Listening for tables on the local network ({seconds} s)...").format(
+            seconds=f"{DEFAULT_LISTEN:g}"
+        )
         self._changed()
         self.tables = await discover_all(self.beacon, duration=DEFAULT_LISTEN)
-        self.status = f"{len(self.tables) or 'No'} open table(s) heard."
+        heard = len(self.tables)
+        self.status = (
+            ngettext("{n} open table heard.", "{n} open tables heard.", heard).format(n=heard)
+            if heard
+            else _("No open table heard.")
+        )
 
-    async def _host(self, variant: str, target: int, bots: int, port: int) -> None:
+    async def _host(
+        self, variant: str, target: int, bots: int, port: int, hints: bool = False
+    ) -> None:
         from ..host import host_game
 
-        self.status = f"Hosting {variant} to {target} with {bots} bot(s)..."
+        self.status = ngettext(
+            "Hosting {table} with {n} bot...", "Hosting {table} with {n} bots...", bots
+        ).format(table=target_text(variant, target), n=bots)
         self._changed()  # then the host says who joins (:attr:`WebOptions.tell`)
         rules = rule_set(variant, target=target)
         beacon = self.beacon if bots < rules.seats - 1 else None
-        status = await host_game(self._options(), rules, port, bots, beacon=beacon)
+        status = await host_game(self._options(), rules, port, bots, beacon=beacon, hints=hints)
         await self._after(status)
 
     async def _join(self, address: str) -> None:
         from ..join import join_game
 
-        self.status = (
-            f"Joining {address}: the host is arranging the seats; the table opens here "
+        self.status = _(
+            "Joining {address}: the host is arranging the seats; the table opens here "
             "when the game begins."
-        )
+        ).format(address=address)
         self._changed()
         status = await join_game(self._options(), address)
         await self._after(status)
@@ -275,7 +432,7 @@ class WebLobby:
     async def _resume(self, path: Path) -> None:
         from ..resume import resume_game
 
-        self.status = f"Resuming {path.name}..."
+        self.status = _("Resuming {name}...").format(name=path.name)
         self._changed()
         status = await resume_game(self._options(), path)
         await self._after(status)
@@ -283,17 +440,65 @@ class WebLobby:
     async def _watch(self, invitation: Invitation) -> None:
         from ..watch import watch_in_browser
 
-        where = " (or its relay)" if invitation.relay else ""
-        self.status = (
-            f"Watching: the host's port{where}; the table opens here once its game begins."
-        )
+        if invitation.relay:
+            self.status = _(
+                "Watching: the host's port (or its relay); the table opens here once its "
+                "game begins."
+            )
+        else:
+            self.status = _("Watching: the host's port; the table opens here once its game begins.")
         self._changed()
         status = await watch_in_browser(invitation, WebOptions(server=self.server), save=None)
-        self.status = "Done watching." if status == 0 else "The watch ended early."
+        self.status = _("Done watching.") if status == 0 else _("The watch ended early.")
         await self.refresh()
 
+    async def replay(self, table: str, language: str) -> bytes | None:
+        """The replay page of the past game ``table`` (hex) in ``language``: made once (the
+        analysis takes a few seconds, in a worker thread), then kept in the home; the
+        game's figures go to the profile. None for a game the profile does not list, or
+        whose record cannot be read."""
+        async with self._replaying:
+            page = await trio.to_thread.run_sync(self._replay_page, table, language)
+        if page is not None:
+            await self.refresh()  # the progress line counts the game now
+        return page
+
+    def _replay_page(self, table: str, language: str) -> bytes | None:
+        from ..analyse import analyse_verdict, analysed_seats, game_date
+        from .replay import replay_page
+
+        cached = self.home.root / REPLAYS / f"{table}.{language}.html"
+        with contextlib.suppress(OSError):
+            return cached.read_bytes()
+        try:
+            with open_db(self.home.profile_db) as conn:
+                row = conn.execute(
+                    "SELECT transcript FROM games WHERE table_id = ?", (table,)
+                ).fetchone()
+            if row is None:
+                return None
+            path = Path(row[0])
+            verdict = verify_transcript(path)
+            analysis = analyse_verdict(verdict)
+            page = replay_page(verdict, analysis, language).encode()
+            record_analysis(
+                self.home.profile_db, verdict.definition.table_id, game_date(path),
+                analysed_seats(verdict, analysis),
+            )  # fmt: skip
+        except (OSError, TranscriptError, BeloteError, sqlite3.Error) as exc:
+            logger.warning("no replay of %s: %s", table, exc)
+            return None
+        with contextlib.suppress(OSError):
+            private_directory(cached.parent)
+            cached.write_bytes(page)
+        return page
+
     async def _after(self, status: int) -> None:
-        over = "The game is over." if status == 0 else f"The game ended (status {status})."
+        over = (
+            _("The game is over.")
+            if status == 0
+            else _("The game ended (status {status}).").format(status=status)
+        )
         # The last word of a rematch (who did not want one) stays beside it.
         self.status = f"{over} {self.told}" if self.told else over
         self.told = ""
@@ -301,8 +506,13 @@ class WebLobby:
 
 
 def _describe(t: Transcript) -> str:
-    names = ", ".join(s.name for s in t.definition.seats)
-    return f"{t.definition.rules.name} to {t.definition.rules.target}, seat {t.seat}: {names}"
+    """An unfinished game: ``classic to 501, seat 2: Ana, Bo, Cy, Di``."""
+    rules = t.definition.rules
+    return _("{table}, seat {seat}: {names}").format(
+        table=target_text(rules.name, rules.target),
+        seat=t.seat,
+        names=", ".join(s.name for s in t.definition.seats),
+    )
 
 
 async def run_lobby(lobby: WebLobby, web: WebOptions) -> int:
@@ -327,43 +537,61 @@ def cmd_web(args: argparse.Namespace) -> int:
         chosen = [beacon_address(a) for a in args.beacon_address or ()]
         beacon = chosen or list(DEFAULT_BEACON_ADDRESSES)
     except (BeloteError, ValueError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(_("error: {error}").format(error=exc), file=sys.stderr)
         return 2
     web = WebOptions(port=args.web_port, open_browser=args.browser)
-    server = WebServer(port=web.port)
+    home = Home.at(args.home)
+    server = WebServer(port=web.port, home=home.root)
     lobby = WebLobby(
-        server, Home.at(args.home), name=name, bind=args.bind, beacon=beacon,
+        server, home, name=name, bind=args.bind, beacon=beacon,
         person_deadline=args.person_deadline, grace=args.grace,
     )  # fmt: skip
     server.lobby = lobby
+    server.replays = lobby.replay
     try:
         server.check_port()
         return trio.run(run_lobby, lobby, web)
     except (BeloteError, OSError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(_("error: {error}").format(error=exc), file=sys.stderr)
         return 1
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from belote_p2p.i18n import _
+
     p = sub.add_parser(
         "web",
-        help="the lobby in the browser: host, join, profile, ranking",
-        description="Open the lobby page (on 127.0.0.1): host a table, join one by its "
-        "address or among the tables on the local network, resume an unfinished game, see "
-        "your profile, the ranking and past games; the game is played on the same page.",
+        help=_("the lobby in the browser: host, join, profile, ranking"),
+        description=_(
+            "Open the lobby page (on 127.0.0.1): host a table, join one by its address or "
+            "among the tables on the local network, resume an unfinished game, see your "
+            "profile, the ranking and past games; the game is played on the same page."
+        ),
     )
-    p.add_argument("--name", help="the name shown to the other players")
-    p.add_argument("--home", metavar="DIR", help=f"identity and transcripts ({Home.default()})")
-    p.add_argument("--bind", default="0.0.0.0", metavar="IP", help="address the game listens on")
-    p.add_argument("--web-port", type=port, default=0, metavar="PORT",
-                   help="the page's port (0: any free port)")  # fmt: skip
-    p.add_argument("--browser", action=argparse.BooleanOptionalAction, default=True,
-                   help="open the page in the browser (--no-browser: print its URL)")  # fmt: skip
-    p.add_argument("--beacon-address", action="append", metavar="IP[:PORT]",
-                   help=f"where tables are announced, repeatable ({DEFAULT_BEACON_TEXT})",
-                   )  # fmt: skip
-    p.add_argument("--person-deadline", type=positive_seconds, default=60.0, metavar="S",
-                   help="seconds a seat has for a decision (60)")  # fmt: skip
-    p.add_argument("--grace", type=seconds, default=120.0, metavar="S",
-                   help="seconds past its deadline before a seat is signed gone (120)")  # fmt: skip
+    p.add_argument("--name", metavar=_("NAME"), help=_("the name shown to the other players"))
+    p.add_argument(
+        "--home", metavar=_("DIR"),
+        help=_("identity and transcripts ({home})").format(home=Home.default()),
+    )  # fmt: skip
+    p.add_argument(
+        "--bind", default="0.0.0.0", metavar=_("IP"), help=_("address the game listens on")
+    )
+    p.add_argument("--web-port", type=port, default=0, metavar=_("PORT"),
+                   help=_("the page's port (0: any free port)"))  # fmt: skip
+    p.add_argument(
+        "--browser", action=argparse.BooleanOptionalAction, default=True,
+        help=_("open the page in the browser (--no-browser: print its URL)"),
+    )  # fmt: skip
+    p.add_argument(
+        "--beacon-address", action="append", metavar=_("IP[:PORT]"),
+        help=_("where tables are announced, repeatable ({addresses})").format(
+            addresses=beacon_text()
+        ),
+    )  # fmt: skip
+    p.add_argument("--person-deadline", type=positive_seconds, default=60.0, metavar=_("S"),
+                   help=_("seconds a seat has for a decision (60)"))  # fmt: skip
+    p.add_argument(
+        "--grace", type=seconds, default=120.0, metavar=_("S"),
+        help=_("seconds past its deadline before a seat is signed gone (120)"),
+    )  # fmt: skip
     p.set_defaults(func=cmd_web)

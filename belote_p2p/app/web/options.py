@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -39,6 +40,9 @@ class WebOptions:
     token: str | None = field(default=None, repr=False)
     """The page's secret (:meth:`~belote_p2p.app.home.Home.web_token`: the home's, stable
     across starts); None: a new one."""
+    home: Path | None = None
+    """The home's directory, where the page's choice of language is remembered (as
+    ``--lang`` is); None: for this page only."""
     vote: RematchVote = field(default_factory=RematchVote, compare=False)
     """The person's answer to another game, given on the page."""
     tell: Callable[[str], None] | None = field(default=None, compare=False)

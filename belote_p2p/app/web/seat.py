@@ -11,6 +11,7 @@ here imports it back.
 from __future__ import annotations
 
 import contextlib
+import html
 import tempfile
 import webbrowser
 from collections.abc import AsyncIterator, Callable
@@ -18,9 +19,11 @@ from pathlib import Path
 
 import trio
 
+from belote_p2p.i18n import _
 from belote_p2p.net.peer import PeerResult
 from belote_p2p.protocol.table import TableDefinition
 
+from ..coach import TableCoach
 from ..seatview import RESIGNED_OPEN, SIGNED_OUT, SIGNED_OUT_OPEN, SeatView
 from .options import RematchVote, WebOptions
 from .server import WebServer
@@ -34,18 +37,18 @@ async def page_opened(server: WebServer, options: WebOptions) -> AsyncIterator[N
     The browser is given a private file that sends it on to the URL, never the URL itself:
     a command line (the browser's, ``xdg-open``'s) can be read by the other users of the
     machine, and the URL carries the token. The file is removed on exit."""
-    print(f"Table page: {server.url}", flush=True)
+    print(_("Table page: {url}").format(url=server.url), flush=True)
     with tempfile.TemporaryDirectory(prefix="belote-p2p-") as private:
         if options.open_browser:
             link = Path(private) / "open.html"
             link.write_text(
                 f'<!DOCTYPE html><meta http-equiv="refresh" content="0;url={server.url}">'
-                f'<a href="{server.url}">Open the table</a>\n'
+                f'<a href="{server.url}">{html.escape(_("Open the table"))}</a>\n'
             )
             link.chmod(0o600)
             opened = await trio.to_thread.run_sync(webbrowser.open, link.as_uri())
             if not opened:
-                print("No browser could be opened: open the URL above.", flush=True)
+                print(_("No browser could be opened: open the URL above."), flush=True)
         yield
 
 
@@ -55,7 +58,7 @@ async def serving(options: WebOptions) -> AsyncIterator[WebServer]:
     if options.server is not None:
         yield options.server
         return
-    server = WebServer(port=options.port, token=options.token)
+    server = WebServer(port=options.port, token=options.token, home=options.home)
     server.check_port()  # a taken port is a plain error, before any task starts
     async with trio.open_nursery() as nursery:
         await nursery.start(server.run)
@@ -87,6 +90,8 @@ async def web_seat(
             config_deadline=decision_deadline,
             table_id=definition.table_id.hex(),
         )
+        if definition.hints and not watching:
+            table.hints = TableCoach().hint  # the table's rule: our own peer's expert advises
         server.table = table
         if web.tell is not None:
             web.tell("")  # the lobby's line of before the game is stale once it begins
@@ -121,16 +126,19 @@ def outcome_text(result: PeerResult, seats: int) -> str:
     """One line on how the game ended for this seat (at a table of ``seats``), for the
     page."""
     if result.left == result.seat:
-        text = RESIGNED_OPEN if result.resigned else SIGNED_OUT_OPEN
+        text = _(RESIGNED_OPEN if result.resigned else SIGNED_OUT_OPEN)
     elif result.resigned:
-        text = "You resigned: the game ends, abandoned by your seat."
+        text = _("You resigned: the game ends, abandoned by your seat.")
     elif result.abandoned == result.seat:
-        text = SIGNED_OUT
+        text = _(SIGNED_OUT)
     elif result.error:
-        text = f"The game stopped: {result.error}"
+        text = _("The game stopped: {error}").format(error=result.error)
+    elif result.finished and seats == 2:
+        text = _("The game is over and verified by both peers.")
+    elif result.finished and seats == 3:
+        text = _("The game is over and verified by all three peers.")
     elif result.finished:
-        peers = {2: "both peers", 3: "all three peers"}.get(seats, "all four peers")
-        text = f"The game is over and verified by {peers}."
+        text = _("The game is over and verified by all four peers.")
     else:
-        text = "The game is over."
-    return f"{text} Transcript: {result.transcript}"
+        text = _("The game is over.")
+    return _("{outcome} Transcript: {path}").format(outcome=text, path=result.transcript)

@@ -27,6 +27,15 @@ What the server shows: :attr:`WebServer.table` (a :class:`~.table.WebTable`) whe
 is on, else :attr:`WebServer.lobby` (the ``belote-p2p web`` lobby). Every open page gets the
 whole state again after each change (:class:`~.table.Hub`), so a reload or a second tab
 shows the table as it stands.
+
+In the reader's language (:meth:`WebServer.language_of`): the one chosen on a page (its
+switch, ``?lang=fr``, remembered in the home as ``--lang`` is), else the one the home
+remembers, else the browser's ``Accept-Language``, else the command's. The page, its
+script's catalog, its card images (``cards/fr/JH.svg``: French corners say ``V``) and every
+state and error it is sent are made in it (:func:`belote_p2p.i18n.using`). The person at the
+page is the reader of everything this process says, so its language becomes the process's
+too (:meth:`WebServer.adopt`): the lines made as the game goes (the news, the log, the
+lobby's status, the result) are then in it as well.
 """
 
 from __future__ import annotations
@@ -35,12 +44,14 @@ import hashlib
 import hmac
 import json
 import logging
+import re
 import secrets
 import socket
 from collections.abc import Awaitable, Callable
 from functools import partial
 from http import HTTPStatus
 from importlib import resources
+from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import parse_qs
 
@@ -48,9 +59,13 @@ import trio
 from hypercorn.config import Config
 from hypercorn.trio import serve
 
+from belote_p2p import i18n
 from belote_p2p.errors import BeloteError
+from belote_p2p.i18n import _
 
 from .cardsvg import image
+from .page import render
+from .replay import content_security_policy
 from .table import Hub, WebTable
 from .viewmodel import JSON
 
@@ -67,7 +82,12 @@ STATIC = {
     "app.js": "text/javascript; charset=utf-8",
     "app.css": "text/css; charset=utf-8",
 }
-TABLE_MESSAGES = frozenset({"act", "resign", "leave", "chat", "rematch"})
+TABLE_MESSAGES = frozenset({"act", "resign", "leave", "chat", "rematch", "hint"})
+REPLAY_NAME = re.compile(r"[0-9a-f]{32}")
+"""A replay's address: a table id in hex."""
+CARD_CACHE = b"private, max-age=3600"
+"""A card's image is the same at its address (which names its language): the browser keeps
+it an hour (a new version's drawing shows within that)."""
 
 
 class WebError(BeloteError, OSError):
@@ -94,6 +114,15 @@ def _headers(scope: Scope) -> dict[str, str]:
     return {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
 
 
+def _query(scope: Scope) -> dict[str, list[str]]:
+    return parse_qs(scope.get("query_string", b"").decode("latin-1"))
+
+
+def _named_language(scope: Scope) -> str | None:
+    """The language the query names (``?lang=fr``), if it names one."""
+    return next(filter(None, map(i18n.normalize, _query(scope).get("lang", []))), None)
+
+
 def _cookies(header: str) -> dict[str, str]:
     out: dict[str, str] = {}
     for part in header.split(";"):
@@ -106,7 +135,9 @@ def _cookies(header: str) -> dict[str, str]:
 class WebServer:
     """The table page of one person, on ``127.0.0.1:port`` (see the module docstring)."""
 
-    def __init__(self, *, port: int = 0, token: str | None = None) -> None:
+    def __init__(
+        self, *, port: int = 0, token: str | None = None, home: Path | None = None
+    ) -> None:
         self.port = port
         self.token = token or secrets.token_urlsafe(32)
         self.base = page_path(self.token)
@@ -114,9 +145,15 @@ class WebServer:
         self.hub = Hub()
         self.table: WebTable | None = None
         self.lobby: LobbyPage | None = None
+        self.replays: Callable[[str, str], Awaitable[bytes | None]] | None = None
+        """A past game's replay page, by its table id (hex) and a language: the lobby's
+        (None where there is none)."""
         self.pages = 0
         """WebSocket connections open now."""
         self.closing = False
+        self.home = home
+        """Where the page's choice of language is remembered (None: for this server only)."""
+        self._chosen: str | None = None
         self._shutdown = trio.Event()
 
     # -- addresses --------------------------------------------------------------------
@@ -142,6 +179,40 @@ class WebServer:
 
     def _hosts(self) -> set[str]:
         return {f"{LOOPBACK}:{self.port}", f"localhost:{self.port}"}
+
+    # -- the reader's language --------------------------------------------------------------
+
+    @property
+    def chosen(self) -> str | None:
+        """The language chosen on a page, or remembered in the home (``--lang``, a page's
+        switch of before), if any."""
+        return self._chosen or i18n.remembered(self.home)
+
+    def choose(self, language: str) -> None:
+        """A page's switch chose ``language``: kept in the home for the next commands, the
+        process's from now on, and every open page is told (it loads again in it)."""
+        self._chosen = i18n.checked(language)
+        if self.home is not None:
+            i18n.remember(self.home, self._chosen)
+        self.adopt(self._chosen)
+        self.hub.bump()
+
+    def language_of(self, scope: Scope) -> str:
+        """The language of a page asked for (see the module docstring)."""
+        header = _headers(scope).get("accept-language")
+        return self.chosen or i18n.from_accept_language(header) or i18n.current()
+
+    def page_language(self, scope: Scope) -> str:
+        """The language of the page a WebSocket or a state's JSON is for: the one it names
+        (``?lang=fr``, the language its page was made in), else :meth:`language_of`."""
+        return _named_language(scope) or self.language_of(scope)
+
+    @staticmethod
+    def adopt(language: str) -> None:
+        """``language`` becomes the process's (see the module docstring)."""
+        with i18n.using(None) as process:
+            if process != language:
+                i18n.set_language(language)
 
     # -- running --------------------------------------------------------------------------
 
@@ -202,32 +273,37 @@ class WebServer:
         return self._query_token(scope) or self._matches(cookie)
 
     def _query_token(self, scope: Scope) -> bool:
-        query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
-        return any(self._matches(t) for t in query.get("token", []))
+        return any(self._matches(t) for t in _query(scope).get("token", []))
 
     def _matches(self, given: str) -> bool:
         return bool(given) and hmac.compare_digest(given.encode(), self.token.encode())
 
     # -- the state --------------------------------------------------------------------------
 
-    def state(self) -> JSON:
-        return {
-            "type": "state",
-            "version": self.hub.version,
-            "table": self.table.model() if self.table is not None else None,
-            "lobby": self.lobby.model() if self.lobby is not None else None,
-            "closing": self.closing,
-        }
+    def state(self, language: str | None = None) -> JSON:
+        """What a page draws, in ``language`` (None: the one in use); ``chosen``: the
+        language chosen on some page, which a page made in another one loads again in."""
+        with i18n.using(language) as lang:
+            return {
+                "type": "state",
+                "version": self.hub.version,
+                "lang": lang,
+                "chosen": self.chosen,
+                "table": self.table.model() if self.table is not None else None,
+                "lobby": self.lobby.model() if self.lobby is not None else None,
+                "closing": self.closing,
+            }
 
-    async def dispatch(self, message: object) -> str | None:
-        """One message from a page; an error to show, or None."""
-        if not isinstance(message, dict) or not isinstance(message.get("type"), str):
-            return "A malformed message."
-        if self.table is not None and message["type"] in TABLE_MESSAGES:
-            return await self.table.handle(message)
-        if self.lobby is not None:
-            return await self.lobby.handle(message)
-        return "Nothing to do that here."
+    async def dispatch(self, message: object, language: str | None = None) -> str | None:
+        """One message from a page; an error to show (in ``language``), or None."""
+        with i18n.using(language):
+            if not isinstance(message, dict) or not isinstance(message.get("type"), str):
+                return _("A malformed message.")
+            if self.table is not None and message["type"] in TABLE_MESSAGES:
+                return await self.table.handle(message)
+            if self.lobby is not None:
+                return await self.lobby.handle(message)
+            return _("Nothing to do that here.")
 
     # -- ASGI -----------------------------------------------------------------------------
 
@@ -253,15 +329,16 @@ class WebServer:
         body: bytes,
         content_type: str = "text/plain; charset=utf-8",
         extra: list[tuple[bytes, bytes]] | None = None,
-    ) -> None:
-        csp = (
+        cache: bytes = b"no-store",
+        csp: str = (
             "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
             "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
-        )
+        ),
+    ) -> None:
         headers = [
             (b"content-type", content_type.encode()),
             (b"content-length", str(len(body)).encode()),
-            (b"cache-control", b"no-store"),
+            (b"cache-control", cache),
             (b"x-content-type-options", b"nosniff"),
             (b"x-frame-options", b"DENY"),
             (b"referrer-policy", b"no-referrer"),
@@ -284,7 +361,10 @@ class WebServer:
         cookie = (
             f"{self.cookie_name}={self.token}; Path={self.base}/; HttpOnly; SameSite=Strict"
         ).encode()
-        if path == "/" and self._query_token(scope):
+        switched = _named_language(scope)
+        if path == "/" and switched:
+            self.choose(switched)  # the page's switch: the page loads again in it
+        if path == "/" and (self._query_token(scope) or switched):
             # The token leaves the address bar: the cookie carries it from here on.
             await self._respond(
                 send,
@@ -295,7 +375,7 @@ class WebServer:
             return
         extra = [(b"set-cookie", cookie)]
         if path == "/":
-            body = resources.files(__package__).joinpath("static", "index.html").read_bytes()
+            body = render(self.language_of(scope))
             await self._respond(send, HTTPStatus.OK, body, "text/html; charset=utf-8", extra)
         elif path is None:
             await self._respond(send, HTTPStatus.NOT_FOUND, b"Not found\n")
@@ -304,16 +384,34 @@ class WebServer:
             body = resources.files(__package__).joinpath("static", name).read_bytes()
             await self._respond(send, HTTPStatus.OK, body, STATIC[name], extra)
         elif path.startswith("/cards/") and path.endswith(".svg"):
-            svg = image(path[7:-4])
+            lang, _sep, name = path[7:-4].partition("/")
+            svg = image(name, lang) if lang in i18n.LANGUAGES else None
             if svg is None:
                 await self._respond(send, HTTPStatus.NOT_FOUND, b"Not found\n")
             else:
-                await self._respond(send, HTTPStatus.OK, svg.encode(), "image/svg+xml", extra)
+                body = svg.encode()
+                await self._respond(send, HTTPStatus.OK, body, "image/svg+xml", extra, CARD_CACHE)
+        elif path.startswith("/replay/"):
+            await self._replay(send, path[len("/replay/") :], self.language_of(scope), extra)
         elif path == "/api/state":
-            body = json.dumps(self.state()).encode()
+            body = json.dumps(self.state(self.page_language(scope))).encode()
             await self._respond(send, HTTPStatus.OK, body, "application/json", extra)
         else:
             await self._respond(send, HTTPStatus.NOT_FOUND, b"Not found\n")
+
+    async def _replay(
+        self, send: Send, table: str, language: str, extra: list[tuple[bytes, bytes]]
+    ) -> None:
+        """A past game's replay page (the lobby's list links to it), with the policy that
+        allows its own inline script and style only."""
+        page = None
+        if self.replays is not None and REPLAY_NAME.fullmatch(table):
+            page = await self.replays(table, language)
+        if page is None:
+            await self._respond(send, HTTPStatus.NOT_FOUND, _("No such game.").encode() + b"\n")
+            return
+        csp = content_security_policy()
+        await self._respond(send, HTTPStatus.OK, page, "text/html; charset=utf-8", extra, csp=csp)
 
     async def _websocket(self, scope: Scope, receive: Receive, send: Send) -> None:
         message = await receive()
@@ -326,6 +424,8 @@ class WebServer:
             await send({"type": "websocket.close", "code": 1008})  # before accept: HTTP 403
             return
         await send({"type": "websocket.accept"})
+        language = self.page_language(scope)
+        self.adopt(language)
         lock = trio.Lock()
 
         async def say(payload: JSON) -> None:
@@ -335,7 +435,7 @@ class WebServer:
         async def updates() -> None:
             while True:
                 seen = self.hub.version
-                await say(self.state())
+                await say(self.state(language))
                 if self.closing:
                     async with lock:
                         await send({"type": "websocket.close", "code": 1001})
@@ -357,7 +457,7 @@ class WebServer:
                         data = json.loads(message.get("text") or message.get("bytes") or b"")
                     except ValueError:
                         data = None
-                    error = await self.dispatch(data)
+                    error = await self.dispatch(data, language)
                     if error is not None:
                         await say({"type": "error", "text": error})
                 nursery.cancel_scope.cancel()

@@ -26,6 +26,7 @@ import trio
 from belote_p2p.game.engine import Action, RoundRecord
 from belote_p2p.game.observation import Observation
 from belote_p2p.game.rules import RuleSet
+from belote_p2p.i18n import _
 from belote_p2p.net.peer import PeerStatus
 from belote_p2p.players.player import Resigned
 from belote_p2p.protocol.events import ActionTaken, ChatMessage, Event, GameOver, RoundAudited
@@ -113,6 +114,11 @@ class WebTable:
         """Sends a chat line to the table (the session's ``chat`` body, when it exists)."""
         self.rematch: Callable[[], Awaitable[None]] | None = None
         """Proposes a new game to the same players (when the session offers it)."""
+        self.hints: Callable[[Observation], Awaitable[str]] | None = None
+        """The expert's hint of a decision, in words (the table's rule of hints: None
+        where it is off)."""
+        self.hint: tuple[int, str] | None = None
+        """The last hint asked: the decision's number and its words."""
 
     @property
     def seat(self) -> int:
@@ -165,7 +171,9 @@ class WebTable:
     def autoplayed(self, observation: Observation, action: Action) -> None:
         """Our time ran out and the stand-in played ``action``: say so."""
         self.pending = None
-        self.log.append(f"Time's up: your peer played {action_text(action)} for you.")
+        self.log.append(
+            _("Time's up: your peer played {action} for you.").format(action=action_text(action))
+        )
         self.hub.bump()
 
     def note(self, text: str) -> None:
@@ -204,16 +212,16 @@ class WebTable:
         why not (a stale click, not the seat's turn, not legal now)."""
         pending = self.pending
         if pending is None:
-            return "It is not your turn."
+            return _("It is not your turn.")
         if decision is not None and decision != pending.number:
-            return "That choice was for an earlier turn."
+            return _("That choice was for an earlier turn.")
         action = legal_by_code(pending.observation.legal).get(code)
         if action is None:
-            return f"{code!r} is not legal now."
+            return _("{code!r} is not legal now.").format(code=code)
         try:
             pending.send.send_nowait(action)
         except trio.WouldBlock:
-            return "An answer is already on its way."
+            return _("An answer is already on its way.")
         return None
 
     def resign(self) -> None:
@@ -224,6 +232,19 @@ class WebTable:
             with contextlib.suppress(trio.WouldBlock):
                 self.pending.send.send_nowait(None)
         self.hub.bump()
+
+    async def ask_hint(self) -> str | None:
+        """The page asked for a hint on the decision owed: it is shown with the decision
+        (None), or why not."""
+        if self.hints is None:
+            return _("Hints are off at this table (the host's --hints turns them on).")
+        pending = self.pending
+        if pending is None:
+            return _("A hint is for your turn.")
+        text = await self.hints(pending.observation)
+        self.hint = (pending.number, text)
+        self.hub.bump()
+        return None
 
     # -- the page ---------------------------------------------------------------------------
 
@@ -246,6 +267,10 @@ class WebTable:
         model["finished"] = self.finished.is_set()
         model["result"] = self.result
         model["resigning"] = self.resign_asked
+        model["hints_enabled"] = self.hints is not None and self.view.me is not None
+        hint = self.hint
+        current = hint is not None and pending is not None and hint[0] == pending.number
+        model["hint"] = hint[1] if hint is not None and current else ""
         return model
 
     async def handle(self, message: dict[str, Any]) -> str | None:
@@ -254,31 +279,33 @@ class WebTable:
         if kind == "act":
             code, decision = message.get("code"), message.get("decision")
             if not isinstance(code, str) or not (decision is None or isinstance(decision, int)):
-                return "A malformed action."
+                return _("A malformed action.")
             return self.submit(code, decision)
         if kind == "resign":
             self.resign()
             return None
         if kind == "leave":
             if not self.finished.is_set() and self.view.me is not None:  # a watcher just goes
-                return "The game is not over: resign first to leave it."
+                return _("The game is not over: resign first to leave it.")
             self.left.set()
             self.hub.bump()
             return None
         if kind == "chat":
             text = message.get("text")
             if self.send_chat is None:
-                return "Chat is not available at this table."
+                return _("Chat is not available at this table.")
             if not isinstance(text, str) or not text.strip():
-                return "An empty chat line."
+                return _("An empty chat line.")
             self.send_chat(text.strip()[:CHAT_LENGTH])
             return None
+        if kind == "hint":
+            return await self.ask_hint()
         if kind == "rematch":
             if self.rematch is None or not self.finished.is_set() or not self.played_out:
-                return "No rematch is offered: the game was not played to its end."
+                return _("No rematch is offered: the game was not played to its end.")
             await self.rematch()
             return None
-        return f"Unknown message {kind!r}."
+        return _("Unknown message {kind!r}.").format(kind=kind)
 
 
 def _moved(before: tuple[int, float] | None, after: tuple[int, float] | None) -> bool:

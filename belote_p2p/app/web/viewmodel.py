@@ -12,6 +12,10 @@ points from the model's breakdown, cards as codes and images); every fact comes 
 model. Times are given as seconds from now (``deadline_in``, ``hold_in``): the page ticks
 them itself.
 
+The texts are in the language in use (the page's: :meth:`~.server.WebServer.state` makes the
+model inside :func:`belote_p2p.i18n.using`); the codes, phases and numbers are the same in
+every language, so that the page's script and its tests read one shape.
+
 Every variant has one shape: ``seats`` has an entry per seat (4, 3 or 2); the scores and the
 last round's points are a list of sides (:meth:`~belote_p2p.app.seatview.SeatView.sides`: two
 teams with four seats, else one per player), ours first. Two-handed, each seat has its
@@ -27,11 +31,21 @@ from typing import Any
 from belote_p2p.game.cards import SUIT_LETTERS, Card
 from belote_p2p.game.engine import Action, Bid, BidKind, Phase, RoundRecord, Trick
 from belote_p2p.game.scoring import CAPOT_POINTS, GENERALE_POINTS
-from belote_p2p.game.tables import TRUMP_LETTERS
+from belote_p2p.game.tables import ALL_TRUMP, NO_TRUMP, TRUMP_LETTERS
+from belote_p2p.i18n import N_, _
 
 from ..seatview import TRICK_HOLD, WARN_SECONDS, SeatView
-from ..wording import announcement_text, bid_text, card_text, trump_text
-from .cardsvg import card_label
+from ..wording import (
+    announcement_text,
+    bid_choice_text,
+    bid_text,
+    card_name,
+    card_text,
+    coinche_text,
+    contract_text,
+    suit_name,
+    trump_text,
+)
 
 JSON = dict[str, Any]
 
@@ -45,14 +59,41 @@ PHASES = {
     Phase.GAME_OVER: "game-over",
 }
 OUTCOMES = {
-    "made": "made",
-    "failed": "failed",
-    "litige": "litige",
-    "no-contract": "each player scores its points",
-    "redeal": "redeal",
+    "made": N_("made"),
+    "failed": N_("failed"),
+    "litige": N_("litige"),
+    "no-contract": N_("each player scores its points"),
+    "redeal": N_("redeal"),
 }
 """A round's outcome (:attr:`~belote_p2p.app.roundview.RoundBreakdown.outcome`) as the
-summary's title says it."""
+summary's title says it (in English: :func:`outcome_text` in the reader's language)."""
+VARIANT_NAMES = {
+    "classic": N_("classic"),
+    "coinche": N_("coinche"),
+    "three-handed": N_("three-handed"),
+    "two-handed": N_("two-handed"),
+}
+"""The variants by their names in English (:func:`variant_text` in the reader's language):
+the page sends back the rule set's own name."""
+
+
+def outcome_text(outcome: str) -> str:
+    return _(OUTCOMES[outcome]) if outcome in OUTCOMES else outcome
+
+
+def variant_text(name: str) -> str:
+    """``classic``, ``classique``, ``clásica``: a variant as a person reads it."""
+    return _(VARIANT_NAMES[name]) if name in VARIANT_NAMES else name
+
+
+def seat_text(seat: int) -> str:
+    """A seat without a name: ``seat 2``."""
+    return _("seat {number}").format(number=seat)
+
+
+def trump_name(mode: int) -> str:
+    """A trump in words, as a button says it: ``hearts``, ``cœur``, ``sans atout``."""
+    return trump_text(mode) if mode in (NO_TRUMP, ALL_TRUMP) else suit_name(mode)
 
 
 def action_code(action: Action) -> str:
@@ -68,19 +109,23 @@ def card_model(c: Card) -> JSON:
     return {
         "code": str(c),
         "text": card_text(c),
-        "label": card_label(c),
+        "label": card_name(c),
         "suit": SUIT_LETTERS[c >> 3],
     }
 
 
 def bid_model(view: SeatView) -> JSON | None:
-    """The bidding buttons for the seat's turn, or None when it has no bid to make."""
+    """The bidding buttons for the seat's turn, or None when it has no bid to make: which
+    bids there are, and their words (``texts``: each bid's code as the button offers it,
+    ``prendre``, ``passer``, ``90 ♥``; ``trumps``: each trump's letter in words, ``cœur``;
+    ``contracts``: each contract's value as said, ``générale``)."""
     bids = [a for a in view.legal if isinstance(a, Bid)]
     if not bids or not view.my_turn():
         return None
     kinds = {b.kind for b in bids}
     values = sorted({b.value for b in bids if b.kind is BidKind.BID})
     suits = sorted({b.trump for b in bids if b.kind is BidKind.BID})
+    trumps = {b.trump for b in bids if b.kind in (BidKind.CHOOSE, BidKind.BID)}
     return {
         "take": BidKind.TAKE in kinds,
         "turned": card_model(view.turned) if view.turned is not None else None,
@@ -93,7 +138,15 @@ def bid_model(view: SeatView) -> JSON | None:
         "surcoinche": BidKind.SURCOINCHE in kinds,
         "pass": BidKind.PASS in kinds,
         "codes": sorted(action_code(b) for b in bids),
+        "texts": {action_code(b): bid_choice_text(b) for b in bids},
+        "trumps": {TRUMP_LETTERS[t]: trump_name(t) for t in sorted(trumps)},
+        "contracts": {contract_code(v): contract_text(v) for v in values},
     }
+
+
+def contract_code(value: int) -> str:
+    """A contract's value as its bid's code starts (``90``, ``capot``, ``generale``)."""
+    return action_code(Bid(BidKind.BID, 0, value)).split()[0]
 
 
 def trick_model(view: SeatView, trick: Trick | None = None) -> JSON | None:
@@ -146,7 +199,8 @@ def round_points(view: SeatView, record: RoundRecord | None) -> JSON | None:
         "contract": record.contract,
         "multiplier": record.multiplier,
         "outcome": b.outcome,
-        "outcome_text": OUTCOMES.get(b.outcome, b.outcome),
+        "outcome_text": outcome_text(b.outcome),
+        "title": round_title(b.number, b.outcome, record.multiplier),
         "verdict": b.verdict,
         "sweep": b.sweep,
         "sides": sides,
@@ -154,23 +208,37 @@ def round_points(view: SeatView, record: RoundRecord | None) -> JSON | None:
     }
 
 
-HOW_TO_PLAY = "click a card or type its number"
-"""The page's way to play a card, in the turn line (the page says "tap" on a touch screen)."""
+def round_title(number: int, outcome: str, multiplier: int) -> str:
+    """The round's summary's title: ``Round 3: made``, ``Donne 3 : dedans (×2 contrée)``."""
+    coinched = coinche_text(multiplier, factor=True)
+    if coinched:
+        return _("Round {number}: {outcome} ({coinched})").format(
+            number=number, outcome=outcome_text(outcome), coinched=coinched
+        )
+    return _("Round {number}: {outcome}").format(number=number, outcome=outcome_text(outcome))
+
+
+HOW_TO_PLAY = N_("click a card or type its number")
+"""The page's way to play a card, in the turn line."""
+HOW_TO_TAP = N_("tap a card")
+"""The same on a touch screen (``tail_touch``: the page chooses)."""
 
 
 def turn_model(view: SeatView, now: float) -> JSON:
     """The turn line in parts, the page ticking the countdown between them
     (:meth:`~belote_p2p.app.seatview.SeatView.turn_parts`): ``deadline_in`` seconds from
     ``now``, red under ``warn_under`` on our turn."""
-    head, left, tail = view.turn_parts(now, HOW_TO_PLAY)
+    head, left, tail = view.turn_parts(now, _(HOW_TO_PLAY))
+    touch = view.turn_parts(now, _(HOW_TO_TAP))[2]
     exact: float | None = None
     if left is not None and view.deadline is not None:
         exact = max(0.0, view.deadline[1] - now)
     return {
         "seat": view.to_act if view.to_act >= 0 else None,
-        "text": view.turn_line(now, HOW_TO_PLAY),
+        "text": view.turn_line(now, _(HOW_TO_PLAY)),
         "head": head,
         "tail": tail,
+        "tail_touch": touch,
         "seconds_left": left,
         "deadline_in": exact,
         "warn_under": WARN_SECONDS,
@@ -218,7 +286,7 @@ def table_model(
         seats.append(
             {
                 "seat": s,
-                "name": view.names[s] if s < len(view.names) else f"seat {s}",
+                "name": view.names[s] if s < len(view.names) else seat_text(s),
                 "shown_name": view.name(s),
                 "fingerprint": view.fingerprints[s][:9],
                 "side": view.sides().index(view.side_of(s)),

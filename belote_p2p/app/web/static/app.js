@@ -1,6 +1,11 @@
 // The table page: a view of one seat, drawn from the JSON state the server sends over a
 // WebSocket after every change, and the seat's input (clicks, keys) sent back as action
 // codes. Every rule is checked in Python; this page only shows and asks.
+//
+// In the reader's language: the page is made in it (<html lang>), the state comes in it,
+// and this script's own words are looked up in the catalog the server wrote into the page
+// (_(), ngettext(), pgettext(), as gettext does; the catalogs' extraction finds them here).
+// A language chosen on another tab makes this one load again in it.
 "use strict";
 
 const $ = (sel, root = document) => root.querySelector(sel);
@@ -25,8 +30,99 @@ function fill(parent, ...children) {
   parent.replaceChildren(...children.filter((c) => c !== null && c !== undefined && c !== false));
 }
 
+// -- words --------------------------------------------------------------------------------
+
+const LANG = document.documentElement.lang || "en";
+const CATALOG = (() => {
+  try {
+    return JSON.parse(document.getElementById("catalog").textContent);
+  } catch (e) {
+    return { messages: {}, plurals: {}, plural_forms: "" };
+  }
+})();
+
+function _(msgid) { return CATALOG.messages[msgid] || msgid; }
+
+function pgettext(context, msgid) { return CATALOG.messages[`${context}\u0004${msgid}`] || msgid; }
+
+// The catalog's plural rule ("nplurals=2; plural=(n > 1);"), a C expression of n, read by a
+// small parser (the page's Content-Security-Policy allows no eval): the form's index for n.
+function pluralRule(header) {
+  const english = (n) => (n === 1 ? 0 : 1);
+  const found = /plural\s*=\s*([^;]+)/.exec(header || "");
+  if (!found) return english;
+  const tokens = found[1].match(/\d+|n|&&|\|\||[=!<>]=|[-+*\/%?:()<>!]/g) || [];
+  const RANK = { "||": 1, "&&": 2, "==": 3, "!=": 3, "<": 4, ">": 4, "<=": 4, ">=": 4, "+": 5, "-": 5, "*": 6, "/": 6, "%": 6 };
+  const apply = (op, a, b) => ({
+    "||": a || b ? 1 : 0, "&&": a && b ? 1 : 0, "==": a === b ? 1 : 0, "!=": a !== b ? 1 : 0,
+    "<": a < b ? 1 : 0, ">": a > b ? 1 : 0, "<=": a <= b ? 1 : 0, ">=": a >= b ? 1 : 0,
+    "+": a + b, "-": a - b, "*": a * b, "/": b ? Math.trunc(a / b) : 0, "%": b ? a % b : 0,
+  })[op];
+  let at = 0;
+  const next = () => tokens[at++];
+  function unary() {
+    const t = next();
+    if (t === "(") { const inner = ternary(); if (next() !== ")") throw new Error("plural: )"); return inner; }
+    if (t === "!") { const inner = unary(); return (n) => (inner(n) ? 0 : 1); }
+    if (t === "-") { const inner = unary(); return (n) => -inner(n); }
+    if (t === "n") return (n) => n;
+    if (/^\d+$/.test(t || "")) { const v = Number(t); return () => v; }
+    throw new Error(`plural: ${t}`);
+  }
+  function binary(least) {
+    let left = unary();
+    while (RANK[tokens[at]] >= least) {
+      const op = next();
+      const right = binary(RANK[op] + 1);
+      const l = left;
+      left = (n) => apply(op, l(n), right(n));
+    }
+    return left;
+  }
+  function ternary() {
+    const test = binary(1);
+    if (tokens[at] !== "?") return test;
+    next();
+    const yes = ternary();
+    if (next() !== ":") throw new Error("plural: :");
+    const no = ternary();
+    return (n) => (test(n) ? yes(n) : no(n));
+  }
+  try {
+    const rule = ternary();
+    return at === tokens.length ? (n) => Number(rule(n)) : english;
+  } catch (e) {
+    return english;
+  }
+}
+const pluralIndex = pluralRule(CATALOG.plural_forms);
+
+function ngettext(singular, plural, n) {
+  const forms = CATALOG.plurals[singular];
+  const form = forms && forms[pluralIndex(n)];
+  return form || (n === 1 ? singular : plural);
+}
+
+// A message's {name} fields filled ({{ and }} are braces), as Python's str.format does.
+function format(text, values) {
+  return text.replace(/\{\{|\}\}|\{(\w+)\}/g, (m, name) => {
+    if (m === "{{") return "{";
+    if (m === "}}") return "}";
+    return name in values ? String(values[name]) : m;
+  });
+}
+
+// A number as the reader's language writes it (1,000 · 1 000).
+const numbers = new Intl.NumberFormat(LANG);
+function num(n) { return typeof n === "number" ? numbers.format(n) : String(n); }
+
+// A word at the head of a button: "prendre" is "Prendre".
+function cap(text) { return text ? text.charAt(0).toLocaleUpperCase(LANG) + text.slice(1) : text; }
+
+function cardUrl(name) { return `cards/${LANG}/${name}.svg`; }
+
 function cardImg(card, extra = {}) {
-  return el("img", { src: `cards/${card.code}.svg`, alt: card.label, title: card.text, ...extra });
+  return el("img", { src: cardUrl(card.code), alt: card.label, title: card.text, ...extra });
 }
 
 // -- the connection ---------------------------------------------------------------------
@@ -36,7 +132,7 @@ let state = null;
 let retry = 500;
 
 function connect() {
-  socket = new WebSocket(`ws://${location.host}${location.pathname.replace(/[^/]*$/, "")}ws`);
+  socket = new WebSocket(`ws://${location.host}${location.pathname.replace(/[^/]*$/, "")}ws?lang=${LANG}`);
   socket.addEventListener("open", () => {
     retry = 500;
     document.body.dataset.connected = "true";
@@ -45,6 +141,10 @@ function connect() {
   socket.addEventListener("message", (ev) => {
     const msg = JSON.parse(ev.data);
     if (msg.type === "state") {
+      if (msg.chosen && msg.chosen !== LANG) {
+        location.reload();  // a language chosen on another tab (or here, a moment ago)
+        return;
+      }
       state = msg;
       render();
     } else if (msg.type === "error") {
@@ -54,11 +154,12 @@ function connect() {
   socket.addEventListener("close", () => {
     document.body.dataset.connected = "false";
     if (state && state.closing) {
-      $("#banner").textContent = "The table page is closed: you may close this tab.";
+      $("#banner").textContent = _("The table page is closed: you may close this tab.");
       return;
     }
-    $("#banner").textContent = "This page lost its belote-p2p process: reconnecting… If the command stopped, "
-      + `resume the game (belote-p2p resume --web --web-port ${location.port}): this tab reconnects by itself.`;
+    $("#banner").textContent = format(_("This page lost its belote-p2p process: reconnecting… "
+      + "If the command stopped, resume the game ({command}): this tab reconnects by itself."),
+      { command: `belote-p2p resume --web --web-port ${location.port}` });
     setTimeout(connect, retry);
     retry = Math.min(retry * 2, 5000);
   });
@@ -66,7 +167,7 @@ function connect() {
 
 function send(msg) {
   if (socket && socket.readyState === WebSocket.OPEN) socket.send(JSON.stringify(msg));
-  else toast("Not connected to the game.");
+  else toast(_("Not connected to the game."));
 }
 
 let toastTimer = null;
@@ -85,6 +186,10 @@ function render() {
   const table = state.table;
   $("#table").hidden = !table;
   $("#lobby").hidden = !!table || !state.lobby;
+  // The language switch sits in the header of what is on show.
+  const head = table ? $("#top") : $("#lobby .head-end");
+  if ($("#langs").parentElement !== head) head.prepend($("#langs"));
+  for (const a of $$("#langs a")) a.setAttribute("aria-current", String(a.hreflang === LANG));
   if (table) renderTable(table);
   else if (state.lobby) renderLobby(state.lobby);
 }
@@ -101,17 +206,20 @@ function renderTable(t) {
   root.dataset.finished = String(t.finished);
   root.dataset.seats = String(t.seat_count);
   root.dataset.watching = String(!!t.watching);
-  document.title = t.your_turn ? "▶ Your turn · Belote p2p" : "Belote p2p";
+  document.title = t.your_turn ? _("▶ Your turn · Belote p2p") : "Belote p2p";
   $("#title").textContent = t.title;
 
   const sc = t.scores;
   fill($("#scores"),
-    ...sc.sides.map((x) => el("span", { class: `side ${x.ours ? "us" : "them"}`, text: `${x.name} ${x.score}` })),
-    el("span", { class: "dim", text: `to ${sc.target}` }),
-    sc.pending ? el("span", { class: "badge", text: `pot ${sc.pending}` }) : null,
+    ...sc.sides.map((x) => el("span", { class: `side ${x.ours ? "us" : "them"}`, text: `${x.name} ${num(x.score)}` })),
+    el("span", { class: "dim", text: format(_("to {target}"), { target: num(sc.target) }) }),
+    sc.pending ? el("span", { class: "badge", text: format(_("pot {points}"), { points: num(sc.pending) }) }) : null,
   );
   $("#contract").textContent = t.contract.text;
   $("#resign").hidden = t.finished || !!t.ended || t.watching;
+  $("#hint-panel").hidden = !t.hints_enabled || t.finished;
+  $("#hint").disabled = !t.your_turn;
+  $("#hint-line").textContent = t.hint || "";
   $("#stop-watching").hidden = !t.watching || t.finished;  // a watcher leaves at any moment
 
   const placed = new Set(t.seats.map((s) => s.position));
@@ -135,7 +243,8 @@ function renderTable(t) {
 
   renderLastTrick(t);
   $("#bids-panel").hidden = !t.has_bidding;
-  $("#bids").textContent = t.bids.length ? t.bids.map((b) => `${b.name}: ${b.text}`).join(" · ") : "none yet";
+  $("#bids").textContent = t.bids.length
+    ? t.bids.map((b) => format(_("{name}: {bid}"), { name: b.name, bid: b.text })).join(" · ") : _("none yet");
   fill($("#news"), ...t.log.slice(-8).map((n) => el("li", { text: n })));
   renderChat(t);
   renderSummary(t);
@@ -147,22 +256,23 @@ function renderSeat(t, s) {
   box.className = `seat ${s.ours ? "us" : "them"}${s.to_act ? " to-act" : ""}`;
   box.dataset.seat = String(s.seat);
   const badges = el("div", { class: "badges" },
-    s.dealer ? el("span", { class: "badge dealer", text: "dealer" }) : null,
-    s.taker ? el("span", { class: "badge taker", text: "taker" }) : null,
-    s.partner ? el("span", { class: "badge", text: "partner" }) : null,
-    s.connected ? null : el("span", { class: "badge off", text: "disconnected" }),
+    s.dealer ? el("span", { class: "badge dealer", text: _("dealer") }) : null,
+    s.taker ? el("span", { class: "badge taker", text: _("taker") }) : null,
+    s.partner ? el("span", { class: "badge", text: _("partner") }) : null,
+    s.connected ? null : el("span", { class: "badge off", text: _("disconnected") }),
   );
-  const said = [...s.announced, ...s.belote.map((c) => `belote ${c}`)];
+  const said = [...s.announced, ...s.belote.map((c) => format(_("belote {card}"), { card: c }))];
   const bid = t.phase !== "play" ? [...t.bids].reverse().find((b) => b.seat === s.seat) : null;
   fill(box, 
-    el("div", { class: "name", text: s.you ? `You (${s.name})` : s.name }),
-    s.you ? null : el("div", { class: "fp", title: "key fingerprint", text: s.fingerprint }),
-    s.open_hand ? el("div", { class: "open-hand", role: "group", "aria-label": `${s.name}'s open hand` },
+    el("div", { class: "name", text: s.you ? format(_("You ({name})"), { name: s.name }) : s.name }),
+    s.you ? null : el("div", { class: "fp", title: _("key fingerprint"), text: s.fingerprint }),
+    s.open_hand ? el("div", { class: "open-hand", role: "group", "aria-label": format(_("{name}'s open hand"), { name: s.name }) },
       ...s.open_hand.map((c) => cardImg(c, { alt: c.label }))) : null,
     s.dummy && t.dummy_line ? el("div", { class: "said left", text: t.dummy_line }) : null,
-    s.you || !s.cards || s.piles || s.open_hand ? null : el("div", { class: "backs", "aria-label": `${s.cards} cards` },
-      ...Array.from({ length: s.cards }, () => el("img", { src: "cards/back.svg", alt: "" }))),
-    s.you || !s.piles ? null : el("div", { class: "piles", role: "group", "aria-label": `${s.name}'s piles` },
+    s.you || !s.cards || s.piles || s.open_hand ? null : el("div", { class: "backs",
+      "aria-label": format(ngettext("{n} card", "{n} cards", s.cards), { n: s.cards }) },
+      ...Array.from({ length: s.cards }, () => el("img", { src: cardUrl("back"), alt: "" }))),
+    s.you || !s.piles ? null : el("div", { class: "piles", role: "group", "aria-label": format(_("{name}'s piles"), { name: s.name }) },
       ...s.piles.map((p) => pile(p, p.card ? cardImg(p.card) : null))),
     badges,
     bid ? el("div", { class: "said", text: bid.text }) : null,
@@ -173,9 +283,16 @@ function renderSeat(t, s) {
 // Two-handed: one pile, the card on top (``top``: an image or a button, none when the pile
 // has no card to play) and a card back peeking under it for a face-down card.
 function pile(p, top) {
-  const label = `pile ${p.number}: ` + (p.card ? p.card.label : "no card") + (p.hidden ? ", a face-down card under it" : "");
+  let label;
+  if (p.card) {
+    label = format(p.hidden ? _("pile {number}: {card}, a face-down card under it") : _("pile {number}: {card}"),
+      { number: p.number, card: p.card.label });
+  } else {
+    label = format(p.hidden ? _("pile {number}: no card, a face-down card under it") : _("pile {number}: no card"),
+      { number: p.number });
+  }
   return el("div", { class: "pile" + (top ? "" : " bare"), dataPile: String(p.number), dataHidden: String(p.hidden), "aria-label": label },
-    p.hidden ? el("img", { class: "under", src: "cards/back.svg", alt: "" }) : null,
+    p.hidden ? el("img", { class: "under", src: cardUrl("back"), alt: "" }) : null,
     top);
 }
 
@@ -227,8 +344,8 @@ function renderTrick(t) {
     slot.dataset.card = c ? c.code : "";
     if (!c) { fill(slot, ); continue; }
     const tags = [];
-    if (trick.leader === s.seat) tags.push("led");
-    if (trick.master === s.seat) tags.push(held ? "★ won" : "★ master");
+    if (trick.leader === s.seat) tags.push(_("led"));
+    if (trick.master === s.seat) tags.push(held ? _("★ won") : _("★ master"));
     fill(slot, cardImg(c), tags.length ? el("span", { class: "tag", text: tags.join(" · ") }) : null);
   }
   $("#trick").hidden = t.phase !== "play";
@@ -238,15 +355,19 @@ function renderTurned(t) {
   const box = $("#turned");
   const show = t.turned && (t.phase === "take-first" || t.phase === "take-second");
   box.hidden = !show;
-  if (show) fill(box, cardImg(t.turned), el("span", { class: "dim", text: "turned card" }));
+  if (show) fill(box, cardImg(t.turned), el("span", { class: "dim", text: _("turned card") }));
 }
 
-const SUIT_NAMES = { S: "spades", H: "hearts", D: "diamonds", C: "clubs" };
-
-function suitButton(letter, code, label) {
-  const img = "SHDC".includes(letter) ? el("img", { src: `cards/suit-${letter}.svg`, alt: "" }) : null;
+// A trump's button: its suit's shape and its name (b.trumps: "cœur", "sans atout").
+function suitButton(b, letter, code, label) {
+  const img = "SHDC".includes(letter) ? el("img", { src: cardUrl(`suit-${letter}`), alt: "" }) : null;
   return el("button", { type: "button", class: "suit", dataCode: code, "aria-label": label, onclick: () => act(code) },
-    img, ` ${SUIT_NAMES[letter] || letter}`);
+    img, ` ${b.trumps[letter] || letter}`);
+}
+
+// A bid's button: its words as the model offers it (b.texts: "prendre", "passer").
+function bidButton(b, code, extra = {}) {
+  return el("button", { type: "button", dataCode: code, onclick: () => act(code), ...extra }, cap(b.texts[code] || code));
 }
 
 function renderBidding(t) {
@@ -255,27 +376,25 @@ function renderBidding(t) {
   if (!b) { fill(box, ); pickedValue = null; return; }
   const rows = [];
   const simple = [];
-  if (b.take) simple.push(el("button", { type: "button", class: "primary", dataCode: "take", onclick: () => act("take") },
-    `Take the ${b.turned ? b.turned.text : "turned card"}`));
-  for (const s of b.choose) simple.push(suitButton(s, `choose ${s}`, `choose ${SUIT_NAMES[s] || s} as trump`));
+  if (b.take) simple.push(bidButton(b, "take", { class: "primary" }));
+  for (const s of b.choose) simple.push(suitButton(b, s, `choose ${s}`, b.texts[`choose ${s}`]));
   if (simple.length) rows.push(el("div", { class: "row" }, ...simple));
   const values = [...b.values.map(String), ...(b.capot ? ["capot"] : []), ...(b.generale ? ["generale"] : [])];
   if (values.length) {
     if (pickedValue && !values.includes(pickedValue)) pickedValue = null;
-    rows.push(el("div", { class: "row", role: "group", "aria-label": "contract" },
+    rows.push(el("div", { class: "row", role: "group", "aria-label": _("contract") },
       ...values.map((v) => el("button", { type: "button", dataValue: v, "aria-pressed": String(v === pickedValue),
-        onclick: () => { pickedValue = v; renderBidding(t); } }, v === "generale" ? "générale" : v))));
-    rows.push(el("div", { class: "row", role: "group", "aria-label": "trump" },
+        onclick: () => { pickedValue = v; renderBidding(t); } }, b.contracts[v] || v))));
+    rows.push(el("div", { class: "row", role: "group", "aria-label": _("trump") },
       ...b.suits.map((s) => {
-        const btn = suitButton(s, pickedValue ? `${pickedValue} ${s}` : "", `bid ${pickedValue || ""} ${SUIT_NAMES[s] || s}`);
+        const code = pickedValue ? `${pickedValue} ${s}` : "";
+        const btn = suitButton(b, s, code, b.texts[code] || b.trumps[s] || s);
         btn.disabled = !pickedValue;
         return btn;
       })));
   }
   const last = [];
-  if (b.coinche) last.push(el("button", { type: "button", dataCode: "coinche", onclick: () => act("coinche") }, "Coinche"));
-  if (b.surcoinche) last.push(el("button", { type: "button", dataCode: "surcoinche", onclick: () => act("surcoinche") }, "Surcoinche"));
-  if (b.pass) last.push(el("button", { type: "button", dataCode: "pass", onclick: () => act("pass") }, "Pass"));
+  for (const code of ["coinche", "surcoinche", "pass"]) if (b[code]) last.push(bidButton(b, code));
   rows.push(el("div", { class: "row" }, ...last));
   const focused = document.activeElement && document.activeElement.closest("#bidding") ? document.activeElement.dataset.code || document.activeElement.dataset.value : null;
   fill(box, ...rows);
@@ -292,17 +411,20 @@ function act(code) {
 
 let handDrawn = null;  // what the hand shows now (renderHand)
 
+function cannotPlay(c) { return format(_("{card} cannot be played now."), { card: c.text }); }
+
 function renderHand(t) {
   const box = $("#hand");
   const focused = document.activeElement && document.activeElement.classList.contains("card") ? document.activeElement.dataset.code : null;
   const playing = t.hand.some((c) => c.playable);
   box.classList.toggle("playing", playing);
   const button = (c) => {
-    const label = (c.number === null ? "" : `${c.number}: `) + c.label + (playing ? (c.legal ? ", playable" : ", cannot be played now") : "");
+    let label = c.number === null ? c.label : format(_("{number}: {card}"), { number: c.number, card: c.label });
+    if (playing) label = format(c.legal ? _("{card}, playable") : _("{card}, cannot be played now"), { card: label });
     return el("button", {
       type: "button", class: "card" + (c.legal ? " legal" : ""), dataCode: c.code, dataNumber: c.number === null ? null : String(c.number),
       "aria-label": label, "aria-disabled": playing && !c.legal ? "true" : null,
-      onclick: () => { if (c.legal) act(c.code); else if (playing) toast(`${c.text} cannot be played now.`); },
+      onclick: () => { if (c.legal) act(c.code); else if (playing) toast(cannotPlay(c)); },
     }, cardImg(c, { alt: "" }), c.number === null ? null : el("span", { class: "num", text: String(c.number) }));
   };
   const me = t.seats.find((s) => s.you) || t.seats[t.seat];  // a watcher: the seat it sits by
@@ -338,21 +460,21 @@ function renderHand(t) {
 function renderLastTrick(t) {
   const box = $("#last-trick");
   const lt = t.last_trick;
-  if (!lt) { box.textContent = "none yet"; return; }
-  const names = Object.fromEntries(t.seats.map((s) => [s.seat, s.you ? "You" : s.name]));
+  if (!lt) { box.textContent = _("none yet"); return; }
+  const names = Object.fromEntries(t.seats.map((s) => [s.seat, s.shown_name]));  // "You": the model's word
   fill(box, 
     ...lt.cards.map((c) => el("figure", { class: c.seat === lt.master ? "won" : "" }, cardImg(c, { alt: c.label }),
       el("figcaption", { text: names[c.seat] }))),
-    el("span", { class: "dim", text: `→ ${names[lt.master]} (${lt.points})` }),
+    el("span", { class: "dim", text: format(_("→ {name} ({points})"), { name: names[lt.master], points: num(lt.points) }) }),
   );
   box.setAttribute("aria-label", t.last_trick_text);
 }
 
 function renderChat(t) {
-  fill($("#chat"), ...t.chat.map((c) => el("li", {}, el("b", { text: `${c.name}: ` }), c.text)));
+  fill($("#chat"), ...t.chat.map((c) => el("li", {}, el("b", { text: format(_("{name}:"), { name: c.name }) + " " }), c.text)));
   const input = $("#chat-input");
   input.disabled = !t.chat_enabled;
-  input.placeholder = t.chat_enabled ? "Say something" : "Chat is not available at this table yet";
+  input.placeholder = t.chat_enabled ? _("Say something") : _("Chat is not available at this table yet");
   $("#chat-form button").disabled = !t.chat_enabled;
 }
 
@@ -371,24 +493,24 @@ function renderSummary(t) {
   const box = $("#summary");
   box.hidden = !show;
   if (!show) return;
-  const factor = rp && rp.multiplier > 1 ? ` (${rp.multiplier === 2 ? "coinched" : "surcoinched"} ×${rp.multiplier})` : "";
-  $("#summary-title").textContent = rp ? `Round ${rp.round}: ${rp.outcome_text}${factor}` : (over ? "Game over" : "Round over");
+  $("#summary-title").textContent = rp ? rp.title : (over ? _("Game over") : _("Round over"));
   const rows = [];
   if (rp) {
     // A column per side (a team with four seats, a player with two or three), ours first.
     const sides = rp.sides;
-    const takers = (x) => (x.takers ? (t.teams ? " (takers)" : " (taker)") : "");
+    const named = (x) => (x.takers ? format(t.teams ? _("{side} (takers)") : _("{side} (taker)"), { side: x.name }) : x.name);
     rows.push(el("tr", {}, el("th", { text: "" }),
-      ...sides.map((x) => el("th", { class: x.ours ? "us" : "them", text: x.name + takers(x) }))));
-    const line = (label, field) => el("tr", {}, el("td", { text: label }), ...sides.map((x) => el("td", { text: String(x[field]) })));
-    rows.push(el("tr", {}, el("td", { colspan: String(sides.length + 1), text: rp.verdict + (rp.sweep ? ` (${rp.sweep})` : "") })));
-    rows.push(line("Tricks", "tricks"));
-    rows.push(line("Card points", "card_points"));
-    rows.push(line("with dix de der", "dix_de_der"));
-    if (sides.some((x) => x.announcements)) rows.push(line("Announcements", "announcements"));
-    if (sides.some((x) => x.belote)) rows.push(line("Belote", "belote"));
-    rows.push(line("Round score", "score"));
-    rows.push(line("Game", "game"));
+      ...sides.map((x) => el("th", { class: x.ours ? "us" : "them", text: named(x) }))));
+    const line = (label, field) => el("tr", {}, el("td", { text: label }), ...sides.map((x) => el("td", { text: num(x[field]) })));
+    const verdict = rp.sweep ? format(_("{verdict} ({sweep})"), { verdict: rp.verdict, sweep: rp.sweep }) : rp.verdict;
+    rows.push(el("tr", {}, el("td", { colspan: String(sides.length + 1), text: verdict })));
+    rows.push(line(_("Tricks"), "tricks"));
+    rows.push(line(_("Card points"), "card_points"));
+    rows.push(line(_("with dix de der"), "dix_de_der"));
+    if (sides.some((x) => x.announcements)) rows.push(line(_("Announcements"), "announcements"));
+    if (sides.some((x) => x.belote)) rows.push(line(_("Belote"), "belote"));
+    rows.push(line(_("Round score"), "score"));
+    rows.push(line(_("Game"), "game"));
   }
   fill($("#summary-points"), ...rows);
   fill($("#summary-lines"), ...t.last_summary.map((s) => el("li", { text: s })));
@@ -415,18 +537,17 @@ function tick() {
   const t = state && state.table;
   if (!t) return;
   const turn = t.turn;
-  let tail = turn.tail || "";
-  if (touchScreen()) tail = tail.replace("click a card or type its number", "tap a card");
+  const tail = (touchScreen() ? turn.tail_touch : turn.tail) || "";
   let left = null;
   if (deadlineAt !== null && turn.seat !== null && turn.seconds_left !== null) {
     left = Math.max(0, Math.round((deadlineAt - performance.now()) / 1000));
   }
-  const text = turn.head + (left === null ? "" : ` (${left} s left)`) + tail;
+  const text = turn.head + (left === null ? "" : " " + format(_("({seconds} s left)"), { seconds: left })) + tail;
   if (line.textContent !== text) line.textContent = text;
   const warn = left !== null && t.your_turn && left <= turn.warn_under;
   line.classList.toggle("warn", warn);
   line.dataset.secondsLeft = left === null ? "" : String(left);
-  box.textContent = left === null ? "" : `${left} s left`;
+  box.textContent = left === null ? "" : format(_("{seconds} s left"), { seconds: left });
   box.classList.toggle("mine", t.your_turn);
   box.classList.toggle("late", warn || left === 0);
 }
@@ -439,7 +560,8 @@ function renderLobby(l) {
   if (!lobbyFilled) {
     $("#lobby-name").value = l.name || "";
     fill($("#host-variant"), ...l.variants.map((v) => el("option", { value: v.name, dataSeats: String(v.seats),
-      text: v.seats === 4 ? v.name : `${v.name} (${v.seats} players)` })));
+      text: v.seats === 4 ? v.text : format(ngettext("{variant} ({n} player)", "{variant} ({n} players)", v.seats),
+        { variant: v.text, n: v.seats }) })));
     hostBots();
     lobbyFilled = true;
   }
@@ -450,16 +572,32 @@ function renderLobby(l) {
   for (const b of ["#host-button", "#join-button", "#scan-button", "#watch-button"]) $(b).disabled = busy;
   $("#lobby").dataset.busy = String(busy);
   fill($("#lan-tables"), ...l.tables.map((ad) => el("li", {},
-    el("span", { text: `${ad.name} · ${ad.variant} to ${ad.target} · ${ad.free} free · ${ad.address}` }),
-    el("button", { type: "button", disabled: busy, onclick: () => join(ad.address) }, "Join"))));
+    el("span", { text: ad.text }),
+    el("button", { type: "button", disabled: busy, onclick: () => join(ad.address) }, _("Join")))));
   $("#resume-panel").hidden = !l.unfinished.length;
   fill($("#resume-list"), ...l.unfinished.map((g) => el("li", {},
     el("span", { text: g.text }),
-    el("button", { type: "button", disabled: busy, onclick: () => send({ type: "resume", path: g.path }) }, "Resume"))));
+    el("button", { type: "button", disabled: busy, onclick: () => send({ type: "resume", path: g.path }) }, _("Resume")))));
   fill($("#ranking tbody"), ...l.ranking.map((r) => el("tr", {},
-    ...[r.rank, `${r.name} [${r.fingerprint}]`, r.level, r.xp, r.games, r.won].map((v) => el("td", { text: String(v) })))));
+    ...[r.texts[0], `${r.name} [${r.fingerprint}]`, ...r.texts.slice(1)].map((v) => el("td", { text: v })))));
   fill($("#games tbody"), ...l.games.map((g) => el("tr", {},
-    ...[g.date, `${g.variant} to ${g.target}`, g.players, g.score, g.result].map((v) => el("td", { text: String(v) })))));
+    ...[g.date_text, g.variant_text, g.players, g.score, g.result].map((v) => el("td", { text: String(v) })),
+    el("td", {}, el("a", { href: `replay/${g.table_id}`, target: "_blank", rel: "noopener" }, g.replay)))));
+  renderProgress(l.progress);
+}
+
+// The person's average loss a decision, game by game (oldest first): a small line.
+function renderProgress(p) {
+  $("#progress-line").textContent = p.text;
+  const svg = $("#progress");
+  svg.hidden = p.losses.length < 2;
+  if (svg.hidden) return;
+  const top = Math.max(...p.losses, 1);
+  const step = 200 / (p.losses.length - 1);
+  const points = p.losses.map((x, i) => `${(i * step).toFixed(1)},${(48 - (x / top) * 44).toFixed(1)}`);
+  const line = document.createElementNS("http://www.w3.org/2000/svg", "polyline");
+  line.setAttribute("points", points.join(" "));
+  svg.replaceChildren(line);
 }
 
 // The bots a table may have: 0 to one fewer than its seats (all of them by default).
@@ -468,7 +606,7 @@ function hostBots() {
   const most = variant ? Number(variant.dataset.seats) - 1 : 3;
   const box = $("#host-bots");
   const was = box.value === "" ? most : Math.min(Number(box.value), most);
-  fill(box, ...Array.from({ length: most + 1 }, (_, n) => el("option", { value: String(n), text: String(n) })));
+  fill(box, ...Array.from({ length: most + 1 }, (unused, n) => el("option", { value: String(n), text: String(n) })));
   box.value = String(was);
 }
 
@@ -489,7 +627,12 @@ document.addEventListener("keydown", (ev) => {
   if (/^[1-8]$/.test(ev.key) && t.hand.some((c) => c.playable)) {
     const c = t.hand.find((x) => x.number === Number(ev.key));
     if (c && c.legal) act(c.code);
-    else if (c) toast(`${c.text} cannot be played now.`);
+    else if (c) toast(cannotPlay(c));
+    ev.preventDefault();
+    return;
+  }
+  if ((ev.key === "h" || ev.key === "H") && t.hints_enabled && t.your_turn) {
+    send({ type: "hint" });
     ev.preventDefault();
     return;
   }
@@ -521,12 +664,12 @@ document.addEventListener("DOMContentLoaded", () => {
     if (armed) {
       clearTimeout(armed);
       armed = null;
-      b.textContent = "Resign";
+      b.textContent = _("Resign");
       send({ type: "resign" });
       return;
     }
-    b.textContent = "Really resign? Click again";
-    armed = setTimeout(() => { armed = null; b.textContent = "Resign"; }, 5000);
+    b.textContent = _("Really resign? Click again");
+    armed = setTimeout(() => { armed = null; b.textContent = _("Resign"); }, 5000);
   });
   $("#chat-form").addEventListener("submit", (ev) => {
     ev.preventDefault();
@@ -537,7 +680,8 @@ document.addEventListener("DOMContentLoaded", () => {
   $("#host-form").addEventListener("submit", (ev) => {
     ev.preventDefault();
     send({ type: "host", name: lobbyName(), variant: $("#host-variant").value,
-      target: Number($("#host-target").value), bots: Number($("#host-bots").value), port: Number($("#host-port").value) });
+      target: Number($("#host-target").value), bots: Number($("#host-bots").value), port: Number($("#host-port").value),
+      hints: $("#host-hints").checked });
   });
   $("#join-form").addEventListener("submit", (ev) => {
     ev.preventDefault();
@@ -548,6 +692,7 @@ document.addEventListener("DOMContentLoaded", () => {
     send({ type: "watch", code: $("#watch-code").value.trim() });
   });
   $("#stop-watching").addEventListener("click", () => send({ type: "leave" }));
+  $("#hint").addEventListener("click", () => send({ type: "hint" }));
   $("#host-variant").addEventListener("change", hostBots);
   $("#scan-button").addEventListener("click", () => send({ type: "scan" }));
   $("#quit-button").addEventListener("click", () => send({ type: "quit" }));
