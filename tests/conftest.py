@@ -34,7 +34,9 @@ import compileall
 import os
 import random
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import hypothesis
 import once
@@ -117,3 +119,46 @@ def proofs_checked_once(monkeypatch: pytest.MonkeyPatch) -> None:
     """The deck's proof checks, each run once per exact input in this worker (``once.py``),
     for the test modules that are not about them (``pytestmark``)."""
     once.install(monkeypatch.setattr)
+
+
+# -- Chromium, for the tests that drive a browser (tests/browser.py) ------------------------
+
+
+@pytest.fixture(scope="session")
+def chromium() -> Iterator[Any]:
+    """One Chromium for all the browser tests of a worker (starting one costs about a
+    second of CPU); each test has contexts of its own (:func:`browser`)."""
+    from browser import CHROMIUM
+    from playwright.sync_api import Error, sync_playwright
+
+    with sync_playwright() as p:
+        try:
+            launched = p.chromium.launch(
+                executable_path=str(CHROMIUM), args=["--no-sandbox", "--disable-gpu"]
+            )
+        except Error as exc:
+            pytest.skip(f"Chromium at {CHROMIUM} does not start: {exc}")
+        try:
+            yield launched
+        finally:
+            launched.close()
+
+
+@pytest.fixture
+def browser(chromium: Any, screenshots: Path) -> Iterator[Any]:
+    """The worker's Chromium; the test's contexts (and their pages) close at its end, so
+    that no page of one test goes on talking to its table during the next."""
+    yield chromium
+    for context in chromium.contexts:
+        context.close()
+
+
+@pytest.fixture(scope="session")
+def screenshots(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``$BELOTE_SCREENSHOTS``, else a temporary folder: a test run rewrites no tracked file."""
+    from browser import SCREENSHOTS
+
+    given = os.environ.get("BELOTE_SCREENSHOTS")
+    folder = Path(given) if given else tmp_path_factory.mktemp("screenshots")
+    SCREENSHOTS[:] = [folder]
+    return folder

@@ -21,6 +21,7 @@ from typing import Any
 
 import trio
 
+from belote_p2p.app.web.server import WebServer
 from belote_p2p.game.cards import CARDS, Card, parse_cards
 from belote_p2p.game.engine import Phase, State, under_position
 from belote_p2p.game.rules import RULE_SETS, RuleSet
@@ -600,3 +601,30 @@ def vector_events(recorded: list[tuple[Any, ...]]) -> list[dict[str, Any]]:
             args = dict(zip(VECTOR_ARGUMENTS.get(kind, ()), event[2:], strict=True))
             events.append({"event": kind, "seat": seat, **args})
     return events
+
+
+# -- the browser page's server, over HTTP ------------------------------------------------
+
+
+async def http(
+    web: WebServer, path: str, headers: dict[str, str] | None = None, *, base: bool = True
+) -> tuple[int, dict[str, str], bytes]:
+    """One GET of ``path`` below the page's base (or, ``base=False``, from the root) over a
+    new connection: status, headers (lower-case), body."""
+    head = {"Host": f"127.0.0.1:{web.port}", "Connection": "close", **(headers or {})}
+    target = f"{web.base}{path}" if base else path
+    request = f"GET {target} HTTP/1.1\r\n" + "".join(f"{k}: {v}\r\n" for k, v in head.items())
+    stream = await trio.open_tcp_stream("127.0.0.1", web.port)
+    async with stream:
+        await stream.send_all((request + "\r\n").encode())
+        data = b""
+        while chunk := await stream.receive_some():
+            data += chunk
+    top, _, body = data.partition(b"\r\n\r\n")
+    lines = top.decode("latin-1").split("\r\n")
+    fields = dict(line.split(": ", 1) for line in lines[1:])
+    return int(lines[0].split()[1]), {k.lower(): v for k, v in fields.items()}, body
+
+
+def cookie(web: WebServer) -> dict[str, str]:
+    return {"Cookie": f"{web.cookie_name}={web.token}"}

@@ -13,9 +13,17 @@ from typing import Any
 
 import pytest
 import trio
-from helpers import Net, cli_argv, dealt, make_table, table_sessions, write_transcript
+from helpers import (
+    Net,
+    cli_argv,
+    cookie,
+    dealt,
+    http,
+    make_table,
+    table_sessions,
+    write_transcript,
+)
 from terminal import Terminal, answered, at_decision, environment
-from test_web import cookie, http
 
 from belote_p2p.app import cli
 from belote_p2p.app.coach import choice_text, coach_line, hint_text

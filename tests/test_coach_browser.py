@@ -9,22 +9,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_web_browser import (
-    DESKTOP,
-    MY_DECISION_OR_OVER,
-    PHONE,
-    WAIT_MS,
-    Served,
-    browser,
-    chromium,
-    pytestmark,
-    screenshots,
-    shot,
-)
+from browser import DESKTOP, MY_DECISION_OR_OVER, PHONE, WAIT_MS, Served, needs_chromium, shot
 
 from belote_p2p.app import cli
 
-__all__ = ["browser", "chromium", "pytestmark", "screenshots"]  # the fixtures used here
+pytestmark = needs_chromium
 
 VECTORS = Path(__file__).resolve().parent.parent / "protocol" / "vectors"
 NO_SIDEWAYS = "() => document.documentElement.scrollWidth <= window.innerWidth"

@@ -20,7 +20,7 @@ import trio
 import trio.testing
 import wsproto
 import wsproto.events as ws
-from helpers import dealt, make_table, random_deck
+from helpers import cookie, dealt, http, make_table, random_deck
 
 from belote_p2p import i18n
 from belote_p2p.app.home import Home
@@ -360,30 +360,6 @@ async def server() -> AsyncIterator[WebServer]:
         await nursery.start(web.run)
         yield web
         web.close()
-
-
-async def http(
-    web: WebServer, path: str, headers: dict[str, str] | None = None, *, base: bool = True
-) -> tuple[int, dict[str, str], bytes]:
-    """One GET of ``path`` below the page's base (or, ``base=False``, from the root) over a
-    new connection: status, headers (lower-case), body."""
-    head = {"Host": f"127.0.0.1:{web.port}", "Connection": "close", **(headers or {})}
-    target = f"{web.base}{path}" if base else path
-    request = f"GET {target} HTTP/1.1\r\n" + "".join(f"{k}: {v}\r\n" for k, v in head.items())
-    stream = await trio.open_tcp_stream("127.0.0.1", web.port)
-    async with stream:
-        await stream.send_all((request + "\r\n").encode())
-        data = b""
-        while chunk := await stream.receive_some():
-            data += chunk
-    top, _, body = data.partition(b"\r\n\r\n")
-    lines = top.decode("latin-1").split("\r\n")
-    fields = dict(line.split(": ", 1) for line in lines[1:])
-    return int(lines[0].split()[1]), {k.lower(): v for k, v in fields.items()}, body
-
-
-def cookie(web: WebServer) -> dict[str, str]:
-    return {"Cookie": f"{web.cookie_name}={web.token}"}
 
 
 async def test_without_the_token_every_request_is_refused(server: WebServer) -> None:
