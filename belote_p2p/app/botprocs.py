@@ -132,6 +132,7 @@ def bot_command(
     cmd += ["--bind", options.bind, "--quiet", "--bot-deadline", str(options.bot_deadline)]
     cmd += ["--person-deadline", str(options.person_deadline), "--grace", str(options.grace)]
     cmd += ["--connect-timeout", str(options.connect_timeout)]
+    cmd += ["--step-deadline", str(options.step_deadline)]
     if options.seed is not None:
         cmd += ["--seed", str(options.seed + k)]
     if options.timing_log is not None:
@@ -139,7 +140,8 @@ def bot_command(
     return cmd
 
 
-def _alive(pid: int) -> bool:
+def alive(pid: int) -> bool:
+    """Whether process ``pid`` runs (a zombie does not)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -166,7 +168,7 @@ async def restart_bot_processes(home: Home, definition: TableDefinition) -> list
             pid, spec = int(info["pid"]), str(info["bot"])
         except (OSError, ValueError, KeyError, TypeError):
             continue
-        if _alive(pid):
+        if alive(pid):
             continue
         try:
             identity = bot_home.identity()

@@ -85,7 +85,11 @@ class SeatOptions:
     person_deadline: float = 60.0
     grace: float = 120.0
     connect_timeout: float = 60.0
-    """Seconds the mesh has to open (every other peer connected), at the start or a resume."""
+    """Seconds the mesh has to open: every other peer connected at the start, one at a
+    resume."""
+    step_deadline: float = 10.0
+    """Seconds a seat has for a protocol step that needs no decision (a deck message, its
+    signature of the table, its ``done``) before it is reported late."""
     plain: bool = False
     """A person's seat in plain lines, without the frame or colours."""
     autoplay: str | None = "rules"
@@ -127,6 +131,7 @@ class SeatOptions:
             bot_seats=bots,
             grace=self.grace,
             connect_timeout=self.connect_timeout,
+            step_deadline=self.step_deadline,
         )
 
     @property
@@ -539,6 +544,7 @@ def seat_options(args: argparse.Namespace, home: Home | None = None) -> SeatOpti
         person_deadline=args.person_deadline,
         grace=args.grace,
         connect_timeout=args.connect_timeout,
+        step_deadline=args.step_deadline,
         plain=args.plain,
         autoplay=None if args.autoplay == "none" else args.autoplay,
         json=args.json,
@@ -621,12 +627,18 @@ def add_seat_arguments(p: argparse.ArgumentParser, *, seat: bool = True, name: b
         help=_("seconds a seat has for a decision before it is reported late (60)"),
     )  # fmt: skip
     p.add_argument(
+        "--step-deadline", type=positive_seconds, default=10.0, metavar=_("S"),
+        help=_("seconds a seat has for a protocol step (a deck message, its signature of the "
+               "table) before it is reported late (10)"),
+    )  # fmt: skip
+    p.add_argument(
         "--grace", type=seconds, default=120.0, metavar=_("S"),
         help=_("seconds after its deadline before a silent seat is signed gone (120)"),
     )  # fmt: skip
     p.add_argument(
         "--connect-timeout", type=positive_seconds, default=60.0, metavar=_("S"),
-        help=_("seconds for every other peer to connect when the game opens or resumes (60)"),
+        help=_("seconds for every other peer to connect when the game opens (for one of "
+               "them when it resumes) (60)"),
     )  # fmt: skip
     if not seat:
         return

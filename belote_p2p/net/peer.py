@@ -49,7 +49,9 @@ before is played, so that the round's start does not wait for the disk), and eac
 is in the transcript (of our own, fsynced) before it leaves. A peer restarted on a
 transcript that holds envelopes resumes the game from it (``TableSession.resume``): it
 listens again at its address, the mesh reconnects, it sends its envelopes again and asks
-for what it missed.
+for what it missed. It plays on as soon as one other seat is connected, not all of them: a
+seat that left for good, or is down at the same time, may never come back (the deadlines
+count its silence, as before the crash).
 """
 
 from __future__ import annotations
@@ -111,7 +113,8 @@ class PeerError(BeloteError):
 @dataclass(frozen=True, slots=True)
 class PeerConfig:
     connect_timeout: float = 60.0
-    """Seconds for the three peers to be connected and authenticated."""
+    """Seconds for the other peers to be connected and authenticated (one of them, when the
+    game is resumed)."""
     person_deadline: float = 60.0
     """Seconds a seat has for a decision (a bid or a card)."""
     bot_deadline: float = 10.0
@@ -462,10 +465,18 @@ async def run_peer(
         )  # fmt: skip
         async with trio.open_nursery() as nursery:
             try:
+                # A new game waits for every seat; a resumed one plays on once one other
+                # seat is there: a seat gone for good (or down at the same time as us)
+                # never connects, and waiting for it would end our seat too. What the
+                # absent seats owe, the deadlines count, as for any silent seat.
+                opens_with = 1 if resumed else None
                 with trio.fail_after(config.connect_timeout):
                     await nursery.start(
-                        partial(mesh.run, addresses, listeners=listeners, fallback=fallback)
-                    )
+                        partial(
+                            mesh.run, addresses, listeners=listeners, fallback=fallback,
+                            opens_with=opens_with,
+                        )
+                    )  # fmt: skip
             except Exception as exc:  # a timeout, DialFailed, a failed handshake, OSError...
                 failure = exc
                 mesh.close()

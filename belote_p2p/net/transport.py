@@ -460,7 +460,6 @@ class Mesh:
         self._peers: dict[int, _Connection] = {}
         self._ever: set[int] = set()
         self._numbers = itertools.count(1)
-        self._all_connected = trio.Event()
         self._cancel_scope: trio.CancelScope | None = None
         self._closed = False
         self._event_out: trio.MemoryReceiveChannel[MeshEvent] | None = None
@@ -507,6 +506,7 @@ class Mesh:
         *,
         listeners: Sequence[AnyListener] | None = None,
         fallback: Fallback | None = None,
+        opens_with: int | None = None,
         task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
     ) -> None:
         """Listen (unless the last seat), dial the lower seats and run every connection.
@@ -515,9 +515,10 @@ class Mesh:
         listen; those of the lower seats are dialled, and our own is where we listen unless
         ``listeners`` are given (``[]``: we accept no direct connection, or someone else
         hands them to :meth:`incoming`). ``fallback`` opens relayed links (see the module
-        docstring). Signals ``task_status`` once every other peer is authenticated, then
-        runs until cancelled or :meth:`close`. Without a fallback, until a lower seat was
-        first connected, a failed dial or handshake with it is raised (after
+        docstring). Signals ``task_status`` once every other peer is authenticated (or
+        ``opens_with`` of them: a resumed game's mesh, some of whose seats may never come
+        back), then runs until cancelled or :meth:`close`. Without a fallback, until a lower
+        seat was first connected, a failed dial or handshake with it is raised (after
         :attr:`MeshConfig.dial_attempts` when it refused us or closed before a word);
         later ones are retried. With one, nothing is raised: a relay that fails is tried
         again for as long as the mesh runs. A bad incoming connection is only refused.
@@ -553,7 +554,9 @@ class Mesh:
                     if fallback is not None:
                         wait = self.config.fallback_after if direct is not None else 0.0
                         nursery.start_soon(self._fallback_loop, peer, fallback, wait)
-                await self._all_connected.wait()
+                wanted = self.seats - 1 if opens_with is None else min(opens_with, self.seats - 1)
+                while len(self._peers) < wanted:
+                    await self._changed.wait()
                 task_status.started()
         finally:
             self._nursery = None
@@ -687,8 +690,6 @@ class Mesh:
             old.close("replaced by a new connection")
         reconnected = seat in self._ever
         self._ever.add(seat)
-        if len(self._peers) == self.seats - 1:
-            self._all_connected.set()
         self._notify()
         if conn.relayed:
             logger.info("seat %d: connected to seat %d through the relay", self.seat, seat)

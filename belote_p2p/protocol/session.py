@@ -171,6 +171,9 @@ def delivers(envelope: Envelope, seat: int) -> bool:
     return kind in PROGRESS_TYPES or (kind == "abandon" and abandoned_seat(envelope.body) == seat)
 
 
+UNDERIVED: Final = frozenset({"chat", "abandon"})
+"""Bodies of our own that no input derives (a person's line; a vote our clock decided, or a
+resignation): a resumed session keeps them from its record, as they were signed."""
 ACTION_HISTORY = 512
 """Applied bids and plays remembered, with the state after each, to find the state at an
 abandonment's causal cut (far more than the actions of one round)."""
@@ -981,7 +984,7 @@ class TableSession:
         seen = [
             tracker.last_hash(me) if s == me else self._last_processed[s] for s in range(self.seats)
         ]
-        self._resend_recorded_chats()
+        self._resend_recorded_choices()
         recorded = self._recorded.pop(tracker.next_seq(me), None)
         if recorded is not None:
             # Resuming: we signed this envelope before the crash; it must say the same.
@@ -1008,14 +1011,15 @@ class TableSession:
         if envelope.type == "chat":
             self._chats_sent += 1
 
-    def _resend_recorded_chats(self) -> None:
-        """Resuming: our recorded chat lines next in our chain are kept as they were signed
-        (a chat is a person's, never derived again), so that what follows them matches."""
+    def _resend_recorded_choices(self) -> None:
+        """Resuming: our recorded envelopes next in our chain that nothing derives (a chat
+        line, a person's; a vote that a seat left, our clock's) are kept as they were
+        signed, so that what follows them matches."""
         me = self.seat
         assert me is not None
         while True:
             recorded = self._recorded.get(self.tracker.next_seq(me))
-            if recorded is None or recorded.type != "chat":
+            if recorded is None or recorded.type not in UNDERIVED:
                 return
             del self._recorded[recorded.seq]
             self._keep_own(recorded)
@@ -1042,7 +1046,7 @@ class TableSession:
             progress = True
             while progress and self._phase is not SessionPhase.STOPPED:
                 if self._recorded:
-                    self._resend_recorded_chats()
+                    self._resend_recorded_choices()
                 progress = self._advance()
                 for envelope in list(self._pending):
                     if self._ready(envelope) and self._process(envelope):
@@ -1773,8 +1777,8 @@ class TableSession:
             return False
         self._asked = (state.number, len(state.actions))
         seq = self.tracker.next_seq(seat)
-        while (chat := self._recorded.get(seq)) is not None and chat.type == "chat":
-            seq += 1  # our recorded chat lines come first (see _resend_recorded_chats)
+        while (kept := self._recorded.get(seq)) is not None and kept.type in UNDERIVED:
+            seq += 1  # our recorded chats and votes come first (_resend_recorded_choices)
         recorded = self._recorded.get(seq)
         if recorded is not None and recorded.type in ("bid", "play"):
             self.act(self._recorded_action(recorded))
