@@ -52,6 +52,18 @@ for _name in ("LC_ALL", "LC_MESSAGES", "LANGUAGE"):
 os.environ["LANG"] = "C.UTF-8"
 os.environ["XDG_DATA_HOME"] = tempfile.mkdtemp(prefix="belote-suite-home-")
 
+
+@pytest.fixture(autouse=True)
+def _the_next_test_reads_english() -> Iterator[None]:
+    """A command run in this process in another language (``main([..., "--lang", "fr"])``)
+    sets the process's language, as it should for a command: the next test of the same worker
+    starts in English again."""
+    yield
+    from belote_p2p import i18n
+
+    i18n.set_language(i18n.DEFAULT)
+
+
 UNTIMED = {"deadline": None, "suppress_health_check": [hypothesis.HealthCheck.too_slow]}
 hypothesis.settings.register_profile("dev", print_blob=True, **UNTIMED)
 hypothesis.settings.register_profile(

@@ -15,12 +15,14 @@ import socket
 import subprocess
 import sys
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import trio
 
+from belote_p2p.app.output import parse_result
 from belote_p2p.app.web.server import WebServer
 from belote_p2p.game.cards import CARDS, Card, parse_cards
 from belote_p2p.game.engine import Phase, State, under_position
@@ -531,9 +533,42 @@ async def start_relay_process(nursery: trio.Nursery, tmp_path: Path) -> tuple[Pr
     relay = await start(
         nursery, "relay", cli_argv("relay", "--port", "0", "--bind", LOOPBACK), tmp_path
     )
-    relay.wanted = "Tables use it with"
-    await relay.line_seen.wait()
+    await until_seen(relay, "Tables use it with")
     return relay, int(relay.output.split("(port ")[1].split(")")[0])
+
+
+@contextmanager
+def ended(procs: list[Process]) -> Iterator[None]:
+    """Kill whichever of ``procs`` still runs when the block ends (a failed test leaves no
+    peer behind)."""
+    try:
+        yield
+    finally:
+        for proc in procs:
+            if proc.process.returncode is None:
+                proc.process.kill()
+
+
+async def until_seen(proc: Process, text: str) -> None:
+    proc.wanted = text
+    if text not in proc.output:
+        await proc.line_seen.wait()
+
+
+def check_games(procs: list[Process], tmp_path: Path) -> list[dict[str, Any]]:
+    """Every process exited 0 with a RESULT line; the four transcripts verify alike."""
+    results = []
+    for proc in procs:
+        log = (tmp_path / f"{proc.name}.stderr").read_text()
+        assert proc.process.returncode == 0, (proc.name, proc.output, log[-3000:])
+        result = parse_result(proc.output)
+        assert result is not None and result["ok"], (proc.name, proc.output)
+        results.append(result)
+    verdicts = [verify_transcript(Path(r["transcript"])) for r in results]
+    assert all(v.ok and v.finished for v in verdicts), [v.summary() for v in verdicts]
+    assert len({v.summary() for v in verdicts}) == 1
+    assert len({tuple(r["scores"]) for r in results}) == 1
+    return results
 
 
 # -- the deck protocol's tests and vectors ----------------------------------------------

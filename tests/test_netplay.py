@@ -21,6 +21,7 @@ from helpers import (
     run_cli,
     source_pythonpath,
     start,
+    until_seen,
 )
 
 from belote_p2p.app.botprocs import PROCESS_FILE
@@ -332,8 +333,7 @@ async def test_a_bot_process_killed_mid_game_leaves_its_open_hand_to_its_partner
     with trio.fail_after(240):
         async with trio.open_nursery() as nursery:
             host = await start(nursery, "host", args, tmp_path)
-            host.wanted = "Dealing."
-            await host.line_seen.wait()
+            await until_seen(host, "Dealing.")
             info = json.loads((Home(home).bot(1).root / PROCESS_FILE).read_text())
             os.kill(int(info["pid"]), signal.SIGKILL)
             status = await host.process.wait()

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from helpers import check_turn_ups, run_cli
+from helpers import check_turn_ups, identities, run_cli
 
 from belote_p2p.app.cli import main
 from belote_p2p.app.output import parse_result
@@ -75,8 +75,13 @@ async def test_demo_processes_play_to_an_agreed_end_and_every_record_verifies(
     assert [bool(r[2]) for r in per_seat[0]] == [s == winner for s in range(seats)]
 
 
+KEYS = [identity.public_key_bytes for identity in identities(78, 6)]
+
+
 def key(i: int) -> bytes:
-    return bytes([i]) * 32
+    """A valid public key for player ``i`` (a table definition refuses a point that is not
+    one, PROTOCOL.md §1)."""
+    return KEYS[i]
 
 
 def test_a_three_handed_lobby_seats_two_joiners_without_partners() -> None:

@@ -23,6 +23,7 @@ from helpers import (
     open_listeners,
     start,
     table_sessions,
+    until_seen,
 )
 
 from belote_p2p.app.home import Home, game_ended, unfinished_games
@@ -244,8 +245,7 @@ async def start_host(
     args = cli_argv("host", "--port", "0", *COMMON[:4], "--seed", "1", "--name", "Host",
                     "--home", home, *options)  # fmt: skip
     host = await start(nursery, "host", args, tmp_path)
-    host.wanted = "Others join with"
-    await host.line_seen.wait()
+    await until_seen(host, "Others join with")
     return host, host.output.split("Lobby listening on ")[1].split()[0]
 
 

@@ -14,8 +14,19 @@ from typing import Any
 
 import pytest
 import trio
-from helpers import LOOPBACK, Process, address_of, cli_argv, identities, open_listeners, start
-from test_internet import check_games, ended, nat_namespaces, until_seen
+from helpers import (
+    LOOPBACK,
+    Process,
+    address_of,
+    check_games,
+    cli_argv,
+    ended,
+    identities,
+    open_listeners,
+    start,
+    until_seen,
+)
+from netns import nat_namespaces
 
 from belote_p2p.app.blocklist import BlockList, parse_fingerprint
 from belote_p2p.app.home import Home

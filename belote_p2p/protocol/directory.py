@@ -532,9 +532,9 @@ class DirectoryStats:
         }
 
 
-class Refused(Exception):
-    """An ad or a query the directory does not take; ``cause`` is counted, ``reason``
-    goes to the client in a ``relay-error``."""
+class Refused(RemoteProtocolError):
+    """An ad or a query the directory does not take (a client broke the directory's
+    protocol); ``cause`` is counted, ``reason`` goes to the client in a ``relay-error``."""
 
     def __init__(self, cause: str, reason: str) -> None:
         super().__init__(reason)
