@@ -827,7 +827,17 @@ SLAVIC = (
     "(n%100<10 || n%100>=20) ? 1 : 2);"
 )
 """A plural rule of three forms (Russian's), for the script's reader of plural rules."""
-LANG_IS = "(lang) => document.documentElement.lang === lang && !!document.querySelector('#langs')"
+LANG_IS = """(lang) => !!document.documentElement && document.documentElement.lang === lang
+  && !!document.querySelector('#langs')"""
+
+
+def switch_language(page: Any, language: str, within: str = "") -> None:
+    """Click the page's switch to ``language`` (in ``within``, a selector) and wait for the
+    page it loads (a predicate run while the old page unloads would see no document)."""
+    with page.expect_navigation():
+        page.locator(f'{within} #langs a[hreflang="{language}"]'.strip()).click()
+
+
 SIDE_HEADINGS = "() => Array.from(document.querySelectorAll('#side h2')).map((h) => h.textContent)"
 BACKS_LABELS = """() => Array.from(document.querySelectorAll('#felt .seat .backs'))
   .map((b) => b.getAttribute('aria-label'))"""
@@ -982,7 +992,7 @@ def test_a_person_plays_a_whole_game_in_french_or_spanish(
         if switched:
             page.wait_for_function(MY_DECISION_OR_OVER)
             assert page.evaluate(SIDE_HEADINGS)[0] == "Last trick"
-            page.locator(f'#top #langs a[hreflang="{language}"]').click()
+            switch_language(page, language, "#top")
         page.wait_for_function(LANG_IS, arg=language)
         # A switch is a choice, kept for the next commands; a browser's preference is not.
         assert i18n.remembered(home) == (language if switched else None)
@@ -1016,7 +1026,7 @@ def test_the_lobby_in_spanish_then_french(browser: Any, tmp_path: Path) -> None:
             assert page.locator("#lobby .lobby-head #langs").count() == 1
             shot(page, f"{language}-lobby")
             if language == "es":
-                page.locator('#langs a[hreflang="fr"]').click()
+                switch_language(page, "fr")
         assert (home / "lang").read_text().strip() == "fr"
         # The script reads a catalog's plural rule without eval, as gettext does.
         for n, form in ((0, 0), (1, 0), (2, 1)):
