@@ -45,6 +45,7 @@ from belote_p2p.net.lobby import (
     JoinRefused,
     JoinRequest,
     Lobby,
+    LobbyClosed,
     LobbyError,
     host_lobby,
 )
@@ -94,6 +95,10 @@ from .watch import (
 )
 from .wording import error_text, game_text, variant_name
 
+CLOSED = 4
+"""What :func:`host_game` returns for a table its host closed before the game (``closed``,
+the browser lobby's Stop hosting; never a command's exit status)."""
+
 
 async def host_game(
     options: SeatOptions,
@@ -108,6 +113,7 @@ async def host_game(
     fill: str = "rules",
     watch: bool = True,
     hints: bool = False,
+    closed: trio.Event | None = None,
 ) -> int:
     """Host a table, optionally with ``bots`` local bot processes; the exit status.
 
@@ -119,7 +125,9 @@ async def host_game(
     in the invitation (a public name, a router's forwarded port). ``fill``: the bot of the
     bot processes. ``watch``: the port serves watchers (:mod:`.watch`). ``hints``: the
     table's rule that every seat may ask its own peer's expert for advice (signed in the
-    definition, shown to every seat)."""
+    definition, shown to every seat). ``closed``: set, it closes the table while its lobby
+    waits for players (the joiners are told, the port and the bot processes close; then
+    :data:`CLOSED`); a game begun goes on."""
     identity = options.home.identity()
     mention_unfinished(options.home, identity)
     player = make_player(options)
@@ -325,7 +333,7 @@ async def host_game(
                     definition, proposal = await host_lobby(
                         lobby, [], identity, on_join=joined, on_leave=left, arrange=arrange,
                         hand_over=hand_over,
-                        relay=invitation.relay,
+                        relay=invitation.relay, closed=closed,
                     )  # fmt: skip
                 finally:
                     beacon_scope.cancel()
@@ -363,6 +371,9 @@ async def host_game(
                         relay=relay, on_mesh=on_mesh, on_step=hub.publish,
                     )  # fmt: skip
                     hub.finish(watch_end(result))
+            except LobbyClosed:
+                say(_("You closed the table: the players who had joined are told."))
+                nursery.cancel_scope.cancel()
             except (LobbyError, PeerError) as exc:
                 print(error_text(exc), file=sys.stderr, flush=True)
                 nursery.cancel_scope.cancel()
@@ -383,7 +394,7 @@ async def host_game(
         await drain_watchers(hub)
         service.cancel_scope.cancel()
     if result is None:
-        return 1
+        return CLOSED if closed is not None and closed.is_set() and not seated else 1
     status = exit_status(result)
     if not result.finished:
         return status  # abandoned or stopped: the bots saw it too, nothing to compare

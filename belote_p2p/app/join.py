@@ -10,6 +10,7 @@ other peers reach this one through the relay (the host's port, or the one it nam
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from collections.abc import Callable, Sequence
 
@@ -32,7 +33,9 @@ from belote_p2p.net.invite import Invitation, InvitationError, is_invitation
 from belote_p2p.net.lobby import (
     DEFAULT_PORT,
     DEFAULT_WAIT,
+    TABLE_CLOSED,
     HostUnreachable,
+    JoinRefused,
     LobbyAnswer,
     LobbyError,
     check_name,
@@ -68,6 +71,48 @@ from .wording import error_text
 
 INVITATION_CONNECT_TIMEOUT = 5.0
 """Seconds for each address of an invitation before the next one is tried."""
+HOST_NAME = re.compile(r"[A-Za-z0-9._-]+|\[?[0-9A-Fa-f:.%]+\]?")
+"""What a host name or IP address may look like (no spaces, no punctuation of a sentence)."""
+
+
+def read_entry(text: str) -> tuple[Invitation | None, list[tuple[str, int]]]:
+    """What ``join`` takes, the same in the terminal and the browser lobby: an invitation
+    code (the code and its addresses) or ``HOST[:PORT]`` (port 7777 if none); raises
+    :class:`InvitationError` for a code that cannot be read and :class:`ValueError` for
+    something that is no address."""
+    if is_invitation(text):
+        invitation = Invitation.decode(text)
+        return invitation, [parse_address(a) for a in invitation.addresses]
+    host, port = parse_address(text, DEFAULT_PORT)
+    if not HOST_NAME.fullmatch(host):
+        raise ValueError(f"not a host name or an IP address: {host!r}")
+    return None, [(host, port)]
+
+
+def entry_problem(text: str) -> str | None:
+    """Why ``text`` is neither an invitation code nor an address, in the reader's words
+    (None: it is one of them)."""
+    try:
+        read_entry(text)
+    except InvitationError:
+        return _(
+            "This invitation code cannot be read: copy the whole code the host shows "
+            "(it starts with belote2)."
+        )
+    except ValueError:
+        return _(
+            "This is neither an invitation code nor an address: paste the host's code "
+            "(belote2...) or give HOST:PORT, like 192.168.1.20:7777."
+        )
+    return None
+
+
+def join_failure_text(exc: LobbyError | PeerError) -> str:
+    """Why joining failed, in words: a table its host closed before its game says so in
+    the reader's language (the other reasons are the host's or the network's own)."""
+    if isinstance(exc, JoinRefused) and exc.reason == TABLE_CLOSED:
+        return _("The host closed the table before its game began.")
+    return str(exc)
 
 
 async def find_table(
@@ -180,14 +225,10 @@ async def join_game(
         if heard is None:
             return 2
         address, table_id = heard.address, heard.table_id
-    invitation = None
     try:
-        if is_invitation(address):
-            invitation = Invitation.decode(address)
-            hosts = [parse_address(a) for a in invitation.addresses]
+        invitation, hosts = read_entry(address)
+        if invitation is not None:
             table_id = invitation.table_prefix
-        else:
-            hosts = [parse_address(address, DEFAULT_PORT)]
         relay = parse_address(options.relay, DEFAULT_RELAY_PORT) if options.relay else None
     except (InvitationError, ValueError) as exc:
         print(error_text(exc), file=sys.stderr)
@@ -234,7 +275,11 @@ async def join_game(
     except (LobbyError, PeerError) as exc:
         for listener in mesh_listeners:
             await listener.aclose()
-        print(error_text(exc), file=sys.stderr, flush=True)
+        said = join_failure_text(exc)
+        print(error_text(said), file=sys.stderr, flush=True)
+        if options.web is not None and options.web.tell is not None:
+            # The lobby page says why too, not only the terminal.
+            options.web.tell(_("Not joined: {reason}").format(reason=said))
         return 1
     return exit_status(result)
 
