@@ -239,6 +239,33 @@ async def test_the_lobby_hosts_tables_of_every_size(tmp_path: Path) -> None:
     assert not lobby.busy  # nothing started
 
 
+async def test_the_lobby_s_join_field_and_stop_hosting_say_what_they_can_do(
+    tmp_path: Path,
+) -> None:
+    """An entry that is neither a code nor an address starts nothing and is said under the
+    field (in the reader's language when the page is drawn); Stop hosting closes only a
+    table that waits for its players."""
+    server = WebServer()
+    lobby = WebLobby(server, Home.at(tmp_path / "home"), beacon=[])
+    assert lobby.model()["join_error"] == "" and not lobby.model()["stoppable"]
+    assert await lobby.handle({"type": "join", "name": "Bob", "address": "a b:c"}) is None
+    assert not lobby.busy and lobby.model()["join_error"].startswith("This is neither")
+    with i18n.using("fr"):
+        assert lobby.model()["join_error"].startswith("Ce n'est ni un code")
+    assert await lobby.handle({"type": "stop"}) == "No table of yours waits for players."
+    lobby.closing = trio.Event()  # a table hosted from the page, waiting for players
+    assert lobby.model()["stoppable"]
+    assert await lobby.handle({"type": "stop"}) is None
+    assert lobby.closing.is_set() and not lobby.model()["stoppable"]
+    assert lobby.status == "Closing the table..."
+    lobby.closing = trio.Event()
+    definition, _ = make_table("classic")
+    server.table = WebTable(TableView.from_definition(definition, 0), server.hub)
+    assert not lobby.model()["stoppable"]  # its game began: leaving it is the table's
+    assert await lobby.handle({"type": "stop"}) == "The game has begun: leave it from the table."
+    assert not lobby.closing.is_set()
+
+
 def test_every_card_has_an_svg_face_named_for_screen_readers() -> None:
     for c in CARDS:
         svg = image(str(c))

@@ -506,6 +506,17 @@ def test_a_person_plays_a_round_at_a_table_of_few(
     assert "RESULT" in out
 
 
+def host_from_lobby(page: Any, variant: str, bots: int, *, target: int | None = None) -> None:
+    """The lobby's Host form: ``variant`` to ``target`` (the form's own if None) with
+    ``bots``, on a port the system chooses."""
+    page.locator("#host-variant").select_option(variant)
+    if target is not None:
+        page.locator("#host-target").fill(str(target))
+    page.locator("#host-port").fill("0")
+    page.locator("#host-bots").select_option(str(bots))
+    page.locator("#host-button").click()
+
+
 def test_the_lobby_hosts_a_game_and_shows_it_after(browser: Any, tmp_path: Path) -> None:
     """``belote-p2p web``: host a table with three bots from the lobby, play a game of a few
     rounds on the same page (each round's summary stays until the person has to act),
@@ -518,11 +529,7 @@ def test_the_lobby_hosts_a_game_and_shows_it_after(browser: Any, tmp_path: Path)
         page.goto(url)
         page.locator("#lobby").wait_for(state="visible")
         assert page.locator("#lobby-name").input_value() == "Alice"
-        page.locator("#host-variant").select_option("classic")
-        page.locator("#host-target").fill("300")
-        page.locator("#host-port").fill("0")
-        page.locator("#host-bots").select_option("3")
-        page.locator("#host-button").click()
+        host_from_lobby(page, "classic", 3, target=300)
         page.locator("#table").wait_for(state="visible")
         play_game(page, "classic", url, shots=False)
         page.locator("#leave").click()
@@ -1188,10 +1195,7 @@ def test_stop_hosting_closes_the_table_and_its_joiner_hears_why(
     try:
         alice = lobby_page(browser, host.page_url())
         assert alice.locator("#stop-hosting").is_hidden()  # nothing hosted yet
-        alice.locator("#host-variant").select_option("classic")
-        alice.locator("#host-port").fill("0")
-        alice.locator("#host-bots").select_option("1")
-        alice.locator("#host-button").click()
+        host_from_lobby(alice, "classic", 1)
         alice.wait_for_function(STATUS_HAS, arg="belote-p2p join belote2")
         alice.locator("#stop-hosting").wait_for(state="visible")
         found = re.search(r"belote-p2p join (\S+)", alice.locator("#lobby-status").text_content())
@@ -1250,11 +1254,7 @@ def test_the_rematch_is_asked_on_the_page_played_then_declined(
     try:
         url = lobby.page_url()
         page = lobby_page(browser, url)
-        page.locator("#host-variant").select_option("classic")
-        page.locator("#host-target").fill("1")
-        page.locator("#host-port").fill("0")
-        page.locator("#host-bots").select_option("3")
-        page.locator("#host-button").click()
+        host_from_lobby(page, "classic", 3, target=1)
         page.locator("#table").wait_for(state="visible")
         play_game(page, "classic", url, shots=False)
         question = page.locator("#rematch-question")
