@@ -24,22 +24,26 @@ from helpers import (
 )
 from terminal import Terminal, at_decision, environment
 
+from belote_p2p import i18n
 from belote_p2p.app.home import Home
 from belote_p2p.app.host import prompt_seats
-from belote_p2p.app.join import join_game
+from belote_p2p.app.join import entry_problem, join_failure_text, join_game, read_entry
 from belote_p2p.app.lan import DEFAULT_BEACON_ADDRESSES, beacon_addresses
 from belote_p2p.app.seat import SeatOptions
 from belote_p2p.game.rules import rule_set
 from belote_p2p.net.discovery import Beacon, send_beacons
+from belote_p2p.net.invite import Invitation
 from belote_p2p.net.lobby import (
     LOBBY_VERSION,
     PROOF_LABEL,
+    TABLE_CLOSED,
     JoinChallenge,
     JoinRefused,
     JoinRequest,
     KeyNotProven,
     Lobby,
     LobbyAnswer,
+    LobbyClosed,
     LobbyError,
     host_lobby,
     join_table,
@@ -463,6 +467,68 @@ async def test_a_table_that_does_not_fill_says_what_it_waited_for() -> None:
         "the table did not fill within 1 s: it waited for 2 more players (Bob joined)"
     )
     assert str(join_error) == "the table did not fill within 1 s"
+
+
+async def test_a_host_closes_its_lobby_and_every_joiner_hears_why() -> None:
+    """Stop hosting: the joiners seated so far hear the table is closed (and say so in
+    their reader's words), the host's wait ends with :class:`LobbyClosed`, the port closes."""
+    listener, port = await lobby_port()
+    lobby = new_lobby(port=port)
+    closed = trio.Event()
+    seated: list[str] = []
+    outcome: list[BaseException] = []
+
+    def joined(_seat: int, request: JoinRequest) -> None:
+        seated.append(request.name)
+        if len(seated) == 2:
+            closed.set()  # the host closes its table with two of three joiners in
+
+    async def host() -> None:
+        with pytest.raises(LobbyClosed) as caught:
+            await host_lobby(lobby, [listener], IDS[0], closed=closed, on_join=joined)
+        outcome.append(caught.value)
+
+    async def join(k: int) -> None:
+        with pytest.raises(JoinRefused) as caught:
+            await join_table(LOOPBACK, port, NAMES[k], IDS[k], 6000 + k)
+        outcome.append(caught.value)
+
+    with trio.fail_after(20):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(host)
+            nursery.start_soon(join, 1)
+            nursery.start_soon(join, 2)
+    assert sorted(seated) == ["Bob", "Carol"]
+    refusals = [e for e in outcome if isinstance(e, JoinRefused)]
+    assert [e.reason for e in refusals] == [TABLE_CLOSED, TABLE_CLOSED]
+    assert join_failure_text(refusals[0]) == "The host closed the table before its game began."
+    with i18n.using("fr"):
+        assert join_failure_text(refusals[0]).startswith("L'hôte a fermé la table")
+    assert [str(e) for e in outcome if isinstance(e, LobbyClosed)] == [
+        "you closed the table before its game began"
+    ]
+    with pytest.raises(OSError):
+        await trio.open_tcp_stream(LOOPBACK, port)  # nothing listens there any more
+
+
+def test_join_takes_an_invitation_code_or_an_address_and_says_what_is_neither() -> None:
+    code = Invitation.of(bytes(range(16)), KEYS[0], ("192.168.1.20:7777",)).encode()
+    invitation, hosts = read_entry(code)
+    assert invitation is not None and hosts == [("192.168.1.20", 7777)]
+    assert read_entry(" 10.0.0.2:7000 ") == (None, [("10.0.0.2", 7000)])
+    assert read_entry("[::1]:7001") == (None, [("::1", 7001)])
+    assert read_entry("table.example.org") == (None, [("table.example.org", 7777)])
+    assert entry_problem(code) is None and entry_problem("10.0.0.2") is None
+    damaged = code[:-3] + ("A" if code[-3] != "A" else "B") + code[-2:]
+    assert entry_problem(damaged) == (
+        "This invitation code cannot be read: copy the whole code the host shows "
+        "(it starts with belote2)."
+    )
+    for bad in ("10.0.0.2:port", "my friend's table", "host:99999", "a;b"):
+        problem = entry_problem(bad)
+        assert problem is not None and problem.startswith("This is neither an invitation"), bad
+    with i18n.using("es"):
+        assert str(entry_problem("10.0.0.2:port")).startswith("No es ni un código")
 
 
 # -- join with no address -----------------------------------------------------------------------

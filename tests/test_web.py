@@ -239,6 +239,33 @@ async def test_the_lobby_hosts_tables_of_every_size(tmp_path: Path) -> None:
     assert not lobby.busy  # nothing started
 
 
+async def test_the_lobby_s_join_field_and_stop_hosting_say_what_they_can_do(
+    tmp_path: Path,
+) -> None:
+    """An entry that is neither a code nor an address starts nothing and is said under the
+    field (in the reader's language when the page is drawn); Stop hosting closes only a
+    table that waits for its players."""
+    server = WebServer()
+    lobby = WebLobby(server, Home.at(tmp_path / "home"), beacon=[])
+    assert lobby.model()["join_error"] == "" and not lobby.model()["stoppable"]
+    assert await lobby.handle({"type": "join", "name": "Bob", "address": "a b:c"}) is None
+    assert not lobby.busy and lobby.model()["join_error"].startswith("This is neither")
+    with i18n.using("fr"):
+        assert lobby.model()["join_error"].startswith("Ce n'est ni un code")
+    assert await lobby.handle({"type": "stop"}) == "No table of yours waits for players."
+    lobby.closing = trio.Event()  # a table hosted from the page, waiting for players
+    assert lobby.model()["stoppable"]
+    assert await lobby.handle({"type": "stop"}) is None
+    assert lobby.closing.is_set() and not lobby.model()["stoppable"]
+    assert lobby.status == "Closing the table..."
+    lobby.closing = trio.Event()
+    definition, _ = make_table("classic")
+    server.table = WebTable(TableView.from_definition(definition, 0), server.hub)
+    assert not lobby.model()["stoppable"]  # its game began: leaving it is the table's
+    assert await lobby.handle({"type": "stop"}) == "The game has begun: leave it from the table."
+    assert not lobby.closing.is_set()
+
+
 def test_every_card_has_an_svg_face_named_for_screen_readers() -> None:
     for c in CARDS:
         svg = image(str(c))
@@ -330,8 +357,9 @@ async def test_the_rematch_button_answers_the_question_of_another_game() -> None
     definition, _ = make_table("classic")
     table = WebTable(TableView.from_definition(definition, 0))
     web = WebOptions(open_browser=False)
-    offer_rematch(table, web.vote)
+    offer_rematch(table, web.vote, definition)
     assert not table.model()["rematch_enabled"]  # not before the game is over
+    assert table.model()["rematch_question"] == ""
     assert await table.handle({"type": "rematch"}) == NO_REMATCH
     table.game_over("over")
     assert not table.model()["rematch_enabled"]  # not after a resignation or abandonment
@@ -346,6 +374,38 @@ async def test_the_rematch_button_answers_the_question_of_another_game() -> None
     ask = asker(True, web)
     assert await ask() is True and await ask() is False  # read once, for one game
     assert await asker(False, None)() is True  # a bot says yes
+
+
+async def test_the_page_asks_the_question_of_another_game_and_no_goes_at_once() -> None:
+    """The question names who offers the game and its rules (the deal passed on); No is
+    the terminal's no, given as the page is left; a malformed answer changes nothing."""
+    definition, _ = make_table("classic")
+    names = [s.name for s in definition.seats]
+    web = WebOptions(open_browser=False)
+    host = WebTable(TableView.from_definition(definition, 0))
+    joiner = WebTable(TableView.from_definition(definition, 2))
+    rules = rule_set("classic", target=1)
+    state, rng = dealt(rules, 1), random.Random(1)
+    while not state.is_over:
+        state = state.apply(rng.choice(state.legal_actions()))
+    for table in (host, joiner):
+        offer_rematch(table, web.vote, definition)
+        table.game_over("over")
+        table.on_event(GameOver(state))
+    dealer = names[(definition.rules.first_dealer + 1) % 4]
+    offered = host.model()["rematch_question"]
+    assert offered.startswith(f"Offer another game to {names[1]}, {names[2]} and {names[3]}?")
+    assert f"{dealer} deals first" in offered and "classic to" in offered
+    asked = joiner.model()["rematch_question"]
+    assert asked.startswith(f"{names[0]} (the host) offers another game: classic to")
+    assert f"{dealer} deals first" in asked
+    with i18n.using("fr"):
+        assert "propose une autre partie" in joiner.model()["rematch_question"]
+    assert await joiner.handle({"type": "rematch", "again": "yes"}) == "A malformed answer."
+    assert not joiner.left.is_set()
+    web.vote.wanted = True  # an answer of before is overwritten by this one
+    assert await joiner.handle({"type": "rematch", "again": False}) is None
+    assert joiner.left.is_set() and await asker(True, web)() is False
 
 
 # -- the server's locks ---------------------------------------------------------------------

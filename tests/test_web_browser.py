@@ -18,6 +18,7 @@ import json
 import os
 import re
 import signal
+import socket
 import threading
 from pathlib import Path
 from typing import Any
@@ -375,6 +376,17 @@ def test_a_person_plays_a_round_at_a_table_of_few(
     assert "RESULT" in out
 
 
+def host_from_lobby(page: Any, variant: str, bots: int, *, target: int | None = None) -> None:
+    """The lobby's Host form: ``variant`` to ``target`` (the form's own if None) with
+    ``bots``, on a port the system chooses."""
+    page.locator("#host-variant").select_option(variant)
+    if target is not None:
+        page.locator("#host-target").fill(str(target))
+    page.locator("#host-port").fill("0")
+    page.locator("#host-bots").select_option(str(bots))
+    page.locator("#host-button").click()
+
+
 def test_the_lobby_hosts_a_game_and_shows_it_after(browser: Any, tmp_path: Path) -> None:
     """``belote-p2p web``: host a table with three bots from the lobby, play a game of a few
     rounds on the same page (each round's summary stays until the person has to act),
@@ -387,11 +399,7 @@ def test_the_lobby_hosts_a_game_and_shows_it_after(browser: Any, tmp_path: Path)
         page.goto(url)
         page.locator("#lobby").wait_for(state="visible")
         assert page.locator("#lobby-name").input_value() == "Alice"
-        page.locator("#host-variant").select_option("classic")
-        page.locator("#host-target").fill("300")
-        page.locator("#host-port").fill("0")
-        page.locator("#host-bots").select_option("3")
-        page.locator("#host-button").click()
+        host_from_lobby(page, "classic", 3, target=300)
         page.locator("#table").wait_for(state="visible")
         play_game(page, "classic", url, shots=False)
         page.locator("#leave").click()
@@ -1038,3 +1046,115 @@ def test_the_lobby_in_spanish_then_french(browser: Any, tmp_path: Path) -> None:
         assert lobby.wait() == 0, lobby.output
     finally:
         lobby.stop()
+
+
+# -- the lobby's own steps: Stop hosting, the join field, the rematch asked on the page -------
+
+STATUS_HAS = """(text) => document.querySelector('#lobby-status').textContent.includes(text)"""
+JOIN_ERROR = """(text) => { const e = document.querySelector('#join-error');
+  return !e.hidden && e.textContent.includes(text); }"""
+
+
+def lobby_page(browser: Any, url: str) -> Any:
+    page = browser.new_context(viewport=DESKTOP).new_page()
+    page.set_default_timeout(WAIT_MS)
+    page.goto(url)
+    page.locator("#lobby").wait_for(state="visible")
+    return page
+
+
+def test_stop_hosting_closes_the_table_and_its_joiner_hears_why(
+    browser: Any, tmp_path: Path
+) -> None:
+    """Alice hosts from the lobby (one bot, so the table waits); Bob's lobby is told under
+    its field what is neither a code nor an address, then joins with the invitation code
+    pasted; Alice's Stop hosting closes the table: Bob's page says the host closed it, her
+    port refuses connections, both lobbies are back at their start and quit."""
+    host = Served("web", "--name", "Alice", "--home", tmp_path / "alice", "--bind", LOOPBACK)
+    joiner = Served("web", "--name", "Bob", "--home", tmp_path / "bob", "--bind", LOOPBACK)
+    try:
+        alice = lobby_page(browser, host.page_url())
+        assert alice.locator("#stop-hosting").is_hidden()  # nothing hosted yet
+        host_from_lobby(alice, "classic", 1)
+        alice.wait_for_function(STATUS_HAS, arg="belote-p2p join belote2")
+        alice.locator("#stop-hosting").wait_for(state="visible")
+        found = re.search(r"belote-p2p join (\S+)", alice.locator("#lobby-status").text_content())
+        assert found is not None
+        code = found[1]
+        port = int(host.line(r"Lobby listening on \S+:(\d+)")[1])
+
+        bob = lobby_page(browser, joiner.page_url())
+        label = bob.locator("label:has(#join-address)").text_content()
+        assert "Invitation code or address" in label
+        assert "belote2" in bob.locator("#join-address").get_attribute("placeholder")
+        assert bob.locator("#join-error").is_hidden()
+        damaged = code[:-2] + ("A" if code[-2] != "A" else "B") + code[-1]
+        bob.locator("#join-address").fill(damaged)
+        bob.locator("#join-button").click()
+        bob.wait_for_function(JOIN_ERROR, arg="This invitation code cannot be read")
+        bob.locator("#join-address").fill("my friend's table")
+        bob.locator("#join-button").click()
+        bob.wait_for_function(JOIN_ERROR, arg="neither an invitation code nor an address")
+        assert bob.locator("#lobby").get_attribute("data-busy") == "false"  # no step began
+        shot(bob, "lobby-join-error")
+        bob.locator("#join-address").fill(code)
+        bob.locator("#join-button").click()
+        bob.locator("#join-error").wait_for(state="hidden")
+        host.line(r"Bob \[[0-9a-f-]+\] joined: seat")  # (her page shows the last news only)
+        assert bob.locator("#lobby").get_attribute("data-busy") == "true"
+
+        alice.locator("#stop-hosting").click()
+        alice.wait_for_function(LOBBY_SETTLED, arg="You closed the table")
+        assert alice.locator("#stop-hosting").is_hidden()
+        assert alice.locator("#host-button").is_enabled()
+        bob.wait_for_function(LOBBY_SETTLED, arg="The host closed the table before its game")
+        assert bob.locator("#join-button").is_enabled()
+        with pytest.raises(ConnectionRefusedError):
+            socket.create_connection((LOOPBACK, port), timeout=WAIT_MS / 1000).close()
+        for page, served in ((alice, host), (bob, joiner)):
+            page.locator("#quit-button").click()
+            assert served.wait() == 0, served.output
+    finally:
+        host.stop()
+        joiner.stop()
+    assert "You closed the table: the players who had joined are told." in host.output
+
+
+ANOTHER_GAME = """() => { const t = document.querySelector('#table');
+  return !t.hidden && t.dataset.finished !== 'true'; }"""
+
+
+def test_the_rematch_is_asked_on_the_page_played_then_declined(
+    browser: Any, tmp_path: Path
+) -> None:
+    """A lobby's table of three bots to 1: once the game is over the page asks whether to
+    offer another game (to whom, its rules, who deals first); Play again starts the next
+    game on the same page, and No after it ends the table (the bots hear it at once)."""
+    lobby = Served("web", "--name", "Alice", "--home", tmp_path / "home")
+    try:
+        url = lobby.page_url()
+        page = lobby_page(browser, url)
+        host_from_lobby(page, "classic", 3, target=1)
+        page.locator("#table").wait_for(state="visible")
+        play_game(page, "classic", url, shots=False)
+        question = page.locator("#rematch-question")
+        question.wait_for(state="visible")
+        asked = question.text_content()
+        assert asked.startswith("Offer another game to Bot1, Bot2 and Bot3? classic to 1"), asked
+        assert "deals first" in asked
+        assert page.locator("#rematch").text_content() == "Play again"
+        shot(page, "rematch-question")
+        page.locator("#rematch").click()
+        page.wait_for_function(ANOTHER_GAME)
+        play_game(page, "classic", url, shots=False)
+        question.wait_for(state="visible")
+        page.locator("#rematch-decline").click()
+        page.wait_for_function(LOBBY_SETTLED, arg="No other game: Alice does not want")
+        page.wait_for_function("() => document.querySelectorAll('#games tbody tr').length === 2")
+        page.locator("#quit-button").click()
+        assert lobby.wait() == 0, lobby.output
+    finally:
+        lobby.stop()
+    out = lobby.output
+    assert out.count("RESULT {") == 2 and "All 4 peers agree" in out, out
+    assert "Bot1 wants another game." in out and "Alice does not." in out, out

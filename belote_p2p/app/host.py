@@ -46,6 +46,7 @@ from belote_p2p.net.lobby import (
     JoinRefused,
     JoinRequest,
     Lobby,
+    LobbyClosed,
     LobbyError,
     host_lobby,
 )
@@ -97,6 +98,10 @@ from .watch import (
 )
 from .wording import error_text, game_text, variant_name
 
+CLOSED = 4
+"""What :func:`host_game` returns for a table its host closed before the game (``closed``,
+the browser lobby's Stop hosting; never a command's exit status)."""
+
 
 async def host_game(
     options: SeatOptions,
@@ -112,6 +117,7 @@ async def host_game(
     watch: bool = True,
     hints: bool = False,
     public: bool = False,
+    closed: trio.Event | None = None,
 ) -> int:
     """Host a table, optionally with ``bots`` local bot processes; the exit status.
 
@@ -126,7 +132,9 @@ async def host_game(
     definition, shown to every seat). ``public``: the table is listed in the directory of
     the relay (``options.relay``) while it has seats for strangers (:mod:`.public`), and
     its joiners are asked if they are ready once it is full. Every table's lobby refuses
-    the keys of the home's block list (:mod:`.blocklist`)."""
+    the keys of the home's block list (:mod:`.blocklist`). ``closed``: set, it closes the
+    table while its lobby waits for players (the joiners are told, the port and the bot
+    processes close; then :data:`CLOSED`); a game begun goes on."""
     identity = options.home.identity()
     mention_unfinished(options.home, identity)
     player = make_player(options)
@@ -367,6 +375,7 @@ async def host_game(
                         lobby, [], identity, on_join=joined, on_leave=left, arrange=arrange,
                         hand_over=hand_over,
                         relay=invitation.relay, ready_check=public, on_not_ready=not_ready,
+                        closed=closed,
                     )  # fmt: skip
                 finally:
                     beacon_scope.cancel()
@@ -405,6 +414,9 @@ async def host_game(
                         relay=relay, on_mesh=on_mesh, on_step=hub.publish,
                     )  # fmt: skip
                     hub.finish(watch_end(result))
+            except LobbyClosed:
+                say(_("You closed the table: the players who had joined are told."))
+                nursery.cancel_scope.cancel()
             except (LobbyError, PeerError) as exc:
                 print(error_text(exc), file=sys.stderr, flush=True)
                 nursery.cancel_scope.cancel()
@@ -425,7 +437,7 @@ async def host_game(
         await drain_watchers(hub)
         service.cancel_scope.cancel()
     if result is None:
-        return 1
+        return CLOSED if closed is not None and closed.is_set() and not seated else 1
     status = exit_status(result)
     if not result.finished:
         return status  # abandoned or stopped: the bots saw it too, nothing to compare

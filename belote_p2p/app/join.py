@@ -10,6 +10,7 @@ other peers reach this one through the relay (the host's port, or the one it nam
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
@@ -34,7 +35,9 @@ from belote_p2p.net.invite import Invitation, InvitationError, is_invitation
 from belote_p2p.net.lobby import (
     DEFAULT_PORT,
     DEFAULT_WAIT,
+    TABLE_CLOSED,
     HostUnreachable,
+    JoinRefused,
     LobbyAnswer,
     LobbyError,
     ReadyCheck,
@@ -81,6 +84,59 @@ from .wording import error_text, variant_name
 
 INVITATION_CONNECT_TIMEOUT = 5.0
 """Seconds for each address of an invitation before the next one is tried."""
+HOST_NAME = re.compile(r"[A-Za-z0-9._-]+|\[?[0-9A-Fa-f:.%]+\]?")
+"""What a host name or IP address may look like (no spaces, no punctuation of a sentence)."""
+
+
+def read_entry(text: str) -> tuple[Invitation | None, list[tuple[str, int]]]:
+    """What ``join`` takes, the same in the terminal and the browser lobby: an invitation
+    code (the code and its addresses) or ``HOST[:PORT]`` (port 7777 if none); raises
+    :class:`InvitationError` for a code that cannot be read and :class:`ValueError` for
+    something that is no address."""
+    if is_invitation(text):
+        invitation = Invitation.decode(text)
+        return invitation, [parse_address(a) for a in invitation.addresses]
+    host, port = parse_address(text, DEFAULT_PORT)
+    if not HOST_NAME.fullmatch(host):
+        raise ValueError(f"not a host name or an IP address: {host!r}")
+    return None, [(host, port)]
+
+
+def entry_problem(text: str) -> str | None:
+    """Why ``text`` is neither an invitation code nor an address, in the reader's words
+    (None: it is one of them)."""
+    try:
+        read_entry(text)
+    except InvitationError:
+        return _(
+            "This invitation code cannot be read: copy the whole code the host shows "
+            "(it starts with belote2)."
+        )
+    except ValueError:
+        return _(
+            "This is neither an invitation code nor an address: paste the host's code "
+            "(belote2...) or give HOST:PORT, like 192.168.1.20:7777."
+        )
+    return None
+
+
+def join_failure_text(exc: Exception) -> str:
+    """Why joining failed, in words: a table its host closed before its game says so in
+    the reader's language (the other reasons are the host's or the network's own)."""
+    if isinstance(exc, JoinRefused) and exc.reason == TABLE_CLOSED:
+        return _("The host closed the table before its game began.")
+    return str(exc)
+
+
+def not_joined(options: SeatOptions, exc: Exception) -> int:
+    """Say why joining (or playing the seat) failed, at the terminal and on the lobby page
+    when there is one; the exit status."""
+    said = join_failure_text(exc)
+    print(error_text(said), file=sys.stderr, flush=True)
+    if options.web is not None and options.web.tell is not None:
+        # The lobby page says why too, not only the terminal.
+        options.web.tell(_("Not joined: {reason}").format(reason=said))
+    return 1
 
 
 async def find_table(
@@ -193,14 +249,10 @@ async def join_game(
         if heard is None:
             return 2
         address, table_id = heard.address, heard.table_id
-    invitation = None
     try:
-        if is_invitation(address):
-            invitation = Invitation.decode(address)
-            hosts = [parse_address(a) for a in invitation.addresses]
+        invitation, hosts = read_entry(address)
+        if invitation is not None:
             table_id = invitation.table_prefix
-        else:
-            hosts = [parse_address(address, DEFAULT_PORT)]
         relay = parse_address(options.relay, DEFAULT_RELAY_PORT) if options.relay else None
     except (InvitationError, ValueError) as exc:
         print(error_text(exc), file=sys.stderr)
@@ -221,8 +273,7 @@ async def join_game(
             check=check,
         )  # fmt: skip
     except LobbyError as exc:
-        print(error_text(exc), file=sys.stderr, flush=True)
-        return 1
+        return not_joined(options, exc)
     named = invitation.relay if invitation is not None else None
     return await play_joined(options, player, seated, relay, named, watch)
 
@@ -310,8 +361,7 @@ async def play_joined(
     except (LobbyError, PeerError, ValueError) as exc:
         for listener in mesh_listeners:
             await listener.aclose()
-        print(error_text(exc), file=sys.stderr, flush=True)
-        return 1
+        return not_joined(options, exc)
     return exit_status(result)
 
 
@@ -334,8 +384,7 @@ async def join_advertised(options: SeatOptions, ad: Advertisement, *, watch: boo
             ready=ready,
         )  # fmt: skip
     except (LobbyError, ValueError) as exc:
-        print(error_text(exc), file=sys.stderr, flush=True)
-        return 1
+        return not_joined(options, exc)
     return await play_joined(options, player, seated, None, ad.relay, watch)
 
 

@@ -118,6 +118,16 @@ class JoinRefused(LobbyError):
         self.reason = reason
 
 
+class LobbyClosed(LobbyError):
+    """The host closed its lobby before the table was full (the browser lobby's Stop
+    hosting): every joiner heard :data:`TABLE_CLOSED`."""
+
+
+TABLE_CLOSED = "the host closed the table"
+"""What every joiner of a lobby its host closes hears (the ``error`` frame's reason: the
+joiner tells it apart from the other refusals, to say it in its reader's words)."""
+
+
 class KeyNotProven(JoinRefused):
     """A join whose signature does not prove the key it announced: made up, copied from
     another connection or lobby, or over a nonce this lobby did not give (or gave already)."""
@@ -814,6 +824,7 @@ async def host_lobby(
     relay: str | None = None,
     ready_check: bool = False,
     on_not_ready: Callable[[JoinRequest, str], None] | None = None,
+    closed: trio.Event | None = None,
 ) -> tuple[TableDefinition, bytes]:
     """Accept joiners on ``listeners`` until the table is full; send them the definition.
 
@@ -832,7 +843,9 @@ async def host_lobby(
     and one that says no, or says nothing within the check's seconds, loses its seat (it is
     told; ``on_not_ready(request, why)`` hears it) and the lobby waits for another before it
     asks again. Raises :class:`LobbyError` if the table does not fill within ``wait``
-    seconds, saying what it waited for. Closes the listeners before returning.
+    seconds, saying what it waited for, and :class:`LobbyClosed` if ``closed`` is set before
+    the table is signed (every joiner hears :data:`TABLE_CLOSED`). Closes the listeners
+    before returning.
     """
     changes = _Changes()
     holders: dict[bytes, _Holder] = {}
@@ -929,7 +942,20 @@ async def host_lobby(
             nursery.start_soon(_accept_loop, listener, nursery, handle)
         if hand_over is not None:
             hand_over(handle)
-        with trio.move_on_after(wait):
+        filling = trio.move_on_after(wait)
+        watching = trio.CancelScope()
+
+        async def close_when(closing: trio.Event) -> None:
+            # The host closes its lobby: the wait for joiners ends, unless the table is
+            # being signed (its joiners hear it whole).
+            with watching:
+                await closing.wait()
+                if not signed:
+                    filling.cancel()
+
+        if closed is not None:
+            nursery.start_soon(close_when, closed)
+        with filling:
             while True:
                 while not lobby.full:
                     await changes.wait()
@@ -946,11 +972,15 @@ async def host_lobby(
             message = table_message(definition, proposal, relay)
             for holder in list(holders.values()):
                 await _send_quietly(holder.conn, message)
+        watching.cancel()
         if hand_over is not None:
             hand_over(None)
         waited = _waiting_for(lobby)
         signed = True
-        if definition is None:
+        stopped = definition is None and closed is not None and closed.is_set()
+        if stopped:
+            dismiss(TABLE_CLOSED)
+        elif definition is None:
             dismiss(f"the table did not fill within {wait:.0f} s")
         for holder in holders.values():
             holder.done.set()
@@ -958,6 +988,8 @@ async def host_lobby(
             await listener.aclose()
         # The handlers close their connections once told; then the nursery ends.
         nursery.cancel_scope.deadline = trio.current_time() + request_timeout
+    if stopped:
+        raise LobbyClosed(_("you closed the table before its game began"))
     if definition is None:
         raise LobbyError(
             _("the table did not fill within {seconds} s: {waited}").format(

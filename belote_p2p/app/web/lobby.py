@@ -4,7 +4,10 @@ one's profile, the ranking and the past games; the game itself is then played on
 page (the seat's table joins the lobby's server, :mod:`.seat`), and the lobby comes back
 when the person leaves the table.
 
-Tables are joined by address: invitation codes are not in this version. A table is watched
+Tables are joined by the host's invitation code or its address (what ``join`` takes:
+:func:`~belote_p2p.app.join.read_entry`); an entry that is neither is said under the field,
+in the reader's words. A table hosted from the page can be closed while it waits for its
+players (Stop hosting: its joiners are told, its port closes). A table is watched
 by the watch code its host printed (the Watch entry: :mod:`belote_p2p.app.watch`), through
 the host's port or, when that does not answer, the relay the code names.
 
@@ -45,6 +48,7 @@ from belote_p2p.protocol.transcript import Transcript, TranscriptError
 from belote_p2p.protocol.verify import verify_transcript
 
 from ..home import Home, unfinished_games
+from ..join import entry_problem
 from ..lan import DEFAULT_BEACON_ADDRESSES, BeaconAddress, beacon_address, beacon_text
 from ..profile import (
     SCORE_COLUMNS,
@@ -213,6 +217,12 @@ class WebLobby:
         """What the seat's job said last between games (a rematch's answers), kept past its end."""
         self.quit = trio.Event()
         self.nursery: trio.Nursery | None = None
+        self.closing: trio.Event | None = None
+        """Closes the table hosted from the page while it waits for players (Stop
+        hosting); None once its game began, or when no table is hosted."""
+        self.bad_entry: str | None = None
+        """The join field's last entry, when it was neither a code nor an address (the page
+        says why under the field, in its reader's words)."""
 
     # -- what the page shows ----------------------------------------------------------------
 
@@ -231,6 +241,8 @@ class WebLobby:
             ],
             "status": self.status,
             "busy": self.busy,
+            "stoppable": self.stoppable,
+            "join_error": entry_problem(self.bad_entry) if self.bad_entry is not None else "",
             "profile": profile,
             "progress": {
                 "losses": [round(x, 2) for x in self.progress],
@@ -285,6 +297,12 @@ class WebLobby:
                 for g in self.games
             ],
         }
+
+    @property
+    def stoppable(self) -> bool:
+        """The table hosted from the page waits for players: Stop hosting closes it."""
+        closing = self.closing
+        return closing is not None and not closing.is_set() and self.server.table is None
 
     def _changed(self) -> None:
         self.server.hub.bump()
@@ -347,6 +365,8 @@ class WebLobby:
             except BeloteError as exc:
                 return _("Name: {error}").format(error=exc)
             return self._start(lambda: self._take_seat(chosen[0]))
+        if kind == "stop":
+            return self._stop()
         if kind == "quit":
             if self.server.table is not None:
                 return _("A game is on: finish it first.")
@@ -387,7 +407,40 @@ class WebLobby:
         address = message.get("address")
         if not isinstance(address, str) or not address.strip():
             return _("Give the host's address (HOST:PORT) or choose a table heard on the network.")
-        return self._start(lambda: self._join(address.strip()))
+        return self._join_entry(address.strip())
+
+    # -- the join field: an invitation code or an address --------------------------------
+
+    def _join_entry(self, entry: str) -> str | None:
+        """Join at ``entry`` if it is a code or an address; else the page says why under
+        the field (no step starts)."""
+        if entry_problem(entry) is not None:
+            self.bad_entry = entry
+            self._changed()
+            return None
+        self.bad_entry = None
+        return self._start(lambda: self._join(entry))
+
+    # -- Stop hosting -------------------------------------------------------------------
+
+    def _stop(self) -> str | None:
+        """The person closes the table it hosts from the page, before its game begins."""
+        if self.closing is None or self.closing.is_set():
+            return _("No table of yours waits for players.")
+        if self.server.table is not None:
+            return _("The game has begun: leave it from the table.")
+        self.closing.set()
+        self.status = _("Closing the table...")
+        self._changed()
+        return None
+
+    async def _until_the_game(self) -> None:
+        """Stop hosting goes once the hosted table's game begins (its page is served)."""
+        hub = self.server.hub
+        while self.server.table is None:
+            await hub.wait_past(hub.version)
+        self.closing = None
+        self._changed()
 
     def _start(self, job: Callable[[], Awaitable[None]]) -> str | None:
         if self.busy:
@@ -487,7 +540,7 @@ class WebLobby:
     async def _host(
         self, variant: str, target: int, bots: int, port: int, hints: bool = False
     ) -> None:
-        from ..host import host_game
+        from ..host import CLOSED, host_game
 
         self.status = ngettext(
             "Hosting {table} with {n} bot...", "Hosting {table} with {n} bots...", bots
@@ -495,7 +548,22 @@ class WebLobby:
         self._changed()  # then the host says who joins (:attr:`WebOptions.tell`)
         rules = rule_set(variant, target=target)
         beacon = self.beacon if bots < rules.seats - 1 else None
-        status = await host_game(self._options(), rules, port, bots, beacon=beacon, hints=hints)
+        closing = self.closing = trio.Event()
+        try:
+            async with trio.open_nursery() as watching:
+                watching.start_soon(self._until_the_game)
+                status = await host_game(
+                    self._options(), rules, port, bots, beacon=beacon, hints=hints,
+                    closed=closing,
+                )  # fmt: skip
+                watching.cancel_scope.cancel()
+        finally:
+            self.closing = None
+        if status == CLOSED:
+            self.status = _("You closed the table: the players who had joined are told.")
+            self.told = ""
+            await self.refresh()
+            return
         await self._after(status)
 
     async def _join(self, address: str) -> None:
@@ -579,8 +647,12 @@ class WebLobby:
             if status == 0
             else _("The game ended (status {status}).").format(status=status)
         )
-        # The last word of a rematch (who did not want one) stays beside it.
-        self.status = f"{over} {self.told}" if self.told else over
+        # The last word of a rematch (who did not want one) stays beside it; a step that
+        # failed before any game (a table closed, a host unreachable) says only why.
+        if self.told and status != 0:
+            self.status = self.told
+        else:
+            self.status = f"{over} {self.told}" if self.told else over
         self.told = ""
         await self.refresh()
 

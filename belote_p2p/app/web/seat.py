@@ -15,16 +15,19 @@ import html
 import tempfile
 import webbrowser
 from collections.abc import AsyncIterator, Callable
+from functools import partial
 from pathlib import Path
 
 import trio
 
 from belote_p2p.i18n import _
 from belote_p2p.net.peer import PeerResult
+from belote_p2p.net.rematch import passed_on
 from belote_p2p.protocol.table import TableDefinition
 
 from ..coach import TableCoach
 from ..seatview import RESIGNED_OPEN, SIGNED_OUT, SIGNED_OUT_OPEN, SeatView
+from ..wording import game_text, listed
 from .options import RematchVote, WebOptions
 from .server import WebServer
 from .table import WebTable
@@ -96,7 +99,7 @@ async def web_seat(
         if web.tell is not None:
             web.tell("")  # the lobby's line of before the game is stale once it begins
         if rematch:
-            offer_rematch(table, web.vote)
+            offer_rematch(table, web.vote, definition)
         server.hub.bump()
         try:
             yield table
@@ -110,16 +113,35 @@ async def web_seat(
                 server.hub.bump()
 
 
-def offer_rematch(table: WebTable, vote: RematchVote) -> None:
-    """The page's Rematch button, once the game is over: the person wants another game
-    and leaves this one's page (``host`` or ``join`` then asks the others)."""
+def offer_rematch(table: WebTable, vote: RematchVote, definition: TableDefinition) -> None:
+    """The page's question of another game, once the game is over (who hosts it, its
+    rules, who deals first: :func:`rematch_question`): the person's answer (Play again, or
+    No) is the one the terminal's question gets, given as the page is left (``host`` or
+    ``join`` then tells it to the others at once)."""
 
-    async def again() -> None:
-        vote.wanted = True
+    async def answer(again: bool) -> None:
+        vote.wanted = again
         table.left.set()
         table.hub.bump()
 
-    table.rematch = again
+    table.rematch = answer
+    table.rematch_question = partial(rematch_question, definition, table.seat)
+
+
+def rematch_question(definition: TableDefinition, seat: int) -> str:
+    """The page's question of another game at ``definition``'s table, for ``seat``: the
+    host offers it to the others, a joiner is offered it by the host."""
+    rules = passed_on(definition)
+    table = game_text(rules.name, rules.target)
+    dealer = definition.seats[rules.first_dealer].name
+    if seat == 0:
+        return _(
+            "Offer another game to {names}? {table}, the same seats; {dealer} deals first."
+        ).format(names=listed([s.name for s in definition.seats[1:]]), table=table, dealer=dealer)
+    return _(
+        "{host} (the host) offers another game: {table}, the same players and seats; "
+        "{dealer} deals first. Play again?"
+    ).format(host=definition.seats[0].name, table=table, dealer=dealer)
 
 
 def outcome_text(result: PeerResult, seats: int) -> str:

@@ -112,8 +112,11 @@ class WebTable:
         # Hooks (see the module docstring).
         self.send_chat: Callable[[str], None] | None = None
         """Sends a chat line to the table (the session's ``chat`` body, when it exists)."""
-        self.rematch: Callable[[], Awaitable[None]] | None = None
-        """Proposes a new game to the same players (when the session offers it)."""
+        self.rematch: Callable[[bool], Awaitable[None]] | None = None
+        """Answers the question of a new game with the same players (when the session
+        offers it): yes or no."""
+        self.rematch_question: Callable[[], str] | None = None
+        """The question, in the reader's words (who offers the game, its rules)."""
         self.hints: Callable[[Observation], Awaitable[str]] | None = None
         """The expert's hint of a decision, in words (the table's rule of hints: None
         where it is off)."""
@@ -264,6 +267,10 @@ class WebTable:
         model["rematch_enabled"] = (
             self.rematch is not None and self.finished.is_set() and self.played_out
         )
+        question = self.rematch_question
+        model["rematch_question"] = (
+            question() if model["rematch_enabled"] and question is not None else ""
+        )
         model["finished"] = self.finished.is_set()
         model["result"] = self.result
         model["resigning"] = self.resign_asked
@@ -303,7 +310,10 @@ class WebTable:
         if kind == "rematch":
             if self.rematch is None or not self.finished.is_set() or not self.played_out:
                 return _("No rematch is offered: the game was not played to its end.")
-            await self.rematch()
+            again = message.get("again", True)
+            if not isinstance(again, bool):
+                return _("A malformed answer.")
+            await self.rematch(again)
             return None
         return _("Unknown message {kind!r}.").format(kind=kind)
 

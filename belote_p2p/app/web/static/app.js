@@ -520,8 +520,17 @@ function renderSummary(t) {
   $("#score-sheet").textContent = t.sheet || "";
   $("#result-line").textContent = t.result || "";
   $("#summary-close").hidden = over;
-  $("#rematch").hidden = !t.rematch_enabled;
+  renderRematch(t);
   $("#leave").hidden = !t.finished;
+}
+
+// The question of another game, once the game is over (who offers it, its rules): the
+// answer goes as the page is left, as the terminal's does.
+function renderRematch(t) {
+  $("#rematch-question").hidden = !t.rematch_enabled;
+  $("#rematch-question").textContent = t.rematch_question || "";
+  $("#rematch").hidden = !t.rematch_enabled;
+  $("#rematch-decline").hidden = !t.rematch_enabled;
 }
 
 // A narrow or touch screen taps its cards, and has no arrow keys to speak of.
@@ -567,6 +576,8 @@ function renderLobby(l) {
   }
   $("#lobby-status").textContent = l.status || "";
   $("#profile-line").textContent = l.profile || "";
+  renderHosting(l);
+  renderJoinError(l);
   const busy = l.busy;
   // Quit stays: a step that hangs (a rematch the others never answer) must not trap the page.
   for (const b of ["#host-button", "#join-button", "#scan-button", "#watch-button"]) $(b).disabled = busy;
@@ -595,6 +606,19 @@ function renderPublic(l, busy) {
     el("span", { text: t.text }),
     el("button", { type: "button", disabled: busy,
       onclick: () => send({ type: "take-seat", id: t.id, name: $("#lobby-name").value }) }, _("Take a seat")))));
+}
+
+// Stop hosting: only while the table hosted from this page waits for its players.
+function renderHosting(l) {
+  $("#stop-hosting").hidden = !l.stoppable;
+}
+
+// Why the join field's entry is neither an invitation code nor an address, under it.
+function renderJoinError(l) {
+  const box = $("#join-error");
+  box.hidden = !l.join_error;
+  box.textContent = l.join_error || "";
+  $("#join-address").setAttribute("aria-invalid", l.join_error ? "true" : "false");
 }
 
 // The person's average loss a decision, game by game (oldest first): a small line.
@@ -668,7 +692,9 @@ document.addEventListener("DOMContentLoaded", () => {
     $("#summary").hidden = true;
   });
   $("#leave").addEventListener("click", () => send({ type: "leave" }));
-  $("#rematch").addEventListener("click", () => send({ type: "rematch" }));
+  $("#rematch").addEventListener("click", () => send({ type: "rematch", again: true }));
+  $("#rematch-decline").addEventListener("click", () => send({ type: "rematch", again: false }));
+  $("#stop-hosting").addEventListener("click", () => send({ type: "stop" }));
   let armed = null;
   $("#resign").addEventListener("click", (ev) => {
     const b = ev.currentTarget;
