@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from functools import partial
 from pathlib import Path
 
@@ -509,6 +509,46 @@ async def test_a_host_closes_its_lobby_and_every_joiner_hears_why() -> None:
     ]
     with pytest.raises(OSError):
         await trio.open_tcp_stream(LOOPBACK, port)  # nothing listens there any more
+
+
+async def test_joiners_of_a_closed_table_hear_why_when_the_port_closes_at_once() -> None:
+    """The lobby's connections are accepted by the host's port (``hand_over``), in a nursery
+    of its own that the host closes as soon as its lobby says the table is closed: every
+    joiner still hears why, not only the connection's end."""
+    listener, port = await lobby_port()
+    lobby = new_lobby(port=port)
+    closed = trio.Event()
+    handler: list[Callable[[trio.abc.Stream], Awaitable[None]] | None] = [None]
+    seated: list[str] = []
+    refusals: list[JoinRefused] = []
+
+    def joined(_seat: int, request: JoinRequest) -> None:
+        seated.append(request.name)
+        if len(seated) == 2:
+            closed.set()
+
+    async def serve(stream: trio.abc.Stream) -> None:
+        if handler[0] is not None:
+            await handler[0](stream)
+
+    def hand_over(h: Callable[[trio.abc.Stream], Awaitable[None]] | None) -> None:
+        handler[0] = h
+
+    async def join(k: int) -> None:
+        with pytest.raises(JoinRefused) as caught:
+            await join_table(LOOPBACK, port, NAMES[k], IDS[k], 6000 + k)
+        refusals.append(caught.value)
+
+    with trio.fail_after(20):
+        async with trio.open_nursery() as joiners, trio.open_nursery() as host_port:
+            host_port.start_soon(trio.serve_listeners, serve, [listener])
+            joiners.start_soon(join, 1)
+            joiners.start_soon(join, 2)
+            with pytest.raises(LobbyClosed):
+                await host_lobby(lobby, [], IDS[0], closed=closed, on_join=joined,
+                                 hand_over=hand_over)  # fmt: skip
+            host_port.cancel_scope.cancel()  # the host's port closes at once
+    assert [e.reason for e in refusals] == [TABLE_CLOSED, TABLE_CLOSED]
 
 
 def test_join_takes_an_invitation_code_or_an_address_and_says_what_is_neither() -> None:

@@ -808,6 +808,8 @@ class _Holder:
     """Its answer to the ready check under way (None: none asked, or no answer yet)."""
     asked: bool = False
     """A ready check is under way for it: a ``ready`` frame is its answer."""
+    told: trio.Event = field(default_factory=trio.Event)
+    """Its handler is done with it: it heard its last word (the table, or why not)."""
 
 
 async def host_lobby(
@@ -889,12 +891,15 @@ async def host_lobby(
                         on_leave(request)
                     changes.notify()
 
-            async with trio.open_nursery() as watch:
-                watch.start_soon(hang_up)
-                await holder.done.wait()
-                watch.cancel_scope.cancel()
-            if holder.reason is not None:
-                await _send_quietly(conn, error_message(holder.reason))
+            try:
+                async with trio.open_nursery() as watch:
+                    watch.start_soon(hang_up)
+                    await holder.done.wait()
+                    watch.cancel_scope.cancel()
+                if holder.reason is not None:
+                    await _send_quietly(conn, error_message(holder.reason))
+            finally:
+                holder.told.set()
 
     async def all_ready() -> bool:
         """Ask the joiners of version 3 whether they are ready; free the seats of those
@@ -977,6 +982,7 @@ async def host_lobby(
             hand_over(None)
         waited = _waiting_for(lobby)
         signed = True
+        ending = list(holders.values())
         stopped = definition is None and closed is not None and closed.is_set()
         if stopped:
             dismiss(TABLE_CLOSED)
@@ -986,6 +992,13 @@ async def host_lobby(
             holder.done.set()
         for listener in listeners:
             await listener.aclose()
+        # A handler may run in the nursery of whatever accepted its connection (the host's
+        # port, ``hand_over``), which its owner may close as soon as we return: wait until
+        # every joiner heard its last word (a closed table's joiner had heard only the
+        # connection's end).
+        with trio.move_on_after(request_timeout):
+            for holder in ending:
+                await holder.told.wait()
         # The handlers close their connections once told; then the nursery ends.
         nursery.cancel_scope.deadline = trio.current_time() + request_timeout
     if stopped:
