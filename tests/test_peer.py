@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import itertools
 import logging
 import random
@@ -605,6 +606,30 @@ async def test_sync_answers_to_one_seat_are_bounded_in_bytes_across_reconnection
         # Another seat has its own budget.
         driver._handle(Received(2, request, connection=100))
         assert [seat for seat, _ in driver._replies] == [2]
+
+
+async def test_a_seat_that_times_a_silent_seat_late_joins_the_others_vote_within_its_grace(
+    tmp_path: Path, clock: trio.testing.MockClock
+) -> None:
+    """Seat 2 gives a silent seat far longer than the others (a deadline of 1,000 s: the
+    clock of a seat resumed late, which starts timing afresh). Once seat 0 signed the
+    silent seat gone at its point, seat 2 waits for it no longer than its grace: the seat
+    is gone at every peer well before seat 2's own deadline, and only the others signed
+    it (PROTOCOL.md §6.6)."""
+    late = dataclasses.replace(QUICK, person_deadline=1000.0, step_deadline=1000.0)
+    began = trio.current_time()
+    results, _ = await play_table(
+        "three-handed", tmp_path, config=QUICK, configs={2: late},
+        players={1: SilentPlayer(5)}, timeout=3 * late.person_deadline,
+    )  # fmt: skip
+    took = trio.current_time() - began
+    assert all(r.abandoned == 1 and r.error is None for r in results), [
+        (r.abandoned, r.error) for r in results
+    ]
+    assert took < late.person_deadline, took
+    for r in results:
+        verdict = verify_transcript(r.transcript)
+        assert verdict.ok and verdict.abandoned == 1, verdict.summary()
 
 
 @pytest.mark.parametrize(("variant", "silent"), [("three-handed", 1), ("two-handed", 1)])

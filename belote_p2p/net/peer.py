@@ -844,6 +844,12 @@ class _Driver:
         waits = []
         for s, (decision, since) in sorted(self._owes.items()):
             deadline = config.decision_deadline(s) if decision else config.step_deadline
+            if s != self.seat and since > now - deadline and session.others_voted(s):
+                # Another seat already signed it gone at this point: it waited out the
+                # deadline on its own clock (ours may have started only now, on a resume),
+                # so we wait for it at most the grace from here (PROTOCOL.md §6.6).
+                since = now - deadline
+                self._owes[s] = (decision, since)
             waits.append(
                 SeatWait(
                     seat=s,

@@ -728,6 +728,15 @@ class TableSession:
         restarts only when this grows."""
         return self._progress_through(seat, self._last_processed[seat])
 
+    def others_voted(self, seat: int) -> bool:
+        """Another seat signed that ``seat`` is gone at the point it is at now (its
+        progress as we processed it). A peer that times ``seat`` from later than the voter
+        did (one resumed, whose record holds no times) waits for it no longer than its
+        grace from then (PROTOCOL.md §6.6, the deadlines); the vote lapses as ever once
+        ``seat`` delivers."""
+        voters = self._abandon_votes.get((seat, self.progress(seat)), {})
+        return any(voter != self.seat for voter in voters)
+
     def _progress_through(self, seat: int, last: bytes) -> int:
         """``seat``'s progress through its envelope ``last`` (0 for none)."""
         envelope = self._by_hash.get(last)
