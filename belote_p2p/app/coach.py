@@ -40,9 +40,10 @@ from belote_p2p.players.hindsight import (
 from .wording import action_text, bid_choice_text, bid_text, card_text, trump_text
 
 COACH_BOT = "expert:samples=128:bid_samples=96"
-"""The information-set view's evaluator: the ``expert`` bot with four times its table
-budget of worlds for a card and twice for a bid, so that its reckoning of a choice is
-steadier than the choice of an ``expert`` at a table (whose 32 worlds can be unlucky)."""
+"""The information-set view's evaluator: the ``expert`` bot with twice its table
+budget of worlds for a card (four times at two seats) and for a classic bid (as many as at
+a table for a coinche bid), so that its reckoning of a choice is steadier than the
+choice of an ``expert`` at a table."""
 BIDDER_BOT = "rules"
 """Who bids the rest of an auction in the hindsight view of a bid."""
 

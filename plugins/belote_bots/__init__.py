@@ -46,7 +46,7 @@ def belote_bots() -> list[BotInfo]:
             ExpertBot,
             __version__,
             "Deals weighted by the bids, played out on the fast path, the end solved exactly"
-            " (samples=32 or seconds=S).",
+            " (samples=64 or seconds=S).",
         ),
         EXEC,
     ]

@@ -77,10 +77,16 @@ _TIMED_BATCH = 8
 """Worlds drawn at a time when the budget is ``seconds``."""
 EXACT = {4: 4, 3: 3, 2: 4}
 """Tricks left from which every world is solved exactly, by seat count (``exact=-1``)."""
-SAMPLES = {4: 32, 3: 64, 2: 32}
-"""Worlds a card decision, by seat count (``samples=-1``). With fewer seats a world is
-cheaper (fewer hands to play out), and at three seats, where the two others' hands are the
-most uncertain, more of them measurably pay (docs/strength.md) within the same time."""
+SAMPLES = {4: 64, 3: 64, 2: 32}
+"""Worlds a card decision, by seat count (``samples=-1``). At three seats, where the two
+others' hands are the most uncertain, and at four, 64 measurably pay over 32 within the
+decision time bounds (docs/strength.md); at two seats a world hides less."""
+BID_SAMPLES = 48
+"""Deals a bidding decision in classic and three-handed belote (``bid_samples=-1``)."""
+COINCHE_BID_SAMPLES = 96
+"""Deals an auction decision in coinche (``bid_samples=-1``): the contract chosen is the
+best of many noisy estimates, and with 48 deals the noise alone made it overbid
+(docs/strength.md)."""
 
 
 class ExpertOptionError(TypeError, ValueError):
@@ -203,7 +209,8 @@ class ExpertBot:
     ``samples``); ``exact`` tricks left from which every world is solved exactly (-1: the
     default of the seat count, :data:`EXACT`); ``tricks`` tricks searched before a greedy
     playout, earlier in the round (four seats); ``bid_samples`` deals per bidding decision
-    and ``bid_tricks`` their search depth; ``take_margin`` and ``bid_margin`` by how much
+    (-1: :data:`BID_SAMPLES`, in coinche :data:`COINCHE_BID_SAMPLES`; 0: the ``rules`` bot's
+    bids) and ``bid_tricks`` their search depth; ``take_margin`` and ``bid_margin`` by how much
     the worlds must disagree with the ``rules`` bot's bid to overrule it (classic and
     three-handed, coinche); ``coinche_margin`` by how much a coinche or a surcoinche must
     beat passing; ``oversample`` worlds drawn per world kept (the likeliest by the bids and
@@ -219,7 +226,7 @@ class ExpertBot:
         seconds: float = 0.0,
         exact: int = -1,
         tricks: int = 0,
-        bid_samples: int = 48,
+        bid_samples: int = -1,
         bid_tricks: int = 0,
         take_margin: float = 40.0,
         bid_margin: float = 40.0,
@@ -236,7 +243,7 @@ class ExpertBot:
         _check("seconds", seconds, float, 0.0, 3600.0)
         _check("exact", exact, int, -1, 8)
         _check("tricks", tricks, int, 0, 8)
-        _check("bid_samples", bid_samples, int, 0, 10_000)
+        _check("bid_samples", bid_samples, int, -1, 10_000)
         _check("bid_tricks", bid_tricks, int, 0, 8)
         _check("take_margin", take_margin, float, -500.0, 500.0)
         _check("bid_margin", bid_margin, float, -500.0, 500.0)
@@ -455,7 +462,7 @@ class ExpertBot:
         rest = _cards(obs.rules.deck_mask & ~obs.hand_mask & ~(1 << obs.turned))
         mine = list(obs.hand)
         drawn: list[tuple[list[int], float]] = []
-        count = self.bid_samples
+        count = self.bid_samples if self.bid_samples > 0 else BID_SAMPLES
         spoken = any(seat != obs.seat for seat, _ in obs.bids)
         weigh = bool(self.inference and spoken)
         want = count * (self.oversample if weigh else 1)
@@ -593,7 +600,7 @@ class ExpertBot:
 
     def _coinche_deals(self, obs: Observation, rng: random.Random) -> list[tuple[list[int], float]]:
         rest = _cards(obs.rules.deck_mask & ~obs.hand_mask)
-        count = self.bid_samples
+        count = self.bid_samples if self.bid_samples > 0 else COINCHE_BID_SAMPLES
         spoken = any(seat != obs.seat for seat, _ in obs.bids)
         weigh = bool(self.inference and spoken)
         want = count * (self.oversample if weigh else 1)
