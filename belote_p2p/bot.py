@@ -104,6 +104,7 @@ from belote_p2p.game.engine import (
 from belote_p2p.game.fastplay import (
     FastState,
     FewFastState,
+    equivalent_groups,
     few_round_score,
     random_round,
     round_score,
@@ -117,7 +118,7 @@ from belote_p2p.game.scoring import (
     Outcome,
     RoundScore,
 )
-from belote_p2p.game.solver import Solver, equivalent_groups, solve, solve_moves
+from belote_p2p.game.solver import Solver, solve, solve_moves
 from belote_p2p.game.tables import (
     ABOVE,
     ALL_TRUMP,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import math
 import random
 
 import pytest
@@ -10,7 +11,7 @@ from helpers import random_deck
 
 from belote_p2p.game.cards import FULL_DECK
 from belote_p2p.game.engine import Phase, State
-from belote_p2p.game.fastplay import FastState
+from belote_p2p.game.fastplay import FastState, FewFastState
 from belote_p2p.game.observation import observe
 from belote_p2p.game.rules import RuleSet, rule_set
 from belote_p2p.players.bots import BotError, load_bots, make_bot
@@ -131,10 +132,13 @@ def test_sampled_deals_respect_what_was_observed() -> None:
 
 def random_play_state(rules: RuleSet, rng: random.Random, cards: int) -> State:
     """A full-knowledge state ``cards`` plays into a round after random bidding."""
-    state = State.new_game(rules).deal(random_deck(rng))
+    deck = list(rules.deck_cards)
+    rng.shuffle(deck)
+    state = State.new_game(rules).deal(deck)
     while state.phase is not Phase.PLAY:
         if state.phase is Phase.DEAL:
-            state = state.deal(random_deck(rng))
+            rng.shuffle(deck)
+            state = state.deal(deck)
         else:
             state = state.apply(rng.choice(state.legal_actions()))
     for _ in range(cards):
@@ -207,3 +211,66 @@ def test_the_default_worlds_a_card_follow_the_seat_count(
         state = state.apply(bot.decide(obs, rng))
     assert asked[0] == expert.SAMPLES[seats]
     assert expert.ExpertBot(samples=5).samples == 5
+
+
+def paranoid(f: FewFastState, me: int) -> float:
+    """Seat ``me``'s net score with every hand seen, every legal card tried (no pruning, no
+    merged cards): what :meth:`FewFastState.search` must find."""
+    if f.tricks == f.length:
+        return pimc.net(f.score(), me)
+    values = []
+    m = f.legal_mask()
+    while m:
+        c = (m & -m).bit_length() - 1
+        m &= m - 1
+        f.push(c)
+        values.append(paranoid(f, me))
+        f.pop()
+    return max(values) if f.to_act == me else min(values)
+
+
+@pytest.mark.parametrize("variant", ["three-handed", "two-handed"])
+def test_the_few_seat_search_is_the_full_minimax(variant: str) -> None:
+    rules = rule_set(variant)
+    rng = random.Random(17)
+    for _ in range(12):
+        f = FewFastState.few_from_state(random_play_state(rules, rng, rules.deck_size - 9))
+        me = rng.randrange(rules.seats)
+        before = (list(f.hands), f.tricks, list(f.points), f.to_act)
+        assert f.search(me, -math.inf, math.inf) == paranoid(f, me)
+        assert (list(f.hands), f.tricks, list(f.points), f.to_act) == before
+
+
+def test_a_close_card_decision_draws_more_worlds(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[int] = []
+    real = expert.sample_worlds
+
+    def counting(*args: object) -> object:
+        calls[-1] += 1
+        return real(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(expert, "sample_worlds", counting)
+    rules = rule_set("three-handed")
+    most = {}
+    for z in (0.0, 10.0):
+        bot = expert.ExpertBot(samples=4, bid_samples=0, extra=2, extra_z=z)
+        rng = random.Random(3)
+        per: list[int] = []
+        for seed in range(3):
+            state = random_play_state(rules, random.Random(seed), 0)
+            while state.phase is Phase.PLAY:
+                obs = observe(state, state.to_act)
+                calls.append(0)
+                state = state.apply(bot.decide(obs, rng))
+                per.append(calls[-1])
+        most[z] = max(per)
+        assert min(per) >= 0
+    assert most[0.0] == 1  # never close at z = 0: one batch a decision
+    assert most[10.0] == 3  # the first batch and at most ``extra`` more
+
+
+def test_close_compares_paired_values() -> None:
+    same = [10.0, -20.0, 30.0]
+    assert not expert._close(same, same, [1.0, 1.0, 1.0], 2.0)  # no difference at all
+    assert not expert._close([50.0, 52.0, 49.0], [0.0, 1.0, -1.0], [1.0, 1.0, 1.0], 2.0)
+    assert expert._close([50.0, -40.0, 10.0], [0.0, 0.0, 0.0], [1.0, 1.0, 1.0], 2.0)

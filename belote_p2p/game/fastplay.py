@@ -53,6 +53,7 @@ if TYPE_CHECKING:
     from .observation import Observation
 
 KING, QUEEN = 6, 5
+_INF = float("inf")
 
 # -- announcements and belote, from masks -----------------------------------------------------
 
@@ -1174,6 +1175,37 @@ class FewFastState(FastState):
         trick.append(c)
         self.to_act = (seat + 1) % n
 
+    def search(self, me: int, alpha: float, beta: float) -> float:
+        """Seat ``me``'s net round score (its score minus the mean of the others') at the end
+        of the round with every hand seen, ``me`` playing for the best and every other seat
+        against it: alpha-beta within ``(alpha, beta)`` over the legal cards, one of each
+        group of :func:`equivalent_groups` (the state is left as it was)."""
+        if self.tricks == self.length:
+            score = self.score()
+            others = 0
+            for s in range(self.seats):
+                if s != me:
+                    others += score[s]
+            return score[me] - others / (self.seats - 1)
+        maximize = self.to_act == me
+        best = -_INF if maximize else _INF
+        for group in equivalent_groups(self):
+            self.push(group[0])
+            v = self.search(me, alpha, beta)
+            self.pop()
+            if maximize:
+                if v > best:
+                    best = v
+                    if v > alpha:
+                        alpha = v
+            elif v < best:
+                best = v
+                if v < beta:
+                    beta = v
+            if alpha >= beta:
+                break
+        return best
+
     def play_random(self, rng: random.Random) -> None:
         rand = rng.random
         length = self.length
@@ -1183,6 +1215,66 @@ class FewFastState(FastState):
             for _ in range(int(rand() * k)):
                 m &= m - 1
             self.play((m & -m).bit_length() - 1)
+
+
+# -- equivalent cards ------------------------------------------------------------------------
+
+
+def _orders() -> tuple[tuple[tuple[tuple[int, ...], ...], ...], ...]:
+    """``ORDER[mode][suit][byte]``: the cards of that byte of the suit, strongest first."""
+    out = []
+    for mode in range(6):
+        st = STRENGTH[mode]
+        per_suit = []
+        for suit in range(4):
+            per_suit.append(
+                tuple(
+                    tuple(
+                        sorted(
+                            (suit * 8 + r for r in range(8) if b >> r & 1),
+                            key=lambda c: -st[c],
+                        )
+                    )
+                    for b in range(256)
+                )
+            )
+        out.append(tuple(per_suit))
+    return tuple(out)
+
+
+ORDER = _orders()
+
+
+def equivalent_groups(f: FastState) -> list[list[int]]:
+    """The legal cards of the seat to act, in groups of equivalent cards: touching cards of
+    a suit (no card still out, or on the table, between them) with the same points, and in
+    two-handed neither with a face-down card under it still to turn up (which one turns up
+    depends on the card played)."""
+    under: list[int] = f.under if isinstance(f, FewFastState) else []
+    mode = f.mode
+    pts = POINTS[mode]
+    above = ABOVE[mode]
+    order = ORDER[mode]
+    live = f.out()  # any seat count (two-handed: the face-down cards included)
+    for c in f.trick:
+        live |= 1 << c
+    legal = f.legal_mask()
+    groups: list[list[int]] = []
+    for suit in range(4):
+        b = legal >> (suit * 8) & 0xFF
+        prev = -1
+        for c in order[suit][b] if b else ():
+            if (
+                prev >= 0
+                and pts[c] == pts[prev]
+                and not above[c] & ~above[prev] & ~(1 << prev) & live
+                and not (under and (under[c] >= 0 or under[prev] >= 0))
+            ):
+                groups[-1].append(c)
+            else:
+                groups.append([c])
+            prev = c
+    return groups
 
 
 def _bits(m: int) -> list[int]:

@@ -25,7 +25,7 @@ wins cheaply or gives little away). With no bound the value is exact.
 from __future__ import annotations
 
 from .cards import SUIT_MASKS
-from .fastplay import FastState
+from .fastplay import ORDER, FastState, equivalent_groups
 from .scoring import CAPOT_POINTS, GENERALE_POINTS
 from .tables import ABOVE, ALL_TRUMP, LAST_TRICK_BONUS, NO_TRUMP, POINTS, STRENGTH
 
@@ -89,29 +89,6 @@ def _byte_points() -> tuple[tuple[tuple[int, ...], ...], ...]:
 _BYTE_POINTS = _byte_points()
 
 
-def _orders() -> tuple[tuple[tuple[tuple[int, ...], ...], ...], ...]:
-    """``ORDER[mode][suit][byte]``: the cards of that byte of the suit, strongest first."""
-    out = []
-    for mode in range(6):
-        st = STRENGTH[mode]
-        per_suit = []
-        for suit in range(4):
-            per_suit.append(
-                tuple(
-                    tuple(
-                        sorted(
-                            (suit * 8 + r for r in range(8) if b >> r & 1),
-                            key=lambda c: -st[c],
-                        )
-                    )
-                    for b in range(256)
-                )
-            )
-        out.append(tuple(per_suit))
-    return tuple(out)
-
-
-ORDER = _orders()
 STRONGEST = tuple(
     tuple(tuple(o[0] if o else -1 for o in per_suit) for per_suit in per_mode) for per_mode in ORDER
 )
@@ -626,34 +603,6 @@ class Solver:
             for d in group:
                 out[d] = v
         return out
-
-
-def equivalent_groups(f: FastState) -> list[list[int]]:
-    """The legal cards of the seat to act, in groups of equivalent cards: touching cards of
-    a suit (no card still out, or on the table, between them) with the same points."""
-    mode = f.mode
-    pts = POINTS[mode]
-    above = ABOVE[mode]
-    order = ORDER[mode]
-    live = f.out()  # any seat count (two-handed: the face-down cards included)
-    for c in f.trick:
-        live |= 1 << c
-    legal = f.legal_mask()
-    groups: list[list[int]] = []
-    for suit in range(4):
-        b = legal >> (suit * 8) & 0xFF
-        prev = -1
-        for c in order[suit][b] if b else ():
-            if (
-                prev >= 0
-                and pts[c] == pts[prev]
-                and not above[c] & ~above[prev] & ~(1 << prev) & live
-            ):
-                groups[-1].append(c)
-            else:
-                groups.append([c])
-            prev = c
-    return groups
 
 
 def solve(f: FastState, tricks: int = 0) -> int:

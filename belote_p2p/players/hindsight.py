@@ -35,9 +35,9 @@ from enum import Enum
 
 from belote_p2p.game.cards import CARDS
 from belote_p2p.game.engine import PASS, Action, Phase, State
-from belote_p2p.game.fastplay import FastState, FewFastState
+from belote_p2p.game.fastplay import FastState, FewFastState, equivalent_groups
 from belote_p2p.game.observation import observe
-from belote_p2p.game.solver import Solver, equivalent_groups
+from belote_p2p.game.solver import Solver
 
 from .hookspecs import Bot
 

@@ -53,6 +53,7 @@ from belote_p2p.bot import (
     Action,
     Bid,
     BidKind,
+    Card,
     FastState,
     FewFastState,
     Observation,
@@ -141,7 +142,7 @@ def rollout_values(f: FastState) -> dict[int, int]:
     return out
 
 
-def few_values(f: FastState, me: int, exact: bool) -> dict[int, tuple[float, float]]:
+def few_values(f: FewFastState, me: int, exact: bool) -> dict[int, tuple[float, float]]:
     """Two or three seats: for each legal card, this seat's net round score (its score minus
     the other's, or the mean of the two others') and its card points minus theirs, after
     the rest of the round played out greedily, or with ``exact`` searched to its end as if
@@ -162,30 +163,22 @@ def few_values(f: FastState, me: int, exact: bool) -> dict[int, tuple[float, flo
     return out
 
 
-def few_search(f: FastState, me: int, alpha: float, beta: float) -> float:
+def few_search(f: FewFastState, me: int, alpha: float, beta: float) -> float:
     """The net round score of seat ``me`` (as :func:`few_values`) with every hand seen,
-    ``me`` playing for the best and the others against it (alpha-beta; ``f`` is left as it
-    was)."""
-    if f.tricks == f.length:
-        return net(f.score(), me)
-    maximize = f.to_act == me
-    best = -math.inf if maximize else math.inf
-    for group in equivalent_groups(f):
-        f.push(group[0])
-        v = few_search(f, me, alpha, beta)
-        f.pop()
-        if maximize:
-            if v > best:
-                best = v
-                if v > alpha:
-                    alpha = v
-        elif v < best:
-            best = v
-            if v < beta:
-                beta = v
-        if alpha >= beta:
-            break
-    return best
+    ``me`` playing for the best and the others against it (alpha-beta,
+    :meth:`FewFastState.search`; ``f`` is left as it was)."""
+    return f.search(me, alpha, beta)
+
+
+def _close(first: list[float], second: list[float], weights: list[float], z: float) -> bool:
+    """Whether two cards' values over the same worlds (paired: each world values both) are
+    too close to tell apart: the weighted mean of their difference is under ``z`` standard
+    errors."""
+    total = sum(weights)
+    mean = sum(w * (x - y) for w, x, y in zip(weights, first, second, strict=True)) / total
+    var = sum(w * (x - y - mean) ** 2 for w, x, y in zip(weights, first, second, strict=True))
+    effective = total * total / sum(w * w for w in weights)
+    return mean * mean * effective < z * z * var / total
 
 
 def _check(name: str, value: object, kind: type, low: float, high: float) -> None:
@@ -218,7 +211,9 @@ class ExpertBot:
     much the plays weigh (0: not at all; 1: a play the greedy policy would not make is
     ``1 / play_inference - 1`` times... see :mod:`.inference`: its ``epsilon`` is ``1 -
     play_inference``); ``bid_success`` and ``capot_success`` how often a coinche contract
-    must be made in the worlds to be bid."""
+    must be made in the worlds to be bid; ``extra`` batches of ``samples`` more worlds a card
+    decision may draw while the two best cards are within ``extra_z`` standard errors of
+    each other (0: never)."""
 
     def __init__(
         self,
@@ -236,6 +231,8 @@ class ExpertBot:
         oversample: int = 3,
         inference: float = 1.0,
         play_inference: float = 0.65,
+        extra: int = 0,
+        extra_z: float = 2.0,
     ) -> None:
         _check("samples", samples, int, -1, 10_000)
         if samples == 0:
@@ -253,6 +250,8 @@ class ExpertBot:
         _check("play_inference", play_inference, float, 0.0, 1.0)
         _check("bid_success", bid_success, float, 0.0, 1.0)
         _check("capot_success", capot_success, float, 0.0, 1.0)
+        _check("extra", extra, int, 0, 100)
+        _check("extra_z", extra_z, float, 0.0, 10.0)
         self.samples = samples
         self.seconds = float(seconds)
         self.exact = exact
@@ -267,6 +266,8 @@ class ExpertBot:
         self.play_inference = float(play_inference)
         self.bid_success = float(bid_success)
         self.capot_success = float(capot_success)
+        self.extra = extra
+        self.extra_z = float(extra_z)
         self.rules = RulesBot()
         self.bids = BidModel(self.inference, self.rules)
 
@@ -334,7 +335,14 @@ class ExpertBot:
         samples = self.samples if self.samples > 0 else SAMPLES[n]
         batch = samples if self.seconds <= 0 else _TIMED_BATCH
         epsilon = 1.0 - self.play_inference
-        while solved == 0 or self.seconds > 0:
+        # Each world's value of every card, kept to tell a close decision (``extra``).
+        seen: dict[Card, list[float]] = {c: [] for c in legal}
+        weights: list[float] = []
+        batches = 0
+        # A world drawn twice (few cards left unseen) is valued once.
+        known: dict[tuple[int, ...], dict[int, int]] = {}
+        known_few: dict[tuple[int, ...], dict[int, tuple[float, float]]] = {}
+        while True:
             worlds = sample_worlds(obs, rng, batch, self.oversample, self.bids, epsilon, sampler)
             if not worlds:
                 break
@@ -344,26 +352,46 @@ class ExpertBot:
                     return {}, self.rules.play(obs)  # every legal card does the same
                 if n == 4:
                     base = f.points[0] - f.points[1]
-                    if exact or tricks:
-                        moves = Solver(f, tricks).move_values()
-                    else:
-                        moves = rollout_values(f)
+                    key = tuple(world)
+                    moves = known.get(key)
+                    if moves is None:
+                        if exact or tricks:
+                            moves = Solver(f, tricks).move_values()
+                        else:
+                            moves = rollout_values(f)
+                        known[key] = moves
                     for c in legal:
                         d = base + moves[c]
                         s = f.score_for(d)
-                        score[c] += weight * (s[team] - s[1 - team])
+                        value = s[team] - s[1 - team]
+                        seen[c].append(value)
+                        score[c] += weight * value
                         points[c] += weight * sign * d
                 else:
-                    few = few_values(f, obs.seat, exact)
+                    assert isinstance(f, FewFastState)
+                    key = tuple(world)
+                    few = known_few.get(key)
+                    if few is None:
+                        few = known_few[key] = few_values(f, obs.seat, exact)
                     for c in legal:
                         v, p = few[c]
+                        seen[c].append(v)
                         score[c] += weight * v
                         points[c] += weight * p
+                weights.append(weight)
                 total += weight
                 solved += 1
                 if time.perf_counter() > deadline:
                     break
+            batches += 1
             if time.perf_counter() > deadline:
+                break
+            if self.seconds > 0:
+                continue
+            if batches > self.extra or len(legal) < 2:
+                break
+            first, second = sorted(legal, key=lambda c: -score[c])[:2]
+            if not _close(seen[first], seen[second], weights, self.extra_z):
                 break
         preferred = self.rules.play(obs)
         if solved == 0:
