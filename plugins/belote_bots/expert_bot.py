@@ -76,8 +76,13 @@ from .rules_bot import RulesBot, announcement_points, hand_strength
 _VALUES = (80, 90, 100, 110, 120, 130, 140, 150, 160, CAPOT_POINTS)
 _TIMED_BATCH = 8
 """Worlds drawn at a time when the budget is ``seconds``."""
-EXACT = {4: 4, 3: 3, 2: 4}
-"""Tricks left from which every world is solved exactly, by seat count (``exact=-1``)."""
+EXACT = {4: 4, 3: 4, 2: 4}
+"""Tricks left from which every world is solved exactly, by seat count (``exact=-1``). At
+three seats 4 measurably pays over 3 with the compiled search (docs/strength.md)."""
+TAKE_MARGIN = {4: 40.0, 3: 20.0, 2: 40.0}
+"""By how much the worlds must disagree with the ``rules`` bot's take or pass to overrule
+it, by seat count (``take_margin=-1``). At three seats, where the ``rules`` bot's reading
+of a hand is the least sure, a smaller margin measurably pays (docs/strength.md)."""
 SAMPLES = {4: 64, 3: 64, 2: 32}
 """Worlds a card decision, by seat count (``samples=-1``). At three seats, where the two
 others' hands are the most uncertain, and at four, 64 measurably pay over 32 within the
@@ -198,22 +203,22 @@ class ExpertBot:
     """The ``expert`` bot (see the module). Options:
 
     ``samples`` worlds per card decision (-1: the default of the seat count,
-    :data:`SAMPLES`); ``seconds`` a time budget instead (0: use
-    ``samples``); ``exact`` tricks left from which every world is solved exactly (-1: the
-    default of the seat count, :data:`EXACT`); ``tricks`` tricks searched before a greedy
-    playout, earlier in the round (four seats); ``bid_samples`` deals per bidding decision
-    (-1: :data:`BID_SAMPLES`, in coinche :data:`COINCHE_BID_SAMPLES`; 0: the ``rules`` bot's
-    bids) and ``bid_tricks`` their search depth; ``take_margin`` and ``bid_margin`` by how much
-    the worlds must disagree with the ``rules`` bot's bid to overrule it (classic and
-    three-handed, coinche); ``coinche_margin`` by how much a coinche or a surcoinche must
-    beat passing; ``oversample`` worlds drawn per world kept (the likeliest by the bids and
-    plays); ``inference`` how much the bids weigh (0: not at all); ``play_inference`` how
-    much the plays weigh (0: not at all; 1: a play the greedy policy would not make is
-    ``1 / play_inference - 1`` times... see :mod:`.inference`: its ``epsilon`` is ``1 -
-    play_inference``); ``bid_success`` and ``capot_success`` how often a coinche contract
-    must be made in the worlds to be bid; ``extra`` batches of ``samples`` more worlds a card
-    decision may draw while the two best cards are within ``extra_z`` standard errors of
-    each other (0: never)."""
+    :data:`SAMPLES`); ``seconds`` a time budget instead (0: use ``samples``); ``exact``
+    tricks left from which every world is solved exactly (-1: the default of the seat count,
+    :data:`EXACT`); ``tricks`` tricks searched before a greedy playout, earlier in the round
+    (four seats); ``bid_samples`` deals per bidding decision (-1: :data:`BID_SAMPLES`, in
+    coinche :data:`COINCHE_BID_SAMPLES`; 0: the ``rules`` bot's bids) and ``bid_tricks``
+    their search depth; ``take_margin`` and ``bid_margin`` by how much the worlds must
+    disagree with the ``rules`` bot's bid to overrule it (classic, three- and two-handed,
+    -1: :data:`TAKE_MARGIN`; coinche); ``coinche_margin`` by how much a coinche or a
+    surcoinche must beat passing; ``oversample`` worlds drawn per world kept (the likeliest
+    by the bids and plays); ``inference`` how much the bids weigh (0: not at all);
+    ``play_inference`` how much the plays weigh (0: not at all; 1: a play the greedy policy
+    would not make is ``1 / play_inference - 1`` times... see :mod:`.inference`: its
+    ``epsilon`` is ``1 - play_inference``); ``bid_success`` and ``capot_success`` how often
+    a coinche contract must be made in the worlds to be bid; ``extra`` batches of
+    ``samples`` more worlds a card decision may draw while the two best cards are within
+    ``extra_z`` standard errors of each other (0: never)."""
 
     def __init__(
         self,
@@ -223,7 +228,7 @@ class ExpertBot:
         tricks: int = 0,
         bid_samples: int = -1,
         bid_tricks: int = 0,
-        take_margin: float = 40.0,
+        take_margin: float = -1.0,
         bid_margin: float = 40.0,
         coinche_margin: float = 20.0,
         bid_success: float = 0.6,
@@ -242,7 +247,9 @@ class ExpertBot:
         _check("tricks", tricks, int, 0, 8)
         _check("bid_samples", bid_samples, int, -1, 10_000)
         _check("bid_tricks", bid_tricks, int, 0, 8)
-        _check("take_margin", take_margin, float, -500.0, 500.0)
+        _check("take_margin", take_margin, float, -1.0, 500.0)
+        if -1.0 < take_margin < 0.0:
+            raise ExpertOptionError("expert option take_margin must be at least 0, or -1")
         _check("bid_margin", bid_margin, float, -500.0, 500.0)
         _check("coinche_margin", coinche_margin, float, -1000.0, 1000.0)
         _check("oversample", oversample, int, 1, 100)
@@ -440,12 +447,13 @@ class ExpertBot:
         table: dict[Action, float] = {a: values[i] for i, (a, _) in enumerate(options)}
         table[PASS] = pass_value
         best = max(range(len(options)), key=lambda i: values[i])
+        margin = self.take_margin if self.take_margin >= 0 else TAKE_MARGIN[obs.rules.seats]
         if suggested == PASS:
-            if values[best] > pass_value + self.take_margin:
+            if values[best] > pass_value + margin:
                 return table, options[best][0]
             return table, PASS
         chosen = next((i for i, (a, _) in enumerate(options) if a == suggested), best)
-        if values[chosen] < pass_value - self.take_margin:
+        if values[chosen] < pass_value - margin:
             return table, PASS
         return table, suggested
 
