@@ -7,7 +7,7 @@ import math
 import random
 
 import pytest
-from helpers import random_deck
+from helpers import dealt, random_deck
 
 from belote_p2p.game.cards import FULL_DECK
 from belote_p2p.game.engine import Phase, State
@@ -82,6 +82,8 @@ def test_the_expert_bids_without_samples_as_the_rules_bot() -> None:
         ("expert:tricks=9", "tricks"),
         ("expert:bid_tricks=-1", "bid_tricks"),
         ("expert:inference=x", "inference"),
+        ("expert:take_margin=-0.5", "take_margin"),
+        ("expert:take_margin=-2", "take_margin"),
         ("expert:colour=red", "colour"),
     ],
 )
@@ -97,6 +99,29 @@ def test_good_options_are_taken() -> None:
     assert expert.ExpertBot().samples == -1  # the default of the seat count (SAMPLES)
     with pytest.raises(ValueError, match="samples"):
         expert.ExpertBot(samples=-3)
+
+
+@pytest.mark.parametrize("variant", ["classic", "three-handed"])
+def test_the_take_margin_by_default_is_the_seat_counts(variant: str) -> None:
+    """``take_margin=-1`` overrules the ``rules`` bot's take or pass exactly as the margin
+    of :data:`TAKE_MARGIN` for the seat count does (and a margin of 0 does not)."""
+    rules = rule_set(variant)
+    margin = expert.TAKE_MARGIN[rules.seats]
+    other = 0.0
+    default = expert.ExpertBot(samples=2, bid_samples=6)
+    same = expert.ExpertBot(samples=2, bid_samples=6, take_margin=margin)
+    differs = 0
+    rng = random.Random(8)
+    for seed in range(30):
+        state = dealt(rules, seed)
+        while state.phase in (Phase.TAKE_FIRST, Phase.TAKE_SECOND):
+            obs = observe(state, state.to_act)
+            table, chosen = default.take_or_choose(obs, random.Random(seed))
+            assert same.take_or_choose(obs, random.Random(seed)) == (table, chosen)
+            moved = expert.ExpertBot(samples=2, bid_samples=6, take_margin=other)
+            differs += moved.take_or_choose(obs, random.Random(seed))[1] != chosen
+            state = state.apply(rng.choice(state.legal_actions()))
+    assert differs > 0
 
 
 def test_sampled_deals_respect_what_was_observed() -> None:

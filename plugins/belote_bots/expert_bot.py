@@ -79,10 +79,11 @@ _TIMED_BATCH = 8
 EXACT = {4: 4, 3: 4, 2: 4}
 """Tricks left from which every world is solved exactly, by seat count (``exact=-1``). At
 three seats 4 measurably pays over 3 with the compiled search (docs/strength.md)."""
-TAKE_MARGIN = {4: 40.0, 3: 20.0, 2: 40.0}
+TAKE_MARGIN = {4: 40.0, 3: 20.0}
 """By how much the worlds must disagree with the ``rules`` bot's take or pass to overrule
-it, by seat count (``take_margin=-1``). At three seats, where the ``rules`` bot's reading
-of a hand is the least sure, a smaller margin measurably pays (docs/strength.md)."""
+it, by seat count (``take_margin=-1``; two-handed has no bidding). At three seats, where
+the ``rules`` bot's reading of a hand is the least sure, a smaller margin measurably pays
+(docs/strength.md)."""
 SAMPLES = {4: 64, 3: 64, 2: 32}
 """Worlds a card decision, by seat count (``samples=-1``). At three seats, where the two
 others' hands are the most uncertain, and at four, 64 measurably pay over 32 within the
@@ -209,8 +210,8 @@ class ExpertBot:
     (four seats); ``bid_samples`` deals per bidding decision (-1: :data:`BID_SAMPLES`, in
     coinche :data:`COINCHE_BID_SAMPLES`; 0: the ``rules`` bot's bids) and ``bid_tricks``
     their search depth; ``take_margin`` and ``bid_margin`` by how much the worlds must
-    disagree with the ``rules`` bot's bid to overrule it (classic, three- and two-handed,
-    -1: :data:`TAKE_MARGIN`; coinche); ``coinche_margin`` by how much a coinche or a
+    disagree with the ``rules`` bot's bid to overrule it (classic and three-handed, -1:
+    :data:`TAKE_MARGIN`; coinche); ``coinche_margin`` by how much a coinche or a
     surcoinche must beat passing; ``oversample`` worlds drawn per world kept (the likeliest
     by the bids and plays); ``inference`` how much the bids weigh (0: not at all);
     ``play_inference`` how much the plays weigh (0: not at all; 1: a play the greedy policy
