@@ -1,6 +1,7 @@
 """Double-dummy solver speed: exact positions solved per second at 8, 6 and 4 tricks left.
 
-    python benchmarks/solver.py [--seconds S] [--seed N] [--variant classic|coinche]
+    python benchmarks/solver.py [--seconds S] [--seed N]
+        [--variant classic|coinche|three-handed|two-handed] [--installed]
 
 A position is a random deal with a random trump suit and taker, played at random (uniform
 legal cards on the fast path) to a trick boundary with 8, 6 or 4 tricks left; the solver
@@ -9,6 +10,16 @@ from scratch, with a fresh transposition table. Also timed: every legal card val
 exactly (what a determinized search needs per sample), and the search bounded to one and
 two tricks (then a greedy playout). Times are CPU seconds of this process (one core).
 Prints a readable report and ends with one JSON line of its figures.
+
+At three and two seats (every seat for itself) the search is the fast path's
+:meth:`~belote_p2p.game.fastplay.FewFastState.search`, the seat to act against the others,
+what the ``expert`` bot solves in each world from ``exact`` tricks left: positions are
+random rounds of the checked engine (a random contract, random cards) at a trick boundary
+with 6, 5 or 4 tricks left (two-handed: 8, 6 or 4 of its 16 tricks of two, every
+face-down card known), the value of the seat to act and every legal card's value.
+
+It measures this checkout's source (pure Python), or with ``--installed`` the installed
+package (compiled with mypyc where ``pip install`` could).
 """
 
 from __future__ import annotations
@@ -21,11 +32,16 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+if "--installed" not in sys.argv[1:]:
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout's source
 
-from belote_p2p.game.fastplay import FastState, random_deck
+from belote_p2p.game.build import build
+from belote_p2p.game.engine import Phase, State
+from belote_p2p.game.fastplay import FastState, FewFastState, equivalent_groups, random_deck
 from belote_p2p.game.rules import RULE_SETS, RuleSet
 from belote_p2p.game.solver import Solver
+
+_INF = float("inf")
 
 
 def positions(rules: RuleSet, left: int, count: int, seed: int) -> list[FastState]:
@@ -73,15 +89,86 @@ def measure(
     }
 
 
+def few_positions(rules: RuleSet, left: int, count: int, seed: int) -> list[FewFastState]:
+    """Random three- or two-handed rounds of the checked engine at a trick boundary with
+    ``left`` tricks left, every hand known."""
+    rng = random.Random(f"few-solver-bench:{seed}:{left}")
+    out: list[FewFastState] = []
+    cards = list(rules.deck_cards)
+    while len(out) < count:
+        state = State.new_game(rules.with_(first_dealer=rng.randrange(rules.seats)))
+        while state.phase is not Phase.GAME_OVER and len(out) < count:
+            if state.phase is Phase.DEAL:
+                rng.shuffle(cards)
+                state = state.deal(cards)
+            elif (
+                state.phase is Phase.PLAY
+                and not state.trick
+                and (rules.tricks_per_round - len(state.tricks) == left)
+            ):
+                out.append(FewFastState.few_from_state(state))
+                break
+            else:
+                state = state.apply(rng.choice(state.legal_actions()))
+    return out
+
+
+def few_measure(
+    rules: RuleSet, left: int, seconds: float, seed: int, what: str
+) -> dict[str, float]:
+    """Search fresh positions until ``seconds`` of CPU time have passed (at least 3)."""
+    times = []
+    start = time.process_time()
+    for f in few_positions(rules, left, 200, seed):
+        me = f.to_act
+        t = time.process_time()
+        if what == "value":
+            f.search(me, -_INF, _INF)
+        else:
+            for group in equivalent_groups(f):
+                f.push(group[0])
+                f.search(me, -_INF, _INF)
+                f.pop()
+        times.append(time.process_time() - t)
+        if time.process_time() - start >= seconds and len(times) >= 3:
+            break
+    total = sum(times)
+    return {
+        "positions": len(times),
+        "per_s": round(len(times) / total, 2),
+        "median_ms": round(1000 * statistics.median(times), 2),
+        "p90_ms": round(1000 * sorted(times)[int(0.9 * len(times))], 2),
+        "max_ms": round(1000 * max(times), 1),
+    }
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seconds", type=float, default=10.0, help="per measurement")
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--variant", default="classic")
+    ap.add_argument("--variant", default="classic", choices=sorted(RULE_SETS))
+    ap.add_argument("--installed", action="store_true", help="the installed package")
     args = ap.parse_args()
     rules = RULE_SETS[args.variant]
-    figures: dict[str, object] = {"variant": args.variant, "seed": args.seed}
-    print(f"belote-p2p double-dummy solver (CPython {sys.version.split()[0]}, one core, CPU time)")
+    figures: dict[str, object] = {"variant": args.variant, "seed": args.seed, "build": build()}
+    print(
+        f"belote-p2p double-dummy solver, {args.variant} (CPython {sys.version.split()[0]}, "
+        f"{build()} build, one core, CPU time)"
+    )
+    if rules.seats < 4:
+        for what, label in (("value", "exact value"), ("moves", "every legal card, exact")):
+            print(f"  {label}:")
+            for left in (6, 5, 4) if rules.seats == 3 else (8, 6, 4):
+                r = few_measure(rules, left, args.seconds, args.seed, what)
+                figures[f"{what}_{left}_left"] = r
+                print(
+                    f"    {left} tricks left: {r['per_s']:>9.2f} positions/s  "
+                    f"(median {r['median_ms']:8.2f} ms, 90th pct {r['p90_ms']:8.2f} ms, "
+                    f"max {r['max_ms']:8.1f} ms, {r['positions']} positions)",
+                    flush=True,
+                )
+        print(json.dumps(figures))
+        return
     rows = [
         ("value", 0, "exact value"),
         ("moves", 0, "every legal card, exact"),
