@@ -254,16 +254,40 @@ def paranoid(f: FewFastState, me: int) -> float:
     return max(values) if f.to_act == me else min(values)
 
 
-@pytest.mark.parametrize("variant", ["three-handed", "two-handed"])
-def test_the_few_seat_search_is_the_full_minimax(variant: str) -> None:
+@pytest.mark.parametrize("variant, left", [("three-handed", 9), ("two-handed", 9)])
+def test_the_few_seat_search_is_the_full_minimax(variant: str, left: int) -> None:
     rules = rule_set(variant)
     rng = random.Random(17)
     for _ in range(12):
-        f = FewFastState.few_from_state(random_play_state(rules, rng, rules.deck_size - 9))
+        f = FewFastState.few_from_state(random_play_state(rules, rng, rules.deck_size - left))
         me = rng.randrange(rules.seats)
         before = (list(f.hands), f.tricks, list(f.points), f.to_act)
         assert f.search(me, -math.inf, math.inf) == paranoid(f, me)
         assert (list(f.hands), f.tricks, list(f.points), f.to_act) == before
+
+
+@pytest.mark.parametrize("variant, left", [("three-handed", 12), ("two-handed", 10)])
+def test_every_card_searched_with_one_table_is_the_full_minimax(variant: str, left: int) -> None:
+    """The positions :meth:`FewFastState.search` remembers, shared by the searches of every
+    card of a decision (as the ``expert`` bot searches them), change no value."""
+    rules = rule_set(variant)
+    rng = random.Random(23)
+    remembered = 0
+    for _ in range(6):
+        f = FewFastState.few_from_state(random_play_state(rules, rng, rules.deck_size - left))
+        me = f.to_act
+        table: dict[int, tuple[float, int]] = {}
+        values = expert.few_values(f, me, True)
+        m = f.legal_mask()
+        while m:
+            c = (m & -m).bit_length() - 1
+            m &= m - 1
+            f.push(c)
+            assert f.search(me, -math.inf, math.inf, table) == paranoid(f, me)
+            assert values[c][0] == paranoid(f, me)
+            f.pop()
+        remembered += len(table)
+    assert remembered > 0
 
 
 def test_a_close_card_decision_draws_more_worlds(monkeypatch: pytest.MonkeyPatch) -> None:

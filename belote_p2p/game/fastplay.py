@@ -54,6 +54,9 @@ if TYPE_CHECKING:
 
 KING, QUEEN = 6, 5
 _INF = float("inf")
+_EXACT, _LOWER, _UPPER = 0, 1, 2
+"""What a value remembered by :meth:`FewFastState.search` is: the position's value, or a
+bound of it (the search stopped early at one of its window's ends)."""
 
 # -- announcements and belote, from masks -----------------------------------------------------
 
@@ -1175,11 +1178,34 @@ class FewFastState(FastState):
         trick.append(c)
         self.to_act = (seat + 1) % n
 
-    def search(self, me: int, alpha: float, beta: float) -> float:
+    def search(
+        self, me: int, alpha: float, beta: float, table: dict[int, tuple[float, int]] | None = None
+    ) -> float:
         """Seat ``me``'s net round score (its score minus the mean of the others') at the end
         of the round with every hand seen, ``me`` playing for the best and every other seat
         against it: alpha-beta within ``(alpha, beta)`` over the legal cards, one of each
-        group of :func:`equivalent_groups` (the state is left as it was)."""
+        group of :func:`equivalent_groups` (the state is left as it was).
+
+        ``table`` remembers the positions searched at the start of a trick, so that the same
+        hands and points reached in another order are searched once: pass one table to the
+        searches of the same round seen the same way by the same ``me`` (every card of one
+        decision in one world), a new one otherwise (two-handed, the face-down cards differ
+        from world to world)."""
+        return self._search(me, alpha, beta, {} if table is None else table)
+
+    def _position(self) -> int:
+        """The position at the start of a trick, as one number: what the rest of the round
+        depends on (with the face-down cards and the declarations, fixed for a round)."""
+        key = self.to_act << 3 | self.wins
+        for h in self.hands:
+            key = key << 32 | h
+        for p in self.points:
+            key = key << 9 | p
+        return key
+
+    def _search(
+        self, me: int, alpha: float, beta: float, table: dict[int, tuple[float, int]]
+    ) -> float:
         if self.tricks == self.length:
             score = self.score()
             others = 0
@@ -1187,11 +1213,24 @@ class FewFastState(FastState):
                 if s != me:
                     others += score[s]
             return score[me] - others / (self.seats - 1)
+        key = -1
+        if not self.trick:
+            key = self._position()
+            known = table.get(key)
+            if known is not None:
+                value, bound = known
+                if (
+                    bound == _EXACT
+                    or (bound == _LOWER and value >= beta)
+                    or (bound == _UPPER and value <= alpha)
+                ):
+                    return value
+        low, high = alpha, beta
         maximize = self.to_act == me
         best = -_INF if maximize else _INF
         for group in equivalent_groups(self):
             self.push(group[0])
-            v = self.search(me, alpha, beta)
+            v = self._search(me, alpha, beta, table)
             self.pop()
             if maximize:
                 if v > best:
@@ -1204,6 +1243,8 @@ class FewFastState(FastState):
                     beta = v
             if alpha >= beta:
                 break
+        if key >= 0:
+            table[key] = (best, _UPPER if best <= low else _LOWER if best >= high else _EXACT)
         return best
 
     def play_random(self, rng: random.Random) -> None:

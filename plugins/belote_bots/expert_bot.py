@@ -154,11 +154,12 @@ def few_values(f: FewFastState, me: int, exact: bool) -> dict[int, tuple[float, 
     the rest of the round played out greedily, or with ``exact`` searched to its end as if
     every other seat played against it (:func:`few_search`)."""
     out: dict[int, tuple[float, float]] = {}
+    table: dict[int, tuple[float, int]] = {}
     for group in equivalent_groups(f):
         g = f.copy()
         g.push(group[0])
         if exact:
-            v = few_search(g, me, -math.inf, math.inf)
+            v = few_search(g, me, -math.inf, math.inf, table)
             pts = 0.0
         else:
             g.play_greedy()
@@ -169,11 +170,17 @@ def few_values(f: FewFastState, me: int, exact: bool) -> dict[int, tuple[float, 
     return out
 
 
-def few_search(f: FewFastState, me: int, alpha: float, beta: float) -> float:
+def few_search(
+    f: FewFastState,
+    me: int,
+    alpha: float,
+    beta: float,
+    table: dict[int, tuple[float, int]] | None = None,
+) -> float:
     """The net round score of seat ``me`` (as :func:`few_values`) with every hand seen,
     ``me`` playing for the best and the others against it (alpha-beta,
-    :meth:`FewFastState.search`; ``f`` is left as it was)."""
-    return f.search(me, alpha, beta)
+    :meth:`FewFastState.search`, with its ``table``; ``f`` is left as it was)."""
+    return f.search(me, alpha, beta, table)
 
 
 def _close(first: list[float], second: list[float], weights: list[float], z: float) -> bool:
