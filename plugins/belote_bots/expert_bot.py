@@ -76,9 +76,12 @@ from .rules_bot import RulesBot, announcement_points, hand_strength
 _VALUES = (80, 90, 100, 110, 120, 130, 140, 150, 160, CAPOT_POINTS)
 _TIMED_BATCH = 8
 """Worlds drawn at a time when the budget is ``seconds``."""
-EXACT = {4: 4, 3: 4, 2: 4}
-"""Tricks left from which every world is solved exactly, by seat count (``exact=-1``). At
-three seats 4 measurably pays over 3 with the compiled search (docs/strength.md)."""
+EXACT = {4: 4, 3: 5, 2: 7}
+"""Tricks left from which every world is solved exactly, by seat count (``exact=-1``; of
+16 tricks of two in two-handed). With fewer seats the search remembers the positions it
+met (:meth:`FewFastState.search`), and solving from further out measurably pays within
+the decision time bounds: 5 against 4 at three seats, 7 against 6 at two
+(docs/strength.md)."""
 TAKE_MARGIN = {4: 40.0, 3: 20.0}
 """By how much the worlds must disagree with the ``rules`` bot's take or pass to overrule
 it, by seat count (``take_margin=-1``; two-handed has no bidding). At three seats, where
