@@ -39,10 +39,10 @@ from .scoring import CAPOT_POINTS, GENERALE_POINTS, RoundScore, score_round, sco
 from .tables import (
     ABOVE,
     ALL_TRUMP,
+    BEATS,
     LAST_TRICK_BONUS,
     NO_TRUMP,
     POINTS,
-    STRENGTH,
     parse_trump,
     trump_letter,
 )
@@ -204,6 +204,8 @@ class Claim:
 NO_CLAIM = Claim()
 BELOTE_CLAIM = Claim((), True)
 """A belote without announcements (a claim is a value: the engine finds this one shared)."""
+_PLAIN_PLAYS = tuple((c, NO_CLAIM) for c in CARDS)
+"""Each card's entry in :attr:`State.actions` when it carries no claim, built once."""
 
 
 class Trick(NamedTuple):
@@ -387,6 +389,45 @@ def _owners_of(rules: RuleSet, dealer: int, taker: int = -1) -> tuple[int, ...]:
     if owners is None:
         owners = _OWNERS[key] = deal_owners(rules, dealer, None if taker < 0 else taker)
     return owners
+
+
+def _obligations(mode: int, led: int, top: int, freed: bool, overtrump: bool) -> tuple[int, ...]:
+    """The play obligations of a seat (RULES.md §4), strongest first, in a trick led in suit
+    ``led`` whose best card so far is ``top``, under trump ``mode``: follow, overtrump, trump.
+
+    ``freed``: the seat's partner is master (and the rule set lets that free it: four seats
+    and ``partner_master_frees``); ``overtrump``: ``must_overtrump_on_trump_lead``.
+    """
+    follow = SUIT_MASKS[led]
+    if mode == NO_TRUMP:
+        return (follow,)
+    if mode == ALL_TRUMP or mode == led:
+        return (ABOVE[mode][top], follow) if overtrump else (follow,)
+    if freed:
+        return (follow,)
+    trumps = SUIT_MASKS[mode]
+    if top >> 3 == mode:
+        return (follow, ABOVE[mode][top], trumps)
+    return (follow, trumps)
+
+
+_Obligations = tuple[tuple[tuple[int, ...], ...], ...]
+"""Indexed by the best card so far then the suit led: :func:`_obligations`."""
+_OBLIGATIONS: tuple[tuple[tuple[_Obligations, ...], ...], ...] = tuple(
+    tuple(
+        tuple(
+            tuple(
+                tuple(_obligations(mode, led, top, freed, overtrump) for led in range(4))
+                for top in range(32)
+            )
+            for mode in range(6)
+        )
+        for freed in (False, True)
+    )
+    for overtrump in (False, True)
+)
+"""``_OBLIGATIONS[overtrump][freed][mode][top][led]``: :func:`_obligations` for every trick,
+computed once (a play's legal cards, and its check, look them up)."""
 
 
 def _popcount(x: int) -> int:
@@ -909,29 +950,14 @@ class State:
         if cache is not None:
             return cache
         trick = self.trick
-        if not trick:
-            cats: tuple[int, ...] = ()
-        else:
-            mode = self.trump
+        if trick:
             rules = self.rules
-            led = trick[0] >> 3
-            follow = SUIT_MASKS[led]
-            top = trick[self.best]
-            if mode == NO_TRUMP:
-                cats = (follow,)
-            elif mode == ALL_TRUMP or mode == led:
-                if rules.must_overtrump_on_trump_lead:
-                    cats = (ABOVE[mode][top], follow)
-                else:
-                    cats = (follow,)
-            elif rules.partner_master_frees and self.best == len(trick) - 2 and self.seats == 4:
-                cats = (follow,)
-            else:
-                trumps = SUIT_MASKS[mode]
-                if top >> 3 == mode:
-                    cats = (follow, ABOVE[mode][top], trumps)
-                else:
-                    cats = (follow, trumps)
+            best = self.best
+            freed = rules.partner_master_frees and best == len(trick) - 2 and self.seats == 4
+            by_top = _OBLIGATIONS[rules.must_overtrump_on_trump_lead][freed][self.trump]
+            cats = by_top[trick[best]][trick[0] >> 3]
+        else:
+            cats = ()
         self._cat_cache = cats
         return cats
 
@@ -1094,7 +1120,7 @@ class State:
                 belote = belote + ((seat, c),)
             action = (c, claim)
         else:
-            action = (c, NO_CLAIM)
+            action = _PLAIN_PLAYS[c]
         # What ``self._copy()._place(seat, c, claim, denied)`` gives, each field set once.
         s = State()
         s.rules = self.rules
@@ -1132,10 +1158,7 @@ class State:
         trick = self.trick
         best = self.best
         if trick:
-            strength = STRENGTH[trump]
-            top = trick[best]
-            sc, st = strength[c], strength[top]
-            if (sc > st and c >> 3 == top >> 3) or (sc >= 8 and st < 8):
+            if BEATS[trump][trick[best]] & bit:
                 best = len(trick)
             trick = trick + (c,)
         else:
@@ -1277,10 +1300,7 @@ class State:
             self.trick = (c,)
             self.to_act = (seat + 1) % n
             return self
-        strength = STRENGTH[self.trump]
-        top = trick[self.best]
-        sc, st = strength[c], strength[top]
-        if (sc > st and c >> 3 == top >> 3) or (sc >= 8 and st < 8):
+        if BEATS[self.trump][trick[self.best]] & bit:
             self.best = len(trick)
         trick = trick + (c,)
         if len(trick) < n:
