@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
+from operator import attrgetter
 
 from .cards import CARDS, RANK_MASKS, Card, cards_of
-from .tables import ALL_TRUMP
+from .tables import ALL_TRUMP, NO_TRUMP
 
 
 class AnnouncementKind(Enum):
@@ -79,6 +80,10 @@ _RUNS: tuple[tuple[tuple[int, int], ...], ...] = tuple(_runs(p) for p in range(2
 
 
 def sequence(suit: int, low: int, length: int, trump_mode: int) -> Announcement:
+    return _sequence(suit, low, length, 1 if trump_mode == suit or trump_mode == ALL_TRUMP else 0)
+
+
+def _sequence(suit: int, low: int, length: int, in_trump: int) -> Announcement:
     points = 20 if length == 3 else 50 if length == 4 else 100
     kind = (
         AnnouncementKind.TIERCE
@@ -88,7 +93,6 @@ def sequence(suit: int, low: int, length: int, trump_mode: int) -> Announcement:
         else AnnouncementKind.QUINTE
     )
     mask = ((1 << length) - 1) << (suit * 8 + low)
-    in_trump = 1 if trump_mode == suit or trump_mode == ALL_TRUMP else 0
     return Announcement(kind, mask, points, (points, 0, length, low + length - 1, in_trump))
 
 
@@ -99,12 +103,29 @@ def carre(rank: int) -> Announcement:
     )
 
 
-def _sequences(hand: int, trump_mode: int) -> list[Announcement]:
-    out = []
-    for suit in range(4):
-        for low, length in _RUNS[hand >> (8 * suit) & 0xFF]:
-            out.append(sequence(suit, low, length, trump_mode))
-    return out
+def _suit_sequences(suit: int, in_trump: int) -> tuple[tuple[Announcement, ...], ...]:
+    """Indexed by a pattern of ranks: the sequences of ``suit`` holding them, lowest first."""
+    return tuple(
+        tuple(_sequence(suit, low, length, in_trump) for low, length in _RUNS[pattern])
+        for pattern in range(256)
+    )
+
+
+_SUIT_SEQUENCES = tuple((_suit_sequences(suit, 0), _suit_sequences(suit, 1)) for suit in range(4))
+_SEQUENCES_BY_MODE: tuple[tuple[tuple[tuple[Announcement, ...], ...], ...], ...] = tuple(
+    tuple(_SUIT_SEQUENCES[suit][mode == suit or mode == ALL_TRUMP] for suit in range(4))
+    for mode in range(ALL_TRUMP + 1)
+)
+"""``_SEQUENCES_BY_MODE[trump_mode][suit][pattern]``: the sequences of a suit holding the
+ranks of ``pattern``. Announcements are immutable values: finding a hand's (every seat's
+first card of a round) reads them here rather than building them."""
+
+
+def _sequences(hand: int, trump_mode: int) -> tuple[Announcement, ...]:
+    """The sequences of ``hand``, suit by suit (S H D C), lowest first in a suit."""
+    mode = trump_mode if 0 <= trump_mode <= ALL_TRUMP else NO_TRUMP  # another: no suit trump
+    s0, s1, s2, s3 = _SEQUENCES_BY_MODE[mode]
+    return s0[hand & 0xFF] + s1[hand >> 8 & 0xFF] + s2[hand >> 16 & 0xFF] + s3[hand >> 24 & 0xFF]
 
 
 def _choice_key(anns: list[Announcement]) -> tuple[int, tuple[int, int, int, int, int]]:
@@ -113,18 +134,18 @@ def _choice_key(anns: list[Announcement]) -> tuple[int, tuple[int, int, int, int
     return total, best
 
 
+_announcement_key = attrgetter("key")
+
+
 def find_announcements(hand: int, trump_mode: int) -> tuple[Announcement, ...]:
     """The announcements that ``hand`` (an 8-card mask) declares, best first."""
     # Bit r of ``full`` is set when all four suits hold rank r (7s and 8s make no carré).
     full = hand & hand >> 8 & hand >> 16 & hand >> 24 & 0xFC
     if not full:
-        if not (
-            _RUNS[hand & 0xFF] or _RUNS[hand >> 8 & 0xFF] or _RUNS[hand >> 16 & 0xFF]
-            or _RUNS[hand >> 24 & 0xFF]
-        ):  # fmt: skip
-            return ()
         seqs = _sequences(hand, trump_mode)
-        return tuple(sorted(seqs, key=lambda a: a.key, reverse=True))
+        if len(seqs) < 2:
+            return seqs
+        return tuple(sorted(seqs, key=_announcement_key, reverse=True))
     carres = [r for r in range(8) if full >> r & 1]
     best: list[Announcement] = []
     best_key = (-1, (0, 0, 0, 0, 0))
@@ -133,11 +154,11 @@ def find_announcements(hand: int, trump_mode: int) -> tuple[Announcement, ...]:
         rest = hand
         for r in kept:
             rest &= ~RANK_MASKS[r]
-        anns = [carre(r) for r in kept] + _sequences(rest, trump_mode)
+        anns = [carre(r) for r in kept] + list(_sequences(rest, trump_mode))
         key = _choice_key(anns)
         if key > best_key:
             best, best_key = anns, key
-    return tuple(sorted(best, key=lambda a: a.key, reverse=True))
+    return tuple(sorted(best, key=_announcement_key, reverse=True))
 
 
 def announcement_from_cards(cards: list[Card] | tuple[Card, ...], trump_mode: int) -> Announcement:

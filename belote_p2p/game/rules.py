@@ -36,7 +36,12 @@ DECK_32: tuple[Card, ...] = CARDS
 """The 32-card deck in canonical order (suits S H D C, ranks 7 to A)."""
 DECK_24: tuple[Card, ...] = tuple(c for c in CARDS if c & 7 >= 2)
 """The 24-card deck of three-handed: the 32-card order without the 7s and 8s."""
-_SEATS = {Variant.THREE_HANDED: 3, Variant.TWO_HANDED: 2}
+# The variants as module constants for the properties below, which the engine reads in its
+# hot paths: CPython 3.11 reads an attribute of an Enum class through a slow hook
+# (``EnumType.__getattr__``, about 70 ns), and hashing a member (a dict of them) runs Python.
+_COINCHE = Variant.COINCHE
+_THREE_HANDED = Variant.THREE_HANDED
+_TWO_HANDED = Variant.TWO_HANDED
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,44 +66,45 @@ class RuleSet:
 
     @property
     def is_coinche(self) -> bool:
-        return self.variant is Variant.COINCHE
+        return self.variant is _COINCHE
 
     @property
     def seats(self) -> int:
         """How many seats play: 4 (classic, coinche), 3 (three-handed) or 2 (two-handed)."""
-        return _SEATS.get(self.variant, 4)
+        variant = self.variant
+        return 3 if variant is _THREE_HANDED else 2 if variant is _TWO_HANDED else 4
 
     @property
     def has_teams(self) -> bool:
         """Seats ``s`` and ``s + 2`` are partners: only with four seats. Otherwise scores,
         totals and XP are per seat, and no partner ever frees a player (RULES.md §12-13)."""
-        return self.variant not in _SEATS
+        return self.variant is not _THREE_HANDED and self.variant is not _TWO_HANDED
 
     @property
     def deck_size(self) -> int:
         """Cards in the deck and positions in a deal: 24 for three-handed, 32 otherwise."""
-        return 24 if self.variant is Variant.THREE_HANDED else 32
+        return 24 if self.variant is _THREE_HANDED else 32
 
     @property
     def deck_cards(self) -> tuple[Card, ...]:
         """The variant's cards in canonical deck order (the order a deck protocol starts
         from): the 32 cards, or for three-handed the same order without the 7s and 8s."""
-        return DECK_24 if self.variant is Variant.THREE_HANDED else DECK_32
+        return DECK_24 if self.variant is _THREE_HANDED else DECK_32
 
     @property
     def deck_mask(self) -> int:
         """The variant's cards as a mask (bit ``card`` set for each card of the deck)."""
-        return 0xFCFCFCFC if self.variant is Variant.THREE_HANDED else 0xFFFFFFFF
+        return 0xFCFCFCFC if self.variant is _THREE_HANDED else 0xFFFFFFFF
 
     @property
     def tricks_per_round(self) -> int:
         """8 tricks, or 16 tricks of two in two-handed."""
-        return 16 if self.variant is Variant.TWO_HANDED else 8
+        return 16 if self.variant is _TWO_HANDED else 8
 
     @property
     def has_bidding(self) -> bool:
         """Whether a round starts with take/pass or an auction (not in two-handed)."""
-        return self.variant is not Variant.TWO_HANDED
+        return self.variant is not _TWO_HANDED
 
     def with_(self, **changes: Any) -> RuleSet:
         return replace(self, **changes)

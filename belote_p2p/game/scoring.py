@@ -59,6 +59,14 @@ class RoundScore:
         }
 
 
+# Module constants for the members: CPython 3.11 reads an attribute of an Enum class through
+# a slow hook (``EnumType.__getattr__``), about 70 ns each, and a round's score reads several.
+_MADE = Outcome.MADE
+_FAILED = Outcome.FAILED
+_LITIGE = Outcome.LITIGE
+_NO_CONTRACT = Outcome.NO_CONTRACT
+
+
 def _pair(a: int, b: int, team0: int) -> tuple[int, int]:
     """``(a, b)`` ordered so that ``a`` belongs to team ``team0``."""
     return (a, b) if team0 == 0 else (b, a)
@@ -101,7 +109,7 @@ def score_round(
     all_announcements = announcements[0] + announcements[1]
 
     if offender is not None:
-        outcome = Outcome.FAILED if offender == t else Outcome.MADE
+        outcome = _FAILED if offender == t else _MADE
     elif coinche:
         if contract == GENERALE_POINTS:
             made = generale == taker
@@ -109,30 +117,30 @@ def score_round(
             made = capot == t
         else:
             made = totals[t] >= contract and totals[t] > totals[d]
-        outcome = Outcome.MADE if made else Outcome.FAILED
+        outcome = _MADE if made else _FAILED
     elif totals[t] > totals[d]:
-        outcome = Outcome.MADE
+        outcome = _MADE
     elif totals[t] < totals[d]:
-        outcome = Outcome.FAILED
+        outcome = _FAILED
     else:
-        outcome = Outcome.LITIGE
+        outcome = _LITIGE
 
-    if outcome is Outcome.LITIGE:
+    if outcome is _LITIGE:
         score = _pair(belote[t], totals[d], t)
         return RoundScore(
             card_points, announcements, belote, totals, outcome, score,
             pending + totals[t] - belote[t], capot, generale,
         )  # fmt: skip
 
-    winner = t if outcome is Outcome.MADE else d
+    winner = t if outcome is _MADE else d
     loser = 1 - winner
     if coinche:
-        if multiplier > 1 or offender is not None or outcome is Outcome.FAILED:
+        if multiplier > 1 or offender is not None or outcome is _FAILED:
             won = COINCHE_FAILED_BASE + contract * multiplier + all_announcements + belote[winner]
             score = _pair(won, belote[loser], winner)
         else:
             score = _pair(contract + totals[t], totals[d], t)
-    elif outcome is Outcome.MADE and offender is None:
+    elif outcome is _MADE and offender is None:
         score = totals
     else:
         base = card_points[winner] if capot == winner else CLASSIC_FAILED_POINTS
@@ -191,15 +199,15 @@ def score_round_few(
         score = tuple(
             won if s == winner else belote[s] if s == offender else totals[s] for s in range(n)
         )
-        outcome = Outcome.MADE
+        outcome = _MADE
     elif no_contract:
         score = totals
-        outcome = Outcome.NO_CONTRACT
+        outcome = _NO_CONTRACT
     elif offender is None and all(totals[taker] > totals[s] for s in range(n) if s != taker):
         score = totals
-        outcome = Outcome.MADE
+        outcome = _MADE
     else:
         half = (card_points[taker] + announcements[taker]) // 2
         score = tuple(belote[s] if s == taker else totals[s] + half for s in range(n))
-        outcome = Outcome.FAILED
+        outcome = _FAILED
     return RoundScore(card_points, announcements, belote, totals, outcome, score, 0, capot, None)

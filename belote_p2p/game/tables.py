@@ -74,6 +74,13 @@ TRUMP_MASK: tuple[int, ...] = tuple(
 )
 """Mask of the trump cards under each mode."""
 
+BEATS: tuple[tuple[int, ...], ...] = tuple(
+    tuple(ABOVE[m][c] | (0 if _is_trump(m, c >> 3) else TRUMP_MASK[m]) for c in range(32))
+    for m in TRUMP_MODES
+)
+"""``BEATS[mode][card]``: mask of the cards that beat it in a trick, as
+:func:`winning_index` decides (a stronger card of its suit; any trump over a plain card)."""
+
 
 def winning_index(cards: Sequence[int], mode: int) -> int:
     """The index in ``cards`` (a trick, or a trick so far, in play order) of the card that
