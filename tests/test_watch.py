@@ -741,7 +741,9 @@ async def test_watchers_through_a_relay_process_at_a_table_of_no_listen_joiners(
             save=tmp_path / f"{name}.watch",
         )  # fmt: skip
 
-    with trio.fail_after(TIMEOUT * 2):
+    # A loaded machine may make a watcher wait out the relay's pairing and a seat back off
+    # before it offers its feed again (up to FEED_RETRY_MAX): room for a few of those.
+    with trio.fail_after(TIMEOUT * 4):
         async with trio.open_nursery() as outer:
             relay_proc, port = await start_relay_process(outer, tmp_path)
             relay = (LOOPBACK, port)
@@ -784,7 +786,10 @@ async def test_watchers_through_a_relay_process_at_a_table_of_no_listen_joiners(
     assert sum(h.stats.served for h in hubs) == served
     check_watches(tmp_path, results, seen, players[0], by_seat_1)
     counts = json.loads(relay_proc.output.split("RELAY ")[-1].splitlines()[0])
-    assert counts["watchers"] == served and counts["paired"] == 3, counts
+    # The relay paired every watcher a seat served; on a loaded machine a pairing may also
+    # fail before the seat serves it (a hello that did not leave in time: the watcher then
+    # connects again), and the relay counts that one too.
+    assert counts["watchers"] >= served and counts["paired"] == 3, counts
     # The stuck one was cut, by the seat serving it (its queue filled) or by the relay (a
     # frame to it did not leave in time: on a loaded machine the relay's wait, which starts
     # first, may run out before the seat's queue fills), and nobody waited for it.
