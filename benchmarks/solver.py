@@ -31,7 +31,9 @@ import random
 import statistics
 import sys
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TypeVar
 
 if "--installed" not in sys.argv[1:]:
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout's source
@@ -43,6 +45,7 @@ from belote_p2p.game.rules import RULE_SETS, RuleSet
 from belote_p2p.game.solver import Solver
 
 _INF = float("inf")
+P = TypeVar("P")
 
 
 def positions(rules: RuleSet, left: int, count: int, seed: int) -> list[FastState]:
@@ -61,33 +64,47 @@ def positions(rules: RuleSet, left: int, count: int, seed: int) -> list[FastStat
     return out
 
 
-def measure(
-    rules: RuleSet, left: int, seconds: float, seed: int, what: str, tricks: int = 0
-) -> dict[str, float]:
-    """Solve fresh positions until ``seconds`` of CPU time have passed (at least 3)."""
-    pool = positions(rules, left, 400, seed)
+def timed(pool: Sequence[P], seconds: float, solve: Callable[[P], object]) -> list[float]:
+    """``solve`` each position of ``pool`` until ``seconds`` of CPU time have passed (at
+    least 3 positions): the CPU time of each."""
     times = []
-    nodes = 0
     start = time.process_time()
     for f in pool:
         t = time.process_time()
-        solver = Solver(f, tricks)
-        if what == "value":
-            solver.value()
-        else:
-            solver.move_values()
+        solve(f)
         times.append(time.process_time() - t)
-        nodes += solver.nodes
         if time.process_time() - start >= seconds and len(times) >= 3:
             break
+    return times
+
+
+def summary(times: list[float]) -> dict[str, float]:
     total = sum(times)
     return {
         "positions": len(times),
         "per_s": round(len(times) / total, 2),
         "median_ms": round(1000 * statistics.median(times), 2),
+        "p90_ms": round(1000 * sorted(times)[int(0.9 * len(times))], 2),
         "max_ms": round(1000 * max(times), 1),
-        "nodes": round(nodes / len(times)),
     }
+
+
+def measure(
+    rules: RuleSet, left: int, seconds: float, seed: int, what: str, tricks: int = 0
+) -> dict[str, float]:
+    """Solve fresh four-seat positions for ``seconds`` of CPU time (:func:`timed`)."""
+    nodes = []
+
+    def solve(f: FastState) -> None:
+        solver = Solver(f, tricks)
+        if what == "value":
+            solver.value()
+        else:
+            solver.move_values()
+        nodes.append(solver.nodes)
+
+    times = timed(positions(rules, left, 400, seed), seconds, solve)
+    return summary(times) | {"nodes": round(sum(nodes) / len(nodes))}
 
 
 def few_positions(rules: RuleSet, left: int, count: int, seed: int) -> list[FewFastState]:
@@ -117,31 +134,30 @@ def few_positions(rules: RuleSet, left: int, count: int, seed: int) -> list[FewF
 def few_measure(
     rules: RuleSet, left: int, seconds: float, seed: int, what: str
 ) -> dict[str, float]:
-    """Search fresh positions until ``seconds`` of CPU time have passed (at least 3)."""
-    times = []
-    start = time.process_time()
-    for f in few_positions(rules, left, 200, seed):
+    """Search fresh three- or two-seat positions for ``seconds`` of CPU time (:func:`timed`)."""
+
+    def solve(f: FewFastState) -> None:
         me = f.to_act
-        t = time.process_time()
         if what == "value":
             f.search(me, -_INF, _INF)
-        else:
-            table: dict[int, tuple[float, int]] = {}  # one a decision, as the expert bot's
-            for group in equivalent_groups(f):
-                f.push(group[0])
-                f.search(me, -_INF, _INF, table)
-                f.pop()
-        times.append(time.process_time() - t)
-        if time.process_time() - start >= seconds and len(times) >= 3:
-            break
-    total = sum(times)
-    return {
-        "positions": len(times),
-        "per_s": round(len(times) / total, 2),
-        "median_ms": round(1000 * statistics.median(times), 2),
-        "p90_ms": round(1000 * sorted(times)[int(0.9 * len(times))], 2),
-        "max_ms": round(1000 * max(times), 1),
-    }
+            return
+        table: dict[int, tuple[float, int]] = {}  # one a decision, as the expert bot's
+        for group in equivalent_groups(f):
+            f.push(group[0])
+            f.search(me, -_INF, _INF, table)
+            f.pop()
+
+    return summary(timed(few_positions(rules, left, 200, seed), seconds, solve))
+
+
+def report(left: int, r: dict[str, float]) -> None:
+    nodes = f"{r['nodes']:>7} nodes, " if "nodes" in r else ""
+    print(
+        f"    {left} tricks left: {r['per_s']:>9.2f} positions/s  "
+        f"(median {r['median_ms']:8.2f} ms, 90th pct {r['p90_ms']:8.2f} ms, "
+        f"max {r['max_ms']:8.1f} ms, {nodes}{r['positions']} positions)",
+        flush=True,
+    )
 
 
 def main() -> None:
@@ -163,12 +179,7 @@ def main() -> None:
             for left in (6, 5, 4) if rules.seats == 3 else (8, 6, 4):
                 r = few_measure(rules, left, args.seconds, args.seed, what)
                 figures[f"{what}_{left}_left"] = r
-                print(
-                    f"    {left} tricks left: {r['per_s']:>9.2f} positions/s  "
-                    f"(median {r['median_ms']:8.2f} ms, 90th pct {r['p90_ms']:8.2f} ms, "
-                    f"max {r['max_ms']:8.1f} ms, {r['positions']} positions)",
-                    flush=True,
-                )
+                report(left, r)
         print(json.dumps(figures))
         return
     rows = [
@@ -185,12 +196,7 @@ def main() -> None:
             r = measure(rules, left, args.seconds, args.seed, what, tricks)
             key = f"{what}{'_t' + str(tricks) if tricks else ''}_{left}_left"
             figures[key] = r
-            print(
-                f"    {left} tricks left: {r['per_s']:>9.2f} positions/s  "
-                f"(median {r['median_ms']:8.2f} ms, max {r['max_ms']:8.1f} ms, "
-                f"{r['nodes']:>7} nodes, {r['positions']} positions)",
-                flush=True,
-            )
+            report(left, r)
     print(json.dumps(figures))
 
 
