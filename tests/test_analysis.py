@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from belote_p2p.app.coach import COACH_BOT
 from belote_p2p.game.engine import Bid, Phase, RoundRecord, State
-from belote_p2p.game.fastplay import FastState
+from belote_p2p.game.fastplay import FastState, FewFastState, equivalent_groups
 from belote_p2p.game.observation import observe
 from belote_p2p.game.rules import RULE_SETS, rule_set
 from belote_p2p.game.solver import solve
@@ -30,7 +30,14 @@ from belote_p2p.players.analysis import (
 )
 from belote_p2p.players.arena import play_game
 from belote_p2p.players.bots import make_bot
-from belote_p2p.players.hindsight import EXACT_TRICKS, Hindsight, Method, side_net
+from belote_p2p.players.hindsight import (
+    EXACT_TRICKS,
+    FEW_EXACT_TRICKS,
+    Hindsight,
+    Method,
+    _every_way,
+    side_net,
+)
 from belote_p2p.protocol.verify import verify_transcript
 
 VECTORS = Path(__file__).resolve().parent.parent / "protocol" / "vectors"
@@ -162,6 +169,38 @@ def test_hindsight_is_the_solvers_value_where_it_says_exact() -> None:
         if checked >= 30:
             break
     assert checked >= 30 and rules.seats == 4
+
+
+@pytest.mark.parametrize(("variant", "left"), [("three-handed", 4), ("two-handed", 6)])
+def test_few_seat_hindsight_is_every_way_searched_without_a_table(variant: str, left: int) -> None:
+    """With three or two seats, where hindsight says exact, each card's value is the max^n
+    value of every way the rest can go searched without a table of positions (the table,
+    and with two players the alpha-beta search, change how it is found, not what)."""
+    rules = RULE_SETS[variant]
+    h = Hindsight(make_bot("rules"))
+    assert left <= FEW_EXACT_TRICKS[rules.seats]
+    checked = 0
+    for seed in range(30):
+        record = one_round(variant, seed)
+        state = record.start.deal(record.deck)
+        for action, _ in record.actions:
+            if state.phase is Phase.PLAY and state.pending_openings == ():
+                tricks_left = rules.tricks_per_round - len(state.tricks)
+                if tricks_left <= left and len(state.legal_actions()) > 1:
+                    found = h.values(state, random.Random(0))
+                    assert found is not None and found.method is Method.EXACT
+                    f = FastState.from_state(state)
+                    assert isinstance(f, FewFastState)
+                    for group in equivalent_groups(f):
+                        g = f.copy()
+                        g.push(group[0])
+                        every = _every_way(g, rules.seats)[state.to_act]
+                        assert all(found.values[c] == every for c in group)
+                    checked += 1
+            state = state.apply(action)
+        if checked >= 40:
+            break
+    assert checked >= 40
 
 
 def test_the_same_record_gives_the_same_figures() -> None:

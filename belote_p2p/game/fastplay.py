@@ -1193,9 +1193,10 @@ class FewFastState(FastState):
         from world to world)."""
         return self._search(me, alpha, beta, {} if table is None else table)
 
-    def _position(self) -> int:
+    def position(self) -> int:
         """The position at the start of a trick, as one number: what the rest of the round
-        depends on (with the face-down cards and the declarations, fixed for a round)."""
+        depends on (with the face-down cards and the declarations, fixed for a round). A
+        key for a table of values of one round seen one way (:meth:`search`)."""
         key = self.to_act << 3 | self.wins
         for h in self.hands:
             key = key << 32 | h
@@ -1215,7 +1216,7 @@ class FewFastState(FastState):
             return score[me] - others / (self.seats - 1)
         key = -1
         if not self.trick:
-            key = self._position()
+            key = self.position()
             known = table.get(key)
             if known is not None:
                 value, bound = known

@@ -14,9 +14,10 @@ valued is said with it (:class:`Method`):
   exact value.
 * **a card, two or three seats** (the solver plays four): exact from
   :data:`FEW_EXACT_TRICKS` tricks left, by a search of every way the rest can go in which
-  each player plays for its own net score (max^n); earlier, each card followed by the greedy
-  playout of the rest on the real hands (every seat seeing its own hand and the cards still
-  out).
+  each player plays for its own net score (max^n; with two players, whose nets are
+  opposite, the same value by alpha-beta, :meth:`FewFastState.search`), each position met
+  at the start of a trick searched once; earlier, each card followed by the greedy playout
+  of the rest on the real hands (every seat seeing its own hand and the cards still out).
 * **a bid**: the contract it leads to, the rest of the auction bid by the ``bidder`` (the
   ``rules`` bot by default, the reading of a hand the ``expert`` bot starts from), that
   contract then played out as a card is valued at its first card (the bounded search,
@@ -29,6 +30,7 @@ Pure: no I/O, no clock; the ``rng`` given is the bidder's only randomness.
 
 from __future__ import annotations
 
+import math
 import random
 from dataclasses import dataclass
 from enum import Enum
@@ -45,7 +47,7 @@ EXACT_TRICKS = 5
 """Tricks left from which a four-seat card is valued exactly (the solver to the end)."""
 SEARCH_TRICKS = 2
 """Tricks the solver searches exactly before its greedy playout, earlier in the round."""
-FEW_EXACT_TRICKS = {3: 3, 2: 5}
+FEW_EXACT_TRICKS = {3: 5, 2: 9}
 """Tricks left from which a card is valued exactly with three or two seats."""
 
 
@@ -149,11 +151,18 @@ class Hindsight:
         assert isinstance(f, FewFastState)
         exact = left <= self.few_exact.get(seats, 0)
         values = {}
+        # One round with every hand seen: one table of positions for every card.
+        outcomes: dict[int, tuple[float, ...]] = {}
+        bounds: dict[int, tuple[float, int]] = {}
         for group in equivalent_groups(f):
             g = f.copy()
             g.push(group[0])
-            if exact:
-                value = _every_way(g, seats)[seat]
+            if exact and seats == 2:
+                # Two players: what one wins the other loses, so max^n is the minimax
+                # value, which the alpha-beta search finds with far fewer positions.
+                value = g.search(seat, -math.inf, math.inf, bounds)
+            elif exact:
+                value = _every_way(g, seats, outcomes)[seat]
             else:
                 g.play_greedy()
                 value = side_net(g.score(), seat, seats)
@@ -211,19 +220,34 @@ def _first_pass(legal: tuple[Action, ...]) -> Action:
     return PASS if PASS in legal else legal[0]
 
 
-def _every_way(f: FewFastState, seats: int) -> tuple[float, ...]:
+def _every_way(
+    f: FewFastState, seats: int, table: dict[int, tuple[float, ...]] | None = None
+) -> tuple[float, ...]:
     """Each seat's net score at the round's end, every seat choosing its card for its own
-    net with every hand seen (max^n; ``f`` is left as it was)."""
+    net with every hand seen (max^n; ``f`` is left as it was).
+
+    ``table`` keeps the outcome of each position reached at the start of a trick
+    (:meth:`FewFastState.position`), so that a position reached by plays in another order
+    is searched once: one table for the positions of one round with every hand seen."""
     if f.tricks == f.length:
         score = f.score()
         return tuple(side_net(score, s, seats) for s in range(seats))
+    key = -1
+    if table is not None and not f.trick:
+        key = f.position()
+        known = table.get(key)
+        if known is not None:
+            return known
     seat = f.to_act
     best: tuple[float, ...] | None = None
     for group in equivalent_groups(f):
         f.push(group[0])
-        outcome = _every_way(f, seats)
+        outcome = _every_way(f, seats, table)
         f.pop()
         if best is None or outcome[seat] > best[seat]:
             best = outcome
     assert best is not None
+    if key >= 0:
+        assert table is not None
+        table[key] = best
     return best
