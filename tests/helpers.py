@@ -507,11 +507,19 @@ class Process:
         self.wanted = ""
 
     async def pump(self) -> None:
+        """Read the output until the process closes it; cancelled (the test failed or ran
+        out of time, and its nursery is cancelled), kill the process: no test leaves a
+        child behind."""
         assert self.process.stdout is not None
-        async for chunk in self.process.stdout:
-            self.output += chunk.decode("utf-8", "replace")
-            if self.wanted and self.wanted in self.output:
-                self.line_seen.set()
+        try:
+            async for chunk in self.process.stdout:
+                self.output += chunk.decode("utf-8", "replace")
+                if self.wanted and self.wanted in self.output:
+                    self.line_seen.set()
+        except BaseException:
+            if self.process.returncode is None:
+                self.process.kill()
+            raise
 
 
 async def start(nursery: trio.Nursery, name: str, args: list[str], tmp: Path) -> Process:
