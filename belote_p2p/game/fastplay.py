@@ -41,6 +41,7 @@ from .scoring import (
 from .tables import (
     ABOVE,
     ALL_TRUMP,
+    BEATS,
     LAST_TRICK_BONUS,
     NO_TRUMP,
     POINTS,
@@ -555,10 +556,7 @@ class FastState:
         self.hands[seat] ^= 1 << c
         n = len(trick)
         if n:
-            top = trick[best]
-            st = STRENGTH[self.mode]
-            sc, stop = st[c], st[top]
-            if (sc > stop and c >> 3 == top >> 3) or (sc >= 8 and stop < 8):
+            if BEATS[self.mode][trick[best]] >> c & 1:
                 self.best = n
             if n == 3:
                 p = self.points
@@ -608,10 +606,7 @@ class FastState:
         self.hands[seat] ^= 1 << c
         n = len(trick)
         if n:
-            top = trick[self.best]
-            st = STRENGTH[self.mode]
-            sc, stop = st[c], st[top]
-            if (sc > stop and c >> 3 == top >> 3) or (sc >= 8 and stop < 8):
+            if BEATS[self.mode][trick[self.best]] >> c & 1:
                 self.best = n
             if n == 3:
                 self._close(c)
@@ -717,7 +712,7 @@ class FastState:
         rand = rng.random
         hands = self.hands
         mode = self.mode
-        st = STRENGTH[mode]
+        beats = BEATS[mode]
         pts = POINTS[mode]
         above = ABOVE[mode]
         kind = 1 if mode == NO_TRUMP else 2 if mode == ALL_TRUMP else 0
@@ -771,8 +766,7 @@ class FastState:
                 n = 1
                 seat = (seat + 1) & 3
                 continue
-            sc, stop = st[c], st[top]
-            if (sc > stop and c >> 3 == top >> 3) or (sc >= 8 and stop < 8):
+            if beats[top] >> c & 1:
                 top = c
                 win = seat
             tp += pts[c]
@@ -1117,10 +1111,7 @@ class FewFastState(FastState):
         self.done |= 1 << c
         k = len(trick)
         if k:
-            top = trick[best]
-            st = STRENGTH[self.mode]
-            sc, stop = st[c], st[top]
-            if (sc > stop and c >> 3 == top >> 3) or (sc >= 8 and stop < 8):
+            if BEATS[self.mode][trick[best]] >> c & 1:
                 self.best = k
             if k == n - 1:
                 leader = self.leader
@@ -1166,10 +1157,7 @@ class FewFastState(FastState):
         self.done |= 1 << c
         k = len(trick)
         if k:
-            top = trick[self.best]
-            st = STRENGTH[self.mode]
-            sc, stop = st[c], st[top]
-            if (sc > stop and c >> 3 == top >> 3) or (sc >= 8 and stop < 8):
+            if BEATS[self.mode][trick[self.best]] >> c & 1:
                 self.best = k
             if k == n - 1:
                 trick.append(c)

@@ -27,7 +27,7 @@ from __future__ import annotations
 from .cards import SUIT_MASKS
 from .fastplay import ORDER, FastState, equivalent_groups
 from .scoring import CAPOT_POINTS, GENERALE_POINTS
-from .tables import ABOVE, ALL_TRUMP, LAST_TRICK_BONUS, NO_TRUMP, POINTS, STRENGTH
+from .tables import ABOVE, ALL_TRUMP, BEATS, LAST_TRICK_BONUS, NO_TRUMP, POINTS, STRENGTH
 
 INF = 10_000
 
@@ -152,6 +152,7 @@ class Solver:
         hands = f.hands[:]
         mode = f.mode
         st = STRENGTH[mode]
+        beats = BEATS[mode]
         pts = POINTS[mode]
         ptsget = pts.__getitem__
         stget = st.__getitem__
@@ -388,8 +389,7 @@ class Solver:
                     h[s] ^= 1 << c
                     live ^= 1 << c
                     tp += pts[c]
-                    sc, stop = st[c], st[top]
-                    if (sc > stop and c >> 3 == top >> 3) or (sc >= 8 and stop < 8):
+                    if beats[top] >> c & 1:
                         top, win = c, s
                 if t == left - 1:
                     tp += LAST_TRICK_BONUS
@@ -517,10 +517,9 @@ class Solver:
                 cards = [m.bit_length() - 1]
             maximize = seat & 1 == 0
             best = -INF if maximize else INF
-            stop = st[top]
+            over = beats[top]
             for c in cards:
-                sc = st[c]
-                if (sc > stop and c >> 3 == top >> 3) or (sc >= 8 and stop < 8):
+                if over >> c & 1:
                     ntop, nwin = c, seat
                 else:
                     ntop, nwin = top, win
