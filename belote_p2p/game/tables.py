@@ -78,20 +78,18 @@ BEATS: tuple[tuple[int, ...], ...] = tuple(
     tuple(ABOVE[m][c] | (0 if _is_trump(m, c >> 3) else TRUMP_MASK[m]) for c in range(32))
     for m in TRUMP_MODES
 )
-"""``BEATS[mode][card]``: mask of the cards that beat it in a trick, as
-:func:`winning_index` decides (a stronger card of its suit; any trump over a plain card)."""
+"""``BEATS[mode][card]``: mask of the cards that beat it in a trick (a stronger card of its
+suit; any trump over a plain card): the one statement of who takes a trick, read by
+:func:`winning_index`, the engine, the fast path and the solver."""
 
 
 def winning_index(cards: Sequence[int], mode: int) -> int:
     """The index in ``cards`` (a trick, or a trick so far, in play order) of the card that
     wins it: the highest trump, else the highest card of the suit led."""
-    strength = STRENGTH[mode]
+    beats = BEATS[mode]
     best = 0
     for i in range(1, len(cards)):
-        c, top = cards[i], cards[best]
-        if (c >> 3 == top >> 3 and strength[c] > strength[top]) or (
-            strength[c] >= 8 and strength[top] < 8
-        ):
+        if beats[cards[best]] >> cards[i] & 1:
             best = i
     return best
 

@@ -247,7 +247,6 @@ def _every_way(
         if best is None or outcome[seat] > best[seat]:
             best = outcome
     assert best is not None
-    if key >= 0:
-        assert table is not None
+    if table is not None and key >= 0:
         table[key] = best
     return best
