@@ -85,6 +85,7 @@ def test_the_expert_bids_without_samples_as_the_rules_bot() -> None:
         ("expert:take_margin=-0.5", "take_margin"),
         ("expert:take_margin=-2", "take_margin"),
         ("expert:colour=red", "colour"),
+        ("expert:playout=smart", "playout"),
     ],
 )
 def test_bad_options_are_refused_with_a_clear_error(spec: str, words: str) -> None:
@@ -178,28 +179,48 @@ def test_the_fast_greedy_playout_is_the_pimc_bots_policy(variant: str) -> None:
     for _ in range(60):
         state = random_play_state(rules, rng, rng.randrange(31))
         f = FastState.from_state(state)
-        expert.greedy_finish(f)
+        expert.play_out(f)
         score = pimc.finish(state)
         assert score is not None
         assert f.tricks == 8 and not any(f.hands)
         assert f.card_points() == score.card_points
 
 
-def test_playout_values_cover_every_legal_card() -> None:
+@pytest.mark.parametrize("careful", [False, True])
+def test_playout_values_cover_every_legal_card(careful: bool) -> None:
     rng = random.Random(8)
     for _ in range(30):
         state = random_play_state(VARIANTS["coinche"], rng, rng.randrange(30))
         f = FastState.from_state(state)
         before = (list(f.hands), list(f.trick), list(f.points))
-        values = expert.rollout_values(f)
+        values = expert.rollout_values(f, careful)
         assert set(values) == {c for c in range(32) if f.legal_mask() >> c & 1}
         assert (f.hands, f.trick, f.points) == before  # the position is left as it was
         for c, v in values.items():
             g = f.copy()
             g.play(c)
-            assert v == expert.search_value(g, 0) + g.points[0] - g.points[1] - (
+            assert v == expert.search_value(g, 0, careful) + g.points[0] - g.points[1] - (
                 f.points[0] - f.points[1]
             )
+
+
+@pytest.mark.parametrize("variant", ["classic", "coinche", "three-handed", "two-handed"])
+def test_the_playout_policy_by_default_is_the_seat_counts(variant: str) -> None:
+    """``playout=''`` values every card (and bid) as the policy of :data:`PLAYOUT` for the
+    seat count does, and the other policy values some differently."""
+    rules = rule_set(variant)
+    policy = expert.PLAYOUT[rules.seats]
+    other = "greedy" if policy == "careful" else "careful"
+    bots = [expert.ExpertBot(samples=3, bid_samples=4, playout=p) for p in ("", policy, other)]
+    differs = 0
+    rng = random.Random(12)
+    for _ in range(12):
+        state = random_play_state(rules, rng, rng.randrange(rules.deck_size - 1))
+        obs = observe(state, state.to_act)
+        default, same, moved = (b.action_values(obs, random.Random(3)) for b in bots)
+        assert default == same
+        differs += moved != default
+    assert differs > 0
 
 
 def test_every_search_depth_plays_legal_cards() -> None:

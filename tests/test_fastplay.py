@@ -9,10 +9,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from belote_p2p.game.announcements import find_announcements, scoring_team
-from belote_p2p.game.cards import CARDS, FULL_DECK
+from belote_p2p.game.cards import CARDS, FULL_DECK, card, mask_of
 from belote_p2p.game.engine import Phase, State
 from belote_p2p.game.fastplay import (
     FastState,
+    FewFastState,
     announcement_key,
     hand_announcements,
     random_round,
@@ -46,7 +47,7 @@ def to_play(rules: RuleSet, rng: random.Random) -> State:
     s = State.new_game(rules.with_(target=10**9))
     while s.phase is not Phase.PLAY:
         if s.phase is Phase.DEAL:
-            s = s.deal(random_deck(rng))
+            s = s.deal(random_deck(rng, rules))
         else:
             s = s.apply(rng.choice(s.legal_actions()))
     return s
@@ -214,3 +215,79 @@ def test_round_score_agrees_with_score_round(
         coinche, taker, contract, multiplier, card_points, ann, bel, pending, generale
     )
     assert got == (ref.score[0], ref.score[1], ref.pending)
+
+
+# -- the careful playout policy ----------------------------------------------------------------
+
+HEARTS = 1
+
+
+def careful_position(mine: str, seat: int, leader: int, trick: str, taker: int = 0) -> FastState:
+    """Hearts trumps, ``seat`` to act holding ``mine`` after the cards of ``trick`` were
+    played from ``leader`` on; every other card dealt to the seats in turn."""
+    played = [card(t) for t in trick.split()]
+    hands = [0, 0, 0, 0]
+    hands[seat] = mask_of(card(t) for t in mine.split())
+    for i, c in enumerate(played):
+        hands[(leader + i) % 4] |= 1 << c
+    rest = [c for c in range(32) if not (hands[0] | hands[1] | hands[2] | hands[3]) >> c & 1]
+    for s in range(4):
+        while hands[s].bit_count() < 8:
+            hands[s] |= 1 << rest.pop()
+    f = FastState.new(rule_set("classic"), hands, HEARTS, taker, leader)
+    for c in played:
+        f.play(c)
+    assert f.to_act == seat
+    return f
+
+
+def test_the_careful_policy_keeps_its_high_cards_where_the_greedy_one_spends_them() -> None:
+    cases = [
+        # A defender cashes a plain master, never its master trump...
+        ("JH AS 7D 8D 7C 8C 9C TC", 1, 1, "", "AS", "JH"),
+        # ... and with no plain master it leads its poorest card.
+        ("JH 7S 8S 9S 7D 8D 9D 7C", 1, 1, "", "7S", "JH"),
+        # The taker's side cashes its master trump first.
+        ("JH AS 7D 8D 7C 8C 9C TC", 0, 0, "", "JH", "JH"),
+        # Last to play, it takes with its poorest winner.
+        ("AS TS 7D 8D 7C 8C 9C QC", 0, 1, "KS 7S 8S", "TS", "AS"),
+        # Only trumps win: its weakest one, not its master jack.
+        ("JH 7H 7D 8D 7C 8C 9C QC", 0, 3, "AS", "7H", "JH"),
+        # The partner's master trump takes the trick: a rich card that is not a master.
+        ("AS KD QD 7C 8C 9C TC 8S", 0, 2, "JH 7H", "TC", "AS"),
+        # No master winner: its poorest card rather than a king that may be overtaken.
+        ("KS 8S 7D 8D 7C 8C 9C QC", 0, 3, "9S", "8S", "KS"),
+    ]
+    for mine, seat, leader, trick, careful, greedy in cases:
+        f = careful_position(mine, seat, leader, trick)
+        assert CARDS[f.careful_card()] == card(careful), (mine, trick)
+        assert CARDS[f.greedy_card()] == card(greedy), (mine, trick)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from([*sorted(VARIANTS), "three-handed"]), seeds, st.integers(0, 31))
+def test_the_careful_policy_plays_legal_cards_and_sees_only_its_hand(
+    variant: str, seed: int, at: int
+) -> None:
+    """Its card is legal, and the same however the cards it cannot see lie among the
+    others; played out, it ends the round."""
+    rules = VARIANTS.get(variant) or rule_set(variant)
+    rng = random.Random(seed)
+    s = to_play(rules, rng)
+    for _ in range(min(at, rules.seats * 8 - 1)):
+        s = s.apply(rng.choice(s.legal_actions()))
+    f = FastState.from_state(s) if rules.seats == 4 else FewFastState.few_from_state(s)
+    c = f.careful_card()
+    assert f.legal_mask() >> c & 1
+    seat = f.to_act
+    others = [o for o in range(rules.seats) if o != seat]
+    pool = [x for o in others for x in range(32) if f.hands[o] >> x & 1]
+    rng.shuffle(pool)
+    g = f.copy()
+    for o in others:
+        size = f.hands[o].bit_count()
+        g.hands[o] = mask_of(pool[:size])
+        del pool[:size]
+    assert g.careful_card() == c
+    f.play_careful()
+    assert f.tricks == f.length and not any(f.hands)

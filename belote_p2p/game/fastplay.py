@@ -656,21 +656,9 @@ class FastState:
         if n == 4 and (self.leader + self.best - seat) & 1 == 0:  # the partner wins it so far
             if last or not above[top] & others:
                 tm = TRUMP_MASK[mode] if mode < 4 else 0
-                rest = m & ~tm or m
-                best = -1
-                key = -1000
-                while rest:
-                    low = rest & -rest
-                    c = low.bit_length() - 1
-                    rest ^= low
-                    k = pts[c] * 16 - st[c]
-                    if k > key:
-                        best, key = c, k
-                return best
+                return _richest(m & ~tm or m, pts, st)
             return _poorest(m, pts, st)
-        winners = m & above[top]
-        if st[top] < 8 and mode < 4:
-            winners |= m & TRUMP_MASK[mode]
+        winners = _winners(m, top, mode)
         if not winners:
             return _poorest(m, pts, st)
         best = -1
@@ -699,11 +687,94 @@ class FastState:
                 fallback, fallback_key = c, k
         return best if best >= 0 else fallback
 
+    def careful_card(self) -> int:
+        """The card of the careful playout policy for the seat to act (the ``expert`` bot's):
+        the greedy policy (:meth:`greedy_card`, seeing as little) with its high cards and
+        trumps kept for later tricks.
+
+        Leading, it cashes its richest master (on the taker's side a trump first, on the
+        other side never a trump), else plays its poorest card. On a trick its partner
+        surely wins it loads its richest plain card that is not a master (else its richest
+        plain card), on one the partner may lose its poorest card. Otherwise it takes the
+        trick, if it can, last to play with its poorest winner, earlier with its weakest
+        trump when only trumps win, else with its weakest master winner; with no master
+        winner it plays its poorest card (its weakest winner when every card wins)."""
+        m = self.legal_mask()
+        if not m & (m - 1):
+            return m.bit_length() - 1
+        mode = self.mode
+        st = STRENGTH[mode]
+        pts = POINTS[mode]
+        above = ABOVE[mode]
+        tm = TRUMP_MASK[mode] if mode < 4 else 0
+        seat = self.to_act
+        n = self.seats
+        others = self.out() & ~self.hands[seat]
+        trick = self.trick
+        if not trick:
+            taker_side = (seat - self.taker) % 2 == 0 if n == 4 else seat == self.taker
+            lift = 1000 if taker_side else 0
+            best = -1
+            key = -1
+            rest = m if taker_side else m & ~tm
+            while rest:
+                low = rest & -rest
+                c = low.bit_length() - 1
+                rest ^= low
+                if not above[c] & others:
+                    k = pts[c] * 16 + st[c] + (lift if tm & low else 0)
+                    if k > key:
+                        best, key = c, k
+            if best >= 0:
+                return best
+            return _poorest(m, pts, st)
+        top = trick[self.best]
+        last = len(trick) == n - 1
+        if n == 4 and (self.leader + self.best - seat) & 1 == 0:  # the partner wins it so far
+            if last or not above[top] & others:
+                rest = m & ~tm or m
+                spare = 0  # the cards that are not masters
+                scan = rest
+                while scan:
+                    low = scan & -scan
+                    scan ^= low
+                    if above[low.bit_length() - 1] & others:
+                        spare |= low
+                return _richest(spare or rest, pts, st)
+            return _poorest(m, pts, st)
+        winners = _winners(m, top, mode)
+        if not winners:
+            return _poorest(m, pts, st)
+        if last:
+            return _poorest(winners, pts, st)
+        if not winners & ~tm:
+            return _weakest(winners, st)
+        best = -1
+        key = 1000
+        rest = winners
+        while rest:
+            low = rest & -rest
+            c = low.bit_length() - 1
+            rest ^= low
+            if not above[c] & others and st[c] < key:
+                best, key = c, st[c]
+        if best >= 0:
+            return best
+        if m & ~winners:
+            return _poorest(m, pts, st)
+        return _weakest(winners, st)
+
     def play_greedy(self) -> None:
         """Play the rest of the round for good, every seat by :meth:`greedy_card`."""
         length = self.length
         while self.tricks < length:
             self.play(self.greedy_card())
+
+    def play_careful(self) -> None:
+        """Play the rest of the round for good, every seat by :meth:`careful_card`."""
+        length = self.length
+        while self.tricks < length:
+            self.play(self.careful_card())
 
     def play_random(self, rng: random.Random) -> None:
         """Play the rest of the round with uniformly random legal cards, for good.
@@ -1328,6 +1399,43 @@ def _poorest(m: int, pts: Sequence[int], st: Sequence[int]) -> int:
         k = pts[c] * 16 + st[c]
         if k < key:
             best, key = c, k
+    return best
+
+
+def _richest(m: int, pts: Sequence[int], st: Sequence[int]) -> int:
+    """The card of mask ``m`` with the most points, then the weakest (the lowest card number
+    at a tie): the card to load on a trick the partner takes."""
+    best = -1
+    key = -1000
+    while m:
+        low = m & -m
+        c = low.bit_length() - 1
+        m ^= low
+        k = pts[c] * 16 - st[c]
+        if k > key:
+            best, key = c, k
+    return best
+
+
+def _winners(m: int, top: int, mode: int) -> int:
+    """The cards of mask ``m`` that would take a trick ``top`` wins so far (a trump on a
+    plain card)."""
+    winners = m & ABOVE[mode][top]
+    if STRENGTH[mode][top] < 8 and mode < 4:
+        winners |= m & TRUMP_MASK[mode]
+    return winners
+
+
+def _weakest(m: int, st: Sequence[int]) -> int:
+    """The weakest card of mask ``m`` (the lowest card number at a tie)."""
+    best = -1
+    key = 10_000
+    while m:
+        low = m & -m
+        c = low.bit_length() - 1
+        m ^= low
+        if st[c] < key:
+            best, key = c, st[c]
     return best
 
 

@@ -3,22 +3,24 @@ four, three and two seats.
 
 For a card it draws many *worlds* (deals of the cards it cannot see) consistent with every
 public fact and weighted by how likely the others' bids and plays were in each (see
-:mod:`.inference`: the ``rules`` bot's reading of a hand for the bids, the greedy playout
-policy for the plays). Each world becomes a fast state (:class:`~belote_p2p.bot.FastState`,
+:mod:`.inference`: the ``rules`` bot's reading of a hand for the bids, the playout policy
+for the plays). Each world becomes a fast state (:class:`~belote_p2p.bot.FastState`,
 :class:`~belote_p2p.bot.FewFastState` with two or three seats) and every legal card is
 valued on it: exactly when few tricks are left (``exact``: the double-dummy
 :class:`~belote_p2p.bot.Solver` with four seats, a small search of its own with fewer), else
-by a playout of the rest in which every seat plays the greedy policy, seeing its own hand
-and the cards still out but not who holds them (or with ``tricks``, four seats, the solver's
-search of that many tricks before its playout). Each value is the round score it leads to
+by a playout of the rest in which every seat plays one policy, seeing its own hand and the
+cards still out but not who holds them (``playout``: at four and three seats the careful
+one, :meth:`~belote_p2p.bot.FastState.careful_card`, which keeps its high cards and trumps
+for later tricks; at two the ``pimc`` bot's greedy one; or with ``tricks``, four seats, the
+solver's search of that many tricks before its playout). Each value is the round score it leads to
 (contract made or not, capot, litige...) for this seat's side minus the other side's (with
 three seats, minus the mean of the two others'), and the card with the best weighted mean
-is played. The greedy playout costs a fraction of a search, so the same time holds many
+is played. A playout costs a fraction of a search, so the same time holds many
 more worlds, and it does not play the rest of the round as if every hand were seen (the
 "strategy fusion" of perfect-information sampling).
 
 Bidding starts from the ``rules`` bot's choice and overrules it when the worlds clearly
-disagree (a contract valued by the greedy playout, or with ``bid_tricks`` by that many
+disagree (a contract valued by the playout, or with ``bid_tricks`` by that many
 tricks searched). In classic and three-handed, taking (or naming a suit) is valued on decks
 completed as they would be, against passing valued by the rest of the bidding as the
 ``rules`` bot would bid it. In coinche, every contract of every suit is valued over deals
@@ -93,6 +95,10 @@ others' hands are the most uncertain, and at four, 64 measurably pay over 32 wit
 decision time bounds (docs/strength.md); at two seats a world hides less."""
 BID_SAMPLES = 48
 """Deals a bidding decision in classic and three-handed belote (``bid_samples=-1``)."""
+PLAYOUT = {4: "careful", 3: "careful", 2: "greedy"}
+"""The policy every seat plays in the playouts, and the one the others' plays are weighed by,
+by seat count (``playout=''``): the careful one (:meth:`FastState.careful_card`) at four
+and three seats, the greedy one at two (docs/strength.md)."""
 COINCHE_BID_SAMPLES = 96
 """Deals an auction decision in coinche (``bid_samples=-1``): the contract chosen is the
 best of many noisy estimates, and with 48 deals the noise alone made it overbid
@@ -113,37 +119,43 @@ def _cards(mask: int) -> list[int]:
     return out
 
 
-def greedy_finish(f: FastState) -> None:
+def play_out(f: FastState, careful: bool = False) -> None:
     """Play the rest of ``f``'s round for good, every seat by the ``pimc`` bot's greedy
     policy (:meth:`FastState.greedy_card`: it sees its own hand and the cards still out,
-    not who holds them, so that the playout does not play double-dummy)."""
-    f.play_greedy()
+    not who holds them, so that the playout does not play double-dummy), or with
+    ``careful`` by the careful policy (:meth:`FastState.careful_card`, which sees as
+    little and keeps its high cards and trumps for later tricks)."""
+    if careful:
+        f.play_careful()
+    else:
+        f.play_greedy()
 
 
-def search_value(f: FastState, tricks: int) -> int:
+def search_value(f: FastState, tricks: int, careful: bool = False) -> int:
     """Team 0's card points minus team 1's over the rest of ``f``'s round (four seats): the
     solver's, searching ``tricks`` tricks before its double-dummy playout, or with ``tricks``
-    0 the :func:`greedy_finish` playout's (``f`` is left as it was)."""
+    0 the :func:`play_out` playout's (``careful`` as there; ``f`` is left as it was)."""
     if tricks:
         return Solver(f, tricks).value()
     g = f.copy()
-    g.play_greedy()
+    play_out(g, careful)
     cp = g.card_points()
     p = f.points
     return cp[0] - cp[1] - (p[0] - p[1])
 
 
-def rollout_values(f: FastState) -> dict[int, int]:
+def rollout_values(f: FastState, careful: bool = False) -> dict[int, int]:
     """Team 0's card points minus team 1's over the rest of the round (as the solver's
     values, capot 250 and générale 500) after each legal card, the round then played out
-    by :func:`greedy_finish`; equivalent cards are played out once (four seats)."""
+    by :func:`play_out` (``careful`` as there); equivalent cards are played out once (four
+    seats)."""
     out: dict[int, int] = {}
     p = f.points
     base = p[0] - p[1]
     for group in equivalent_groups(f):
         g = f.copy()
         g.play(group[0])
-        g.play_greedy()
+        play_out(g, careful)
         cp = g.card_points()
         v = cp[0] - cp[1] - base
         for c in group:
@@ -151,10 +163,13 @@ def rollout_values(f: FastState) -> dict[int, int]:
     return out
 
 
-def few_values(f: FewFastState, me: int, exact: bool) -> dict[int, tuple[float, float]]:
+def few_values(
+    f: FewFastState, me: int, exact: bool, careful: bool = False
+) -> dict[int, tuple[float, float]]:
     """Two or three seats: for each legal card, this seat's net round score (its score minus
     the other's, or the mean of the two others') and its card points minus theirs, after
-    the rest of the round played out greedily, or with ``exact`` searched to its end as if
+    the rest of the round played out by :func:`play_out` (``careful`` as there), or with
+    ``exact`` searched to its end as if
     every other seat played against it (:func:`few_search`)."""
     out: dict[int, tuple[float, float]] = {}
     table: dict[int, tuple[float, int]] = {}
@@ -165,7 +180,7 @@ def few_values(f: FewFastState, me: int, exact: bool) -> dict[int, tuple[float, 
             v = few_search(g, me, -math.inf, math.inf, table)
             pts = 0.0
         else:
-            g.play_greedy()
+            play_out(g, careful)
             v = net(g.score(), me)
             pts = net(g.card_points(), me)
         for c in group:
@@ -224,12 +239,14 @@ class ExpertBot:
     :data:`TAKE_MARGIN`; coinche); ``coinche_margin`` by how much a coinche or a
     surcoinche must beat passing; ``oversample`` worlds drawn per world kept (the likeliest
     by the bids and plays); ``inference`` how much the bids weigh (0: not at all);
-    ``play_inference`` how much the plays weigh (0: not at all; 1: a play the greedy policy
+    ``play_inference`` how much the plays weigh (0: not at all; 1: a play the playout policy
     would not make is ``1 / play_inference - 1`` times... see :mod:`.inference`: its
     ``epsilon`` is ``1 - play_inference``); ``bid_success`` and ``capot_success`` how often
     a coinche contract must be made in the worlds to be bid; ``extra`` batches of
     ``samples`` more worlds a card decision may draw while the two best cards are within
-    ``extra_z`` standard errors of each other (0: never)."""
+    ``extra_z`` standard errors of each other (0: never); ``playout`` the policy of the
+    playouts and of the plays' weighing, ``careful`` or ``greedy`` (empty: the default of the
+    seat count, :data:`PLAYOUT`)."""
 
     def __init__(
         self,
@@ -249,6 +266,7 @@ class ExpertBot:
         play_inference: float = 0.65,
         extra: int = 0,
         extra_z: float = 2.0,
+        playout: str = "",
     ) -> None:
         _check("samples", samples, int, -1, 10_000)
         if samples == 0:
@@ -286,6 +304,11 @@ class ExpertBot:
         self.capot_success = float(capot_success)
         self.extra = extra
         self.extra_z = float(extra_z)
+        if playout not in ("", "careful", "greedy"):
+            raise ExpertOptionError(
+                f"expert option playout must be 'careful' or 'greedy', not {playout!r}"
+            )
+        self.playout = playout
         self.rules = RulesBot()
         self.bids = BidModel(self.inference, self.rules)
 
@@ -328,6 +351,11 @@ class ExpertBot:
     def _deadline(self) -> float:
         return time.perf_counter() + self.seconds if self.seconds > 0 else math.inf
 
+    def _careful(self, obs: Observation) -> bool:
+        """Whether every seat is played by the careful policy (else the greedy one), in the
+        playouts and in the weighing of the others' plays."""
+        return (self.playout or PLAYOUT[obs.rules.seats]) == "careful"
+
     def _exact(self, obs: Observation) -> int:
         return self.exact if self.exact >= 0 else EXACT[obs.rules.seats]
 
@@ -353,6 +381,7 @@ class ExpertBot:
         samples = self.samples if self.samples > 0 else SAMPLES[n]
         batch = samples if self.seconds <= 0 else _TIMED_BATCH
         epsilon = 1.0 - self.play_inference
+        careful = self._careful(obs)
         # Each world's value of every card, kept to tell a close decision (``extra``).
         seen: dict[Card, list[float]] = {c: [] for c in legal}
         weights: list[float] = []
@@ -361,7 +390,9 @@ class ExpertBot:
         known: dict[tuple[int, ...], dict[int, int]] = {}
         known_few: dict[tuple[int, ...], dict[int, tuple[float, float]]] = {}
         while True:
-            worlds = sample_worlds(obs, rng, batch, self.oversample, self.bids, epsilon, sampler)
+            worlds = sample_worlds(
+                obs, rng, batch, self.oversample, self.bids, epsilon, sampler, careful
+            )
             if not worlds:
                 break
             for world, weight in worlds:
@@ -376,7 +407,7 @@ class ExpertBot:
                         if exact or tricks:
                             moves = Solver(f, tricks).move_values()
                         else:
-                            moves = rollout_values(f)
+                            moves = rollout_values(f, careful)
                         known[key] = moves
                     for c in legal:
                         d = base + moves[c]
@@ -390,7 +421,7 @@ class ExpertBot:
                     key = tuple(world)
                     few = known_few.get(key)
                     if few is None:
-                        few = known_few[key] = few_values(f, obs.seat, exact)
+                        few = known_few[key] = few_values(f, obs.seat, exact, careful)
                     for c in legal:
                         v, p = few[c]
                         seen[c].append(v)
@@ -544,11 +575,11 @@ class ExpertBot:
         leader = (obs.dealer + 1) % n
         if n != 4:
             g = FewFastState.new_few(obs.rules, hands, trump, taker, leader)
-            g.play_greedy()
+            play_out(g, self._careful(obs))
             return net(g.score(), obs.seat)
         team = obs.team
         f = FastState.new(obs.rules, hands, trump, taker, leader, contract, 1)
-        d = search_value(f, self.bid_tricks)
+        d = search_value(f, self.bid_tricks, self._careful(obs))
         s = f.score_for(d)
         return s[team] - s[1 - team]
 
@@ -588,12 +619,20 @@ class ExpertBot:
         if not deals:
             return {}, suggested
         leader = (obs.dealer + 1) % 4
+        # The careful playout plays the taker's side as such: a contract the other side holds
+        # is played out again with its taker (the greedy one ignores who took).
+        careful = self._careful(obs)
+        theirs = careful and obs.taker >= 0 and obs.taker % 2 != team
         outcomes: list[tuple[float, list[tuple[int, tuple[int, int], tuple[int, int]]]]] = []
         for hands, weight in deals:
             per_trump = []
             for trump in range(4):
                 f = FastState.new(obs.rules, hands, trump, obs.seat, leader)
-                d = search_value(f, self.bid_tricks)
+                d = search_value(f, self.bid_tricks, careful)
+                per_trump.append((d, f.announcements, f.belote))
+            if theirs:
+                f = FastState.new(obs.rules, hands, obs.trump, obs.taker, leader)
+                d = search_value(f, self.bid_tricks, careful)
                 per_trump.append((d, f.announcements, f.belote))
             outcomes.append((weight, per_trump))
         total = sum(w for w, _ in outcomes)
@@ -602,7 +641,7 @@ class ExpertBot:
             """Our mean net score and how often the takers make it."""
             net_sum = made = 0.0
             for w, per in outcomes:
-                d, ann, bel = per[trump]
+                d, ann, bel = per[4 if theirs and taker % 2 != team else trump]
                 s0, s1 = _score_d(obs, d, ann, bel, taker, value, multiplier)
                 ours = (s0 - s1) if team == 0 else (s1 - s0)
                 net_sum += w * ours
@@ -711,8 +750,8 @@ __all__ = [
     "announcement_points",
     "few_search",
     "few_values",
-    "greedy_finish",
     "hand_strength",
+    "play_out",
     "rollout_values",
     "search_value",
 ]

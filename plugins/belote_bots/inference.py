@@ -18,8 +18,9 @@ Two models then weigh each world by how likely what the others did was with thos
   strength against its thresholds), softened by a logistic of the margin, so that a pass
   with a hand the ``rules`` bot would have taken with is unlikely but not impossible;
 * :class:`PlayModel`: every card another seat played, read as the greedy playout policy
-  (:meth:`~belote_p2p.bot.FastState.greedy_card`) would have played with that world's hand
-  at that moment: a play it would have made is likelier than one it would not (a partner
+  (:meth:`~belote_p2p.bot.FastState.greedy_card`), or with ``careful`` the careful one
+  (:meth:`~belote_p2p.bot.FastState.careful_card`), would have played with that world's
+  hand at that moment: a play it would have made is likelier than one it would not (a partner
   that did not load its ten on a sure trick probably had none; a last player that did not
   take a rich trick probably could not). ``epsilon`` is the share of plays that model does
   not explain.
@@ -323,12 +324,13 @@ def equivalent(a: int, b: int, live: int, mode: int) -> bool:
 class PlayModel:
     """How likely the cards the others played were with a world's hands (see the module):
     each play by another seat counts ``1 - epsilon + epsilon / k`` when the greedy policy
-    would have played it (or a card equivalent to it), ``epsilon / k`` otherwise, with ``k``
-    the seat's legal cards then."""
+    (with ``careful`` the careful one) would have played it (or a card equivalent to it),
+    ``epsilon / k`` otherwise, with ``k`` the seat's legal cards then."""
 
-    def __init__(self, obs: Observation, epsilon: float) -> None:
+    def __init__(self, obs: Observation, epsilon: float, careful: bool = False) -> None:
         self.obs = obs
         self.epsilon = epsilon
+        self.careful = careful
         self.sequence = play_sequence(obs)
         # Only plays made by another seat say something; the last of them ends the replay.
         self.stop = max(
@@ -358,7 +360,7 @@ class PlayModel:
                 m = f.legal_mask()
                 if m & (m - 1):
                     k = m.bit_count()
-                    g = f.greedy_card()
+                    g = f.careful_card() if self.careful else f.greedy_card()
                     live = f.out()
                     if f.trick:
                         live |= 1 << f.trick[f.best]
@@ -378,14 +380,16 @@ def sample_worlds(
     bids: BidModel,
     epsilon: float,
     sampler: WorldSampler | None = None,
+    careful: bool = False,
 ) -> list[tuple[World, float]]:
     """``count`` worlds of a play-phase observation with their weights: ``oversample``
-    times as many drawn, weighed by the bids (``bids``) and the plays (``epsilon`` as
-    :class:`PlayModel`; 1: not at all), ``count`` kept in proportion to their weights."""
+    times as many drawn, weighed by the bids (``bids``) and the plays (``epsilon`` and
+    ``careful`` as :class:`PlayModel`; ``epsilon`` 1: not at all), ``count`` kept in
+    proportion to their weights."""
     sampler = sampler or WorldSampler(obs)
     if sampler.dead:
         return []
-    plays = PlayModel(obs, epsilon)
+    plays = PlayModel(obs, epsilon, careful)
     weigh_bids = bool(bids.k and obs.bids) and not sampler.two_handed
     weigh = weigh_bids or plays.active
     want = count * (oversample if weigh else 1)
