@@ -205,13 +205,12 @@ def test_playout_values_cover_every_legal_card(careful: bool) -> None:
 
 
 @pytest.mark.parametrize("variant", ["classic", "coinche", "three-handed", "two-handed"])
-def test_the_playout_policy_by_default_is_the_seat_counts(variant: str) -> None:
-    """``playout=''`` values every card (and bid) as the policy of :data:`PLAYOUT` for the
-    seat count does, and the other policy values some differently."""
+def test_the_playout_policy_is_the_careful_one_unless_told(variant: str) -> None:
+    """By default every card (and bid) is valued as with ``playout=careful``, and the greedy
+    playout values some differently."""
     rules = rule_set(variant)
-    policy = expert.PLAYOUT[rules.seats]
-    other = "greedy" if policy == "careful" else "careful"
-    bots = [expert.ExpertBot(samples=3, bid_samples=4, playout=p) for p in ("", policy, other)]
+    bots = [expert.ExpertBot(samples=3, bid_samples=4, **o) for o in ({}, {"playout": "careful"},
+            {"playout": "greedy"})]  # fmt: skip
     differs = 0
     rng = random.Random(12)
     for _ in range(12):

@@ -9,9 +9,9 @@ for the plays). Each world becomes a fast state (:class:`~belote_p2p.bot.FastSta
 valued on it: exactly when few tricks are left (``exact``: the double-dummy
 :class:`~belote_p2p.bot.Solver` with four seats, a small search of its own with fewer), else
 by a playout of the rest in which every seat plays one policy, seeing its own hand and the
-cards still out but not who holds them (``playout``: at four and three seats the careful
-one, :meth:`~belote_p2p.bot.FastState.careful_card`, which keeps its high cards and trumps
-for later tricks; at two the ``pimc`` bot's greedy one; or with ``tricks``, four seats, the
+cards still out but not who holds them (``playout``: the careful one,
+:meth:`~belote_p2p.bot.FastState.careful_card`, which keeps its high cards and trumps for
+later tricks, or the ``pimc`` bot's greedy one; or with ``tricks``, four seats, the
 solver's search of that many tricks before its playout). Each value is the round score it leads to
 (contract made or not, capot, litige...) for this seat's side minus the other side's (with
 three seats, minus the mean of the two others'), and the card with the best weighted mean
@@ -95,10 +95,6 @@ others' hands are the most uncertain, and at four, 64 measurably pay over 32 wit
 decision time bounds (docs/strength.md); at two seats a world hides less."""
 BID_SAMPLES = 48
 """Deals a bidding decision in classic and three-handed belote (``bid_samples=-1``)."""
-PLAYOUT = {4: "careful", 3: "careful", 2: "greedy"}
-"""The policy every seat plays in the playouts, and the one the others' plays are weighed by,
-by seat count (``playout=''``): the careful one (:meth:`FastState.careful_card`) at four
-and three seats, the greedy one at two (docs/strength.md)."""
 COINCHE_BID_SAMPLES = 96
 """Deals an auction decision in coinche (``bid_samples=-1``): the contract chosen is the
 best of many noisy estimates, and with 48 deals the noise alone made it overbid
@@ -245,8 +241,8 @@ class ExpertBot:
     a coinche contract must be made in the worlds to be bid; ``extra`` batches of
     ``samples`` more worlds a card decision may draw while the two best cards are within
     ``extra_z`` standard errors of each other (0: never); ``playout`` the policy of the
-    playouts and of the plays' weighing, ``careful`` or ``greedy`` (empty: the default of the
-    seat count, :data:`PLAYOUT`)."""
+    playouts and of the plays' weighing, ``careful`` (:meth:`FastState.careful_card`) or
+    ``greedy`` (the ``pimc`` bot's, :meth:`FastState.greedy_card`)."""
 
     def __init__(
         self,
@@ -266,7 +262,7 @@ class ExpertBot:
         play_inference: float = 0.65,
         extra: int = 0,
         extra_z: float = 2.0,
-        playout: str = "",
+        playout: str = "careful",
     ) -> None:
         _check("samples", samples, int, -1, 10_000)
         if samples == 0:
@@ -304,11 +300,12 @@ class ExpertBot:
         self.capot_success = float(capot_success)
         self.extra = extra
         self.extra_z = float(extra_z)
-        if playout not in ("", "careful", "greedy"):
+        if playout not in ("careful", "greedy"):
             raise ExpertOptionError(
                 f"expert option playout must be 'careful' or 'greedy', not {playout!r}"
             )
         self.playout = playout
+        self.careful = playout == "careful"
         self.rules = RulesBot()
         self.bids = BidModel(self.inference, self.rules)
 
@@ -351,11 +348,6 @@ class ExpertBot:
     def _deadline(self) -> float:
         return time.perf_counter() + self.seconds if self.seconds > 0 else math.inf
 
-    def _careful(self, obs: Observation) -> bool:
-        """Whether every seat is played by the careful policy (else the greedy one), in the
-        playouts and in the weighing of the others' plays."""
-        return (self.playout or PLAYOUT[obs.rules.seats]) == "careful"
-
     def _exact(self, obs: Observation) -> int:
         return self.exact if self.exact >= 0 else EXACT[obs.rules.seats]
 
@@ -381,7 +373,7 @@ class ExpertBot:
         samples = self.samples if self.samples > 0 else SAMPLES[n]
         batch = samples if self.seconds <= 0 else _TIMED_BATCH
         epsilon = 1.0 - self.play_inference
-        careful = self._careful(obs)
+        careful = self.careful
         # Each world's value of every card, kept to tell a close decision (``extra``).
         seen: dict[Card, list[float]] = {c: [] for c in legal}
         weights: list[float] = []
@@ -575,11 +567,11 @@ class ExpertBot:
         leader = (obs.dealer + 1) % n
         if n != 4:
             g = FewFastState.new_few(obs.rules, hands, trump, taker, leader)
-            play_out(g, self._careful(obs))
+            play_out(g, self.careful)
             return net(g.score(), obs.seat)
         team = obs.team
         f = FastState.new(obs.rules, hands, trump, taker, leader, contract, 1)
-        d = search_value(f, self.bid_tricks, self._careful(obs))
+        d = search_value(f, self.bid_tricks, self.careful)
         s = f.score_for(d)
         return s[team] - s[1 - team]
 
@@ -621,7 +613,7 @@ class ExpertBot:
         leader = (obs.dealer + 1) % 4
         # The careful playout plays the taker's side as such: a contract the other side holds
         # is played out again with its taker (the greedy one ignores who took).
-        careful = self._careful(obs)
+        careful = self.careful
         theirs = careful and obs.taker >= 0 and obs.taker % 2 != team
         outcomes: list[tuple[float, list[tuple[int, tuple[int, int], tuple[int, int]]]]] = []
         for hands, weight in deals:
