@@ -10,7 +10,7 @@ import pytest
 from helpers import dealt, random_deck
 
 from belote_p2p.game.cards import FULL_DECK
-from belote_p2p.game.engine import Phase, State
+from belote_p2p.game.engine import BIDS, COINCHE, PASS, Phase, State
 from belote_p2p.game.fastplay import FastState, FewFastState
 from belote_p2p.game.observation import observe
 from belote_p2p.game.rules import RuleSet, rule_set
@@ -342,3 +342,31 @@ def test_close_compares_paired_values() -> None:
     assert not expert._close(same, same, [1.0, 1.0, 1.0], 2.0)  # no difference at all
     assert not expert._close([50.0, 52.0, 49.0], [0.0, 1.0, -1.0], [1.0, 1.0, 1.0], 2.0)
     assert expert._close([50.0, -40.0, 10.0], [0.0, 0.0, 0.0], [1.0, 1.0, 1.0], 2.0)
+
+
+def test_the_auction_plays_the_other_sides_contract_out_with_its_taker(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The careful playout plays the taker's side as such: valuing passing and a coinche
+    of the other side's contract, the auction plays it out with that side's taker (the
+    greedy playout, which ignores who took, plays every suit once with this seat's)."""
+    takers: dict[str, set[tuple[int, int]]] = {}
+    real = expert.search_value
+
+    def recording(f: FastState, tricks: int, careful: bool = False) -> int:
+        takers.setdefault("careful" if careful else "greedy", set()).add((f.taker, f.mode))
+        return real(f, tricks, careful)
+
+    monkeypatch.setattr(expert, "search_value", recording)
+    rules = rule_set("coinche")
+    state = dealt(rules, 3).apply(BIDS[80, 1])  # the seat after the dealer bids 80 hearts
+    obs = observe(state, state.to_act)
+    assert COINCHE in obs.legal and obs.taker % 2 != obs.team
+    for playout in ("careful", "greedy"):
+        table = expert.ExpertBot(bid_samples=4, playout=playout).action_values(
+            obs, random.Random(2)
+        )
+        assert {PASS, COINCHE} <= set(table)
+    me = obs.seat
+    assert takers["careful"] == {(me, t) for t in range(4)} | {(obs.taker, 1)}
+    assert takers["greedy"] == {(me, t) for t in range(4)}
