@@ -3,16 +3,16 @@
     python benchmarks/playout.py [--deals N] [--seed N] [--installed]
 
 The ``expert`` bot values a card by playouts in which every seat plays one policy on the
-fast path (:meth:`~belote_p2p.game.fastplay.FastState.careful_card` at four and three seats,
-:meth:`~belote_p2p.game.fastplay.FastState.greedy_card`, the ``pimc`` bot's, at two). This
-plays the two policies against each other on duplicate deals, as the arena plays bots: each
-deal is bid by the ``rules`` bot on the checked engine (redealt when every seat passes),
-then its card play is played out on the fast path twice, the careful policy holding one
-side's seats and then the other's (at three and two seats, each seat in turn against the
-greedy policy at the others, minus the same seat's score when every seat plays greedily).
-A deal's score is the careful policy's net round score minus the greedy one's; the report
-gives its mean with a 95% interval, for each variant. Deterministic given ``--seed``.
-Prints a readable report and ends with one JSON line of its figures.
+fast path (:meth:`~belote_p2p.game.fastplay.FastState.careful_card`, or with
+``expert:playout=greedy`` :meth:`~belote_p2p.game.fastplay.FastState.greedy_card`, the
+``pimc`` bot's). This plays the two policies against each other on duplicate deals, as the
+arena plays bots: each deal is bid by the ``rules`` bot on the checked engine (redealt when
+every seat passes), then its card play is played out on the fast path twice, the careful
+policy holding one side's seats and then the other's (at three and two seats, each seat in
+turn against the greedy policy at the others, minus the same seat's score when every seat
+plays greedily). A deal's score is the careful policy's net round score minus the greedy
+one's; the report gives its mean with a 95% interval, for each variant. Deterministic given
+``--seed``. Prints a readable report and ends with one JSON line of its figures.
 """
 
 from __future__ import annotations

@@ -636,20 +636,8 @@ class FastState:
         others = self.out() & ~self.hands[seat]
         trick = self.trick
         if not trick:
-            best = -1
-            key = -1
-            rest = m
-            while rest:
-                low = rest & -rest
-                c = low.bit_length() - 1
-                rest ^= low
-                if not above[c] & others:
-                    k = pts[c] * 16 + st[c]
-                    if k > key:
-                        best, key = c, k
-            if best >= 0:
-                return best
-            return _poorest(m, pts, st)
+            masters = _masters(m, above, others)
+            return _cashed(masters, pts, st) if masters else _poorest(m, pts, st)
         top = trick[self.best]
         n = self.seats
         last = len(trick) == n - 1
@@ -661,8 +649,8 @@ class FastState:
         winners = _winners(m, top, mode)
         if not winners:
             return _poorest(m, pts, st)
-        best = -1
         if last:
+            best = -1
             key = -1000
             while winners:
                 low = winners & -winners
@@ -672,20 +660,7 @@ class FastState:
                 if k > key:
                     best, key = c, k
             return best
-        key = 1000
-        fallback = -1
-        fallback_key = 1000
-        while winners:
-            low = winners & -winners
-            c = low.bit_length() - 1
-            winners ^= low
-            k = st[c]
-            if not above[c] & others:
-                if k < key:
-                    best, key = c, k
-            elif k < fallback_key:
-                fallback, fallback_key = c, k
-        return best if best >= 0 else fallback
+        return _weakest(_masters(winners, above, others) or winners, st)
 
     def careful_card(self) -> int:
         """The card of the careful playout policy for the seat to act (the ``expert`` bot's):
@@ -712,35 +687,18 @@ class FastState:
         others = self.out() & ~self.hands[seat]
         trick = self.trick
         if not trick:
-            taker_side = (seat - self.taker) % 2 == 0 if n == 4 else seat == self.taker
-            lift = 1000 if taker_side else 0
-            best = -1
-            key = -1
-            rest = m if taker_side else m & ~tm
-            while rest:
-                low = rest & -rest
-                c = low.bit_length() - 1
-                rest ^= low
-                if not above[c] & others:
-                    k = pts[c] * 16 + st[c] + (lift if tm & low else 0)
-                    if k > key:
-                        best, key = c, k
-            if best >= 0:
-                return best
-            return _poorest(m, pts, st)
+            if (seat - self.taker) % 2 == 0 if n == 4 else seat == self.taker:  # taker's side
+                masters = _masters(m, above, others)
+                masters = masters & tm or masters
+            else:
+                masters = _masters(m & ~tm, above, others)
+            return _cashed(masters, pts, st) if masters else _poorest(m, pts, st)
         top = trick[self.best]
         last = len(trick) == n - 1
         if n == 4 and (self.leader + self.best - seat) & 1 == 0:  # the partner wins it so far
             if last or not above[top] & others:
                 rest = m & ~tm or m
-                spare = 0  # the cards that are not masters
-                scan = rest
-                while scan:
-                    low = scan & -scan
-                    scan ^= low
-                    if above[low.bit_length() - 1] & others:
-                        spare |= low
-                return _richest(spare or rest, pts, st)
+                return _richest(rest & ~_masters(rest, above, others) or rest, pts, st)
             return _poorest(m, pts, st)
         winners = _winners(m, top, mode)
         if not winners:
@@ -749,17 +707,9 @@ class FastState:
             return _poorest(winners, pts, st)
         if not winners & ~tm:
             return _weakest(winners, st)
-        best = -1
-        key = 1000
-        rest = winners
-        while rest:
-            low = rest & -rest
-            c = low.bit_length() - 1
-            rest ^= low
-            if not above[c] & others and st[c] < key:
-                best, key = c, st[c]
-        if best >= 0:
-            return best
+        masters = _masters(winners, above, others)
+        if masters:
+            return _weakest(masters, st)
         if m & ~winners:
             return _poorest(m, pts, st)
         return _weakest(winners, st)
@@ -1400,6 +1350,32 @@ def _poorest(m: int, pts: Sequence[int], st: Sequence[int]) -> int:
         if k < key:
             best, key = c, k
     return best
+
+
+def _cashed(m: int, pts: Sequence[int], st: Sequence[int]) -> int:
+    """The card of mask ``m`` with the most points, then the strongest (the lowest card
+    number at a tie): the master to cash."""
+    best = -1
+    key = -1
+    while m:
+        low = m & -m
+        c = low.bit_length() - 1
+        m ^= low
+        k = pts[c] * 16 + st[c]
+        if k > key:
+            best, key = c, k
+    return best
+
+
+def _masters(m: int, above: Sequence[int], others: int) -> int:
+    """The cards of mask ``m`` that no card of ``others`` beats in their suit."""
+    out = 0
+    while m:
+        low = m & -m
+        m ^= low
+        if not above[low.bit_length() - 1] & others:
+            out |= low
+    return out
 
 
 def _richest(m: int, pts: Sequence[int], st: Sequence[int]) -> int:

@@ -12,11 +12,11 @@ by a playout of the rest in which every seat plays one policy, seeing its own ha
 cards still out but not who holds them (``playout``: the careful one,
 :meth:`~belote_p2p.bot.FastState.careful_card`, which keeps its high cards and trumps for
 later tricks, or the ``pimc`` bot's greedy one; or with ``tricks``, four seats, the
-solver's search of that many tricks before its playout). Each value is the round score it leads to
-(contract made or not, capot, litige...) for this seat's side minus the other side's (with
-three seats, minus the mean of the two others'), and the card with the best weighted mean
-is played. A playout costs a fraction of a search, so the same time holds many
-more worlds, and it does not play the rest of the round as if every hand were seen (the
+solver's search of that many tricks before its playout). Each value is the round score it
+leads to (contract made or not, capot, litige...) for this seat's side minus the other
+side's (with three seats, minus the mean of the two others'), and the card with the best
+weighted mean is played. A playout costs a fraction of a search, so the same time holds
+many more worlds, and it does not play the rest of the round as if every hand were seen (the
 "strategy fusion" of perfect-information sampling).
 
 Bidding starts from the ``rules`` bot's choice and overrules it when the worlds clearly
@@ -165,8 +165,8 @@ def few_values(
     """Two or three seats: for each legal card, this seat's net round score (its score minus
     the other's, or the mean of the two others') and its card points minus theirs, after
     the rest of the round played out by :func:`play_out` (``careful`` as there), or with
-    ``exact`` searched to its end as if
-    every other seat played against it (:func:`few_search`)."""
+    ``exact`` searched to its end as if every other seat played against it
+    (:func:`few_search`)."""
     out: dict[int, tuple[float, float]] = {}
     table: dict[int, tuple[float, int]] = {}
     for group in equivalent_groups(f):
@@ -305,9 +305,13 @@ class ExpertBot:
                 f"expert option playout must be 'careful' or 'greedy', not {playout!r}"
             )
         self.playout = playout
-        self.careful = playout == "careful"
         self.rules = RulesBot()
         self.bids = BidModel(self.inference, self.rules)
+
+    @property
+    def careful(self) -> bool:
+        """Whether every seat is played out by the careful policy (``playout``)."""
+        return self.playout == "careful"
 
     # -- the two doors: the action, and every action's value ---------------------------------
 
