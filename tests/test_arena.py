@@ -134,6 +134,34 @@ def test_summary_statistics() -> None:
     assert s["fallbacks"]["rules"]["illegal"] == 0
 
 
+def test_summary_splits_the_points_by_how_the_boards_were_bid() -> None:
+    """A board is bid alike when the same hands took at both tables (A at one, B at the
+    other, on the same deal); the two shares add up to the points a board."""
+    t = arena.TableResult
+    alike = arena.BoardResult(0, (t(100, 62, 1, True), t(20, 142, 1, False)))
+    other_hands = arena.BoardResult(1, (t(100, 62, 1, True), t(142, 20, 1, True)))
+    redealt = arena.BoardResult(2, (t(0, 162, 2, False), t(90, 72, 1, True)))
+    assert alike.bid_alike
+    assert not other_hands.bid_alike and not redealt.bid_alike
+    match = arena.MatchResult(("a", "b"), "classic", 1, [alike, other_hands, redealt])
+    s = match.summary()
+    assert s["bid_alike"] == {"boards": 1, "points_per_board": round(alike.score / 3, 3)}
+    assert s["bid_differently"]["boards"] == 2
+    total = s["bid_alike"]["points_per_board"] + s["bid_differently"]["points_per_board"]
+    assert total == pytest.approx(s["points_per_board"], abs=0.002)
+    three = run_match(("rules", "random"), boards=2, variant="three-handed", seed=2, jobs=1)
+    assert "bid_alike" not in three.summary()  # the deal rotates: no two tables to set side by side
+
+
+def test_arena_command_says_where_the_points_came_from(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    argv = ["arena", "--bots", "rules,random", "--boards", "4", "--jobs", "1", "--no-progress"]
+    assert main([*argv, "--seed", "5"]) == 0
+    out = capsys.readouterr().out
+    assert "bid alike (the same hands took):" in out and "bid differently:" in out
+
+
 def test_elo_and_bradley_terry() -> None:
     assert elo(0.5) == 0
     assert elo(0.6) == pytest.approx(70.4, abs=0.1)

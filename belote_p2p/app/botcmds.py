@@ -17,7 +17,7 @@ from typing import Any
 
 from belote_p2p.app.argtypes import positive_int, positive_seconds, seed
 from belote_p2p.game.rules import RULE_SETS
-from belote_p2p.i18n import _, format_number, format_percent, pgettext
+from belote_p2p.i18n import _, format_number, format_percent, ngettext, pgettext
 from belote_p2p.players.arena import BOT_DEADLINE, open_cluster, run_match
 from belote_p2p.players.bots import (
     BotError,
@@ -302,6 +302,19 @@ def format_summary(s: dict[str, Any]) -> str:
             ),
         ),
     ]  # fmt: skip
+    total = signed(s["points_per_board"])
+    for key, label in (
+        ("bid_alike", _("bid alike (the same hands took):")),
+        ("bid_differently", _("bid differently:")),
+    ):
+        if key in s:
+            n, share = s[key]["boards"], signed(s[key]["points_per_board"])
+            text = ngettext(
+                "{n} board: {share} of the {total} a board",
+                "{n} boards: {share} of the {total} a board",
+                n,
+            )
+            rows.append((label, text.format(n=n, share=share, total=total)))
     lines = [head, *("  " + line for line in format_columns(rows).splitlines())]
     lines += fallback_lines(s)
     return "\n".join(lines)

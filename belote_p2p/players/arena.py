@@ -109,6 +109,21 @@ class BoardResult:
     def score(self) -> float:
         return sum(t.net for t in self.tables)
 
+    @property
+    def bid_alike(self) -> bool:
+        """Four seats: whether the same hands took at both tables, each bot bidding them in
+        turn (the board's points then come from the card play); False when the other hands
+        took, when a table needed another deal, or with two or three seats."""
+        if len(self.tables) != 2:
+            return False
+        first, second = self.tables
+        return (
+            first.a_took is not None
+            and second.a_took is not None
+            and first.deals == second.deals
+            and first.a_took != second.a_took
+        )
+
 
 @dataclass
 class MatchResult:
@@ -152,6 +167,17 @@ class MatchResult:
                 self.bots[1]: self.fallbacks[1].to_json(),
             },
         }
+        alike = [b.score for b in self.boards if b.bid_alike]
+        if n and len(self.boards[0].tables) == 2:
+            # Where the points a board came from: the boards whose hands took alike at both
+            # tables (the card play) and the others (the bidding); the shares add up to
+            # ``points_per_board``.
+            other = sum(scores) - sum(alike)
+            out["bid_alike"] = {"boards": len(alike), "points_per_board": round(sum(alike) / n, 3)}
+            out["bid_differently"] = {
+                "boards": n - len(alike),
+                "points_per_board": round(other / n, 3),
+            }
         if self.decision_seconds is not None:
             for name, times in zip(self.bots, self.decision_seconds, strict=True):
                 if times:
