@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import os
 import random
+import signal
 import socket
 import subprocess
 import sys
@@ -522,6 +523,14 @@ class Process:
             raise
 
 
+def hear_interrupts() -> None:
+    """In a child about to start: SIGINT back to its default, so that the child's Python
+    stops on it (tests stop a relay so, for its counts) even when the tests themselves were
+    started where SIGINT is ignored (a shell script's ``&`` job ignores it, and a child
+    inherits that)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 async def start(nursery: trio.Nursery, name: str, args: list[str], tmp: Path) -> Process:
     """Start ``belote-p2p`` (``args``, from :func:`cli_argv`) as a child process; its
     standard error goes to ``tmp/<name>.stderr``."""
@@ -529,8 +538,9 @@ async def start(nursery: trio.Nursery, name: str, args: list[str], tmp: Path) ->
     env["PYTHONPATH"] = source_pythonpath()
     log = open(tmp / f"{name}.stderr", "ab")  # noqa: SIM115  (closed with the test's tmp)
     process = await trio.lowlevel.open_process(
-        args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=log, env=env, cwd=tmp
-    )
+        args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=log, env=env, cwd=tmp,
+        preexec_fn=hear_interrupts,
+    )  # fmt: skip
     proc = Process(name, process)
     nursery.start_soon(proc.pump)
     return proc
