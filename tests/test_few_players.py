@@ -478,7 +478,7 @@ def test_13_the_round_winner_deals_next_equal_the_deal_passes() -> None:
     assert s.dealer == (0 if a > b else 1)
     zero = dataclasses.replace(
         record,
-        score=record.score._replace(score=(81, 81)),
+        score=dataclasses.replace(record.score, score=(81, 81)),
         scores_after=(81, 81),
     )
     assert s.replace_round(zero).dealer == 1  # the first dealer was 0: the deal passes
@@ -758,6 +758,6 @@ def test_a_capot_in_a_few_player_round_is_written_with_the_player_who_made_it(
         state = play_round(state.deal(shuffled(rules, rng)), rng)
     record = state.history[-1]
     assert record.score is not None
-    swept = dataclasses.replace(record, score=record.score._replace(capot=1))
+    swept = dataclasses.replace(record, score=dataclasses.replace(record.score, capot=1))
     names = ("Ann", "Bob", "Cy")[: rules.seats]
     assert ", capot by Bob" in format_round(swept, names)
