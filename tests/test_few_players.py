@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import importlib
 import random
 
@@ -291,14 +290,14 @@ def test_12_end_the_single_highest_at_the_target_wins_equal_plays_on() -> None:
         random.Random(3),
     )
     record = s.history[-1]
-    tied = dataclasses.replace(record, scores_after=(600, 600, 10))
+    tied = record._replace(scores_after=(600, 600, 10))
     assert s.replace_round(tied).phase is Phase.DEAL
     rules = THREE.with_(target=501)
     base = State.new_game(rules).deal(shuffled(THREE, random.Random(3)))
     done = play_round(base, random.Random(3))
-    over = done.replace_round(dataclasses.replace(done.history[-1], scores_after=(520, 601, 10)))
+    over = done.replace_round(done.history[-1]._replace(scores_after=(520, 601, 10)))
     assert over.is_over and over.winner == 1
-    under = done.replace_round(dataclasses.replace(done.history[-1], scores_after=(500, 400, 0)))
+    under = done.replace_round(done.history[-1]._replace(scores_after=(500, 400, 0)))
     assert under.phase is Phase.DEAL and under.winner is None
 
 
@@ -476,9 +475,8 @@ def test_13_the_round_winner_deals_next_equal_the_deal_passes() -> None:
     assert record.score is not None
     a, b = record.score.score
     assert s.dealer == (0 if a > b else 1)
-    zero = dataclasses.replace(
-        record,
-        score=dataclasses.replace(record.score, score=(81, 81)),
+    zero = record._replace(
+        score=record.score._replace(score=(81, 81)),
         scores_after=(81, 81),
     )
     assert s.replace_round(zero).dealer == 1  # the first dealer was 0: the deal passes
@@ -758,6 +756,6 @@ def test_a_capot_in_a_few_player_round_is_written_with_the_player_who_made_it(
         state = play_round(state.deal(shuffled(rules, rng)), rng)
     record = state.history[-1]
     assert record.score is not None
-    swept = dataclasses.replace(record, score=dataclasses.replace(record.score, capot=1))
+    swept = record._replace(score=record.score._replace(capot=1))
     names = ("Ann", "Bob", "Cy")[: rules.seats]
     assert ", capot by Bob" in format_round(swept, names)

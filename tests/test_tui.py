@@ -5,7 +5,6 @@ pseudo-terminal are in ``test_terminal_play.py``."""
 
 from __future__ import annotations
 
-import dataclasses
 import io
 import random
 import re
@@ -273,7 +272,7 @@ def summary_view(score: RoundScore) -> str:
     _, event, state = first(CLASSIC, lambda e, s: isinstance(e, RoundAudited))
     assert isinstance(event, RoundAudited)
     view = new_view()
-    record = dataclasses.replace(event.record, score=score, taker=1, trump=1, contract=0)
+    record = event.record._replace(score=score, taker=1, trump=1, contract=0)
     view.apply(RoundAudited(record, event.report, state))
     return frame(view)
 

@@ -9,7 +9,7 @@ round's corrected score (RULES.md §10).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from enum import Enum
 
 from .announcements import Announcement, find_announcements, scoring_team
@@ -225,4 +225,4 @@ def corrected_record(record: RoundRecord, report: AuditReport) -> RoundRecord:
         return record
     before = record.start.scores
     after = tuple(a + b for a, b in zip(before, report.score.score, strict=True))
-    return replace(record, score=report.score, scores_after=after)
+    return record._replace(score=report.score, scores_after=after)
