@@ -975,8 +975,9 @@ class State:
         cats = self._cat_cache
         if cats is None:
             cats = self._categories()
-        if claim is not None or self.unknown[seat]:
-            return self._play_with_claims(c, claim, cats, proven=proven and self.unknown[seat] > 0)
+        hidden = self.unknown[seat]
+        if claim is not None or hidden:
+            return self._play_with_claims(c, claim, cats, proven=proven and hidden > 0)
         bit = 1 << c
         # A known hand (:meth:`_check_known`, written out); with the first trick or a belote
         # card, the claim :meth:`claim_for` finds (what :meth:`_play_known_claim` does).
@@ -1031,9 +1032,8 @@ class State:
         h = self.hands
         s.hands = (h[0] & nb, h[1] & nb, h[2] & nb, h[3] & nb)
         if denied:
-            v = list(self.voids)
-            v[seat] |= denied
-            s.voids = (v[0], v[1], v[2], v[3])
+            v = self.voids
+            s.voids = _replace_at(v, seat, v[seat] | denied)  # type: ignore[assignment]
         else:
             s.voids = self.voids
         s.played = self.played | bit
