@@ -33,7 +33,14 @@ from helpers import (
 )
 
 from belote_p2p.app.tui import TableView
-from belote_p2p.app.watch import Spectator, WatchResult, WatchUI, ending, run_watch
+from belote_p2p.app.watch import (
+    WATCH_PATIENCE,
+    Spectator,
+    WatchResult,
+    WatchUI,
+    ending,
+    run_watch,
+)
 from belote_p2p.game.engine import Phase, State
 from belote_p2p.game.observation import observe
 from belote_p2p.game.rules import RULE_SETS
@@ -707,6 +714,7 @@ async def test_watchers_through_a_relay_process_at_a_table_of_no_listen_joiners(
     results: dict[str, WatchResult] = {}
     seen = {name: Seen(definition) for name in ("first", "second", "late")}
     late_go = trio.Event()
+    watched = trio.Event()  # every watcher has its result
     players: dict[int, PeerResult] = {}
 
     def host_step(envelopes: Sequence[Envelope]) -> None:
@@ -728,9 +736,10 @@ async def test_watchers_through_a_relay_process_at_a_table_of_no_listen_joiners(
             )  # fmt: skip
             hubs[s].finish("the game is over")
             # A reading watcher dropped late (slower than the game) may still be catching up
-            # the whole record through this seat's feed: its feeds stay until it has.
-            with trio.move_on_after(30):
-                await hubs[s].drained()
+            # the whole record through this seat's feed, or be about to connect again for
+            # it: the feeds stay until every watcher has its result.
+            with trio.move_on_after(WATCH_PATIENCE):
+                await watched.wait()
             feeding.cancel_scope.cancel()
 
     async def watcher(name: str, invitation: Invitation, go: trio.Event | None = None) -> None:
@@ -740,6 +749,8 @@ async def test_watchers_through_a_relay_process_at_a_table_of_no_listen_joiners(
             invitation, on_event=seen[name].event, on_envelope=seen[name].envelope,
             save=tmp_path / f"{name}.watch",
         )  # fmt: skip
+        if len(results) == len(seen):
+            watched.set()
 
     # A loaded machine may make a watcher wait out the relay's pairing and a seat back off
     # before it offers its feed again (up to FEED_RETRY_MAX): room for a few of those.
