@@ -10,6 +10,7 @@ import signal
 import socket
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import NamedTuple, cast
 
 import pytest
 import trio
@@ -310,6 +311,60 @@ async def test_a_watcher_that_stops_reading_is_dropped_and_the_game_ends(tmp_pat
     served, dropped = served_and_dropped(results, stuck=1)
     assert hub.stats.served == served and hub.stats.dropped in dropped
     assert results[0].completed and results[0].error is None
+
+
+class Raw(NamedTuple):
+    """An envelope as a hub forwards it: its bytes (a hub reads nothing else of it)."""
+
+    raw: bytes
+
+
+async def test_a_watcher_dropped_before_the_end_finds_the_table_still_served() -> None:
+    """A watcher the hub drops for not reading connects again for the rest (``follow``): once
+    the game is over, the hub waits for it (``owed``) before its port may close, and stops
+    waiting once a watcher has come and taken the end. A watcher that closes its connection
+    itself is not waited for."""
+    listeners = await open_listeners(4)
+    definition, ids = make_table("classic", target=151, seed=9, listeners=listeners)
+    records = [cast(Envelope, Raw(bytes(encode({"n": n, "pad": bytes(64)})))) for n in range(5)]
+    for drop in (True, False):
+        hub = WatchHub(definition.table_id, queue=2)
+        hub.open(definition, definition.propose(ids[0]))
+        drained = trio.Event()
+
+        async def drain(hub: WatchHub = hub, drained: trio.Event = drained) -> None:
+            await hub.drained()
+            drained.set()
+
+        with trio.fail_after(TIMEOUT):
+            async with trio.open_nursery() as nursery:
+                _, port = await serve_hub(nursery, hub)
+                code = code_for(definition, port)
+                async with open_watch(code):
+                    while hub.stats.served < 1:
+                        await trio.testing.wait_all_tasks_blocked()
+                    await trio.testing.wait_all_tasks_blocked()  # its queue is open
+                    if drop:
+                        hub.publish(records)  # at once, more than its queue holds: dropped
+                # It left: the hub sees it when a frame for it does not go (one at a time,
+                # each sent before the next: its queue never fills).
+                for record in [] if drop else records:
+                    hub.publish([record])
+                    await trio.testing.wait_all_tasks_blocked()
+                while hub.stats.watching:
+                    await trio.testing.wait_all_tasks_blocked()
+                assert (hub.stats.dropped, hub.owed) == ((1, 1) if drop else (0, 0))
+                hub.finish("the game is over")
+                nursery.start_soon(drain)
+                await trio.testing.wait_all_tasks_blocked()
+                assert drained.is_set() is not drop
+                if drop:
+                    async with open_watch(code) as back:
+                        got = [data async for data in back.envelopes()]
+                    assert got == [r.raw for r in records] and back.end == "the game is over"
+                    await drained.wait()
+                    assert hub.owed == 0 and hub.stats.returned == 1
+                nursery.cancel_scope.cancel()
 
 
 async def test_bad_hellos_and_a_flood_get_typed_refusals(tmp_path: Path) -> None:

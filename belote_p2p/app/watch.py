@@ -65,6 +65,9 @@ from .wording import error_text
 
 WATCH_DRAIN = 5.0
 """Seconds the host gives its watchers, once the game is over, to take what is queued."""
+WATCH_RETURN = 15.0
+"""Seconds, instead, when the hub dropped a watcher for not reading that has not come back:
+that watcher connects again (at most :data:`RETRY_MAX` apart) for the rest and the end."""
 WATCH_PATIENCE = 120.0
 """Seconds a watcher whose connection ended before the game's end keeps trying to connect
 again (the host resuming, another seat's feed at the relay)."""
@@ -509,10 +512,13 @@ def watch_end(result: PeerResult | None) -> str:
 
 async def drain_watchers(hub: WatchHub) -> None:
     """Before the host's port closes: the watchers are told the game is over (if they were
-    not yet), and have :data:`WATCH_DRAIN` seconds to take what is queued."""
+    not yet), and have :data:`WATCH_DRAIN` seconds to take what is queued; with a watcher
+    dropped before the end and not back yet (:attr:`~belote_p2p.net.watch.WatchHub.owed`),
+    :data:`WATCH_RETURN` seconds, so that it finds the table still served when it
+    connects again."""
     if hub.end is None:
         hub.finish(N_("the host stopped") if hub.table is not None else watch_end(None))
-    with trio.move_on_after(WATCH_DRAIN):
+    with trio.move_on_after(WATCH_RETURN if hub.owed > 0 else WATCH_DRAIN):
         await hub.drained()
 
 

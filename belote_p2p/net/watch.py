@@ -13,7 +13,9 @@ whose seat vanished (the host killed) connects again and another seat serves it.
 Nothing a watcher does slows the table. :meth:`~WatchHub.publish` never waits: it puts the
 envelope in each watcher's own bounded queue (:data:`WATCH_QUEUE` envelopes), and a watcher
 whose queue is full (it does not read, or reads slower than the table plays) is dropped on
-the spot, counted in :attr:`WatchStats.dropped`; its connection closes. The kernel holds
+the spot, counted in :attr:`WatchStats.dropped`; its connection closes. Such a watcher
+connects again for the rest: once the game is over, the host waits a while for it
+(:attr:`WatchHub.owed`) before it closes its port. The kernel holds
 little for a watcher either (its socket's send buffer is :data:`WATCH_SEND_BUFFER`), so a
 watcher that stops reading fills its queue within a few envelopes. The catching up of a
 watcher that comes mid-game is read from the record by the watcher's own task, at its pace.
@@ -113,6 +115,9 @@ class WatchStats:
     """Watchers that were sent the table."""
     dropped: int = 0
     """Watchers dropped for not reading (their queue was full, or a frame did not leave)."""
+    returned: int = 0
+    """Watchers sent the end that came after one was dropped (each counts as that one, back
+    for the rest: :attr:`WatchHub.owed`)."""
     refused: int = 0
     """Watch connections refused (a bad hello, the cap, watching off, another table)."""
 
@@ -122,6 +127,8 @@ class _Watcher:
     source: str
     cancel: trio.CancelScope = field(default_factory=trio.CancelScope)
     queue: tuple[trio.MemorySendChannel[bytes], trio.MemoryReceiveChannel[bytes]] | None = None
+    returning: bool = False
+    """It came while a dropped watcher was owed the end: it may be that one, back."""
 
 
 class WatchHub:
@@ -195,10 +202,17 @@ class WatchHub:
             if watcher.queue is not None:
                 watcher.queue[0].close()
 
+    @property
+    def owed(self) -> int:
+        """Watchers dropped for not reading and not seen back: each was told nothing, and
+        connects again for the rest (:func:`belote_p2p.app.watch.follow`). A watcher that
+        closes its connection itself owes no wait."""
+        return self.stats.dropped - self.stats.returned
+
     async def drained(self) -> None:
-        """Return once no watcher is connected (after :meth:`finish`: they have all taken
-        the end)."""
-        while self._watchers:
+        """Return once no watcher is connected and none is :attr:`owed` the end (after
+        :meth:`finish`: they have all taken it)."""
+        while self._watchers or self.owed > 0:
             self._gone = trio.Event()
             await self._gone.wait()
 
@@ -231,7 +245,7 @@ class WatchHub:
                 with trio.move_on_after(FIRST_FRAME_TIMEOUT):
                     await link.send(refused_message(why))
                 return
-            watcher = _Watcher(source)
+            watcher = _Watcher(source, returning=self.owed > 0)
             self._watchers.add(watcher)
             self.stats.watching += 1
             try:
@@ -284,6 +298,8 @@ class WatchHub:
             async for data in receive:
                 await self._send(link, watcher, data)
         await self._send(link, watcher, end_message(self.end or "the game is over"))
+        if watcher.returning and self.owed > 0:
+            self.stats.returned += 1
 
     async def feed(self, relay: tuple[str, int], identity: Identity, seat: int) -> None:
         """Offer the table to watchers at ``relay`` as ``seat`` until cancelled: one feed
