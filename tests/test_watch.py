@@ -39,6 +39,7 @@ from belote_p2p.app.watch import (
     Spectator,
     WatchResult,
     WatchUI,
+    drain_watchers,
     ending,
     run_watch,
 )
@@ -331,9 +332,12 @@ async def test_a_watcher_dropped_before_the_end_finds_the_table_still_served() -
         hub = WatchHub(definition.table_id, queue=2)
         hub.open(definition, definition.propose(ids[0]))
         drained = trio.Event()
+        said: list[str] = []
 
-        async def drain(hub: WatchHub = hub, drained: trio.Event = drained) -> None:
-            await hub.drained()
+        async def drain(
+            hub: WatchHub = hub, drained: trio.Event = drained, said: list[str] = said
+        ) -> None:
+            await drain_watchers(hub, said.append)
             drained.set()
 
         with trio.fail_after(TIMEOUT):
@@ -364,6 +368,7 @@ async def test_a_watcher_dropped_before_the_end_finds_the_table_still_served() -
                     assert got == [r.raw for r in records] and back.end == "the game is over"
                     await drained.wait()
                     assert hub.owed == 0 and hub.stats.returned == 1
+                assert len(said) == drop and all("lost its connection" in line for line in said)
                 nursery.cancel_scope.cancel()
 
 

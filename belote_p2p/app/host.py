@@ -434,7 +434,7 @@ async def host_game(
             for proc in procs if not we_left else ():
                 proc.terminate()
             nursery.cancel_scope.cancel()
-        await drain_watchers(hub)
+        await drain_watchers(hub, say)
         service.cancel_scope.cancel()
     if result is None:
         return CLOSED if closed is not None and closed.is_set() and not seated else 1

@@ -510,15 +510,25 @@ def watch_end(result: PeerResult | None) -> str:
     return N_("the host stopped (it may resume: watch again then)")
 
 
-async def drain_watchers(hub: WatchHub) -> None:
+async def drain_watchers(hub: WatchHub, say: Callable[[str], None] | None = None) -> None:
     """Before the host's port closes: the watchers are told the game is over (if they were
     not yet), and have :data:`WATCH_DRAIN` seconds to take what is queued; with a watcher
     dropped before the end and not back yet (:attr:`~belote_p2p.net.watch.WatchHub.owed`),
     :data:`WATCH_RETURN` seconds, so that it finds the table still served when it
-    connects again."""
+    connects again (``say`` tells the person why the program waits)."""
     if hub.end is None:
         hub.finish(N_("the host stopped") if hub.table is not None else watch_end(None))
-    with trio.move_on_after(WATCH_RETURN if hub.owed > 0 else WATCH_DRAIN):
+    patience = WATCH_DRAIN
+    if hub.owed > 0:
+        patience = WATCH_RETURN
+        if say is not None:
+            say(
+                _(
+                    "A watcher lost its connection before the end: the table stays open "
+                    "{seconds} s more for it to come back and see the end."
+                ).format(seconds=format_number(WATCH_RETURN, 0))
+            )
+    with trio.move_on_after(patience):
         await hub.drained()
 
 
