@@ -212,7 +212,7 @@ async def test_a_peer_that_stops_reading_slows_nobody_else(
     mesh_config = MeshConfig(max_frame=8192, send_queue_bytes=16384, send_timeout=1e9)
     with caplog.at_level(logging.WARNING, logger="belote_p2p.net.transport"):
         results, _ = await play_table(
-            "classic", tmp_path, target=151, config=QUICK, mesh_config=mesh_config,
+            "classic", tmp_path, target=501, config=QUICK, mesh_config=mesh_config,
             timeout=TIMEOUT * 10, until=3,
         )  # fmt: skip
     for r in results:
