@@ -320,7 +320,8 @@ class Raw(NamedTuple):
     raw: bytes
 
 
-async def test_a_watcher_dropped_before_the_end_finds_the_table_still_served() -> None:
+@pytest.mark.parametrize("drop", [True, False], ids=["dropped", "quits"])
+async def test_a_watcher_dropped_before_the_end_finds_the_table_still_served(drop: bool) -> None:
     """A watcher the hub drops for not reading connects again for the rest (``follow``): once
     the game is over, the hub waits for it (``owed``) before its port may close, and stops
     waiting once a watcher has come and taken the end. A watcher that closes its connection
@@ -328,48 +329,45 @@ async def test_a_watcher_dropped_before_the_end_finds_the_table_still_served() -
     listeners = await open_listeners(4)
     definition, ids = make_table("classic", target=151, seed=9, listeners=listeners)
     records = [cast(Envelope, Raw(bytes(encode({"n": n, "pad": bytes(64)})))) for n in range(5)]
-    for drop in (True, False):
-        hub = WatchHub(definition.table_id, queue=2)
-        hub.open(definition, definition.propose(ids[0]))
-        drained = trio.Event()
-        said: list[str] = []
+    hub = WatchHub(definition.table_id, queue=2)
+    hub.open(definition, definition.propose(ids[0]))
+    drained = trio.Event()
+    said: list[str] = []
 
-        async def drain(
-            hub: WatchHub = hub, drained: trio.Event = drained, said: list[str] = said
-        ) -> None:
-            await drain_watchers(hub, said.append)
-            drained.set()
+    async def drain() -> None:
+        await drain_watchers(hub, said.append)
+        drained.set()
 
-        with trio.fail_after(TIMEOUT):
-            async with trio.open_nursery() as nursery:
-                _, port = await serve_hub(nursery, hub)
-                code = code_for(definition, port)
-                async with open_watch(code):
-                    while hub.stats.served < 1:
-                        await trio.testing.wait_all_tasks_blocked()
-                    await trio.testing.wait_all_tasks_blocked()  # its queue is open
-                    if drop:
-                        hub.publish(records)  # at once, more than its queue holds: dropped
-                # It left: the hub sees it when a frame for it does not go (one at a time,
-                # each sent before the next: its queue never fills).
-                for record in [] if drop else records:
-                    hub.publish([record])
+    with trio.fail_after(TIMEOUT):
+        async with trio.open_nursery() as nursery:
+            _, port = await serve_hub(nursery, hub)
+            code = code_for(definition, port)
+            async with open_watch(code):
+                while hub.stats.served < 1:
                     await trio.testing.wait_all_tasks_blocked()
-                while hub.stats.watching:
-                    await trio.testing.wait_all_tasks_blocked()
-                assert (hub.stats.dropped, hub.owed) == ((1, 1) if drop else (0, 0))
-                hub.finish("the game is over")
-                nursery.start_soon(drain)
-                await trio.testing.wait_all_tasks_blocked()
-                assert drained.is_set() is not drop
+                await trio.testing.wait_all_tasks_blocked()  # its queue is open
                 if drop:
-                    async with open_watch(code) as back:
-                        got = [data async for data in back.envelopes()]
-                    assert got == [r.raw for r in records] and back.end == "the game is over"
-                    await drained.wait()
-                    assert hub.owed == 0 and hub.stats.returned == 1
-                assert len(said) == drop and all("lost its connection" in line for line in said)
-                nursery.cancel_scope.cancel()
+                    hub.publish(records)  # at once, more than its queue holds: dropped
+            # It left: the hub sees it when a frame for it does not go (one at a time, each
+            # sent before the next: its queue never fills).
+            for record in [] if drop else records:
+                hub.publish([record])
+                await trio.testing.wait_all_tasks_blocked()
+            while hub.stats.watching:
+                await trio.testing.wait_all_tasks_blocked()
+            assert (hub.stats.dropped, hub.owed) == ((1, 1) if drop else (0, 0))
+            hub.finish("the game is over")
+            nursery.start_soon(drain)
+            await trio.testing.wait_all_tasks_blocked()
+            assert drained.is_set() is not drop
+            if drop:
+                async with open_watch(code) as back:
+                    got = [data async for data in back.envelopes()]
+                assert got == [r.raw for r in records] and back.end == "the game is over"
+                await drained.wait()
+                assert hub.owed == 0 and hub.stats.returned == 1
+            assert len(said) == drop and all("lost its connection" in line for line in said)
+            nursery.cancel_scope.cancel()
 
 
 async def test_bad_hellos_and_a_flood_get_typed_refusals(tmp_path: Path) -> None:
