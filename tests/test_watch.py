@@ -4,6 +4,7 @@ the table."""
 
 from __future__ import annotations
 
+import inspect
 import json
 import random
 import signal
@@ -33,6 +34,7 @@ from helpers import (
     table_sessions,
 )
 
+from belote_p2p.app import watch as watch_app
 from belote_p2p.app.tui import TableView
 from belote_p2p.app.watch import (
     WATCH_PATIENCE,
@@ -41,13 +43,14 @@ from belote_p2p.app.watch import (
     WatchUI,
     drain_watchers,
     ending,
+    play_watched,
     run_watch,
 )
 from belote_p2p.game.engine import Phase, State
 from belote_p2p.game.observation import observe
 from belote_p2p.game.rules import RULE_SETS
 from belote_p2p.net.invite import Invitation, InvitationError
-from belote_p2p.net.peer import PeerResult, run_peer
+from belote_p2p.net.peer import PeerError, PeerResult, run_peer
 from belote_p2p.net.relay import NOT_READING, WATCH_RELAY_QUEUE, HostPort, RelayService
 from belote_p2p.net.watch import WatchHub, open_watch, read_watch_code, watch_code
 from belote_p2p.players.player import BotPlayer
@@ -368,6 +371,31 @@ async def test_a_watcher_dropped_before_the_end_finds_the_table_still_served(dro
                 assert hub.owed == 0 and hub.stats.returned == 1
             assert len(said) == drop and all("lost its connection" in line for line in said)
             nursery.cancel_scope.cancel()
+
+
+async def test_a_joiner_says_why_it_waits_for_a_dropped_watcher(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A joiner's or a resumed seat's feed (``play_watched``) waits for a watcher it dropped
+    as the host's port does, and says so through its ``say``; the game's own error still
+    comes out whole after the wait."""
+    monkeypatch.setattr(watch_app, "WATCH_RETURN", 0.0)  # the wait itself: the host's test
+    definition, ids = make_table("classic")
+    said: list[str] = []
+
+    async def play(on_step: Callable[[Sequence[Envelope]], None] | None) -> PeerResult:
+        assert inspect.ismethod(on_step)
+        hub = on_step.__self__  # the seat's hub, which play_watched made
+        assert isinstance(hub, WatchHub)
+        hub.stats.dropped += 1  # a watcher it dropped for not reading, not back yet
+        raise PeerError("the mesh did not open")
+
+    with trio.fail_after(TIMEOUT), pytest.raises(PeerError, match="did not open"):
+        await play_watched(
+            play, definition, definition.propose(ids[0]), 1, ids[1], (LOOPBACK, 9), True,
+            said.append,
+        )  # fmt: skip
+    assert len(said) == 1 and "lost its connection" in said[0]
 
 
 async def test_bad_hellos_and_a_flood_get_typed_refusals(tmp_path: Path) -> None:

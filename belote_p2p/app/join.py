@@ -337,6 +337,7 @@ async def play_joined(
         # A relay of the table's own: our seat offers the table to its watchers there too.
         feeds = relay if relay != where else None
         chosen = relay
+        say = speaker(options.web) if not options.quiet else None
 
         async def play(on_step: Callable[[Sequence[Envelope]], None] | None) -> PeerResult:
             return await play_seat(
@@ -345,7 +346,7 @@ async def play_joined(
             )  # fmt: skip
 
         result = await play_watched(
-            play, answer.definition, answer.proposal, answer.seat, identity, feeds, watch
+            play, answer.definition, answer.proposal, answer.seat, identity, feeds, watch, say
         )
         while result.finished and options.offers_rematch(player is None):
             again = await join_again(
@@ -356,7 +357,7 @@ async def play_joined(
                 break
             answer, mesh_listeners = again
             result = await play_watched(
-                play, answer.definition, answer.proposal, answer.seat, identity, feeds, watch
+                play, answer.definition, answer.proposal, answer.seat, identity, feeds, watch, say
             )
     except (LobbyError, PeerError, ValueError) as exc:
         for listener in mesh_listeners:

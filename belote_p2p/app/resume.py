@@ -32,6 +32,7 @@ from belote_p2p.protocol.wire import Envelope
 
 from .botprocs import restart_bot_processes
 from .home import game_ended, unfinished_games
+from .rematch import print_line
 from .seat import (
     SeatOptions,
     add_seat_arguments,
@@ -129,16 +130,20 @@ async def resume_game(options: SeatOptions, path: Path | None, *, watch: bool = 
     port_service = HostPort() if seat == 0 and listeners else None
     # A relay of the table's own (--relay): our seat offers the table to watchers there too.
     feeds = relay if options.relay else None
+
+    def say(text: str) -> None:
+        if not options.quiet:
+            print_line(text)
+
     hub = None
     if port_service is not None:
         watch = watch and definition.watchers  # the table's rule, which every seat signed
         hub = host_watchers(port_service, definition.table_id, watch)
         hub.open(definition, definition.propose(identity))
-        if not options.quiet:
-            invitation = Invitation.of(
-                definition.table_id, identity.public_key_bytes, (ours,), options.relay
-            )
-            say_watch_code(invitation, watch, lambda text: print(text, flush=True))
+        invitation = Invitation.of(
+            definition.table_id, identity.public_key_bytes, (ours,), options.relay
+        )
+        say_watch_code(invitation, watch, say)
     proposal = recorded_proposal(game.envelopes, identity.public_key_bytes)
     failed: PeerError | SecretStoreError | None = None
     result = None
@@ -164,14 +169,14 @@ async def resume_game(options: SeatOptions, path: Path | None, *, watch: bool = 
                 result = await play(hub.publish)
             else:
                 result = await play_watched(
-                    play, definition, proposal, seat, identity, feeds, watch
+                    play, definition, proposal, seat, identity, feeds, watch, say
                 )
         except (PeerError, SecretStoreError) as exc:
             # Caught here, not wrapped in the nursery's exception group: said in one line.
             failed = exc
         if hub is not None:
             hub.finish(watch_end(result))
-            await drain_watchers(hub)
+            await drain_watchers(hub, say)
         nursery.cancel_scope.cancel()
     if failed is not None or result is None:
         print(error_text(failed), file=sys.stderr, flush=True)

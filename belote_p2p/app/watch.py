@@ -457,10 +457,12 @@ async def play_watched(
     identity: Identity,
     relay: tuple[str, int] | None,
     allowed: bool,
+    say: Callable[[str], None] | None = None,
 ) -> PeerResult:
     """``play`` a seat (given the hub's ``on_step``, or None) while its table is offered to
     watchers at ``relay`` (:func:`offer_feed`; a joiner's, a resumed seat's); once the
-    game is over, the watchers get its end. Without a relay of the table's own, or with
+    game is over, the watchers get its end (:func:`drain_watchers`; ``say`` tells the
+    person why the program waits, if it does). Without a relay of the table's own, or with
     ``allowed`` False, or a table that refuses watchers (its definition's table rule),
     just ``play``."""
     if relay is None or not allowed or not definition.watchers or proposal is None:
@@ -476,7 +478,7 @@ async def play_watched(
         except BeloteError as exc:
             failed = exc  # raised below, not wrapped in this nursery's exception group
         hub.finish(watch_end(result))
-        await drain_watchers(hub)
+        await drain_watchers(hub, say)
         nursery.cancel_scope.cancel()
     if failed is not None:
         raise failed
