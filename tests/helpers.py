@@ -9,6 +9,7 @@ in ``cheaters.py``.
 from __future__ import annotations
 
 import hashlib
+import math
 import os
 import random
 import signal
@@ -21,7 +22,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import pytest
 import trio
+import trio.testing
 
 from belote_p2p.app.output import parse_result
 from belote_p2p.app.web.server import WebServer
@@ -324,6 +327,32 @@ class HoldingNet(Net):
 
 
 # -- loopback networking -------------------------------------------------------------------
+
+
+def thread_aware_clock(
+    monkeypatch: pytest.MonkeyPatch, threshold: float = 0.01
+) -> trio.testing.MockClock:
+    """Virtual time that jumps ahead whenever every task has waited ``threshold`` s of real
+    time, and never while a worker thread runs (a bot's decision, a save of the secrets):
+    a silence of minutes passes in a moment, and a decision that takes longer than the
+    threshold on a loaded machine costs no virtual time, so no deadline passes during it."""
+    clock = trio.testing.MockClock(autojump_threshold=threshold)
+    real = trio.to_thread.run_sync
+    busy = 0
+
+    async def run_sync(*args: Any, **kwargs: Any) -> Any:
+        nonlocal busy
+        busy += 1
+        clock.autojump_threshold = math.inf
+        try:
+            return await real(*args, **kwargs)
+        finally:
+            busy -= 1
+            if busy == 0:
+                clock.autojump_threshold = threshold
+
+    monkeypatch.setattr(trio.to_thread, "run_sync", run_sync)
+    return clock
 
 
 async def open_listeners(count: int = 4) -> list[trio.SocketListener]:

@@ -24,6 +24,7 @@ from helpers import (
     make_table,
     open_listeners,
     play_table,
+    thread_aware_clock,
 )
 
 import belote_p2p.net.peer as peer_module
@@ -206,9 +207,6 @@ async def test_a_peer_that_stops_reading_slows_nobody_else(
             return result
 
     monkeypatch.setattr(peer_module, "Mesh", DeafMesh)
-    # The deaf seat's redials and syncs keep real sockets busy: on a loaded machine a 10 ms
-    # threshold let virtual time run past the grace between two frames.
-    clock.autojump_threshold = 0.25
     mesh_config = MeshConfig(max_frame=8192, send_queue_bytes=16384, send_timeout=1e9)
     # To 501: under the load of the whole suite, a game to 151 ended once before seat 0's
     # queue to seat 3 filled, and the drop asked for below never came.
@@ -250,11 +248,10 @@ async def test_a_resignation_in_round_2_leaves_a_dummy_and_the_game_finishes(
 
 
 @pytest.fixture
-def clock() -> trio.testing.MockClock:
-    """Virtual time that jumps ahead whenever every task has waited 10 ms of real time: a
-    silence of minutes passes in a moment, while the loopback traffic (microseconds) and the
-    bots' threads keep their order."""
-    return trio.testing.MockClock(autojump_threshold=0.01)
+def clock(monkeypatch: pytest.MonkeyPatch) -> trio.testing.MockClock:
+    """Virtual time that jumps ahead whenever every task has waited 10 ms of real time, but
+    never while a bot's thread runs (:func:`helpers.thread_aware_clock`)."""
+    return thread_aware_clock(monkeypatch)
 
 
 QUICK = PeerConfig(person_deadline=20.0, step_deadline=10.0, grace=30.0, sync_interval=2.0)

@@ -12,7 +12,14 @@ from typing import Any
 import pytest
 import trio
 import trio.testing
-from helpers import TABLE, TIMEOUT, check_agreement, has_ipv6_loopback, identities
+from helpers import (
+    TABLE,
+    TIMEOUT,
+    check_agreement,
+    has_ipv6_loopback,
+    identities,
+    thread_aware_clock,
+)
 
 import belote_p2p.net.peer as peer_module
 from belote_p2p.game.rules import RULE_SETS
@@ -197,10 +204,10 @@ class DamagingServer(RelayServer):
 
 
 @pytest.fixture
-def clock() -> trio.testing.MockClock:
+def clock(monkeypatch: pytest.MonkeyPatch) -> trio.testing.MockClock:
     """Virtual time that jumps when every task has waited 10 ms of real time (the sync
-    requests after a dropped frame come at once)."""
-    return trio.testing.MockClock(autojump_threshold=0.01)
+    requests after a dropped frame come at once), never while a bot's thread runs."""
+    return thread_aware_clock(monkeypatch)
 
 
 async def test_a_relay_that_drops_and_damages_frames_only_delays_the_game(
