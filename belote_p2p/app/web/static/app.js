@@ -130,6 +130,10 @@ function cardImg(card, extra = {}) {
 let socket = null;
 let state = null;
 let retry = 500;
+// A navigation under way (this page's own language switch, a link): the page it loads
+// comes in the language chosen, and a reload now would abort it.
+let leaving = false;
+window.addEventListener("beforeunload", () => { leaving = true; });
 
 function connect() {
   socket = new WebSocket(`ws://${location.host}${location.pathname.replace(/[^/]*$/, "")}ws?lang=${LANG}`);
@@ -142,7 +146,7 @@ function connect() {
     const msg = JSON.parse(ev.data);
     if (msg.type === "state") {
       if (msg.chosen && msg.chosen !== LANG) {
-        location.reload();  // a language chosen on another tab (or here, a moment ago)
+        if (!leaving) location.reload();  // a language chosen on another tab
         return;
       }
       state = msg;
