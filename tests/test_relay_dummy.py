@@ -20,6 +20,7 @@ from helpers import (
     start_relay_process,
 )
 
+from belote_p2p.game.engine import Phase
 from belote_p2p.game.rules import RULE_SETS
 from belote_p2p.net.peer import PeerConfig, PeerResult, run_peer
 from belote_p2p.players.player import BotPlayer, Player, Resigned
@@ -46,8 +47,10 @@ async def play_relayed(
 ) -> tuple[list[PeerResult | None], list[list[object]]]:
     """Four peers that do not listen play a classic game to ``target`` through a
     ``belote-p2p relay`` process; ``kill`` (seat, envelopes): that seat is cancelled, as a
-    killed process is, once its record holds that many envelopes, and never comes back.
-    The results (None for a killed seat) and each seat's events."""
+    killed process is, once its record holds that many envelopes and it holds four cards
+    or more in a trick's play (so that its partner has some of them to play in that round,
+    whatever the scores), and never comes back. The results (None for a killed seat) and
+    each seat's events."""
     ids = identities(52)
     seats = tuple(Seat(f"p{s}", ids[s].public_key_bytes, "") for s in range(4))
     definition = TableDefinition(TABLE, RULE_SETS["classic"].with_(target=target), seats)
@@ -62,8 +65,17 @@ async def play_relayed(
         def step(envelopes: Sequence[Envelope]) -> None:
             nonlocal recorded
             recorded += len(envelopes)
-            if kill is not None and kill[0] == seat and recorded >= kill[1]:
+            if kill is not None and kill[0] == seat and recorded >= kill[1] and in_play():
                 gone.cancel()
+
+        def in_play() -> bool:
+            taken = [e for e in events[seat] if isinstance(e, ActionTaken)]
+            state = taken[-1].state if taken else None
+            return (
+                state is not None
+                and state.phase is Phase.PLAY
+                and state.hands[seat].bit_count() >= 4
+            )
 
         with gone:
             results[seat] = await run_peer(
@@ -109,8 +121,8 @@ async def test_a_no_listen_seat_killed_and_never_resumed_leaves_a_dummy(tmp_path
     comes back: the others wait for it past its deadline and grace, sign it gone, and its
     partner plays its open hand to the end; the three live records verify alike, naming
     the leave and the open hand, and hold the dummy's plays."""
-    # To 501: killed near round 1's end, seat 2 may have no card left in it, and a round 1
-    # can reach 301 (the deals are random), ending the game before its dummy plays.
+    # Killed while it holds four cards or more in a trick's play: its partner plays some of
+    # them in that round, even if the round ends the game (the deals are random).
     results, events = await play_relayed(tmp_path, config=QUICK, kill=(2, 60), target=501)
     assert results[2] is None
     live = [r for r in results if r is not None]
