@@ -74,20 +74,17 @@ hypothesis.settings.load_profile(
 )
 
 LONG_FIRST = (
-    "test_chaos.py", "test_fuzz.py", "test_web_browser.py", "test_terminal_play.py",
-    "test_netplay.py", "test_relay_dummy.py", "test_coach.py", "test_peer_leaves.py",
-    "test_watch.py", "test_conformance.py", "test_internet.py", "test_resume.py",
-    "test_strangers.py", "test_peer.py", "test_tournament.py", "test_analysis.py",
-    "test_hostile.py", "test_deal_overlap.py", "test_cheaters_few.py", "test_vectors.py",
-    "test_relay.py", "test_profile.py", "test_coach_browser.py", "test_session_dummy.py",
-    "test_session_few.py", "test_cheaters.py", "test_chat.py", "test_netplay_few.py",
-    "test_mutations.py", "test_deck.py", "test_deck_dummy.py", "test_session.py",
-    "test_deal_attacks.py", "test_verify.py", "test_deck_few.py", "test_program.py",
+    "test_peer.py", "test_fuzz.py", "test_web_browser.py", "test_session_dummy.py",
+    "test_watch.py", "test_tournament.py", "test_peer_leaves.py", "test_netplay.py",
+    "test_vectors.py", "test_cheaters.py", "test_deck.py", "test_deck_dummy.py",
+    "test_session.py", "test_cheaters_few.py", "test_terminal_play.py", "test_conformance.py",
+    "test_resume.py", "test_relay.py", "test_internet.py", "test_deal_attacks.py",
+    "test_deal_overlap.py", "test_profile.py", "test_mutations.py", "test_verify.py",
+    "test_relay_dummy.py", "test_netplay_few.py", "test_deck_few.py", "test_program.py",
 )  # fmt: skip
-"""Test files by the wall time of their longest test on 2 cores under the suite's load
-(the hostile network's two games, 170 s; test_fuzz's hundred thousand frames; a whole game
-in Chromium), then the files whose tests add up to the most: a long test handed out last
-would end the run alone. The other files follow in their usual order."""
+"""Test files by the wall time of their longest test on 2 cores (test_peer's reader that
+stops reading, test_fuzz's hundred thousand frames), then of all their tests: a long test
+handed out last would end the run alone. The other files follow in their usual order."""
 
 
 def pytest_configure(config: pytest.Config) -> None:
