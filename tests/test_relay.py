@@ -62,10 +62,12 @@ async def play_relayed(
     config: PeerConfig | None = None,
     watch: Any = None,
     timeout: float = TIMEOUT,
+    players: dict[int, BotPlayer] | None = None,
 ) -> tuple[list[PeerResult], TableDefinition]:
-    """Four peers play; the seats in ``listening`` accept direct connections on ``host``,
-    the others do not (their address is empty) and are reached through ``relay`` (a
-    :class:`RelayService` on ``host``, made here if not given)."""
+    """Four peers play (``random`` bots unless ``players`` says otherwise); the seats in
+    ``listening`` accept direct connections on ``host``, the others do not (their address
+    is empty) and are reached through ``relay`` (a :class:`RelayService` on ``host``, made
+    here if not given)."""
     relay = relay or RelayService()
     relay_listener = (await trio.open_tcp_listeners(0, host=host))[0]
     relay_address = (host, relay_listener.socket.getsockname()[1])
@@ -85,7 +87,8 @@ async def play_relayed(
 
     async def one(seat: int) -> None:
         results[seat] = await run_peer(
-            definition, seat, ids[seat], BotPlayer("random", seed=seat),
+            definition, seat, ids[seat],
+            (players or {}).get(seat) or BotPlayer("random", seed=seat),
             transcript=tmp_path / f"seat{seat}.transcript",
             listeners=[listeners[seat]] if seat in listeners else [],
             secrets=FileSecrets(tmp_path / "secrets", definition.table_id, seat),
@@ -246,6 +249,7 @@ async def test_a_link_moves_to_the_relay_and_back(
     records are the same and verify."""
     real_mesh = peer_module.Mesh
     blocked = trio.Event()  # set: the path is open
+    back = trio.Event()  # set: seat 3 reached seat 1 directly
     attempts: list[bool] = []
 
     class CutMesh(real_mesh):  # type: ignore[misc, valid-type]
@@ -254,7 +258,19 @@ async def test_a_link_moves_to_the_relay_and_back(
                 attempts.append(blocked.is_set())
                 if not blocked.is_set():
                     raise OSError("no route to seat 1 (the test)")
+                stream = await super().open_direct(host, port)
+                back.set()
+                return stream
             return await super().open_direct(host, port)
+
+    class Patient(BotPlayer):
+        """Seat 0 waits, once the path is open, for seat 3's direct attempt to get through:
+        a game that would end sooner (a round can reach the target) still sees it."""
+
+        async def decide(self, observation: Any) -> Any:
+            if blocked.is_set():
+                await back.wait()
+            return await super().decide(observation)
 
     ports: dict[int, int] = {}
     monkeypatch.setattr(peer_module, "Mesh", CutMesh)
@@ -279,8 +295,9 @@ async def test_a_link_moves_to_the_relay_and_back(
     # even on a loaded machine (only seats 3 and 1 may be relayed).
     config = MeshConfig(fallback_after=1.5, direct_retry=0.5, dial_max_backoff=0.2)
     results, _ = await play_relayed(
-        tmp_path, listening=(0, 1, 2, 3), mesh_config=config, watch=watch, target=301
-    )
+        tmp_path, listening=(0, 1, 2, 3), mesh_config=config, watch=watch, target=301,
+        players={0: Patient("random", seed=0)},
+    )  # fmt: skip
     check_agreement(results)
     assert actions > 10
     assert results[1].relayed == results[3].relayed == 1
