@@ -20,6 +20,8 @@ import re
 import signal
 import socket
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -857,41 +859,14 @@ def test_the_bidding_buttons_say_prendre_and_passer(browser: Any, language: str)
     (or Spanish): the page is made in it, the buttons say Prendre and Passer (Tomar and
     Pasar), the hand's cards are named in it and drawn in its letters; Passer answers the
     decision with a pass."""
-    import trio
-    from helpers import dealt, make_table
-
     from belote_p2p import i18n
-    from belote_p2p.app.tui import TableView
-    from belote_p2p.app.web.server import WebServer
-    from belote_p2p.app.web.table import WebTable
     from belote_p2p.app.wording import card_name
     from belote_p2p.game.engine import PASS
     from belote_p2p.game.observation import observe
 
     words = WORDS[language]
-    definition, _ = make_table("classic")
-    state = dealt(definition.rules, 1)
-    seat = state.to_act
-    web = WebServer()
-    web.table = table = WebTable(TableView.from_definition(definition, seat), web.hub)
-    answer: list[object] = []
-    tokens: list[trio.lowlevel.TrioToken] = []
-    ready = threading.Event()
-
-    async def serve() -> None:
-        async with trio.open_nursery() as nursery:
-            await nursery.start(web.run)
-            tokens.append(trio.lowlevel.current_trio_token())
-            ready.set()
-            answer.append(await table.decide(observe(state, seat)))
-            web.close()
-
-    with i18n.using(None) as before:
-        pass
-    thread = threading.Thread(target=trio.run, args=(serve,), daemon=True)
-    thread.start()
-    try:
-        assert ready.wait(WAIT_MS / 1000)
+    with first_bid_served() as (web, state, answer, thread):
+        seat = state.to_act
         page = browser.new_context(viewport=DESKTOP, locale=words["locale"]).new_page()
         page.set_default_timeout(WAIT_MS)
         page.goto(web.url)
@@ -916,6 +891,80 @@ def test_the_bidding_buttons_say_prendre_and_passer(browser: Any, language: str)
         bidding.locator('button[data-code="pass"]').click()
         thread.join(WAIT_MS / 1000)
         assert not thread.is_alive() and answer == [PASS]
+
+
+def test_the_switch_s_own_page_loads_once_though_the_new_state_comes_first(
+    browser: Any,
+) -> None:
+    """The switch (ES) makes the server take the choice and tell every open page, this one
+    too, whose state then says ``chosen: "es"``. When that state comes before the page the
+    switch asked for (whose answer is held here until the old page has read the state), the
+    old page does not load again: a reload would abort the switch's navigation. The page
+    asked for comes, in Spanish, and no request of the page failed."""
+    with first_bid_served() as (web, _state, _answer, _thread):
+        page = browser.new_context(viewport=DESKTOP, locale="en-US").new_page()
+        page.set_default_timeout(WAIT_MS)
+        page.goto(web.url)
+        page.wait_for_function(MY_DECISION_OR_OVER)
+        # A second listener on the page's socket: listeners run in the order they were
+        # added, so when it has seen the state, the page's own has read it before.
+        page.evaluate("""() => socket.addEventListener("message", (ev) => {
+          if (JSON.parse(ev.data).chosen === "es") console.debug("chosen: es"); })""")
+        answered: list[str] = []
+
+        def hold(route: Any) -> None:
+            with page.expect_console_message(lambda message: message.text == "chosen: es"):
+                answer = route.fetch(max_redirects=0)  # the server takes the choice
+            route.fulfill(response=answer)
+            answered.append(route.request.url)
+
+        page.route(re.compile(r"[?]lang=es$"), hold)
+        failed: list[str] = []
+        page.on("requestfailed", lambda request: failed.append(request.url))
+        with page.expect_navigation():
+            page.locator('#langs a[hreflang="es"]').click()
+        page.wait_for_function(LANG_IS, arg="es")
+        assert len(answered) == 1 and failed == [], (answered, failed)
+
+
+@contextmanager
+def first_bid_served() -> Iterator[tuple[Any, Any, list[object], threading.Thread]]:
+    """A classic table's first bid, served in this process (its server, the dealt state,
+    the answer given once decided, the server's thread); the table resigned if no answer
+    came, and the process's language as it was before."""
+    import trio
+    from helpers import dealt, make_table
+
+    from belote_p2p import i18n
+    from belote_p2p.app.tui import TableView
+    from belote_p2p.app.web.server import WebServer
+    from belote_p2p.app.web.table import WebTable
+    from belote_p2p.game.observation import observe
+
+    definition, _ = make_table("classic")
+    state = dealt(definition.rules, 1)
+    seat = state.to_act
+    web = WebServer()
+    web.table = table = WebTable(TableView.from_definition(definition, seat), web.hub)
+    answer: list[object] = []
+    tokens: list[trio.lowlevel.TrioToken] = []
+    ready = threading.Event()
+
+    async def serve() -> None:
+        async with trio.open_nursery() as nursery:
+            await nursery.start(web.run)
+            tokens.append(trio.lowlevel.current_trio_token())
+            ready.set()
+            answer.append(await table.decide(observe(state, seat)))
+            web.close()
+
+    with i18n.using(None) as before:
+        pass
+    thread = threading.Thread(target=trio.run, args=(serve,), daemon=True)
+    thread.start()
+    try:
+        assert ready.wait(WAIT_MS / 1000)
+        yield web, state, answer, thread
     finally:
         if thread.is_alive() and tokens:
             trio.from_thread.run_sync(table.resign, trio_token=tokens[0])
