@@ -853,6 +853,51 @@ BACKS_LABELS = """() => Array.from(document.querySelectorAll('#felt .seat .backs
   .map((b) => b.getAttribute('aria-label'))"""
 
 
+@contextmanager
+def first_bid_served() -> Iterator[tuple[Any, Any, list[object], threading.Thread]]:
+    """A classic table's first bid, served in this process (its server, the dealt state,
+    the answer given once decided, the server's thread); the table resigned if no answer
+    came, and the process's language as it was before."""
+    import trio
+    from helpers import dealt, make_table
+
+    from belote_p2p import i18n
+    from belote_p2p.app.tui import TableView
+    from belote_p2p.app.web.server import WebServer
+    from belote_p2p.app.web.table import WebTable
+    from belote_p2p.game.observation import observe
+
+    definition, _ = make_table("classic")
+    state = dealt(definition.rules, 1)
+    seat = state.to_act
+    web = WebServer()
+    web.table = table = WebTable(TableView.from_definition(definition, seat), web.hub)
+    answer: list[object] = []
+    tokens: list[trio.lowlevel.TrioToken] = []
+    ready = threading.Event()
+
+    async def serve() -> None:
+        async with trio.open_nursery() as nursery:
+            await nursery.start(web.run)
+            tokens.append(trio.lowlevel.current_trio_token())
+            ready.set()
+            answer.append(await table.decide(observe(state, seat)))
+            web.close()
+
+    with i18n.using(None) as before:
+        pass
+    thread = threading.Thread(target=trio.run, args=(serve,), daemon=True)
+    thread.start()
+    try:
+        assert ready.wait(WAIT_MS / 1000)
+        yield web, state, answer, thread
+    finally:
+        if thread.is_alive() and tokens:
+            trio.from_thread.run_sync(table.resign, trio_token=tokens[0])
+            thread.join(WAIT_MS / 1000)
+        i18n.set_language(before)
+
+
 @pytest.mark.parametrize("language", ["fr", "es"])
 def test_the_bidding_buttons_say_prendre_and_passer(browser: Any, language: str) -> None:
     """A seat's first bid, served in this process, on a page whose browser prefers French
@@ -925,51 +970,6 @@ def test_the_switch_s_own_page_loads_once_though_the_new_state_comes_first(
             page.locator('#langs a[hreflang="es"]').click()
         page.wait_for_function(LANG_IS, arg="es")
         assert len(answered) == 1 and failed == [], (answered, failed)
-
-
-@contextmanager
-def first_bid_served() -> Iterator[tuple[Any, Any, list[object], threading.Thread]]:
-    """A classic table's first bid, served in this process (its server, the dealt state,
-    the answer given once decided, the server's thread); the table resigned if no answer
-    came, and the process's language as it was before."""
-    import trio
-    from helpers import dealt, make_table
-
-    from belote_p2p import i18n
-    from belote_p2p.app.tui import TableView
-    from belote_p2p.app.web.server import WebServer
-    from belote_p2p.app.web.table import WebTable
-    from belote_p2p.game.observation import observe
-
-    definition, _ = make_table("classic")
-    state = dealt(definition.rules, 1)
-    seat = state.to_act
-    web = WebServer()
-    web.table = table = WebTable(TableView.from_definition(definition, seat), web.hub)
-    answer: list[object] = []
-    tokens: list[trio.lowlevel.TrioToken] = []
-    ready = threading.Event()
-
-    async def serve() -> None:
-        async with trio.open_nursery() as nursery:
-            await nursery.start(web.run)
-            tokens.append(trio.lowlevel.current_trio_token())
-            ready.set()
-            answer.append(await table.decide(observe(state, seat)))
-            web.close()
-
-    with i18n.using(None) as before:
-        pass
-    thread = threading.Thread(target=trio.run, args=(serve,), daemon=True)
-    thread.start()
-    try:
-        assert ready.wait(WAIT_MS / 1000)
-        yield web, state, answer, thread
-    finally:
-        if thread.is_alive() and tokens:
-            trio.from_thread.run_sync(table.resign, trio_token=tokens[0])
-            thread.join(WAIT_MS / 1000)
-        i18n.set_language(before)
 
 
 def play_in(page: Any, language: str) -> set[str]:
