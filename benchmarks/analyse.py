@@ -1,6 +1,7 @@
 """The coach's speed: a whole game to 501 analysed, and the round just played.
 
     python benchmarks/analyse.py [--variant classic] [--target 501] [--seed N] [--games G]
+        [--installed]
 
 A game is played in this process, seat 0 by the ``random`` bot and the others by the
 ``expert`` at its table budget (the issue's ``host --bots 3:expert --bot random``, without
@@ -10,6 +11,9 @@ line after a round does (one seat, both views). Times are CPU seconds of this pr
 core). Also shown: each seat's mean loss a decision in both views (the random seat's should
 be the largest). Targets: the whole game 15 s, a round 2 s. Prints a readable report and
 ends with one JSON line of its figures.
+
+It measures this checkout's source (pure Python), or with ``--installed`` the installed
+package (compiled with mypyc where ``pip install`` could: what ``belote-p2p analyse`` runs).
 """
 
 from __future__ import annotations
@@ -20,9 +24,11 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+if "--installed" not in sys.argv[1:]:
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout's source
 
 from belote_p2p.app.coach import make_coach
+from belote_p2p.game.build import build
 from belote_p2p.game.rules import rule_set
 from belote_p2p.players.arena import play_game
 
@@ -33,8 +39,14 @@ def main() -> None:
     ap.add_argument("--target", type=int, default=501)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--games", type=int, default=3)
+    ap.add_argument(
+        "--installed", action="store_true", help="the installed package, not this checkout"
+    )
     args = ap.parse_args()
-    print(f"belote-p2p coach analysis, {args.variant} to {args.target} (CPU seconds, one core)")
+    print(
+        f"belote-p2p coach analysis, {args.variant} to {args.target} "
+        f"({build()} build, CPU seconds, one core)"
+    )
     games = []
     for g in range(args.games):
         seed = args.seed + g
@@ -73,6 +85,7 @@ def main() -> None:
             flush=True,
         )
     figures = {
+        "build": build(),
         "variant": args.variant,
         "target": args.target,
         "games": games,

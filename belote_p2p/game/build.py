@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from . import engine, fastplay
+from . import engine, fastplay, solver
 
 
 def build() -> str:
-    """``"compiled"`` when the engine and the fast path are extension modules (the mypyc
-    build), ``"pure"`` when both are Python source, ``"mixed"`` otherwise."""
-    kinds = {Path(m.__file__ or "").suffix == ".py" for m in (engine, fastplay)}
+    """``"compiled"`` when the engine, the fast path and the solver are extension modules
+    (the mypyc build), ``"pure"`` when all three are Python source, ``"mixed"`` otherwise."""
+    kinds = {Path(m.__file__ or "").suffix == ".py" for m in (engine, fastplay, solver)}
     return "mixed" if len(kinds) == 2 else "pure" if kinds == {True} else "compiled"
