@@ -45,8 +45,8 @@ def belote_bots() -> list[BotInfo]:
             "expert",
             ExpertBot,
             __version__,
-            "Deals weighted by the bids, played out on the fast path, the end solved exactly"
-            " (samples=64 or seconds=S).",
+            "Deals weighted by the bids and the plays, each card played out carefully, the"
+            " end solved exactly (samples=64 or seconds=S).",
         ),
         EXEC,
     ]
