@@ -1,20 +1,23 @@
-"""The coach's hindsight with two or three players: which playout stands in best for the
-exact value where the exact search is too long.
+"""The coach's hindsight where the exact search stops: what its stand-in loses there, and
+what the exact search would cost.
 
     python benchmarks/hindsight.py [--positions N] [--seed N] [--installed]
 
-With every hand seen, the coach values a card exactly from 5 tricks left (three-handed) or
-9 of 16 (two-handed); earlier, by the card followed by a playout of the rest
-(:mod:`belote_p2p.players.hindsight`). This measures that stand-in a little earlier than
-the exact search reaches, where the exact value can still be had: positions with 6 tricks
-left (three-handed) and 12 (two-handed), each a deal bid by the ``rules`` bot and played by
-the careful policy up to a random seat's turn of that trick. For each position it finds the
-card the exact search values best, the card each playout (the greedy policy, the
-hindsight's, and the careful one, the ``expert`` bot's) values best, and the exact value the
-playout's card loses against the best: the report gives how often each playout finds the
-best card and its mean loss, with the difference of the two losses and its 95% interval.
-Deterministic given ``--seed``. Prints a readable report and ends with one JSON line of its
-figures.
+With every hand seen, the coach values a card exactly from 6 tricks left (four seats), 5
+(three-handed) or 9 of 16 (two-handed); earlier, at four seats by the solver's search of
+the next 2 tricks and its greedy double-dummy playout, at three and two by the card followed
+by a playout of the rest (:mod:`belote_p2p.players.hindsight`). This measures that stand-in
+a little earlier than the exact search reaches, where the exact value can still be had:
+positions with 6 and 7 tricks left (four seats, classic), 6 (three-handed) and 12
+(two-handed), each a deal bid by the ``rules`` bot and played by the careful policy up to a
+random seat's turn of that trick. For each position it finds the card the exact search
+values best, the card each stand-in values best (at three and two seats two playouts: the
+greedy policy, the hindsight's, and the careful one, the ``expert`` bot's), and the exact
+value that card loses against the best: the report gives how often each finds the best card
+and its mean loss (with two playouts, the difference of the two losses and its 95%
+interval), and at four seats the CPU time of the exact values of every legal card.
+Deterministic given ``--seed`` (but the times). Prints a readable report and ends with one
+JSON line of its figures.
 """
 
 from __future__ import annotations
@@ -47,16 +50,17 @@ from belote_p2p.players.hindsight import Hindsight, Method, side_net
 TRICKS_LEFT = {"three-handed": 6, "two-handed": 12}
 """Tricks left at the positions measured: one more than the hindsight's exact search
 reaches at three seats, three more at two (where it searches 9 of 16)."""
+FOUR_SEATS_LEFT = (6, 7)
+"""Four seats (classic): where the hindsight's exact search starts, and one trick before."""
 
 
-def position(variant: str, rng: random.Random) -> State:
-    """A position of ``variant`` with :data:`TRICKS_LEFT` tricks left, at a random seat's
-    turn, with more than one card worth considering."""
+def position(variant: str, left: int, rng: random.Random) -> State:
+    """A position of ``variant`` with ``left`` tricks left, at a random seat's turn, with
+    more than one card worth considering."""
     rules = RULE_SETS[variant]
     while True:
         state = bid(rules, rng)
-        played = (rules.tricks_per_round - TRICKS_LEFT[variant]) * rules.seats
-        played += rng.randrange(rules.seats)
+        played = (rules.tricks_per_round - left) * rules.seats + rng.randrange(rules.seats)
         for _ in range(played):
             state = state.apply(CARDS[FastState.from_state(state).careful_card()])
         if len(set(exact_values(state).values())) > 1:
@@ -64,8 +68,14 @@ def position(variant: str, rng: random.Random) -> State:
 
 
 def exact_values(state: State) -> dict[Action, float]:
-    found = Hindsight(RulesBot(), few_exact={3: 8, 2: 16}).values(state, random.Random(0))
+    found = Hindsight(RulesBot(), exact=8, few_exact={3: 8, 2: 16}).values(state, random.Random(0))
     assert found is not None and found.method is Method.EXACT
+    return found.values
+
+
+def search_values(state: State) -> dict[Action, float]:
+    found = Hindsight(RulesBot(), exact=0).values(state, random.Random(0))
+    assert found is not None and found.method is Method.SEARCH
     return found.values
 
 
@@ -89,27 +99,62 @@ def interval(xs: list[float]) -> tuple[float, float]:
     return statistics.fmean(xs), 1.96 * statistics.stdev(xs) / math.sqrt(len(xs))
 
 
+def best_card(values: dict[Action, float]) -> Action:
+    """The card ``values`` rates best, ties going to the first card by name (the same way
+    for every stand-in)."""
+    return max(sorted(values, key=str), key=lambda c: values[c])
+
+
+def four_seats(positions: int, seed: int, figures: dict[str, object]) -> None:
+    """The bounded search against the exact value, and the exact value's cost, four seats."""
+    for left in FOUR_SEATS_LEFT:
+        rng = random.Random(f"{seed}:classic:{left}")
+        losses: list[float] = []
+        found = 0
+        times: list[float] = []
+        for _ in range(positions):
+            state = position("classic", left, rng)
+            start = time.process_time()
+            exact = exact_values(state)
+            times.append(time.process_time() - start)
+            guess = search_values(state)
+            top = max(exact.values())
+            card = best_card(guess)
+            losses.append(top - exact[card])
+            found += exact[card] == top
+        mean, half = interval(losses)
+        cuts = statistics.quantiles(times, n=100)
+        median, p99 = statistics.median(times) * 1e3, cuts[98] * 1e3
+        print(f"  classic, {positions} positions with {left} tricks left: the 2-trick search "
+              f"finds the best card {found / positions:.1%}, mean loss {mean:.2f} ± {half:.2f}; "
+              f"the exact values of every card, CPU median {median:.1f} ms, 99th percentile "
+              f"{p99:.0f} ms, max {max(times) * 1e3:.0f} ms")  # fmt: skip
+        figures[f"classic_{left}_search_best"] = round(found / positions, 4)
+        figures[f"classic_{left}_search_loss"] = round(mean, 3)
+        figures[f"classic_{left}_exact_median_ms"] = round(median, 2)
+        figures[f"classic_{left}_exact_p99_ms"] = round(p99, 1)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--positions", type=int, default=200, help="positions a variant")
     parser.add_argument("--seed", type=int, default=11)
     parser.add_argument("--installed", action="store_true", help="the installed package")
     args = parser.parse_args()
-    print(f"the coach's hindsight at two and three seats ({build()} build, seed {args.seed})")
+    print(f"the coach's hindsight where its exact search stops ({build()} build, seed {args.seed})")
     figures: dict[str, object] = {"build": build(), "seed": args.seed}
+    four_seats(args.positions, args.seed, figures)
     for variant, left in TRICKS_LEFT.items():
         rng = random.Random(f"{args.seed}:{variant}")
         start = time.process_time()
         losses: dict[str, list[float]] = {"greedy": [], "careful": []}
         found = dict.fromkeys(losses, 0)
         for _ in range(args.positions):
-            state = position(variant, rng)
+            state = position(variant, left, rng)
             exact = exact_values(state)
             top = max(exact.values())
             for name, values in (("greedy", greedy_values), ("careful", careful_values)):
-                guess = values(state)
-                # Ties go the same way for both playouts (the first card by name).
-                card = max(sorted(guess, key=str), key=lambda c: guess[c])
+                card = best_card(values(state))
                 losses[name].append(top - exact[card])
                 found[name] += exact[card] == top
         n = args.positions

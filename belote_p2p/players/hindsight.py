@@ -43,8 +43,11 @@ from belote_p2p.game.solver import Solver
 
 from .hookspecs import Bot
 
-EXACT_TRICKS = 5
-"""Tricks left from which a four-seat card is valued exactly (the solver to the end)."""
+EXACT_TRICKS = 6
+"""Tricks left from which a four-seat card is valued exactly (the solver to the end). With
+6 left, every legal card costs the compiled solver 14 ms a decision at the median and 149 ms
+at the 99th percentile (with 7 left, 56 and 781 ms), and the bounded search would miss the
+best card in 19% of decisions, 8.4 points a decision (``benchmarks/hindsight.py``)."""
 SEARCH_TRICKS = 2
 """Tricks the solver searches exactly before its greedy playout, earlier in the round."""
 FEW_EXACT_TRICKS = {3: 5, 2: 9}
