@@ -5,17 +5,18 @@ what the exact search would cost.
 
 With every hand seen, the coach values a card exactly from 6 tricks left (four seats), 5
 (three-handed) or 9 of 16 (two-handed); earlier, at four seats by the solver's search of
-the next 2 tricks and its greedy double-dummy playout, at three and two by the card followed
+the next 3 tricks and its greedy double-dummy playout, at three and two by the card followed
 by a playout of the rest (:mod:`belote_p2p.players.hindsight`). This measures that stand-in
 a little earlier than the exact search reaches, where the exact value can still be had:
 positions with 6 and 7 tricks left (four seats, classic), 6 (three-handed) and 12
 (two-handed), each a deal bid by the ``rules`` bot and played by the careful policy up to a
 random seat's turn of that trick. For each position it finds the card the exact search
-values best, the card each stand-in values best (at three and two seats two playouts: the
-greedy policy, the hindsight's, and the careful one, the ``expert`` bot's), and the exact
-value that card loses against the best: the report gives how often each finds the best card
-and its mean loss (with two playouts, the difference of the two losses and its 95%
-interval), and at four seats the CPU time of the exact values of every legal card.
+values best, the card each of two stand-ins values best (at four seats the search of 2 and
+of 3 tricks, :data:`SEARCHES`; at three and two seats two playouts: the greedy policy, the
+hindsight's, and the careful one, the ``expert`` bot's), and the exact value that card
+loses against the best: the report gives how often each finds the best card, its mean
+loss, and the difference of the two losses with its 95% interval; at four seats also the
+CPU time a decision of the exact values of every legal card and of each search.
 Deterministic given ``--seed`` (but the times). Prints a readable report and ends with one
 JSON line of its figures.
 """
@@ -52,6 +53,9 @@ TRICKS_LEFT = {"three-handed": 6, "two-handed": 12}
 reaches at three seats, three more at two (where it searches 9 of 16)."""
 FOUR_SEATS_LEFT = (6, 7)
 """Four seats (classic): where the hindsight's exact search starts, and one trick before."""
+SEARCHES = (2, 3)
+"""Four seats: the tricks searched exactly before the greedy double-dummy playout, by the
+stand-ins compared (the hindsight's is :data:`~belote_p2p.players.hindsight.SEARCH_TRICKS`)."""
 
 
 def position(variant: str, left: int, rng: random.Random) -> State:
@@ -73,8 +77,8 @@ def exact_values(state: State) -> dict[Action, float]:
     return found.values
 
 
-def search_values(state: State) -> dict[Action, float]:
-    found = Hindsight(RulesBot(), exact=0).values(state, random.Random(0))
+def search_values(state: State, tricks: int) -> dict[Action, float]:
+    found = Hindsight(RulesBot(), exact=0, search=tricks).values(state, random.Random(0))
     assert found is not None and found.method is Method.SEARCH
     return found.values
 
@@ -106,33 +110,47 @@ def best_card(values: dict[Action, float]) -> Action:
 
 
 def four_seats(positions: int, seed: int, figures: dict[str, object]) -> None:
-    """The bounded search against the exact value, and the exact value's cost, four seats."""
+    """The bounded searches against the exact value, and the costs of both, four seats."""
     for left in FOUR_SEATS_LEFT:
         rng = random.Random(f"{seed}:classic:{left}")
-        losses: list[float] = []
-        found = 0
-        times: list[float] = []
+        losses: dict[int, list[float]] = {k: [] for k in SEARCHES}
+        found = dict.fromkeys(SEARCHES, 0)
+        times: dict[int, list[float]] = {k: [] for k in (0, *SEARCHES)}
         for _ in range(positions):
             state = position("classic", left, rng)
             start = time.process_time()
             exact = exact_values(state)
-            times.append(time.process_time() - start)
-            guess = search_values(state)
+            times[0].append(time.process_time() - start)
             top = max(exact.values())
-            card = best_card(guess)
-            losses.append(top - exact[card])
-            found += exact[card] == top
-        mean, half = interval(losses)
-        cuts = statistics.quantiles(times, n=100)
-        median, p99 = statistics.median(times) * 1e3, cuts[98] * 1e3
-        print(f"  classic, {positions} positions with {left} tricks left: the 2-trick search "
-              f"finds the best card {found / positions:.1%}, mean loss {mean:.2f} ± {half:.2f}; "
-              f"the exact values of every card, CPU median {median:.1f} ms, 99th percentile "
-              f"{p99:.0f} ms, max {max(times) * 1e3:.0f} ms")  # fmt: skip
-        figures[f"classic_{left}_search_best"] = round(found / positions, 4)
-        figures[f"classic_{left}_search_loss"] = round(mean, 3)
-        figures[f"classic_{left}_exact_median_ms"] = round(median, 2)
-        figures[f"classic_{left}_exact_p99_ms"] = round(p99, 1)
+            for k in SEARCHES:
+                start = time.process_time()
+                card = best_card(search_values(state, k))
+                times[k].append(time.process_time() - start)
+                losses[k].append(top - exact[card])
+                found[k] += exact[card] == top
+        print(f"  classic, {positions} positions with {left} tricks left (CPU a decision: "
+              f"median / 99th percentile / max):")  # fmt: skip
+        for k in (0, *SEARCHES):
+            cuts = statistics.quantiles(times[k], n=100)
+            median, p99 = statistics.median(times[k]) * 1e3, cuts[98] * 1e3
+            cost = f"{median:.1f} / {p99:.0f} / {max(times[k]) * 1e3:.0f} ms"
+            name = "exact" if k == 0 else f"search{k}"
+            figures[f"classic_{left}_{name}_median_ms"] = round(median, 2)
+            figures[f"classic_{left}_{name}_p99_ms"] = round(p99, 1)
+            if k == 0:
+                print(f"    exact values of every card: {cost}")
+                continue
+            mean, half = interval(losses[k])
+            share = found[k] / positions
+            print(f"    {k} tricks searched, then the greedy playout: best card {share:.1%}, "
+                  f"mean loss {mean:.2f} ± {half:.2f}; {cost}")  # fmt: skip
+            figures[f"classic_{left}_{name}_best"] = round(share, 4)
+            figures[f"classic_{left}_{name}_loss"] = round(mean, 3)
+        diff = [a - b for a, b in zip(losses[SEARCHES[0]], losses[SEARCHES[1]], strict=True)]
+        mean, half = interval(diff)
+        print(f"    {SEARCHES[0]} − {SEARCHES[1]} tricks' loss: "
+              f"{mean:+.2f} [{mean - half:+.2f}, {mean + half:+.2f}]")  # fmt: skip
+        figures[f"classic_{left}_search{SEARCHES[0]}_minus_search{SEARCHES[1]}"] = round(mean, 3)
 
 
 def main() -> int:
