@@ -18,7 +18,7 @@ from belote_p2p.game.engine import Bid, Phase, RoundRecord, State
 from belote_p2p.game.fastplay import FastState, FewFastState, equivalent_groups
 from belote_p2p.game.observation import observe
 from belote_p2p.game.rules import RULE_SETS, rule_set
-from belote_p2p.game.solver import solve
+from belote_p2p.game.solver import Solver, solve
 from belote_p2p.players.analysis import (
     Coach,
     Decision,
@@ -33,6 +33,7 @@ from belote_p2p.players.bots import make_bot
 from belote_p2p.players.hindsight import (
     EXACT_TRICKS,
     FEW_EXACT_TRICKS,
+    SEARCH_TRICKS,
     Hindsight,
     Method,
     _every_way,
@@ -172,6 +173,34 @@ def test_hindsight_is_the_solvers_value_where_it_says_exact() -> None:
         if checked >= 30:
             break
     assert checked >= 30 and rules.seats == 4
+
+
+def test_hindsight_before_the_exact_search_is_the_bounded_search_it_names() -> None:
+    """Before EXACT_TRICKS tricks left a card's hindsight value is the round score of the
+    solver searching SEARCH_TRICKS tricks, then playing the rest by its greedy playout, and
+    the decision says so (Method.SEARCH)."""
+    h = Hindsight(make_bot("rules"))
+    checked = 0
+    for seed in range(40):
+        record = one_round("classic", seed)
+        if record.score is None:
+            continue
+        state = record.start.deal(record.deck)
+        for action, _ in record.actions:
+            if state.phase is Phase.PLAY and 8 - len(state.tricks) > EXACT_TRICKS:
+                found = h.values(state, random.Random(0))
+                assert found is not None and found.method is Method.SEARCH
+                f = FastState.from_state(state)
+                moves = Solver(f, SEARCH_TRICKS).move_values()
+                base = f.points[0] - f.points[1]
+                for card, value in found.values.items():
+                    assert isinstance(card, int)
+                    assert value == side_net(f.score_for(base + moves[card]), state.to_act, 4)
+                checked += 1
+            state = state.apply(action)
+        if checked >= 30:
+            break
+    assert checked >= 30
 
 
 @pytest.mark.parametrize(("variant", "left"), [("three-handed", 4), ("two-handed", 6)])
