@@ -109,18 +109,26 @@ def best_card(values: dict[Action, float]) -> Action:
     return max(sorted(values, key=str), key=lambda c: values[c])
 
 
+def cost(times: list[float]) -> tuple[float, float, str]:
+    """The median and 99th percentile of ``times`` in ms, and both with the max in words."""
+    median = statistics.median(times) * 1e3
+    p99 = statistics.quantiles(times, n=100, method="inclusive")[98] * 1e3  # never above the max
+    return median, p99, f"{median:.1f} / {p99:.0f} / {max(times) * 1e3:.0f} ms"
+
+
 def four_seats(positions: int, seed: int, figures: dict[str, object]) -> None:
     """The bounded searches against the exact value, and the costs of both, four seats."""
     for left in FOUR_SEATS_LEFT:
         rng = random.Random(f"{seed}:classic:{left}")
         losses: dict[int, list[float]] = {k: [] for k in SEARCHES}
         found = dict.fromkeys(SEARCHES, 0)
-        times: dict[int, list[float]] = {k: [] for k in (0, *SEARCHES)}
+        exact_times: list[float] = []
+        times: dict[int, list[float]] = {k: [] for k in SEARCHES}
         for _ in range(positions):
             state = position("classic", left, rng)
             start = time.process_time()
             exact = exact_values(state)
-            times[0].append(time.process_time() - start)
+            exact_times.append(time.process_time() - start)
             top = max(exact.values())
             for k in SEARCHES:
                 start = time.process_time()
@@ -128,24 +136,22 @@ def four_seats(positions: int, seed: int, figures: dict[str, object]) -> None:
                 times[k].append(time.process_time() - start)
                 losses[k].append(top - exact[card])
                 found[k] += exact[card] == top
+        median, p99, text = cost(exact_times)
         print(f"  classic, {positions} positions with {left} tricks left (CPU a decision: "
               f"median / 99th percentile / max):")  # fmt: skip
-        for k in (0, *SEARCHES):
-            cuts = statistics.quantiles(times[k], n=100)
-            median, p99 = statistics.median(times[k]) * 1e3, cuts[98] * 1e3
-            cost = f"{median:.1f} / {p99:.0f} / {max(times[k]) * 1e3:.0f} ms"
-            name = "exact" if k == 0 else f"search{k}"
-            figures[f"classic_{left}_{name}_median_ms"] = round(median, 2)
-            figures[f"classic_{left}_{name}_p99_ms"] = round(p99, 1)
-            if k == 0:
-                print(f"    exact values of every card: {cost}")
-                continue
+        print(f"    exact values of every card: {text}")
+        figures[f"classic_{left}_exact_median_ms"] = round(median, 2)
+        figures[f"classic_{left}_exact_p99_ms"] = round(p99, 1)
+        for k in SEARCHES:
+            median, p99, text = cost(times[k])
             mean, half = interval(losses[k])
             share = found[k] / positions
             print(f"    {k} tricks searched, then the greedy playout: best card {share:.1%}, "
-                  f"mean loss {mean:.2f} ± {half:.2f}; {cost}")  # fmt: skip
-            figures[f"classic_{left}_{name}_best"] = round(share, 4)
-            figures[f"classic_{left}_{name}_loss"] = round(mean, 3)
+                  f"mean loss {mean:.2f} ± {half:.2f}; {text}")  # fmt: skip
+            figures[f"classic_{left}_search{k}_median_ms"] = round(median, 2)
+            figures[f"classic_{left}_search{k}_p99_ms"] = round(p99, 1)
+            figures[f"classic_{left}_search{k}_best"] = round(share, 4)
+            figures[f"classic_{left}_search{k}_loss"] = round(mean, 3)
         diff = [a - b for a, b in zip(losses[SEARCHES[0]], losses[SEARCHES[1]], strict=True)]
         mean, half = interval(diff)
         print(f"    {SEARCHES[0]} − {SEARCHES[1]} tricks' loss: "

@@ -7,6 +7,7 @@ figures."""
 from __future__ import annotations
 
 import random
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -150,28 +151,38 @@ def test_every_recorded_game_analyses_with_the_same_invariants(vector: str) -> N
         assert s.points_lost >= 0 and s.hindsight_points_lost >= 0
 
 
-def test_hindsight_is_the_solvers_value_where_it_says_exact() -> None:
-    """From EXACT_TRICKS tricks left the best card's hindsight value is the round score the
-    double-dummy solver's exact value gives."""
-    rules = RULE_SETS["classic"]
-    h = Hindsight(make_bot("rules"))
-    checked = 0
+def classic_plays(exact: bool) -> Iterator[State]:
+    """The card decisions of the played classic rounds of seeds 0-39 at which the hindsight
+    searches exactly (``exact``, from EXACT_TRICKS tricks left) or not, round by round, until
+    a round ends with 30 of them given or more."""
+    given = 0
     for seed in range(40):
         record = one_round("classic", seed)
         if record.score is None:
             continue
         state = record.start.deal(record.deck)
         for action, _ in record.actions:
-            if state.phase is Phase.PLAY and 8 - len(state.tricks) <= EXACT_TRICKS:
-                found = h.values(state, random.Random(0))
-                assert found is not None and found.method is Method.EXACT
-                f = FastState.from_state(state)
-                exact = side_net(f.score_for(f.points[0] - f.points[1] + solve(f)), state.to_act, 4)
-                assert max(found.values.values()) == exact
-                checked += 1
+            if state.phase is Phase.PLAY and (8 - len(state.tricks) <= EXACT_TRICKS) == exact:
+                yield state
+                given += 1
             state = state.apply(action)
-        if checked >= 30:
-            break
+        if given >= 30:
+            return
+
+
+def test_hindsight_is_the_solvers_value_where_it_says_exact() -> None:
+    """From EXACT_TRICKS tricks left the best card's hindsight value is the round score the
+    double-dummy solver's exact value gives."""
+    rules = RULE_SETS["classic"]
+    h = Hindsight(make_bot("rules"))
+    checked = 0
+    for state in classic_plays(exact=True):
+        found = h.values(state, random.Random(0))
+        assert found is not None and found.method is Method.EXACT
+        f = FastState.from_state(state)
+        exact = side_net(f.score_for(f.points[0] - f.points[1] + solve(f)), state.to_act, 4)
+        assert max(found.values.values()) == exact
+        checked += 1
     assert checked >= 30 and rules.seats == 4
 
 
@@ -181,25 +192,16 @@ def test_hindsight_before_the_exact_search_is_the_bounded_search_it_names() -> N
     the decision says so (Method.SEARCH)."""
     h = Hindsight(make_bot("rules"))
     checked = 0
-    for seed in range(40):
-        record = one_round("classic", seed)
-        if record.score is None:
-            continue
-        state = record.start.deal(record.deck)
-        for action, _ in record.actions:
-            if state.phase is Phase.PLAY and 8 - len(state.tricks) > EXACT_TRICKS:
-                found = h.values(state, random.Random(0))
-                assert found is not None and found.method is Method.SEARCH
-                f = FastState.from_state(state)
-                moves = Solver(f, SEARCH_TRICKS).move_values()
-                base = f.points[0] - f.points[1]
-                for card, value in found.values.items():
-                    assert isinstance(card, int)
-                    assert value == side_net(f.score_for(base + moves[card]), state.to_act, 4)
-                checked += 1
-            state = state.apply(action)
-        if checked >= 30:
-            break
+    for state in classic_plays(exact=False):
+        found = h.values(state, random.Random(0))
+        assert found is not None and found.method is Method.SEARCH
+        f = FastState.from_state(state)
+        moves = Solver(f, SEARCH_TRICKS).move_values()
+        base = f.points[0] - f.points[1]
+        for card, value in found.values.items():
+            assert isinstance(card, int)
+            assert value == side_net(f.score_for(base + moves[card]), state.to_act, 4)
+        checked += 1
     assert checked >= 30
 
 

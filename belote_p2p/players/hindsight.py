@@ -46,13 +46,13 @@ from .hookspecs import Bot
 EXACT_TRICKS = 6
 """Tricks left from which a four-seat card is valued exactly (the solver to the end). With
 6 left, every legal card costs the compiled solver 10-14 ms a decision at the median and
-100-149 ms at the 99th percentile (with 7 left, 45-56 and 624-781 ms), where the bounded
+109-149 ms at the 99th percentile (with 7 left, 47-56 and 509-781 ms), where the bounded
 search would miss the best card in 14% of decisions (``benchmarks/hindsight.py``)."""
 SEARCH_TRICKS = 3
 """Tricks the solver searches exactly before its greedy playout, earlier in the round. With
 7 tricks left, 3 find the exact best card in 83% of decisions and lose 6.0 points a decision
 against it, 2 in 76% and 9.3 points (paired, 3.3 [1.0, 5.6] points a decision more); 3
-cost the compiled solver 7 ms at the median and 91 ms at the 99th percentile, 2 cost 1.6
+cost the compiled solver 7 ms at the median and 92 ms at the 99th percentile, 2 cost 1.8
 and 14 ms."""
 FEW_EXACT_TRICKS = {3: 5, 2: 9}
 """Tricks left from which a card is valued exactly with three or two seats."""
