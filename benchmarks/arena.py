@@ -6,9 +6,10 @@
     python benchmarks/arena.py --match A,B --record FILE [--boards N] [--seed S] [--variant V]
 
 Measures boards per second with random bots, rules against random over N boards, and pimc
-against rules over M boards (default N // 5) with pimc's median decision time; with
+against rules over M boards (default N // 5) with pimc's decision times; with
 ``--expert-boards K``, expert against pimc and expert against rules over K boards each,
-with every bot's median (and 90th percentile) decision time (``--only-expert``: those two
+with every bot's decision times (wall: median, mean, 99th percentile, largest;
+``belote-p2p arena`` prints the same rows) (``--only-expert``: those two
 matches alone; ``--expert`` and ``--pimc`` set their options, e.g. an equal time budget).
 Prints a readable report and, as its last line, one JSON object with every figure.
 
@@ -58,6 +59,7 @@ from belote_p2p.players.arena import (
     mean_interval,
     play_board,
     run_match,
+    time_figures,
 )
 from belote_p2p.players.bots import FallbackCounts, load_bots, split_specs
 
@@ -76,32 +78,8 @@ def measure(
     )
     summary = match.summary()
     print(format_summary(summary), flush=True)
-    percentiles(summary, match)
     print(flush=True)
     return summary
-
-
-def percentiles(summary: dict[str, Any], match: MatchResult) -> None:
-    """Print each bot's median, 90th percentile and largest decision time; add the 90th
-    percentiles to ``summary``."""
-    if match.decision_seconds is None:
-        return
-    summary["decision_p90_s"] = {}
-    for name, times in zip(match.bots, match.decision_seconds, strict=True):
-        if not times:
-            continue
-        ordered = sorted(times)
-        median = ordered[len(ordered) // 2]
-        p90 = ordered[min(len(ordered) - 1, (9 * len(ordered)) // 10)]
-        summary["decision_p90_s"][name] = round(p90, 5)
-        mean = sum(ordered) / len(ordered)
-        summary.setdefault("decision_mean_s", {})[name] = round(mean, 5)
-        print(
-            f"  decision time {name}: median {1000 * median:.1f} ms, mean {1000 * mean:.1f} ms, "
-            f"90th percentile {1000 * p90:.1f} ms, max {1000 * ordered[-1]:.0f} ms "
-            f"({len(ordered)} decisions)",
-            flush=True,
-        )
 
 
 def recorded(
@@ -134,30 +112,13 @@ def recorded(
     return MatchResult(specs, variant, seed, boards, seconds, decision_seconds=times)
 
 
-def time_rows(specs: tuple[str, str], times: tuple[list[float], list[float]]) -> dict[str, Any]:
-    """Each bot's decision times: count, median, mean, 99th percentile and largest."""
-    out: dict[str, Any] = {}
-    for name, ts in zip(specs, times, strict=True):
-        ordered = sorted(ts)
-        n = len(ordered)
-        if not n:
-            continue
-        out[name] = {
-            "decisions": n,
-            "median_s": round(ordered[n // 2], 5),
-            "mean_s": round(sum(ordered) / n, 5),
-            "p99_s": round(ordered[min(n - 1, (99 * n) // 100)], 5),
-            "max_s": round(ordered[-1], 5),
-        }
-    return out
-
-
 def print_time_rows(rows: dict[str, Any], what: str, boards: int) -> None:
+    """Each bot's decision times (:func:`time_figures`), one line a bot."""
     for name, row in rows.items():
         print(
-            f"  {what} a decision {name}: median {1000 * row['median_s']:.1f} ms, mean "
-            f"{1000 * row['mean_s']:.1f} ms, 99th percentile {1000 * row['p99_s']:.0f} ms, "
-            f"max {1000 * row['max_s']:.0f} ms ({row['decisions']} decisions, {boards} boards)",
+            f"  {what} a decision {name}: median {1000 * row['median']:.1f} ms, mean "
+            f"{1000 * row['mean']:.1f} ms, 99th percentile {1000 * row['p99']:.0f} ms, "
+            f"max {1000 * row['max']:.0f} ms ({row['decisions']} decisions, {boards} boards)",
             flush=True,
         )
 
@@ -171,7 +132,7 @@ def cpu_times(specs: tuple[str, str], boards: int, variant: str, seed: int) -> d
     times: tuple[list[float], list[float]] = ([], [])
     for board in range(boards):
         play_board(specs, rules, seed, board, bots, times=times, clock=time.thread_time)
-    rows = time_rows(specs, times)
+    rows = {name: time_figures(ts) for name, ts in zip(specs, times, strict=True) if ts}
     print_time_rows(rows, "CPU", boards)
     return {"boards": boards, **rows}
 
@@ -230,10 +191,9 @@ def record_match(
     match = recorded(path, specs, variant, seed)
     summary = match.summary()
     print(format_summary(summary), flush=True)
-    if match.decision_seconds is not None:
-        # Each decision's CPU time (its thread's): what it costs whatever the machine's load.
-        summary["decision_cpu"] = time_rows(specs, match.decision_seconds)
-        print_time_rows(summary["decision_cpu"], "CPU", len(match.boards))
+    # Each decision's CPU time (its thread's): what it costs whatever the machine's load.
+    print("  (decision times: the CPU time of the deciding thread)", flush=True)
+    summary["decision_clock"] = "cpu"
     return summary
 
 
@@ -316,7 +276,7 @@ def main() -> int:
                 "throughput_boards": rnd["boards"],
                 "rules_vs_random": {k: rules[k] for k in keys if k in rules},
                 "pimc_vs_rules": {k: pimc[k] for k in keys if k in pimc},
-                "pimc_decision_median_s": pimc.get("decision_median_s", {}).get("pimc"),
+                "pimc_decision_s": pimc.get("decision_s", {}).get("pimc"),
                 "bars": {
                     "throughput_2000": rnd["boards_per_second"] >= 2000,
                     "rules_beats_random_by_40": rules["points_per_board"] >= 40,
@@ -332,8 +292,7 @@ def main() -> int:
             figures[f"expert_vs_{key}"] = {
                 "bots": list(specs),
                 **{k: m[k] for k in keys if k in m},
-                "decision_median_s": m.get("decision_median_s", {}),
-                "decision_p90_s": m.get("decision_p90_s", {}),
+                "decision_s": m.get("decision_s", {}),
                 "ci_above_0": m["ci95"][0] > 0,
             }
     print(json.dumps(figures))

@@ -162,6 +162,34 @@ def test_arena_command_says_where_the_points_came_from(
     assert "bid alike (the same hands took):" in out and "bid differently:" in out
 
 
+def test_decision_times_are_summed_up_by_rank() -> None:
+    figures = arena.time_figures([x / 1000 for x in range(100, 0, -1)])  # 1..100 ms
+    assert figures == {"decisions": 100, "median": 0.051, "mean": 0.0505, "p99": 0.1, "max": 0.1}
+    assert arena.time_figures([0.25])["p99"] == 0.25  # never above the largest
+    with pytest.raises(ValueError):
+        arena.time_figures([])
+
+
+def test_arena_command_times_every_decision_of_each_bot(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    argv = ["arena", "--bots", "pimc:iterations=4,rules", "--boards", "2", "--jobs", "1"]
+    assert main([*argv, "--seed", "3", "--json"]) == 0
+    s = json.loads(capsys.readouterr().out)
+    for bot in ("pimc:iterations=4", "rules"):
+        t = s["decision_s"][bot]
+        assert t["decisions"] == s["fallbacks"][bot]["decisions"] > 0
+        assert 0 <= t["median"] <= t["p99"] <= t["max"]
+    assert main([*argv, "--seed", "3", "--no-progress"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    rows = [line for line in lines if "decision time (" in line]
+    assert [row.split("(")[1].split(")")[0] for row in rows] == ["pimc:iterations=4", "rules"]
+    for row, bot in zip(rows, ("pimc:iterations=4", "rules"), strict=True):
+        count = s["fallbacks"][bot]["decisions"]
+        assert "median " in row and "99th percentile " in row
+        assert row.endswith(f"({count:,} decisions)")
+
+
 def test_elo_and_bradley_terry() -> None:
     assert elo(0.5) == 0
     assert elo(0.6) == pytest.approx(70.4, abs=0.1)

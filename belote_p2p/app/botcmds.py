@@ -233,7 +233,7 @@ def _cmd_arena(args: argparse.Namespace) -> int:
                 out = run_tournament(specs, **_how(args, progress, cluster)).summary()
                 print(json.dumps(out) if args.json else format_tournament(out))
                 return 0
-            match = run_match((specs[0], specs[1]), **_how(args, progress, cluster))
+            match = run_match((specs[0], specs[1]), timed=True, **_how(args, progress, cluster))
     except (BotError, ValueError, OSError) as exc:
         print(error_text(exc), file=sys.stderr)
         return 2
@@ -315,6 +315,20 @@ def format_summary(s: dict[str, Any]) -> str:
                 n,
             )
             rows.append((label, text.format(n=n, share=share, total=total)))
+    for name, t in s.get("decision_s", {}).items():
+        rows.append(
+            (
+                _("decision time ({bot}):").format(bot=name),
+                ngettext(
+                    "median {median}, 99th percentile {p99}, max {max} ({n} decision)",
+                    "median {median}, 99th percentile {p99}, max {max} ({n} decisions)",
+                    t["decisions"],
+                ).format(
+                    median=duration_text(t["median"]), p99=duration_text(t["p99"]),
+                    max=duration_text(t["max"]), n=format_number(t["decisions"], 0),
+                ),
+            )
+        )  # fmt: skip
     lines = [head, *("  " + line for line in format_columns(rows).splitlines())]
     lines += fallback_lines(s)
     return "\n".join(lines)
@@ -348,6 +362,15 @@ def format_tournament(summary: dict[str, Any]) -> str:
         lines.append(f"  {pair}")
         lines += [f"  {line}" for line in fallback_lines(s)]
     return "\n".join(lines)
+
+
+def duration_text(seconds: float) -> str:
+    """A decision's time in milliseconds, as the reader writes numbers: ``0.004 ms``,
+    ``0.31 ms``, ``11.6 ms``, ``1,023 ms`` (three places below 0.1 ms, two below 1 ms, one
+    below 100 ms)."""
+    ms = 1000 * seconds
+    decimals = 3 if ms < 0.1 else 2 if ms < 1 else 1 if ms < 100 else 0
+    return _("{ms} ms").format(ms=format_number(ms, decimals))
 
 
 def fallback_lines(summary: dict[str, Any]) -> list[str]:

@@ -179,13 +179,29 @@ class MatchResult:
                 "points_per_board": round(other / n, 3),
             }
         if self.decision_seconds is not None:
-            for name, times in zip(self.bots, self.decision_seconds, strict=True):
-                if times:
-                    ordered = sorted(times)
-                    out.setdefault("decision_median_s", {})[name] = round(
-                        ordered[len(ordered) // 2], 5
-                    )
+            out["decision_s"] = {
+                name: time_figures(times)
+                for name, times in zip(self.bots, self.decision_seconds, strict=True)
+                if times
+            }
         return out
+
+
+def time_figures(times: Sequence[float]) -> dict[str, Any]:
+    """A bot's decision times, in seconds: how many, their median, mean, 99th percentile
+    (the time that 99% of the decisions take at most, never above the largest) and the
+    largest."""
+    ordered = sorted(times)
+    n = len(ordered)
+    if not n:
+        raise ValueError("no decision times")
+    return {
+        "decisions": n,
+        "median": round(ordered[n // 2], 6),
+        "mean": round(sum(ordered) / n, 6),
+        "p99": round(ordered[min(n - 1, (99 * n) // 100)], 6),
+        "max": round(ordered[-1], 6),
+    }
 
 
 def mean_interval(values: Sequence[float]) -> tuple[float, float, float]:
