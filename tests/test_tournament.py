@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from belote_p2p.app.cli import main
+from belote_p2p.i18n import format_milliseconds, set_language
 from belote_p2p.players.arena import open_cluster
 from belote_p2p.players.tournament import (
     bradley_terry,
@@ -41,6 +42,17 @@ def test_four_bots_rate_the_same_on_one_process_two_or_a_cluster() -> None:
         lo, hi = r["elo_ci95"]
         assert lo <= r["elo"] <= hi
     assert abs(sum(r["elo"] for r in one["ratings"])) < 1e-6 * 4 + 0.5  # mean 0
+    for bot in FOUR:  # every decision of each bot timed, over its three matches
+        played = sum(p["fallbacks"][bot]["decisions"] for p in one["pairs"] if bot in p["bots"])
+        assert one["decision_s"][bot]["decisions"] == played > 0
+
+
+def test_milliseconds_keep_the_places_that_read() -> None:
+    cases = [(0.000004, "0.004"), (0.00031, "0.31"), (0.0116, "11.6"), (1.0234, "1,023")]
+    assert [format_milliseconds(s) for s, _ in cases] == [text for _, text in cases]
+    set_language("fr")
+    assert format_milliseconds(0.0116) == "11,6"
+    assert format_milliseconds(1.0234) == "1\u202f023"
 
 
 def test_bradley_terry_follows_the_wins() -> None:
@@ -71,6 +83,13 @@ def test_tournament_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     assert main([*argv, "--no-progress", "--html", str(report), "--resamples", "20"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert "Elo" in lines[1] and "95% CI" in lines[1]
+    assert lines[1].endswith("ms a decision (median / p99)")
     last = json.loads(lines[-1])
     assert {r["bot"] for r in last["ratings"]} == {"rules", "random"}
-    assert report.read_text().count("<svg") == 1
+    page = report.read_text()
+    assert page.count("<svg") == 1
+    for rank, bot in enumerate((r["bot"] for r in last["ratings"]), 1):
+        t = last["decision_s"][bot]
+        cell = f"{format_milliseconds(t['median'])} / {format_milliseconds(t['p99'])}"
+        assert lines[1 + rank].split()[1] == bot and lines[1 + rank].endswith(cell)
+        assert f"<td>{cell}</td></tr>" in page

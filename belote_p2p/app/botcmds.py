@@ -17,7 +17,14 @@ from typing import Any
 
 from belote_p2p.app.argtypes import positive_int, positive_seconds, seed
 from belote_p2p.game.rules import RULE_SETS
-from belote_p2p.i18n import _, format_number, format_percent, ngettext, pgettext
+from belote_p2p.i18n import (
+    _,
+    format_milliseconds,
+    format_number,
+    format_percent,
+    ngettext,
+    pgettext,
+)
 from belote_p2p.players.arena import BOT_DEADLINE, open_cluster, run_match
 from belote_p2p.players.bots import (
     BotError,
@@ -27,7 +34,12 @@ from belote_p2p.players.bots import (
     make_bot,
     split_specs,
 )
-from belote_p2p.players.tournament import interval_text, run_tournament, tournament_html
+from belote_p2p.players.tournament import (
+    decision_cell,
+    interval_text,
+    run_tournament,
+    tournament_html,
+)
 
 from .display import format_columns
 from .wording import error_text, variant_name
@@ -345,11 +357,16 @@ def format_tournament(summary: dict[str, Any]) -> str:
         bots=len(t["bots"]), variant=variant_name(t["variant"]), boards=t["boards"],
         seed=t["seed"],
     )  # fmt: skip
-    rows = [("#", _("bot"), _("Elo"), _("95% CI"), _("pts/board"))]
+    rows = [
+        ("#", _("bot"), _("Elo"), _("95% CI"), _("pts/board"), _("ms a decision (median / p99)"))
+    ]
     for rank, r in enumerate(summary["ratings"], 1):
         lo, hi = r["elo_ci95"]
         ci = interval_text((lo, hi), 0)
-        rows.append((str(rank), r["bot"], signed(r["elo"], 0), ci, signed(r["points_per_board"])))
+        rows.append(
+            (str(rank), r["bot"], signed(r["elo"], 0), ci, signed(r["points_per_board"]),
+             decision_cell(summary, r["bot"]))
+        )  # fmt: skip
     lines = [head, format_columns(rows), ""]
     lines.append(_("points per board of the first bot of each pair, 95% CI:"))
     for s in summary["pairs"]:
@@ -365,12 +382,8 @@ def format_tournament(summary: dict[str, Any]) -> str:
 
 
 def duration_text(seconds: float) -> str:
-    """A decision's time in milliseconds, as the reader writes numbers: ``0.004 ms``,
-    ``0.31 ms``, ``11.6 ms``, ``1,023 ms`` (three places below 0.1 ms, two below 1 ms, one
-    below 100 ms)."""
-    ms = 1000 * seconds
-    decimals = 3 if ms < 0.1 else 2 if ms < 1 else 1 if ms < 100 else 0
-    return _("{ms} ms").format(ms=format_number(ms, decimals))
+    """A decision's time in milliseconds, as the reader writes numbers: ``11.6 ms``."""
+    return _("{ms} ms").format(ms=format_milliseconds(seconds))
 
 
 def fallback_lines(summary: dict[str, Any]) -> list[str]:

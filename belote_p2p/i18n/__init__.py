@@ -280,6 +280,15 @@ def format_number(
     return numbers.format_decimal(value, format=pattern, locale=current())
 
 
+def format_milliseconds(seconds: float) -> str:
+    """``seconds`` in milliseconds as the reader's language writes the number, with the
+    places that keep it readable: ``0.004``, ``0.31``, ``11.6``, ``1,023`` (three places
+    below 0.1 ms, two below 1 ms, one below 100 ms)."""
+    ms = 1000 * seconds
+    decimals = 3 if ms < 0.1 else 2 if ms < 1 else 1 if ms < 100 else 0
+    return format_number(ms, decimals)
+
+
 def format_percent(ratio: float, decimals: int = 0) -> str:
     """``ratio`` as a percentage the reader's language writes it: ``42%``, ``42 %``
     (French and Spanish put a no-break space before the sign), with ``decimals`` places."""

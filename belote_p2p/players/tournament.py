@@ -19,9 +19,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from belote_p2p.i18n import _, current, format_number, format_percent
+from belote_p2p.i18n import _, current, format_milliseconds, format_number, format_percent
 
-from .arena import BOT_DEADLINE, MatchResult, Progress, run_match
+from .arena import BOT_DEADLINE, MatchResult, Progress, run_match, time_figures
 
 RESAMPLES = 1000
 
@@ -103,12 +103,16 @@ class TournamentResult:
     def summary(self, resamples: int = RESAMPLES) -> dict[str, Any]:
         ratings = self.ratings(resamples)
         points: dict[str, list[float]] = {b: [] for b in self.bots}
+        times: dict[str, list[float]] = {b: [] for b in self.bots}
         pairs = []
         for m in self.matches:
             s = m.summary()
             a, b = m.bots
             points[a].append(s["points_per_board"])
             points[b].append(-s["points_per_board"])
+            if m.decision_seconds is not None:
+                times[a].extend(m.decision_seconds[0])
+                times[b].extend(m.decision_seconds[1])
             pairs.append(s)
         table = [
             {
@@ -129,6 +133,9 @@ class TournamentResult:
             },
             "ratings": table,
             "pairs": pairs,
+            # Wall times, which the machine's load changes: apart from the ratings, which
+            # only the seed and the bots do.
+            "decision_s": {name: time_figures(ts) for name, ts in times.items() if ts},
         }
 
 
@@ -159,6 +166,7 @@ def run_tournament(
                     progress=progress,
                     cluster=cluster,
                     deadline=deadline,
+                    timed=True,
                 )
             )
     return TournamentResult(tuple(specs), variant, seed, boards, matches)
@@ -223,6 +231,17 @@ def interval_text(bounds: Sequence[float], decimals: int = 1) -> str:
     )
 
 
+def decision_cell(summary: dict[str, Any], bot: str) -> str:
+    """A bot's decision time over all its matches, in milliseconds: ``5.6 / 25.1`` (the
+    median, then the 99th percentile); ``?`` for a summary without its times."""
+    t = summary.get("decision_s", {}).get(bot)
+    if t is None:
+        return "?"
+    return _("{median} / {p99}").format(
+        median=format_milliseconds(t["median"]), p99=format_milliseconds(t["p99"])
+    )
+
+
 def tournament_html(summary: dict[str, Any], variant: str | None = None) -> str:
     """A page that stands alone (no script, no network): the ratings plot and tables, in
     the reader's language (``<html lang>`` says which) and its number forms; ``variant`` is
@@ -237,7 +256,8 @@ def tournament_html(summary: dict[str, Any], variant: str | None = None) -> str:
     rows = "\n".join(
         f"<tr><td>{rank}</td><td>{esc(r['bot'])}</td><td>{_signed(r['elo'], 0)}</td>"
         f"<td>{interval_text(r['elo_ci95'], 0)}</td>"
-        f"<td>{_signed(r['points_per_board'])}</td></tr>"
+        f"<td>{_signed(r['points_per_board'])}</td>"
+        f"<td>{esc(decision_cell(summary, r['bot']))}</td></tr>"
         for rank, r in enumerate(summary["ratings"], 1)
     )
     pairs = "\n".join(
@@ -276,7 +296,10 @@ def tournament_html(summary: dict[str, Any], variant: str | None = None) -> str:
     def heads(*words: str) -> str:
         return "".join(f"<th>{esc(word)}</th>" for word in words)
 
-    rating_heads = heads("#", _("bot"), _("Elo"), _("95% CI"), _("points per board"))
+    rating_heads = heads(
+        "#", _("bot"), _("Elo"), _("95% CI"), _("points per board"),
+        _("ms a decision: median / 99th percentile"),
+    )  # fmt: skip
     pair_heads = heads(
         "A", "B", _("points per board"), _("95% CI"), _("sd"), _("boards won by A"),
         _("fallbacks"),
