@@ -39,7 +39,6 @@ import json
 import os
 import sys
 import time
-from dataclasses import astuple
 from pathlib import Path
 from typing import Any
 
@@ -53,15 +52,14 @@ from belote_p2p.app.botcmds import ProgressBar, format_summary
 from belote_p2p.game.build import build
 from belote_p2p.game.rules import rule_set
 from belote_p2p.players.arena import (
-    BoardResult,
     MatchResult,
-    TableResult,
-    mean_interval,
     play_board,
     run_match,
     time_figures,
 )
 from belote_p2p.players.bots import FallbackCounts, load_bots, split_specs
+from belote_p2p.players.records import RecordError, append_rows, board_row, read_record
+from belote_p2p.players.records import compare as compare_records
 
 
 def measure(
@@ -83,33 +81,13 @@ def measure(
 
 
 def recorded(
-    path: Path, specs: tuple[str, str] | None, variant: str, seed: int | None
+    path: Path, specs: tuple[str, str] | None, variant: str | None, seed: int | None
 ) -> MatchResult:
-    """The match of the boards in a record file (those of other specs, variant or seed
-    refused; ``None``: those of the file's first board)."""
-    boards: list[BoardResult] = []
-    times: tuple[list[float], list[float]] = ([], [])
-    seconds = 0.0
-    if path.exists():
-        for line in path.read_text().splitlines():
-            if not line.strip():
-                continue
-            row = json.loads(line)
-            if specs is None or seed is None:
-                specs, variant, seed = (row["bots"][0], row["bots"][1]), row["variant"], row["seed"]
-            if (tuple(row["bots"]), row["variant"], row["seed"]) != (specs, variant, seed):
-                raise SystemExit(f"{path} records another match: {row['bots']} {row['variant']}")
-            tables = tuple(TableResult(*t) for t in row["tables"])
-            boards.append(BoardResult(row["board"], tables))
-            # "cpu": each decision's CPU time; "times" (older records): its wall time.
-            spent = row.get("cpu", row.get("times", [[], []]))
-            times[0].extend(spent[0])
-            times[1].extend(spent[1])
-            seconds += row["seconds"]
-    boards.sort(key=lambda b: b.board)
-    if specs is None or seed is None:
-        raise SystemExit(f"{path} records no board")
-    return MatchResult(specs, variant, seed, boards, seconds, decision_seconds=times)
+    """The match a record file holds (``records.read_record``), its errors as an exit."""
+    try:
+        return read_record(path, specs, variant, seed)
+    except RecordError as exc:
+        raise SystemExit(str(exc)) from exc
 
 
 def print_time_rows(rows: dict[str, Any], what: str, boards: int) -> None:
@@ -141,22 +119,14 @@ def compare(match: MatchResult, other: MatchResult) -> dict[str, Any]:
     """This match's board scores minus another's on the boards both played (the same seed
     and variant: the same deals), with a 95% interval: what changing A's spec is worth,
     each deal's luck taken out once more."""
-    if (match.variant, match.seed) != (other.variant, other.seed):
-        raise SystemExit("--compare needs a record of the same variant and seed")
-    theirs = {b.board: b.score for b in other.boards}
-    diffs = [b.score - theirs[b.board] for b in match.boards if b.board in theirs]
-    n = len(diffs)
-    mean, sd, half = mean_interval(diffs)
-    out = {
-        "against": list(other.bots),
-        "boards": n,
-        "difference": round(mean, 3),
-        "sd": round(sd, 3),
-        "ci95": [round(mean - half, 3), round(mean + half, 3)],
-    }
+    try:
+        out = compare_records(match, other)
+    except RecordError as exc:
+        raise SystemExit(str(exc)) from exc
+    lo, hi = out["ci95"]
     print(
-        f"  minus {other.bots[0]} vs {other.bots[1]} on the same {n} boards: {mean:+.1f} "
-        f"95% CI [{mean - half:+.1f}, {mean + half:+.1f}] (sd {sd:.1f})",
+        f"  minus {other.bots[0]} vs {other.bots[1]} on the same {out['boards']} boards: "
+        f"{out['difference']:+.1f} 95% CI [{lo:+.1f}, {hi:+.1f}] (sd {out['sd']:.1f})",
         flush=True,
     )
     return out
@@ -177,17 +147,8 @@ def record_match(
         times: tuple[list[float], list[float]] = ([], [])
         start = time.perf_counter()
         result = play_board(specs, rules, seed, board, bots, counts, times, clock=time.thread_time)
-        row = {
-            "bots": list(specs),
-            "variant": variant,
-            "seed": seed,
-            "board": board,
-            "tables": [list(astuple(t)) for t in result.tables],
-            "seconds": round(time.perf_counter() - start, 4),
-            "cpu": [[round(x, 5) for x in t] for t in times],
-        }
-        with path.open("a") as out:
-            out.write(json.dumps(row) + "\n")
+        seconds = time.perf_counter() - start
+        append_rows(path, [board_row((specs, variant, seed), result, seconds, times)])
     match = recorded(path, specs, variant, seed)
     summary = match.summary()
     print(format_summary(summary), flush=True)

@@ -6,6 +6,7 @@ import json
 import random
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
@@ -14,7 +15,7 @@ from belote_p2p.app.cli import main
 from belote_p2p.game.engine import PASS, Action, State
 from belote_p2p.game.observation import Observation
 from belote_p2p.game.rules import CLASSIC, COINCHE, THREE_HANDED, TWO_HANDED, RuleSet
-from belote_p2p.players import arena
+from belote_p2p.players import arena, records
 from belote_p2p.players.arena import board_decks, elo, play_board, run_match
 from belote_p2p.players.bots import collect_bots, make_plugin_manager
 from belote_p2p.players.hookspecs import BotInfo
@@ -188,6 +189,71 @@ def test_arena_command_times_every_decision_of_each_bot(
         count = s["fallbacks"][bot]["decisions"]
         assert "median " in row and "99th percentile " in row
         assert row.endswith(f"({count:,} decisions)")
+
+
+def test_a_recorded_match_goes_on_from_its_record_to_the_match_of_one_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    record = tmp_path / "rules.jsonl"
+    argv = ["arena", "--bots", "rules,random", "--seed", "6", "--jobs", "1", "--json"]
+    assert main([*argv, "--boards", "3", "--record", str(record)]) == 0
+    first = json.loads(capsys.readouterr().out)
+    assert first["boards"] == first["played"] == 3
+    assert main([*argv, "--boards", "7", "--record", str(record)]) == 0  # stopped, then on
+    resumed = json.loads(capsys.readouterr().out)
+    assert main([*argv, "--boards", "7"]) == 0
+    alone = json.loads(capsys.readouterr().out)
+    assert resumed["played"] == 4 and resumed["boards"] == 7
+    for key in ("points_per_board", "ci95", "sd", "board_win_rate", "bid_alike"):
+        assert resumed[key] == alone[key]
+    rows = [json.loads(line) for line in record.read_text().splitlines()]
+    assert sorted(r["board"] for r in rows) == list(range(7))
+    assert records.read_record(record).summary()["points_per_board"] == alone["points_per_board"]
+    with pytest.raises(records.RecordError, match="another match"):
+        records.read_record(record, ("rules", "pimc"), "classic", 6)
+
+
+def test_the_arena_compares_a_match_with_a_record_of_the_same_boards(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = tmp_path / "rules.jsonl"
+    argv = ["arena", "--seed", "8", "--boards", "5", "--jobs", "1"]
+    assert main([*argv, "--bots", "rules,random", "--record", str(base), "--json"]) == 0
+    capsys.readouterr()
+    other = tmp_path / "pimc.jsonl"
+    assert main([*argv, "--bots", "pimc:iterations=4,random", "--record", str(other),
+                 "--compare", str(base), "--json"]) == 0  # fmt: skip
+    out = json.loads(capsys.readouterr().out)
+    theirs = {b.board: b.score for b in records.read_record(base).boards}
+    diffs = [b.score - theirs[b.board] for b in records.read_record(other).boards]
+    (c,) = out["compared"]
+    assert c["against"] == ["rules", "random"] and c["boards"] == 5
+    assert c["difference"] == pytest.approx(sum(diffs) / 5, abs=1e-3)
+    assert records.compare(records.read_record(base), records.read_record(base))["sd"] == 0
+    assert main([*argv, "--bots", "rules,random", "--compare", str(base), "--no-progress"]) == 0
+    shown = capsys.readouterr().out
+    assert "minus rules vs random:" in shown and "on the same 5 boards" in shown
+
+
+def test_a_record_of_other_boards_or_of_no_match_stops_the_arena_before_it_plays(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = tmp_path / "rules.jsonl"
+    argv = ["arena", "--bots", "rules,random", "--boards", "2", "--jobs", "1"]
+    assert main([*argv, "--record", str(base), "--json"]) == 0
+    capsys.readouterr()
+    fresh = tmp_path / "fresh.jsonl"
+    assert (
+        main([*argv, "--variant", "coinche", "--record", str(fresh), "--compare", str(base)]) == 2
+    )
+    assert "a comparison needs the same boards, coinche, seed 0" in capsys.readouterr().err
+    assert not fresh.exists()  # refused before a board was played
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text(base.read_text() + "{not json\n")
+    before = broken.read_bytes()
+    assert main([*argv, "--record", str(broken)]) == 2
+    assert "broken.jsonl, line 3: not a board of a match" in capsys.readouterr().err
+    assert broken.read_bytes() == before  # the record is left as it was
 
 
 def test_elo_and_bradley_terry() -> None:

@@ -25,7 +25,13 @@ from belote_p2p.i18n import (
     ngettext,
     pgettext,
 )
-from belote_p2p.players.arena import BOT_DEADLINE, open_cluster, run_match
+from belote_p2p.players.arena import (
+    BOT_DEADLINE,
+    BoardResult,
+    MatchResult,
+    open_cluster,
+    run_match,
+)
 from belote_p2p.players.bots import (
     BotError,
     failed,
@@ -33,6 +39,13 @@ from belote_p2p.players.bots import (
     load_bots,
     make_bot,
     split_specs,
+)
+from belote_p2p.players.records import (
+    append_rows,
+    board_row,
+    check_comparable,
+    compare,
+    read_record,
 )
 from belote_p2p.players.tournament import (
     decision_cell,
@@ -161,6 +174,20 @@ def register(subparsers: Any) -> None:
     _match_arguments(p)
     p.add_argument("--json", action="store_true", help=_("print one JSON object"))
     p.add_argument("--ladder", action="store_true", help=_("every bot against every other"))
+    p.add_argument(
+        "--record", type=Path, metavar=_("FILE"),
+        help=_(
+            "keep every board in FILE (JSON lines) as it ends, and play only the boards it "
+            "lacks: a match stopped goes on from there"
+        ),
+    )  # fmt: skip
+    p.add_argument(
+        "--compare", type=Path, action="append", default=[], metavar=_("FILE"),
+        help=_(
+            "another match's record (same variant and seed): this match's boards minus "
+            "its boards, with a 95%% CI (repeatable)"
+        ),
+    )  # fmt: skip
     p.set_defaults(func=_cmd_arena)
     t = subparsers.add_parser(
         "tournament",
@@ -245,13 +272,53 @@ def _cmd_arena(args: argparse.Namespace) -> int:
                 out = run_tournament(specs, **_how(args, progress, cluster)).summary()
                 print(json.dumps(out) if args.json else format_tournament(out))
                 return 0
-            match = run_match((specs[0], specs[1]), timed=True, **_how(args, progress, cluster))
-    except (BotError, ValueError, OSError) as exc:
+            others = [read_record(path) for path in args.compare]  # bad ones before the match
+            for other in others:
+                check_comparable(other, args.variant, args.seed)
+            summary = _recorded_match((specs[0], specs[1]), args, progress, cluster)
+            match = summary.pop("match")
+            if others:
+                summary["compared"] = [compare(match, other) for other in others]
+    except (BotError, ValueError, OSError) as exc:  # a RecordError is a ValueError
         print(error_text(exc), file=sys.stderr)
         return 2
-    summary = match.summary()
     print(json.dumps(summary) if args.json else format_summary(summary))
     return 0
+
+
+def _recorded_match(
+    specs: tuple[str, str], args: argparse.Namespace, progress: Any, cluster: Any
+) -> dict[str, Any]:
+    """The summary of the match of ``--bots`` (its ``MatchResult`` under ``"match"``); with
+    ``--record``, of every board of the record, the boards it lacked played and added to
+    it as they end (the time, the speed and the decision times: this run's)."""
+    how = _how(args, progress, cluster)
+    if args.record is None:
+        played = run_match(specs, timed=True, **how)
+        return {**played.summary(), "match": played}
+    match = (specs, args.variant, args.seed)
+    kept = read_record(args.record, *match) if args.record.exists() else None
+    done = {b.board for b in kept.boards} if kept is not None else set()
+
+    def keep(boards: list[BoardResult]) -> None:
+        append_rows(args.record, (board_row(match, b) for b in sorted(boards, key=_board)))
+
+    played = run_match(specs, timed=True, skip=done, on_boards=keep, **how)
+    every = read_record(args.record, *match)
+    boards = [b for b in every.boards if b.board < args.boards]
+    whole = MatchResult(specs, args.variant, args.seed, boards, played.seconds,
+                        played.fallbacks, played.decision_seconds)  # fmt: skip
+    n = len(played.boards)
+    return {
+        **whole.summary(),
+        "played": n,
+        "boards_per_second": round(n / played.seconds, 1) if n and played.seconds else None,
+        "match": whole,
+    }
+
+
+def _board(board: BoardResult) -> int:
+    return board.board
 
 
 def _cmd_tournament(args: argparse.Namespace) -> int:
@@ -338,6 +405,27 @@ def format_summary(s: dict[str, Any]) -> str:
                 ).format(
                     median=duration_text(t["median"]), p99=duration_text(t["p99"]),
                     max=duration_text(t["max"]), n=format_number(t["decisions"], 0),
+                ),
+            )
+        )  # fmt: skip
+    if "played" in s and s["played"] != s["boards"]:
+        rows.append(
+            (
+                _("record:"),
+                _("{kept} boards from the record, {played} played now").format(
+                    kept=format_number(s["boards"] - s["played"]),
+                    played=format_number(s["played"]),
+                ),
+            )
+        )
+    for c in s.get("compared", []):
+        a2, b2 = c["against"]
+        rows.append(
+            (
+                _("minus {a} vs {b}:").format(a=a2, b=b2),
+                _("{mean}  95% CI {interval}  (sd {sd}) on the same {boards} boards").format(
+                    mean=signed(c["difference"]), interval=interval_text(c["ci95"]),
+                    sd=format_number(c["sd"], 1), boards=format_number(c["boards"]),
                 ),
             )
         )  # fmt: skip

@@ -31,7 +31,7 @@ import importlib
 import math
 import random
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -421,9 +421,10 @@ def _play_chunk(
     return results, counts, times
 
 
-def _chunks(n: int, jobs: int) -> list[range]:
+def _chunks(boards: Sequence[int], jobs: int) -> list[Sequence[int]]:
+    n = len(boards)
     size = max(1, min(200, n // (jobs * 8) or 1))
-    return [range(i, min(i + size, n)) for i in range(0, n, size)]
+    return [boards[i : i + size] for i in range(0, n, size)]
 
 
 Progress = Callable[[str, int, int], None]
@@ -441,13 +442,17 @@ def run_match(
     timed: bool = False,
     cluster: Any = None,
     deadline: float = BOT_DEADLINE,
+    skip: Collection[int] = (),
+    on_boards: Callable[[list[BoardResult]], None] | None = None,
 ) -> MatchResult:
     """Play ``boards`` duplicate boards of A (``specs[0]``) against B over ``jobs`` processes,
     or on ``cluster`` (a Dask ``distributed.Client``, see :func:`open_cluster`) when given.
 
     ``progress`` is told the match's label, the boards done and the boards in all, as each
     chunk of boards comes back and once at the start. ``deadline`` is the seconds a
-    decision of a bot that bounds its own time (an exec bot)."""
+    decision of a bot that bounds its own time (an exec bot). The boards in ``skip`` are
+    not played (a record holds them already: ``records.py``); ``on_boards`` is given each
+    chunk's boards as it comes back, in the order chunks finish."""
     rule_set(variant)
     known = load_bots()
     for spec in specs:
@@ -457,11 +462,12 @@ def run_match(
     counts = (FallbackCounts(), FallbackCounts())
     times: tuple[list[float], list[float]] | None = ([], []) if timed else None
     label = _("{a} vs {b}").format(a=specs[0], b=specs[1])
+    todo = [b for b in range(boards) if b not in skip]
     if progress is not None:
-        progress(label, 0, boards)
+        progress(label, 0, len(todo))
     if cluster is not None:
         jobs = max(1, sum(cluster.nthreads().values()))
-    chunks = _chunks(boards, jobs)
+    chunks = _chunks(todo, jobs)
     done: Iterator[_Chunk]
     if cluster is not None:
         done = _on_cluster(cluster, specs, variant, seed, chunks, timed, deadline)
@@ -471,8 +477,10 @@ def run_match(
         done = _on_processes(jobs, specs, variant, seed, chunks, timed, deadline)
     for part, c, t in done:
         _merge(results, counts, times, part, c, t)
+        if on_boards is not None:
+            on_boards(part)
         if progress is not None:
-            progress(label, len(results), boards)
+            progress(label, len(results), len(todo))
     results.sort(key=lambda r: r.board)
     return MatchResult(specs, variant, seed, results, time.perf_counter() - start, counts, times)
 
@@ -482,7 +490,7 @@ def _on_processes(
     specs: tuple[str, str],
     variant: str,
     seed: int,
-    chunks: list[range],
+    chunks: list[Sequence[int]],
     timed: bool,
     deadline: float,
 ) -> Iterator[_Chunk]:
@@ -499,7 +507,7 @@ def _on_cluster(
     specs: tuple[str, str],
     variant: str,
     seed: int,
-    chunks: list[range],
+    chunks: list[Sequence[int]],
     timed: bool,
     deadline: float,
 ) -> Iterator[_Chunk]:

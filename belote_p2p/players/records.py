@@ -1,0 +1,143 @@
+"""A match's boards kept in a record file, and two matches compared on the same boards.
+
+A record is JSON lines, one board a line, appended as the boards end: a long match can stop
+at any moment and go on later from the boards it has, and a record of a bot's match is what
+a change to the bot is measured against. Each row says its match (``bots``, ``variant``,
+``seed``), its board and its tables (``[score_a, score_b, deals, a_took]`` each), and may
+hold the board's seconds and each side's decision times (``"cpu"``: the CPU time of the
+deciding thread, as ``benchmarks/arena.py`` records it; ``"times"``: wall time).
+
+Two matches of the same variant and seed were dealt the same boards, whatever their bots:
+the difference of their scores board by board, A's spec changed (``expert:samples=96``
+against ``expert``), takes each deal's luck out once more than either match alone.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from belote_p2p.i18n import _
+
+from .arena import BoardResult, MatchResult, TableResult, mean_interval
+
+
+class RecordError(ValueError):
+    """A record that cannot be read, or that is not of the match it is read for."""
+
+
+def board_row(
+    match: tuple[tuple[str, str], str, int],
+    result: BoardResult,
+    seconds: float | None = None,
+    cpu: tuple[list[float], list[float]] | None = None,
+) -> dict[str, Any]:
+    """A board's line of a record: ``match`` is ``(bots, variant, seed)``."""
+    bots, variant, seed = match
+    row: dict[str, Any] = {
+        "bots": list(bots),
+        "variant": variant,
+        "seed": seed,
+        "board": result.board,
+        "tables": [[t.score_a, t.score_b, t.deals, t.a_took] for t in result.tables],
+    }
+    if seconds is not None:
+        row["seconds"] = round(seconds, 4)
+    if cpu is not None:
+        row["cpu"] = [[round(x, 5) for x in side] for side in cpu]
+    return row
+
+
+def append_rows(path: Path, rows: Iterable[dict[str, Any]]) -> None:
+    """Add board lines to the record at ``path`` (made if missing), each line whole."""
+    text = "".join(json.dumps(row) + "\n" for row in rows)
+    with path.open("a", encoding="utf-8") as out:
+        out.write(text)
+
+
+def read_record(
+    path: Path,
+    bots: tuple[str, str] | None = None,
+    variant: str | None = None,
+    seed: int | None = None,
+) -> MatchResult:
+    """The match whose boards ``path`` records (none if the file does not exist), checked
+    to be of ``bots``, ``variant`` and ``seed`` where given (else of its first line's): a
+    row of another match, or one that is not a board's, is a :class:`RecordError`. A board
+    recorded twice counts once. The decision times are those the rows hold."""
+    boards: dict[int, BoardResult] = {}
+    times: tuple[list[float], list[float]] = ([], [])
+    seconds = 0.0
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines() if path.exists() else []
+    except (OSError, UnicodeDecodeError) as exc:
+        why = _("cannot read the record {path}: {why}").format(path=path, why=exc)
+        raise RecordError(why) from exc
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+            match = (tuple(row["bots"]), row["variant"], row["seed"])
+            tables = tuple(TableResult(*t) for t in row["tables"])
+            board = int(row["board"])
+            spent = row.get("cpu", row.get("times", [[], []]))
+            seconds += float(row.get("seconds", 0.0))
+        except (ValueError, KeyError, TypeError) as exc:
+            raise RecordError(
+                _("{path}, line {line}: not a board of a match ({why})").format(
+                    path=path, line=number, why=exc
+                )
+            ) from exc
+        if bots is None or variant is None or seed is None:
+            bots = bots or (str(match[0][0]), str(match[0][1]))
+            variant = variant or str(match[1])
+            seed = int(match[2]) if seed is None else seed
+        if match != (bots, variant, seed):
+            raise RecordError(
+                _("{path} records another match: {bots}, {variant}, seed {seed}").format(
+                    path=path, bots=",".join(match[0]), variant=match[1], seed=match[2]
+                )
+            )
+        if board not in boards:
+            boards[board] = BoardResult(board, tables)
+            times[0].extend(spent[0])
+            times[1].extend(spent[1])
+    if bots is None or variant is None or seed is None:
+        raise RecordError(_("{path} records no board").format(path=path))
+    ordered = [boards[b] for b in sorted(boards)]
+    return MatchResult(bots, variant, seed, ordered, seconds, decision_seconds=times)
+
+
+def check_comparable(other: MatchResult, variant: str, seed: int) -> None:
+    """A :class:`RecordError` unless ``other`` was dealt the boards of ``variant`` and
+    ``seed``."""
+    if (other.variant, other.seed) != (variant, seed):
+        raise RecordError(
+            _(
+                "{bots} was played in {other_variant}, seed {other_seed}: a comparison "
+                "needs the same boards, {variant}, seed {seed}"
+            ).format(
+                bots=",".join(other.bots), other_variant=other.variant, other_seed=other.seed,
+                variant=variant, seed=seed,
+            )
+        )  # fmt: skip
+
+
+def compare(match: MatchResult, other: MatchResult) -> dict[str, Any]:
+    """``match``'s board scores minus ``other``'s on the boards both played, with the 95%
+    interval of the mean difference: what changing a bot (or its options) is worth on the
+    same deals. Both must be of the same variant and seed (:class:`RecordError`)."""
+    check_comparable(other, match.variant, match.seed)
+    theirs = {b.board: b.score for b in other.boards}
+    diffs = [b.score - theirs[b.board] for b in match.boards if b.board in theirs]
+    mean, sd, half = mean_interval(diffs)
+    return {
+        "against": list(other.bots),
+        "boards": len(diffs),
+        "difference": round(mean, 3),
+        "sd": round(sd, 3),
+        "ci95": [round(mean - half, 3), round(mean + half, 3)],
+    }
