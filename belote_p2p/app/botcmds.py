@@ -297,11 +297,12 @@ def _recorded_match(
         played = run_match(specs, timed=True, **how)
         return {**played.summary(), "match": played}
     match = (specs, args.variant, args.seed)
-    kept = read_record(args.record, *match) if args.record.exists() else None
-    done = {b.board for b in kept.boards} if kept is not None else set()
+    done = {b.board for b in read_record(args.record, *match).boards}
+    append_rows(args.record, [])  # a record that cannot be written fails before the match
 
     def keep(boards: list[BoardResult]) -> None:
-        append_rows(args.record, (board_row(match, b) for b in sorted(boards, key=_board)))
+        rows = (board_row(match, b) for b in sorted(boards, key=lambda b: b.board))
+        append_rows(args.record, rows)
 
     played = run_match(specs, timed=True, skip=done, on_boards=keep, **how)
     every = read_record(args.record, *match)
@@ -315,10 +316,6 @@ def _recorded_match(
         "boards_per_second": round(n / played.seconds, 1) if n and played.seconds else None,
         "match": whole,
     }
-
-
-def _board(board: BoardResult) -> int:
-    return board.board
 
 
 def _cmd_tournament(args: argparse.Namespace) -> int:

@@ -19,12 +19,13 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from belote_p2p.errors import BeloteError
 from belote_p2p.i18n import _
 
 from .arena import BoardResult, MatchResult, TableResult, mean_interval
 
 
-class RecordError(ValueError):
+class RecordError(BeloteError, ValueError):
     """A record that cannot be read, or that is not of the match it is read for."""
 
 
