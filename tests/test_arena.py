@@ -256,6 +256,8 @@ def test_a_record_of_other_boards_or_of_no_match_stops_the_arena_before_it_plays
     assert broken.read_bytes() == before  # the record is left as it was
     assert main([*argv, "--record", str(tmp_path / "no such folder" / "r.jsonl")]) == 2
     assert "No such file or directory" in capsys.readouterr().err
+    assert main([*argv, "--ladder", "--compare", str(base)]) == 2
+    assert "for a match of two bots" in capsys.readouterr().err
 
 
 def test_elo_and_bradley_terry() -> None:

@@ -266,6 +266,9 @@ def _cmd_arena(args: argparse.Namespace) -> int:
             error_text(_("--bots takes two bots (or two or more with --ladder)")), file=sys.stderr
         )
         return 2
+    if args.ladder and (args.record is not None or args.compare):
+        print(error_text(_("--record and --compare are for a match of two bots")), file=sys.stderr)
+        return 2
     try:
         with _cluster(args) as cluster:
             if args.ladder:
