@@ -52,10 +52,19 @@ def board_row(
 
 
 def append_rows(path: Path, rows: Iterable[dict[str, Any]]) -> None:
-    """Add board lines to the record at ``path`` (made if missing), each line whole."""
+    """Add board lines to the record at ``path`` (made if missing), each line whole. A last
+    line cut short (the process stopped while writing it) is dropped first: its board was
+    not recorded, and is played again."""
     text = "".join(json.dumps(row) + "\n" for row in rows)
-    with path.open("a", encoding="utf-8") as out:
-        out.write(text)
+    with path.open("ab") as out:
+        end = out.tell()
+        if end:
+            with path.open("rb") as read:
+                read.seek(end - 1)
+                if read.read(1) != b"\n":
+                    read.seek(0)
+                    out.truncate(read.read().rfind(b"\n") + 1)  # appended after what is kept
+        out.write(text.encode("utf-8"))
 
 
 def read_record(
@@ -67,15 +76,19 @@ def read_record(
     """The match whose boards ``path`` records (none if the file does not exist), checked
     to be of ``bots``, ``variant`` and ``seed`` where given (else of its first line's): a
     row of another match, or one that is not a board's, is a :class:`RecordError`. A board
-    recorded twice counts once. The decision times are those the rows hold."""
+    recorded twice counts once, and a last line cut short (with no end of line) is none.
+    The decision times are those the rows hold."""
     boards: dict[int, BoardResult] = {}
     times: tuple[list[float], list[float]] = ([], [])
     seconds = 0.0
     try:
-        lines = path.read_text(encoding="utf-8").splitlines() if path.exists() else []
+        text = path.read_text(encoding="utf-8") if path.exists() else ""
+        lines = text.splitlines()
     except (OSError, UnicodeDecodeError) as exc:
         why = _("cannot read the record {path}: {why}").format(path=path, why=exc)
         raise RecordError(why) from exc
+    if lines and not text.endswith("\n"):
+        lines.pop()  # cut short while it was written: its board was not recorded
     for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
