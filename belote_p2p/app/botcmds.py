@@ -278,8 +278,7 @@ def _cmd_arena(args: argparse.Namespace) -> int:
             others = [read_record(path) for path in args.compare]  # bad ones before the match
             for other in others:
                 check_comparable(other, args.variant, args.seed)
-            summary = _recorded_match((specs[0], specs[1]), args, progress, cluster)
-            match = summary.pop("match")
+            match, summary = _recorded_match((specs[0], specs[1]), args, progress, cluster)
             if others:
                 summary["compared"] = [compare(match, other) for other in others]
     except (BotError, ValueError, OSError) as exc:  # a RecordError is a ValueError
@@ -291,34 +290,29 @@ def _cmd_arena(args: argparse.Namespace) -> int:
 
 def _recorded_match(
     specs: tuple[str, str], args: argparse.Namespace, progress: Any, cluster: Any
-) -> dict[str, Any]:
-    """The summary of the match of ``--bots`` (its ``MatchResult`` under ``"match"``); with
-    ``--record``, of every board of the record, the boards it lacked played and added to
-    it as they end (the time, the speed and the decision times: this run's)."""
+) -> tuple[MatchResult, dict[str, Any]]:
+    """The match of ``--bots`` and its summary; with ``--record``, of every board of the
+    record, the boards it lacked played and added to it as they end (the time, the speed
+    and the decision times: this run's)."""
     how = _how(args, progress, cluster)
     if args.record is None:
         played = run_match(specs, timed=True, **how)
-        return {**played.summary(), "match": played}
+        return played, played.summary()
     match = (specs, args.variant, args.seed)
-    done = {b.board for b in read_record(args.record, *match).boards}
+    kept = [b for b in read_record(args.record, *match).boards if b.board < args.boards]
     append_rows(args.record, [])  # a record that cannot be written fails before the match
 
     def keep(boards: list[BoardResult]) -> None:
         rows = (board_row(match, b) for b in sorted(boards, key=lambda b: b.board))
         append_rows(args.record, rows)
 
-    played = run_match(specs, timed=True, skip=done, on_boards=keep, **how)
-    every = read_record(args.record, *match)
-    boards = [b for b in every.boards if b.board < args.boards]
+    played = run_match(specs, timed=True, skip={b.board for b in kept}, on_boards=keep, **how)
+    boards = sorted(kept + played.boards, key=lambda b: b.board)
     whole = MatchResult(specs, args.variant, args.seed, boards, played.seconds,
                         played.fallbacks, played.decision_seconds)  # fmt: skip
     n = len(played.boards)
-    return {
-        **whole.summary(),
-        "played": n,
-        "boards_per_second": round(n / played.seconds, 1) if n and played.seconds else None,
-        "match": whole,
-    }
+    speed = round(n / played.seconds, 1) if n and played.seconds else None
+    return whole, {**whole.summary(), "played": n, "boards_per_second": speed}
 
 
 def _cmd_tournament(args: argparse.Namespace) -> int:
