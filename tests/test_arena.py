@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import random
+import re
+import shlex
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -258,6 +260,81 @@ def test_a_record_of_other_boards_or_of_no_match_stops_the_arena_before_it_plays
     assert "No such file or directory" in capsys.readouterr().err
     assert main([*argv, "--ladder", "--compare", str(base)]) == 2
     assert "for a match of two bots" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("variant", ["classic", "coinche", "three-handed", "two-handed"])
+def test_a_board_shown_is_the_board_the_match_played(
+    variant: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    match = run_match(("rules", "random"), boards=4, variant=variant, seed=8, jobs=1)
+    argv = ["arena", "--bots", "rules,random", "--variant", variant, "--seed", "8"]
+    assert main([*argv, "--show", "3", "--show", "1"]) == 0
+    out = capsys.readouterr().out
+    heads = [line for line in out.splitlines() if line.startswith("Board ")]
+    for head, board in zip(heads, (3, 1), strict=True):
+        score = match.boards[board].score
+        assert head.startswith(f"Board {board}: rules vs random, ")
+        assert head.endswith(f": {score:+,g} for rules")
+    rules = {"classic": CLASSIC, "coinche": COINCHE, "three-handed": THREE_HANDED,
+             "two-handed": TWO_HANDED}[variant]  # fmt: skip
+    tables = arena.board_tables(("rules", "random"), rules, 8, 3)
+    shown = out.split("Board 1:")[0]
+    nets = [line for line in shown.splitlines() if line.startswith("Table ")]
+    assert [line.split(": ")[1] for line in nets] == [
+        f"{t.result().net:+,g} for rules" for t in tables
+    ]
+    tricks = [line for line in shown.splitlines() if line.startswith("  trick ")]
+    played = [t for table in tables if table.state for r in table.state.history for t in r.tricks]
+    assert len(tricks) == len(played) > 0
+    seat = re.compile(r"  (rules|random) \d: ")
+    hands = [line.split(":")[1] for line in shown.splitlines() if seat.match(line)]
+    rounds = [r for table in tables if table.state for r in table.state.history if r.tricks]
+    assert len(hands) == rules.seats * len(rounds)  # a seat's cards: one a trick
+    assert all(len(hand.split()) == len(rounds[0].tricks) for hand in hands)
+
+
+def test_the_arena_names_the_boards_to_look_at_and_shows_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = tmp_path / "rules.jsonl"
+    argv = ["arena", "--seed", "4", "--boards", "12", "--jobs", "1"]
+    assert main([*argv, "--bots", "rules,random", "--record", str(base), "--json"]) == 0
+    lost = json.loads(capsys.readouterr().out)["lost_most"]
+    scores = {b.board: b.score for b in records.read_record(base).boards}
+    worst = sorted((s, b) for b, s in scores.items() if s < 0)[: records.EXTREMES]
+    assert lost == [[b, s] for s, b in worst]
+    assert main([*argv, "--bots", "random,rules", "--compare", str(base), "--json"]) == 0
+    (c,) = json.loads(capsys.readouterr().out)["compared"]
+    changed = c["most_changed"]
+    assert 0 < len(changed) <= records.EXTREMES
+    rest = [abs(d) for _b, d in changed]
+    assert rest == sorted(rest, reverse=True)
+    theirs = run_match(("random", "rules"), boards=12, seed=4, jobs=1)
+    diffs = {b.board: b.score - scores[b.board] for b in theirs.boards}
+    assert all(diffs[b] == d for b, d in changed)
+    assert min(rest) >= max(abs(d) for b, d in diffs.items() if [b, d] not in changed)
+    assert main([*argv, "--bots", "random,rules", "--compare", str(base), "--no-progress"]) == 0
+    hint = capsys.readouterr().out.splitlines()[-1]
+    board, command = hint.strip().split(" card by card: ")
+    words = shlex.split(command)
+    assert words[:2] == ["belote-p2p", "arena"] and board == f"board {words[-1]}"
+    assert main(words[1:]) == 0
+    assert capsys.readouterr().out.startswith(f"{board.title()}: random vs rules, classic, seed 4")
+
+
+def test_show_refuses_what_it_does_not_do(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["arena", "--bots", "rules,random", "--show", "0"]
+    for extra in (["--json"], ["--ladder"], ["--record", str(tmp_path / "r.jsonl")]):
+        assert main([*argv, *extra]) == 2
+        assert "--show takes no --ladder, --json, --record or --compare" in capsys.readouterr().err
+    assert not (tmp_path / "r.jsonl").exists()
+    with pytest.raises(SystemExit):
+        main(["arena", "--bots", "rules,random", "--show", "-1"])
+    assert "a board is a whole number, 0 or more, not -1" in capsys.readouterr().err
+    assert main([*argv[:3], "--compare", str(tmp_path / "none.jsonl")]) == 2
+    assert f"no record at {tmp_path / 'none.jsonl'}" in capsys.readouterr().err
 
 
 def test_elo_and_bradley_terry() -> None:

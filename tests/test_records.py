@@ -60,6 +60,9 @@ def test_a_record_with_a_line_that_is_not_a_board_is_refused(tmp_path: Path) -> 
     path.write_text('{"bots": ["a", "b"]}\n')
     with pytest.raises(RecordError, match="line 1: not a board of a match"):
         read_record(path, *MATCH)
-    with pytest.raises(RecordError, match="records no board"):
+    with pytest.raises(RecordError, match=r"no record at .*none\.jsonl"):
         read_record(tmp_path / "none.jsonl")
+    (tmp_path / "empty.jsonl").write_text("")
+    with pytest.raises(RecordError, match=r"empty\.jsonl records no board"):
+        read_record(tmp_path / "empty.jsonl")
     assert read_record(tmp_path / "none.jsonl", *MATCH).boards == []

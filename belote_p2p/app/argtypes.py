@@ -57,6 +57,15 @@ def positive_int(text: str) -> int:
     return value
 
 
+def board_number(text: str) -> int:
+    """A board of a match, 0 or more (the first board is 0)."""
+    what = _("a board is a whole number, 0 or more")
+    value = int(_number(text, int, what))
+    if value < 0:
+        raise _refused(what, text)
+    return value
+
+
 def seconds(text: str) -> float:
     """A duration in seconds, 0 or more (0 where the option says what it means)."""
     what = _("a number of seconds, 0 or more")

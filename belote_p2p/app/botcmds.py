@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import sys
 import time
 from collections.abc import Iterator
@@ -15,8 +16,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from belote_p2p.app.argtypes import positive_int, positive_seconds, seed
-from belote_p2p.game.rules import RULE_SETS
+from belote_p2p.app.argtypes import board_number, positive_int, positive_seconds, seed
+from belote_p2p.game.cards import Card
+from belote_p2p.game.engine import RoundRecord
+from belote_p2p.game.rules import RULE_SETS, RuleSet, rule_set
 from belote_p2p.i18n import (
     _,
     format_milliseconds,
@@ -29,11 +32,14 @@ from belote_p2p.players.arena import (
     BOT_DEADLINE,
     BoardResult,
     MatchResult,
+    PlayedTable,
+    board_tables,
     open_cluster,
     run_match,
 )
 from belote_p2p.players.bots import (
     BotError,
+    FallbackCounts,
     failed,
     fallback_text,
     load_bots,
@@ -41,6 +47,7 @@ from belote_p2p.players.bots import (
     split_specs,
 )
 from belote_p2p.players.records import (
+    EXTREMES,
     append_rows,
     board_row,
     check_comparable,
@@ -54,8 +61,9 @@ from belote_p2p.players.tournament import (
     tournament_html,
 )
 
-from .display import format_columns
-from .wording import error_text, variant_name
+from .display import format_columns, format_round
+from .seatview import display_hand
+from .wording import card_text, error_text, variant_name
 
 
 def _cmd_bots(args: argparse.Namespace) -> int:
@@ -188,6 +196,13 @@ def register(subparsers: Any) -> None:
             "its boards, with a 95%% CI (repeatable)"
         ),
     )  # fmt: skip
+    p.add_argument(
+        "--show", type=board_number, action="append", default=[], metavar="N",
+        help=_(
+            "play board N again and show its tables card by card, rather than play a match "
+            "(repeatable)"
+        ),
+    )  # fmt: skip
     p.set_defaults(func=_cmd_arena)
     t = subparsers.add_parser(
         "tournament",
@@ -269,6 +284,14 @@ def _cmd_arena(args: argparse.Namespace) -> int:
     if args.ladder and (args.record is not None or args.compare):
         print(error_text(_("--record and --compare are for a match of two bots")), file=sys.stderr)
         return 2
+    if args.show:
+        if args.ladder or args.json or args.record is not None or args.compare:
+            print(
+                error_text(_("--show takes no --ladder, --json, --record or --compare")),
+                file=sys.stderr,
+            )
+            return 2
+        return _show_boards((specs[0], specs[1]), args)
     try:
         with _cluster(args) as cluster:
             if args.ladder:
@@ -279,6 +302,8 @@ def _cmd_arena(args: argparse.Namespace) -> int:
             for other in others:
                 check_comparable(other, args.variant, args.seed)
             match, summary = _recorded_match((specs[0], specs[1]), args, progress, cluster)
+            lost = sorted((b for b in match.boards if b.score < 0), key=lambda b: b.score)
+            summary["lost_most"] = [[b.board, b.score] for b in lost[:EXTREMES]]
             if others:
                 summary["compared"] = [compare(match, other) for other in others]
     except (BotError, ValueError, OSError) as exc:  # a RecordError is a ValueError
@@ -313,6 +338,67 @@ def _recorded_match(
     n = len(played.boards)
     speed = round(n / played.seconds, 1) if n and played.seconds else None
     return whole, {**whole.summary(), "played": n, "boards_per_second": speed}
+
+
+def _show_boards(specs: tuple[str, str], args: argparse.Namespace) -> int:
+    """``arena --show N``: the boards played again, each table's rounds card by card."""
+    rules = rule_set(args.variant)
+    counts = (FallbackCounts(), FallbackCounts())
+    try:
+        known = load_bots()
+        for board in args.show:
+            tables = board_tables(specs, rules, args.seed, board, known, counts,
+                                  deadline=args.bot_deadline)  # fmt: skip
+            print(format_board(specs, rules, args.seed, board, tables))
+    except (BotError, ValueError, OSError) as exc:
+        print(error_text(exc), file=sys.stderr)
+        return 2
+    summary = {"fallbacks": {name: c.to_json() for name, c in zip(specs, counts, strict=True)}}
+    for line in fallback_lines(summary):
+        print(line)
+    return 0
+
+
+def format_board(
+    specs: tuple[str, str], rules: RuleSet, seed: int, board: int, tables: list[PlayedTable]
+) -> str:
+    """A board for a terminal: its score, then each table's seats, hands and rounds."""
+    result = BoardResult(board, tuple(t.result() for t in tables))
+    lines = [
+        _("Board {board}: {a} vs {b}, {variant}, seed {seed}: {score} for {a}").format(
+            board=board, a=specs[0], b=specs[1], variant=variant_name(rules.name), seed=seed,
+            score=format_number(result.score, 1, sign=True, trailing_zeros=False),
+        )
+    ]  # fmt: skip
+    for number, (table, scored) in enumerate(zip(tables, result.tables, strict=True), 1):
+        names = [
+            _("{bot} {seat}").format(bot=specs[side], seat=seat)
+            for seat, side in enumerate(table.sides)
+        ]
+        net = format_number(scored.net, 1, sign=True, trailing_zeros=False)
+        lines += ["", _("Table {number}: {net} for {a}").format(number=number, a=specs[0], net=net)]
+        if table.state is None:
+            lines.append("  " + _("no contract in {deals} deals").format(deals=table.deals))
+            continue
+        for record in table.state.history:
+            if record.score is not None:
+                lines += ["  " + line for line in _hand_lines(record, names)]
+            lines.append(format_round(record, names))
+    return "\n".join(lines)
+
+
+def _hand_lines(record: RoundRecord, names: list[str]) -> list[str]:
+    """Each seat's cards in a round, as played (every card it held in the play)."""
+    n = len(names)
+    held: list[list[Card]] = [[] for _s in range(n)]
+    for trick in record.tricks:
+        for i, card in enumerate(trick.cards):
+            held[(trick.leader + i) % n].append(card)
+    rows = [
+        (f"{names[s]}:", " ".join(card_text(c) for c in display_hand(held[s], record.trump)))
+        for s in range(n)
+    ]
+    return format_columns(rows).splitlines()
 
 
 def _cmd_tournament(args: argparse.Namespace) -> int:
@@ -412,6 +498,8 @@ def format_summary(s: dict[str, Any]) -> str:
                 ),
             )
         )
+    if s.get("lost_most"):
+        rows.append((_("boards lost most ({bot}):").format(bot=a), _boards_text(s["lost_most"])))
     for c in s.get("compared", []):
         a2, b2 = c["against"]
         rows.append(
@@ -423,9 +511,31 @@ def format_summary(s: dict[str, Any]) -> str:
                 ),
             )
         )  # fmt: skip
+        if c["most_changed"]:
+            rows.append((_("  boards changed most:"), _boards_text(c["most_changed"])))
     lines = [head, *("  " + line for line in format_columns(rows).splitlines())]
     lines += fallback_lines(s)
+    changed = (b for c in s.get("compared", []) for b in c["most_changed"])
+    named = [*s.get("lost_most", []), *changed]
+    if named:
+        board = int(named[0][0])
+        words = ["belote-p2p", "arena", "--bots", f"{a},{b}"]
+        words += ["--variant", s["variant"]] if s["variant"] != "classic" else []
+        words += ["--seed", str(s["seed"])] if s["seed"] else []
+        command = shlex.join([*words, "--show", str(board)])
+        lines.append("  " + _("board {board} card by card: {command}").format(
+            board=board, command=command))  # fmt: skip
     return "\n".join(lines)
+
+
+def _boards_text(boards: list[list[float]]) -> str:
+    """``17 (-182), 5 (-160)``: boards and their points."""
+    return ", ".join(
+        _("{board} ({points})").format(
+            board=int(board), points=format_number(points, 1, sign=True, trailing_zeros=False)
+        )
+        for board, points in boards
+    )
 
 
 def format_tournament(summary: dict[str, Any]) -> str:

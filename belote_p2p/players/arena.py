@@ -332,6 +332,67 @@ def play_game(rules: RuleSet, specs: Sequence[str], seed: int) -> State:
     return state
 
 
+@dataclass(frozen=True, slots=True)
+class PlayedTable:
+    """One table of a board as it was played: who sat where and the game's state."""
+
+    sides: tuple[int, ...]
+    """Seat ``s`` was played by bot A (0) or B (1)."""
+    state: State | None
+    """The game after its round (its history holds any redeals before it); None when
+    :data:`MAX_DEALS` deals found no contract."""
+    deals: int
+
+    def result(self) -> TableResult:
+        """A's and B's round scores at this table."""
+        if self.state is None:
+            return TableResult(0, 0, self.deals, None)
+        record = self.state.history[-1]
+        assert record.score is not None
+        score = record.score.score
+        n = len(self.sides)
+        if n == 4:
+            team_a = self.sides.index(0) % 2  # A holds seats 0/2 or 1/3
+            return TableResult(
+                score[team_a], score[1 - team_a], self.deals, record.taker % 2 == team_a
+            )
+        b = sum(score[1:]) / (n - 1)  # A on seat 0, B on the others
+        return TableResult(score[0], b, self.deals, record.taker == 0)
+
+
+def board_tables(
+    specs: tuple[str, str],
+    rules: RuleSet,
+    seed: int,
+    board: int,
+    bots: dict[str, BotInfo] | None = None,
+    counts: tuple[FallbackCounts, FallbackCounts] | None = None,
+    times: tuple[list[float], list[float]] | None = None,
+    deadline: float = BOT_DEADLINE,
+    clock: Clock = time.perf_counter,
+) -> list[PlayedTable]:
+    """Every table of one board, played again from ``(seed, board)`` alone; fresh bots at
+    each table, so a board stands alone. ``times`` receives each side's decision times,
+    read on ``clock``.
+
+    With four seats, A sits on seats 0/2 at the first table and 1/3 at the second; with
+    two or three, A sits on seat 0 and the dealer moves on a seat a table."""
+    n = rules.seats
+    dealer, _ = board_decks(seed, board, rules)
+    tables = []
+    for table in range(2 if n == 4 else n):
+        _, next_deck = board_decks(seed, board, rules)
+        if n == 4:
+            sides, first = [(s + table) % 2 for s in range(4)], dealer
+        else:
+            sides, first = [0] + [1] * (n - 1), (dealer + table) % n
+        players = _players(specs, sides, bots, counts, times, deadline, clock)
+        rngs = [bot_rng(seed, board, table, seat) for seat in range(n)]
+        state, deals = play_table(rules, players, rngs, first, next_deck)
+        tables.append(PlayedTable(tuple(sides), state, deals))
+    return tables
+
+
 def play_board(
     specs: tuple[str, str],
     rules: RuleSet,
@@ -343,62 +404,9 @@ def play_board(
     deadline: float = BOT_DEADLINE,
     clock: Clock = time.perf_counter,
 ) -> BoardResult:
-    """Every table of one board; fresh bots at each table, so a board stands alone.
-    ``times`` receives each side's decision times, read on ``clock``."""
-    if rules.seats != 4:
-        return _play_rotated_board(specs, rules, seed, board, bots, counts, times, deadline, clock)
-    dealer, _ = board_decks(seed, board)
-    tables = []
-    for table in (0, 1):
-        _, next_deck = board_decks(seed, board)
-        # Seat s plays bot A (side 0) or B (side 1): A on seats 0/2 at table 0, 1/3 at 1.
-        players = _players(specs, [(s + table) % 2 for s in range(4)], bots, counts, times,
-                           deadline, clock)  # fmt: skip
-        rngs = [bot_rng(seed, board, table, seat) for seat in range(4)]
-        state, deals = play_table(rules, players, rngs, dealer, next_deck)
-        if state is None:
-            tables.append(TableResult(0, 0, deals, None))
-            continue
-        record = state.history[-1]
-        assert record.score is not None
-        team_a = table  # team 0 holds seats 0/2
-        score = record.score.score
-        tables.append(
-            TableResult(score[team_a], score[1 - team_a], deals, record.taker % 2 == team_a)
-        )
-    return BoardResult(board, (tables[0], tables[1]))
-
-
-def _play_rotated_board(
-    specs: tuple[str, str],
-    rules: RuleSet,
-    seed: int,
-    board: int,
-    bots: dict[str, BotInfo] | None,
-    counts: tuple[FallbackCounts, FallbackCounts] | None,
-    times: tuple[list[float], list[float]] | None,
-    deadline: float,
-    clock: Clock,
-) -> BoardResult:
-    """:func:`play_board` with two or three seats: the deal rotated through every seat."""
-    n = rules.seats
-    dealer, _ = board_decks(seed, board, rules)
-    tables = []
-    for table in range(n):
-        _, next_deck = board_decks(seed, board, rules)
-        # A on seat 0, B on the others.
-        players = _players(specs, [0] + [1] * (n - 1), bots, counts, times, deadline, clock)
-        rngs = [bot_rng(seed, board, table, seat) for seat in range(n)]
-        state, deals = play_table(rules, players, rngs, (dealer + table) % n, next_deck)
-        if state is None:
-            tables.append(TableResult(0, 0, deals, None))
-            continue
-        record = state.history[-1]
-        assert record.score is not None
-        score = record.score.score
-        b = sum(score[1:]) / (n - 1)
-        tables.append(TableResult(score[0], b, deals, record.taker == 0))
-    return BoardResult(board, tuple(tables))
+    """The scores of every table of one board (:func:`board_tables`)."""
+    tables = board_tables(specs, rules, seed, board, bots, counts, times, deadline, clock)
+    return BoardResult(board, tuple(t.result() for t in tables))
 
 
 _Chunk = tuple[list[BoardResult], tuple[FallbackCounts, FallbackCounts], Any]

@@ -29,6 +29,11 @@ class RecordError(BeloteError, ValueError):
     """A record that cannot be read, or that is not of the match it is read for."""
 
 
+EXTREMES = 3
+"""Boards named under a match's summary: those the first bot lost most, and those a
+comparison changed most."""
+
+
 def board_row(
     match: tuple[tuple[str, str], str, int],
     result: BoardResult,
@@ -120,6 +125,8 @@ def read_record(
             times[0].extend(spent[0])
             times[1].extend(spent[1])
     if bots is None or variant is None or seed is None:
+        if not path.exists():
+            raise RecordError(_("no record at {path}").format(path=path))
         raise RecordError(_("{path} records no board").format(path=path))
     ordered = [boards[b] for b in sorted(boards)]
     return MatchResult(bots, variant, seed, ordered, seconds, decision_seconds=times)
@@ -140,18 +147,23 @@ def check_comparable(other: MatchResult, variant: str, seed: int) -> None:
         )  # fmt: skip
 
 
-def compare(match: MatchResult, other: MatchResult) -> dict[str, Any]:
+def compare(match: MatchResult, other: MatchResult, extremes: int = EXTREMES) -> dict[str, Any]:
     """``match``'s board scores minus ``other``'s on the boards both played, with the 95%
     interval of the mean difference: what changing a bot (or its options) is worth on the
-    same deals. Both must be of the same variant and seed (:class:`RecordError`)."""
+    same deals; and the ``extremes`` boards whose scores differ most, with their
+    differences (the boards to look at). Both must be of the same variant and seed
+    (:class:`RecordError`)."""
     check_comparable(other, match.variant, match.seed)
     theirs = {b.board: b.score for b in other.boards}
-    diffs = [b.score - theirs[b.board] for b in match.boards if b.board in theirs]
+    pairs = [(b.board, b.score - theirs[b.board]) for b in match.boards if b.board in theirs]
+    diffs = [d for _b, d in pairs]
     mean, sd, half = mean_interval(diffs)
+    changed = sorted((p for p in pairs if p[1]), key=lambda p: (-abs(p[1]), p[0]))
     return {
         "against": list(other.bots),
         "boards": len(diffs),
         "difference": round(mean, 3),
         "sd": round(sd, 3),
         "ci95": [round(mean - half, 3), round(mean + half, 3)],
+        "most_changed": [[b, d] for b, d in changed[:extremes]],
     }
