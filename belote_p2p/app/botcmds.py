@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 from belote_p2p.app.argtypes import board_number, positive_int, positive_seconds, seed
-from belote_p2p.game.cards import Card
 from belote_p2p.game.engine import RoundRecord
 from belote_p2p.game.rules import RULE_SETS, RuleSet, rule_set
 from belote_p2p.i18n import (
@@ -47,11 +46,11 @@ from belote_p2p.players.bots import (
     split_specs,
 )
 from belote_p2p.players.records import (
-    EXTREMES,
     append_rows,
     board_row,
     check_comparable,
     compare,
+    lost_most,
     read_record,
 )
 from belote_p2p.players.tournament import (
@@ -62,7 +61,7 @@ from belote_p2p.players.tournament import (
 )
 
 from .display import format_columns, format_round
-from .seatview import display_hand
+from .seatview import display_hand, played_cards
 from .wording import card_text, error_text, variant_name
 
 
@@ -302,8 +301,7 @@ def _cmd_arena(args: argparse.Namespace) -> int:
             for other in others:
                 check_comparable(other, args.variant, args.seed)
             match, summary = _recorded_match((specs[0], specs[1]), args, progress, cluster)
-            lost = sorted((b for b in match.boards if b.score < 0), key=lambda b: b.score)
-            summary["lost_most"] = [[b.board, b.score] for b in lost[:EXTREMES]]
+            summary["lost_most"] = lost_most(match)
             if others:
                 summary["compared"] = [compare(match, other) for other in others]
     except (BotError, ValueError, OSError) as exc:  # a RecordError is a ValueError
@@ -390,14 +388,10 @@ def format_board(
 def _hand_lines(record: RoundRecord, names: list[str]) -> list[str]:
     """Each seat's cards in a round, as played (every card it held in the play)."""
     n = len(names)
-    held: list[list[Card]] = [[] for _s in range(n)]
-    for trick in record.tricks:
-        for i, card in enumerate(trick.cards):
-            held[(trick.leader + i) % n].append(card)
-    rows = [
-        (f"{names[s]}:", " ".join(card_text(c) for c in display_hand(held[s], record.trump)))
-        for s in range(n)
-    ]
+    rows = []
+    for s in range(n):
+        held = display_hand(played_cards(record.tricks, s, n), record.trump)
+        rows.append((f"{names[s]}:", " ".join(card_text(c) for c in held)))
     return format_columns(rows).splitlines()
 
 

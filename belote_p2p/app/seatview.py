@@ -116,11 +116,14 @@ def display_hand(hand: Sequence[Card], trump: int) -> tuple[Card, ...]:
     return tuple(sorted(hand, key=lambda c: (DISPLAY_SUITS.index(c >> 3), strength[c])))
 
 
+def played_cards(tricks: Sequence[Trick], seat: int, seats: int) -> list[Card]:
+    """The cards ``seat`` played in ``tricks`` (finished tricks of ``seats`` seats), in order."""
+    return [t.cards[(seat - t.leader) % seats] for t in tricks]
+
+
 def round_hand(o: Observation) -> tuple[Card, ...]:
     """Every card the seat held when the play began: its hand and what it played since."""
-    played: list[Card] = []
-    for t in o.tricks:
-        played.append(t.cards[(o.seat - t.leader) % o.seats])
+    played = played_cards(o.tricks, o.seat, o.seats)
     mine = (o.seat - o.leader) % o.seats
     if o.trick and mine < len(o.trick):
         played.append(o.trick[mine])

@@ -147,6 +147,12 @@ def check_comparable(other: MatchResult, variant: str, seed: int) -> None:
         )  # fmt: skip
 
 
+def lost_most(match: MatchResult, extremes: int = EXTREMES) -> list[list[Any]]:
+    """The ``extremes`` boards the first bot lost most, with their scores, worst first."""
+    lost = sorted((b for b in match.boards if b.score < 0), key=lambda b: (b.score, b.board))
+    return [[b.board, b.score] for b in lost[:extremes]]
+
+
 def compare(match: MatchResult, other: MatchResult, extremes: int = EXTREMES) -> dict[str, Any]:
     """``match``'s board scores minus ``other``'s on the boards both played, with the 95%
     interval of the mean difference: what changing a bot (or its options) is worth on the
