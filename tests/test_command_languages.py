@@ -193,3 +193,21 @@ def test_the_tournament_report_in_french() -> None:
     assert re.search(r"<td>\d+\u00a0%</td>", page), page
     english = tournament_html(summary)
     assert '<html lang="en">' in english and re.search(r"<td>[+-]\d+\.\d</td>", english)
+
+
+def test_an_arena_board_shown_in_french(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path))  # where --lang fr is remembered
+    argv = ["arena", "--bots", "rules,random", "--show", "0", "--lang", "fr"]
+    assert cli.main(argv) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("Donne 0 : rules contre random, classique, graine 0 : ")
+    hands = [line for line in out.splitlines() if re.match(r"  (rules|random) \d\s*:", line)]
+    assert (
+        len(hands) % 4 == 0
+        and len(hands) > 0
+        and all(re.match(r"  \w+ \d : ", line) for line in hands)
+    ), hands
+    assert all(FRENCH_CARD.search(line) for line in hands)
+    assert not any(ENGLISH_FACE.search(line) for line in hands)

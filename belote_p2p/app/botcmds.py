@@ -391,7 +391,7 @@ def _hand_lines(record: RoundRecord, names: list[str]) -> list[str]:
     rows = []
     for s in range(n):
         held = display_hand(played_cards(record.tricks, s, n), record.trump)
-        rows.append((f"{names[s]}:", " ".join(card_text(c) for c in held)))
+        rows.append((_("{name}:").format(name=names[s]), " ".join(card_text(c) for c in held)))
     return format_columns(rows).splitlines()
 
 
