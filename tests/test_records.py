@@ -10,7 +10,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from belote_p2p.players.arena import BoardResult, TableResult
-from belote_p2p.players.records import RecordError, append_rows, board_row, read_record
+from belote_p2p.players.records import (
+    RecordError,
+    append_rows,
+    board_row,
+    read_matches,
+    read_record,
+    read_tournament,
+)
 
 MATCH = (("mybot:depth=2", "expert"), "three-handed", 7)
 
@@ -66,3 +73,21 @@ def test_a_record_with_a_line_that_is_not_a_board_is_refused(tmp_path: Path) -> 
     with pytest.raises(RecordError, match=r"empty\.jsonl records no board"):
         read_record(tmp_path / "empty.jsonl")
     assert read_record(tmp_path / "none.jsonl", *MATCH).boards == []
+
+
+def test_a_tournament_record_holds_a_match_a_pair(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    other = (("expert", "pimc"), "three-handed", 7)
+    first, second = (BoardResult(b, (TableResult(81, 80, 1, True),) * 3) for b in (0, 1))
+    append_rows(path, [board_row(MATCH, first), board_row(other, second)])
+    append_rows(path, [board_row(MATCH, second), board_row(other, second)])
+    matches = read_matches(path)
+    assert list(matches) == [MATCH, other]  # in the order of their first lines
+    assert [b.board for b in matches[MATCH].boards] == [0, 1]
+    assert [b.board for b in matches[other].boards] == [1]  # a board twice counts once
+    assert read_tournament(path, "three-handed", 7) == {m[0]: r for m, r in matches.items()}
+    with pytest.raises(RecordError, match="records another match: expert,pimc"):
+        read_record(path, *MATCH)  # a match's record holds that match only
+    with pytest.raises(RecordError, match="records another match: mybot:depth=2,expert"):
+        read_tournament(path, "classic", 7)
+    assert read_tournament(tmp_path / "none.jsonl", "classic", 0) == {}

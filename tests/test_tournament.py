@@ -7,13 +7,16 @@ import json
 import shlex
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from belote_p2p.app.cli import main
 from belote_p2p.i18n import format_milliseconds, set_language
-from belote_p2p.players.arena import open_cluster
+from belote_p2p.players import records as records_module
+from belote_p2p.players.arena import MatchResult, open_cluster
 from belote_p2p.players.tournament import (
+    TournamentResult,
     bradley_terry,
     ratings_svg,
     run_tournament,
@@ -93,3 +96,73 @@ def test_tournament_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
         cell = f"{format_milliseconds(t['median'])} / {format_milliseconds(t['p99'])}"
         assert lines[1 + rank].split()[1] == bot and lines[1 + rank].endswith(cell)
         assert f"<td>{cell}</td></tr>" in page
+
+
+def _figures(result: TournamentResult) -> object:
+    """What a tournament says that does not depend on time: the ratings, each pair's points."""
+    summary = result.summary(50)
+    pairs = [(p["bots"], p["points_per_board"], p["ci95"]) for p in summary["pairs"]]
+    return summary["ratings"], pairs
+
+
+def test_a_recorded_tournament_goes_on_and_a_bot_added_plays_its_own_pairs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    record = tmp_path / "t.jsonl"
+    played: list[int] = []  # the boards each match was asked to play
+    real = records_module.run_match
+
+    def counted(specs: tuple[str, str], **how: Any) -> MatchResult:
+        played.append(len(set(range(how["boards"])) - set(how["skip"])))
+        return real(specs, **how)
+
+    monkeypatch.setattr(records_module, "run_match", counted)
+    two, three = ["random", "rules"], ["random", "rules", "pimc:iterations=2"]
+    how: dict[str, Any] = {"variant": "coinche", "seed": 6}
+
+    first = run_tournament(two, boards=3, record=record, **how)
+    assert first.summary(50)["tournament"]["played"] == 3
+    # More boards: only the fourth is played; the figures are a fresh tournament's.
+    again = run_tournament(two, boards=4, record=record, **how)
+    assert again.summary(50)["tournament"]["played"] == 1
+    assert _figures(again) == _figures(run_tournament(two, boards=4, **how))
+    # A bot added: its two pairs are played, the recorded pair is not.
+    played.clear()
+    added = run_tournament(three, boards=4, record=record, **how)
+    assert added.summary(50)["tournament"]["played"] == 8 and played == [0, 4, 4]
+    lines = record.read_text().splitlines()
+    assert len(lines) == len(set(lines)) == 12  # every pair's boards, each once
+    # Once more: nothing is played, and the figures are those of a tournament played whole.
+    last = run_tournament(three, boards=4, record=record, **how)
+    assert last.summary(50)["tournament"]["played"] == 0
+    assert _figures(last) == _figures(run_tournament(three, boards=4, **how))
+    assert record.read_text().splitlines() == lines
+
+
+def test_a_tournament_record_of_other_boards_is_refused_and_left_as_it_was(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    record = tmp_path / "t.jsonl"
+    argv = ["tournament", "--bots", "random,rules", "--boards", "2", "--jobs", "1",
+            "--resamples", "20", "--record", str(record)]  # fmt: skip
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "from the record" not in out  # every board played now
+    assert json.loads(out.splitlines()[-1])["tournament"]["played"] == 2
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "record: 2 boards from the record, 0 played now" in out
+    before = record.read_bytes()
+    assert main([*argv, "--seed", "5"]) == 2
+    err = capsys.readouterr().err
+    assert "t.jsonl records another match: random,rules, classic, seed 0" in err
+    assert record.read_bytes() == before
+    # The arena's ladder keeps its record the same way; a match's record is a pair's.
+    ladder = ["arena", "--ladder", "--bots", "random,rules", "--boards", "3", "--jobs", "1",
+              "--json", "--record", str(record)]  # fmt: skip
+    assert main(ladder) == 0
+    assert json.loads(capsys.readouterr().out)["tournament"]["played"] == 1
+    pair = ["arena", "--bots", "random,rules", "--boards", "3", "--jobs", "1", "--json",
+            "--record", str(record)]  # fmt: skip
+    assert main(pair) == 0
+    assert json.loads(capsys.readouterr().out)["played"] == 0

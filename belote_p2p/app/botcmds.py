@@ -47,10 +47,10 @@ from belote_p2p.players.bots import (
 )
 from belote_p2p.players.records import (
     append_rows,
-    board_row,
     check_comparable,
     compare,
     lost_most,
+    play_on,
     read_record,
 )
 from belote_p2p.players.tournament import (
@@ -185,7 +185,7 @@ def register(subparsers: Any) -> None:
         "--record", type=Path, metavar=_("FILE"),
         help=_(
             "keep every board in FILE (JSON lines) as it ends, and play only the boards it "
-            "lacks: a match stopped goes on from there"
+            "lacks: a match stopped goes on from there (with --ladder, every pair's boards)"
         ),
     )  # fmt: skip
     p.add_argument(
@@ -217,6 +217,14 @@ def register(subparsers: Any) -> None:
     )
     _match_arguments(t)
     t.add_argument("--html", type=Path, metavar=_("FILE"), help=_("also write an HTML report"))
+    t.add_argument(
+        "--record", type=Path, metavar=_("FILE"),
+        help=_(
+            "keep every pair's boards in FILE (JSON lines) as they end, and play only the "
+            "boards it lacks: a tournament stopped goes on from there, and a bot added to it "
+            "plays its own pairs only"
+        ),
+    )  # fmt: skip
     t.add_argument(
         "--resamples", type=positive_int, default=1000, metavar="N",
         help=_("bootstrap draws of the boards (1000)"),
@@ -280,8 +288,8 @@ def _cmd_arena(args: argparse.Namespace) -> int:
             error_text(_("--bots takes two bots (or two or more with --ladder)")), file=sys.stderr
         )
         return 2
-    if args.ladder and (args.record is not None or args.compare):
-        print(error_text(_("--record and --compare are for a match of two bots")), file=sys.stderr)
+    if args.ladder and args.compare:
+        print(error_text(_("--compare is for a match of two bots")), file=sys.stderr)
         return 2
     if args.show:
         if args.ladder or args.json or args.record is not None or args.compare:
@@ -294,13 +302,15 @@ def _cmd_arena(args: argparse.Namespace) -> int:
     try:
         with _cluster(args) as cluster:
             if args.ladder:
-                out = run_tournament(specs, **_how(args, progress, cluster)).summary()
+                how = _how(args, progress, cluster)
+                out = run_tournament(specs, record=args.record, **how).summary()
                 print(json.dumps(out) if args.json else format_tournament(out))
                 return 0
             others = [read_record(path) for path in args.compare]  # bad ones before the match
             for other in others:
                 check_comparable(other, args.variant, args.seed)
-            match, summary = _recorded_match((specs[0], specs[1]), args, progress, cluster)
+            match = _recorded_match((specs[0], specs[1]), args, progress, cluster)
+            summary = match.summary()
             summary["lost_most"] = lost_most(match)
             if others:
                 summary["compared"] = [compare(match, other) for other in others]
@@ -313,29 +323,16 @@ def _cmd_arena(args: argparse.Namespace) -> int:
 
 def _recorded_match(
     specs: tuple[str, str], args: argparse.Namespace, progress: Any, cluster: Any
-) -> tuple[MatchResult, dict[str, Any]]:
-    """The match of ``--bots`` and its summary; with ``--record``, of every board of the
-    record, the boards it lacked played and added to it as they end (the time, the speed
-    and the decision times: this run's)."""
+) -> MatchResult:
+    """The match of ``--bots``; with ``--record``, of every board of the record, the boards
+    it lacked played and added to it as they end (the time, the speed and the decision
+    times: this run's)."""
     how = _how(args, progress, cluster)
     if args.record is None:
-        played = run_match(specs, timed=True, **how)
-        return played, played.summary()
-    match = (specs, args.variant, args.seed)
-    kept = [b for b in read_record(args.record, *match).boards if b.board < args.boards]
+        return run_match(specs, timed=True, **how)
+    kept = read_record(args.record, specs, args.variant, args.seed).boards
     append_rows(args.record, [])  # a record that cannot be written fails before the match
-
-    def keep(boards: list[BoardResult]) -> None:
-        rows = (board_row(match, b) for b in sorted(boards, key=lambda b: b.board))
-        append_rows(args.record, rows)
-
-    played = run_match(specs, timed=True, skip={b.board for b in kept}, on_boards=keep, **how)
-    boards = sorted(kept + played.boards, key=lambda b: b.board)
-    whole = MatchResult(specs, args.variant, args.seed, boards, played.seconds,
-                        played.fallbacks, played.decision_seconds)  # fmt: skip
-    n = len(played.boards)
-    speed = round(n / played.seconds, 1) if n and played.seconds else None
-    return whole, {**whole.summary(), "played": n, "boards_per_second": speed}
+    return play_on(args.record, specs, kept, **how)
 
 
 def _show_boards(specs: tuple[str, str], args: argparse.Namespace) -> int:
@@ -405,7 +402,7 @@ def _cmd_tournament(args: argparse.Namespace) -> int:
         return 2
     try:
         with _cluster(args) as cluster:
-            result = run_tournament(specs, **_how(args, progress, cluster))
+            result = run_tournament(specs, record=args.record, **_how(args, progress, cluster))
         summary = result.summary(args.resamples)
         if args.html is not None:
             page = tournament_html(summary, variant_name(args.variant))
@@ -554,6 +551,18 @@ def format_tournament(summary: dict[str, Any]) -> str:
              decision_cell(summary, r["bot"]))
         )  # fmt: skip
     lines = [head, format_columns(rows), ""]
+    every = t["boards"] * len(summary["pairs"])
+    if t.get("played", every) != every:
+        kept = format_number(every - t["played"])
+        played = format_number(t["played"])
+        lines += [
+            _("record:")
+            + " "
+            + _("{kept} boards from the record, {played} played now").format(
+                kept=kept, played=played
+            ),
+            "",
+        ]
     lines.append(_("points per board of the first bot of each pair, 95% CI:"))
     for s in summary["pairs"]:
         a, b = s["bots"]

@@ -138,10 +138,14 @@ class MatchResult:
         default_factory=lambda: (FallbackCounts(), FallbackCounts())
     )
     decision_seconds: tuple[list[float], list[float]] | None = None
+    played: int | None = None
+    """How many of the boards this run played, where the others came from a record
+    (``records.py``): the seconds, the speed and the decision times are those boards'."""
 
     def summary(self) -> dict[str, Any]:
         scores = [b.score for b in self.boards]
         n = len(scores)
+        timed = n if self.played is None else self.played
         mean, sd, half = mean_interval(scores)
         rounds = [t for b in self.boards for t in b.tables if t.a_took is not None]
         round_wins = sum(1.0 if t.net > 0 else 0.5 if t.net == 0 else 0.0 for t in rounds)
@@ -161,12 +165,14 @@ class MatchResult:
             "elo": round(elo(board_rate), 1),
             "elo_ci95": [round(elo(x), 1) for x in _rate_interval(board_rate, n)],
             "seconds": round(self.seconds, 3),
-            "boards_per_second": round(n / self.seconds, 1) if self.seconds else None,
+            "boards_per_second": round(timed / self.seconds, 1) if timed and self.seconds else None,
             "fallbacks": {
                 self.bots[0]: self.fallbacks[0].to_json(),
                 self.bots[1]: self.fallbacks[1].to_json(),
             },
         }
+        if self.played is not None:
+            out["played"] = self.played
         alike = [b.score for b in self.boards if b.bid_alike]
         if n and len(self.boards[0].tables) == 2:
             # Where the points a board came from: the boards whose hands took alike at both

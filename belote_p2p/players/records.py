@@ -2,7 +2,9 @@
 
 A record is JSON lines, one board a line, appended as the boards end: a long match can stop
 at any moment and go on later from the boards it has, and a record of a bot's match is what
-a change to the bot is measured against. Each row says its match (``bots``, ``variant``,
+a change to the bot is measured against. A tournament's record holds the boards of every
+pair, each a match of its own; a match's record is the record of a tournament of its two bots.
+Each row says its match (``bots``, ``variant``,
 ``seed``), its board and its tables (``[score_a, score_b, deals, a_took]`` each), and may
 hold the board's seconds and each side's decision times (``"cpu"``: the CPU time of the
 deciding thread, as ``benchmarks/arena.py`` records it; ``"times"``: wall time).
@@ -16,13 +18,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from belote_p2p.errors import BeloteError
 from belote_p2p.i18n import _
 
-from .arena import BoardResult, MatchResult, TableResult, mean_interval
+from .arena import BoardResult, MatchResult, TableResult, mean_interval, run_match
 
 
 class RecordError(BeloteError, ValueError):
@@ -72,64 +75,125 @@ def append_rows(path: Path, rows: Iterable[dict[str, Any]]) -> None:
         out.write(text.encode("utf-8"))
 
 
-def read_record(
-    path: Path,
-    bots: tuple[str, str] | None = None,
-    variant: str | None = None,
-    seed: int | None = None,
-) -> MatchResult:
-    """The match whose boards ``path`` records (none if the file does not exist), checked
-    to be of ``bots``, ``variant`` and ``seed`` where given (else of its first line's): a
-    row of another match, or one that is not a board's, is a :class:`RecordError`. A board
-    recorded twice counts once, and a last line cut short (with no end of line) is none.
-    The decision times are those the rows hold."""
-    boards: dict[int, BoardResult] = {}
-    times: tuple[list[float], list[float]] = ([], [])
-    seconds = 0.0
+Match = tuple[tuple[str, str], str, int]
+"""A match's key: its bots (A, B), variant and seed."""
+
+
+def read_matches(path: Path) -> dict[Match, MatchResult]:
+    """Every match whose boards ``path`` records, in the order of their first lines (none
+    if the file does not exist): a record of a match holds one, a tournament's one a pair. A
+    line that is not a board's is a :class:`RecordError`; a board recorded twice counts once,
+    and a last line cut short (with no end of line) is none. The decision times are those
+    the rows hold."""
     try:
         text = path.read_text(encoding="utf-8") if path.exists() else ""
-        lines = text.splitlines()
     except (OSError, UnicodeDecodeError) as exc:
         why = _("cannot read the record {path}: {why}").format(path=path, why=exc)
         raise RecordError(why) from exc
+    lines = text.splitlines()
     if lines and not text.endswith("\n"):
         lines.pop()  # cut short while it was written: its board was not recorded
+    found: dict[Match, tuple[dict[int, BoardResult], tuple[list[float], list[float]]]] = {}
+    seconds: dict[Match, float] = {}
     for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
         try:
             row = json.loads(line)
-            match = (tuple(row["bots"]), row["variant"], row["seed"])
+            bots = tuple(str(bot) for bot in row["bots"])
+            if len(bots) != 2:
+                raise ValueError(f"{len(bots)} bots")
+            match: Match = ((bots[0], bots[1]), str(row["variant"]), int(row["seed"]))
             tables = tuple(TableResult(*t) for t in row["tables"])
             board = int(row["board"])
             spent = row.get("cpu", row.get("times", [[], []]))
-            seconds += float(row.get("seconds", 0.0))
+            took = float(row.get("seconds", 0.0))
         except (ValueError, KeyError, TypeError) as exc:
             raise RecordError(
                 _("{path}, line {line}: not a board of a match ({why})").format(
                     path=path, line=number, why=exc
                 )
             ) from exc
-        if bots is None or variant is None or seed is None:
-            bots = bots or (str(match[0][0]), str(match[0][1]))
-            variant = variant or str(match[1])
-            seed = int(match[2]) if seed is None else seed
-        if match != (bots, variant, seed):
-            raise RecordError(
-                _("{path} records another match: {bots}, {variant}, seed {seed}").format(
-                    path=path, bots=",".join(match[0]), variant=match[1], seed=match[2]
-                )
-            )
+        boards, times = found.setdefault(match, ({}, ([], [])))
+        seconds[match] = seconds.get(match, 0.0) + took
         if board not in boards:
             boards[board] = BoardResult(board, tables)
             times[0].extend(spent[0])
             times[1].extend(spent[1])
-    if bots is None or variant is None or seed is None:
-        if not path.exists():
-            raise RecordError(_("no record at {path}").format(path=path))
-        raise RecordError(_("{path} records no board").format(path=path))
-    ordered = [boards[b] for b in sorted(boards)]
-    return MatchResult(bots, variant, seed, ordered, seconds, decision_seconds=times)
+    return {
+        match: MatchResult(*match, [boards[b] for b in sorted(boards)], seconds[match],
+                           decision_seconds=times)
+        for match, (boards, times) in found.items()
+    }  # fmt: skip
+
+
+def _another(path: Path, match: Match) -> RecordError:
+    bots, variant, seed = match
+    return RecordError(
+        _("{path} records another match: {bots}, {variant}, seed {seed}").format(
+            path=path, bots=",".join(bots), variant=variant, seed=seed
+        )
+    )
+
+
+def read_record(
+    path: Path,
+    bots: tuple[str, str] | None = None,
+    variant: str | None = None,
+    seed: int | None = None,
+) -> MatchResult:
+    """The match whose boards ``path`` records (none if the file does not exist and the
+    match is given), checked to be of ``bots``, ``variant`` and ``seed`` where given (else
+    of its first line's): a row of another match is a :class:`RecordError`."""
+    matches = read_matches(path)
+    if not matches:
+        if bots is None or variant is None or seed is None:
+            if not path.exists():
+                raise RecordError(_("no record at {path}").format(path=path))
+            raise RecordError(_("{path} records no board").format(path=path))
+        return MatchResult(bots, variant, seed, [], decision_seconds=([], []))
+    first_bots, first_variant, first_seed = next(iter(matches))
+    wanted = (
+        bots or first_bots,
+        first_variant if variant is None else variant,
+        first_seed if seed is None else seed,
+    )
+    for match in matches:
+        if match != wanted:
+            raise _another(path, match)
+    return matches[wanted]
+
+
+def read_tournament(path: Path, variant: str, seed: int) -> dict[tuple[str, str], MatchResult]:
+    """The matches a tournament's record at ``path`` holds, by pair (none if the file does
+    not exist): every one of ``variant`` and ``seed``, else a :class:`RecordError`."""
+    matches = read_matches(path)
+    for match in matches:
+        if match[1:] != (variant, seed):
+            raise _another(path, match)
+    return {bots: match for (bots, _variant, _seed), match in matches.items()}
+
+
+def play_on(
+    path: Path, specs: tuple[str, str], kept: Iterable[BoardResult], **how: Any
+) -> MatchResult:
+    """The match of ``specs`` on boards ``0..how["boards"]-1``: those of ``kept`` (a
+    record's) and the others played now (:func:`~belote_p2p.players.arena.run_match`, given
+    ``how``), each chunk added to the record at ``path`` as it ends. The seconds, the
+    fallbacks and the decision times are this run's (``played`` says how many boards)."""
+    boards = int(how["boards"])
+    kept = [b for b in kept if b.board < boards]
+    match = (specs, str(how.get("variant", "classic")), int(how.get("seed", 0)))
+
+    def keep(done: list[BoardResult]) -> None:
+        append_rows(path, (board_row(match, b) for b in sorted(done, key=lambda b: b.board)))
+
+    played = run_match(specs, timed=True, skip={b.board for b in kept}, on_boards=keep, **how)
+    return replace(
+        played,
+        boards=sorted([*kept, *played.boards], key=lambda b: b.board),
+        played=len(played.boards),
+    )
 
 
 def check_comparable(other: MatchResult, variant: str, seed: int) -> None:

@@ -17,11 +17,13 @@ import math
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from belote_p2p.i18n import _, current, format_milliseconds, format_number, format_percent
 
 from .arena import BOT_DEADLINE, MatchResult, Progress, run_match, time_figures
+from .records import append_rows, play_on, read_tournament
 
 RESAMPLES = 1000
 
@@ -123,14 +125,18 @@ class TournamentResult:
             }
             for name in sorted(self.bots, key=lambda n: (-ratings[n][0], n))
         ]
+        tournament: dict[str, Any] = {
+            "bots": list(self.bots),
+            "variant": self.variant,
+            "seed": self.seed,
+            "boards": self.boards,
+            "resamples": resamples,
+        }
+        played = [m.played for m in self.matches if m.played is not None]
+        if played:  # a record's: the boards of every pair this run played
+            tournament["played"] = sum(played)
         return {
-            "tournament": {
-                "bots": list(self.bots),
-                "variant": self.variant,
-                "seed": self.seed,
-                "boards": self.boards,
-                "resamples": resamples,
-            },
+            "tournament": tournament,
             "ratings": table,
             "pairs": pairs,
             # Wall times, which the machine's load changes: apart from the ratings, which
@@ -149,26 +155,30 @@ def run_tournament(
     progress: Progress | None = None,
     cluster: Any = None,
     deadline: float = BOT_DEADLINE,
+    record: Path | None = None,
 ) -> TournamentResult:
-    """Every pair of ``specs`` on boards ``0..boards-1`` of ``seed`` (a round robin)."""
+    """Every pair of ``specs`` on boards ``0..boards-1`` of ``seed`` (a round robin). With
+    ``record``, a tournament's record (``records.py``): the boards it holds are not played
+    again, and those it lacks are added to it as they end, so that a tournament stopped
+    goes on from there and a bot added to it plays its own pairs only. A pair is recorded
+    in the order ``specs`` lists its bots (B against A is another match)."""
     if len(set(specs)) != len(specs) or len(specs) < 2:
         raise ValueError(_("a tournament takes two or more different bots"))
-    matches = []
-    for i, a in enumerate(specs):
-        for b in specs[i + 1 :]:
-            matches.append(
-                run_match(
-                    (a, b),
-                    boards=boards,
-                    variant=variant,
-                    seed=seed,
-                    jobs=jobs,
-                    progress=progress,
-                    cluster=cluster,
-                    deadline=deadline,
-                    timed=True,
-                )
-            )
+    how: dict[str, Any] = {
+        "boards": boards, "variant": variant, "seed": seed, "jobs": jobs,
+        "progress": progress, "cluster": cluster, "deadline": deadline,
+    }  # fmt: skip
+    recorded = {}
+    if record is not None:
+        recorded = read_tournament(record, variant, seed)
+        append_rows(record, [])  # a record that cannot be written fails before any match
+    pairs = [(a, b) for i, a in enumerate(specs) for b in specs[i + 1 :]]
+    matches = [
+        run_match(pair, timed=True, **how)
+        if record is None
+        else play_on(record, pair, recorded[pair].boards if pair in recorded else (), **how)
+        for pair in pairs
+    ]
     return TournamentResult(tuple(specs), variant, seed, boards, matches)
 
 
