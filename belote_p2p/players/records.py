@@ -144,7 +144,8 @@ def read_record(
 ) -> MatchResult:
     """The match whose boards ``path`` records (none if the file does not exist and the
     match is given), checked to be of ``bots``, ``variant`` and ``seed`` where given (else
-    of its first line's): a row of another match is a :class:`RecordError`."""
+    of its first line's): a row of another match is a :class:`RecordError`, and so is a
+    record of several (a tournament's)."""
     matches = read_matches(path)
     if not matches:
         if bots is None or variant is None or seed is None:
@@ -152,16 +153,21 @@ def read_record(
                 raise RecordError(_("no record at {path}").format(path=path))
             raise RecordError(_("{path} records no board").format(path=path))
         return MatchResult(bots, variant, seed, [], decision_seconds=([], []))
+    if len(matches) > 1:
+        raise RecordError(
+            _("{path} records {count} matches, as a tournament's record does: a match's "
+              "record holds one").format(path=path, count=len(matches))
+        )  # fmt: skip
     first_bots, first_variant, first_seed = next(iter(matches))
     wanted = (
         bots or first_bots,
         first_variant if variant is None else variant,
         first_seed if seed is None else seed,
     )
-    for match in matches:
-        if match != wanted:
-            raise _another(path, match)
-    return matches[wanted]
+    (match,) = matches
+    if match != wanted:
+        raise _another(path, match)
+    return matches[match]
 
 
 def read_tournament(path: Path, variant: str, seed: int) -> dict[tuple[str, str], MatchResult]:
