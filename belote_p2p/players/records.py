@@ -181,20 +181,28 @@ def read_tournament(path: Path, variant: str, seed: int) -> dict[tuple[str, str]
 
 
 def play_on(
-    path: Path, specs: tuple[str, str], kept: Iterable[BoardResult], **how: Any
+    path: Path,
+    specs: tuple[str, str],
+    kept: Iterable[BoardResult],
+    *,
+    boards: int,
+    variant: str,
+    seed: int,
+    **how: Any,
 ) -> MatchResult:
-    """The match of ``specs`` on boards ``0..how["boards"]-1``: those of ``kept`` (a
-    record's) and the others played now (:func:`~belote_p2p.players.arena.run_match`, given
-    ``how``), each chunk added to the record at ``path`` as it ends. The seconds, the
-    fallbacks and the decision times are this run's (``played`` says how many boards)."""
-    boards = int(how["boards"])
+    """The match of ``specs`` on boards ``0..boards-1``: those of ``kept`` (a record's) and
+    the others played now (:func:`~belote_p2p.players.arena.run_match`, given ``how``), each
+    chunk added to the record at ``path`` as it ends. The seconds, the fallbacks and the
+    decision times are this run's (``played`` says how many boards)."""
     kept = [b for b in kept if b.board < boards]
-    match = (specs, str(how.get("variant", "classic")), int(how.get("seed", 0)))
+    match = (specs, variant, seed)
 
     def keep(done: list[BoardResult]) -> None:
         append_rows(path, (board_row(match, b) for b in sorted(done, key=lambda b: b.board)))
 
-    played = run_match(specs, timed=True, skip={b.board for b in kept}, on_boards=keep, **how)
+    skip = {b.board for b in kept}
+    played = run_match(specs, boards=boards, variant=variant, seed=seed, timed=True,
+                       skip=skip, on_boards=keep, **how)  # fmt: skip
     return replace(
         played,
         boards=sorted([*kept, *played.boards], key=lambda b: b.board),
