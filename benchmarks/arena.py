@@ -39,6 +39,7 @@ import json
 import os
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +53,7 @@ from belote_p2p.app.botcmds import ProgressBar, format_summary
 from belote_p2p.game.build import build
 from belote_p2p.game.rules import rule_set
 from belote_p2p.players.arena import (
+    BoardTimes,
     MatchResult,
     play_board,
     run_match,
@@ -144,11 +146,12 @@ def record_match(
     for board in range(first, boards):
         if board in done:
             continue
-        times: tuple[list[float], list[float]] = ([], [])
+        times: BoardTimes = ([], [])
         start = time.perf_counter()
         result = play_board(specs, rules, seed, board, bots, counts, times, clock=time.thread_time)
         seconds = time.perf_counter() - start
-        append_rows(path, [board_row((specs, variant, seed), result, seconds, times)])
+        row = board_row((specs, variant, seed), replace(result, times=times), seconds, cpu=True)
+        append_rows(path, [row])
     match = recorded(path, specs, variant, seed)
     summary = match.summary()
     print(format_summary(summary), flush=True)

@@ -3,13 +3,14 @@ record stopped halfway is read as far as it goes."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from belote_p2p.players.arena import BoardResult, TableResult
+from belote_p2p.players.arena import BoardResult, BoardTimes, TableResult
 from belote_p2p.players.records import (
     RecordError,
     append_rows,
@@ -28,8 +29,13 @@ tables = st.builds(
     st.integers(1, 16),
     st.sampled_from([True, False, None]),
 )
+seconds = st.lists(  # as a record keeps them: three significant digits
+    st.builds(lambda m, e: float(f"{m}e{e}"), st.integers(0, 999), st.integers(-9, 0)),
+    max_size=5,
+)
 boards = st.lists(
-    st.tuples(st.integers(0, 10_000), st.lists(tables, min_size=2, max_size=3)),
+    st.tuples(st.integers(0, 10_000), st.lists(tables, min_size=2, max_size=3),
+              st.none() | st.tuples(seconds, seconds)),
     min_size=1, max_size=20, unique_by=lambda b: b[0],
 )  # fmt: skip
 
@@ -37,15 +43,20 @@ boards = st.lists(
 @settings(max_examples=100, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(drawn=boards)
 def test_a_record_gives_back_the_boards_written_to_it(
-    tmp_path: Path, drawn: list[tuple[int, list[TableResult]]]
+    tmp_path: Path, drawn: list[tuple[int, list[TableResult], BoardTimes | None]]
 ) -> None:
     path = tmp_path / "r.jsonl"
     path.unlink(missing_ok=True)
-    written = [BoardResult(board, tuple(ts)) for board, ts in drawn]
+    written = [BoardResult(board, tuple(ts), times) for board, ts, times in drawn]
     append_rows(path, (board_row(MATCH, b) for b in written))
     append_rows(path, [board_row(MATCH, written[0])])  # a board twice counts once
     match = read_record(path, *MATCH)
-    assert match.boards == sorted(written, key=lambda b: b.board)
+    in_order = sorted(written, key=lambda b: b.board)
+    assert match.boards == in_order
+    assert [b.times for b in match.boards] == [b.times for b in in_order]  # each board's own
+    assert match.decision_seconds == tuple(
+        [x for b in in_order if b.times for x in b.times[side]] for side in (0, 1)
+    )
     assert (match.bots, match.variant, match.seed) == MATCH
     assert read_record(path).boards == match.boards  # the match read from the file itself
 
@@ -67,6 +78,11 @@ def test_a_record_with_a_line_that_is_not_a_board_is_refused(tmp_path: Path) -> 
     path.write_text('{"bots": ["a", "b"]}\n')
     with pytest.raises(RecordError, match="line 1: not a board of a match"):
         read_record(path, *MATCH)
+    row = board_row(MATCH, BoardResult(0, (TableResult(81, 81, 1, True),) * 2))
+    for spent in ([[0.1]], 3, [["x"], []]):  # decision times that are not two lists of numbers
+        path.write_text(json.dumps({**row, "times": spent}) + "\n")
+        with pytest.raises(RecordError, match="line 1: not a board of a match"):
+            read_record(path, *MATCH)
     with pytest.raises(RecordError, match=r"no record at .*none\.jsonl"):
         read_record(tmp_path / "none.jsonl")
     (tmp_path / "empty.jsonl").write_text("")

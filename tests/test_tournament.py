@@ -132,10 +132,15 @@ def test_a_recorded_tournament_goes_on_and_a_bot_added_plays_its_own_pairs(
     assert added.summary(50)["tournament"]["played"] == 8 and played == [0, 4, 4]
     lines = record.read_text().splitlines()
     assert len(lines) == len(set(lines)) == 12  # every pair's boards, each once
-    # Once more: nothing is played, and the figures are those of a tournament played whole.
+    # Once more: nothing is played, and the figures are those of a tournament played whole,
+    # every bot's decision times too: the record keeps them with each board.
     last = run_tournament(three, boards=4, record=record, **how)
     assert last.summary(50)["tournament"]["played"] == 0
-    assert _figures(last) == _figures(run_tournament(three, boards=4, **how))
+    whole = run_tournament(three, boards=4, **how)
+    assert _figures(last) == _figures(whole)
+    decisions = {b: t["decisions"] for b, t in last.summary(50)["decision_s"].items()}
+    assert decisions == {b: t["decisions"] for b, t in whole.summary(50)["decision_s"].items()}
+    assert sorted(decisions) == sorted(three) and min(decisions.values()) > 0
     assert record.read_text().splitlines() == lines
 
 
@@ -152,6 +157,7 @@ def test_a_tournament_record_of_other_boards_is_refused_and_left_as_it_was(
     assert main(argv) == 0
     out = capsys.readouterr().out
     assert "record: 2 boards from the record, 0 played now" in out
+    assert " ? " not in out.splitlines()[2]  # the first bot's decision times, from the record
     before = record.read_bytes()
     assert main([*argv, "--seed", "5"]) == 2
     err = capsys.readouterr().err

@@ -325,8 +325,8 @@ def _recorded_match(
     specs: tuple[str, str], args: argparse.Namespace, progress: Any, cluster: Any
 ) -> MatchResult:
     """The match of ``--bots``; with ``--record``, of every board of the record, the boards
-    it lacked played and added to it as they end (the time, the speed and the decision
-    times: this run's)."""
+    it lacked played and added to it as they end (the time and the speed: this run's; the
+    decision times: every board's that the record kept them for)."""
     how = _how(args, progress, cluster)
     if args.record is None:
         return run_match(specs, timed=True, **how)

@@ -31,10 +31,10 @@ import importlib
 import math
 import random
 import time
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from belote_p2p.game.cards import CARDS, Card
@@ -99,11 +99,18 @@ class TableResult:
         return self.score_a - self.score_b
 
 
+BoardTimes = tuple[list[float], list[float]]
+"""A board's decision times in seconds: A's, then B's."""
+
+
 @dataclass(frozen=True, slots=True)
 class BoardResult:
     board: int
     tables: tuple[TableResult, ...]
     """Two tables with four seats; one per seat (the deal rotated) with two or three."""
+    times: BoardTimes | None = field(default=None, compare=False, repr=False)
+    """Each side's decision times on this board (wall seconds, or a record's CPU seconds),
+    where they were measured: a record keeps them with the board."""
 
     @property
     def score(self) -> float:
@@ -140,7 +147,7 @@ class MatchResult:
     decision_seconds: tuple[list[float], list[float]] | None = None
     played: int | None = None
     """How many of the boards this run played, where the others came from a record
-    (``records.py``): the seconds, the speed and the decision times are those boards'."""
+    (``records.py``): the seconds and the speed are those boards'."""
 
     def summary(self) -> dict[str, Any]:
         scores = [b.score for b in self.boards]
@@ -415,8 +422,9 @@ def play_board(
     return BoardResult(board, tuple(t.result() for t in tables))
 
 
-_Chunk = tuple[list[BoardResult], tuple[FallbackCounts, FallbackCounts], Any]
-"""A chunk of boards played: the results, each side's fallbacks, each side's decision times."""
+_Chunk = tuple[list[BoardResult], tuple[FallbackCounts, FallbackCounts]]
+"""A chunk of boards played: the results (with their decision times where timed) and each
+side's fallbacks."""
 
 
 def _play_chunk(
@@ -430,9 +438,12 @@ def _play_chunk(
     bots = load_bots()
     rules = rule_set(variant)
     counts = (FallbackCounts(), FallbackCounts())
-    times: tuple[list[float], list[float]] | None = ([], []) if timed else None
-    results = [play_board(specs, rules, seed, b, bots, counts, times, deadline) for b in boards]
-    return results, counts, times
+    results = []
+    for b in boards:
+        times: BoardTimes | None = ([], []) if timed else None
+        result = play_board(specs, rules, seed, b, bots, counts, times, deadline)
+        results.append(result if times is None else replace(result, times=times))
+    return results, counts
 
 
 def _chunks(boards: Sequence[int], jobs: int) -> list[Sequence[int]]:
@@ -489,8 +500,8 @@ def run_match(
         done = (_play_chunk(specs, variant, seed, ch, timed, deadline) for ch in chunks)
     else:
         done = _on_processes(jobs, specs, variant, seed, chunks, timed, deadline)
-    for part, c, t in done:
-        _merge(results, counts, times, part, c, t)
+    for part, c in done:
+        _merge(results, counts, times, part, c)
         if on_boards is not None:
             on_boards(part)
         if progress is not None:
@@ -576,11 +587,17 @@ def _merge(
     times: tuple[list[float], list[float]] | None,
     part: list[BoardResult],
     c: tuple[FallbackCounts, FallbackCounts],
-    t: tuple[list[float], list[float]] | None,
 ) -> None:
     results.extend(part)
     counts[0].add(c[0])
     counts[1].add(c[1])
-    if times is not None and t is not None:
-        times[0].extend(t[0])
-        times[1].extend(t[1])
+    if times is not None:
+        add_times(times, part)
+
+
+def add_times(times: BoardTimes, boards: Iterable[BoardResult]) -> None:
+    """Each side's decision times on ``boards`` (those that have them) added to ``times``."""
+    for board in boards:
+        if board.times is not None:
+            times[0].extend(board.times[0])
+            times[1].extend(board.times[1])

@@ -6,8 +6,10 @@ a change to the bot is measured against. A tournament's record holds the boards 
 pair, each a match of its own; a match's record is the record of a tournament of its two bots.
 Each row says its match (``bots``, ``variant``,
 ``seed``), its board and its tables (``[score_a, score_b, deals, a_took]`` each), and may
-hold the board's seconds and each side's decision times (``"cpu"``: the CPU time of the
-deciding thread, as ``benchmarks/arena.py`` records it; ``"times"``: wall time).
+hold the board's seconds and each side's decision times (``"times"``: wall time, as the
+arena and the tournament record them; ``"cpu"``: the CPU time of the deciding thread, as
+``benchmarks/arena.py`` records it), so that a match read back from its record has the
+decision times of all its boards.
 
 Two matches of the same variant and seed were dealt the same boards, whatever their bots:
 the difference of their scores board by board, A's spec changed (``expert:samples=96``
@@ -25,7 +27,15 @@ from typing import Any
 from belote_p2p.errors import BeloteError
 from belote_p2p.i18n import _
 
-from .arena import BoardResult, MatchResult, TableResult, mean_interval, run_match
+from .arena import (
+    BoardResult,
+    BoardTimes,
+    MatchResult,
+    TableResult,
+    add_times,
+    mean_interval,
+    run_match,
+)
 
 
 class RecordError(BeloteError, ValueError):
@@ -41,9 +51,12 @@ def board_row(
     match: tuple[tuple[str, str], str, int],
     result: BoardResult,
     seconds: float | None = None,
-    cpu: tuple[list[float], list[float]] | None = None,
+    *,
+    cpu: bool = False,
 ) -> dict[str, Any]:
-    """A board's line of a record: ``match`` is ``(bots, variant, seed)``."""
+    """A board's line of a record: ``match`` is ``(bots, variant, seed)``; the board's
+    decision times, where it has them, are kept as ``"cpu"`` when ``cpu`` says they are CPU
+    times, else as ``"times"``."""
     bots, variant, seed = match
     row: dict[str, Any] = {
         "bots": list(bots),
@@ -54,8 +67,11 @@ def board_row(
     }
     if seconds is not None:
         row["seconds"] = round(seconds, 4)
-    if cpu is not None:
-        row["cpu"] = [[round(x, 5) for x in side] for side in cpu]
+    if result.times is not None:
+        # three significant digits: a fast bot's microseconds as well as a slow one's seconds
+        row["cpu" if cpu else "times"] = [
+            [float(f"{x:.3g}") for x in side] for side in result.times
+        ]
     return row
 
 
@@ -93,7 +109,7 @@ def read_matches(path: Path) -> dict[Match, MatchResult]:
     lines = text.splitlines()
     if lines and not text.endswith("\n"):
         lines.pop()  # cut short while it was written: its board was not recorded
-    found: dict[Match, tuple[dict[int, BoardResult], tuple[list[float], list[float]]]] = {}
+    found: dict[Match, dict[int, BoardResult]] = {}
     seconds: dict[Match, float] = {}
     for number, line in enumerate(lines, 1):
         if not line.strip():
@@ -106,7 +122,8 @@ def read_matches(path: Path) -> dict[Match, MatchResult]:
             match: Match = ((bots[0], bots[1]), str(row["variant"]), int(row["seed"]))
             tables = tuple(TableResult(*t) for t in row["tables"])
             board = int(row["board"])
-            spent = row.get("cpu", row.get("times", [[], []]))
+            spent = row.get("cpu", row.get("times"))
+            board_times = None if spent is None else _board_times(spent)
             took = float(row.get("seconds", 0.0))
         except (ValueError, KeyError, TypeError) as exc:
             raise RecordError(
@@ -114,17 +131,23 @@ def read_matches(path: Path) -> dict[Match, MatchResult]:
                     path=path, line=number, why=exc
                 )
             ) from exc
-        boards, times = found.setdefault(match, ({}, ([], [])))
+        boards = found.setdefault(match, {})
         seconds[match] = seconds.get(match, 0.0) + took
-        if board not in boards:
-            boards[board] = BoardResult(board, tables)
-            times[0].extend(spent[0])
-            times[1].extend(spent[1])
-    return {
-        match: MatchResult(*match, [boards[b] for b in sorted(boards)], seconds[match],
-                           decision_seconds=times)
-        for match, (boards, times) in found.items()
-    }  # fmt: skip
+        boards.setdefault(board, BoardResult(board, tables, board_times))
+    out: dict[Match, MatchResult] = {}
+    for match, boards in found.items():
+        ordered = [boards[b] for b in sorted(boards)]
+        times: BoardTimes = ([], [])
+        add_times(times, ordered)
+        out[match] = MatchResult(*match, ordered, seconds[match], decision_seconds=times)
+    return out
+
+
+def _board_times(spent: Any) -> BoardTimes:
+    """A row's decision times, A's then B's (a ``ValueError`` or ``TypeError`` if they are
+    not two lists of numbers)."""
+    mine, theirs = spent
+    return [float(x) for x in mine], [float(x) for x in theirs]
 
 
 def _another(path: Path, match: Match) -> RecordError:
@@ -192,8 +215,9 @@ def play_on(
 ) -> MatchResult:
     """The match of ``specs`` on boards ``0..boards-1``: those of ``kept`` (a record's) and
     the others played now (:func:`~belote_p2p.players.arena.run_match`, given ``how``), each
-    chunk added to the record at ``path`` as it ends. The seconds, the fallbacks and the
-    decision times are this run's (``played`` says how many boards)."""
+    chunk added to the record at ``path`` as it ends, with its decision times. The seconds
+    and the fallbacks are this run's (``played`` says how many boards); the decision times
+    are those of every board that has them, the record's and this run's."""
     kept = [b for b in kept if b.board < boards]
     match = (specs, variant, seed)
 
@@ -203,11 +227,10 @@ def play_on(
     skip = {b.board for b in kept}
     played = run_match(specs, boards=boards, variant=variant, seed=seed, timed=True,
                        skip=skip, on_boards=keep, **how)  # fmt: skip
-    return replace(
-        played,
-        boards=sorted([*kept, *played.boards], key=lambda b: b.board),
-        played=len(played.boards),
-    )
+    every = sorted([*kept, *played.boards], key=lambda b: b.board)
+    times: BoardTimes = ([], [])
+    add_times(times, every)
+    return replace(played, boards=every, played=len(played.boards), decision_seconds=times)
 
 
 def check_comparable(other: MatchResult, variant: str, seed: int) -> None:
