@@ -1059,11 +1059,26 @@ def test_help_lines_fit_the_frame_in_every_language() -> None:
     o = playing(lambda o: True)
     for lang in LANGUAGES:
         with using(lang):
+            every = help_text(None).split("\n")
+            assert len(every) == len(HELP_LINES)
+            assert all(len(line) <= WIDTH - 4 for line in every), (lang, every)
             lines = help_text(o).split("\n")
-            assert len(lines) == len(HELP_LINES) + 1 and lines[-1] == legal_text(o)
-            assert all(len(line) <= WIDTH - 4 for line in lines), (lang, lines)
+            assert lines[:-1] == [every[0], every[1], *every[3:]]  # classic: no auction
+            assert lines[-1] == legal_text(o)
             if lang in LANGUAGE_WORDS:
                 assert lines[0] == LANGUAGE_WORDS[lang]["help"]
+
+
+@pytest.mark.parametrize(
+    ("variant", "bidding"),
+    [("classic", ["Bid"]), ("three-handed", ["Bid"]), ("coinche", ["Coinche"]),
+     ("two-handed", [])],
+)  # fmt: skip
+def test_the_help_speaks_of_the_bidding_its_table_plays(variant: str, bidding: list[str]) -> None:
+    lines = help_text(None, rule_set(variant)).split("\n")
+    heads = [line.split(":")[0] for line in lines if line.startswith(("Bid:", "Coinche:"))]
+    assert heads == bidding
+    assert lines[0].startswith("Play a card") and lines[-1].startswith("that turn for you")
 
 
 FIXED_ROWS = (1, 2, 3, 4, 10, 11, 12, 13)

@@ -347,10 +347,12 @@ def _bid_reason(bid: Bid, o: Observation) -> str:
     return _("{bid!r} is not legal now.").format(bid=said)
 
 
+TAKE_HELP = N_("Bid: {take}, {pass_}, a suit ({suit}).")
+AUCTION_HELP = N_("Coinche: {value}, {capot}, {generale}, {coinche}, {surcoinche}.")
 HELP_LINES = (
     N_("Play a card: its number (kept all round) or its name: {examples}."),
-    N_("Bid: {take}, {pass_}, a suit ({suit})."),
-    N_("Coinche: {value}, {capot}, {generale}, {coinche}, {surcoinche}."),
+    TAKE_HELP,
+    AUCTION_HELP,
     N_("last: the last trick · tricks: every trick of the round just played."),
     N_("say TEXT: chat to the table; gg, bravo, oops say just that."),
     N_("mute NAME: no more chat from that player here (again: hear it)."),
@@ -360,13 +362,22 @@ HELP_LINES = (
     N_("that turn for you (unless --autoplay none); you play on at your next turn."),
 )  # fmt: skip
 """The help, a line each (the frame cuts a line longer than 76 columns: so must each
-translation be), the table's commands in the reader's words."""
+translation be), the table's commands in the reader's words: a table's help leaves out the
+bidding it does not play (:func:`help_text`)."""
 JACK_OF_HEARTS = CARDS[8 + 4]
 
 
-def help_text(o: Observation | None) -> str:
-    """The help in the reader's language, cards and bids in its letters (and what is legal
-    now, if it is our turn)."""
+def help_text(o: Observation | None, rules: RuleSet | None = None) -> str:
+    """The help in the reader's language, cards and bids in its letters, with the bidding
+    words of the table's rules only (``o``'s, else ``rules``; every line without either:
+    classic's take or pass, coinche's auction, none at two seats), and what is legal now,
+    if it is our turn."""
+    rules = o.rules if o is not None else rules
+    left_out = set()
+    if rules is not None and (rules.is_coinche or not rules.has_bidding):
+        left_out.add(TAKE_HELP)
+    if rules is not None and not (rules.is_coinche and rules.has_bidding):
+        left_out.add(AUCTION_HELP)
     letters = [suit_letter(s) for s in range(4)]
     jack = card_text(JACK_OF_HEARTS, symbols=False)
     examples = ", ".join((jack, jack.lower(), "10" + letters[1].lower(), "10" + SUIT_SYMBOLS[1]))
@@ -381,7 +392,7 @@ def help_text(o: Observation | None) -> str:
         "coinche": pgettext("choice", "coinche"),
         "surcoinche": pgettext("choice", "surcoinche"),
     }
-    lines = [_(line).format(**words) for line in HELP_LINES]
+    lines = [_(line).format(**words) for line in HELP_LINES if line not in left_out]
     if o is not None and o.legal:
         lines.append(legal_text(o))
     return "\n".join(lines)
@@ -1021,7 +1032,7 @@ class TerminalUI:
             return view.render_tricks(width, footer)
         if self.overlay == "help":
             o = self.pending.observation if self.pending else None
-            return view.render_text(help_text(o).split("\n"), width, footer)
+            return view.render_text(help_text(o, view.rules).split("\n"), width, footer)
         hold = TRICK_HOLD if self.live else 0.0
         return view.render(width, now=self.clock(), warn=self._warning(), hold=hold)
 
@@ -1198,7 +1209,7 @@ class TerminalUI:
                 self._show("help")
             else:
                 o = self.pending.observation if self.pending else None
-                self.say(help_text(o))
+                self.say(help_text(o, self.view.rules))
         elif kind is CommandKind.LAST:
             self.say(self.view.last_trick_text(symbols=not self.plain))
         elif kind is CommandKind.TRICKS:
