@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import multiprocessing
 import random
 import re
 import shlex
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -124,6 +126,42 @@ def test_results_do_not_depend_on_the_job_count(variant: str) -> None:
     s1, s2 = one.summary(), two.summary()
     for key in ("points_per_board", "ci95", "round_win_rate", "elo"):
         assert s1[key] == s2[key]
+
+
+# A chunk of boards that plays (the first one to start) or waits for a release that the
+# test below never gives: only a worker ended by its parent stops waiting before the timeout,
+# after which the chunk leaves a mark. Module-level (the workers find it by name, forked).
+_FIRST = multiprocessing.Semaphore(1)
+_RELEASE = multiprocessing.Event()
+_OUTLIVED: list[Path] = []
+
+
+def _first_chunk_plays(*args: Any, **how: Any) -> Any:
+    if _FIRST.acquire(block=False):
+        return _real_chunk(*args, **how)
+    if not _RELEASE.wait(timeout=30):
+        _OUTLIVED[0].touch()  # this worker was left to run: a stopped match did not stop it
+    return _real_chunk(*args, **how)
+
+
+_real_chunk = arena._play_chunk
+
+
+def test_a_match_stopped_ends_its_processes_and_their_chunks_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(arena, "_play_chunk", _first_chunk_plays)
+    monkeypatch.setattr(sys.modules[__name__], "_OUTLIVED", [tmp_path / "outlived"])
+
+    def interrupted(done: list[arena.BoardResult]) -> None:
+        raise KeyboardInterrupt  # Ctrl-C, heard by this process as the first chunk comes in
+
+    with pytest.raises(KeyboardInterrupt):
+        run_match(("random", "rules"), boards=64, jobs=2, on_boards=interrupted)
+    # Both workers were ended with the match (one in a waiting chunk, one in a chunk or
+    # waiting for the next), not left to play the chunks they had been given.
+    assert multiprocessing.active_children() == []
+    assert not (tmp_path / "outlived").exists()
 
 
 def test_summary_statistics() -> None:

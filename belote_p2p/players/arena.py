@@ -29,12 +29,14 @@ from __future__ import annotations
 
 import importlib
 import math
+import multiprocessing
 import random
+import signal
 import time
-from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
-from contextlib import contextmanager
+from collections.abc import Callable, Collection, Generator, Iterable, Iterator, Sequence
+from contextlib import closing, contextmanager
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any
 
 from belote_p2p.game.cards import CARDS, Card
@@ -493,19 +495,20 @@ def run_match(
     if cluster is not None:
         jobs = max(1, sum(cluster.nthreads().values()))
     chunks = _chunks(todo, jobs)
-    done: Iterator[_Chunk]
+    done: Generator[_Chunk, None, None]
     if cluster is not None:
         done = _on_cluster(cluster, specs, variant, seed, chunks, timed, deadline)
     elif jobs <= 1:
         done = (_play_chunk(specs, variant, seed, ch, timed, deadline) for ch in chunks)
     else:
         done = _on_processes(jobs, specs, variant, seed, chunks, timed, deadline)
-    for part, c in done:
-        _merge(results, counts, times, part, c)
-        if on_boards is not None:
-            on_boards(part)
-        if progress is not None:
-            progress(label, len(results), len(todo))
+    with closing(done):  # a match that stops (Ctrl-C, a record not written) stops its chunks
+        for part, c in done:
+            _merge(results, counts, times, part, c)
+            if on_boards is not None:
+                on_boards(part)
+            if progress is not None:
+                progress(label, len(results), len(todo))
     results.sort(key=lambda r: r.board)
     return MatchResult(specs, variant, seed, results, time.perf_counter() - start, counts, times)
 
@@ -518,13 +521,20 @@ def _on_processes(
     chunks: list[Sequence[int]],
     timed: bool,
     deadline: float,
-) -> Iterator[_Chunk]:
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
-        futures = [
-            pool.submit(_play_chunk, specs, variant, seed, ch, timed, deadline) for ch in chunks
-        ]
-        for future in as_completed(futures):
-            yield future.result()
+) -> Generator[_Chunk, None, None]:
+    """The chunks played on ``jobs`` processes, in the order they finish. The processes
+    ignore Ctrl-C, which this one hears: whatever ends the match (Ctrl-C, a chunk that
+    failed, the caller done) ends them at once, the chunks not yet played with them (an
+    executor's shutdown would first play every chunk it was given, however long)."""
+    play = partial(_play_chunk, specs, variant, seed, timed=timed, deadline=deadline)
+    with multiprocessing.Pool(jobs, initializer=_hear_no_interrupt) as pool:  # terminated
+        yield from pool.imap_unordered(play, chunks)
+
+
+def _hear_no_interrupt() -> None:
+    """A worker's start: Ctrl-C reaches the whole foreground process group, and only the
+    parent acts on it (by ending its workers)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _on_cluster(
@@ -535,7 +545,7 @@ def _on_cluster(
     chunks: list[Sequence[int]],
     timed: bool,
     deadline: float,
-) -> Iterator[_Chunk]:
+) -> Generator[_Chunk, None, None]:
     """The chunks as tasks of a Dask cluster, in the order they finish. A task whose worker
     is lost is run again by the scheduler elsewhere; ``retries`` also runs again a task
     that failed on a worker (a broken connection, a worker out of memory)."""
