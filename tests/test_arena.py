@@ -147,6 +147,10 @@ def _first_chunk_plays(*args: Any, **how: Any) -> Any:
 _real_chunk = arena._play_chunk
 
 
+@pytest.mark.skipif(
+    multiprocessing.get_start_method() != "fork",
+    reason="the workers share the test's semaphore and event by being forked",
+)
 def test_a_match_stopped_ends_its_processes_and_their_chunks_at_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -29,14 +29,13 @@ from __future__ import annotations
 
 import importlib
 import math
-import multiprocessing
 import random
 import signal
 import time
 from collections.abc import Callable, Collection, Generator, Iterable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from contextlib import closing, contextmanager
 from dataclasses import dataclass, field, replace
-from functools import partial
 from typing import Any
 
 from belote_p2p.game.cards import CARDS, Card
@@ -523,12 +522,30 @@ def _on_processes(
     deadline: float,
 ) -> Generator[_Chunk, None, None]:
     """The chunks played on ``jobs`` processes, in the order they finish. The processes
-    ignore Ctrl-C, which this one hears: whatever ends the match (Ctrl-C, a chunk that
-    failed, the caller done) ends them at once, the chunks not yet played with them (an
-    executor's shutdown would first play every chunk it was given, however long)."""
-    play = partial(_play_chunk, specs, variant, seed, timed=timed, deadline=deadline)
-    with multiprocessing.Pool(jobs, initializer=_hear_no_interrupt) as pool:  # terminated
-        yield from pool.imap_unordered(play, chunks)
+    ignore Ctrl-C, which this one hears. Whatever ends the match early (Ctrl-C, a chunk
+    that failed, the caller done with it) ends them at once, with the chunks they were
+    playing and the others: an executor's own shutdown would first play every chunk it
+    was given, however long. A worker that dies (a bot's plugin that ends its
+    process) fails the match with the executor's ``BrokenProcessPool``, never hangs it."""
+    pool = ProcessPoolExecutor(max_workers=jobs, initializer=_hear_no_interrupt)
+    futures = [pool.submit(_play_chunk, specs, variant, seed, ch, timed, deadline) for ch in chunks]
+    try:
+        for future in as_completed(futures):
+            yield future.result()
+    finally:
+        if not all(future.done() for future in futures):
+            _end_workers(pool)  # the executor then fails every chunk left, none played
+        pool.shutdown(wait=True)
+
+
+def _end_workers(pool: ProcessPoolExecutor) -> None:
+    """Stop ``pool``'s processes now, in the middle of their chunks."""
+    stop = getattr(pool, "terminate_workers", None)  # Python 3.14
+    if stop is not None:
+        stop()
+        return
+    for process in list((pool._processes or {}).values()):
+        process.terminate()
 
 
 def _hear_no_interrupt() -> None:
