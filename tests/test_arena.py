@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import multiprocessing
+import os
 import random
 import re
 import shlex
@@ -21,7 +22,7 @@ from belote_p2p.game.observation import Observation
 from belote_p2p.game.rules import CLASSIC, COINCHE, THREE_HANDED, TWO_HANDED, RuleSet
 from belote_p2p.players import arena, records
 from belote_p2p.players.arena import board_decks, elo, play_board, run_match
-from belote_p2p.players.bots import collect_bots, make_plugin_manager
+from belote_p2p.players.bots import BotError, collect_bots, make_plugin_manager
 from belote_p2p.players.hookspecs import BotInfo
 from belote_p2p.players.tournament import bradley_terry
 
@@ -166,6 +167,26 @@ def test_a_match_stopped_ends_its_processes_and_their_chunks_at_once(
     # waiting for the next), not left to play the chunks they had been given.
     assert multiprocessing.active_children() == []
     assert not (tmp_path / "outlived").exists()
+
+
+def _ends_its_process(*args: Any, **how: Any) -> Any:
+    os._exit(3)  # as a bot's plugin might, or a crash in compiled code
+
+
+@pytest.mark.skipif(
+    multiprocessing.get_start_method() != "fork",
+    reason="the workers find the test's chunk function by being forked",
+)
+def test_a_process_that_dies_fails_the_match_with_its_boards_named(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(arena, "_play_chunk", _ends_its_process)
+    with pytest.raises(BotError, match=r"a process playing boards \d+ to \d+ ended abruptly"):
+        run_match(("random", "rules"), boards=8, jobs=2)
+    assert multiprocessing.active_children() == []
+    assert main(["arena", "--bots", "random,rules", "--boards", "8", "--jobs", "2"]) == 2
+    err = capsys.readouterr().err
+    assert "ended abruptly: a bot that ends its process" in err and "Traceback" not in err
 
 
 def test_summary_statistics() -> None:

@@ -207,6 +207,21 @@ class Exiting:
         raise SystemExit("a bot that exits")
 
 
+class Interrupted:
+    def decide(self, observation: Observation, rng: random.Random) -> object:
+        raise KeyboardInterrupt
+
+
+def test_a_bot_that_exits_in_the_callers_thread_is_a_failure_and_ctrl_c_is_not() -> None:
+    state = first_play_state()
+    obs = observe(state, state.to_act)
+    counts = FallbackCounts()
+    assert call_bot(Exiting(), obs, random.Random(0), counts=counts) in obs.legal
+    assert counts.errors == 1 and counts.decisions == 1
+    with pytest.raises(KeyboardInterrupt):  # the arena's Ctrl-C, not the bot's failure
+        call_bot(Interrupted(), obs, random.Random(0), counts=counts)
+
+
 def live_player(bot: object, deadline: float) -> BotPlayer:
     """A live peer's player around ``bot`` (the registry's bots are not needed)."""
     player = BotPlayer("random", deadline=deadline, seed=3)

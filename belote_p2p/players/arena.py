@@ -34,6 +34,7 @@ import signal
 import time
 from collections.abc import Callable, Collection, Generator, Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
 from contextlib import closing, contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -44,7 +45,7 @@ from belote_p2p.game.observation import observe
 from belote_p2p.game.rules import RuleSet, rule_set
 from belote_p2p.i18n import _
 
-from .bots import FallbackCounts, SafePlayer, bounds_its_time, load_bots, make_bot
+from .bots import BotError, FallbackCounts, SafePlayer, bounds_its_time, load_bots, make_bot
 from .hookspecs import Bot, BotInfo
 
 MAX_DEALS = 16
@@ -525,13 +526,24 @@ def _on_processes(
     ignore Ctrl-C, which this one hears. Whatever ends the match early (Ctrl-C, a chunk
     that failed, the caller done with it) ends them at once, with the chunks they were
     playing and the others: an executor's own shutdown would first play every chunk it
-    was given, however long. A worker that dies (a bot's plugin that ends its
-    process) fails the match with the executor's ``BrokenProcessPool``, never hangs it."""
+    was given, however long. A worker that dies (a bot's plugin that ends its process)
+    fails the match with a :class:`BotError` naming its boards, never hangs it."""
     pool = ProcessPoolExecutor(max_workers=jobs, initializer=_hear_no_interrupt)
-    futures = [pool.submit(_play_chunk, specs, variant, seed, ch, timed, deadline) for ch in chunks]
+    futures = {
+        pool.submit(_play_chunk, specs, variant, seed, ch, timed, deadline): ch for ch in chunks
+    }
     try:
         for future in as_completed(futures):
-            yield future.result()
+            try:
+                part = future.result()
+            except BrokenProcessPool as exc:
+                boards = futures[future]
+                raise BotError(
+                    _("a process playing boards {first} to {last} ended abruptly: a bot that "
+                      "ends its process, a crash in compiled code or a lack of memory").format(
+                        first=boards[0], last=boards[-1])
+                ) from exc  # fmt: skip
+            yield part
     finally:
         if not all(future.done() for future in futures):
             _end_workers(pool)  # the executor then fails every chunk left, none played

@@ -363,8 +363,9 @@ def call_bot(
         except BotAnsweredIllegal as exc:
             return _fallback(obs, fallback, counts, "illegal", f"failed: {exc}", name)
         except BaseException as exc:
-            if not (threaded or isinstance(exc, Exception)):
-                raise  # in the caller's own thread, an interrupt is the caller's
+            if isinstance(exc, KeyboardInterrupt) and not threaded:
+                raise  # in the caller's own thread, Ctrl-C is the caller's
+            # anything else (a SystemExit too) is the bot's failure, as in a worker thread
             return _fallback(obs, fallback, counts, "errors", f"raised {exc!r}", name)
     else:
         out = _Outcome()
