@@ -671,6 +671,31 @@ async def test_a_decision_with_wrong_inputs_help_last_and_tricks(
     assert "Waiting for You" not in screen_of(out)
 
 
+async def test_a_hint_takes_the_place_of_its_wait_under_the_frame(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    o = playing(lambda o: True)
+    thinking = trio.Event()
+
+    async def hints(observation: Observation) -> str:
+        await thinking.wait()
+        return "Hint: play the ace."
+
+    ui, out = live_ui(hints=hints)
+    keys = Keys()
+    async with trio.open_nursery() as nursery:
+        await nursery.start(ui.run, keys.lines())
+        nursery.start_soon(ui.decide, o, trio.current_time() + 60)
+        await trio.testing.wait_all_tasks_blocked()
+        await keys.type("hint")
+        assert "Asking the expert..." in screen_of(out)
+        thinking.set()
+        await trio.testing.wait_all_tasks_blocked()
+        shown = screen_of(out)
+        assert "Hint: play the ace." in shown and "Asking the expert..." not in shown
+        nursery.cancel_scope.cancel()
+
+
 async def test_the_countdown_ticks_warns_and_the_stand_in_plays(
     autojump_clock: trio.testing.MockClock,
 ) -> None:

@@ -1247,13 +1247,16 @@ class TerminalUI:
         if pending is None or self._nursery is None:
             self.say(_("A hint is for your turn."))
             return
-        self.say(_("Asking the expert..."))
-        self._nursery.start_soon(self._hint, pending)
+        asking = _("Asking the expert...")
+        self.say(asking)
+        self._nursery.start_soon(self._hint, pending, asking)
 
-    async def _hint(self, pending: _Pending) -> None:
+    async def _hint(self, pending: _Pending, asking: str) -> None:
         assert self.hints is not None
         text = await self.hints(pending.observation)
         if self.pending is pending:
+            if asking in self.messages:  # under the frame, the hint takes the wait's place
+                self.messages.remove(asking)
             self.say(text)
 
     def _show(self, overlay: str) -> None:
