@@ -322,6 +322,7 @@ body {{ font-family: sans-serif; margin: 2em; color: #222; }}
 table {{ border-collapse: collapse; margin: 1em 0; }}
 td, th {{ border: 1px solid #ccc; padding: 0.3em 0.7em; text-align: right; }}
 td:nth-child(-n+2), th:nth-child(-n+2) {{ text-align: left; }}
+td {{ white-space: nowrap; }}
 </style></head><body>
 <h1>{title}</h1>
 <p>{about}</p>
