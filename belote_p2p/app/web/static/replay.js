@@ -44,6 +44,7 @@ function drawHands(step) {
       if (step.seat === seat && d && d.best === c) mark = "best";
       hand.append(card(c, mark));
     }
+    if (step.down[seat].length && step.hands[seat].length) hand.append(el("span", "rest"));
     for (const c of step.down[seat]) {
       const k = card(c, "down");
       k.title = W.face_down;
