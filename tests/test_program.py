@@ -9,6 +9,7 @@ Regenerate only after a deliberate change to the bot protocol, and say so in the
 from __future__ import annotations
 
 import json
+import os
 import random
 import shlex
 import shutil
@@ -211,6 +212,16 @@ def test_a_program_declares_its_options() -> None:
     assert first.decide(obs, random.Random(1), deadline_s=10) == obs.legal[0]
     with pytest.raises(ProgramGarbage, match="has no option depth"):
         make_bot(exec_spec(command, depth=3))
+
+
+@pytest.mark.skipif(os.name != "posix", reason="process groups are POSIX")
+def test_a_program_runs_in_a_process_group_of_its_own() -> None:
+    bot = make_bot(exec_spec(example_command("python")))
+    assert isinstance(bot, ProgramBot)
+    program = bot._holder[0]
+    assert program is not None
+    # Ctrl-C at the terminal reaches the table's group, not the program's: the table ends it.
+    assert os.getpgid(program.process.pid) == program.process.pid != os.getpgid(0)
 
 
 def test_specs_cut_at_commas_and_colons_outside_quotes() -> None:

@@ -562,8 +562,13 @@ def _end_workers(pool: ProcessPoolExecutor) -> None:
 
 def _hear_no_interrupt() -> None:
     """A worker's start: Ctrl-C reaches the whole foreground process group, and only the
-    parent acts on it (by ending its workers)."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    parent acts on it (by ending its workers). A handler that does nothing rather than
+    ``SIG_IGN``, which the programs of exec bots would inherit: they still stop at Ctrl-C."""
+    signal.signal(signal.SIGINT, _unheard)
+
+
+def _unheard(signum: int, frame: object) -> None:
+    """Ctrl-C in a worker: nothing (its parent ends it)."""
 
 
 def _on_cluster(

@@ -250,9 +250,14 @@ class _Program:
     def __init__(self, command: Sequence[str], options: dict[str, Any], deadline: float) -> None:
         self.command = tuple(command)
         try:
+            # A process group of its own: the table stops it (quit, then the end of its
+            # input), not a Ctrl-C typed at the terminal, which would leave it a traceback
+            # to print over the table's last words while the table closes (BOTS.md: it
+            # exits at the end of its input, whatever ends the table).
             self.process = subprocess.Popen(
-                self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0
-            )
+                self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0,
+                process_group=0 if os.name == "posix" else None,
+            )  # fmt: skip
         except OSError as exc:
             raise ProgramCrashed(f"could not be started: {exc}", command) from None
         assert self.process.stdin is not None and self.process.stdout is not None
