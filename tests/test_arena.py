@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import multiprocessing
 import os
@@ -16,10 +17,12 @@ from typing import Any, ClassVar
 
 import pytest
 
+from belote_p2p.app.botcmds import ProgressBar
 from belote_p2p.app.cli import main
 from belote_p2p.game.engine import PASS, Action, State
 from belote_p2p.game.observation import Observation
 from belote_p2p.game.rules import CLASSIC, COINCHE, THREE_HANDED, TWO_HANDED, RuleSet
+from belote_p2p.i18n import using
 from belote_p2p.players import arena, records
 from belote_p2p.players.arena import board_decks, elo, play_board, run_match
 from belote_p2p.players.bots import BotError, collect_bots, make_plugin_manager
@@ -226,6 +229,33 @@ def test_arena_command_says_where_the_points_came_from(
     assert main([*argv, "--seed", "5"]) == 0
     out = capsys.readouterr().out
     assert "bid alike (the same hands took):" in out and "bid differently:" in out
+
+
+def test_the_progress_bar_says_the_time_left_on_one_line_of_the_terminal() -> None:
+    now = [0.0]
+    out = io.StringIO()
+
+    def shown(columns: int, label: str, done: int) -> str:
+        """The bar's line after ``done`` of 100 boards in 10 s, ``columns`` wide."""
+        bar = ProgressBar(10, out=out, clock=lambda: now[0], columns=lambda: columns)
+        now[0] = 0.0
+        bar(label, 0, 100)
+        now[0] = 10.0
+        bar(label, done, 100)
+        return out.getvalue().split("\r")[-1]
+
+    # 2.5 boards a second: the 75 left in 30 s.
+    assert shown(200, "rules vs random", 25) == (
+        "rules vs random [##........] 25/100 boards 2/s (about 30 sec left)\x1b[K"
+    )
+    with using("fr"):
+        assert "(encore 10\u202fs environ)" in shown(200, "rules vs random", 50)
+    # A narrow terminal: the bar gives way first, then the end of the line (never wraps).
+    assert shown(64, "rules vs random", 50) == (
+        "rules vs random [###....] 50/100 boards 5/s (about 10 sec left)\x1b[K"
+    )
+    assert shown(20, "a long, long label of a bot's spec", 50) == "a long, long label \x1b[K"
+    assert shown(200, "rules vs random", 100).endswith("100/100 boards 10/s\x1b[K\n")  # done
 
 
 def test_decision_times_are_summed_up_by_rank() -> None:

@@ -9,18 +9,20 @@ import argparse
 import json
 import os
 import shlex
+import shutil
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from belote_p2p.app.argtypes import board_number, positive_int, positive_seconds, seed
 from belote_p2p.game.engine import RoundRecord
 from belote_p2p.game.rules import RULE_SETS, RuleSet, rule_set
 from belote_p2p.i18n import (
     _,
+    format_duration,
     format_milliseconds,
     format_number,
     format_percent,
@@ -103,27 +105,52 @@ def _register_bots(subparsers: Any) -> None:
 
 
 class ProgressBar:
-    """A one-line progress bar on standard error, one per match (the arena's ``progress``)."""
+    """A one-line progress bar on standard error, one per match (the arena's ``progress``):
+    the boards done, their speed and about how long the rest will take, cut to the
+    terminal's width (a longer line would wrap, and each redraw leave a line behind)."""
 
-    def __init__(self, width: int = 30) -> None:
+    def __init__(
+        self,
+        width: int = 30,
+        *,
+        out: TextIO | None = None,
+        clock: Callable[[], float] = time.perf_counter,
+        columns: Callable[[], int] = lambda: shutil.get_terminal_size().columns,
+    ) -> None:
         self.width = width
-        self.start = time.perf_counter()
+        self.out = out
+        self.clock = clock
+        self.columns = columns
+        self.start = clock()
 
     def __call__(self, label: str, done: int, total: int) -> None:
+        now = self.clock()
         if done == 0:
-            self.start = time.perf_counter()
-        filled = self.width * done // max(total, 1)
-        rate = done / max(time.perf_counter() - self.start, 1e-9)
-        bar = "#" * filled + "." * (self.width - filled)
-        sys.stderr.write(
-            "\r"
-            + _("{label} [{bar}] {done}/{total} boards {rate}/s").format(
+            self.start = now
+        rate = done / max(now - self.start, 1e-9)
+        left = ""
+        if 0 < done < total:
+            left = " " + _("(about {time} left)").format(
+                time=format_duration((total - done) / rate)
+            )
+
+        def line(width: int) -> str:
+            filled = width * done // max(total, 1)
+            bar = "#" * filled + "." * (width - filled)
+            text = _("{label} [{bar}] {done}/{total} boards {rate}/s").format(
                 label=label, bar=bar, done=done, total=total, rate=format_number(rate)
             )
-        )
+            return text + left
+
+        room = max(self.columns() - 1, 1)
+        shown = line(self.width)
+        if len(shown) > room:  # the bar gives way first, then the end of the line
+            shown = line(max(self.width - (len(shown) - room), 5))[:room]
+        out = self.out or sys.stderr
+        out.write("\r" + shown + "\x1b[K")
         if done >= total:
-            sys.stderr.write("\n")
-        sys.stderr.flush()
+            out.write("\n")
+        out.flush()
 
 
 def _match_arguments(p: argparse.ArgumentParser) -> None:

@@ -51,7 +51,7 @@ import io
 import os
 from collections.abc import Iterator, Mapping
 from contextvars import ContextVar
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 from functools import cache
 from pathlib import Path
 
@@ -287,6 +287,17 @@ def format_milliseconds(seconds: float) -> str:
     ms = 1000 * seconds
     decimals = 3 if ms < 0.1 else 2 if ms < 1 else 1 if ms < 100 else 0
     return format_number(ms, decimals)
+
+
+def format_duration(seconds: float) -> str:
+    """``seconds`` as the reader's language says a rough duration, in its largest unit:
+    ``45 sec``, ``3 min``, ``2 hr`` in English, ``3 min``, ``2 h`` in French (Babel's short
+    units)."""
+    from babel import dates
+
+    return dates.format_timedelta(
+        timedelta(seconds=max(seconds, 0.0)), format="short", locale=current()
+    )
 
 
 def format_percent(ratio: float, decimals: int = 0) -> str:
