@@ -25,7 +25,7 @@ from belote_p2p.game.rules import CLASSIC, COINCHE, THREE_HANDED, TWO_HANDED, Ru
 from belote_p2p.i18n import using
 from belote_p2p.players import arena, records
 from belote_p2p.players.arena import board_decks, elo, play_board, run_match
-from belote_p2p.players.bots import BotError, collect_bots, make_plugin_manager
+from belote_p2p.players.bots import BotError, FallbackCounts, collect_bots, make_plugin_manager
 from belote_p2p.players.hookspecs import BotInfo
 from belote_p2p.players.tournament import bradley_terry
 
@@ -132,23 +132,20 @@ def test_results_do_not_depend_on_the_job_count(variant: str) -> None:
         assert s1[key] == s2[key]
 
 
-# A chunk of boards that plays (the first one to start) or waits for a release that the
-# test below never gives: only a worker ended by its parent stops waiting before the timeout,
-# after which the chunk leaves a mark. Module-level (the workers find it by name, forked).
+# A chunk of boards that ends at once, empty (the first one to start), or waits for a
+# release that the test below never gives: only a worker ended by its parent stops waiting
+# before the timeout, after which the chunk leaves a mark. It imports nothing and loads no
+# bot (a child forked beside the suite's other threads could block on a lock one of them
+# held). Module-level: the workers find it by name, forked.
 _FIRST = multiprocessing.Semaphore(1)
 _RELEASE = multiprocessing.Event()
 _OUTLIVED: list[Path] = []
 
 
-def _first_chunk_plays(*args: Any, **how: Any) -> Any:
-    if _FIRST.acquire(block=False):
-        return _real_chunk(*args, **how)
-    if not _RELEASE.wait(timeout=30):
+def _first_chunk_ends(*args: Any, **how: Any) -> Any:
+    if not _FIRST.acquire(block=False) and not _RELEASE.wait(timeout=30):
         _OUTLIVED[0].touch()  # this worker was left to run: a stopped match did not stop it
-    return _real_chunk(*args, **how)
-
-
-_real_chunk = arena._play_chunk
+    return [], (FallbackCounts(), FallbackCounts())
 
 
 @pytest.mark.skipif(
@@ -158,7 +155,7 @@ _real_chunk = arena._play_chunk
 def test_a_match_stopped_ends_its_processes_and_their_chunks_at_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(arena, "_play_chunk", _first_chunk_plays)
+    monkeypatch.setattr(arena, "_play_chunk", _first_chunk_ends)
     monkeypatch.setattr(sys.modules[__name__], "_OUTLIVED", [tmp_path / "outlived"])
 
     def interrupted(done: list[arena.BoardResult]) -> None:
