@@ -507,15 +507,7 @@ def format_summary(s: dict[str, Any]) -> str:
             )
         )  # fmt: skip
     if "played" in s and s["played"] != s["boards"]:
-        rows.append(
-            (
-                _("record:"),
-                _("{kept} boards from the record, {played} played now").format(
-                    kept=format_number(s["boards"] - s["played"]),
-                    played=format_number(s["played"]),
-                ),
-            )
-        )
+        rows.append((_("record:"), _record_text(s["boards"], s["played"])))
     if s.get("lost_most"):
         rows.append((_("boards lost most ({bot}):").format(bot=a), _boards_text(s["lost_most"])))
     for c in s.get("compared", []):
@@ -580,16 +572,7 @@ def format_tournament(summary: dict[str, Any]) -> str:
     lines = [head, format_columns(rows), ""]
     every = t["boards"] * len(summary["pairs"])
     if t.get("played", every) != every:
-        kept = format_number(every - t["played"])
-        played = format_number(t["played"])
-        lines += [
-            _("record:")
-            + " "
-            + _("{kept} boards from the record, {played} played now").format(
-                kept=kept, played=played
-            ),
-            "",
-        ]
+        lines += [_("record:") + " " + _record_text(every, t["played"]), ""]
     lines.append(_("points per board of the first bot of each pair, 95% CI:"))
     for s in summary["pairs"]:
         a, b = s["bots"]
@@ -601,6 +584,13 @@ def format_tournament(summary: dict[str, Any]) -> str:
         lines.append(f"  {pair}")
         lines += [f"  {line}" for line in fallback_lines(s)]
     return "\n".join(lines)
+
+
+def _record_text(boards: int, played: int) -> str:
+    """How many of ``boards`` a record held and how many this run played."""
+    return _("{kept} boards from the record, {played} played now").format(
+        kept=format_number(boards - played), played=format_number(played)
+    )
 
 
 def duration_text(seconds: float) -> str:

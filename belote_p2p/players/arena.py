@@ -487,7 +487,6 @@ def run_match(
     start = time.perf_counter()
     results: list[BoardResult] = []
     counts = (FallbackCounts(), FallbackCounts())
-    times: tuple[list[float], list[float]] | None = ([], []) if timed else None
     label = _("{a} vs {b}").format(a=specs[0], b=specs[1])
     todo = [b for b in range(boards) if b not in skip]
     if progress is not None:
@@ -504,12 +503,13 @@ def run_match(
         done = _on_processes(jobs, specs, variant, seed, chunks, timed, deadline)
     with closing(done):  # a match that stops (Ctrl-C, a record not written) stops its chunks
         for part, c in done:
-            _merge(results, counts, times, part, c)
+            _merge(results, counts, part, c)
             if on_boards is not None:
                 on_boards(part)
             if progress is not None:
                 progress(label, len(results), len(todo))
     results.sort(key=lambda r: r.board)
+    times = decision_times(results) if timed else None
     return MatchResult(specs, variant, seed, results, time.perf_counter() - start, counts, times)
 
 
@@ -628,20 +628,19 @@ def open_cluster(address: str, workers: int = 1, *, processes: bool = True) -> I
 def _merge(
     results: list[BoardResult],
     counts: tuple[FallbackCounts, FallbackCounts],
-    times: tuple[list[float], list[float]] | None,
     part: list[BoardResult],
     c: tuple[FallbackCounts, FallbackCounts],
 ) -> None:
     results.extend(part)
     counts[0].add(c[0])
     counts[1].add(c[1])
-    if times is not None:
-        add_times(times, part)
 
 
-def add_times(times: BoardTimes, boards: Iterable[BoardResult]) -> None:
-    """Each side's decision times on ``boards`` (those that have them) added to ``times``."""
+def decision_times(boards: Iterable[BoardResult]) -> BoardTimes:
+    """Each side's decision times over ``boards`` (those that have them)."""
+    times: BoardTimes = ([], [])
     for board in boards:
         if board.times is not None:
             times[0].extend(board.times[0])
             times[1].extend(board.times[1])
+    return times

@@ -32,7 +32,7 @@ from .arena import (
     BoardTimes,
     MatchResult,
     TableResult,
-    add_times,
+    decision_times,
     mean_interval,
     run_match,
 )
@@ -137,9 +137,9 @@ def read_matches(path: Path) -> dict[Match, MatchResult]:
     out: dict[Match, MatchResult] = {}
     for match, boards in found.items():
         ordered = [boards[b] for b in sorted(boards)]
-        times: BoardTimes = ([], [])
-        add_times(times, ordered)
-        out[match] = MatchResult(*match, ordered, seconds[match], decision_seconds=times)
+        out[match] = MatchResult(
+            *match, ordered, seconds[match], decision_seconds=decision_times(ordered)
+        )
     return out
 
 
@@ -228,9 +228,9 @@ def play_on(
     played = run_match(specs, boards=boards, variant=variant, seed=seed, timed=True,
                        skip=skip, on_boards=keep, **how)  # fmt: skip
     every = sorted([*kept, *played.boards], key=lambda b: b.board)
-    times: BoardTimes = ([], [])
-    add_times(times, every)
-    return replace(played, boards=every, played=len(played.boards), decision_seconds=times)
+    return replace(
+        played, boards=every, played=len(played.boards), decision_seconds=decision_times(every)
+    )
 
 
 def check_comparable(other: MatchResult, variant: str, seed: int) -> None:
